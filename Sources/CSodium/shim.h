@@ -1,0 +1,4 @@
+#ifndef LATCHKEY_CSODIUM_SHIM_H
+#define LATCHKEY_CSODIUM_SHIM_H
+#include <sodium.h>
+#endif

@@ -1,0 +1,56 @@
+import Foundation
+internal import LatchkeyCrypto
+
+/// The keyed digests that stand in for attribute values in the file (all keyed with the index key):
+/// the access-group column, the primary-key column, and the generic (attribute, value) index.
+enum ItemDigests {
+    /// Length of access-group and index digests. A false match only costs a decryption (every candidate is
+    /// checked against its decrypted attributes).
+    static let shortLength = 16
+    /// Length of the primary-key digest, which backs the UNIQUE constraint and must not collide.
+    static let primaryKeyLength = 32
+
+    static func group(_ group: String, key: SecureBytes) -> Data {
+        var writer = ByteWriter(capacity: 8 + group.utf8.count)
+        writer.appendRaw("lk1/g".utf8)
+        writer.appendField(group)
+        return KeyedDigest.digest(writer.data, key: key, length: shortLength)
+    }
+
+    /// The digest of the class and its primary-key attributes in schema order, each missing one taking its
+    /// default (so two items that both omit `acct` collide, as on Apple's keychain).
+    static func primaryKey(schema: ItemSchema, attributes: [AttributeKey: AttributeValue], key: SecureBytes) -> Data {
+        var writer = ByteWriter(capacity: 128)
+        writer.appendRaw("lk1/p".utf8)
+        writer.appendField(schema.itemClass.rawValue)
+        for name in schema.primaryKey {
+            writer.appendField(name.rawValue)
+            writer.appendField(CanonicalValue.bytes(of: attributes[name] ?? schema.defaultValue(for: name)))
+        }
+        return KeyedDigest.digest(writer.data, key: key, length: primaryKeyLength)
+    }
+
+    static func index(itemClass: ItemClass, attribute: AttributeKey, value: AttributeValue, key: SecureBytes) -> Data {
+        var writer = ByteWriter(capacity: 64)
+        writer.appendRaw("lk1/i".utf8)
+        writer.appendField(itemClass.rawValue)
+        writer.appendField(attribute.rawValue)
+        writer.appendField(CanonicalValue.bytes(of: value))
+        return KeyedDigest.digest(writer.data, key: key, length: shortLength)
+    }
+
+    /// Attributes kept out of the generic index: the bookkeeping ones live in their own columns or change
+    /// on every write.
+    static let unindexed: Set<AttributeKey> = [
+        .accessGroup, .accessible, .synchronizable, .creationDate, .modificationDate,
+    ]
+
+    /// One index digest per indexed attribute of an item, sorted (stored concatenated in the row).
+    static func indexEntries(itemClass: ItemClass, attributes: [AttributeKey: AttributeValue], key: SecureBytes)
+        -> [Data]
+    {
+        attributes.compactMap { name, value in
+            unindexed.contains(name) ? nil : index(itemClass: itemClass, attribute: name, value: value, key: key)
+        }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+}

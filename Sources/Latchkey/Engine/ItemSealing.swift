@@ -1,0 +1,100 @@
+import Foundation
+internal import LatchkeyCrypto
+
+/// Encrypts and decrypts items. Each item has its own random key, sealed under the class key of its
+/// accessibility; the attributes and the secret are sealed under the item key. The associated data binds
+/// each ciphertext to the item's id and to the plaintext columns it depends on, so an edited, swapped or
+/// moved row fails to open (errSecDecode) instead of yielding wrong plaintext.
+///
+/// - item key: AD = `lk1/key ‖ id ‖ class ‖ pdmn ‖ sync` (no device-specific value, so sync can re-wrap
+///   the item key under another key without touching the ciphertexts below);
+/// - attributes: AD = `lk1/attrs ‖ id ‖ class ‖ agrp digest ‖ pdmn ‖ sync ‖ tomb ‖ version`;
+/// - secret: AD = `lk1/data ‖ id ‖ class`. A new secret always gets a new item key, so an older secret
+///   ciphertext restored into the row does not open.
+enum ItemSealing {
+    static func keyAssociatedData(_ row: ItemRow) -> Data {
+        var writer = ByteWriter(capacity: 48)
+        writer.appendRaw("lk1/key".utf8)
+        writer.appendField(row.id)
+        writer.appendField(row.itemClass.rawValue)
+        writer.appendField(row.accessibility.rawValue)
+        writer.append(row.synchronizable ? 1 as UInt8 : 0)
+        return writer.data
+    }
+
+    static func attributesAssociatedData(_ row: ItemRow) -> Data {
+        var writer = ByteWriter(capacity: 80)
+        writer.appendRaw("lk1/attrs".utf8)
+        writer.appendField(row.id)
+        writer.appendField(row.itemClass.rawValue)
+        writer.appendField(row.groupDigest)
+        writer.appendField(row.accessibility.rawValue)
+        writer.append(row.synchronizable ? 1 as UInt8 : 0)
+        writer.append(row.tombstone ? 1 as UInt8 : 0)
+        writer.append(row.version)
+        return writer.data
+    }
+
+    static func dataAssociatedData(_ row: ItemRow) -> Data {
+        var writer = ByteWriter(capacity: 40)
+        writer.appendRaw("lk1/data".utf8)
+        writer.appendField(row.id)
+        writer.appendField(row.itemClass.rawValue)
+        return writer.data
+    }
+
+    static func newItemKey() -> SecureBytes { SecureBytes(randomCount: AEAD.keyLength) }
+
+    /// Seals the item key into `row.wrappedKey`.
+    static func wrap(_ itemKey: SecureBytes, into row: inout ItemRow, classKey: SecureBytes) {
+        row.wrappedKey = AEAD.seal(itemKey, key: classKey, associatedData: keyAssociatedData(row))
+    }
+
+    /// Seals the attributes into `row.sealedAttributes`, wiping the plaintext encoding afterwards.
+    static func seal(attributes: [AttributeKey: AttributeValue], into row: inout ItemRow, itemKey: SecureBytes) {
+        var plaintext = AttributeBlob.encode(attributes)
+        row.sealedAttributes = AEAD.seal(plaintext, key: itemKey, associatedData: attributesAssociatedData(row))
+        plaintext.withUnsafeMutableBytes { wipeBytes($0) }
+    }
+
+    /// Seals the secret into `row.sealedData`.
+    static func seal(data: Data?, into row: inout ItemRow, itemKey: SecureBytes) {
+        row.sealedData = data.map { AEAD.seal($0, key: itemKey, associatedData: dataAssociatedData(row)) }
+    }
+
+    static func unwrapKey(_ row: ItemRow, classKey: SecureBytes) throws(KeychainError) -> SecureBytes {
+        do {
+            let key = try AEAD.openKey(row.wrappedKey, key: classKey, associatedData: keyAssociatedData(row))
+            guard key.count == AEAD.keyLength else { throw KeychainError.decode("item key has the wrong length") }
+            return key
+        } catch let error as KeychainError {
+            throw error
+        } catch {
+            throw KeychainError.decode("an item's key failed authentication; the item is damaged")
+        }
+    }
+
+    static func openAttributes(_ row: ItemRow, itemKey: SecureBytes) throws(KeychainError)
+        -> [AttributeKey: AttributeValue]
+    {
+        let plaintext: Data
+        do {
+            plaintext = try AEAD.open(row.sealedAttributes, key: itemKey, associatedData: attributesAssociatedData(row))
+        } catch {
+            throw KeychainError.decode("an item's attributes failed authentication; the item is damaged")
+        }
+        guard let attributes = AttributeBlob.decode(plaintext) else {
+            throw KeychainError.decode("an item's attributes are malformed")
+        }
+        return attributes
+    }
+
+    static func openData(_ row: ItemRow, itemKey: SecureBytes) throws(KeychainError) -> Data? {
+        guard let sealed = row.sealedData else { return nil }
+        do {
+            return try AEAD.open(sealed, key: itemKey, associatedData: dataAssociatedData(row))
+        } catch {
+            throw KeychainError.decode("an item's data failed authentication; the item is damaged")
+        }
+    }
+}

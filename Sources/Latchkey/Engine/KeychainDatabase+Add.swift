@@ -1,0 +1,127 @@
+import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+extension KeychainDatabase {
+    /// Adds an item (`SecItemAdd`) for `caller`, in one transaction.
+    ///
+    /// Without `agrp` the item goes to the caller's first access group; without `pdmn` it is `ak`
+    /// (certificates: `dk`). `cdat` and `mdat` are set to now. Missing primary-key attributes take their
+    /// defaults. Returns the item when `returning` asks for anything.
+    ///
+    /// - Throws: `errSecDuplicateItem` when a live item has the same primary key (a tombstone is replaced);
+    ///   `errSecInteractionNotAllowed` when the class key is unavailable (checked before the duplicate);
+    ///   `errSecParam`, `errSecNoSuchAttr`, `errSecMissingEntitlement` for bad input.
+    @discardableResult
+    public func add(_ item: NewItem, caller: CallerIdentity, returning: ReturnOptions = []) throws(KeychainError)
+        -> ItemResult?
+    {
+        let validated = try RequestValidation.validate(item, caller: caller)
+        let keys = vault.snapshot()
+        guard let classKey = keys.classKey(for: validated.accessibility) else {
+            throw KeychainError.locked(
+                "items of accessibility \(validated.accessibility.rawValue) cannot be added while the keychain is \(keys.lockState)")
+        }
+        let indexKey = try indexKey(keys)
+        let schema = validated.schema
+        let now = Date()
+        var attributes = validated.attributes
+        for name in schema.primaryKey where attributes[name] == nil { attributes[name] = schema.defaultValue(for: name) }
+        attributes[.accessGroup] = .string(validated.group)
+        attributes[.accessible] = .string(validated.accessibility.rawValue)
+        attributes[.synchronizable] = .number(validated.synchronizable ? 1 : 0)
+        attributes[.creationDate] = .date(now)
+        attributes[.modificationDate] = .date(now)
+        let finalAttributes = attributes
+
+        var template = ItemRow(
+            rowID: nil, id: Data(), itemClass: schema.itemClass,
+            groupDigest: ItemDigests.group(validated.group, key: indexKey),
+            accessibility: validated.accessibility, synchronizable: validated.synchronizable, tombstone: false,
+            version: 1, primaryKeyDigest: ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey),
+            indexDigests: ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey),
+            wrappedKey: Data(), sealedAttributes: Data(), sealedData: nil)
+
+        let stored: ItemRow = try mappingStorageErrors {
+            try queue.write { db in
+                if let existing = try Self.rowWithPrimaryKey(of: template, in: db) {
+                    guard existing.tombstone else { throw KeychainError(.duplicateItem) }
+                    // Adding over a tombstone replaces it, keeping the item id so sync sees one history.
+                    template.rowID = existing.rowID
+                    template.id = existing.id
+                    template.version = existing.version + 1
+                } else {
+                    template.rowID = nil
+                    template.id = SecureRandom.bytes(16)
+                    template.version = 1
+                }
+                var row = template
+                let itemKey = ItemSealing.newItemKey()
+                ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
+                ItemSealing.seal(attributes: finalAttributes, into: &row, itemKey: itemKey)
+                ItemSealing.seal(data: validated.data, into: &row, itemKey: itemKey)
+                try Self.write(row, to: db)
+                return row
+            }
+        }
+        guard !returning.isEmpty else { return nil }
+        let wantsData = returning.contains(.data) || returning.contains(.reference)
+        return ItemResult(
+            itemClass: schema.itemClass, attributes: finalAttributes,
+            data: wantsData ? (validated.data ?? Data()) : nil,
+            persistentReference: PersistentReference.make(itemClass: schema.itemClass, id: stored.id))
+    }
+
+    /// The row (live or tombstone) holding the same primary key, class, group and sync flag as `row`.
+    static func rowWithPrimaryKey(of row: ItemRow, in db: Connection, excluding rowID: Int64? = nil) throws
+        -> (rowID: Int64, id: Data, tombstone: Bool, version: Int64)?
+    {
+        var found: (Int64, Data, Bool, Int64)?
+        try db.forEachRow(
+            "SELECT row_id, id, tomb, version FROM items WHERE pk = ? AND class = ? AND agrp = ? AND sync = ? AND row_id != ?",
+            [.blob(row.primaryKeyDigest), .text(row.itemClass.rawValue), .blob(row.groupDigest),
+             .integer(row.synchronizable ? 1 : 0), .integer(rowID ?? -1)]
+        ) { statement in
+            found = (statement.integer(0), statement.blob(1) ?? Data(), statement.integer(2) != 0, statement.integer(3))
+        }
+        return found.map { (rowID: $0.0, id: $0.1, tombstone: $0.2, version: $0.3) }
+    }
+
+    /// Inserts `row` (no `rowID`) or replaces the row with its `rowID`, and its index entries.
+    static func write(_ row: ItemRow, to db: Connection) throws {
+        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
+        let values: [SQLValue] = [
+            .blob(row.id), .text(row.itemClass.rawValue), .blob(row.groupDigest), .text(row.accessibility.rawValue),
+            .integer(row.synchronizable ? 1 : 0), .integer(row.tombstone ? 1 : 0), .integer(row.version),
+            .blob(row.primaryKeyDigest), .blob(index), .blob(row.wrappedKey), .blob(row.sealedAttributes),
+            row.sealedData.map { .blob($0) } ?? .null,
+        ]
+        let rowID: Int64
+        if let existing = row.rowID {
+            try db.run(
+                """
+                UPDATE items SET id = ?, class = ?, agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?,
+                idx = ?, item_key = ?, attrs = ?, data = ? WHERE row_id = ?
+                """, values + [.integer(existing)])
+            rowID = existing
+        } else {
+            try db.run(
+                """
+                INSERT INTO items (id, class, agrp, pdmn, sync, tomb, version, pk, idx, item_key, attrs, data)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, values)
+            rowID = db.lastInsertedRowID
+        }
+        for digest in row.indexDigests {
+            try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES (?, ?)", [.blob(digest), .integer(rowID)])
+        }
+    }
+
+    /// Removes a row's index entries (those its `idx` column lists).
+    static func removeIndexEntries(of row: ItemRow, in db: Connection) throws {
+        guard let rowID = row.rowID else { return }
+        for digest in row.indexDigests {
+            try db.run("DELETE FROM item_index WHERE digest = ? AND item = ?", [.blob(digest), .integer(rowID)])
+        }
+    }
+}

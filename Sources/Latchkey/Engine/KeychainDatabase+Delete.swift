@@ -1,0 +1,63 @@
+import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+extension KeychainDatabase {
+    /// Deletes every matching item (`SecItemDelete`) in one transaction and returns how many went.
+    ///
+    /// A synchronizable item leaves a tombstone (attributes kept encrypted, secret dropped, version
+    /// increased) so the deletion can sync; other items are removed, their freed pages zeroed
+    /// (`secure_delete`). As on Apple's keychain, items whose class key is locked can still be deleted
+    /// when the index alone decides the match — except synchronizable ones, whose tombstone must be
+    /// re-encrypted (`errSecInteractionNotAllowed`). Damaged items that the index matches are deleted too.
+    @discardableResult
+    public func delete(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> Int {
+        try Self.requireFilterOnly(query, operation: "delete")
+        let validated = try RequestValidation.validate(query, caller: caller)
+        let selection = try selection(for: validated)
+        let keys = selection.keys
+        let indexDecides = selection.unindexedFilters.isEmpty
+        let now = Date()
+
+        return try mappingStorageErrors {
+            try queue.write { db in
+                var deleted = 0
+                for candidate in try selection.candidates(db, includeData: false) {
+                    var opened: ItemSelection.Opened?
+                    if keys.classKey(for: candidate.accessibility) == nil {
+                        guard indexDecides && !candidate.synchronizable else {
+                            throw KeychainError.locked(
+                                "deleting this item needs the class key of accessibility \(candidate.accessibility.rawValue)")
+                        }
+                    } else {
+                        do {
+                            guard let match = try selection.open(candidate) else { continue }
+                            opened = match
+                        } catch let error as KeychainError where error.status == .decode {
+                            guard indexDecides else { continue }
+                        }
+                    }
+                    try Self.removeIndexEntries(of: candidate, in: db)
+                    if candidate.synchronizable, let opened, let classKey = keys.classKey(for: candidate.accessibility) {
+                        var tombstone = opened.row
+                        var attributes = opened.attributes
+                        attributes[.modificationDate] = .date(now)
+                        tombstone.tombstone = true
+                        tombstone.version += 1
+                        tombstone.indexDigests = []
+                        let itemKey = ItemSealing.newItemKey()
+                        ItemSealing.wrap(itemKey, into: &tombstone, classKey: classKey)
+                        ItemSealing.seal(attributes: attributes, into: &tombstone, itemKey: itemKey)
+                        tombstone.sealedData = nil
+                        try Self.write(tombstone, to: db)
+                    } else {
+                        try db.run("DELETE FROM items WHERE row_id = ?", [.integer(candidate.rowID!)])
+                    }
+                    deleted += 1
+                }
+                if deleted == 0 { throw KeychainError(.itemNotFound) }
+                return deleted
+            }
+        }
+    }
+}

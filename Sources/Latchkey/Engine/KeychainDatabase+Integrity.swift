@@ -1,0 +1,107 @@
+public import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+/// What `verifyIntegrity()` found.
+public struct IntegrityReport: Hashable, Sendable, CustomStringConvertible {
+    /// One item that failed verification.
+    public struct DamagedItem: Hashable, Sendable {
+        /// The item's persistent reference (delete it with `kSecValuePersistentRef`).
+        public let persistentReference: Data
+        /// The item class.
+        public let itemClass: ItemClass
+        /// What failed (never a value).
+        public let reason: String
+    }
+
+    /// Rows in the file, tombstones included.
+    public let rows: Int
+    /// Items whose key, attributes, data, digests and index entries all verified.
+    public let verified: Int
+    /// Tombstones (deleted synchronizable items).
+    public let tombstones: Int
+    /// Items that could not be checked because their class key is unavailable (locked).
+    public let unavailable: Int
+    /// Items that failed verification.
+    public let damaged: [DamagedItem]
+    /// SQLite's own structural check (`PRAGMA quick_check`): "ok" or its first complaint.
+    public let structure: String
+
+    /// Whether nothing is damaged and SQLite's structure check passed.
+    public var isHealthy: Bool { damaged.isEmpty && structure == "ok" }
+
+    public var description: String {
+        "\(rows) rows: \(verified) verified, \(damaged.count) damaged, \(unavailable) unavailable (locked), "
+            + "\(tombstones) tombstones; structure: \(structure)"
+    }
+}
+
+extension KeychainDatabase {
+    /// Checks every item: unwraps its key, authenticates its attributes and data, and recomputes its
+    /// digests and index entries. Damage is reported per item; nothing is changed.
+    public func verifyIntegrity() throws(KeychainError) -> IntegrityReport {
+        let keys = vault.snapshot()
+        let indexKey = try indexKey(keys)
+        return try mappingStorageErrors {
+            try queue.read { db in
+                var structure = "ok"
+                try db.forEachRow("PRAGMA quick_check(1)") { row in structure = row.text(0) ?? "unknown" }
+                var rows = 0
+                var verified = 0
+                var tombstones = 0
+                var unavailable = 0
+                var damaged: [IntegrityReport.DamagedItem] = []
+                let sql = "SELECT row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data, class FROM items"
+                var pending: [ItemRow] = []
+                try db.forEachRow(sql) { statement in
+                    rows += 1
+                    let itemClass = ItemClass(rawValue: statement.text(12) ?? "") ?? .genericPassword
+                    var row = try ItemSelection.decodeRow(statement, itemClass: itemClass, includeData: true)
+                    if ItemClass(rawValue: statement.text(12) ?? "") == nil || ItemSchema.of(itemClass) == nil {
+                        row.malformed = true
+                    }
+                    pending.append(row)
+                }
+                for row in pending {
+                    let reference = PersistentReference.make(itemClass: row.itemClass, id: row.id)
+                    if keys.classKey(for: row.accessibility) == nil && !row.malformed {
+                        unavailable += 1
+                        continue
+                    }
+                    do {
+                        let opened = try ItemSelection.open(
+                            row, schema: ItemSchema.of(row.itemClass)!, keys: keys, indexKey: indexKey)
+                        if row.tombstone {
+                            guard row.sealedData == nil else { throw KeychainError.decode("a tombstone still holds data") }
+                            tombstones += 1
+                            continue
+                        }
+                        _ = try ItemSealing.openData(row, itemKey: opened.itemKey)
+                        let expected = ItemDigests.indexEntries(
+                            itemClass: row.itemClass, attributes: opened.attributes, key: indexKey)
+                        guard expected == row.indexDigests else {
+                            throw KeychainError.decode("the item's index list does not match its attributes")
+                        }
+                        for digest in expected {
+                            guard try db.integer(
+                                "SELECT 1 FROM item_index WHERE digest = ? AND item = ?", [.blob(digest), .integer(row.rowID!)]
+                            ) != nil else { throw KeychainError.decode("an index entry of the item is missing") }
+                        }
+                        verified += 1
+                    } catch let error as KeychainError where error.status == .decode {
+                        damaged.append(.init(persistentReference: reference, itemClass: row.itemClass,
+                                             reason: error.detail ?? error.message))
+                    }
+                }
+                return IntegrityReport(
+                    rows: rows, verified: verified, tombstones: tombstones, unavailable: unavailable, damaged: damaged,
+                    structure: structure)
+            }
+        }
+    }
+
+    /// How many rows the file holds (tombstones included); for tests and benchmarks.
+    public func rowCount() throws(KeychainError) -> Int {
+        try mappingStorageErrors { try queue.read { db in Int(try db.integer("SELECT count(*) FROM items") ?? 0) } }
+    }
+}

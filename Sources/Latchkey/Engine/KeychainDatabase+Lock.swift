@@ -1,0 +1,158 @@
+import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+/// The key records of `meta`, read fresh for every unlock (another process may have changed the passphrase).
+struct KeyMeta {
+    let keychainID: Data
+    let kdf: KDFRecord
+    let keyCheck: Data
+    let keybag: Data
+    let deviceKeybag: Data?
+}
+
+extension KeychainDatabase {
+    /// Whether the keys are available (SEMANTICS.md §4).
+    public var lockState: LockState { vault.lockState }
+
+    /// Unlocks with the passphrase: derives the master key (Argon2id, deliberately slow) and unwraps every
+    /// class key. A wrong passphrase gets `errSecAuthFailed` and changes nothing, in memory or on disk; a
+    /// damaged keybag gets `errSecDecode`.
+    public func unlock(with passphrase: Passphrase) throws(KeychainError) {
+        let meta = try readKeyMeta()
+        let material = try Self.openKeybag(meta, passphrase: passphrase)
+        vault.installAll(material)
+    }
+
+    /// Locks: forgets the keys of the `ak` family (`ak`, `aku`, `akpu`). `ck`-family items stay available
+    /// until the keychain is closed (as on iOS until restart); `dk`-family items always.
+    public func lock() { vault.lock() }
+
+    /// Changes the passphrase. Only the keybag is re-wrapped (its cost does not grow with the number of
+    /// items). `keyDerivation` changes the Argon2id parameters at the same time; nil keeps them.
+    /// A wrong `old` passphrase gets `errSecAuthFailed`.
+    public func changePassphrase(
+        from old: Passphrase, to new: Passphrase, keyDerivation: KeyDerivation? = nil
+    ) throws(KeychainError) {
+        guard path != nil else { throw KeychainError(.unimplemented, "an in-memory keychain has no stored passphrase") }
+        guard new.byteCount > 0 else { throw KeychainError.param("the new passphrase must not be empty") }
+        let meta = try readKeyMeta()
+        let material = try Self.openKeybag(meta, passphrase: old)
+        let parameters = keyDerivation?.parameters ?? meta.kdf.parameters
+        guard parameters.isWithinBounds else {
+            throw KeychainError.param("key derivation \(parameters) is outside the accepted range")
+        }
+        let kdf = KDFRecord.fresh(.argon2id13, parameters: parameters)
+        let master = try kdf.deriveMasterKey(from: new)
+        let keybag = AEAD.seal(
+            KeybagFormat.encodeFull(material), key: master.wrapKey,
+            associatedData: Self.keybagAssociatedData(keychainID: meta.keychainID, kdf: kdf))
+        try mappingStorageErrors {
+            try queue.write { db in
+                // Another process may have changed the passphrase since we read the keybag.
+                guard try db.blob("SELECT value FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.kdf)])
+                    == meta.kdf.encoded()
+                else {
+                    throw KeychainError(.authFailed, "the passphrase was changed by another process meanwhile")
+                }
+                let sql = "UPDATE meta SET value = ? WHERE name = ?"
+                try db.run(sql, [.blob(kdf.encoded()), .text(KeychainSchema.Meta.kdf)])
+                try db.run(sql, [.blob(master.keyCheck), .text(KeychainSchema.Meta.keyCheck)])
+                try db.run(sql, [.blob(keybag), .text(KeychainSchema.Meta.keybag)])
+            }
+        }
+    }
+
+    /// The Argon2id parameters the keychain uses.
+    public var keyDerivation: KeyDerivation {
+        get throws(KeychainError) { KeyDerivation(try readKeyMeta().kdf.parameters) }
+    }
+
+    /// Settings stored in the file.
+    public var settings: KeychainSettings {
+        get throws(KeychainError) {
+            let seconds = try mappingStorageErrors {
+                try queue.read { db in
+                    try db.blob("SELECT value FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.autoLockSeconds)])
+                }
+            }
+            guard let seconds, let text = String(data: seconds, encoding: .utf8), let value = Int(text) else {
+                return KeychainSettings()
+            }
+            return KeychainSettings(autoLockAfterSeconds: value)
+        }
+    }
+
+    /// Stores new settings.
+    public func updateSettings(_ settings: KeychainSettings) throws(KeychainError) {
+        if let seconds = settings.autoLockAfterSeconds, seconds <= 0 {
+            throw KeychainError.param("the auto-lock timeout must be a positive number of seconds")
+        }
+        try mappingStorageErrors {
+            try queue.write { db in
+                if let seconds = settings.autoLockAfterSeconds {
+                    try db.run(
+                        "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                        [.text(KeychainSchema.Meta.autoLockSeconds), .blob(Data(String(seconds).utf8))])
+                } else {
+                    try db.run("DELETE FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.autoLockSeconds)])
+                }
+            }
+        }
+    }
+
+    func readKeyMeta() throws(KeychainError) -> KeyMeta {
+        let rows: [String: Data] = try mappingStorageErrors {
+            try queue.read { db in
+                var rows: [String: Data] = [:]
+                try db.forEachRow("SELECT name, value FROM meta") { row in
+                    if let name = row.text(0), let value = row.blob(1) { rows[name] = value }
+                }
+                return rows
+            }
+        }
+        let where_ = path ?? "in-memory keychain"
+        guard let keychainID = rows[KeychainSchema.Meta.keychainID], keychainID.count == 16,
+            let kdfBytes = rows[KeychainSchema.Meta.kdf], let kdf = KDFRecord.decode(kdfBytes),
+            let keyCheck = rows[KeychainSchema.Meta.keyCheck],
+            let keybag = rows[KeychainSchema.Meta.keybag]
+        else {
+            throw KeychainError(.invalidKeychain, "\(where_) is damaged: its key records are missing or malformed")
+        }
+        return KeyMeta(
+            keychainID: keychainID, kdf: kdf, keyCheck: keyCheck, keybag: keybag,
+            deviceKeybag: rows[KeychainSchema.Meta.deviceKeybag])
+    }
+
+    static func openKeybag(_ meta: KeyMeta, passphrase: Passphrase) throws(KeychainError) -> KeyMaterial {
+        let master = try meta.kdf.deriveMasterKey(from: passphrase)
+        guard constantTimeEqual(master.keyCheck, meta.keyCheck) else { throw KeychainError(.authFailed) }
+        let plaintext: SecureBytes
+        do {
+            plaintext = try AEAD.openKey(
+                meta.keybag, key: master.wrapKey,
+                associatedData: keybagAssociatedData(keychainID: meta.keychainID, kdf: meta.kdf))
+        } catch {
+            throw KeychainError.decode("the passphrase is right but the keybag is damaged")
+        }
+        guard let material = KeybagFormat.decodeFull(plaintext) else {
+            throw KeychainError.decode("the keybag is malformed")
+        }
+        return material
+    }
+
+    /// Unwraps the `dk`/`dku` class keys and the index key with the device key file, when it is there and
+    /// belongs to this keychain. Without it those keys arrive with the first unlock.
+    func loadDeviceTier(keychainID: Data) throws(KeychainError) {
+        guard let path else { return }
+        let meta = try readKeyMeta()
+        guard let sealed = meta.deviceKeybag,
+            let deviceKey = try DeviceKeyFile.read(path: DeviceKeyFile.path(forKeychain: path), keychainID: keychainID)
+        else { return }
+        guard let plaintext = try? AEAD.openKey(  // A mismatched or damaged device keybag only costs the device tier.
+            sealed, key: deviceKey, associatedData: DeviceKeyFile.associatedData(keychainID: keychainID)),
+            let material = KeybagFormat.decodeDevice(plaintext)
+        else { return }
+        vault.installDeviceTier(material)
+    }
+}

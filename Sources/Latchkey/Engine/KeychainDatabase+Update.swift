@@ -1,0 +1,124 @@
+import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+extension KeychainDatabase {
+    /// Updates every matching item (`SecItemUpdate`) in one transaction and returns how many changed.
+    ///
+    /// `mdat` is refreshed. Changing primary-key attributes, the access group or the sync flag onto a live
+    /// item's key fails with `errSecDuplicateItem` (and changes nothing). The query's `limit` must be left
+    /// at `.one` or `.all` (both mean every match here) and `returning` empty, else `errSecParam`.
+    @discardableResult
+    public func update(_ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity) throws(KeychainError)
+        -> Int
+    {
+        try Self.requireFilterOnly(query, operation: "update")
+        let validated = try RequestValidation.validate(query, caller: caller)
+        let change = try RequestValidation.validate(changes, schema: validated.schema, caller: caller)
+        let selection = try selection(for: validated)
+        let keys = selection.keys
+        let indexKey = selection.indexKey
+        let schema = validated.schema
+        let now = Date()
+
+        return try mappingStorageErrors {
+            try queue.write { db in
+                var updated = 0
+                var damaged = 0
+                for candidate in try selection.candidates(db, includeData: false) {
+                    let opened: ItemSelection.Opened
+                    do {
+                        guard let match = try selection.open(candidate) else { continue }
+                        opened = match
+                    } catch let error as KeychainError where error.status == .decode {
+                        damaged += 1
+                        continue
+                    }
+                    var attributes = opened.attributes
+                    attributes.merge(change.attributes) { _, new in new }
+                    let group = change.group ?? attributes[.accessGroup]?.stringValue ?? ""
+                    let accessibility = change.accessibility ?? opened.row.accessibility
+                    let synchronizable = change.synchronizable ?? opened.row.synchronizable
+                    try RequestValidation.checkSyncAllowed(synchronizable, accessibility)
+                    attributes[.accessGroup] = .string(group)
+                    attributes[.accessible] = .string(accessibility.rawValue)
+                    attributes[.synchronizable] = .number(synchronizable ? 1 : 0)
+                    attributes[.modificationDate] = .date(now)
+                    guard let classKey = keys.classKey(for: accessibility) else {
+                        throw KeychainError.locked(
+                            "items cannot move to accessibility \(accessibility.rawValue) while the keychain is \(keys.lockState)")
+                    }
+
+                    var row = opened.row
+                    row.groupDigest = ItemDigests.group(group, key: indexKey)
+                    row.accessibility = accessibility
+                    row.synchronizable = synchronizable
+                    row.version += 1
+                    row.primaryKeyDigest = ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey)
+                    let oldIndex = opened.row
+                    row.indexDigests = ItemDigests.indexEntries(
+                        itemClass: schema.itemClass, attributes: attributes, key: indexKey)
+
+                    if let clash = try Self.rowWithPrimaryKey(of: row, in: db, excluding: row.rowID) {
+                        guard clash.tombstone else {
+                            throw KeychainError(.duplicateItem, "the update would give two items the same primary key")
+                        }
+                        try db.run("DELETE FROM items WHERE row_id = ?", [.integer(clash.rowID)])
+                    }
+
+                    if let data = change.data {
+                        let itemKey = ItemSealing.newItemKey()
+                        ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
+                        ItemSealing.seal(attributes: attributes, into: &row, itemKey: itemKey)
+                        ItemSealing.seal(data: data, into: &row, itemKey: itemKey)
+                        try Self.write(row, to: db)
+                    } else {
+                        // Same secret, same item key: re-wrap it (the class or flag may have changed) and re-seal the
+                        // attributes (the version changed); the secret's ciphertext stays as it is.
+                        ItemSealing.wrap(opened.itemKey, into: &row, classKey: classKey)
+                        ItemSealing.seal(attributes: attributes, into: &row, itemKey: opened.itemKey)
+                        try Self.writeKeepingData(row, to: db)
+                    }
+                    try Self.removeIndexEntries(of: oldIndex, in: db)
+                    for digest in row.indexDigests {
+                        try db.run(
+                            "INSERT OR IGNORE INTO item_index (digest, item) VALUES (?, ?)",
+                            [.blob(digest), .integer(row.rowID!)])
+                    }
+                    updated += 1
+                }
+                if updated == 0 {
+                    throw damaged > 0
+                        ? KeychainError.decode("\(damaged) matching item(s) are damaged")
+                        : KeychainError(.itemNotFound)
+                }
+                return updated
+            }
+        }
+    }
+
+    /// Update and delete act on every match; a numeric limit or a return request is Apple's `errSecParam`.
+    static func requireFilterOnly(_ query: ItemQuery, operation: String) throws(KeychainError) {
+        if case .count = query.limit {
+            throw KeychainError.param("m_Limit is not supported by \(operation)")
+        }
+        if !query.returning.isEmpty {
+            throw KeychainError.param("r_* return keys are not supported by \(operation)")
+        }
+    }
+
+    /// Rewrites a row's columns except `data`, whose ciphertext is still valid under the same item key.
+    static func writeKeepingData(_ row: ItemRow, to db: Connection) throws {
+        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
+        try db.run(
+            """
+            UPDATE items SET agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?, idx = ?, item_key = ?,
+            attrs = ? WHERE row_id = ?
+            """,
+            [
+                .blob(row.groupDigest), .text(row.accessibility.rawValue), .integer(row.synchronizable ? 1 : 0),
+                .integer(row.tombstone ? 1 : 0), .integer(row.version), .blob(row.primaryKeyDigest), .blob(index),
+                .blob(row.wrappedKey), .blob(row.sealedAttributes), .integer(row.rowID!),
+            ])
+    }
+}

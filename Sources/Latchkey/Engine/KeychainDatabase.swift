@@ -1,0 +1,212 @@
+import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+/// An open keychain: the encrypted item store with Apple's Keychain Services semantics.
+///
+/// One `KeychainDatabase` can serve many callers: every operation names the `CallerIdentity` it runs for.
+/// It is safe to use from many threads at once, and several processes may open the same file.
+///
+/// ```swift
+/// let keychain = try KeychainDatabase.create(at: path, passphrase: Passphrase("correct horse"))
+/// let caller = CallerIdentity(applicationIdentifier: "com.example.app")
+/// try keychain.add(NewItem(.genericPassword,
+///                          attributes: [.service: .string("mail"), .account: .string("alice")],
+///                          data: Data("hunter2".utf8)), caller: caller)
+/// ```
+public final class KeychainDatabase: Sendable {
+    /// The keychain file, or nil for an in-memory keychain.
+    public let path: String?
+    let queue: DatabaseQueue
+    let vault = KeyVault()
+
+    private init(path: String?, queue: DatabaseQueue) {
+        self.path = path
+        self.queue = queue
+    }
+
+    deinit { vault.wipeAll() }
+
+    // MARK: Creating and opening
+
+    /// Creates a new keychain file at `path` (and its directory, mode 0700), protected by `passphrase`,
+    /// and returns it unlocked. Fails with `errSecDuplicateKeychain` if a file is already there.
+    public static func create(
+        at path: String, passphrase: Passphrase, keyDerivation: KeyDerivation = .default
+    ) throws(KeychainError) -> KeychainDatabase {
+        guard passphrase.byteCount > 0 else { throw KeychainError.param("the passphrase must not be empty") }
+        guard keyDerivation.parameters.isWithinBounds else {
+            throw KeychainError.param(
+                "key derivation \(keyDerivation) is outside \(KeyDerivation.minimum.memoryBytes >> 20) MiB/"
+                    + "\(KeyDerivation.minimum.passes) passes ... 4096 MiB/64 passes")
+        }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        try FileSystem.createPrivateDirectory(directory)
+        try FileSystem.requireSafePermissions(directory, what: "keychain directory")
+        if FileSystem.exists(path) { throw KeychainError(.duplicateKeychain, "\(path) already exists") }
+
+        let material = KeyMaterial.generate()
+        let keychainID = SecureRandom.bytes(16)
+        let kdf = KDFRecord.fresh(.argon2id13, parameters: keyDerivation.parameters)
+        let master = try kdf.deriveMasterKey(from: passphrase)
+        let deviceKey = SecureBytes(randomCount: AEAD.keyLength)
+
+        let temporary = directory + "/." + url.lastPathComponent + ".creating-"
+            + SecureRandom.bytes(6).map { String(format: "%02x", $0) }.joined()
+        try FileSystem.createExclusiveFile(temporary, contents: Data())
+        do {
+            try mappingStorageErrors {
+                let connection = try Connection(path: temporary, mode: .readWrite)
+                try configure(connection, inMemory: false)
+                _ = try KeychainSchema.migrator.migrate(connection)
+                try connection.transaction(writing: true) {
+                    try writeInitialMeta(
+                        connection, keychainID: keychainID, kdf: kdf, master: master, material: material,
+                        deviceKey: deviceKey)
+                }
+            }  // The connection closes here: SQLite checkpoints and removes the temporary WAL.
+            try FileSystem.moveNoReplace(temporary, to: path)
+        } catch {
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileSystem.removeFile(temporary + suffix)  // Cleanup; the original error is reported.
+            }
+            throw error
+        }
+        try DeviceKeyFile.write(path: DeviceKeyFile.path(forKeychain: path), keychainID: keychainID, key: deviceKey)
+        FileSystem.syncDirectory(directory)
+
+        let database = try open(at: path)
+        database.vault.installAll(material)
+        return database
+    }
+
+    /// Opens an existing keychain file, locked. `dk`/`dku` items are available at once when the device key
+    /// file is beside it; everything else after `unlock(with:)`.
+    ///
+    /// Refuses (changing nothing) a missing file (`errSecNoSuchKeychain`), a file or directory others can
+    /// write (`errSecWrPerm`), and a foreign, truncated or newer-format file (`errSecInvalidKeychain`).
+    public static func open(at path: String) throws(KeychainError) -> KeychainDatabase {
+        guard FileSystem.exists(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        try FileSystem.requireSafePermissions(directory, what: "keychain directory")
+        try FileSystem.requireSafePermissions(path, what: "keychain file")
+        try KeychainHeader.check(path: path)
+
+        let connection: Connection
+        do {
+            connection = try Connection(path: path, mode: .readWrite)
+            let applicationID = try connection.integer("PRAGMA application_id") ?? 0
+            guard applicationID == KeychainSchema.applicationID else {
+                throw KeychainError(.invalidKeychain, "\(path) is an SQLite database but not a Latchkey keychain")
+            }
+            let version = Int(try connection.integer("PRAGMA user_version") ?? 0)
+            guard version <= KeychainSchema.currentVersion else {
+                throw KeychainError(
+                    .invalidKeychain,
+                    "\(path) has format version \(version); this Latchkey reads up to \(KeychainSchema.currentVersion). Nothing was changed")
+            }
+            try configure(connection, inMemory: false)
+            if version < KeychainSchema.currentVersion { _ = try KeychainSchema.migrator.migrate(connection) }
+        } catch let error as KeychainError {
+            throw error
+        } catch let error as StorageError {
+            if error.isCorruptOrForeign {
+                throw KeychainError(.invalidKeychain, "\(path) is damaged or not a keychain (SQLite: \(error.message))")
+            }
+            throw KeychainError(storage: error)
+        } catch {
+            throw KeychainError(.internal, "\(error)")
+        }
+
+        let database = KeychainDatabase(path: path, queue: DatabaseQueue(connection: connection))
+        let meta = try database.readKeyMeta()
+        guard meta.kdf.algorithm == .argon2id13, meta.kdf.parameters.isWithinBounds else {
+            throw KeychainError(
+                .invalidKeychain,
+                "\(path) uses key derivation parameters (\(meta.kdf.parameters)) outside the accepted range")
+        }
+        try database.loadDeviceTier(keychainID: meta.keychainID)
+        return database
+    }
+
+    /// A keychain that lives in memory only: no file, no Argon2id, created unlocked. Same engine, same
+    /// semantics and status codes; `lock()` and `unlock(with:)` work with `passphrase`.
+    public static func inMemory(passphrase: Passphrase = Passphrase("latchkey-in-memory")) -> KeychainDatabase {
+        do {
+            return try mappingStorageErrors {
+                let connection = try Connection(path: ":memory:", mode: .memory)
+                try configure(connection, inMemory: true)
+                _ = try KeychainSchema.migrator.migrate(connection)
+                let material = KeyMaterial.generate()
+                let kdf = KDFRecord.fresh(.memoryOnly, parameters: KDFParameters(passes: 0, memoryBytes: 0))
+                let master = try kdf.deriveMasterKey(from: passphrase)
+                try connection.transaction(writing: true) {
+                    try writeInitialMeta(
+                        connection, keychainID: SecureRandom.bytes(16), kdf: kdf, master: master, material: material,
+                        deviceKey: nil)
+                }
+                let database = KeychainDatabase(path: nil, queue: DatabaseQueue(connection: connection))
+                database.vault.installAll(material)
+                return database
+            }
+        } catch {
+            // An in-memory SQLite database fails to open only when memory is exhausted.
+            fatalError("cannot create an in-memory keychain: \(error)")
+        }
+    }
+
+    /// Removes a keychain file and its companions (WAL, shared memory, device key).
+    public static func delete(at path: String) throws(KeychainError) {
+        guard FileSystem.exists(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
+        try FileSystem.removeFile(path)
+        for companion in companionPaths(of: path) { try FileSystem.removeFile(companion) }
+        FileSystem.syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+    }
+
+    /// The files that belong to a keychain besides the database itself.
+    public static func companionPaths(of path: String) -> [String] {
+        [path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path)]
+    }
+
+    private static func configure(_ connection: Connection, inMemory: Bool) throws {
+        if !inMemory {
+            let mode = try connection.blob("PRAGMA journal_mode = WAL").flatMap { String(data: $0, encoding: .utf8) }
+            guard mode?.lowercased() == "wal" else {
+                throw KeychainError(.io, "the keychain file cannot use write-ahead logging (journal mode \(mode ?? "?"))")
+            }
+        }
+        try connection.execute(
+            """
+            PRAGMA synchronous = FULL;
+            PRAGMA secure_delete = ON;
+            PRAGMA temp_store = MEMORY;
+            PRAGMA cell_size_check = ON;
+            PRAGMA trusted_schema = OFF;
+            """)
+    }
+
+    private static func writeInitialMeta(
+        _ connection: Connection, keychainID: Data, kdf: KDFRecord, master: MasterKey, material: KeyMaterial,
+        deviceKey: SecureBytes?
+    ) throws {
+        let sql = "INSERT INTO meta (name, value) VALUES (?, ?)"
+        try connection.run(sql, [.text(KeychainSchema.Meta.keychainID), .blob(keychainID)])
+        try connection.run(sql, [.text(KeychainSchema.Meta.kdf), .blob(kdf.encoded())])
+        try connection.run(sql, [.text(KeychainSchema.Meta.keyCheck), .blob(master.keyCheck)])
+        let keybag = AEAD.seal(
+            KeybagFormat.encodeFull(material), key: master.wrapKey,
+            associatedData: keybagAssociatedData(keychainID: keychainID, kdf: kdf))
+        try connection.run(sql, [.text(KeychainSchema.Meta.keybag), .blob(keybag)])
+        if let deviceKey {
+            let deviceKeybag = AEAD.seal(
+                KeybagFormat.encodeDevice(material), key: deviceKey,
+                associatedData: DeviceKeyFile.associatedData(keychainID: keychainID))
+            try connection.run(sql, [.text(KeychainSchema.Meta.deviceKeybag), .blob(deviceKeybag)])
+        }
+    }
+
+    static func keybagAssociatedData(keychainID: Data, kdf: KDFRecord) -> Data {
+        Data("latchkey/v1/keybag".utf8) + keychainID + kdf.encoded()
+    }
+}

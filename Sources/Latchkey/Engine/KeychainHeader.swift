@@ -1,0 +1,42 @@
+import Foundation
+
+/// Checks the first 100 bytes of a file before SQLite sees it, so a foreign or truncated file gets a clear
+/// `errSecInvalidKeychain` and is never written to.
+enum KeychainHeader {
+    private static let magic = Data("SQLite format 3\u{0}".utf8)
+
+    static func check(path: String) throws(KeychainError) {
+        guard let info = FileSystem.status(path) else {
+            throw KeychainError(.noSuchKeychain, "\(path) does not exist")
+        }
+        guard info.isRegularFile else {
+            throw KeychainError(.invalidKeychain, "\(path) is not a regular file")
+        }
+        guard info.size > 0 else { throw KeychainError(.invalidKeychain, "\(path) is empty") }
+        let header = try FileSystem.readPrefix(path, count: 100)
+        guard header.count == 100 else {
+            throw KeychainError(.invalidKeychain, "\(path) is truncated (\(header.count) bytes)")
+        }
+        guard header.prefix(16) == magic else {
+            throw KeychainError(.invalidKeychain, "\(path) is not a Latchkey keychain (not an SQLite database)")
+        }
+        let rawPageSize = Int(bigEndian16(header, at: 16))
+        let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
+        let changeCounter = bigEndian32(header, at: 24)
+        let pageCount = Int64(bigEndian32(header, at: 28))
+        let validFor = bigEndian32(header, at: 92)
+        // The page count in the header is valid when the change counter matches "version-valid-for".
+        if pageCount > 0 && changeCounter == validFor && info.size < pageCount * Int64(pageSize) {
+            throw KeychainError(
+                .invalidKeychain, "\(path) is truncated (\(info.size) of \(pageCount * Int64(pageSize)) bytes)")
+        }
+    }
+
+    private static func bigEndian16(_ data: Data, at offset: Int) -> UInt16 {
+        UInt16(data[data.startIndex + offset]) << 8 | UInt16(data[data.startIndex + offset + 1])
+    }
+
+    private static func bigEndian32(_ data: Data, at offset: Int) -> UInt32 {
+        (0..<4).reduce(0) { $0 << 8 | UInt32(data[data.startIndex + offset + $1]) }
+    }
+}

@@ -1,0 +1,61 @@
+internal import LatchkeyStorage
+
+/// The SQL schema of the keychain file and its migrations (`PRAGMA user_version` is the format version).
+///
+/// Format v1:
+/// - `meta`: the keychain id, the KDF record, the key-check value, the two sealed keybags, settings;
+/// - `items`: one row per item (see `ItemRow`); UNIQUE over (primary-key digest, class, access-group
+///   digest, sync) enforces Apple's uniqueness rule, tombstones included;
+/// - `item_index`: (digest of class + attribute + value, item row) pairs, so any attribute is found through
+///   an index, never by decrypting the table.
+enum KeychainSchema {
+    /// `PRAGMA application_id`: "LKCH". A SQLite file without it is not a Latchkey keychain.
+    static let applicationID: Int64 = 0x4C4B_4348
+    /// The newest format this code reads and writes.
+    static var currentVersion: Int { migrator.latestVersion }
+
+    static let migrator = Migrator(steps: [
+        Migrator.Step(version: 1) { db in
+            try db.execute(
+                """
+                CREATE TABLE meta (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    value BLOB NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE items (
+                    row_id INTEGER PRIMARY KEY,
+                    id BLOB NOT NULL UNIQUE,
+                    class TEXT NOT NULL,
+                    agrp BLOB NOT NULL,
+                    pdmn TEXT NOT NULL,
+                    sync INTEGER NOT NULL,
+                    tomb INTEGER NOT NULL,
+                    version INTEGER NOT NULL,
+                    pk BLOB NOT NULL,
+                    idx BLOB NOT NULL,
+                    item_key BLOB NOT NULL,
+                    attrs BLOB NOT NULL,
+                    data BLOB,
+                    UNIQUE (pk, class, agrp, sync)
+                );
+                CREATE INDEX items_by_group ON items (agrp, class);
+                CREATE TABLE item_index (
+                    digest BLOB NOT NULL,
+                    item INTEGER NOT NULL,
+                    PRIMARY KEY (digest, item)
+                ) WITHOUT ROWID;
+                PRAGMA application_id = \(applicationID);
+                """)
+        }
+    ])
+
+    /// Names of the rows of `meta`.
+    enum Meta {
+        static let keychainID = "keychain-id"
+        static let kdf = "kdf"
+        static let keyCheck = "key-check"
+        static let keybag = "keybag"
+        static let deviceKeybag = "device-keybag"
+        static let autoLockSeconds = "setting.auto-lock-seconds"
+    }
+}

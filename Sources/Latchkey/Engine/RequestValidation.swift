@@ -1,0 +1,208 @@
+import Foundation
+
+/// Which access groups an operation may see, after checking the caller's entitlements.
+enum GroupScope: Sendable {
+    /// Every group (the caller holds the wildcard and named none).
+    case all
+    /// Only these groups.
+    case only([String])
+}
+
+/// An add, checked against the class schema and the caller's entitlements.
+struct ValidatedAdd: Sendable {
+    let schema: ItemSchema
+    /// Class attributes (coerced), without the bookkeeping attributes.
+    let attributes: [AttributeKey: AttributeValue]
+    let group: String
+    let accessibility: Accessibility
+    let synchronizable: Bool
+    let data: Data?
+}
+
+/// A search, update or delete query, checked the same way.
+struct ValidatedQuery: Sendable {
+    let schema: ItemSchema
+    /// Class attributes every match must have (coerced); `cdat`/`mdat` included when given.
+    let filters: [AttributeKey: AttributeValue]
+    let groups: GroupScope
+    let accessibility: Accessibility?
+    let synchronizable: SynchronizableFilter
+    let itemID: Data?
+    let limit: Int?
+    let returning: ReturnOptions
+
+    /// Whether the filters name every primary-key attribute, so the primary-key digest finds the item.
+    var namesWholePrimaryKey: Bool { schema.primaryKey.allSatisfy { filters[$0] != nil } }
+}
+
+/// Changes for an update, checked likewise.
+struct ValidatedChanges: Sendable {
+    let attributes: [AttributeKey: AttributeValue]
+    let group: String?
+    let accessibility: Accessibility?
+    let synchronizable: Bool?
+    let data: Data?
+}
+
+enum RequestValidation {
+    static func schema(for itemClass: ItemClass) throws(KeychainError) -> ItemSchema {
+        guard let schema = ItemSchema.of(itemClass) else {
+            throw KeychainError(
+                .unimplemented, "class idnt (identities) arrives with certificate parsing; see the roadmap")
+        }
+        return schema
+    }
+
+    static func requireGroups(_ caller: CallerIdentity) throws(KeychainError) {
+        guard !caller.accessGroups.isEmpty else {
+            throw KeychainError(
+                .missingEntitlement, "caller \(caller.applicationIdentifier) holds no access groups")
+        }
+    }
+
+    static func checkData(_ data: Data?) throws(KeychainError) {
+        if let data, data.count > ItemLimits.maximumDataBytes {
+            throw KeychainError.param(
+                "v_Data is \(data.count) bytes; the limit is \(ItemLimits.maximumDataBytes) bytes (16 MiB)")
+        }
+    }
+
+    static func group(from value: AttributeValue, schema: ItemSchema, caller: CallerIdentity)
+        throws(KeychainError) -> String
+    {
+        guard case .string(let group) = try schema.coerce(value, for: .accessGroup) else {
+            throw KeychainError.param("attribute 'agrp' must be a string")
+        }
+        guard !group.isEmpty, group != CallerIdentity.wildcardGroup else {
+            throw KeychainError.param("attribute 'agrp' must name an access group, not '\(group)'")
+        }
+        guard caller.canUse(group: group) else {
+            throw KeychainError(
+                .missingEntitlement, "caller \(caller.applicationIdentifier) is not entitled to access group \(group)")
+        }
+        return group
+    }
+
+    static func accessibility(from value: AttributeValue, schema: ItemSchema) throws(KeychainError)
+        -> Accessibility
+    {
+        guard case .string(let code) = try schema.coerce(value, for: .accessible),
+            let accessibility = Accessibility(rawValue: code)
+        else { throw KeychainError.param("attribute 'pdmn' must be an accessibility code") }
+        return accessibility
+    }
+
+    static func synchronizable(from value: AttributeValue, schema: ItemSchema) throws(KeychainError) -> Bool {
+        switch try schema.coerce(value, for: .synchronizable) {
+        case .number(0): return false
+        case .number(1): return true
+        default: throw KeychainError.param("attribute 'sync' must be a boolean (or kSecAttrSynchronizableAny)")
+        }
+    }
+
+    static func checkSyncAllowed(_ synchronizable: Bool, _ accessibility: Accessibility) throws(KeychainError) {
+        if synchronizable && accessibility.isThisDeviceOnly {
+            throw KeychainError.param(
+                "a synchronizable item cannot use the ThisDeviceOnly accessibility \(accessibility.rawValue)")
+        }
+    }
+
+    static func validate(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> ValidatedAdd {
+        let schema = try schema(for: item.itemClass)
+        try requireGroups(caller)
+        try checkData(item.data)
+        var attributes: [AttributeKey: AttributeValue] = [:]
+        var group: String?
+        var accessibility: Accessibility?
+        var synchronizable = false
+        for (key, value) in item.attributes {
+            switch key {
+            case .accessGroup: group = try Self.group(from: value, schema: schema, caller: caller)
+            case .accessible: accessibility = try Self.accessibility(from: value, schema: schema)
+            case .synchronizable: synchronizable = try Self.synchronizable(from: value, schema: schema)
+            case .creationDate, .modificationDate:
+                _ = try schema.coerce(value, for: key)  // Checked, then replaced by now (as Apple does).
+            default: attributes[key] = try schema.coerce(value, for: key)
+            }
+        }
+        guard let resolvedGroup = group ?? caller.defaultGroup else {
+            throw KeychainError(
+                .missingEntitlement, "caller \(caller.applicationIdentifier) has no default access group")
+        }
+        let resolvedAccessibility = accessibility ?? (item.itemClass == .certificate ? .always : .whenUnlocked)
+        try checkSyncAllowed(synchronizable, resolvedAccessibility)
+        return ValidatedAdd(
+            schema: schema, attributes: attributes, group: resolvedGroup, accessibility: resolvedAccessibility,
+            synchronizable: synchronizable, data: item.data)
+    }
+
+    static func validate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> ValidatedQuery {
+        let schema = try schema(for: query.itemClass)
+        try requireGroups(caller)
+        var filters: [AttributeKey: AttributeValue] = [:]
+        var groups: GroupScope = caller.hasWildcard ? .all : .only(caller.accessGroups)
+        var accessibility: Accessibility?
+        var synchronizable = query.synchronizable
+        for (key, value) in query.matching {
+            switch key {
+            case .accessGroup: groups = .only([try group(from: value, schema: schema, caller: caller)])
+            case .accessible: accessibility = try Self.accessibility(from: value, schema: schema)
+            case .synchronizable:
+                synchronizable = try Self.synchronizable(from: value, schema: schema) ? .yes : .no
+            default: filters[key] = try schema.coerce(value, for: key)
+            }
+        }
+        var itemID: Data?
+        if let reference = query.persistentReference {
+            guard let parsed = PersistentReference.parse(reference) else {
+                throw KeychainError.param("v_PersistentRef is not a Latchkey persistent reference")
+            }
+            guard parsed.itemClass == query.itemClass else {
+                throw KeychainError.param(
+                    "v_PersistentRef names a \(parsed.itemClass.rawValue) item but the query is for \(query.itemClass.rawValue)")
+            }
+            itemID = parsed.id
+            // A persistent reference names one item whatever its synchronizable flag (as Apple's does).
+            if query.matching[.synchronizable] == nil { synchronizable = .any }
+        }
+        let limit: Int?
+        switch query.limit {
+        case .one: limit = 1
+        case .all: limit = nil
+        case .count(let count):
+            guard count > 0 else { throw KeychainError.param("m_Limit must be a positive number, not \(count)") }
+            limit = count
+        }
+        if query.returning.contains(.reference) && (query.itemClass == .certificate || query.itemClass == .key) {
+            throw KeychainError(
+                .unimplemented, "r_Ref for \(query.itemClass.rawValue) items arrives with certificates and keys")
+        }
+        return ValidatedQuery(
+            schema: schema, filters: filters, groups: groups, accessibility: accessibility,
+            synchronizable: synchronizable, itemID: itemID, limit: limit, returning: query.returning)
+    }
+
+    static func validate(_ changes: ItemChanges, schema: ItemSchema, caller: CallerIdentity)
+        throws(KeychainError) -> ValidatedChanges
+    {
+        try checkData(changes.data)
+        var attributes: [AttributeKey: AttributeValue] = [:]
+        var group: String?
+        var accessibility: Accessibility?
+        var synchronizable: Bool?
+        for (key, value) in changes.attributes {
+            switch key {
+            case .accessGroup: group = try Self.group(from: value, schema: schema, caller: caller)
+            case .accessible: accessibility = try Self.accessibility(from: value, schema: schema)
+            case .synchronizable: synchronizable = try Self.synchronizable(from: value, schema: schema)
+            case .creationDate, .modificationDate:
+                _ = try schema.coerce(value, for: key)
+                throw KeychainError.param("attribute '\(key.rawValue)' is set by the keychain and cannot be updated")
+            default: attributes[key] = try schema.coerce(value, for: key)
+            }
+        }
+        return ValidatedChanges(
+            attributes: attributes, group: group, accessibility: accessibility, synchronizable: synchronizable,
+            data: changes.data)
+    }
+}

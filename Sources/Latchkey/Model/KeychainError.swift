@@ -1,0 +1,37 @@
+/// A failed keychain operation: Apple's status, and a detail that names what was wrong (the attribute
+/// key, the file, the limit) — never a secret or an attribute value.
+///
+/// ```swift
+/// do {
+///     try database.add(item, caller: caller)
+/// } catch let error where error.status == .duplicateItem {
+///     ...
+/// }
+/// ```
+public struct KeychainError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Apple's status code.
+    public let status: KeychainStatus
+    /// What exactly was wrong, when there is more to say than Apple's message.
+    public let detail: String?
+
+    /// Creates an error with a status and an optional detail.
+    public init(_ status: KeychainStatus, _ detail: String? = nil) {
+        self.status = status
+        self.detail = detail
+    }
+
+    /// Apple's message, followed by the detail: `One or more parameters ... were not valid. (acct: ...)`.
+    public var message: String {
+        guard let detail, !detail.isEmpty else { return status.message }
+        return "\(status.message) (\(detail))"
+    }
+
+    /// The message with the status value, for logs.
+    public var description: String { "\(message) [\(status.name) \(status.rawValue)]" }
+}
+
+extension KeychainError {
+    static func param(_ detail: String) -> KeychainError { KeychainError(.param, detail) }
+    static func decode(_ detail: String) -> KeychainError { KeychainError(.decode, detail) }
+    static func locked(_ detail: String) -> KeychainError { KeychainError(.interactionNotAllowed, detail) }
+}

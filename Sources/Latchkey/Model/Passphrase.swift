@@ -1,0 +1,29 @@
+internal import LatchkeyCrypto
+
+/// A keychain passphrase, held in locked, zeroized memory and never printed.
+///
+/// ```swift
+/// let passphrase = Passphrase("correct horse battery staple")
+/// ```
+public struct Passphrase: Sendable, CustomStringConvertible {
+    let bytes: SecureBytes
+
+    /// The passphrase's UTF-8 bytes. (Swift may keep its own copy of `string`; prefer `init(bytes:)` with a
+    /// buffer you wipe when the passphrase comes from a file or a prompt.)
+    public init(_ string: String) {
+        bytes = SecureBytes(copying: Array(string.utf8))
+    }
+
+    /// The passphrase as raw bytes.
+    public init(bytes: [UInt8]) {
+        self.bytes = SecureBytes(copying: bytes)
+    }
+
+    init(secureBytes: SecureBytes) { bytes = secureBytes }
+
+    /// The length in bytes.
+    public var byteCount: Int { bytes.count }
+
+    /// Always redacted.
+    public var description: String { "Passphrase(redacted)" }
+}

@@ -1,0 +1,135 @@
+internal import CSodium
+
+/// Every raw libsodium call of Latchkey lives in this file; the rest of the module calls these wrappers.
+enum Sodium {
+    /// `sodium_init()`: must succeed once before any other call. It fails only when the kernel's random
+    /// source cannot be opened, and then nothing in Latchkey can work safely.
+    static let initialized: Bool = sodium_init() >= 0
+
+    static func requireInitialized() {
+        precondition(initialized, "libsodium could not be initialized (sodium_init failed)")
+    }
+
+    // MARK: Memory
+
+    /// `sodium_memzero`: overwrite memory with zeros in a way the compiler cannot elide.
+    static func wipe(_ pointer: UnsafeMutableRawPointer, count: Int) {
+        sodium_memzero(pointer, count)
+    }
+
+    /// `sodium_mlock`: keep pages out of swap. Returns false when the limit on locked memory is reached.
+    static func lockMemory(_ pointer: UnsafeMutableRawPointer, count: Int) -> Bool {
+        sodium_mlock(pointer, count) == 0
+    }
+
+    /// `sodium_munlock`: wipes and unlocks pages locked by `lockMemory`.
+    static func unlockMemory(_ pointer: UnsafeMutableRawPointer, count: Int) {
+        _ = sodium_munlock(pointer, count)  // Result ignored: failure only means the pages were not locked.
+    }
+
+    /// `sodium_memcmp`: constant-time comparison of equal-length buffers.
+    static func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.count == 0 { return true }
+        return sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+    }
+
+    // MARK: Random
+
+    /// `randombytes_buf`: fill memory from the operating system's CSPRNG.
+    static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
+        requireInitialized()
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        randombytes_buf(base, buffer.count)
+    }
+
+    // MARK: AEAD (XChaCha20-Poly1305, IETF construction)
+
+    static let aeadKeyBytes = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)
+    static let aeadNonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
+    static let aeadTagBytes = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+
+    /// `crypto_aead_xchacha20poly1305_ietf_encrypt`: writes ciphertext followed by the tag into `output`,
+    /// which must hold `plaintext.count + aeadTagBytes` bytes.
+    static func aeadEncrypt(
+        output: UnsafeMutableRawBufferPointer, plaintext: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
+    ) {
+        requireInitialized()
+        precondition(key.count == aeadKeyBytes && nonce.count == aeadNonceBytes)
+        precondition(output.count == plaintext.count + aeadTagBytes)
+        var written: UInt64 = 0
+        let status = crypto_aead_xchacha20poly1305_ietf_encrypt(
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), &written,
+            plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+            associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+            nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        precondition(status == 0 && Int(written) == output.count, "XChaCha20-Poly1305 encryption cannot fail")
+    }
+
+    /// `crypto_aead_xchacha20poly1305_ietf_decrypt`: returns false when the tag does not verify.
+    static func aeadDecrypt(
+        output: UnsafeMutableRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
+        associatedData: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
+    ) -> Bool {
+        requireInitialized()
+        precondition(key.count == aeadKeyBytes && nonce.count == aeadNonceBytes)
+        precondition(ciphertext.count >= aeadTagBytes && output.count == ciphertext.count - aeadTagBytes)
+        var written: UInt64 = 0
+        let status = crypto_aead_xchacha20poly1305_ietf_decrypt(
+            output.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
+            ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
+            associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+            nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        return status == 0 && Int(written) == output.count
+    }
+
+    // MARK: Argon2id
+
+    static let pwhashSaltBytes = Int(crypto_pwhash_SALTBYTES)
+    static let pwhashOpsLimitMin = UInt64(crypto_pwhash_OPSLIMIT_MIN)
+    static let pwhashMemLimitMin = UInt64(crypto_pwhash_MEMLIMIT_MIN)
+
+    /// `crypto_pwhash` with `crypto_pwhash_ALG_ARGON2ID13`. Returns false when the parameters are refused
+    /// or memory cannot be allocated.
+    static func argon2id(
+        output: UnsafeMutableRawBufferPointer, password: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer,
+        opsLimit: UInt64, memLimit: UInt64
+    ) -> Bool {
+        requireInitialized()
+        precondition(salt.count == pwhashSaltBytes)
+        func run(_ passwordPointer: UnsafePointer<CChar>) -> Int32 {
+            crypto_pwhash(
+                output.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(output.count),
+                passwordPointer, UInt64(password.count),
+                salt.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                opsLimit, Int(memLimit), crypto_pwhash_ALG_ARGON2ID13)
+        }
+        let status: Int32
+        if let base = password.baseAddress {
+            status = run(base.assumingMemoryBound(to: CChar.self))
+        } else {
+            var empty: CChar = 0  // libsodium wants a valid pointer even for an empty password.
+            status = withUnsafePointer(to: &empty) { run($0) }
+        }
+        return status == 0
+    }
+
+    // MARK: BLAKE2b
+
+    static let genericHashKeyBytes = Int(crypto_generichash_KEYBYTES)
+
+    /// `crypto_generichash` (BLAKE2b) keyed with `key`, writing `output.count` bytes (16...64).
+    static func blake2b(
+        output: UnsafeMutableRawBufferPointer, message: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
+    ) {
+        requireInitialized()
+        let status = crypto_generichash(
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count,
+            message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count),
+            key.baseAddress?.assumingMemoryBound(to: UInt8.self), key.count)
+        precondition(status == 0, "BLAKE2b with valid lengths cannot fail")
+    }
+}
