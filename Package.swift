@@ -27,7 +27,15 @@ let package = Package(
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
         .target(name: "Latchkey", dependencies: ["LatchkeyCrypto", "LatchkeyStorage"]),
 
-        .testTarget(name: "LatchkeyTests", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),
+        // Spawned by tests that need a second process (umask, SIGKILL mid-write, several writers).
+        .executableTarget(
+            name: "latchkey-test-helper", dependencies: ["Latchkey"], path: "Tests/Helpers/latchkey-test-helper"),
+
+        .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto"]),
+        .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage"]),
+        .testTarget(
+            name: "LatchkeyTests",
+            dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "latchkey-test-helper"]),
 
     ]
 )

@@ -21,6 +21,12 @@ package struct Migrator: Sendable {
         package let from: Int
         /// The version it has now.
         package let to: Int
+
+        /// Creates an outcome.
+        package init(from: Int, to: Int) {
+            self.from = from
+            self.to = to
+        }
     }
 
     /// Why a database cannot be migrated.

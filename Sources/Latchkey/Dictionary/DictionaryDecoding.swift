@@ -1,0 +1,199 @@
+import Foundation
+
+/// Turns Apple-style query dictionaries (`kSec…` keys) into typed requests, with Apple's rules
+/// (`SecDbQuery.c`): 4-character keys are attributes; other keys are dispatched by their first character
+/// (`v_` values, `r_` returns, `m_` matches, `u_` use keys); anything else is `errSecParam`. Keys are
+/// examined in sorted order, so the error reported for a dictionary with several bad keys is stable.
+enum DictionaryDecoding {
+    enum Operation: String {
+        case add, search, update, delete
+    }
+
+    /// Apple refuses queries with more keys than this ("Past query key limit").
+    static let maximumKeys = 128
+
+    struct Decoded {
+        var itemClass: ItemClass
+        var attributes: [AttributeKey: AttributeValue] = [:]
+        var synchronizableAny = false
+        var data: Data?
+        var persistentReference: Data?
+        var limit: MatchLimit?
+        var returning: ReturnOptions = []
+    }
+
+    static func decode(_ dictionary: [String: Any], for operation: Operation) throws(KeychainError) -> Decoded {
+        guard dictionary.count <= maximumKeys else {
+            throw KeychainError.param("a query may hold at most \(maximumKeys) keys")
+        }
+        var decoded = Decoded(itemClass: try itemClass(of: dictionary))
+        for key in dictionary.keys.sorted() where key != SecKey.class {
+            let value = dictionary[key]!
+            if value is NSNull { throw KeychainError.param("the value of '\(key)' is null") }
+            if key.utf8.count == 4 {
+                try decodeAttribute(key, value, into: &decoded, operation: operation)
+                continue
+            }
+            switch key.first {
+            case "v": try decodeValue(key, value, into: &decoded, operation: operation)
+            case "r": try decodeReturn(key, value, into: &decoded, operation: operation)
+            case "m": try decodeMatch(key, value, into: &decoded, operation: operation)
+            case "u":
+                guard SecKey.ignoredUseKeys.contains(key) else {
+                    throw KeychainError.param("'\(key)' is not a supported kSecUse key")
+                }
+            default:
+                throw KeychainError.param("'\(key)' is not a keychain query key")
+            }
+        }
+        return decoded
+    }
+
+    /// `kSecClass`, or the class inside `kSecValuePersistentRef` when the class is absent.
+    static func itemClass(of dictionary: [String: Any]) throws(KeychainError) -> ItemClass {
+        guard let value = dictionary[SecKey.class] else {
+            if let reference = dictionary[SecKey.valuePersistentRef] as? Data,
+                let parsed = PersistentReference.parse(reference)
+            {
+                return parsed.itemClass
+            }
+            throw KeychainError.param("the query has no kSecClass")
+        }
+        guard let code = value as? String else {
+            throw KeychainError.param("kSecClass must be a string, not \(DictionaryValue.typeName(value))")
+        }
+        guard let itemClass = ItemClass(rawValue: code) else {
+            throw KeychainError(.noSuchClass, "there is no item class '\(code)'")
+        }
+        return itemClass
+    }
+
+    private static func decodeAttribute(
+        _ key: String, _ value: Any, into decoded: inout Decoded, operation: Operation
+    ) throws(KeychainError) {
+        if key == SecKey.useDataProtectionKeychain { return }
+        if key == SecKey.accessControl {
+            throw KeychainError(.unimplemented, "kSecAttrAccessControl (accc) is not supported yet; use kSecAttrAccessible")
+        }
+        if key == AttributeKey.synchronizable.rawValue, let text = value as? String, text == SecKey.synchronizableAny {
+            // kSecAttrSynchronizableAny: both kinds for searches; dropped on add, as Apple does.
+            if operation != .add { decoded.synchronizableAny = true }
+            return
+        }
+        guard let attribute = DictionaryValue.attribute(value) else {
+            throw KeychainError.param(
+                "attribute '\(key)' cannot hold a value of type \(DictionaryValue.typeName(value))")
+        }
+        decoded.attributes[AttributeKey(rawValue: key)] = attribute
+    }
+
+    private static func decodeValue(
+        _ key: String, _ value: Any, into decoded: inout Decoded, operation: Operation
+    ) throws(KeychainError) {
+        switch key {
+        case SecKey.valueData:
+            guard operation == .add else {
+                throw KeychainError.param("kSecValueData (v_Data) is not a search criterion")
+            }
+            guard let bytes = value as? Data else {
+                throw KeychainError.param("kSecValueData (v_Data) must be data, not \(DictionaryValue.typeName(value))")
+            }
+            decoded.data = bytes
+        case SecKey.valuePersistentRef:
+            guard let bytes = value as? Data else {
+                throw KeychainError.param("kSecValuePersistentRef must be data, not \(DictionaryValue.typeName(value))")
+            }
+            guard operation != .add else {
+                throw KeychainError.param("kSecValuePersistentRef cannot be added")
+            }
+            decoded.persistentReference = bytes
+        case SecKey.valueRef:
+            throw KeychainError(.unimplemented, "kSecValueRef arrives with certificates and keys")
+        default:
+            throw KeychainError.param("'\(key)' is not a keychain value key")
+        }
+    }
+
+    private static func decodeReturn(
+        _ key: String, _ value: Any, into decoded: inout Decoded, operation: Operation
+    ) throws(KeychainError) {
+        let option: ReturnOptions
+        switch key {
+        case SecKey.returnData: option = .data
+        case SecKey.returnAttributes: option = .attributes
+        case SecKey.returnRef: option = .reference
+        case SecKey.returnPersistentRef: option = .persistentReference
+        default: throw KeychainError.param("'\(key)' is not a keychain return key")
+        }
+        guard let flag = DictionaryValue.boolean(value) else {
+            throw KeychainError.param("'\(key)' must be a boolean, not \(DictionaryValue.typeName(value))")
+        }
+        if operation == .update || operation == .delete {
+            throw KeychainError.param("'\(key)' is not supported by \(operation.rawValue)")
+        }
+        if flag { decoded.returning.insert(option) } else { decoded.returning.remove(option) }
+    }
+
+    private static func decodeMatch(
+        _ key: String, _ value: Any, into decoded: inout Decoded, operation: Operation
+    ) throws(KeychainError) {
+        // Adds ignore match keys (as the macOS shim strips them); update and delete refuse them.
+        if operation == .add { return }
+        if operation == .update || operation == .delete {
+            throw KeychainError.param("'\(key)' is not supported by \(operation.rawValue)")
+        }
+        switch key {
+        case SecKey.matchLimit:
+            if let text = value as? String {
+                switch text {
+                case SecKey.matchLimitOne: decoded.limit = .one
+                case SecKey.matchLimitAll: decoded.limit = .all
+                default: throw KeychainError.param("'\(text)' is not a valid kSecMatchLimit")
+                }
+            } else if let count = DictionaryValue.integer(value) {
+                guard count > 0, let exact = Int(exactly: count) else {
+                    throw KeychainError.param("kSecMatchLimit must be a positive number, not \(count)")
+                }
+                decoded.limit = exact == 1 ? .one : .count(exact)
+            } else {
+                throw KeychainError.param("kSecMatchLimit cannot be a \(DictionaryValue.typeName(value))")
+            }
+        case SecKey.matchCaseInsensitive:
+            break  // Accepted and ignored: matching is exact, as on Apple's data-protection keychain.
+        case let other where SecKey.unsupportedMatches.contains(other):
+            throw KeychainError(.unimplemented, "'\(other)' matching is not supported yet")
+        default:
+            throw KeychainError.param("'\(key)' is not a supported kSecMatch key")
+        }
+    }
+
+    /// `attributesToUpdate` of `SecItemUpdate`: `kSecValueData` is the new secret; every other key is an
+    /// attribute, so `kSecClass` or an `r_`/`m_`/`u_` key there is `errSecNoSuchAttr`.
+    static func decodeChanges(_ dictionary: [String: Any], itemClass: ItemClass) throws(KeychainError) -> ItemChanges {
+        var changes = ItemChanges()
+        for key in dictionary.keys.sorted() {
+            let value = dictionary[key]!
+            if key == SecKey.valueData {
+                guard let bytes = value as? Data else {
+                    throw KeychainError.param("kSecValueData (v_Data) must be data, not \(DictionaryValue.typeName(value))")
+                }
+                changes.data = bytes
+                continue
+            }
+            if key == "musr" || key == SecKey.useDataProtectionKeychain { continue }
+            if key == SecKey.accessControl {
+                throw KeychainError(.unimplemented, "kSecAttrAccessControl (accc) is not supported yet")
+            }
+            guard key.utf8.count == 4 else {
+                throw KeychainError(
+                    .noSuchAttribute, "'\(key)' is not an attribute of class \(itemClass.rawValue) and cannot be updated")
+            }
+            guard let attribute = DictionaryValue.attribute(value) else {
+                throw KeychainError.param(
+                    "attribute '\(key)' cannot hold a value of type \(DictionaryValue.typeName(value))")
+            }
+            changes.attributes[AttributeKey(rawValue: key)] = attribute
+        }
+        return changes
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Shapes engine results the way `SecItemCopyMatching` and `SecItemAdd` return them (SEMANTICS.md §2).
+enum DictionaryResults {
+    /// No return key: nil. Only data: the data. Only a persistent reference: the reference. Anything else:
+    /// a dictionary. A limit above one: an array of those, even for one match.
+    static func shape(_ results: [ItemResult], returning: ReturnOptions, single: Bool) -> Any? {
+        guard !returning.isEmpty else { return nil }
+        let shaped = results.map { element($0, returning: returning) }
+        return single ? shaped.first : shaped
+    }
+
+    static func element(_ result: ItemResult, returning: ReturnOptions) -> Any {
+        if returning == .data { return result.data ?? Data() }
+        if returning == .persistentReference { return result.persistentReference }
+        var dictionary: [String: Any] = [:]
+        if returning.contains(.attributes) {
+            for (key, value) in result.attributes { dictionary[key.rawValue] = DictionaryValue.object(value) }
+        }
+        if returning.contains(.data) || returning.contains(.reference) {
+            dictionary[SecKey.valueData] = result.data ?? Data()
+        }
+        if returning.contains(.reference) { dictionary[SecKey.class] = result.itemClass.rawValue }
+        if returning.contains(.persistentReference) {
+            dictionary[SecKey.valuePersistentRef] = result.persistentReference
+        }
+        return dictionary
+    }
+}
