@@ -117,7 +117,9 @@ struct ItemSelection {
             ItemDigests.group(group, key: indexKey) == row.groupDigest,
             attributes[.accessible] == .string(row.accessibility.rawValue),
             attributes[.synchronizable] == .number(row.synchronizable ? 1 : 0),
-            ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey) == row.primaryKeyDigest
+            ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey) == row.primaryKeyDigest,
+            row.indexDigests == (row.tombstone
+                ? [] : ItemDigests.indexEntries(itemClass: row.itemClass, attributes: attributes, key: indexKey))
         else { throw KeychainError.decode("an item's columns do not agree with its encrypted attributes") }
         return Opened(row: row, itemKey: itemKey, attributes: attributes)
     }
