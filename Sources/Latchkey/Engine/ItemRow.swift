@@ -25,6 +25,9 @@ struct ItemRow: Sendable {
     /// The secret sealed under the item key (nil for tombstones and items without data; also nil when a
     /// query did not read the column).
     var sealedData: Data?
+    /// Whether the row holds a secret (`data IS NOT NULL`); bound into the attributes' associated data, so
+    /// a secret removed from its row is detected.
+    var hasData: Bool = false
     /// Set when the plaintext columns could not even be read; such a row is reported as damaged.
     var malformed: Bool = false
 }

@@ -8,7 +8,7 @@ internal import LatchkeyCrypto
 ///
 /// - item key: AD = `lk1/key ‖ id ‖ class ‖ pdmn ‖ sync` (no device-specific value, so sync can re-wrap
 ///   the item key under another key without touching the ciphertexts below);
-/// - attributes: AD = `lk1/attrs ‖ id ‖ class ‖ agrp digest ‖ pdmn ‖ sync ‖ tomb ‖ version`;
+/// - attributes: AD = `lk1/attrs ‖ id ‖ class ‖ agrp digest ‖ pdmn ‖ sync ‖ tomb ‖ version ‖ has data`;
 /// - secret: AD = `lk1/data ‖ id ‖ class`. A new secret always gets a new item key, so an older secret
 ///   ciphertext restored into the row does not open.
 enum ItemSealing {
@@ -32,6 +32,7 @@ enum ItemSealing {
         writer.append(row.synchronizable ? 1 as UInt8 : 0)
         writer.append(row.tombstone ? 1 as UInt8 : 0)
         writer.append(row.version)
+        writer.append(row.hasData ? 1 as UInt8 : 0)
         return writer.data
     }
 
@@ -50,16 +51,21 @@ enum ItemSealing {
         row.wrappedKey = AEAD.seal(itemKey, key: classKey, associatedData: keyAssociatedData(row))
     }
 
-    /// Seals the attributes into `row.sealedAttributes`, wiping the plaintext encoding afterwards.
+    /// Seals the secret and then the attributes (whose associated data says whether there is a secret).
+    static func seal(
+        attributes: [AttributeKey: AttributeValue], data: Data?, into row: inout ItemRow, itemKey: SecureBytes
+    ) {
+        row.sealedData = data.map { AEAD.seal($0, key: itemKey, associatedData: dataAssociatedData(row)) }
+        row.hasData = data != nil
+        seal(attributes: attributes, into: &row, itemKey: itemKey)
+    }
+
+    /// Seals the attributes into `row.sealedAttributes`, wiping the plaintext encoding afterwards. Use it
+    /// alone only when the secret's ciphertext stays as it is.
     static func seal(attributes: [AttributeKey: AttributeValue], into row: inout ItemRow, itemKey: SecureBytes) {
         var plaintext = AttributeBlob.encode(attributes)
         row.sealedAttributes = AEAD.seal(plaintext, key: itemKey, associatedData: attributesAssociatedData(row))
         plaintext.withUnsafeMutableBytes { wipeBytes($0) }
-    }
-
-    /// Seals the secret into `row.sealedData`.
-    static func seal(data: Data?, into row: inout ItemRow, itemKey: SecureBytes) {
-        row.sealedData = data.map { AEAD.seal($0, key: itemKey, associatedData: dataAssociatedData(row)) }
     }
 
     static func unwrapKey(_ row: ItemRow, classKey: SecureBytes) throws(KeychainError) -> SecureBytes {
@@ -90,7 +96,10 @@ enum ItemSealing {
     }
 
     static func openData(_ row: ItemRow, itemKey: SecureBytes) throws(KeychainError) -> Data? {
-        guard let sealed = row.sealedData else { return nil }
+        guard row.hasData else { return nil }
+        guard let sealed = row.sealedData else {
+            throw KeychainError.decode("an item's data is missing from its row")
+        }
         do {
             return try AEAD.open(sealed, key: itemKey, associatedData: dataAssociatedData(row))
         } catch {

@@ -14,7 +14,7 @@ struct ItemSelection {
     let indexKey: SecureBytes
 
     /// The columns every selection reads; `data` only when asked for.
-    private static let columns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs"
+    static let columns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL"
 
     /// Filters that the index cannot answer (the engine sets these on every write).
     var unindexedFilters: [AttributeKey] { query.filters.keys.filter { ItemDigests.unindexed.contains($0) } }
@@ -61,7 +61,8 @@ struct ItemSelection {
         return rows
     }
 
-    /// Reads the plaintext columns; a row whose columns are not even well-formed is damaged.
+    /// Reads the plaintext columns (in the order of `columns`, then `data` when `includeData`); a row whose
+    /// columns are not even well-formed is damaged.
     static func decodeRow(_ row: Statement, itemClass: ItemClass, includeData: Bool) throws -> ItemRow {
         guard let id = row.blob(1), let pdmnText = row.text(2), let accessibility = Accessibility(rawValue: pdmnText),
             let groupDigest = row.blob(6), let primaryKey = row.blob(7), let index = row.blob(8),
@@ -81,7 +82,8 @@ struct ItemSelection {
             rowID: row.integer(0), id: id, itemClass: itemClass, groupDigest: groupDigest,
             accessibility: accessibility, synchronizable: row.integer(3) != 0, tombstone: row.integer(4) != 0,
             version: row.integer(5), primaryKeyDigest: primaryKey, indexDigests: indexDigests,
-            wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? row.blob(11) : nil)
+            wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? row.blob(12) : nil,
+            hasData: row.integer(11) != 0)
     }
 
     /// An opened candidate: its row, its item key and its attributes.

@@ -58,8 +58,7 @@ extension KeychainDatabase {
                 var row = template
                 let itemKey = ItemSealing.newItemKey()
                 ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
-                ItemSealing.seal(attributes: finalAttributes, into: &row, itemKey: itemKey)
-                ItemSealing.seal(data: validated.data, into: &row, itemKey: itemKey)
+                ItemSealing.seal(attributes: finalAttributes, data: validated.data, into: &row, itemKey: itemKey)
                 try Self.write(row, to: db)
                 return row
             }

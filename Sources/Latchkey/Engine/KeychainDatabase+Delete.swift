@@ -47,8 +47,7 @@ extension KeychainDatabase {
                         tombstone.indexDigests = []
                         let itemKey = ItemSealing.newItemKey()
                         ItemSealing.wrap(itemKey, into: &tombstone, classKey: classKey)
-                        ItemSealing.seal(attributes: attributes, into: &tombstone, itemKey: itemKey)
-                        tombstone.sealedData = nil
+                        ItemSealing.seal(attributes: attributes, data: nil, into: &tombstone, itemKey: itemKey)
                         try Self.write(tombstone, to: db)
                     } else {
                         try db.run("DELETE FROM items WHERE row_id = ?", [.integer(candidate.rowID!)])

@@ -51,13 +51,13 @@ extension KeychainDatabase {
                 var tombstones = 0
                 var unavailable = 0
                 var damaged: [IntegrityReport.DamagedItem] = []
-                let sql = "SELECT row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data, class FROM items"
+                let sql = "SELECT \(ItemSelection.columns), data, class FROM items"
                 var pending: [ItemRow] = []
                 try db.forEachRow(sql) { statement in
                     rows += 1
-                    let itemClass = ItemClass(rawValue: statement.text(12) ?? "") ?? .genericPassword
+                    let itemClass = ItemClass(rawValue: statement.text(13) ?? "") ?? .genericPassword
                     var row = try ItemSelection.decodeRow(statement, itemClass: itemClass, includeData: true)
-                    if ItemClass(rawValue: statement.text(12) ?? "") == nil || ItemSchema.of(itemClass) == nil {
+                    if ItemClass(rawValue: statement.text(13) ?? "") == nil || ItemSchema.of(itemClass) == nil {
                         row.malformed = true
                     }
                     pending.append(row)
@@ -72,7 +72,7 @@ extension KeychainDatabase {
                         let opened = try ItemSelection.open(
                             row, schema: ItemSchema.of(row.itemClass)!, keys: keys, indexKey: indexKey)
                         if row.tombstone {
-                            guard row.sealedData == nil else { throw KeychainError.decode("a tombstone still holds data") }
+                            guard !row.hasData else { throw KeychainError.decode("a tombstone still holds data") }
                             tombstones += 1
                             continue
                         }

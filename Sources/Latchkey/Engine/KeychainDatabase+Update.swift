@@ -69,8 +69,7 @@ extension KeychainDatabase {
                     if let data = change.data {
                         let itemKey = ItemSealing.newItemKey()
                         ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
-                        ItemSealing.seal(attributes: attributes, into: &row, itemKey: itemKey)
-                        ItemSealing.seal(data: data, into: &row, itemKey: itemKey)
+                        ItemSealing.seal(attributes: attributes, data: data, into: &row, itemKey: itemKey)
                         try Self.write(row, to: db)
                     } else {
                         // Same secret, same item key: re-wrap it (the class or flag may have changed) and re-seal the
