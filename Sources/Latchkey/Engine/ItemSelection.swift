@@ -20,6 +20,16 @@ struct ItemSelection {
     var unindexedFilters: [AttributeKey] { query.filters.keys.filter { ItemDigests.unindexed.contains($0) } }
 
     func candidates(_ db: Connection, includeData: Bool) throws -> [ItemRow] {
+        let (sql, arguments) = statement(includeData: includeData)
+        var rows: [ItemRow] = []
+        try db.forEachRow(sql, arguments) { row in
+            rows.append(try Self.decodeRow(row, itemClass: query.schema.itemClass, includeData: includeData))
+        }
+        return rows
+    }
+
+    /// The SELECT that finds the candidates, and its arguments.
+    func statement(includeData: Bool) -> (sql: String, arguments: [SQLValue]) {
         var sql = "SELECT \(Self.columns)\(includeData ? ", data" : "") FROM items WHERE class = ? AND tomb = 0"
         var arguments: [SQLValue] = [.text(query.schema.itemClass.rawValue)]
         switch query.synchronizable {
@@ -54,11 +64,7 @@ struct ItemSelection {
             }
         }
         sql += " ORDER BY row_id"
-        var rows: [ItemRow] = []
-        try db.forEachRow(sql, arguments) { row in
-            rows.append(try Self.decodeRow(row, itemClass: query.schema.itemClass, includeData: includeData))
-        }
-        return rows
+        return (sql, arguments)
     }
 
     /// Reads the plaintext columns (in the order of `columns`, then `data` when `includeData`); a row whose

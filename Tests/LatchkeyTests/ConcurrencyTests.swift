@@ -1,0 +1,78 @@
+import Foundation
+import Latchkey
+import Testing
+
+/// Many threads on one handle, several handles on one file, and several processes on one file: no lost
+/// update, and no "database is locked" reaching a caller.
+@Suite struct ConcurrencyTests {
+    let directory = TemporaryDirectory()
+
+    @Test func manyThreadsShareOneHandle() async throws {
+        let keychain = KeychainDatabase.inMemory()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for index in 0..<50 {
+                        let account = "w\(worker)-\(index)"
+                        try keychain.add(Fixture.password(service: "threads", account: account, secret: "v1"), caller: Fixture.app)
+                        try keychain.update(Fixture.query(service: "threads", account: account, returning: []),
+                                            with: ItemChanges(data: Data("v2-\(account)".utf8)), caller: Fixture.app)
+                        let found = try keychain.copyMatching(Fixture.query(service: "threads", account: account),
+                                                              caller: Fixture.app)
+                        #expect(found.first?.data == Data("v2-\(account)".utf8))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try keychain.copyMatching(Fixture.query(service: "threads", limit: .all, returning: []),
+                                          caller: Fixture.app).count == 400)
+    }
+
+    @Test func severalHandlesOnOneFileSeeEachOthersWrites() async throws {
+        let path = directory.file("shared.keychain")
+        _ = try Fixture.newKeychain(in: directory, name: "shared.keychain")
+        let handles = try (0..<4).map { _ in
+            let handle = try KeychainDatabase.open(at: path)
+            try handle.unlock(with: Passphrase(Fixture.passphrase))
+            return handle
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (worker, handle) in handles.enumerated() {
+                group.addTask {
+                    for index in 0..<15 {
+                        try handle.add(Fixture.password(service: "handles", account: "h\(worker)-\(index)"), caller: Fixture.app)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for handle in handles {
+            #expect(try handle.copyMatching(Fixture.query(service: "handles", limit: .all, returning: []),
+                                            caller: Fixture.app).count == 60)
+        }
+    }
+
+    @Test func severalProcessesWriteOneFileWithoutLosingAnUpdate() async throws {
+        let path = directory.file("processes.keychain")
+        _ = try Fixture.newKeychain(in: directory, name: "processes.keychain")
+        let outputs = try await withThrowingTaskGroup(of: HelperProcess.Output.self) { group in
+            for worker in 0..<4 {
+                group.addTask { try HelperProcess.run(["adder", path, Fixture.passphrase, "p\(worker)", "25"]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for output in outputs {
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(output.stdout == "done\n")
+        }
+        let keychain = try KeychainDatabase.open(at: path)
+        try keychain.unlock(with: Passphrase(Fixture.passphrase))
+        let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
+        let all = try keychain.copyMatching(
+            ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: .data), caller: helper)
+        #expect(all.count == 100)
+        #expect(all.allSatisfy { $0.data == Data("v2".utf8) })
+        #expect(try keychain.verifyIntegrity().isHealthy)
+    }
+}

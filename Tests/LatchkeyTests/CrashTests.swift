@@ -1,0 +1,78 @@
+import Foundation
+import Latchkey
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A writer killed with SIGKILL at a random moment: after reopening, every acknowledged write is there,
+/// every item is its old or its new version, and the file passes the integrity check.
+///
+/// The default run kills 12 writers; `LATCHKEY_SOAK=1` kills 300.
+@Suite(.serialized) struct CrashTests {
+    static var trials: Int { ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1" ? 300 : 12 }
+
+    @Test func killedWritersLoseNothingAcknowledged() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("crash.keychain")
+        _ = try Fixture.newKeychain(in: directory, name: "crash.keychain")
+        let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
+        var acknowledged: [String: Int] = [:]
+        var generator = SystemRandomNumberGenerator()
+
+        for trial in 0..<Self.trials {
+            let log = directory.file("writer-\(trial).log")
+            #expect(FileManager.default.createFile(atPath: log, contents: nil))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: HelperProcess.executable)
+            process.arguments = ["writer", path, Fixture.passphrase, "\(UInt64.random(in: 1...UInt64.max, using: &generator))", "16"]
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            // Wait until the writer has opened the keychain, let it write for a random while, then kill it.
+            let deadline = Date().addingTimeInterval(30)
+            while !(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data(), as: UTF8.self)
+                .hasPrefix("ready")) && Date() < deadline && process.isRunning {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.25, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "writer exited early: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+
+            let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n")
+            for line in lines where line.hasPrefix("ack ") {
+                let parts = line.split(separator: " ")
+                if parts.count == 3, let version = Int(parts[2]) { acknowledged[String(parts[1])] = version }
+            }
+
+            let keychain = try KeychainDatabase.open(at: path)
+            try keychain.unlock(with: Passphrase(Fixture.passphrase))
+            let report = try keychain.verifyIntegrity()
+            #expect(report.isHealthy, "trial \(trial): \(report)")
+            let stored = try keychain.copyMatching(
+                ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: [.attributes, .data]),
+                caller: helper)
+            var versions: [String: Int] = [:]
+            for item in stored {
+                let account = try #require(item[.account]?.stringValue)
+                let text = String(decoding: try #require(item.data), as: UTF8.self)
+                #expect(text.hasPrefix("\(account)-"), "an item holds another item's value")
+                versions[account] = Int(text.split(separator: "-").last ?? "")
+            }
+            for (key, version) in acknowledged {
+                let found = versions[key] ?? 0
+                // The write in flight at the kill may have committed without being acknowledged.
+                #expect(found == version || found == version + 1, "trial \(trial): \(key) acknowledged \(version), found \(found)")
+                acknowledged[key] = found
+            }
+            for (key, version) in versions where acknowledged[key] == nil {
+                #expect(version == 1, "trial \(trial): \(key) appeared at version \(version) without acknowledgements")
+                acknowledged[key] = version
+            }
+        }
+        #expect(acknowledged.values.reduce(0, +) > Self.trials, "the writers wrote something")
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+@testable import Latchkey
+import LatchkeyStorage
+import Testing
+
+/// Lookups go through indexes: SQLite's plan for every query shape searches an index and never scans the
+/// items table, so the cost of a lookup does not grow with the number of items.
+@Suite struct QueryPlanTests {
+    let directory = TemporaryDirectory()
+
+    func plan(_ query: ItemQuery, caller: CallerIdentity = Fixture.app) throws -> String {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let validated = try RequestValidation.validate(query, caller: caller)
+        let selection = try keychain.selection(for: validated)
+        let (sql, arguments) = selection.statement(includeData: true)
+        let db = try Connection(path: directory.file("test.keychain"), mode: .readWrite)
+        var steps: [String] = []
+        try db.forEachRow("EXPLAIN QUERY PLAN " + sql, arguments) { steps.append($0.text(3) ?? "") }
+        return steps.joined(separator: "\n")
+    }
+
+    @Test func aWholePrimaryKeySearchesTheUniqueIndex() throws {
+        let text = try plan(Fixture.query(service: "mail", account: "alice"))
+        #expect(text.contains("SEARCH items USING INDEX sqlite_autoindex_items_2"), "\(text)")
+        #expect(!text.contains("SCAN items"), "\(text)")
+    }
+
+    @Test func aPartialKeySearchesTheAttributeIndex() throws {
+        let text = try plan(Fixture.query(service: "mail"))
+        #expect(text.contains("SEARCH item_index USING PRIMARY KEY (digest=?)"), "\(text)")
+        #expect(!text.contains("SCAN items"), "\(text)")
+    }
+
+    @Test func aPersistentReferenceSearchesTheIdIndex() throws {
+        let reference = Data("lkp1genp".utf8) + Data(count: 16)
+        let text = try plan(ItemQuery(.genericPassword, persistentReference: reference))
+        #expect(!text.contains("SCAN items"), "\(text)")
+    }
+
+    @Test func aClassListingUsesTheGroupIndex() throws {
+        let text = try plan(ItemQuery(.genericPassword, limit: .all))
+        #expect(text.contains("SEARCH items USING INDEX items_by_group"), "\(text)")
+    }
+}
