@@ -27,6 +27,9 @@ let package = Package(
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
         .target(name: "Latchkey", dependencies: ["LatchkeyCrypto", "LatchkeyStorage"]),
 
+        // The main job on the embedded default keychain, end to end (README, script/demo).
+        .executableTarget(name: "latchkey-demo", dependencies: ["Latchkey"]),
+
         // Spawned by tests that need a second process (umask, SIGKILL mid-write, several writers).
         .executableTarget(
             name: "latchkey-test-helper", dependencies: ["Latchkey"], path: "Tests/Helpers/latchkey-test-helper"),

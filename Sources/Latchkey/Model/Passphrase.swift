@@ -27,3 +27,8 @@ public struct Passphrase: Sendable, CustomStringConvertible {
     /// Always redacted.
     public var description: String { "Passphrase(redacted)" }
 }
+
+extension Passphrase: Equatable {
+    /// Compares the bytes in constant time.
+    public static func == (lhs: Passphrase, rhs: Passphrase) -> Bool { lhs.bytes.constantTimeEquals(rhs.bytes) }
+}
