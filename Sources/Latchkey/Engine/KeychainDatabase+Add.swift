@@ -16,6 +16,83 @@ extension KeychainDatabase {
     public func add(_ item: NewItem, caller: CallerIdentity, returning: ReturnOptions = []) throws(KeychainError)
         -> ItemResult?
     {
+        let prepared = try prepareAdd(item, caller: caller)
+        let stored = try mappingStorageErrors { try queue.write { db in try prepared.insert(into: db) } }
+        return prepared.result(for: stored, returning: returning)
+    }
+
+    /// Adds the item, or — when a live item has its primary key — updates that item with the new item's
+    /// other attributes and data, in one transaction: the old value is never deleted before the new one is
+    /// safely stored (unlike delete-then-add). Returns true when the item was added.
+    @discardableResult
+    public func addOrUpdate(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> Bool {
+        let prepared = try prepareAdd(item, caller: caller)
+        var matching = prepared.validated.attributes.filter { prepared.validated.schema.primaryKey.contains($0.key) }
+        for name in prepared.validated.schema.primaryKey where matching[name] == nil {
+            matching[name] = prepared.validated.schema.defaultValue(for: name)
+        }
+        matching[.accessGroup] = .string(prepared.validated.group)
+        let query = ItemQuery(
+            item.itemClass, matching: matching, synchronizable: prepared.validated.synchronizable ? .yes : .no,
+            limit: .all)
+        var changes = ItemChanges(
+            attributes: prepared.validated.attributes.filter { !prepared.validated.schema.primaryKey.contains($0.key) },
+            data: item.data ?? Data())
+        if item.attributes[.accessible] != nil {
+            changes.attributes[.accessible] = .string(prepared.validated.accessibility.rawValue)
+        }
+        let update = try prepareUpdate(query, with: changes, caller: caller)
+        return try mappingStorageErrors {
+            try queue.write { db in
+                do {
+                    _ = try prepared.insert(into: db)
+                    return true
+                } catch let error as KeychainError where error.status == .duplicateItem {
+                    _ = try update.apply(to: db)
+                    return false
+                }
+            }
+        }
+    }
+
+    /// Everything an add needs that does not touch the database: validation, keys, digests.
+    struct PreparedAdd {
+        let validated: ValidatedAdd
+        let classKey: SecureBytes
+        let attributes: [AttributeKey: AttributeValue]
+        let template: ItemRow
+
+        /// Inserts the item (or replaces a tombstone with its primary key); `errSecDuplicateItem` when a
+        /// live item has it. Safe to run again when the transaction is retried.
+        func insert(into db: Connection) throws -> ItemRow {
+            var row = template
+            if let existing = try KeychainDatabase.rowWithPrimaryKey(of: template, in: db) {
+                guard existing.tombstone else { throw KeychainError(.duplicateItem) }
+                // Adding over a tombstone replaces it, keeping the item id so sync sees one history.
+                row.rowID = existing.rowID
+                row.id = existing.id
+                row.version = existing.version + 1
+            } else {
+                row.id = SecureRandom.bytes(16)
+            }
+            let itemKey = ItemSealing.newItemKey()
+            ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
+            ItemSealing.seal(attributes: attributes, data: validated.data, into: &row, itemKey: itemKey)
+            try KeychainDatabase.write(row, to: db)
+            return row
+        }
+
+        func result(for stored: ItemRow, returning: ReturnOptions) -> ItemResult? {
+            guard !returning.isEmpty else { return nil }
+            let wantsData = returning.contains(.data) || returning.contains(.reference)
+            return ItemResult(
+                itemClass: stored.itemClass, attributes: attributes,
+                data: wantsData ? (validated.data ?? Data()) : nil,
+                persistentReference: PersistentReference.make(itemClass: stored.itemClass, id: stored.id))
+        }
+    }
+
+    func prepareAdd(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> PreparedAdd {
         let validated = try RequestValidation.validate(item, caller: caller)
         let keys = vault.snapshot()
         guard let classKey = keys.classKey(for: validated.accessibility) else {
@@ -32,43 +109,14 @@ extension KeychainDatabase {
         attributes[.synchronizable] = .number(validated.synchronizable ? 1 : 0)
         attributes[.creationDate] = .date(now)
         attributes[.modificationDate] = .date(now)
-        let finalAttributes = attributes
-
-        var template = ItemRow(
+        let template = ItemRow(
             rowID: nil, id: Data(), itemClass: schema.itemClass,
             groupDigest: ItemDigests.group(validated.group, key: indexKey),
             accessibility: validated.accessibility, synchronizable: validated.synchronizable, tombstone: false,
             version: 1, primaryKeyDigest: ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey),
             indexDigests: ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey),
             wrappedKey: Data(), sealedAttributes: Data(), sealedData: nil)
-
-        let stored: ItemRow = try mappingStorageErrors {
-            try queue.write { db in
-                if let existing = try Self.rowWithPrimaryKey(of: template, in: db) {
-                    guard existing.tombstone else { throw KeychainError(.duplicateItem) }
-                    // Adding over a tombstone replaces it, keeping the item id so sync sees one history.
-                    template.rowID = existing.rowID
-                    template.id = existing.id
-                    template.version = existing.version + 1
-                } else {
-                    template.rowID = nil
-                    template.id = SecureRandom.bytes(16)
-                    template.version = 1
-                }
-                var row = template
-                let itemKey = ItemSealing.newItemKey()
-                ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
-                ItemSealing.seal(attributes: finalAttributes, data: validated.data, into: &row, itemKey: itemKey)
-                try Self.write(row, to: db)
-                return row
-            }
-        }
-        guard !returning.isEmpty else { return nil }
-        let wantsData = returning.contains(.data) || returning.contains(.reference)
-        return ItemResult(
-            itemClass: schema.itemClass, attributes: finalAttributes,
-            data: wantsData ? (validated.data ?? Data()) : nil,
-            persistentReference: PersistentReference.make(itemClass: schema.itemClass, id: stored.id))
+        return PreparedAdd(validated: validated, classKey: classKey, attributes: attributes, template: template)
     }
 
     /// The row (live or tombstone) holding the same primary key, class, group and sync flag as `row`.

@@ -12,87 +12,100 @@ extension KeychainDatabase {
     public func update(_ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity) throws(KeychainError)
         -> Int
     {
+        let prepared = try prepareUpdate(query, with: changes, caller: caller)
+        return try mappingStorageErrors { try queue.write { db in try prepared.apply(to: db) } }
+    }
+
+    func prepareUpdate(_ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity) throws(KeychainError)
+        -> PreparedUpdate
+    {
         try Self.requireFilterOnly(query, operation: "update")
         let validated = try RequestValidation.validate(query, caller: caller)
         let change = try RequestValidation.validate(changes, schema: validated.schema, caller: caller)
-        let selection = try selection(for: validated)
-        let keys = selection.keys
-        let indexKey = selection.indexKey
-        let schema = validated.schema
-        let now = Date()
+        return PreparedUpdate(selection: try selection(for: validated), change: change, now: Date())
+    }
 
-        return try mappingStorageErrors {
-            try queue.write { db in
-                var updated = 0
-                var damaged = 0
-                for candidate in try selection.candidates(db, includeData: false) {
-                    let opened: ItemSelection.Opened
-                    do {
-                        guard let match = try selection.open(candidate) else { continue }
-                        opened = match
-                    } catch let error as KeychainError where error.status == .decode {
-                        damaged += 1
-                        continue
-                    }
-                    var attributes = opened.attributes
-                    attributes.merge(change.attributes) { _, new in new }
-                    let group = change.group ?? attributes[.accessGroup]?.stringValue ?? ""
-                    let accessibility = change.accessibility ?? opened.row.accessibility
-                    let synchronizable = change.synchronizable ?? opened.row.synchronizable
-                    try RequestValidation.checkSyncAllowed(synchronizable, accessibility)
-                    attributes[.accessGroup] = .string(group)
-                    attributes[.accessible] = .string(accessibility.rawValue)
-                    attributes[.synchronizable] = .number(synchronizable ? 1 : 0)
-                    attributes[.modificationDate] = .date(now)
-                    guard let classKey = keys.classKey(for: accessibility) else {
-                        throw KeychainError.locked(
-                            "items cannot move to accessibility \(accessibility.rawValue) while the keychain is \(keys.lockState)")
-                    }
+    /// An update, validated and ready to run inside a write transaction.
+    struct PreparedUpdate {
+        let selection: ItemSelection
+        let change: ValidatedChanges
+        let now: Date
 
-                    var row = opened.row
-                    row.groupDigest = ItemDigests.group(group, key: indexKey)
-                    row.accessibility = accessibility
-                    row.synchronizable = synchronizable
-                    row.version += 1
-                    row.primaryKeyDigest = ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey)
-                    let oldIndex = opened.row
-                    row.indexDigests = ItemDigests.indexEntries(
-                        itemClass: schema.itemClass, attributes: attributes, key: indexKey)
-
-                    if let clash = try Self.rowWithPrimaryKey(of: row, in: db, excluding: row.rowID) {
-                        guard clash.tombstone else {
-                            throw KeychainError(.duplicateItem, "the update would give two items the same primary key")
-                        }
-                        try db.run("DELETE FROM items WHERE row_id = ?", [.integer(clash.rowID)])
-                    }
-
-                    if let data = change.data {
-                        let itemKey = ItemSealing.newItemKey()
-                        ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
-                        ItemSealing.seal(attributes: attributes, data: data, into: &row, itemKey: itemKey)
-                        try Self.write(row, to: db)
-                    } else {
-                        // Same secret, same item key: re-wrap it (the class or flag may have changed) and re-seal the
-                        // attributes (the version changed); the secret's ciphertext stays as it is.
-                        ItemSealing.wrap(opened.itemKey, into: &row, classKey: classKey)
-                        ItemSealing.seal(attributes: attributes, into: &row, itemKey: opened.itemKey)
-                        try Self.writeKeepingData(row, to: db)
-                    }
-                    try Self.removeIndexEntries(of: oldIndex, in: db)
-                    for digest in row.indexDigests {
-                        try db.run(
-                            "INSERT OR IGNORE INTO item_index (digest, item) VALUES (?, ?)",
-                            [.blob(digest), .integer(row.rowID!)])
-                    }
-                    updated += 1
+        /// Updates every match; returns how many. Safe to run again when the transaction is retried.
+        func apply(to db: Connection) throws -> Int {
+            let keys = selection.keys
+            let indexKey = selection.indexKey
+            let schema = selection.query.schema
+            var updated = 0
+            var damaged = 0
+            for candidate in try selection.candidates(db, includeData: false) {
+                let opened: ItemSelection.Opened
+                do {
+                    guard let match = try selection.open(candidate) else { continue }
+                    opened = match
+                } catch {
+                    guard error.status == .decode else { throw error }
+                    damaged += 1
+                    continue
                 }
-                if updated == 0 {
-                    throw damaged > 0
-                        ? KeychainError.decode("\(damaged) matching item(s) are damaged")
-                        : KeychainError(.itemNotFound)
+                var attributes = opened.attributes
+                attributes.merge(change.attributes) { _, new in new }
+                let group = change.group ?? attributes[.accessGroup]?.stringValue ?? ""
+                let accessibility = change.accessibility ?? opened.row.accessibility
+                let synchronizable = change.synchronizable ?? opened.row.synchronizable
+                try RequestValidation.checkSyncAllowed(synchronizable, accessibility)
+                attributes[.accessGroup] = .string(group)
+                attributes[.accessible] = .string(accessibility.rawValue)
+                attributes[.synchronizable] = .number(synchronizable ? 1 : 0)
+                attributes[.modificationDate] = .date(now)
+                guard let classKey = keys.classKey(for: accessibility) else {
+                    throw KeychainError.locked(
+                        "items cannot move to accessibility \(accessibility.rawValue) while the keychain is \(keys.lockState)")
                 }
-                return updated
+
+                var row = opened.row
+                row.groupDigest = ItemDigests.group(group, key: indexKey)
+                row.accessibility = accessibility
+                row.synchronizable = synchronizable
+                row.version += 1
+                row.primaryKeyDigest = ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey)
+                let oldIndex = opened.row
+                row.indexDigests = ItemDigests.indexEntries(
+                    itemClass: schema.itemClass, attributes: attributes, key: indexKey)
+
+                if let clash = try KeychainDatabase.rowWithPrimaryKey(of: row, in: db, excluding: row.rowID) {
+                    guard clash.tombstone else {
+                        throw KeychainError(.duplicateItem, "the update would give two items the same primary key")
+                    }
+                    try db.run("DELETE FROM items WHERE row_id = ?", [.integer(clash.rowID)])
+                }
+
+                if let data = change.data {
+                    let itemKey = ItemSealing.newItemKey()
+                    ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
+                    ItemSealing.seal(attributes: attributes, data: data, into: &row, itemKey: itemKey)
+                    try KeychainDatabase.write(row, to: db)
+                } else {
+                    // Same secret, same item key: re-wrap it (the class or flag may have changed) and re-seal the
+                    // attributes (the version changed); the secret's ciphertext stays as it is.
+                    ItemSealing.wrap(opened.itemKey, into: &row, classKey: classKey)
+                    ItemSealing.seal(attributes: attributes, into: &row, itemKey: opened.itemKey)
+                    try KeychainDatabase.writeKeepingData(row, to: db)
+                }
+                try KeychainDatabase.removeIndexEntries(of: oldIndex, in: db)
+                for digest in row.indexDigests {
+                    try db.run(
+                        "INSERT OR IGNORE INTO item_index (digest, item) VALUES (?, ?)",
+                        [.blob(digest), .integer(row.rowID!)])
+                }
+                updated += 1
             }
+            if updated == 0 {
+                throw damaged > 0
+                    ? KeychainError.decode("\(damaged) matching item(s) are damaged")
+                    : KeychainError(.itemNotFound)
+            }
+            return updated
         }
     }
 
