@@ -2,17 +2,20 @@
 import PackageDescription
 
 /// Settings every Swift target shares: Swift 6 language mode (strict concurrency) and warnings as errors.
-let strictSettings: [SwiftSetting] = [
+let commonSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
     .treatAllWarnings(as: .error),
 ]
+/// Library and tool code also makes every import internal unless marked otherwise.
+let strictSettings = commonSettings + [.enableUpcomingFeature("InternalImportsByDefault")]
 
 let package = Package(
     name: "Latchkey",
     products: [
         .library(name: "Latchkey", targets: ["Latchkey"]),
+        .library(name: "LatchkeySecurity", targets: ["LatchkeySecurity"]),
+        .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
     ],
     targets: [
         // C libraries from Debian's packages; each is imported by exactly one Swift module.
@@ -26,23 +29,39 @@ let package = Package(
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
         .target(name: "Latchkey", dependencies: ["LatchkeyCrypto", "LatchkeyStorage"]),
+        .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
+        .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
+
+        // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
+        .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),
 
         // The main job on the embedded default keychain, end to end (README, script/demo).
         .executableTarget(name: "latchkey-demo", dependencies: ["Latchkey"]),
 
         // Spawned by tests that need a second process (umask, SIGKILL mid-write, several writers).
         .executableTarget(
-            name: "latchkey-test-helper", dependencies: ["Latchkey"], path: "Tests/Helpers/latchkey-test-helper"),
+            name: "latchkey-test-helper", dependencies: ["Latchkey", "LatchkeySecurity", "SeedManagers"],
+            path: "Tests/Helpers/latchkey-test-helper"),
 
+        // Shared by the test targets: temporary directories, the helper process, status extraction.
+        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey"], path: "Tests/Support"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto"]),
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage"]),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "latchkey-test-helper"]),
+            dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper"]),
+        .testTarget(
+            name: "LatchkeyAPITests",
+            dependencies: [
+                "Latchkey", "LatchkeySecurity", "LatchkeyTesting", "SeedManagers", "LatchkeyTestSupport",
+                "latchkey-test-helper",
+            ]),
 
     ]
 )
 
 for target in package.targets where target.type != .system {
-    target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+    // Examples read like user code: plain `import`s, so no InternalImportsByDefault there.
+    let settings = target.name == "SeedManagers" ? commonSettings : strictSettings
+    target.swiftSettings = (target.swiftSettings ?? []) + settings
 }

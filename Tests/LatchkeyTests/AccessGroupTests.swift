@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// Access groups: the Linux counterpart of entitlements (SEMANTICS.md §2 and §5).

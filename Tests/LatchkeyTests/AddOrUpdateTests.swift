@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// `addOrUpdate`: the atomic upsert behind `Keychain.set` — never delete-then-add.

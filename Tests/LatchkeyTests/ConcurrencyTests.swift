@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// Many threads on one handle, several handles on one file, and several processes on one file: no lost

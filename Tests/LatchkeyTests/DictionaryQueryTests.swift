@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// Apple-style dictionaries through `DatabaseBackend`: key dispatch, value types, and the errors that

@@ -1,6 +1,7 @@
 import Foundation
 import Latchkey
 import LatchkeyStorage
+import LatchkeyTestSupport
 import Testing
 
 /// The keychain file: creation, permissions whatever the umask, and refusal of unsafe, foreign, damaged

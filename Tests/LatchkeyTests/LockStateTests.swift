@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// SEMANTICS.md §4, table-driven: which accessibility classes are available in which lock state.

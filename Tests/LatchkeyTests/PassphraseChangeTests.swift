@@ -1,6 +1,7 @@
 import Foundation
 import Latchkey
 import LatchkeyStorage
+import LatchkeyTestSupport
 import Testing
 
 @Suite struct PassphraseChangeTests {

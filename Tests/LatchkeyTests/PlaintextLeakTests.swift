@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// No secret and no attribute value ever reaches the disk in plaintext: database, WAL, shared memory,

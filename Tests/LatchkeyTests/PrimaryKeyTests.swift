@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// SEMANTICS.md §1, table-driven: each class's primary key, its defaults, and attributes of other classes.

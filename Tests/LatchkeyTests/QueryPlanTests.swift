@@ -1,6 +1,7 @@
 import Foundation
 @testable import Latchkey
 import LatchkeyStorage
+import LatchkeyTestSupport
 import Testing
 
 /// Lookups go through indexes: SQLite's plan for every query shape searches an index and never scans the

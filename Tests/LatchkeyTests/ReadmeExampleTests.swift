@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// The README's Swift examples, verbatim, run as tests; a second test checks that every ```swift block of

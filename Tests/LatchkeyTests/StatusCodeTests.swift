@@ -1,4 +1,5 @@
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
 /// SEMANTICS.md §3: every status with Apple's value and message.

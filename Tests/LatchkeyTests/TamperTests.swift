@@ -1,6 +1,7 @@
 import Foundation
 import Latchkey
 import LatchkeyStorage
+import LatchkeyTestSupport
 import Testing
 
 /// Damage to the stored rows: every changed byte, swapped blob or moved row makes that item fail with

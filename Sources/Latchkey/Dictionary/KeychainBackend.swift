@@ -12,6 +12,21 @@ public protocol KeychainBackend: Sendable {
     func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError)
     /// `SecItemDelete`.
     func delete(_ query: [String: Any]) throws(KeychainError)
+    /// Stores `attributes` (with `kSecValueData`) in the item `query` names: adds it, or updates it when it
+    /// exists. The default implementation adds and, on `errSecDuplicateItem`, updates — never
+    /// delete-then-add, so a failure cannot lose the old value; `DatabaseBackend` does it in one transaction.
+    func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError)
+}
+
+extension KeychainBackend {
+    public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
+        do {
+            _ = try add(query.merging(attributes) { _, new in new })
+        } catch {
+            guard error.status == .duplicateItem else { throw error }
+            try update(query, with: attributes)
+        }
+    }
 }
 
 /// Serves the dictionary operations from a `KeychainDatabase` for one caller identity.
@@ -53,6 +68,11 @@ public struct DatabaseBackend: KeychainBackend {
     public func delete(_ query: [String: Any]) throws(KeychainError) {
         let decoded = try DictionaryDecoding.decode(query, for: .delete)
         try database.delete(itemQuery(decoded, limit: .all), caller: caller)
+    }
+
+    public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
+        let decoded = try DictionaryDecoding.decode(query.merging(attributes) { _, new in new }, for: .add)
+        try database.addOrUpdate(NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data), caller: caller)
     }
 
     private func itemQuery(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) -> ItemQuery {

@@ -2,6 +2,8 @@
 // while being killed, and to hammer one file from several processes.
 import Foundation
 import Latchkey
+import LatchkeySecurity
+import SeedManagers
 
 #if canImport(Glibc)
 import Glibc
@@ -108,6 +110,52 @@ case "adder":
     }
     say("done")
 
+case "api":
+    // api set|get|remove <service> <key> [value]: the friendly Keychain API on the default connection
+    // (LATCHKEY_KEYCHAIN, LATCHKEY_PASSPHRASE, LATCHKEY_APPLICATION_ID), as an app in its own process would.
+    guard arguments.count >= 5 else { fail("bad arguments") }
+    let keychain = Keychain(service: arguments[3])
+    do {
+        switch arguments[2] {
+        case "set" where arguments.count == 6: try keychain.set(arguments[5], forKey: arguments[4])
+        case "get": say(try keychain.string(forKey: arguments[4]) ?? "<nil>")
+        case "remove": say(try keychain.remove(arguments[4]) ? "removed" : "absent")
+        case "set-login" where arguments.count == 8:
+            try keychain.set(LoginInfo(enterpriseID: arguments[5], account: arguments[6], password: arguments[7]),
+                             forKey: arguments[4])
+        case "get-login":
+            let info = try keychain.value(LoginInfo.self, forKey: arguments[4])
+            say(info.map { "\($0.enterpriseID) \($0.account) \($0.password)" } ?? "<nil>")
+        default: fail("bad api command")
+        }
+    } catch {
+        fail("api: \(error.status.rawValue) \(error.message)")
+    }
+
+case "seed":
+    // seed save|read|delete [enterprise account password]: ZJKeyChainManager over the global SecItem
+    // functions and the default connection.
+    guard arguments.count >= 3 else { fail("bad arguments") }
+    switch arguments[2] {
+    case "save" where arguments.count == 6:
+        ZJKeyChainManager.saveLoginInfoToKeyChain(enterpriseID: arguments[3], account: arguments[4], password: arguments[5])
+        say(SecCopyLastErrorDetail() ?? "saved")
+    case "read":
+        let info = ZJKeyChainManager.readLoginInfoFromKeyChain()
+        say(info.isEmpty ? "<empty>" : info.joined(separator: " "))
+    case "delete":
+        ZJKeyChainManager.deleteLoginInfoFromKeyChain()
+        say("deleted")
+    default: fail("bad seed command")
+    }
+
 default:
     fail("unknown command \(arguments[1])")
+}
+
+/// The seeds' login information as a Codable value.
+struct LoginInfo: Codable {
+    var enterpriseID: String
+    var account: String
+    var password: String
 }

@@ -1,27 +1,8 @@
 import Foundation
 import Latchkey
+import LatchkeyTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// A private temporary directory (mode 0700), removed when the value is released.
-final class TemporaryDirectory: @unchecked Sendable {
-    // @unchecked: immutable after init.
-    let path: String
-
-    init() {
-        var template = Array((NSTemporaryDirectory() + "/latchkey-test-XXXXXX").utf8CString)
-        let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(result != nil, "mkdtemp failed")
-        path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Test fixtures: a fresh keychain file per test, with the cheapest key derivation Latchkey accepts.
 enum Fixture {
@@ -50,15 +31,3 @@ enum Fixture {
     }
 }
 
-/// The status of a thrown `KeychainError`, or nil when `body` does not throw.
-func status(_ body: () throws -> Void) -> KeychainStatus? {
-    do {
-        try body()
-        return nil
-    } catch let error as KeychainError {
-        return error.status
-    } catch {
-        Issue.record("unexpected error type: \(error)")
-        return nil
-    }
-}

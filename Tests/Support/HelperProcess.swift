@@ -1,24 +1,25 @@
 import Foundation
 
 /// Runs the `latchkey-test-helper` executable that SwiftPM builds beside the test bundle.
-enum HelperProcess {
-    static var executable: String {
+public enum HelperProcess {
+    public static var executable: String {
         let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent("latchkey-test-helper").path
     }
 
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+    public struct Output: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
     }
 
     /// Runs the helper to completion.
-    static func run(_ arguments: [String]) throws -> Output {
+    public static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+
+/// Which keychain a `Keychain` value uses, for which application, and how it is unlocked.
+///
+/// The default is the embedded default keychain (`KeychainLocation.defaultPath()`: `LATCHKEY_KEYCHAIN`, else
+/// `$XDG_DATA_HOME/latchkey/login.keychain`), opened in this process and unlocked once with the passphrase
+/// from `PassphraseSource.automatic()` (`LATCHKEY_PASSPHRASE` if set, else a terminal prompt). If the file
+/// does not exist, the first operation creates it with that passphrase (asking twice at a prompt).
+///
+/// ```swift
+/// let tokens = Keychain(service: "com.example.api")                       // the default
+/// let custom = Keychain(service: "com.example.api",
+///                       connection: .embedded(path: "/srv/app/app.keychain", passphrase: .keyFile("/run/secrets/kc")))
+/// ```
+public struct KeychainConnection: Sendable {
+    enum Kind: Sendable {
+        case embedded(path: String, passphrase: PassphraseSource, applicationIdentifier: String)
+        case database(KeychainDatabase, applicationIdentifier: String)
+        case backend(any KeychainBackend)
+    }
+
+    let kind: Kind
+
+    /// The embedded default keychain, unlocked from `PassphraseSource.automatic()`.
+    public static var `default`: KeychainConnection { .embedded() }
+
+    /// A keychain file opened in this process. Every `Keychain` using the same path shares one open,
+    /// unlocked handle.
+    public static func embedded(
+        path: String = KeychainLocation.defaultPath(), passphrase: PassphraseSource = .automatic(),
+        applicationIdentifier: String = defaultApplicationIdentifier
+    ) -> KeychainConnection {
+        KeychainConnection(kind: .embedded(path: path, passphrase: passphrase, applicationIdentifier: applicationIdentifier))
+    }
+
+    /// A keychain you opened yourself (or an in-memory one), used as `applicationIdentifier`.
+    public static func database(_ database: KeychainDatabase, applicationIdentifier: String = defaultApplicationIdentifier)
+        -> KeychainConnection
+    {
+        KeychainConnection(kind: .database(database, applicationIdentifier: applicationIdentifier))
+    }
+
+    /// Any backend of the four dictionary operations (on Apple platforms, the system's `SecItem…`).
+    public static func backend(_ backend: any KeychainBackend) -> KeychainConnection {
+        KeychainConnection(kind: .backend(backend))
+    }
+
+    /// `LATCHKEY_APPLICATION_ID` when set, else the bundle identifier, else the process name.
+    public static var defaultApplicationIdentifier: String {
+        if let id = ProcessInfo.processInfo.environment["LATCHKEY_APPLICATION_ID"], !id.isEmpty { return id }
+        return Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+    }
+
+    /// The backend for a `Keychain` with `accessGroup`: the caller holds the application's own group and,
+    /// when given, `accessGroup` (in embedded mode the process holds the passphrase, so it may use any).
+    func backend(accessGroup: String?) throws(KeychainError) -> any KeychainBackend {
+        try backend(accessGroups: accessGroup.map { [$0] } ?? [])
+    }
+
+    /// The backend for a caller holding the application's own group plus `accessGroups`.
+    public func backend(accessGroups: [String]) throws(KeychainError) -> any KeychainBackend {
+        switch kind {
+        case .backend(let backend):
+            return backend
+        case .database(let database, let applicationIdentifier):
+            return DatabaseBackend(database: database, caller: Self.caller(applicationIdentifier, accessGroups))
+        case .embedded(let path, let passphrase, let applicationIdentifier):
+            let database = try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase)
+            return DatabaseBackend(database: database, caller: Self.caller(applicationIdentifier, accessGroups))
+        }
+    }
+
+    /// Opens (and unlocks) the keychain now instead of at the first operation, so a wrong passphrase or a
+    /// missing file shows up at start-up. Returns the database for embedded and database connections.
+    @discardableResult
+    public func open() throws(KeychainError) -> KeychainDatabase? {
+        switch kind {
+        case .backend: return nil
+        case .database(let database, _): return database
+        case .embedded(let path, let passphrase, _):
+            return try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase)
+        }
+    }
+
+    private static func caller(_ applicationIdentifier: String, _ accessGroups: [String]) -> CallerIdentity {
+        var groups = [applicationIdentifier]
+        for group in accessGroups where !groups.contains(group) { groups.append(group) }
+        return CallerIdentity(applicationIdentifier: applicationIdentifier, accessGroups: groups)
+    }
+}
+
+/// The keychain files this process has opened in embedded mode, each opened and unlocked once.
+final class EmbeddedKeychains: Sendable {
+    static let shared = EmbeddedKeychains()
+    private let open = Mutex<[String: KeychainDatabase]>([:])
+
+    func database(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        if let cached = open.withLock({ $0[key] }) { return cached }
+        // Opening may prompt and runs Argon2id: done outside the lock; a racing opener's handle is dropped.
+        let database = try Self.openOrCreate(path: key, passphrase: passphrase)
+        return open.withLock { opened in
+            if let existing = opened[key] { return existing }
+            opened[key] = database
+            return database
+        }
+    }
+
+    /// Forgets every handle (for tests that delete keychain files).
+    func removeAll() { open.withLock { $0.removeAll() } }
+
+    private static func openOrCreate(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
+        if FileSystem.exists(path) {
+            let database = try KeychainDatabase.open(at: path)
+            try database.unlock(with: try passphrase.read(prompt: "Passphrase for keychain \(path): "))
+            return database
+        }
+        let chosen = try passphrase.read(prompt: "New passphrase for keychain \(path): ")
+        if passphrase == .prompt {
+            let again = try passphrase.read(prompt: "Repeat the new passphrase: ")
+            guard again == chosen else { throw KeychainError.param("the two passphrases differ") }
+        }
+        do {
+            return try KeychainDatabase.create(at: path, passphrase: chosen)
+        } catch {
+            // Another process created it meanwhile: open theirs.
+            guard error.status == .duplicateKeychain else { throw error }
+            let database = try KeychainDatabase.open(at: path)
+            try database.unlock(with: chosen)
+            return database
+        }
+    }
+}

@@ -1,0 +1,98 @@
+public import Foundation
+import Latchkey
+
+// Apple's four SecItem functions and SecCopyErrorMessageString, over Latchkey's engine. A dictionary goes
+// in, an OSStatus comes out, and the result (when asked for) comes back through the out-parameter in
+// Apple's shapes: `Data`, `[String: Any]`, or an array of those, as Foundation objects.
+
+/// Adds an item (`SecItemAdd`). `result` receives what the `kSecReturn…` keys ask for; asking for a result
+/// with a nil `result` pointer is `errSecParam`.
+@discardableResult
+public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    guard let dictionary = swiftDictionary(attributes) else { return errSecParam }
+    if result == nil && asksForResult(dictionary) { return errSecParam }
+    return run { () throws(KeychainError) in
+        let value = try SecItemConfiguration.backend().add(dictionary)
+        result?.pointee = value.map(foundationObject)
+    }
+}
+
+/// Finds items (`SecItemCopyMatching`).
+@discardableResult
+public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    guard let dictionary = swiftDictionary(query) else { return errSecParam }
+    if result == nil && asksForResult(dictionary) { return errSecParam }
+    return run { () throws(KeychainError) in
+        let value = try SecItemConfiguration.backend().copyMatching(dictionary)
+        result?.pointee = value.map(foundationObject)
+    }
+}
+
+/// Updates every matching item (`SecItemUpdate`).
+@discardableResult
+public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
+    guard let dictionary = swiftDictionary(query), let changes = swiftDictionary(attributesToUpdate) else {
+        return errSecParam
+    }
+    return run { () throws(KeychainError) in try SecItemConfiguration.backend().update(dictionary, with: changes) }
+}
+
+/// Deletes every matching item (`SecItemDelete`).
+@discardableResult
+public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
+    guard let dictionary = swiftDictionary(query) else { return errSecParam }
+    return run { () throws(KeychainError) in try SecItemConfiguration.backend().delete(dictionary) }
+}
+
+/// Apple's message for a status (`SecCopyErrorMessageString`); `"OSStatus <n>"` for an unknown one.
+public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
+    NSString(string: KeychainStatus(rawValue: status).message)
+}
+
+/// The detail of the most recent failure on this thread (what Apple writes to its log): which key, which
+/// limit, which file. Never a secret. Latchkey's own addition; nil after a success.
+public func SecCopyLastErrorDetail() -> String? {
+    Thread.current.threadDictionary[lastErrorKey] as? String
+}
+
+private let lastErrorKey = "latchkey.SecItem.lastErrorDetail"
+
+private func run(_ body: () throws(KeychainError) -> Void) -> OSStatus {
+    do {
+        try body()
+        Thread.current.threadDictionary.removeObject(forKey: lastErrorKey)
+        return errSecSuccess
+    } catch {
+        Thread.current.threadDictionary[lastErrorKey] = error.message
+        return error.status.rawValue
+    }
+}
+
+private func swiftDictionary(_ dictionary: CFDictionary) -> [String: Any]? {
+    var result: [String: Any] = [:]
+    for (key, value) in dictionary {
+        guard let name = key as? String else { return nil }
+        result[name] = value
+    }
+    return result
+}
+
+private func asksForResult(_ dictionary: [String: Any]) -> Bool {
+    ["r_Data", "r_Attributes", "r_Ref", "r_PersistentRef"].contains { key in
+        guard let value = dictionary[key] else { return false }
+        return (value as? Bool) ?? (value as? NSNumber)?.boolValue ?? false
+    }
+}
+
+/// A Swift result as the Foundation object Apple's API hands out.
+private func foundationObject(_ value: Any) -> AnyObject {
+    switch value {
+    case let data as Data: return NSData(data: data)
+    case let dictionary as [String: Any]: return NSDictionary(dictionary: dictionary.mapValues(foundationObject))
+    case let array as [Any]: return NSArray(array: array.map(foundationObject))
+    case let text as String: return NSString(string: text)
+    case let number as Int: return NSNumber(value: number)
+    case let date as Date: return NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)
+    default: return value as AnyObject
+    }
+}
