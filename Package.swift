@@ -32,6 +32,9 @@ let package = Package(
         .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
+        // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
+        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),
+
         // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
         .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),
 

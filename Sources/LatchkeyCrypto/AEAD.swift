@@ -34,17 +34,19 @@ package enum AEAD {
     }
 
     /// Encrypts `plaintext` under `key`, authenticating `associatedData` too.
-    package static func seal(_ plaintext: Data, key: SecureBytes, associatedData: Data) -> Data {
+    package static func seal(_ plaintext: Data, key: SecureBytes, associatedData: some ContiguousBytes) -> Data {
         plaintext.withUnsafeBytes { p in associatedData.withUnsafeBytes { seal(p, key: key, associatedData: $0) } }
     }
 
     /// Encrypts key material (for wrapping one key under another).
-    package static func seal(_ plaintext: SecureBytes, key: SecureBytes, associatedData: Data) -> Data {
+    package static func seal(_ plaintext: SecureBytes, key: SecureBytes, associatedData: some ContiguousBytes) -> Data {
         plaintext.withUnsafeBytes { p in associatedData.withUnsafeBytes { seal(p, key: key, associatedData: $0) } }
     }
 
     /// Decrypts a box made by `seal`; throws `CryptoError.authenticationFailure` on any mismatch.
-    package static func open(_ box: Data, key: SecureBytes, associatedData: Data) throws(CryptoError) -> Data {
+    package static func open(_ box: Data, key: SecureBytes, associatedData: some ContiguousBytes) throws(CryptoError)
+        -> Data
+    {
         guard box.count >= overhead else { throw .truncated }
         var plaintext = Data(count: box.count - overhead)
         let ok = plaintext.withUnsafeMutableBytes { out in
@@ -55,11 +57,11 @@ package enum AEAD {
     }
 
     /// Decrypts a wrapped key straight into a `SecureBytes`, so the plaintext key never sits in `Data`.
-    package static func openKey(_ box: Data, key: SecureBytes, associatedData: Data) throws(CryptoError)
-        -> SecureBytes
-    {
+    package static func openKey(
+        _ box: Data, key: SecureBytes, associatedData: some ContiguousBytes, lifetime: SecureBytes.Lifetime = .longLived
+    ) throws(CryptoError) -> SecureBytes {
         guard box.count >= overhead else { throw .truncated }
-        return try SecureBytes(count: box.count - overhead) { (out) throws(CryptoError) in
+        return try SecureBytes(count: box.count - overhead, lifetime: lifetime) { (out) throws(CryptoError) in
             guard decrypt(box, into: out, key: key, associatedData: associatedData) else {
                 throw .authenticationFailure
             }
@@ -67,7 +69,7 @@ package enum AEAD {
     }
 
     private static func decrypt(
-        _ box: Data, into out: UnsafeMutableRawBufferPointer, key: SecureBytes, associatedData: Data
+        _ box: Data, into out: UnsafeMutableRawBufferPointer, key: SecureBytes, associatedData: some ContiguousBytes
     ) -> Bool {
         precondition(key.count == keyLength, "AEAD key must be \(keyLength) bytes")
         return box.withUnsafeBytes { boxBytes in

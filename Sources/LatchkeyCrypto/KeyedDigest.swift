@@ -16,7 +16,7 @@ package enum KeyedDigest {
     }
 
     /// The keyed digest of `message`, `length` bytes long (16 to 64).
-    package static func digest(_ message: Data, key: SecureBytes, length: Int = 32) -> Data {
+    package static func digest(_ message: some ContiguousBytes, key: SecureBytes, length: Int = 32) -> Data {
         message.withUnsafeBytes { digest($0, key: key, length: length) }
     }
 

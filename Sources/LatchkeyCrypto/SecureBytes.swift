@@ -9,16 +9,26 @@ package final class SecureBytes: @unchecked Sendable {
     package let count: Int
     private let isLocked: Bool
 
+    /// How long key material is expected to live, which decides whether its pages are locked.
+    package enum Lifetime: Sendable {
+        /// Held for a long time (class keys, the master key, passphrases): locked against swapping.
+        case longLived
+        /// Held for microseconds (one item's key during one operation): wiped on release but not
+        /// `mlock`ed — two system calls per item would cost more than the whole lookup, and the pages
+        /// are reused long before the kernel could swap them out.
+        case transient
+    }
+
     /// Creates a buffer of `count` bytes and lets `initializer` fill it. If the initializer throws, the
     /// partly written buffer is wiped before the error propagates.
     package init<E: Error>(
-        count: Int, initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void
+        count: Int, lifetime: Lifetime = .longLived, initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) {
         precondition(count >= 0)
         // One byte at least, so the pointer is always valid.
         let allocation = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
         allocation.initializeMemory(as: UInt8.self, repeating: 0, count: max(count, 1))
-        let locked = count > 0 && Sodium.lockMemory(allocation, count: count)
+        let locked = lifetime == .longLived && count > 0 && Sodium.lockMemory(allocation, count: count)
         do {
             try initializer(UnsafeMutableRawBufferPointer(start: allocation, count: count))
         } catch {
@@ -33,8 +43,8 @@ package final class SecureBytes: @unchecked Sendable {
     }
 
     /// Creates a buffer of `count` random bytes from the operating system's CSPRNG.
-    package convenience init(randomCount count: Int) {
-        self.init(count: count) { Sodium.fillRandom($0) }
+    package convenience init(randomCount count: Int, lifetime: Lifetime = .longLived) {
+        self.init(count: count, lifetime: lifetime) { Sodium.fillRandom($0) }
     }
 
     /// Copies `bytes` into a new secure buffer. The caller remains responsible for wiping its own copy.

@@ -121,7 +121,8 @@ package final class Connection {
     /// Runs `body` in a transaction: `BEGIN IMMEDIATE` (takes the write lock up front, so a reader can never
     /// fail to upgrade) or `BEGIN DEFERRED` for reads; commits when `body` returns, rolls back when it throws.
     package func transaction<T>(writing: Bool, _ body: () throws -> T) throws -> T {
-        try execute(writing ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        // Prepared once and reused: sqlite3_exec would parse the statement on every transaction.
+        try run(writing ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         let result: T
         do {
             result = try body()
@@ -130,7 +131,7 @@ package final class Connection {
             throw error
         }
         do {
-            try execute("COMMIT")
+            try run("COMMIT")
         } catch {
             rollbackIfNeeded()
             throw error

@@ -128,7 +128,7 @@ import Testing
         #expect(read(keychain, "o", caller: Fixture.other) == .success(Data("secret-o".utf8)))
         let report = try keychain.verifyIntegrity()
         #expect(report.damaged.count == 1)
-        #expect(report.damaged.first?.reason == "an item's attributes failed authentication; the item is damaged")
+        #expect(report.damaged.first?.reason == "an item's key failed authentication; the item is damaged")
     }
 
     @Test func aDamagedPrimaryKeyDigestHidesTheItemFromExactLookupsAndListingsReportIt() throws {

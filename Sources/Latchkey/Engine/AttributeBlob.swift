@@ -33,12 +33,17 @@ enum AttributeBlob {
     }
 
     static func decode(_ data: Data) -> [AttributeKey: AttributeValue]? {
-        var reader = ByteReader(data)
+        data.withUnsafeBytes { decode(ByteReader($0)) }
+    }
+
+    private static func decode(_ start: ByteReader) -> [AttributeKey: AttributeValue]? {
+        var reader = start
         do {
             guard try reader.readByte() == format else { return nil }
             let count = try reader.readUInt32()
             guard count <= 4096 else { return nil }
             var attributes: [AttributeKey: AttributeValue] = [:]
+            attributes.reserveCapacity(Int(count))
             for _ in 0..<count {
                 let key = AttributeKey(rawValue: try reader.readText())
                 guard let kind = AttributeKind(rawValue: try reader.readByte()) else { return nil }

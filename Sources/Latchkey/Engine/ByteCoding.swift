@@ -1,31 +1,35 @@
 import Foundation
 
 /// Appends fixed-width little-endian integers and length-prefixed fields: the building block of the
-/// encrypted attribute blob, the keybag and the associated data.
+/// encrypted attribute blob, the keybag records and the associated data. Backed by `[UInt8]`, which
+/// appends much faster than `Data`.
 struct ByteWriter {
-    private(set) var data = Data()
+    private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 64) { data.reserveCapacity(capacity) }
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
-    mutating func append(_ byte: UInt8) { data.append(byte) }
+    /// The bytes as `Data` (one copy).
+    var data: Data { Data(bytes) }
+
+    mutating func append(_ byte: UInt8) { bytes.append(byte) }
 
     mutating func append(_ value: UInt32) {
-        withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func append(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func append(_ value: Int64) { append(UInt64(bitPattern: value)) }
 
-    mutating func appendRaw(_ bytes: Data) { data.append(bytes) }
-    mutating func appendRaw(_ bytes: some Sequence<UInt8>) { data.append(contentsOf: bytes) }
+    mutating func appendRaw(_ raw: Data) { raw.withUnsafeBytes { bytes.append(contentsOf: $0) } }
+    mutating func appendRaw(_ raw: some Sequence<UInt8>) { bytes.append(contentsOf: raw) }
 
     /// A 32-bit length followed by the bytes.
-    mutating func appendField(_ bytes: Data) {
-        append(UInt32(bytes.count))
-        data.append(bytes)
+    mutating func appendField(_ field: Data) {
+        append(UInt32(field.count))
+        appendRaw(field)
     }
 
     /// A 32-bit length followed by the UTF-8 bytes.
@@ -33,54 +37,52 @@ struct ByteWriter {
         var text = text
         text.withUTF8 { utf8 in
             append(UInt32(utf8.count))
-            data.append(contentsOf: utf8)
+            bytes.append(contentsOf: utf8)
         }
     }
 }
 
-/// Reads what `ByteWriter` wrote; every read checks bounds and throws `ByteReader.Truncated`.
+/// Reads what `ByteWriter` wrote, straight from a buffer; every read checks bounds and throws
+/// `ByteReader.Truncated`. Use it inside `withUnsafeBytes`.
 struct ByteReader {
     struct Truncated: Error {}
 
-    private let data: Data
-    private var offset: Int
+    private let buffer: UnsafeRawBufferPointer
+    private var offset = 0
 
-    init(_ data: Data) {
-        self.data = data
-        self.offset = data.startIndex
-    }
+    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
-    var isAtEnd: Bool { offset == data.endIndex }
+    var isAtEnd: Bool { offset == buffer.count }
 
     mutating func readByte() throws(Truncated) -> UInt8 {
-        guard offset < data.endIndex else { throw Truncated() }
+        guard offset < buffer.count else { throw Truncated() }
         defer { offset += 1 }
-        return data[offset]
+        return buffer[offset]
     }
 
     mutating func readUInt32() throws(Truncated) -> UInt32 {
-        let bytes = try readRaw(4)
-        return bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+        UInt32(littleEndian: try readRawBuffer(4).loadUnaligned(as: UInt32.self))
     }
 
     mutating func readUInt64() throws(Truncated) -> UInt64 {
-        let bytes = try readRaw(8)
-        return bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        UInt64(littleEndian: try readRawBuffer(8).loadUnaligned(as: UInt64.self))
     }
 
     mutating func readInt64() throws(Truncated) -> Int64 { Int64(bitPattern: try readUInt64()) }
 
-    mutating func readRaw(_ count: Int) throws(Truncated) -> Data {
-        guard count >= 0, data.endIndex - offset >= count else { throw Truncated() }
+    mutating func readRawBuffer(_ count: Int) throws(Truncated) -> UnsafeRawBufferPointer {
+        guard count >= 0, buffer.count - offset >= count else { throw Truncated() }
         defer { offset += count }
-        return data.subdata(in: offset..<(offset + count))
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
     }
+
+    mutating func readRaw(_ count: Int) throws(Truncated) -> Data { Data(try readRawBuffer(count)) }
 
     mutating func readField() throws(Truncated) -> Data { try readRaw(Int(try readUInt32())) }
 
     mutating func readText() throws(Truncated) -> String {
-        let bytes = try readField()
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw Truncated() }
+        let raw = try readRawBuffer(Int(try readUInt32()))
+        guard let text = String(validating: raw, as: UTF8.self) else { throw Truncated() }
         return text
     }
 }

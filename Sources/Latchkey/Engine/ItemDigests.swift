@@ -14,7 +14,7 @@ enum ItemDigests {
         var writer = ByteWriter(capacity: 8 + group.utf8.count)
         writer.appendRaw("lk1/g".utf8)
         writer.appendField(group)
-        return KeyedDigest.digest(writer.data, key: key, length: shortLength)
+        return KeyedDigest.digest(writer.bytes, key: key, length: shortLength)
     }
 
     /// The digest of the class and its primary-key attributes in schema order, each missing one taking its
@@ -27,7 +27,7 @@ enum ItemDigests {
             writer.appendField(name.rawValue)
             writer.appendField(CanonicalValue.bytes(of: attributes[name] ?? schema.defaultValue(for: name)))
         }
-        return KeyedDigest.digest(writer.data, key: key, length: primaryKeyLength)
+        return KeyedDigest.digest(writer.bytes, key: key, length: primaryKeyLength)
     }
 
     static func index(itemClass: ItemClass, attribute: AttributeKey, value: AttributeValue, key: SecureBytes) -> Data {
@@ -36,7 +36,7 @@ enum ItemDigests {
         writer.appendField(itemClass.rawValue)
         writer.appendField(attribute.rawValue)
         writer.appendField(CanonicalValue.bytes(of: value))
-        return KeyedDigest.digest(writer.data, key: key, length: shortLength)
+        return KeyedDigest.digest(writer.bytes, key: key, length: shortLength)
     }
 
     /// Attributes kept out of the generic index: the bookkeeping ones live in their own columns or change

@@ -3,28 +3,22 @@ internal import LatchkeyCrypto
 
 /// Encrypts and decrypts items. Each item has its own random key, sealed under the class key of its
 /// accessibility; the attributes and the secret are sealed under the item key. The associated data binds
-/// each ciphertext to the item's id and to the plaintext columns it depends on, so an edited, swapped or
-/// moved row fails to open (errSecDecode) instead of yielding wrong plaintext.
+/// each ciphertext to its row, so an edited, swapped or moved row fails to open (errSecDecode) instead of
+/// yielding wrong plaintext:
 ///
-/// - item key: AD = `lk1/key ‖ id ‖ class ‖ pdmn ‖ sync` (no device-specific value, so sync can re-wrap
-///   the item key under another key without touching the ciphertexts below);
-/// - attributes: AD = `lk1/attrs ‖ id ‖ class ‖ agrp digest ‖ pdmn ‖ sync ‖ tomb ‖ version ‖ has data`;
+/// - item key: AD = `lk1/key ‖ id ‖ class ‖ agrp digest ‖ pdmn ‖ sync ‖ tomb ‖ version ‖ has data ‖
+///   primary-key digest ‖ index digests` — every plaintext column of the row. Unwrapping the key proves the
+///   row is as it was sealed, so a lookup needs neither the attributes decrypted nor a digest recomputed.
+///   (Sync re-wraps the key under a sync key with its own associated data; these local digests never leave
+///   the device.)
+/// - attributes: AD = `lk1/attrs ‖ id ‖ class ‖ version`: an older attribute blob restored into the row
+///   does not open.
 /// - secret: AD = `lk1/data ‖ id ‖ class`. A new secret always gets a new item key, so an older secret
-///   ciphertext restored into the row does not open.
+///   ciphertext restored into the row does not open either.
 enum ItemSealing {
-    static func keyAssociatedData(_ row: ItemRow) -> Data {
-        var writer = ByteWriter(capacity: 48)
+    static func keyAssociatedData(_ row: ItemRow) -> [UInt8] {
+        var writer = ByteWriter(capacity: 160)
         writer.appendRaw("lk1/key".utf8)
-        writer.appendField(row.id)
-        writer.appendField(row.itemClass.rawValue)
-        writer.appendField(row.accessibility.rawValue)
-        writer.append(row.synchronizable ? 1 as UInt8 : 0)
-        return writer.data
-    }
-
-    static func attributesAssociatedData(_ row: ItemRow) -> Data {
-        var writer = ByteWriter(capacity: 80)
-        writer.appendRaw("lk1/attrs".utf8)
         writer.appendField(row.id)
         writer.appendField(row.itemClass.rawValue)
         writer.appendField(row.groupDigest)
@@ -33,20 +27,32 @@ enum ItemSealing {
         writer.append(row.tombstone ? 1 as UInt8 : 0)
         writer.append(row.version)
         writer.append(row.hasData ? 1 as UInt8 : 0)
-        return writer.data
+        writer.appendField(row.primaryKeyDigest)
+        writer.append(UInt32(row.indexDigests.count))
+        for digest in row.indexDigests { writer.appendRaw(digest) }
+        return writer.bytes
     }
 
-    static func dataAssociatedData(_ row: ItemRow) -> Data {
+    static func attributesAssociatedData(_ row: ItemRow) -> [UInt8] {
+        var writer = ByteWriter(capacity: 48)
+        writer.appendRaw("lk1/attrs".utf8)
+        writer.appendField(row.id)
+        writer.appendField(row.itemClass.rawValue)
+        writer.append(row.version)
+        return writer.bytes
+    }
+
+    static func dataAssociatedData(_ row: ItemRow) -> [UInt8] {
         var writer = ByteWriter(capacity: 40)
         writer.appendRaw("lk1/data".utf8)
         writer.appendField(row.id)
         writer.appendField(row.itemClass.rawValue)
-        return writer.data
+        return writer.bytes
     }
 
-    static func newItemKey() -> SecureBytes { SecureBytes(randomCount: AEAD.keyLength) }
+    static func newItemKey() -> SecureBytes { SecureBytes(randomCount: AEAD.keyLength, lifetime: .transient) }
 
-    /// Seals the item key into `row.wrappedKey`.
+    /// Seals the item key into `row.wrappedKey`. Call it last: its associated data covers every column.
     static func wrap(_ itemKey: SecureBytes, into row: inout ItemRow, classKey: SecureBytes) {
         row.wrappedKey = AEAD.seal(itemKey, key: classKey, associatedData: keyAssociatedData(row))
     }
@@ -70,7 +76,8 @@ enum ItemSealing {
 
     static func unwrapKey(_ row: ItemRow, classKey: SecureBytes) throws(KeychainError) -> SecureBytes {
         do {
-            let key = try AEAD.openKey(row.wrappedKey, key: classKey, associatedData: keyAssociatedData(row))
+            let key = try AEAD.openKey(
+                row.wrappedKey, key: classKey, associatedData: keyAssociatedData(row), lifetime: .transient)
             guard key.count == AEAD.keyLength else { throw KeychainError.decode("item key has the wrong length") }
             return key
         } catch let error as KeychainError {

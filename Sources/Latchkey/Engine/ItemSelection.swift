@@ -6,18 +6,45 @@ internal import LatchkeyStorage
 ///
 /// The SQL narrows by class, tombstone, sync flag, access-group digests, accessibility, id, and either the
 /// primary-key digest (when the query names the whole primary key) or one index digest per attribute.
-/// Every candidate is then decrypted and checked against the query, so a damaged index can hide an item
-/// but can never make a query return an item that does not match.
+/// Each candidate's item key is then unwrapped; its associated data covers every plaintext column of the
+/// row (group, primary-key and index digests included), so a row that opens is exactly as it was sealed,
+/// and a filter is proven by its digest being among the row's sealed digests. A damaged index can hide an
+/// item but can never make a query return an item that does not match. Attributes are decrypted only when
+/// they are returned, or a filter cannot be proven by digests (`cdat`, `mdat`).
 struct ItemSelection {
     let query: ValidatedQuery
     let keys: KeyVault.Snapshot
     let indexKey: SecureBytes
+    /// Digests of the groups the query may see (nil: every group).
+    let groupDigests: [Data]?
+    /// The primary-key digest when the query names the whole primary key.
+    let primaryKeyDigest: Data?
+    /// Index digests of the filters not already proven by the primary-key digest.
+    let filterDigests: [Data]
+    /// Filters no digest can prove (the engine sets `cdat` and `mdat` itself and does not index them).
+    let unindexedFilters: [AttributeKey]
+
+    init(query: ValidatedQuery, keys: KeyVault.Snapshot, indexKey: SecureBytes) {
+        self.query = query
+        self.keys = keys
+        self.indexKey = indexKey
+        if case .only(let groups) = query.groups {
+            groupDigests = Array(Set(groups.map { ItemDigests.group($0, key: indexKey) }))
+        } else {
+            groupDigests = nil
+        }
+        let itemClass = query.schema.itemClass
+        primaryKeyDigest = query.namesWholePrimaryKey
+            ? ItemDigests.primaryKey(schema: query.schema, attributes: query.filters, key: indexKey) : nil
+        let provenByPrimaryKey = Set(primaryKeyDigest == nil ? [] : query.schema.primaryKey)
+        filterDigests = query.filters.sorted { $0.key < $1.key }
+            .filter { !ItemDigests.unindexed.contains($0.key) && !provenByPrimaryKey.contains($0.key) }
+            .map { ItemDigests.index(itemClass: itemClass, attribute: $0.key, value: $0.value, key: indexKey) }
+        unindexedFilters = query.filters.keys.filter { ItemDigests.unindexed.contains($0) }
+    }
 
     /// The columns every selection reads; `data` only when asked for.
     static let columns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL"
-
-    /// Filters that the index cannot answer (the engine sets these on every write).
-    var unindexedFilters: [AttributeKey] { query.filters.keys.filter { ItemDigests.unindexed.contains($0) } }
 
     func candidates(_ db: Connection, includeData: Bool) throws -> [ItemRow] {
         let (sql, arguments) = statement(includeData: includeData)
@@ -37,10 +64,9 @@ struct ItemSelection {
         case .yes: sql += " AND sync = 1"
         case .any: break
         }
-        if case .only(let groups) = query.groups {
-            let digests = Set(groups.map { ItemDigests.group($0, key: indexKey) })
-            sql += " AND agrp IN (" + Array(repeating: "?", count: digests.count).joined(separator: ", ") + ")"
-            arguments += digests.map { .blob($0) }
+        if let groupDigests {
+            sql += " AND agrp IN (" + Array(repeating: "?", count: groupDigests.count).joined(separator: ", ") + ")"
+            arguments += groupDigests.map { .blob($0) }
         }
         if let accessibility = query.accessibility {
             sql += " AND pdmn = ?"
@@ -50,18 +76,13 @@ struct ItemSelection {
             sql += " AND id = ?"
             arguments.append(.blob(id))
         }
-        if query.namesWholePrimaryKey {
+        if let primaryKeyDigest {
             sql += " AND pk = ?"
-            arguments.append(
-                .blob(ItemDigests.primaryKey(schema: query.schema, attributes: query.filters, key: indexKey)))
-        } else {
-            for (name, value) in query.filters.sorted(by: { $0.key < $1.key })
-            where !ItemDigests.unindexed.contains(name) {
-                sql += " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
-                arguments.append(
-                    .blob(ItemDigests.index(
-                        itemClass: query.schema.itemClass, attribute: name, value: value, key: indexKey)))
-            }
+            arguments.append(.blob(primaryKeyDigest))
+        }
+        for digest in filterDigests {
+            sql += " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
+            arguments.append(.blob(digest))
         }
         sql += " ORDER BY row_id"
         return (sql, arguments)
@@ -92,51 +113,53 @@ struct ItemSelection {
             hasData: row.integer(11) != 0)
     }
 
-    /// An opened candidate: its row, its item key and its attributes.
+    /// An opened candidate: its row, its item key, and its attributes when they were decrypted.
     struct Opened {
         var row: ItemRow
         let itemKey: SecureBytes
-        let attributes: [AttributeKey: AttributeValue]
+        let attributes: [AttributeKey: AttributeValue]?
     }
 
-    /// Decrypts a candidate and checks it. Returns nil when it does not match the query. Throws
+    /// Opens a candidate and checks it against the query. Returns nil when it does not match. Throws
     /// `errSecInteractionNotAllowed` when its class key is not available and `errSecDecode` when it is
-    /// damaged (any ciphertext, plaintext column, or digest that does not agree with the rest).
-    func open(_ row: ItemRow) throws(KeychainError) -> Opened? {
-        let opened = try Self.open(row, schema: query.schema, keys: keys, indexKey: indexKey)
-        for (name, wanted) in query.filters {
-            guard let stored = opened.attributes[name], CanonicalValue.matches(stored, wanted) else { return nil }
+    /// damaged. `attributes` forces the attributes to be decrypted.
+    func open(_ row: ItemRow, attributes wanted: Bool) throws(KeychainError) -> Opened? {
+        // The digests the SQL matched must be among those the row was sealed with (the item_index table
+        // itself is not sealed). The pk, group and id columns are proven by the key's associated data.
+        for digest in filterDigests where !row.indexDigests.contains(digest) { return nil }
+        let needsAttributes = wanted || !unindexedFilters.isEmpty
+        let opened = try Self.open(row, keys: keys, attributes: needsAttributes)
+        if let attributes = opened.attributes {
+            for name in unindexedFilters {
+                guard let stored = attributes[name], CanonicalValue.matches(stored, query.filters[name]!) else { return nil }
+            }
         }
         return opened
     }
 
-    static func open(_ row: ItemRow, schema: ItemSchema, keys: KeyVault.Snapshot, indexKey: SecureBytes)
-        throws(KeychainError) -> Opened
-    {
+    /// Unwraps the row's item key — proving every plaintext column — and decrypts its attributes when asked.
+    static func open(_ row: ItemRow, keys: KeyVault.Snapshot, attributes wanted: Bool) throws(KeychainError) -> Opened {
         guard !row.malformed else { throw KeychainError.decode("an item's row is malformed") }
         guard let classKey = keys.classKey(for: row.accessibility) else {
             throw KeychainError.locked(
                 "items of accessibility \(row.accessibility.rawValue) are unavailable while the keychain is \(keys.lockState)")
         }
         let itemKey = try ItemSealing.unwrapKey(row, classKey: classKey)
+        guard wanted else { return Opened(row: row, itemKey: itemKey, attributes: nil) }
         let attributes = try ItemSealing.openAttributes(row, itemKey: itemKey)
-        // The encrypted attributes must agree with every plaintext column derived from them.
-        guard case .string(let group)? = attributes[.accessGroup],
-            ItemDigests.group(group, key: indexKey) == row.groupDigest,
+        guard attributes[.accessGroup]?.stringValue != nil,
             attributes[.accessible] == .string(row.accessibility.rawValue),
-            attributes[.synchronizable] == .number(row.synchronizable ? 1 : 0),
-            ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey) == row.primaryKeyDigest,
-            row.indexDigests == (row.tombstone
-                ? [] : ItemDigests.indexEntries(itemClass: row.itemClass, attributes: attributes, key: indexKey))
+            attributes[.synchronizable] == .number(row.synchronizable ? 1 : 0)
         else { throw KeychainError.decode("an item's columns do not agree with its encrypted attributes") }
         return Opened(row: row, itemKey: itemKey, attributes: attributes)
     }
 
-    /// The result for an opened item, with the secret when asked for.
+    /// The result for an opened item, with what `returning` asks for.
     static func result(_ opened: Opened, returning: ReturnOptions) throws(KeychainError) -> ItemResult {
         let wantsData = returning.contains(.data) || returning.contains(.reference)
         return ItemResult(
-            itemClass: opened.row.itemClass, attributes: opened.attributes,
+            itemClass: opened.row.itemClass,
+            attributes: returning.contains(.attributes) ? (opened.attributes ?? [:]) : [:],
             data: wantsData ? (try ItemSealing.openData(opened.row, itemKey: opened.itemKey) ?? Data()) : nil,
             persistentReference: PersistentReference.make(itemClass: opened.row.itemClass, id: opened.row.id))
     }

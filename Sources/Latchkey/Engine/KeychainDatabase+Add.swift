@@ -21,6 +21,19 @@ extension KeychainDatabase {
         return prepared.result(for: stored, returning: returning)
     }
 
+    /// Adds many items in one transaction: all of them, or — on the first failure (a duplicate, a locked
+    /// class, bad input) — none of them. One disk sync for the whole batch.
+    public func addAll(_ items: [NewItem], caller: CallerIdentity) throws(KeychainError) {
+        var prepared: [PreparedAdd] = []
+        prepared.reserveCapacity(items.count)
+        for item in items { prepared.append(try prepareAdd(item, caller: caller)) }
+        try mappingStorageErrors {
+            try queue.write { db in
+                for add in prepared { _ = try add.insert(into: db) }
+            }
+        }
+    }
+
     /// Adds the item, or — when a live item has its primary key — updates that item with the new item's
     /// other attributes and data, in one transaction: the old value is never deleted before the new one is
     /// safely stored (unlike delete-then-add). Returns true when the item was added.
@@ -76,8 +89,8 @@ extension KeychainDatabase {
                 row.id = SecureRandom.bytes(16)
             }
             let itemKey = ItemSealing.newItemKey()
-            ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
             ItemSealing.seal(attributes: attributes, data: validated.data, into: &row, itemKey: itemKey)
+            ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
             try KeychainDatabase.write(row, to: db)
             return row
         }

@@ -31,23 +31,26 @@ extension KeychainDatabase {
                         }
                     } else {
                         do {
-                            guard let match = try selection.open(candidate) else { continue }
+                            guard let match = try selection.open(candidate, attributes: candidate.synchronizable) else {
+                                continue
+                            }
                             opened = match
                         } catch let error as KeychainError where error.status == .decode {
                             guard indexDecides else { continue }
                         }
                     }
                     try Self.removeIndexEntries(of: candidate, in: db)
-                    if candidate.synchronizable, let opened, let classKey = keys.classKey(for: candidate.accessibility) {
+                    if candidate.synchronizable, let opened, var attributes = opened.attributes,
+                        let classKey = keys.classKey(for: candidate.accessibility)
+                    {
                         var tombstone = opened.row
-                        var attributes = opened.attributes
                         attributes[.modificationDate] = .date(now)
                         tombstone.tombstone = true
                         tombstone.version += 1
                         tombstone.indexDigests = []
                         let itemKey = ItemSealing.newItemKey()
-                        ItemSealing.wrap(itemKey, into: &tombstone, classKey: classKey)
                         ItemSealing.seal(attributes: attributes, data: nil, into: &tombstone, itemKey: itemKey)
+                        ItemSealing.wrap(itemKey, into: &tombstone, classKey: classKey)
                         try Self.write(tombstone, to: db)
                     } else {
                         try db.run("DELETE FROM items WHERE row_id = ?", [.integer(candidate.rowID!)])

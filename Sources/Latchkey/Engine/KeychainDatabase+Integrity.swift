@@ -69,14 +69,24 @@ extension KeychainDatabase {
                         continue
                     }
                     do {
-                        let opened = try ItemSelection.open(
-                            row, schema: ItemSchema.of(row.itemClass)!, keys: keys, indexKey: indexKey)
+                        let opened = try ItemSelection.open(row, keys: keys, attributes: true)
+                        let attributes = opened.attributes ?? [:]
                         if row.tombstone {
                             guard !row.hasData else { throw KeychainError.decode("a tombstone still holds data") }
                             tombstones += 1
                             continue
                         }
                         _ = try ItemSealing.openData(row, itemKey: opened.itemKey)
+                        // Recompute every digest: a mismatch means the row was written with another index key
+                        // or by faulty code, even though its seals are intact.
+                        let schema = ItemSchema.of(row.itemClass)!
+                        guard case .string(let group)? = attributes[.accessGroup],
+                            ItemDigests.group(group, key: indexKey) == row.groupDigest,
+                            ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey)
+                                == row.primaryKeyDigest,
+                            ItemDigests.indexEntries(itemClass: row.itemClass, attributes: attributes, key: indexKey)
+                                == row.indexDigests
+                        else { throw KeychainError.decode("the item's digests do not match its attributes") }
                         for digest in row.indexDigests {
                             guard try db.integer(
                                 "SELECT 1 FROM item_index WHERE digest = ? AND item = ?", [.blob(digest), .integer(row.rowID!)]

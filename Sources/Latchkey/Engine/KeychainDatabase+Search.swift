@@ -19,7 +19,9 @@ extension KeychainDatabase {
                 var damaged = 0
                 for row in try selection.candidates(db, includeData: wantsData) {
                     do {
-                        guard let opened = try selection.open(row) else { continue }
+                        guard let opened = try selection.open(row, attributes: validated.returning.contains(.attributes)) else {
+                            continue
+                        }
                         results.append(try ItemSelection.result(opened, returning: validated.returning))
                     } catch let error as KeychainError where error.status == .decode {
                         damaged += 1

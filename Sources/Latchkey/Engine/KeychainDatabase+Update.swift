@@ -41,14 +41,14 @@ extension KeychainDatabase {
             for candidate in try selection.candidates(db, includeData: false) {
                 let opened: ItemSelection.Opened
                 do {
-                    guard let match = try selection.open(candidate) else { continue }
+                    guard let match = try selection.open(candidate, attributes: true) else { continue }
                     opened = match
                 } catch {
                     guard error.status == .decode else { throw error }
                     damaged += 1
                     continue
                 }
-                var attributes = opened.attributes
+                var attributes = opened.attributes ?? [:]
                 attributes.merge(change.attributes) { _, new in new }
                 let group = change.group ?? attributes[.accessGroup]?.stringValue ?? ""
                 let accessibility = change.accessibility ?? opened.row.accessibility
@@ -82,14 +82,14 @@ extension KeychainDatabase {
 
                 if let data = change.data {
                     let itemKey = ItemSealing.newItemKey()
-                    ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
                     ItemSealing.seal(attributes: attributes, data: data, into: &row, itemKey: itemKey)
+                    ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
                     try KeychainDatabase.write(row, to: db)
                 } else {
                     // Same secret, same item key: re-wrap it (the class or flag may have changed) and re-seal the
                     // attributes (the version changed); the secret's ciphertext stays as it is.
-                    ItemSealing.wrap(opened.itemKey, into: &row, classKey: classKey)
                     ItemSealing.seal(attributes: attributes, into: &row, itemKey: opened.itemKey)
+                    ItemSealing.wrap(opened.itemKey, into: &row, classKey: classKey)
                     try KeychainDatabase.writeKeepingData(row, to: db)
                 }
                 try KeychainDatabase.removeIndexEntries(of: oldIndex, in: db)

@@ -29,7 +29,11 @@ struct KDFRecord: Equatable, Sendable {
     }
 
     static func decode(_ data: Data) -> KDFRecord? {
-        var reader = ByteReader(data)
+        data.withUnsafeBytes { buffer in decode(ByteReader(buffer)) }
+    }
+
+    private static func decode(_ start: ByteReader) -> KDFRecord? {
+        var reader = start
         do {
             guard let algorithm = Algorithm(rawValue: try reader.readByte()) else { return nil }
             let passes = try reader.readUInt64()

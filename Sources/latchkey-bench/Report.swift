@@ -1,0 +1,78 @@
+import Foundation
+import LatchkeyStorage
+
+/// The report: per size, each workload's median, p10, p90 and rate for Latchkey and the floor, and the
+/// ratio of the two medians; then the targets of issue 5, met or missed.
+enum Report {
+    static func machine() -> String {
+        let cpu = ((try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "")
+            .split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+        let memory = ((try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)) ?? "")
+            .split(separator: "\n").first { $0.hasPrefix("MemTotal") }?.split(separator: " ").dropFirst().first ?? "?"
+        let kernel = ((try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8)) ?? "?")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let gib = (Double(memory) ?? 0) / 1024 / 1024
+        return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(String(format: "%.0f", gib)) GiB, Linux \(kernel), SQLite \(Connection.libraryVersion)"
+    }
+
+    static func render(_ results: [SizeResult], command: String) -> String {
+        var lines: [String] = []
+        lines.append("Machine: \(machine())")
+        lines.append("Command: `\(command)`")
+        lines.append("")
+        for result in results {
+            lines.append("### \(result.size.formatted()) items")
+            lines.append("")
+            lines.append(String(format: "Peak memory %.0f MiB; disk %.0f bytes per item (floor %.0f; floor rows of %d bytes).",
+                                Double(result.peakMemoryBytes) / 1_048_576, result.latchkeyDiskBytesPerItem,
+                                result.floorDiskBytesPerItem, result.floorRowBytes))
+            lines.append("")
+            lines.append("| workload | median | p10 | p90 | rate | floor median | × floor |")
+            lines.append("|---|---:|---:|---:|---:|---:|---:|")
+            for workload in Workload.allCases {
+                guard let ours = result.latchkey(workload.rawValue) else { continue }
+                let floor = result.floor(workload.rawValue)
+                let per = Double(ours.itemsPerSample)
+                let ratio = floor.map { String(format: "%.2f", ours.medianPerItem / $0.medianPerItem) } ?? "–"
+                lines.append("| \(workload.rawValue) | \(formatDuration(ours.medianPerItem)) | \(formatDuration(ours.samples.p10 / per)) | \(formatDuration(ours.samples.p90 / per)) | \(formatRate(ours.itemsPerSecond)) | \(floor.map { formatDuration($0.medianPerItem) } ?? "–") | \(ratio) |")
+            }
+            lines.append("")
+        }
+        lines.append(contentsOf: targets(results))
+        return lines.joined(separator: "\n")
+    }
+
+    /// Issue 5's targets, each with the measured figure.
+    static func targets(_ results: [SizeResult]) -> [String] {
+        var lines = ["### Targets", "", "| target | measured | met |", "|---|---|---|"]
+        func row(_ target: String, _ measured: String, _ met: Bool?) {
+            lines.append("| \(target) | \(measured) | \(met.map { $0 ? "yes" : "**no**" } ?? "not measured") |")
+        }
+        func ratio(_ result: SizeResult?, _ workload: Workload) -> Double? {
+            guard let result, let ours = result.latchkey(workload.rawValue), let floor = result.floor(workload.rawValue) else { return nil }
+            return ours.medianPerItem / floor.medianPerItem
+        }
+        let at100k = results.first { $0.size == 100_000 }
+        let find = ratio(at100k, .findData)
+        row("find at 100k items within 3× the floor", find.map { String(format: "%.2f×", $0) } ?? "–", find.map { $0 <= 3 })
+        let adds = results.compactMap { ratio($0, .durableAdd) }
+        let worstAdd = adds.max()
+        row("durable add within 2× the floor's durable insert (every size)", worstAdd.map { String(format: "worst %.2f×", $0) } ?? "–", worstAdd.map { $0 <= 2 })
+        let batchRates = results.compactMap { $0.latchkey(Workload.batchAdd.rawValue)?.itemsPerSecond }
+        let slowestBatch = batchRates.min()
+        row("batch add of at least 50,000 items per second", slowestBatch.map { "slowest " + formatRate($0) } ?? "–", slowestBatch.map { $0 >= 50_000 })
+        let smallest = results.min { $0.size < $1.size }
+        let largest = results.max { $0.size < $1.size }
+        if let smallest, let largest, smallest.size < largest.size {
+            for workload in [Workload.findData, .open] {
+                if let small = smallest.latchkey(workload.rawValue), let large = largest.latchkey(workload.rawValue) {
+                    let growth = large.medianPerItem / small.medianPerItem
+                    row("\(workload.rawValue) at \(largest.size.formatted()) within 1.5× of \(smallest.size.formatted())",
+                        String(format: "%.2f×", growth), largest.size >= 1_000_000 ? growth <= 1.5 : nil)
+                }
+            }
+        }
+        return lines + [""]
+    }
+}

@@ -1,0 +1,69 @@
+// latchkey-bench: Latchkey beside the raw SQLite + libsodium floor (and, with --peers, beside the tools
+// people use on Linux today), at several keychain sizes, reporting medians and ratios.
+//
+//   latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
+//
+// Each size runs in its own child process, so peak memory is per size.
+import Foundation
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("latchkey-bench: \(message)\n".utf8))
+    exit(64)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+@MainActor func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name) else { return nil }
+    guard index + 1 < arguments.count else { fail("\(name) needs a value") }
+    return arguments[index + 1]
+}
+
+let samples = Int(option("--samples") ?? "2000") ?? 2000
+let workDirectory = option("--dir") ?? NSTemporaryDirectory()
+
+if let child = option("--child") {
+    // Child: measure one size and print the result as JSON.
+    guard let size = Int(child), size > 0 else { fail("bad --child size") }
+    let directory = workDirectory + "/latchkey-bench-\(size)-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                            attributes: [.posixPermissions: 0o700])
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var result = SizeResult(size: size)
+    let ours = try LatchkeyWorkloads(directory: directory, size: size, samples: samples).run()
+    result.latchkey = ours.results
+    result.latchkeyDiskBytesPerItem = ours.diskBytesPerItem
+    result.floorRowBytes = ours.rowBytes
+    let floor = try FloorWorkloads(directory: directory, size: size, rowBytes: ours.rowBytes, samples: samples).run()
+    result.floor = floor.results
+    result.floorDiskBytesPerItem = floor.diskBytesPerItem
+    result.peakMemoryBytes = peakMemoryBytes()
+    FileHandle.standardOutput.write(try JSONEncoder().encode(result))
+    exit(0)
+}
+
+var sizes = (option("--sizes") ?? "1000,10000,100000").split(separator: ",").compactMap { Int($0) }
+if arguments.contains("--full") { sizes = [1_000, 10_000, 100_000, 1_000_000] }
+guard !sizes.isEmpty else { fail("--sizes needs numbers") }
+
+let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+var results: [SizeResult] = []
+for size in sizes {
+    FileHandle.standardError.write(Data("latchkey-bench: measuring \(size.formatted()) items...\n".utf8))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = ["--child", "\(size)", "--samples", "\(samples)", "--dir", workDirectory]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { fail("the run at \(size) items failed (status \(process.terminationStatus))") }
+    results.append(try JSONDecoder().decode(SizeResult.self, from: data))
+}
+
+let command = "latchkey-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
+let report = Report.render(results, command: command.trimmingCharacters(in: .whitespaces))
+print(report)
+if let markdown = option("--markdown") {
+    try report.write(toFile: markdown, atomically: true, encoding: .utf8)
+}
