@@ -36,9 +36,20 @@ enum Sodium {
 
     // MARK: Random
 
-    /// `randombytes_buf`: fill memory from the operating system's CSPRNG.
+    /// Fills memory with random bytes: small requests come from `RandomPool` (one `getrandom` system call
+    /// per 4 KiB instead of one per nonce), large ones straight from `randombytes_buf`.
     static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
         requireInitialized()
+        guard buffer.baseAddress != nil, buffer.count > 0 else { return }
+        if buffer.count <= RandomPool.largestRequest {
+            RandomPool.shared.fill(buffer)
+        } else {
+            systemRandom(buffer)
+        }
+    }
+
+    /// `randombytes_buf`: the operating system's CSPRNG (getrandom on Linux).
+    static func systemRandom(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         randombytes_buf(base, buffer.count)
     }

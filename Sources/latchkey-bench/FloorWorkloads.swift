@@ -28,7 +28,7 @@ struct FloorWorkloads {
 
     func openDatabase() throws -> Connection {
         let db = try Connection(path: path, mode: .readWrite)
-        try db.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY")
+        try db.execute("PRAGMA journal_mode = WAL; PRAGMA cache_size = -32768; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON; PRAGMA temp_store = MEMORY")
         return db
     }
 

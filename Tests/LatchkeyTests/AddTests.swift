@@ -42,7 +42,7 @@ import Testing
         #expect(try backend.add(["class": "genp", "svce": "b", "v_Data": Data("2".utf8), "r_Data": true]) as? Data
             == Data("2".utf8))
         let reference = try backend.add(["class": "genp", "svce": "c", "v_Data": Data("3".utf8), "r_PersistentRef": true])
-        #expect((reference as? Data)?.count == 24)
+        #expect((reference as? Data)?.count == 32)
         let dictionary = try #require(try backend.add([
             "class": "genp", "svce": "d", "acct": "x", "v_Data": Data("4".utf8), "r_Attributes": true, "r_Data": true,
         ]) as? [String: Any])

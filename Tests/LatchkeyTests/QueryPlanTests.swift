@@ -22,7 +22,7 @@ import Testing
 
     @Test func aWholePrimaryKeySearchesTheUniqueIndex() throws {
         let text = try plan(Fixture.query(service: "mail", account: "alice"))
-        #expect(text.contains("SEARCH items USING INDEX sqlite_autoindex_items_2"), "\(text)")
+        #expect(text.contains("SEARCH items USING INDEX items_by_primary_key"), "\(text)")
         #expect(!text.contains("SCAN items"), "\(text)")
     }
 
@@ -32,10 +32,10 @@ import Testing
         #expect(!text.contains("SCAN items"), "\(text)")
     }
 
-    @Test func aPersistentReferenceSearchesTheIdIndex() throws {
-        let reference = Data("lkp1genp".utf8) + Data(count: 16)
+    @Test func aPersistentReferenceGoesStraightToItsRow() throws {
+        let reference = Data("lkp1genp".utf8) + Data([0, 0, 0, 0, 0, 0, 0, 7]) + Data(count: 16)
         let text = try plan(ItemQuery(.genericPassword, persistentReference: reference))
-        #expect(!text.contains("SCAN items"), "\(text)")
+        #expect(text.contains("SEARCH items USING INTEGER PRIMARY KEY (rowid=?)"), "\(text)")
     }
 
     @Test func aClassListingUsesTheGroupIndex() throws {

@@ -69,6 +69,23 @@ extension ItemSchema {
 enum CanonicalValue {
     static func bytes(of value: AttributeValue) -> Data {
         var writer = ByteWriter(capacity: 16)
+        append(value, to: &writer)
+        return writer.data
+    }
+
+    /// Appends the canonical bytes of `value` as a length-prefixed field, without an intermediate copy.
+    static func appendField(_ value: AttributeValue, to writer: inout ByteWriter) {
+        let length: Int =
+            switch value {
+            case .string(let text): 1 + text.utf8.count
+            case .data(let bytes): 1 + bytes.count
+            case .number, .bool, .date: 9
+            }
+        writer.append(UInt32(length))
+        append(value, to: &writer)
+    }
+
+    private static func append(_ value: AttributeValue, to writer: inout ByteWriter) {
         switch value {
         case .string(let text):
             writer.append(UInt8(ascii: "b"))
@@ -86,7 +103,6 @@ enum CanonicalValue {
             writer.append(UInt8(ascii: "d"))
             writer.append(date.timeIntervalSinceReferenceDate.bitPattern)
         }
-        return writer.data
     }
 
     /// Whether two values match as the keychain matches them.

@@ -13,6 +13,9 @@ struct ByteWriter {
 
     mutating func append(_ byte: UInt8) { bytes.append(byte) }
 
+    /// Empties the writer, keeping its storage for the next use.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     mutating func append(_ value: UInt32) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }

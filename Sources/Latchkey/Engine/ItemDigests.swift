@@ -7,8 +7,9 @@ enum ItemDigests {
     /// Length of access-group and index digests. A false match only costs a decryption (every candidate is
     /// checked against its decrypted attributes).
     static let shortLength = 16
-    /// Length of the primary-key digest, which backs the UNIQUE constraint and must not collide.
-    static let primaryKeyLength = 32
+    /// Length of the primary-key digest, which backs the UNIQUE constraint: 128 bits of a keyed hash, so
+    /// a false duplicate would need a collision of a secret-keyed BLAKE2b.
+    static let primaryKeyLength = 16
 
     static func group(_ group: String, key: SecureBytes) -> Data {
         var writer = ByteWriter(capacity: 8 + group.utf8.count)
@@ -25,17 +26,26 @@ enum ItemDigests {
         writer.appendField(schema.itemClass.rawValue)
         for name in schema.primaryKey {
             writer.appendField(name.rawValue)
-            writer.appendField(CanonicalValue.bytes(of: attributes[name] ?? schema.defaultValue(for: name)))
+            CanonicalValue.appendField(attributes[name] ?? schema.defaultValue(for: name), to: &writer)
         }
         return KeyedDigest.digest(writer.bytes, key: key, length: primaryKeyLength)
     }
 
     static func index(itemClass: ItemClass, attribute: AttributeKey, value: AttributeValue, key: SecureBytes) -> Data {
         var writer = ByteWriter(capacity: 64)
+        return index(itemClass: itemClass, attribute: attribute, value: value, key: key, using: &writer)
+    }
+
+    /// As `index(itemClass:attribute:value:key:)`, reusing `writer`'s storage.
+    private static func index(
+        itemClass: ItemClass, attribute: AttributeKey, value: AttributeValue, key: SecureBytes,
+        using writer: inout ByteWriter
+    ) -> Data {
+        writer.removeAll()
         writer.appendRaw("lk1/i".utf8)
         writer.appendField(itemClass.rawValue)
         writer.appendField(attribute.rawValue)
-        writer.appendField(CanonicalValue.bytes(of: value))
+        CanonicalValue.appendField(value, to: &writer)
         return KeyedDigest.digest(writer.bytes, key: key, length: shortLength)
     }
 
@@ -49,8 +59,12 @@ enum ItemDigests {
     static func indexEntries(itemClass: ItemClass, attributes: [AttributeKey: AttributeValue], key: SecureBytes)
         -> [Data]
     {
-        attributes.compactMap { name, value in
-            unindexed.contains(name) ? nil : index(itemClass: itemClass, attribute: name, value: value, key: key)
-        }.sorted { $0.lexicographicallyPrecedes($1) }
+        var writer = ByteWriter(capacity: 128)
+        var entries: [Data] = []
+        entries.reserveCapacity(attributes.count)
+        for (name, value) in attributes where !unindexed.contains(name) {
+            entries.append(index(itemClass: itemClass, attribute: name, value: value, key: key, using: &writer))
+        }
+        return entries.sorted { $0.lexicographicallyPrecedes($1) }
     }
 }

@@ -72,9 +72,9 @@ struct ItemSelection {
             sql += " AND pdmn = ?"
             arguments.append(.text(accessibility.rawValue))
         }
-        if let id = query.itemID {
-            sql += " AND id = ?"
-            arguments.append(.blob(id))
+        if let reference = query.reference {
+            sql += " AND row_id = ? AND id = ?"
+            arguments += [.integer(reference.rowID), .blob(reference.id)]
         }
         if let primaryKeyDigest {
             sql += " AND pk = ?"
@@ -161,6 +161,7 @@ struct ItemSelection {
             itemClass: opened.row.itemClass,
             attributes: returning.contains(.attributes) ? (opened.attributes ?? [:]) : [:],
             data: wantsData ? (try ItemSealing.openData(opened.row, itemKey: opened.itemKey) ?? Data()) : nil,
-            persistentReference: PersistentReference.make(itemClass: opened.row.itemClass, id: opened.row.id))
+            persistentReference: PersistentReference.make(
+                itemClass: opened.row.itemClass, rowID: opened.row.rowID ?? 0, id: opened.row.id))
     }
 }

@@ -22,14 +22,16 @@ extension KeychainDatabase {
     }
 
     /// Adds many items in one transaction: all of them, or — on the first failure (a duplicate, a locked
-    /// class, bad input) — none of them. One disk sync for the whole batch.
+    /// class, bad input) — none of them. One disk sync for the whole batch. Validation and encryption run
+    /// on every core before the transaction starts; only the inserts hold the write lock.
     public func addAll(_ items: [NewItem], caller: CallerIdentity) throws(KeychainError) {
-        var prepared: [PreparedAdd] = []
-        prepared.reserveCapacity(items.count)
-        for item in items { prepared.append(try prepareAdd(item, caller: caller)) }
+        let sealed = try ParallelMap.map(items) { (item) throws(KeychainError) -> (PreparedAdd, ItemRow) in
+            let prepared = try prepareAdd(item, caller: caller)
+            return (prepared, prepared.sealedFresh())
+        }
         try mappingStorageErrors {
             try queue.write { db in
-                for add in prepared { _ = try add.insert(into: db) }
+                for (prepared, row) in sealed { _ = try prepared.insert(row, into: db) }
             }
         }
     }
@@ -77,21 +79,37 @@ extension KeychainDatabase {
 
         /// Inserts the item (or replaces a tombstone with its primary key); `errSecDuplicateItem` when a
         /// live item has it. Safe to run again when the transaction is retried.
-        func insert(into db: Connection) throws -> ItemRow {
-            var row = template
-            if let existing = try KeychainDatabase.rowWithPrimaryKey(of: template, in: db) {
+        func insert(into db: Connection) throws -> ItemRow { try insert(sealedFresh(), into: db) }
+
+        /// The item sealed as a new row (a fresh random id, version 1).
+        func sealedFresh() -> ItemRow { sealed(id: SecureRandom.bytes(16), version: 1, rowID: nil) }
+
+        /// Inserts `fresh` (made by `sealedFresh()`), or replaces a tombstone with the same primary key.
+        func insert(_ fresh: ItemRow, into db: Connection) throws -> ItemRow {
+            // Optimistically insert; the UNIQUE constraint on the primary key reports a clash, which is then
+            // told apart: a live item is a duplicate, a tombstone is replaced.
+            do {
+                var stored = fresh
+                stored.rowID = try KeychainDatabase.write(fresh, to: db)
+                return stored
+            } catch let error as StorageError where error.isConstraintViolation {
+                guard let existing = try KeychainDatabase.rowWithPrimaryKey(of: template, in: db) else { throw error }
                 guard existing.tombstone else { throw KeychainError(.duplicateItem) }
                 // Adding over a tombstone replaces it, keeping the item id so sync sees one history.
-                row.rowID = existing.rowID
-                row.id = existing.id
-                row.version = existing.version + 1
-            } else {
-                row.id = SecureRandom.bytes(16)
+                let row = sealed(id: existing.id, version: existing.version + 1, rowID: existing.rowID)
+                _ = try KeychainDatabase.write(row, to: db)
+                return row
             }
+        }
+
+        private func sealed(id: Data, version: Int64, rowID: Int64?) -> ItemRow {
+            var row = template
+            row.id = id
+            row.version = version
+            row.rowID = rowID
             let itemKey = ItemSealing.newItemKey()
             ItemSealing.seal(attributes: attributes, data: validated.data, into: &row, itemKey: itemKey)
             ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
-            try KeychainDatabase.write(row, to: db)
             return row
         }
 
@@ -101,7 +119,8 @@ extension KeychainDatabase {
             return ItemResult(
                 itemClass: stored.itemClass, attributes: attributes,
                 data: wantsData ? (validated.data ?? Data()) : nil,
-                persistentReference: PersistentReference.make(itemClass: stored.itemClass, id: stored.id))
+                persistentReference: PersistentReference.make(
+                    itemClass: stored.itemClass, rowID: stored.rowID ?? 0, id: stored.id))
         }
     }
 
@@ -147,8 +166,10 @@ extension KeychainDatabase {
         return found.map { (rowID: $0.0, id: $0.1, tombstone: $0.2, version: $0.3) }
     }
 
-    /// Inserts `row` (no `rowID`) or replaces the row with its `rowID`, and its index entries.
-    static func write(_ row: ItemRow, to db: Connection) throws {
+    /// Inserts `row` (no `rowID`) or replaces the row with its `rowID`, and its index entries; returns the
+    /// row number.
+    @discardableResult
+    static func write(_ row: ItemRow, to db: Connection) throws -> Int64 {
         let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
         let values: [SQLValue] = [
             .blob(row.id), .text(row.itemClass.rawValue), .blob(row.groupDigest), .text(row.accessibility.rawValue),
@@ -172,9 +193,18 @@ extension KeychainDatabase {
                 """, values)
             rowID = db.lastInsertedRowID
         }
-        for digest in row.indexDigests {
-            try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES (?, ?)", [.blob(digest), .integer(rowID)])
-        }
+        try insertIndexEntries(row.indexDigests, rowID: rowID, in: db)
+        return rowID
+    }
+
+    /// Adds a row's index entries in one statement.
+    static func insertIndexEntries(_ digests: [Data], rowID: Int64, in db: Connection) throws {
+        guard !digests.isEmpty else { return }
+        let placeholders = Array(repeating: "(?, ?)", count: digests.count).joined(separator: ", ")
+        var arguments: [SQLValue] = []
+        arguments.reserveCapacity(digests.count * 2)
+        for digest in digests { arguments += [.blob(digest), .integer(rowID)] }
+        try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES \(placeholders)", arguments)
     }
 
     /// Removes a row's index entries (those its `idx` column lists).

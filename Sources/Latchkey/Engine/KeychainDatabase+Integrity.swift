@@ -63,7 +63,7 @@ extension KeychainDatabase {
                     pending.append(row)
                 }
                 for row in pending {
-                    let reference = PersistentReference.make(itemClass: row.itemClass, id: row.id)
+                    let reference = PersistentReference.make(itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
                     if keys.classKey(for: row.accessibility) == nil && !row.malformed {
                         unavailable += 1
                         continue

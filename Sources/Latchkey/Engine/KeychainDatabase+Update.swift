@@ -93,11 +93,7 @@ extension KeychainDatabase {
                     try KeychainDatabase.writeKeepingData(row, to: db)
                 }
                 try KeychainDatabase.removeIndexEntries(of: oldIndex, in: db)
-                for digest in row.indexDigests {
-                    try db.run(
-                        "INSERT OR IGNORE INTO item_index (digest, item) VALUES (?, ?)",
-                        [.blob(digest), .integer(row.rowID!)])
-                }
+                try KeychainDatabase.insertIndexEntries(row.indexDigests, rowID: row.rowID!, in: db)
                 updated += 1
             }
             if updated == 0 {

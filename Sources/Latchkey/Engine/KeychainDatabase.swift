@@ -176,8 +176,10 @@ public final class KeychainDatabase: Sendable {
                 throw KeychainError(.io, "the keychain file cannot use write-ahead logging (journal mode \(mode ?? "?"))")
             }
         }
+        // A 32 MiB page cache: large keychains keep their index pages in memory instead of re-reading them.
         try connection.execute(
             """
+            PRAGMA cache_size = -32768;
             PRAGMA synchronous = FULL;
             PRAGMA secure_delete = ON;
             PRAGMA temp_store = MEMORY;

@@ -4,8 +4,9 @@ internal import LatchkeyStorage
 ///
 /// Format v1:
 /// - `meta`: the keychain id, the KDF record, the key-check value, the two sealed keybags, settings;
-/// - `items`: one row per item (see `ItemRow`); UNIQUE over (primary-key digest, class, access-group
-///   digest, sync) enforces Apple's uniqueness rule, tombstones included;
+/// - `items`: one row per item (see `ItemRow`); a UNIQUE index over (primary-key digest — which covers the
+///   class —, access-group digest, sync) enforces Apple's uniqueness rule, tombstones included. Persistent
+///   references name a row by its number, so the random item id needs no index;
 /// - `item_index`: (digest of class + attribute + value, item row) pairs, so any attribute is found through
 ///   an index, never by decrypting the table.
 enum KeychainSchema {
@@ -24,7 +25,7 @@ enum KeychainSchema {
                 ) WITHOUT ROWID;
                 CREATE TABLE items (
                     row_id INTEGER PRIMARY KEY,
-                    id BLOB NOT NULL UNIQUE,
+                    id BLOB NOT NULL,
                     class TEXT NOT NULL,
                     agrp BLOB NOT NULL,
                     pdmn TEXT NOT NULL,
@@ -35,9 +36,9 @@ enum KeychainSchema {
                     idx BLOB NOT NULL,
                     item_key BLOB NOT NULL,
                     attrs BLOB NOT NULL,
-                    data BLOB,
-                    UNIQUE (pk, class, agrp, sync)
+                    data BLOB
                 );
+                CREATE UNIQUE INDEX items_by_primary_key ON items (pk, agrp, sync);
                 CREATE INDEX items_by_group ON items (agrp, class);
                 CREATE TABLE item_index (
                     digest BLOB NOT NULL,

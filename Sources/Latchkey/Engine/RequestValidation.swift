@@ -27,7 +27,8 @@ struct ValidatedQuery: Sendable {
     let groups: GroupScope
     let accessibility: Accessibility?
     let synchronizable: SynchronizableFilter
-    let itemID: Data?
+    /// The row and id a persistent reference names.
+    let reference: (rowID: Int64, id: Data)?
     let limit: Int?
     let returning: ReturnOptions
 
@@ -152,16 +153,16 @@ enum RequestValidation {
             default: filters[key] = try schema.coerce(value, for: key)
             }
         }
-        var itemID: Data?
-        if let reference = query.persistentReference {
-            guard let parsed = PersistentReference.parse(reference) else {
+        var reference: (rowID: Int64, id: Data)?
+        if let persistent = query.persistentReference {
+            guard let parsed = PersistentReference.parse(persistent) else {
                 throw KeychainError.param("v_PersistentRef is not a Latchkey persistent reference")
             }
             guard parsed.itemClass == query.itemClass else {
                 throw KeychainError.param(
                     "v_PersistentRef names a \(parsed.itemClass.rawValue) item but the query is for \(query.itemClass.rawValue)")
             }
-            itemID = parsed.id
+            reference = (parsed.rowID, parsed.id)
             // A persistent reference names one item whatever its synchronizable flag (as Apple's does).
             if query.matching[.synchronizable] == nil { synchronizable = .any }
         }
@@ -179,7 +180,7 @@ enum RequestValidation {
         }
         return ValidatedQuery(
             schema: schema, filters: filters, groups: groups, accessibility: accessibility,
-            synchronizable: synchronizable, itemID: itemID, limit: limit, returning: query.returning)
+            synchronizable: synchronizable, reference: reference, limit: limit, returning: query.returning)
     }
 
     static func validate(_ changes: ItemChanges, schema: ItemSchema, caller: CallerIdentity)
