@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeySecurity", targets: ["LatchkeySecurity"]),
         .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
+        .executable(name: "latchkey", targets: ["latchkey"]),
     ],
     targets: [
         // C libraries from Debian's packages; each is imported by exactly one Swift module.
@@ -32,6 +33,10 @@ let package = Package(
         .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
+        // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
+        .target(name: "LatchkeyCLI", dependencies: ["Latchkey"]),
+        .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
+
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
         .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),
 
@@ -47,12 +52,16 @@ let package = Package(
             path: "Tests/Helpers/latchkey-test-helper"),
 
         // Shared by the test targets: temporary directories, the helper process, status extraction.
-        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey"], path: "Tests/Support"),
+        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "CPseudoTerminal"], path: "Tests/Support"),
+        .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto"]),
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage"]),
         .testTarget(
             name: "LatchkeyTests",
             dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper"]),
+        .testTarget(
+            name: "LatchkeyCLITests",
+            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey"]),
         .testTarget(
             name: "LatchkeyAPITests",
             dependencies: [
@@ -64,7 +73,8 @@ let package = Package(
 )
 
 for target in package.targets where target.type != .system {
-    // Examples read like user code: plain `import`s, so no InternalImportsByDefault there.
-    let settings = target.name == "SeedManagers" ? commonSettings : strictSettings
+    // Examples and tests read like user code: plain `import`s, so no InternalImportsByDefault there.
+    let userCode = target.name == "SeedManagers" || target.name == "LatchkeyTestSupport" || target.type == .test
+    let settings = userCode ? commonSettings : strictSettings
     target.swiftSettings = (target.swiftSettings ?? []) + settings
 }

@@ -1,5 +1,5 @@
 import Foundation
-public import Latchkey
+import Latchkey
 import Testing
 
 #if canImport(Glibc)

@@ -33,13 +33,13 @@ public enum PassphraseSource: Sendable, Hashable {
     {
         switch self {
         case .prompt:
-            guard let bytes = Terminal.readSecret(prompt: prompt) else {
+            guard let bytes = TerminalInput.readHidden(prompt: prompt) else {
                 throw KeychainError(.interactionNotAllowed,
                                     "no terminal to ask for the passphrase; set \(Self.environmentVariable) or pass a file descriptor")
             }
             return Passphrase(bytes: bytes)
         case .fileDescriptor(let fd):
-            guard let bytes = Terminal.readLine(fd: fd) else {
+            guard let bytes = TerminalInput.readLine(fileDescriptor: fd) else {
                 throw KeychainError.param("file descriptor \(fd) gave no passphrase")
             }
             return Passphrase(bytes: bytes)

@@ -3,15 +3,15 @@ import Foundation
 import Glibc
 #endif
 
-/// Reading a passphrase from the controlling terminal with echo off (termios), the way `security` and
-/// `ssh` prompt. The bytes go straight into a `Passphrase`; the prompt goes to the terminal, not stdout.
-enum Terminal {
+/// Reading secrets the way `security` and `ssh` do: from the controlling terminal with echo off, or a line
+/// from a file descriptor. The prompt goes to the terminal, never to standard output.
+public enum TerminalInput {
     /// Whether standard input is a terminal.
-    static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+    public static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
-    /// Prompts on /dev/tty and reads one line with echo off. Nil when there is no terminal or on end of
-    /// input.
-    static func readSecret(prompt: String) -> [UInt8]? {
+    /// Prompts on /dev/tty and reads one line with echo off; nil when there is no terminal or on end of
+    /// input. Typed-ahead input is kept (the terminal is switched with TCSANOW, not TCSAFLUSH).
+    public static func readHidden(prompt: String) -> [UInt8]? {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -22,14 +22,14 @@ enum Terminal {
             var silent = saved
             silent.c_lflag &= ~tcflag_t(ECHO)
             silent.c_lflag |= tcflag_t(ECHONL)
-            _ = tcsetattr(fd, TCSAFLUSH, &silent)  // If echo cannot be turned off, reading still works.
+            _ = tcsetattr(fd, TCSANOW, &silent)  // If echo cannot be turned off, reading still works.
         }
-        defer { if canRestore { _ = tcsetattr(fd, TCSAFLUSH, &saved) } }
-        return readLine(fd: fd)
+        defer { if canRestore { _ = tcsetattr(fd, TCSANOW, &saved) } }
+        return readLine(fileDescriptor: fd)
     }
 
-    /// Reads bytes up to a newline (not included) or end of input from a file descriptor.
-    static func readLine(fd: Int32, limit: Int = 64 << 10) -> [UInt8]? {
+    /// Reads bytes up to a newline (not included) or end of input; nil at end of input with nothing read.
+    public static func readLine(fileDescriptor fd: Int32, limit: Int = 64 << 10) -> [UInt8]? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while bytes.count < limit {
@@ -40,5 +40,19 @@ enum Terminal {
             bytes.append(byte)
         }
         return bytes
+    }
+
+    /// Reads everything up to end of input (at most `limit` bytes; more is an error).
+    public static func readAll(fileDescriptor fd: Int32, limit: Int) throws(KeychainError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { throw KeychainError(.io, "cannot read file descriptor \(fd): \(String(cString: strerror(errno)))") }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: buffer[0..<count])
+            if bytes.count > limit { throw KeychainError.param("more than \(limit) bytes on file descriptor \(fd)") }
+        }
     }
 }

@@ -124,7 +124,11 @@ extension KeychainDatabase {
         }
     }
 
-    func prepareAdd(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> PreparedAdd {
+    /// Validates and digests an add. `dates` keeps a restored item's creation and modification dates;
+    /// otherwise both are now.
+    func prepareAdd(_ item: NewItem, caller: CallerIdentity, dates: (created: Date, modified: Date)? = nil)
+        throws(KeychainError) -> PreparedAdd
+    {
         let validated = try RequestValidation.validate(item, caller: caller)
         let keys = vault.snapshot()
         guard let classKey = keys.classKey(for: validated.accessibility) else {
@@ -139,8 +143,8 @@ extension KeychainDatabase {
         attributes[.accessGroup] = .string(validated.group)
         attributes[.accessible] = .string(validated.accessibility.rawValue)
         attributes[.synchronizable] = .number(validated.synchronizable ? 1 : 0)
-        attributes[.creationDate] = .date(now)
-        attributes[.modificationDate] = .date(now)
+        attributes[.creationDate] = .date(dates?.created ?? now)
+        attributes[.modificationDate] = .date(dates?.modified ?? now)
         let template = ItemRow(
             rowID: nil, id: Data(), itemClass: schema.itemClass,
             groupDigest: ItemDigests.group(validated.group, key: indexKey),

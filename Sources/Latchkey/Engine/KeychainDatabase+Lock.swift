@@ -71,15 +71,16 @@ extension KeychainDatabase {
     /// Settings stored in the file.
     public var settings: KeychainSettings {
         get throws(KeychainError) {
-            let seconds = try mappingStorageErrors {
+            let (seconds, sleep) = try mappingStorageErrors {
                 try queue.read { db in
-                    try db.blob("SELECT value FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.autoLockSeconds)])
+                    let sql = "SELECT value FROM meta WHERE name = ?"
+                    return (try db.blob(sql, [.text(KeychainSchema.Meta.autoLockSeconds)]),
+                            try db.blob(sql, [.text(KeychainSchema.Meta.lockOnSleep)]))
                 }
             }
-            guard let seconds, let text = String(data: seconds, encoding: .utf8), let value = Int(text) else {
-                return KeychainSettings()
-            }
-            return KeychainSettings(autoLockAfterSeconds: value)
+            return KeychainSettings(
+                autoLockAfterSeconds: seconds.flatMap { String(data: $0, encoding: .utf8) }.flatMap { Int($0) },
+                lockOnSleep: sleep == Data("1".utf8))
         }
     }
 
@@ -97,6 +98,9 @@ extension KeychainDatabase {
                 } else {
                     try db.run("DELETE FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.autoLockSeconds)])
                 }
+                try db.run(
+                    "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                    [.text(KeychainSchema.Meta.lockOnSleep), .blob(Data((settings.lockOnSleep ? "1" : "0").utf8))])
             }
         }
     }

@@ -16,13 +16,14 @@ extension KeychainDatabase {
         return try mappingStorageErrors { try queue.write { db in try prepared.apply(to: db) } }
     }
 
-    func prepareUpdate(_ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity) throws(KeychainError)
-        -> PreparedUpdate
+    /// Validates an update. `modified` is the modification date to write (now unless restoring).
+    func prepareUpdate(_ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity, modified: Date = Date())
+        throws(KeychainError) -> PreparedUpdate
     {
         try Self.requireFilterOnly(query, operation: "update")
         let validated = try RequestValidation.validate(query, caller: caller)
         let change = try RequestValidation.validate(changes, schema: validated.schema, caller: caller)
-        return PreparedUpdate(selection: try selection(for: validated), change: change, now: Date())
+        return PreparedUpdate(selection: try selection(for: validated), change: change, now: modified)
     }
 
     /// An update, validated and ready to run inside a write transaction.

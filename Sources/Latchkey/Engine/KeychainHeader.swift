@@ -14,11 +14,12 @@ enum KeychainHeader {
         }
         guard info.size > 0 else { throw KeychainError(.invalidKeychain, "\(path) is empty") }
         let header = try FileSystem.readPrefix(path, count: 100)
+        let compared = min(header.count, magic.count)
+        guard header.prefix(compared) == magic.prefix(compared) else {
+            throw KeychainError(.invalidKeychain, "\(path) is not a Latchkey keychain (not an SQLite database)")
+        }
         guard header.count == 100 else {
             throw KeychainError(.invalidKeychain, "\(path) is truncated (\(header.count) bytes)")
-        }
-        guard header.prefix(16) == magic else {
-            throw KeychainError(.invalidKeychain, "\(path) is not a Latchkey keychain (not an SQLite database)")
         }
         let rawPageSize = Int(bigEndian16(header, at: 16))
         let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize

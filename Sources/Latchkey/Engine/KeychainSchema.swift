@@ -58,5 +58,6 @@ enum KeychainSchema {
         static let keybag = "keybag"
         static let deviceKeybag = "device-keybag"
         static let autoLockSeconds = "setting.auto-lock-seconds"
+        static let lockOnSleep = "setting.lock-on-sleep"
     }
 }

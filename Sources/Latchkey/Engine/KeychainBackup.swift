@@ -1,0 +1,113 @@
+public import Foundation
+internal import LatchkeyCrypto
+
+/// An encrypted backup of keychain items, for moving them to another machine (`latchkey export` and
+/// `import`). It has its own passphrase: Argon2id (parameters and salt in the header) derives the key, and
+/// XChaCha20-Poly1305 seals the whole payload with the header as associated data, so a changed byte, a
+/// truncated file or a wrong passphrase is detected before anything is imported.
+///
+/// Layout: `"LKBACKUP"`, format version (1 byte), KDF record (33 bytes), sealed payload. The payload is the
+/// item count, then for each item its class, its attributes (the encoding of the keychain's own attribute
+/// blob, with `agrp`, `pdmn`, `sync`, `cdat`, `mdat`) and its data.
+public enum KeychainBackup {
+    /// One item in a backup.
+    public struct Item: Sendable, Hashable {
+        /// The class.
+        public let itemClass: ItemClass
+        /// Every attribute, bookkeeping ones included.
+        public let attributes: [AttributeKey: AttributeValue]
+        /// The secret.
+        public let data: Data?
+
+        /// Creates an item.
+        public init(itemClass: ItemClass, attributes: [AttributeKey: AttributeValue], data: Data?) {
+            self.itemClass = itemClass
+            self.attributes = attributes
+            self.data = data
+        }
+    }
+
+    private static let magic = Array("LKBACKUP".utf8)
+    private static let format: UInt8 = 1
+    /// A backup larger than this is refused (it would not fit a keychain's limits anyway).
+    public static let maximumBytes = 1 << 31
+
+    /// Seals `items` under `passphrase`.
+    public static func seal(_ items: [Item], passphrase: Passphrase, keyDerivation: KeyDerivation = .default)
+        throws(KeychainError) -> Data
+    {
+        guard passphrase.byteCount > 0 else { throw KeychainError.param("the backup passphrase must not be empty") }
+        guard keyDerivation.parameters.isWithinBounds else {
+            throw KeychainError.param("key derivation \(keyDerivation) is outside the accepted range")
+        }
+        let kdf = KDFRecord.fresh(.argon2id13, parameters: keyDerivation.parameters)
+        var header = ByteWriter(capacity: 64)
+        header.appendRaw(magic)
+        header.append(format)
+        header.appendRaw(kdf.encoded())
+        var payload = ByteWriter(capacity: 256 * items.count + 8)
+        payload.append(UInt32(items.count))
+        for item in items {
+            payload.appendField(item.itemClass.rawValue)
+            payload.appendField(AttributeBlob.encode(item.attributes))
+            payload.append(item.data == nil ? 0 as UInt8 : 1)
+            payload.appendField(item.data ?? Data())
+        }
+        let key = try kdf.deriveMasterKey(from: passphrase).wrapKey
+        let sealed = AEAD.seal(payload.data, key: key, associatedData: header.bytes)
+        payload.removeAll()
+        return header.data + sealed
+    }
+
+    /// Opens a backup: `errSecAuthFailed` for a wrong passphrase or a damaged file (the two cannot be told
+    /// apart), `errSecDecode` for a file that is not a Latchkey backup, `errSecParam` for absurd sizes.
+    public static func open(_ backup: Data, passphrase: Passphrase) throws(KeychainError) -> [Item] {
+        let headerLength = magic.count + 1 + 33
+        guard backup.count <= maximumBytes else { throw KeychainError.param("the backup is larger than 2 GiB") }
+        guard backup.count >= headerLength + AEAD.overhead, Array(backup.prefix(magic.count)) == magic else {
+            throw KeychainError.decode("this is not a Latchkey backup")
+        }
+        guard backup[backup.startIndex + magic.count] == format else {
+            throw KeychainError.decode("the backup has format \(backup[backup.startIndex + magic.count]); this Latchkey reads format \(format)")
+        }
+        let header = backup.prefix(headerLength)
+        guard let kdf = KDFRecord.decode(Data(header.suffix(33))), kdf.algorithm == .argon2id13,
+            kdf.parameters.isWithinBounds
+        else { throw KeychainError.decode("the backup's key derivation parameters are malformed or out of range") }
+        let key = try kdf.deriveMasterKey(from: passphrase).wrapKey
+        var payload: Data
+        do {
+            payload = try AEAD.open(Data(backup.dropFirst(headerLength)), key: key, associatedData: Data(header))
+        } catch {
+            throw KeychainError(.authFailed, "wrong backup passphrase, or the backup is damaged")
+        }
+        defer { payload.withUnsafeMutableBytes { wipeBytes($0) } }
+        return try parsePayload(payload)
+    }
+
+    static func parsePayload(_ payload: Data) throws(KeychainError) -> [Item] {
+        let parsed: [Item]? = payload.withUnsafeBytes { buffer -> [Item]? in
+            var reader = ByteReader(buffer)
+            do {
+                let count = Int(try reader.readUInt32())
+                guard count <= buffer.count / 8 else { return nil }
+                var items: [Item] = []
+                items.reserveCapacity(count)
+                for _ in 0..<count {
+                    guard let itemClass = ItemClass(rawValue: try reader.readText()),
+                        let attributes = AttributeBlob.decode(try reader.readField())
+                    else { return nil }
+                    let hasData = try reader.readByte()
+                    let data = try reader.readField()
+                    guard hasData <= 1 else { return nil }
+                    items.append(Item(itemClass: itemClass, attributes: attributes, data: hasData == 1 ? data : nil))
+                }
+                return reader.isAtEnd ? items : nil
+            } catch {
+                return nil  // Reported below as errSecDecode.
+            }
+        }
+        guard let parsed else { throw KeychainError.decode("the backup's contents are malformed") }
+        return parsed
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import LatchkeyStorage
+
+/// What a keychain file looks like from the outside, read without the passphrase and without writing:
+/// for `latchkey doctor` and `show-keychain-info`.
+public struct KeychainFileReport: Sendable {
+    /// The file.
+    public let path: String
+    /// Permission bits of the file, its directory and its device key (nil when missing).
+    public let fileMode: Int?, directoryMode: Int?, deviceKeyMode: Int?
+    /// Whether the file belongs to the current user (or the current user is root).
+    public let ownedByCurrentUser: Bool
+    /// Why the file cannot be opened, when it cannot (not a keychain, truncated, newer, unsafe permissions).
+    public let problem: KeychainError?
+    /// The format version written in the file.
+    public let formatVersion: Int?
+    /// The newest format this Latchkey reads.
+    public let supportedFormatVersion: Int
+    /// The Argon2id parameters.
+    public let keyDerivation: KeyDerivation?
+    /// Rows in the file (tombstones included).
+    public let rows: Int?
+    /// Whether the device key beside the file opens the device keybag.
+    public let deviceKeyWorks: Bool
+    /// The bytes of the WAL beside the file (0 when there is none).
+    public let walBytes: Int64
+}
+
+extension KeychainDatabase {
+    /// Inspects a keychain file without unlocking it or writing to it.
+    public static func inspect(at path: String) -> KeychainFileReport {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let devicePath = DeviceKeyFile.path(forKeychain: path)
+        let info = FileSystem.status(path)
+        let me = geteuid()
+        var problem: KeychainError?
+        var version: Int?
+        var derivation: KeyDerivation?
+        var rows: Int?
+        var deviceKeyWorks = false
+        do {
+            let database = try open(at: path)
+            version = try mappingStorageErrors {
+                try database.queue.read { db in Int(try db.integer("PRAGMA user_version") ?? 0) }
+            }
+            derivation = try database.keyDerivation
+            rows = try database.rowCount()
+            deviceKeyWorks = database.vault.snapshot().indexKey != nil
+        } catch {
+            problem = error
+        }
+        return KeychainFileReport(
+            path: path, fileMode: info.map { Int($0.permissions & 0o7777) },
+            directoryMode: FileSystem.status(directory).map { Int($0.permissions & 0o7777) },
+            deviceKeyMode: FileSystem.status(devicePath).map { Int($0.permissions & 0o7777) },
+            ownedByCurrentUser: info.map { me == 0 || $0.owner == me } ?? false, problem: problem,
+            formatVersion: version, supportedFormatVersion: KeychainSchema.currentVersion, keyDerivation: derivation,
+            rows: rows, deviceKeyWorks: deviceKeyWorks, walBytes: FileSystem.status(path + "-wal")?.size ?? 0)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Latchkey
+
+/// doctor: checks the environment and the keychain, and says what to fix.
+enum DoctorCommand {
+    static let command = Command(
+        "doctor", synopsis: "[--no-unlock] [keychain]", summary: "Check the keychain and its environment.",
+        details: """
+            Checks the environment (where keychains live, whether a passphrase sits in the environment) and the \
+            keychain: that it exists and is a Latchkey keychain, its permissions and those of its directory and \
+            device key, its format version, its key derivation parameters, and — after unlocking it — the \
+            integrity of every item. Each finding is printed as "ok", "warning" or "error" with what to do \
+            about it. The exit status is 0 when there is no error and 1 otherwise.
+            """,
+        options: [OptionSpec(nil, "no-unlock", "Skip the checks that need the passphrase (item integrity).")]
+            + passphraseOptions
+    ) { arguments, context in
+        var errors = 0
+        func report(_ level: String, _ message: String) {
+            if level == "error" { errors += 1 }
+            context.stdout.line(level.padding(toLength: 8, withPad: " ", startingAt: 0) + " " + message)
+        }
+        let path = context.keychainPath(arguments.positionals.first)
+        report("ok", "keychain \(path) (from \(arguments.positionals.first != nil ? "the argument" : context.environment["LATCHKEY_KEYCHAIN"] != nil ? "LATCHKEY_KEYCHAIN" : "the default"))")
+        if context.environment[PassphraseSource.environmentVariable] != nil {
+            report("warning", "LATCHKEY_PASSPHRASE is set: every process of this user can read it; prefer a prompt, --passphrase-fd or a 0600 key file")
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            report("error", "the keychain does not exist; create it with `latchkey create-keychain \(arguments.positionals.first ?? "")`".replacingOccurrences(of: " `", with: " `"))
+            return 1
+        }
+        let inspection = KeychainDatabase.inspect(at: path)
+        func mode(_ value: Int?) -> String { value.map { "0" + String($0, radix: 8) } ?? "missing" }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if let fileMode = inspection.fileMode, fileMode & 0o077 != 0 {
+            report("error", "the keychain file's mode is \(mode(fileMode)); run `chmod 600 \(path)`")
+        } else {
+            report("ok", "keychain file mode \(mode(inspection.fileMode))")
+        }
+        if let directoryMode = inspection.directoryMode, directoryMode & 0o022 != 0 {
+            report("error", "the directory's mode is \(mode(directoryMode)); run `chmod 700 \(directory)`")
+        } else {
+            report("ok", "directory mode \(mode(inspection.directoryMode))")
+        }
+        if let deviceMode = inspection.deviceKeyMode, deviceMode & 0o077 != 0 {
+            report("error", "the device key's mode is \(mode(deviceMode)); run `chmod 600 \(path).device-key`")
+        }
+        if !inspection.ownedByCurrentUser { report("error", "the keychain belongs to another user") }
+        if let problem = inspection.problem {
+            report("error", "the keychain cannot be opened: \(problem.message)")
+            return 1
+        }
+        if let version = inspection.formatVersion {
+            report("ok", "format version \(version) (this Latchkey reads up to \(inspection.supportedFormatVersion))")
+        }
+        if let derivation = inspection.keyDerivation {
+            if derivation.memoryBytes < KeyDerivation.default.memoryBytes || derivation.passes < KeyDerivation.default.passes {
+                report("warning", "key derivation \(derivation) is weaker than the default (\(KeyDerivation.default)); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`")
+            } else {
+                report("ok", "key derivation \(derivation)")
+            }
+        }
+        report(inspection.deviceKeyWorks ? "ok" : "warning", inspection.deviceKeyWorks
+            ? "device key present: items readable at any time open without the passphrase"
+            : "no working device key beside the keychain: items readable at any time open only after an unlock")
+        if inspection.walBytes > 64 << 20 {
+            report("warning", "the write-ahead log holds \(inspection.walBytes >> 20) MiB; it shrinks when no process keeps the keychain open")
+        }
+        if !arguments.has("no-unlock") {
+            let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+            let integrity = try keychain.verifyIntegrity()
+            if integrity.isHealthy {
+                report("ok", "integrity: \(integrity)")
+            } else {
+                report("error", "integrity: \(integrity)")
+                for item in integrity.damaged {
+                    report("error", "damaged \(item.itemClass.rawValue) item \(item.persistentReference.map { String(format: "%02x", $0) }.joined()): \(item.reason); restore it from a backup, or delete it")
+                }
+            }
+        }
+        return errors == 0 ? 0 : 1
+    }
+}

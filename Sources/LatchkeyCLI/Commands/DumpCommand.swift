@@ -1,0 +1,46 @@
+import Foundation
+import Latchkey
+
+/// dump-keychain: every item's attributes, and its secret only when asked.
+enum DumpCommand {
+    static let command = Command(
+        "dump-keychain", synopsis: "[-d] [keychain]", summary: "Dump a keychain's items.",
+        details: """
+            Prints every item of the keychain — generic and internet passwords, certificates and keys, in every \
+            access group — in the layout of `security find-generic-password`. Secrets are printed only with -d, \
+            after each item as "data:" and the value. The passphrase is needed.
+            """,
+        options: [
+            OptionSpec("d", nil, "Also print each item's secret."),
+            OptionSpec("a", nil, "Not supported: Latchkey has access groups, not access control lists."),
+            OptionSpec("r", nil, "Not supported: Latchkey never prints encrypted bytes."),
+        ] + passphraseOptions
+    ) { arguments, context in
+        if arguments.has("a") || arguments.has("r") {
+            throw UsageError(message: "-a and -r are not supported; -d prints the secrets")
+        }
+        let path = context.keychainPath(arguments.positionals.first)
+        let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+        let caller = commandLineCaller(group: nil, environment: context.environment)
+        for itemClass in ItemClass.stored {
+            let items: [ItemResult]
+            do throws(KeychainError) {
+                items = try keychain.copyMatching(
+                    ItemQuery(itemClass, synchronizable: .any, limit: .all,
+                              returning: arguments.has("d") ? [.attributes, .data] : [.attributes]),
+                    caller: caller)
+            } catch {
+                guard error.status == .itemNotFound else { throw error }
+                continue
+            }
+            for item in items {
+                context.stdout.write(ItemPrinter.block(item, keychainPath: path))
+                if arguments.has("d") {
+                    context.stdout.line("data:")
+                    context.stdout.line(PrintBuffer.format(Array(item.data ?? Data())))
+                }
+            }
+        }
+        return 0
+    }
+}

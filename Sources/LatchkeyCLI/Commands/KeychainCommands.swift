@@ -1,0 +1,287 @@
+import Foundation
+import Latchkey
+
+/// Commands that act on keychain files: create, delete, list, default, info, passphrase, lock, unlock,
+/// settings.
+enum KeychainCommands {
+    static let all = [
+        create, delete, list, defaultKeychain, showInfo, setPassword, lock, unlock, setSettings,
+    ]
+
+    static let kdfOptions = [
+        OptionSpec(nil, "kdf-memory", .required, value: "MiB",
+                   "Use this much memory for Argon2id, in MiB (at least 19; the default is 64)."),
+        OptionSpec(nil, "kdf-passes", .required, value: "count",
+                   "Make this many Argon2id passes (at least 2; the default is 3)."),
+    ]
+
+    /// The key derivation the --kdf options ask for, nil when none is given.
+    static func keyDerivation(_ arguments: ParsedArguments) throws -> KeyDerivation? {
+        guard arguments.has("kdf-memory") || arguments.has("kdf-passes") else { return nil }
+        var derivation = KeyDerivation.default
+        if let memory = arguments.value("kdf-memory") {
+            guard let mebibytes = UInt64(memory), mebibytes > 0, mebibytes <= 4096 else {
+                throw UsageError(message: "--kdf-memory needs a number of MiB between 19 and 4096, not '\(memory)'")
+            }
+            derivation.memoryBytes = mebibytes << 20
+        }
+        if let passes = arguments.value("kdf-passes") {
+            guard let count = UInt64(passes), count > 0 else {
+                throw UsageError(message: "--kdf-passes needs a positive number, not '\(passes)'")
+            }
+            derivation.passes = count
+        }
+        return derivation
+    }
+
+    /// A new passphrase: `-p` (warned about), a file descriptor, or a prompt given twice. For a new keychain
+    /// (`fdKey` "passphrase-fd") the key file and LATCHKEY_PASSPHRASE count too.
+    static func newPassphrase(
+        _ arguments: ParsedArguments, context: CLIContext, insecureKey: String, fdKey: String,
+        prompts: (String, String)
+    ) throws -> Passphrase {
+        if let value = arguments.value(insecureKey) {
+            context.warning("a passphrase on the command line is visible to other users; prefer the prompt or --\(fdKey)")
+            return Passphrase(value)
+        }
+        if let fd = arguments.value(fdKey) {
+            guard let descriptor = Int32(fd), descriptor >= 0 else {
+                throw UsageError(message: "--\(fdKey) needs a file descriptor number, not '\(fd)'")
+            }
+            return try PassphraseSource.fileDescriptor(descriptor).read()
+        }
+        if fdKey == "passphrase-fd"
+            && (arguments.has("passphrase-file") || context.environment[PassphraseSource.environmentVariable] != nil)
+        {
+            return try context.passphrase(arguments, prompt: prompts.0)
+        }
+        for _ in 0..<3 {
+            let first = try context.prompt(prompts.0)
+            let second = try context.prompt(prompts.1)
+            if first == second { return Passphrase(bytes: first) }
+            context.stderr.line("passwords don't match")
+        }
+        throw CommandFailure(message: "the passphrases did not match three times")
+    }
+
+    static let create = Command(
+        "create-keychain", synopsis: "[-p passphrase] [--kdf-memory MiB] [--kdf-passes count] [keychain...]",
+        summary: "Create keychains.",
+        details: """
+            Creates each named keychain (a path, or a name in the keychain directory), or the default keychain when \
+            none is named, with mode 0600 in a private directory. The passphrase is asked for twice on the terminal \
+            unless --passphrase-fd, --passphrase-file or LATCHKEY_PASSPHRASE supplies it. The key derivation \
+            defaults to Argon2id with 64 MiB and 3 passes; a keychain that already exists is left untouched.
+            """,
+        options: [OptionSpec("p", nil, .required, value: "passphrase",
+                             "Use this passphrase (insecure: other users can see it in the process list).")]
+            + kdfOptions + passphraseOptions,
+        positionals: 0...Int.max
+    ) { arguments, context in
+        let derivation = try keyDerivation(arguments) ?? .default
+        let paths = arguments.positionals.isEmpty ? [context.keychainPath(nil)] : arguments.positionals.map(context.keychainPath)
+        for path in paths {
+            let passphrase = try newPassphrase(
+                arguments, context: context, insecureKey: "p", fdKey: "passphrase-fd",
+                prompts: ("password for new keychain: ", "retype password for new keychain: "))
+            _ = try KeychainDatabase.create(at: path, passphrase: passphrase, keyDerivation: derivation)
+        }
+        return 0
+    }
+
+    static let delete = Command(
+        "delete-keychain", synopsis: "keychain...", summary: "Delete keychains.",
+        details: """
+            Deletes each named keychain file together with its write-ahead log, shared-memory file and device key. \
+            Every item in it is gone for good, so a keychain must be named: there is no default here.
+            """,
+        options: [], positionals: 1...Int.max
+    ) { arguments, context in
+        for name in arguments.positionals { try KeychainDatabase.delete(at: context.keychainPath(name)) }
+        return 0
+    }
+
+    static let list = Command(
+        "list-keychains", synopsis: "[-d user]", summary: "List the keychains.",
+        details: """
+            Prints the default keychain and every other keychain file in the keychain directory, one quoted path \
+            per line, as `security list-keychains` does. Latchkey keeps no search list: name a keychain on each \
+            command, or set LATCHKEY_KEYCHAIN.
+            """,
+        options: [
+            OptionSpec("d", nil, .required, value: "domain", "Only \"user\" is known; other domains are refused."),
+            OptionSpec("s", nil, "Not supported: Latchkey keeps no search list."),
+        ],
+        positionals: 0...0
+    ) { arguments, context in
+        if let domain = arguments.value("d"), !"user".hasPrefix(domain) || domain.isEmpty {
+            throw UsageError(message: "invalid domain \"\(domain)\"; Latchkey knows only the user domain")
+        }
+        if arguments.has("s") {
+            throw CommandFailure(message: "Latchkey keeps no search list; name a keychain on each command or set LATCHKEY_KEYCHAIN")
+        }
+        let defaultPath = context.keychainPath(nil)
+        let directory = KeychainLocation.directory(environment: context.environment)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []  // No directory: no keychains.
+        let others = names.filter { $0.hasSuffix(".keychain") }.map { directory + "/" + $0 }.filter { $0 != defaultPath }.sorted()
+        for path in ([defaultPath] + others) where FileManager.default.fileExists(atPath: path) {
+            context.stdout.line("    \"\(path)\"")
+        }
+        return 0
+    }
+
+    static let defaultKeychain = Command(
+        "default-keychain", synopsis: "[-d user] [-s [keychain]]", summary: "Show or set the default keychain.",
+        details: """
+            Without options, prints the default keychain as a quoted path. With -s and a keychain, makes that \
+            keychain the default for latchkey, the Swift API and the SecItem functions (LATCHKEY_KEYCHAIN still \
+            takes precedence); with -s alone, returns to the built-in default.
+            """,
+        options: [
+            OptionSpec("d", nil, .required, value: "domain", "Only \"user\" is known; other domains are refused."),
+            OptionSpec("s", nil, "Set the default keychain to the keychain named after the options."),
+        ]
+    ) { arguments, context in
+        if let domain = arguments.value("d"), !"user".hasPrefix(domain) || domain.isEmpty {
+            throw UsageError(message: "invalid domain \"\(domain)\"; Latchkey knows only the user domain")
+        }
+        if arguments.has("s") {
+            let path = arguments.positionals.first.map { context.keychainPath($0) }
+            try KeychainLocation.setConfiguredDefault(path, environment: context.environment)
+            return 0
+        }
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "a keychain is only taken with -s") }
+        context.stdout.line("    \"\(context.keychainPath(nil))\"")
+        return 0
+    }
+
+    static let showInfo = Command(
+        "show-keychain-info", synopsis: "[keychain]", summary: "Show a keychain's settings.",
+        details: """
+            Prints the keychain's lock settings to standard error in the layout of `security show-keychain-info` \
+            (Keychain "<name>" lock-on-sleep timeout=300s), then Latchkey's own facts to standard output: the \
+            path, the format version, the key derivation, the number of items and whether the device key works. \
+            It needs no passphrase.
+            """,
+        options: []
+    ) { arguments, context in
+        let path = context.keychainPath(arguments.positionals.first)
+        let keychain = try KeychainDatabase.open(at: path)
+        let settings = try keychain.settings
+        var line = "Keychain \"\(arguments.positionals.first ?? path)\""
+        if settings.lockOnSleep { line += " lock-on-sleep" }
+        if let seconds = settings.autoLockAfterSeconds {
+            line += " use-lock-interval timeout=\(seconds)s"
+        } else {
+            line += " no-timeout"
+        }
+        context.stderr.line(line)
+        let report = KeychainDatabase.inspect(at: path)
+        context.stdout.line("path: \(path)")
+        context.stdout.line("format: \(report.formatVersion.map(String.init) ?? "?") (this Latchkey reads up to \(report.supportedFormatVersion))")
+        context.stdout.line("key derivation: \(try keychain.keyDerivation)")
+        context.stdout.line("items: \(try keychain.rowCount())")
+        context.stdout.line("device key: \(report.deviceKeyWorks ? "present" : "absent (always-available items open after the first unlock)")")
+        return 0
+    }
+
+    static let setPassword = Command(
+        "set-keychain-password",
+        synopsis: "[-o old] [-p new] [--new-passphrase-fd fd] [--kdf-memory MiB] [--kdf-passes count] [keychain]",
+        summary: "Change a keychain's passphrase.",
+        details: """
+            Changes the passphrase, re-wrapping only the keychain's keybag: the time it takes does not depend on \
+            the number of items. The old passphrase is asked for (or read from --passphrase-fd, --passphrase-file \
+            or LATCHKEY_PASSPHRASE), then the new one twice (or read from --new-passphrase-fd). --kdf-memory and \
+            --kdf-passes change the Argon2id cost at the same time.
+            """,
+        options: [
+            OptionSpec("o", nil, .required, value: "passphrase", "The old passphrase (insecure: visible to other users)."),
+            OptionSpec("p", nil, .required, value: "passphrase", "The new passphrase (insecure: visible to other users)."),
+            OptionSpec(nil, "new-passphrase-fd", .required, value: "fd",
+                       "Read the new passphrase from this open file descriptor (one line)."),
+        ] + kdfOptions + passphraseOptions
+    ) { arguments, context in
+        let path = context.keychainPath(arguments.positionals.first)
+        let keychain = try KeychainDatabase.open(at: path)
+        let old: Passphrase
+        if let value = arguments.value("o") {
+            context.warning("a passphrase on the command line is visible to other users; prefer the prompt")
+            old = Passphrase(value)
+        } else {
+            old = try context.passphrase(arguments, prompt: "Old Password: ")
+        }
+        let new = try newPassphrase(
+            arguments, context: context, insecureKey: "p", fdKey: "new-passphrase-fd",
+            prompts: ("New Password: ", "Retype New Password: "))
+        try keychain.changePassphrase(from: old, to: new, keyDerivation: try keyDerivation(arguments))
+        return 0
+    }
+
+    static let lock = Command(
+        "lock-keychain", synopsis: "[-a | keychain]", summary: "Lock a keychain.",
+        details: """
+            Locks the keychain held by the Latchkey agent, so that items readable only while unlocked are not \
+            served until the next unlock. Without an agent, no process holds the keychain's keys between \
+            commands: it is already locked, and this says so.
+            """,
+        options: [OptionSpec("a", nil, "Lock every keychain.")]
+    ) { arguments, context in
+        let path = context.keychainPath(arguments.positionals.first)
+        guard FileManager.default.fileExists(atPath: path) || arguments.has("a") else {
+            throw KeychainError(.noSuchKeychain, "\(path) does not exist")
+        }
+        context.stderr.line("latchkey: lock-keychain: no agent is running; the keychain's keys are held by no process, so it is locked")
+        return 0
+    }
+
+    static let unlock = Command(
+        "unlock-keychain", synopsis: "[-p passphrase] [keychain]", summary: "Unlock a keychain.",
+        details: """
+            Checks the passphrase and unlocks the keychain held by the Latchkey agent. Without an agent, each \
+            latchkey command unlocks the keychain for its own run only: this then just tells whether the \
+            passphrase is right (exit status 0) or not (51, errSecAuthFailed).
+            """,
+        options: [
+            OptionSpec("p", nil, .required, value: "passphrase", "Use this passphrase (insecure: visible to other users)."),
+            OptionSpec("u", nil, "Do not use a passphrase (accepted for compatibility; Latchkey always needs one)."),
+        ] + passphraseOptions
+    ) { arguments, context in
+        let path = context.keychainPath(arguments.positionals.first)
+        let keychain = try KeychainDatabase.open(at: path)
+        if let value = arguments.value("p") {
+            context.warning("a passphrase on the command line is visible to other users; prefer the prompt")
+            try keychain.unlock(with: Passphrase(value))
+        } else {
+            try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
+        }
+        context.stderr.line("latchkey: unlock-keychain: the passphrase is correct; no agent is running, so the keychain stays unlocked only within each latchkey command")
+        return 0
+    }
+
+    static let setSettings = Command(
+        "set-keychain-settings", synopsis: "[-lu] [-t timeout] [keychain]", summary: "Set a keychain's lock settings.",
+        details: """
+            Stores the lock settings in the keychain; the Latchkey agent enforces them. -t locks the keychain \
+            after that many seconds without use (and implies -u); without -t there is no timeout. -l locks it \
+            when the system sleeps. Options not given are turned off, as with `security`.
+            """,
+        options: [
+            OptionSpec("l", nil, "Lock the keychain when the system sleeps."),
+            OptionSpec("u", nil, "Lock the keychain after the timeout given with -t."),
+            OptionSpec("t", nil, .required, value: "seconds", "Lock after this many seconds without use."),
+        ] + passphraseOptions
+    ) { arguments, context in
+        var seconds: Int?
+        if let text = arguments.value("t") {
+            guard let value = Int(text), value > 0 else {
+                throw UsageError(message: "-t needs a positive number of seconds, not '\(text)'")
+            }
+            seconds = value
+        }
+        let path = context.keychainPath(arguments.positionals.first)
+        let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+        try keychain.updateSettings(KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")))
+        return 0
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import Latchkey
+
+/// add-, find- and delete-generic-password and -internet-password, with `security`'s options and output.
+enum PasswordCommands {
+    /// Generic or internet passwords: what differs between the two families of commands.
+    enum Kind {
+        case generic, internet
+
+        var itemClass: ItemClass { self == .generic ? .genericPassword : .internetPassword }
+        var noun: String { self == .generic ? "generic password" : "internet password" }
+        var nameKey: AttributeKey { self == .generic ? .service : .server }
+    }
+
+    static let all = [
+        add(.generic), find(.generic), delete(.generic), add(.internet), find(.internet), delete(.internet),
+    ]
+
+    // MARK: Options
+
+    /// The options that match or set attributes, per kind (`security`'s letters).
+    static func attributeOptions(_ kind: Kind, matching: Bool) -> [OptionSpec] {
+        let verb = matching ? "Match" : "Set"
+        var options = [
+            OptionSpec("a", nil, .required, value: "account", "\(verb) the account."),
+            OptionSpec("s", nil, .required, value: kind == .generic ? "service" : "server",
+                       "\(verb) the \(kind == .generic ? "service" : "server")."),
+            OptionSpec("c", nil, .required, value: "creator", "\(verb) the creator (a four-character code)."),
+            OptionSpec("C", nil, .required, value: "type", "\(verb) the type (a four-character code)."),
+            OptionSpec("D", nil, .required, value: "kind", "\(verb) the kind (the description)."),
+            OptionSpec("j", nil, .required, value: "comment", "\(verb) the comment."),
+            OptionSpec("l", nil, .required, value: "label",
+                       matching ? "Match the label." : "Set the label (the \(kind == .generic ? "service" : "server") when omitted)."),
+        ]
+        if kind == .generic {
+            options.append(OptionSpec("G", nil, .required, value: "value", "\(verb) the generic attribute."))
+        } else {
+            options += [
+                OptionSpec("d", nil, .required, value: "domain", "\(verb) the security domain."),
+                OptionSpec("p", nil, .required, value: "path", "\(verb) the path."),
+                OptionSpec("P", nil, .required, value: "port", "\(verb) the port (0 to 65535)."),
+                OptionSpec("r", nil, .required, value: "protocol",
+                           "\(verb) the protocol, a four-character code such as \"htps\" or \"ftp \"."),
+                OptionSpec("t", nil, .required, value: "type",
+                           "\(verb) the authentication type, a four-character code such as \"dflt\" or \"form\"."),
+            ]
+        }
+        options.append(OptionSpec(nil, "access-group", .required, value: "group",
+                                  matching ? "Only look in this access group." : "Put the item in this access group."))
+        options.append(OptionSpec(nil, "synchronizable", matching ? "Only match synchronizable items." : "Make the item synchronizable."))
+        return options
+    }
+
+    /// The attributes the options give, checked.
+    static func attributes(_ arguments: ParsedArguments, kind: Kind) throws -> [AttributeKey: AttributeValue] {
+        var attributes: [AttributeKey: AttributeValue] = [:]
+        if let account = arguments.value("a") { attributes[.account] = .string(account) }
+        if let name = arguments.value("s") { attributes[kind.nameKey] = .string(name) }
+        if let creator = arguments.value("c") { attributes[.creator] = .number(try FourCharCode.number(creator, option: "-c")) }
+        if let type = arguments.value("C") { attributes[.type] = .number(try FourCharCode.number(type, option: "-C")) }
+        if let description = arguments.value("D") { attributes[.itemDescription] = .string(description) }
+        if let comment = arguments.value("j") { attributes[.comment] = .string(comment) }
+        if let label = arguments.value("l") { attributes[.label] = .string(label) }
+        if kind == .generic, let generic = arguments.value("G") { attributes[.generic] = .data(Data(generic.utf8)) }
+        if kind == .internet {
+            if let domain = arguments.value("d") { attributes[.securityDomain] = .string(domain) }
+            if let path = arguments.value("p") { attributes[.path] = .string(path) }
+            if let port = arguments.value("P") {
+                guard let number = Int64(port), (0...65_535).contains(number) else {
+                    throw UsageError(message: "-P needs a port number between 0 and 65535, not '\(port)'")
+                }
+                attributes[.port] = .number(number)
+            }
+            if let code = arguments.value("r") {
+                attributes[.protocol] = .string(String(decoding: try FourCharCode.validated(code, option: "-r"), as: UTF8.self))
+            }
+            if let code = arguments.value("t") {
+                attributes[.authenticationType] = .string(String(decoding: try FourCharCode.validated(code, option: "-t"), as: UTF8.self))
+            }
+        }
+        if let group = arguments.value("access-group") { attributes[.accessGroup] = .string(group) }
+        return attributes
+    }
+
+    static func accessibility(_ text: String) throws -> Accessibility {
+        let names: [String: Accessibility] = [
+            "when-unlocked": .whenUnlocked, "after-first-unlock": .afterFirstUnlock, "always": .always,
+            "when-unlocked-this-device-only": .whenUnlockedThisDeviceOnly,
+            "after-first-unlock-this-device-only": .afterFirstUnlockThisDeviceOnly,
+            "always-this-device-only": .alwaysThisDeviceOnly,
+            "when-passcode-set-this-device-only": .whenPasscodeSetThisDeviceOnly,
+        ]
+        guard let accessibility = Accessibility(rawValue: text) ?? names[text] else {
+            throw UsageError(message: "unknown accessibility '\(text)'; use ak, ck, dk, aku, cku, dku, akpu or a name such as after-first-unlock")
+        }
+        return accessibility
+    }
+
+    // MARK: add
+
+    static func add(_ kind: Kind) -> Command {
+        let name = kind == .generic ? "add-generic-password" : "add-internet-password"
+        let passwordKeys = kind == .generic ? ["w", "p"] : ["w"]
+        var options = attributeOptions(kind, matching: false)
+        options += [
+            OptionSpec("w", nil, .requiredOrPrompt, value: "password",
+                       "The password; put -w last to be asked for it (a password on the command line is visible to other users)."),
+            OptionSpec("X", nil, .required, value: "hex", "The password as hexadecimal digits."),
+            OptionSpec("U", nil, "Update the item if it exists (otherwise an existing item is an error)."),
+            OptionSpec("A", nil, "Accepted for compatibility and ignored: Latchkey grants access by access group."),
+            OptionSpec("T", nil, .required, value: "app", "Accepted for compatibility and ignored: Latchkey grants access by access group."),
+            OptionSpec(nil, "accessibility", .required, value: "class",
+                       "When the item is readable: ak (when unlocked, the default), ck (after first unlock), dk (always), or aku, cku, dku, akpu."),
+        ]
+        if kind == .generic {
+            options.append(OptionSpec("p", nil, .requiredOrPrompt, value: "password", "The password (legacy form of -w)."))
+        }
+        options += SecretInput.options + passphraseOptions
+        let noun = kind.noun
+        return Command(
+            name, synopsis: "-a account -s \(kind == .generic ? "service" : "server") [-w [password]] [options...] [keychain]",
+            summary: "Add \(kind == .generic ? "a" : "an") \(noun) item.",
+            details: """
+                Adds \(kind == .generic ? "a" : "an") \(noun) for an account and \(kind == .generic ? "a service" : "a server"). \
+                The password is asked for twice when -w is the last option; it can also come from -X, --password-fd \
+                or --password-stdin, and it is empty when none is given. With -U an existing item is updated in place \
+                (in one transaction, never deleted first); without it, an existing item is an error (exit status 45). \
+                The item goes to --access-group, else to LATCHKEY_APPLICATION_ID's group, else to "latchkey".
+                """,
+            options: options
+        ) { arguments, context in
+            guard arguments.has("a") else { throw UsageError(message: "-a account is required") }
+            guard arguments.has("s") else { throw UsageError(message: "-s \(kind == .generic ? "service" : "server") is required") }
+            var attributes = try attributes(arguments, kind: kind)
+            if attributes[.label] == nil { attributes[.label] = attributes[kind.nameKey] }
+            if kind == .internet && attributes[.authenticationType] == nil {
+                attributes[.authenticationType] = .string(AuthenticationType.default.rawValue)
+            }
+            if let text = arguments.value("accessibility") {
+                attributes[.accessible] = .string(try accessibility(text).rawValue)
+            }
+            if arguments.has("synchronizable") { attributes[.synchronizable] = .bool(true) }
+            if arguments.has("A") || arguments.has("T") {
+                context.warning("-A and -T are ignored: Latchkey grants access by access group (--access-group), not by application")
+            }
+            let secret = try SecretInput.read(arguments, passwordKeys: passwordKeys, context: context)
+            let path = context.keychainPath(arguments.positionals.first)
+            let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+            let caller = commandLineCaller(group: arguments.value("access-group"), environment: context.environment)
+            let item = NewItem(kind.itemClass, attributes: attributes, data: secret)
+            if arguments.has("U") {
+                try keychain.addOrUpdate(item, caller: caller)
+            } else {
+                try keychain.add(item, caller: caller)
+            }
+            return 0
+        }
+    }
+
+    // MARK: find and delete
+
+    /// The first item the options match (the keychain is unlocked only when it has to be), with its data.
+    static func findFirst(
+        _ arguments: ParsedArguments, kind: Kind, context: CLIContext, path: String
+    ) throws -> (KeychainDatabase, ItemResult) {
+        var matching = try attributes(arguments, kind: kind)
+        // As `security` does: once the whole primary key is given, the other criteria are ignored.
+        let key: [AttributeKey] = kind == .generic
+            ? [.account, .service]
+            : [.account, .securityDomain, .server, .protocol, .authenticationType, .port, .path]
+        if key.allSatisfy({ matching[$0] != nil }) {
+            matching = matching.filter { key.contains($0.key) || $0.key == .accessGroup }
+        }
+        let query = ItemQuery(
+            kind.itemClass, matching: matching, synchronizable: arguments.has("synchronizable") ? .yes : .any,
+            limit: .one, returning: [.attributes, .data, .persistentReference])
+        let caller = commandLineCaller(group: nil, environment: context.environment)
+        let keychain = try KeychainDatabase.open(at: path)
+        do throws(KeychainError) {
+            // Items available without the passphrase (accessibility "always", with the device key) need no prompt.
+            return (keychain, try keychain.copyMatching(query, caller: caller)[0])
+        } catch {
+            guard error.status == .interactionNotAllowed else { throw error }
+        }
+        try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
+        return (keychain, try keychain.copyMatching(query, caller: caller)[0])
+    }
+
+    static func find(_ kind: Kind) -> Command {
+        let name = kind == .generic ? "find-generic-password" : "find-internet-password"
+        let options = attributeOptions(kind, matching: true) + [
+            OptionSpec("g", nil, "Also print the password, on standard error."),
+            OptionSpec("w", nil, "Print only the password, on standard output."),
+        ] + passphraseOptions
+        return Command(
+            name, synopsis: "[-a account] [-s \(kind == .generic ? "service" : "server")] [options...] [-g | -w] [keychain]",
+            summary: "Find \(kind == .generic ? "a" : "an") \(kind.noun) item.",
+            details: """
+                Finds the first \(kind.noun) that matches every option given (exactly; with no options, the first \
+                one) and prints its attributes in the layout of `security`. -g adds the password on standard error as \
+                password: "...", and -w prints only the password and a newline on standard output (as hexadecimal \
+                when it has bytes that are not printable). When nothing matches, it says so and exits with 44, as \
+                `security` does. Items readable at any time need no passphrase; for the others the passphrase is \
+                asked for.
+                """,
+            options: options
+        ) { arguments, context in
+            let path = context.keychainPath(arguments.positionals.first)
+            let (_, item) = try findFirst(arguments, kind: kind, context: context, path: path)
+            let secret = Array(item.data ?? Data())
+            if arguments.has("w") {
+                context.stdout.line(PrintBuffer.passwordOnly(secret))
+                return 0
+            }
+            context.stdout.write(ItemPrinter.block(item, keychainPath: path))
+            if arguments.has("g") { context.stderr.line("password: " + PrintBuffer.format(secret)) }
+            return 0
+        }
+    }
+
+    static func delete(_ kind: Kind) -> Command {
+        let name = kind == .generic ? "delete-generic-password" : "delete-internet-password"
+        let options = attributeOptions(kind, matching: true) + [
+            OptionSpec("g", nil, "Accepted for compatibility and ignored."),
+        ] + passphraseOptions
+        return Command(
+            name, synopsis: "[-a account] [-s \(kind == .generic ? "service" : "server")] [options...] [keychain]",
+            summary: "Delete \(kind == .generic ? "a" : "an") \(kind.noun) item.",
+            details: """
+                Deletes the first \(kind.noun) that matches every option given, printing its attributes first, then \
+                "password has been deleted." on standard error, as `security` does. At least one option is required, \
+                so a bare command never deletes an arbitrary item. When nothing matches, it exits with 44.
+                """,
+            options: options
+        ) { arguments, context in
+            let criteria = arguments.flags.keys.filter { $0 != "g" } + Array(arguments.values.keys)
+            guard criteria.contains(where: { !["passphrase-fd", "passphrase-file"].contains($0) }) else {
+                throw UsageError(message: "name the item to delete with at least one option (for example -a and -s)")
+            }
+            let path = context.keychainPath(arguments.positionals.first)
+            let (keychain, item) = try findFirst(arguments, kind: kind, context: context, path: path)
+            context.stdout.write(ItemPrinter.block(item, keychainPath: path))
+            let caller = commandLineCaller(group: nil, environment: context.environment)
+            let target = ItemQuery(kind.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)
+            do throws(KeychainError) {
+                try keychain.delete(target, caller: caller)
+            } catch {
+                // A synchronizable item's tombstone needs its class key: unlock, then delete.
+                guard error.status == .interactionNotAllowed else { throw error }
+                try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
+                try keychain.delete(target, caller: caller)
+            }
+            context.stderr.line("password has been deleted.")
+            return 0
+        }
+    }
+}

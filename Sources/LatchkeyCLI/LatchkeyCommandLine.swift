@@ -1,0 +1,124 @@
+public import Foundation
+public import Latchkey
+
+/// The `latchkey` command-line tool, modelled on macOS `security`. The executable is a thin `main` around
+/// `run`; tests and the fuzzer call `run` in-process with captured output.
+public enum LatchkeyCommandLine {
+    /// Exit status of a usage error (sysexits' EX_USAGE), distinct from every keychain status.
+    public static let usageStatus: Int32 = 64
+    /// Exit status when an item is not found: errSecItemNotFound's low byte, as `security` exits.
+    public static let notFoundStatus: Int32 = 44
+
+    static let commands: [Command] = KeychainCommands.all + PasswordCommands.all + [
+        DumpCommand.command, BackupCommands.export, BackupCommands.import_, DoctorCommand.command,
+    ]
+
+    static func command(named name: String) -> Command? { commands.first { $0.name == name } }
+
+    /// Runs the tool with `arguments` (without the program name) and returns the exit status. Output goes
+    /// to the process's standard output and error.
+    public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> Int32
+    {
+        run(arguments, environment: environment, stdout: FileSink(.standardOutput), stderr: FileSink(.standardError),
+            interactive: true)
+    }
+
+    /// Runs the tool capturing its output (no prompts): for tests and fuzzing.
+    public static func capture(_ arguments: [String], environment: [String: String] = [:])
+        -> (status: Int32, stdout: String, stderr: String)
+    {
+        let out = BufferSink()
+        let err = BufferSink()
+        let status = run(arguments, environment: environment, stdout: out, stderr: err, interactive: false)
+        return (status, out.text, err.text)
+    }
+
+    static func run(
+        _ arguments: [String], environment: [String: String], stdout: any OutputSink, stderr: any OutputSink,
+        interactive: Bool
+    ) -> Int32 {
+        let context = CLIContext(environment: environment, stdout: stdout, stderr: stderr, interactive: interactive)
+        guard let first = arguments.first else {
+            stderr.write(toolUsage)
+            return usageStatus
+        }
+        if first == "-h" || first == "--help" || first == "help" {
+            if arguments.count > 1 {
+                guard let command = command(named: arguments[1]) else {
+                    stderr.line("latchkey: help: there is no command \"\(arguments[1])\"")
+                    return usageStatus
+                }
+                stdout.write(command.help)
+            } else {
+                stdout.write(toolUsage)
+            }
+            return 0
+        }
+        if first == "--version" {
+            stdout.line("latchkey \(version)")
+            return 0
+        }
+        guard let command = command(named: first) else {
+            stderr.line("latchkey: unknown command \"\(first)\"; `latchkey help` lists the commands")
+            return usageStatus
+        }
+        context.commandName = command.name
+        do {
+            let parsed = try ArgumentParser.parse(Array(arguments.dropFirst()), options: command.options)
+            if parsed.has("help") {
+                stdout.write(command.help)
+                return 0
+            }
+            guard command.positionals.contains(parsed.positionals.count) else {
+                throw UsageError(message: parsed.positionals.count > command.positionals.upperBound
+                    ? "unexpected argument \"\(parsed.positionals[command.positionals.upperBound])\""
+                    : "missing argument")
+            }
+            return try command.body(parsed, context)
+        } catch let usage as UsageError {
+            context.error(usage.message)
+            stderr.line(command.usageLine)
+            return usageStatus
+        } catch let error as KeychainError {
+            context.error(error.message)
+            return exitStatus(for: error.status)
+        } catch let failure as CommandFailure {
+            context.error(failure.message)
+            return failure.exitStatus
+        } catch {
+            context.error("\(error)")
+            return 1
+        }
+    }
+
+    /// The low byte of the status, as `security` exits (44 for errSecItemNotFound, 45 for a duplicate,
+    /// 51 for a wrong passphrase); 1 when the low byte would read as success or as a usage error.
+    public static func exitStatus(for status: KeychainStatus) -> Int32 {
+        let low = Int32(UInt8(truncatingIfNeeded: status.rawValue))
+        return low == 0 || low == usageStatus ? 1 : low
+    }
+
+    static let version = "0.1.0"
+
+    static var toolUsage: String {
+        var lines = [
+            "Usage: latchkey <command> [options] [keychain]",
+            "",
+            "Latchkey keeps passwords, tokens and keys in an encrypted keychain file, with the semantics of Apple's",
+            "Keychain Services. The commands follow macOS `security`, so scripts written for it work with `latchkey`",
+            "in its place. A command acts on the keychain named by its last argument (a path, or a name in",
+            "\(KeychainLocation.directory()), else on $LATCHKEY_KEYCHAIN, else on the default keychain.",
+            "The passphrase is asked for on the terminal; --passphrase-fd, --passphrase-file and",
+            "$LATCHKEY_PASSPHRASE (the least safe) supply it without one.",
+            "",
+            "Commands:",
+        ]
+        let width = commands.map(\.name.count).max() ?? 0
+        for command in commands {
+            lines.append("  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary)
+        }
+        lines += ["", "`latchkey help <command>` or `latchkey <command> --help` explains a command in full."]
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,107 @@
+/// What a command's arguments said: flags, values, options that asked for a prompt, and the words after
+/// the options.
+struct ParsedArguments: Sendable, Equatable {
+    var flags: [String: Int] = [:]
+    var values: [String: [String]] = [:]
+    var prompts: Set<String> = []
+    var positionals: [String] = []
+
+    func has(_ key: String) -> Bool { flags[key] != nil || values[key] != nil || prompts.contains(key) }
+    func value(_ key: String) -> String? { values[key]?.last }
+    func allValues(_ key: String) -> [String] { values[key] ?? [] }
+}
+
+/// A usage error: the message names the option or word that was wrong.
+struct UsageError: Error, Equatable, Sendable {
+    let message: String
+}
+
+/// Parses arguments the way BSD `getopt` does for `security` — options first, grouped short flags (`-gU`),
+/// attached values (`-aalice`), options ended by `--` or the first word that is not an option — plus GNU
+/// style long options (`--access-group g`, `--access-group=g`). Pure: it never reads or prints.
+enum ArgumentParser {
+    static func parse(_ words: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
+        var result = ParsedArguments()
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            if word == "--" {
+                result.positionals += words[(index + 1)...]
+                return result
+            }
+            if word.hasPrefix("--") {
+                index = try parseLong(word, at: index, in: words, options: options, into: &result)
+                continue
+            }
+            guard word.hasPrefix("-"), word.count > 1 else {
+                // The first word that is not an option ends the options (BSD getopt).
+                result.positionals += words[index...]
+                return result
+            }
+            index = try parseShortGroup(word, at: index, in: words, options: options, into: &result)
+        }
+        return result
+    }
+
+    private static func parseLong(
+        _ word: String, at index: Int, in words: [String], options: [OptionSpec], into result: inout ParsedArguments
+    ) throws(UsageError) -> Int {
+        let body = word.dropFirst(2)
+        let name = String(body.prefix { $0 != "=" })
+        let attached = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+        guard let spec = options.first(where: { $0.long == name }) else {
+            throw UsageError(message: "unknown option --\(name)")
+        }
+        switch spec.argument {
+        case .none:
+            guard attached == nil else { throw UsageError(message: "option --\(name) takes no value") }
+            result.flags[spec.key, default: 0] += 1
+            return index + 1
+        case .required, .requiredOrPrompt:
+            if let attached {
+                result.values[spec.key, default: []].append(attached)
+                return index + 1
+            }
+            if index + 1 < words.count {
+                result.values[spec.key, default: []].append(words[index + 1])
+                return index + 2
+            }
+            if spec.argument == .requiredOrPrompt {
+                result.prompts.insert(spec.key)
+                return index + 1
+            }
+            throw UsageError(message: "option --\(name) needs a \(spec.valueName)")
+        }
+    }
+
+    private static func parseShortGroup(
+        _ word: String, at index: Int, in words: [String], options: [OptionSpec], into result: inout ParsedArguments
+    ) throws(UsageError) -> Int {
+        var letters = Substring(word.dropFirst())
+        while let letter = letters.first {
+            letters = letters.dropFirst()
+            guard let spec = options.first(where: { $0.short == letter }) else {
+                throw UsageError(message: "unknown option -\(letter)")
+            }
+            switch spec.argument {
+            case .none:
+                result.flags[spec.key, default: 0] += 1
+            case .required, .requiredOrPrompt:
+                if !letters.isEmpty {
+                    result.values[spec.key, default: []].append(String(letters))
+                    return index + 1
+                }
+                if index + 1 < words.count {
+                    result.values[spec.key, default: []].append(words[index + 1])
+                    return index + 2
+                }
+                if spec.argument == .requiredOrPrompt {
+                    result.prompts.insert(spec.key)
+                    return index + 1
+                }
+                throw UsageError(message: "option -\(letter) needs a \(spec.valueName)")
+            }
+        }
+        return index + 1
+    }
+}

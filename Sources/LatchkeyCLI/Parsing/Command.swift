@@ -1,0 +1,42 @@
+/// One command of the tool: its name, usage, help in full sentences, options and what it does.
+struct Command: Sendable {
+    /// Runs the command; returns the exit status.
+    typealias Body = @Sendable (ParsedArguments, CLIContext) throws -> Int32
+
+    let name: String
+    /// The usage after the command name: `[-a account] [-s service] [keychain]`.
+    let synopsis: String
+    /// One sentence for the command list.
+    let summary: String
+    /// The full help, in sentences.
+    let details: String
+    let options: [OptionSpec]
+    /// How many words may follow the options.
+    let positionals: ClosedRange<Int>
+    let body: Body
+
+    init(
+        _ name: String, synopsis: String, summary: String, details: String, options: [OptionSpec],
+        positionals: ClosedRange<Int> = 0...1, body: @escaping Body
+    ) {
+        self.name = name
+        self.synopsis = synopsis
+        self.summary = summary
+        self.details = details
+        self.options = options + [OptionSpec("h", "help", "Show this help.")]
+        self.positionals = positionals
+        self.body = body
+    }
+
+    var usageLine: String { "Usage: latchkey \(name) \(synopsis)" }
+
+    /// The full help text.
+    var help: String {
+        var lines = [usageLine, "", summary, "", details, "", "Options:"]
+        let width = options.map { $0.display.count }.max() ?? 0
+        for option in options {
+            lines.append("  " + option.display.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Latchkey
+
+/// Where a command's output goes. The real tool writes to the process's standard streams; tests and the
+/// fuzzer capture it.
+protocol OutputSink: AnyObject {
+    func write(_ data: Data)
+}
+
+extension OutputSink {
+    func write(_ text: String) { write(Data(text.utf8)) }
+    func line(_ text: String) { write(text + "\n") }
+}
+
+/// Standard output or standard error of this process.
+final class FileSink: OutputSink {
+    private let handle: FileHandle
+    init(_ handle: FileHandle) { self.handle = handle }
+    func write(_ data: Data) { handle.write(data) }
+}
+
+/// Collects output in memory.
+final class BufferSink: OutputSink {
+    private(set) var data = Data()
+    func write(_ data: Data) { self.data.append(data) }
+    var text: String { String(decoding: data, as: UTF8.self) }
+}
+
+/// A failure that is not a keychain status: the message and the exit status.
+struct CommandFailure: Error {
+    let message: String
+    var exitStatus: Int32 = 1
+}
+
+/// Everything a command needs from the outside world.
+final class CLIContext {
+    let environment: [String: String]
+    let stdout: any OutputSink
+    let stderr: any OutputSink
+    /// Whether prompts may be shown (a terminal exists); tests and the fuzzer set false.
+    let interactive: Bool
+    /// The command being run (for messages).
+    var commandName = "latchkey"
+
+    init(environment: [String: String], stdout: any OutputSink, stderr: any OutputSink, interactive: Bool) {
+        self.environment = environment
+        self.stdout = stdout
+        self.stderr = stderr
+        self.interactive = interactive
+    }
+
+    /// `latchkey: <command>: <message>` on standard error.
+    func error(_ message: String) { stderr.line("latchkey: \(commandName): \(message)") }
+
+    /// `latchkey: <command>: warning: <message>` on standard error.
+    func warning(_ message: String) { stderr.line("latchkey: \(commandName): warning: \(message)") }
+
+    /// The keychain a command acts on: the trailing argument (a path, or a name in the keychain directory),
+    /// else `LATCHKEY_KEYCHAIN`, else the default keychain.
+    func keychainPath(_ argument: String?) -> String {
+        if let argument { return KeychainLocation.resolve(argument, environment: environment) }
+        return KeychainLocation.defaultPath(environment: environment)
+    }
+
+    /// Reads a hidden line on the terminal, or fails with errSecInteractionNotAllowed when there is none.
+    func prompt(_ text: String) throws -> [UInt8] {
+        guard interactive, let bytes = TerminalInput.readHidden(prompt: text) else {
+            throw KeychainError(
+                .interactionNotAllowed,
+                "no terminal to prompt on; use --passphrase-fd, a key file, or \(PassphraseSource.environmentVariable)")
+        }
+        return bytes
+    }
+
+    /// The keychain passphrase from `--passphrase-fd`, `--passphrase-file`, `LATCHKEY_PASSPHRASE`, or a prompt.
+    func passphrase(_ arguments: ParsedArguments, prompt text: String) throws -> Passphrase {
+        if let fd = arguments.value("passphrase-fd") {
+            guard let descriptor = Int32(fd), descriptor >= 0 else {
+                throw UsageError(message: "--passphrase-fd needs a file descriptor number, not '\(fd)'")
+            }
+            return try PassphraseSource.fileDescriptor(descriptor).read()
+        }
+        if let file = arguments.value("passphrase-file") { return try PassphraseSource.keyFile(file).read() }
+        if environment[PassphraseSource.environmentVariable] != nil {
+            return try PassphraseSource.environment.read(environment: environment)
+        }
+        return Passphrase(bytes: try prompt(text))
+    }
+
+    /// Opens the keychain at `path` and unlocks it.
+    func openUnlocked(_ path: String, displayName: String, arguments: ParsedArguments) throws -> KeychainDatabase {
+        let keychain = try KeychainDatabase.open(at: path)
+        try keychain.unlock(with: passphrase(arguments, prompt: "password to unlock \(displayName): "))
+        return keychain
+    }
+}
+
+/// Options every command that unlocks a keychain accepts.
+let passphraseOptions = [
+    OptionSpec(nil, "passphrase-fd", .required, value: "fd",
+               "Read the keychain passphrase from this open file descriptor (one line)."),
+    OptionSpec(nil, "passphrase-file", .required, value: "path",
+               "Read the keychain passphrase from the first line of this file, which must not be readable by others."),
+]
+
+/// The caller the command-line tool acts as: it holds the keychain passphrase, so it sees every access
+/// group; items it adds go to `--access-group`, else `LATCHKEY_APPLICATION_ID`, else "latchkey".
+func commandLineCaller(group: String?, environment: [String: String]) -> CallerIdentity {
+    let own = group ?? environment["LATCHKEY_APPLICATION_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "latchkey"
+    return CallerIdentity(applicationIdentifier: "latchkey", accessGroups: [own, CallerIdentity.wildcardGroup])
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Latchkey
+
+/// The secret of an item being added: `-w value` (visible to other users, so warned about), `-w` as the
+/// last word (prompted twice), `-X hex`, `--password-fd`, `--password-stdin`, or empty.
+enum SecretInput {
+    static let options = [
+        OptionSpec(nil, "password-fd", .required, value: "fd",
+                   "Read the password from this open file descriptor, to its end (a final newline is dropped)."),
+        OptionSpec(nil, "password-stdin", "Read the password from standard input, to its end (a final newline is dropped)."),
+    ]
+
+    static func read(_ arguments: ParsedArguments, passwordKeys: [String], context: CLIContext) throws -> Data {
+        let sources = passwordKeys.filter { arguments.has($0) }.count
+            + (arguments.has("X") ? 1 : 0) + (arguments.has("password-fd") ? 1 : 0)
+            + (arguments.has("password-stdin") ? 1 : 0)
+        guard sources <= 1 else {
+            throw UsageError(message: "give the password one way only (-w, -X, --password-fd or --password-stdin)")
+        }
+        for key in passwordKeys where arguments.prompts.contains(key) {
+            return try promptTwice(context)
+        }
+        for key in passwordKeys {
+            if let value = arguments.value(key) {
+                context.warning("a password on the command line is visible to other users; put -w last to be prompted, or use --password-fd")
+                return Data(value.utf8)
+            }
+        }
+        if let hex = arguments.value("X") {
+            guard let bytes = decodeHex(hex) else {
+                throw UsageError(message: "-X must specify valid hex digits")
+            }
+            return bytes
+        }
+        if let fd = arguments.value("password-fd") {
+            guard let descriptor = Int32(fd), descriptor >= 0 else {
+                throw UsageError(message: "--password-fd needs a file descriptor number, not '\(fd)'")
+            }
+            return dropFinalNewline(try TerminalInput.readAll(fileDescriptor: descriptor, limit: ItemLimits.maximumDataBytes + 1))
+        }
+        if arguments.has("password-stdin") {
+            return dropFinalNewline(try TerminalInput.readAll(fileDescriptor: 0, limit: ItemLimits.maximumDataBytes + 1))
+        }
+        return Data()
+    }
+
+    private static func promptTwice(_ context: CLIContext) throws -> Data {
+        for _ in 0..<3 {
+            let first = try context.prompt("password data for new item: ")
+            let second = try context.prompt("retype password for new item: ")
+            if first == second { return Data(first) }
+            context.stderr.line("passwords don't match")
+        }
+        throw CommandFailure(message: "the passwords did not match three times")
+    }
+
+    private static func dropFinalNewline(_ bytes: [UInt8]) -> Data {
+        var bytes = bytes
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return Data(bytes)
+    }
+
+    /// Hex digits to bytes; an odd count is padded with a leading zero, as `security -X` does.
+    static func decodeHex(_ text: String) -> Data? {
+        var digits = Array(text.utf8)
+        guard !digits.isEmpty else { return nil }
+        if digits.count % 2 == 1 { digits.insert(UInt8(ascii: "0"), at: 0) }
+        var bytes = Data(capacity: digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// `security`'s four-character codes (`-c`, `-C`, `-r`, `-t`): exactly four bytes.
+enum FourCharCode {
+    static func number(_ text: String, option: String) throws -> Int64 {
+        let bytes = try validated(text, option: option)
+        return bytes.reduce(Int64(0)) { $0 << 8 | Int64($1) }
+    }
+
+    static func validated(_ text: String, option: String) throws -> [UInt8] {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 4 else {
+            let hint = bytes.count == 3 ? " (try \"\(text) \" instead of \"\(text)\")" : ""
+            throw UsageError(message: "\(option) takes a four-character code, exactly 4 characters long\(hint)")
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,78 @@
+import CPseudoTerminal
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a program on a pseudo-terminal of its own (it is a session leader and the terminal is its
+/// controlling terminal, so `/dev/tty` prompts work), and lets a test answer its prompts.
+public final class PseudoTerminalSession {
+    private let master: Int32
+    private let pid: pid_t
+    private var output = Data()
+
+    public init(executable: String, arguments: [String], environment: [String: String]) throws {
+        var name = [CChar](repeating: 0, count: 128)
+        master = latchkey_test_open_pty(&name, UInt(name.count))
+        guard master >= 0 else { throw CocoaError(.fileReadUnknown) }
+        let slave = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, slave, O_RDWR, 0)
+        posix_spawn_file_actions_adddup2(&actions, 0, 1)
+        posix_spawn_file_actions_adddup2(&actions, 0, 2)
+        posix_spawn_file_actions_addclose(&actions, master)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // A new session: the first terminal it opens (the slave, as standard input) becomes its controlling one.
+        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard status == 0 else { throw CocoaError(.executableLoad) }
+        pid = child
+    }
+
+    deinit { close(master) }
+
+    /// Everything the program wrote to its terminal so far.
+    public var transcript: String { String(decoding: output, as: UTF8.self) }
+
+    /// Reads until `text` has appeared in the output (or the timeout passes); returns whether it did.
+    @discardableResult
+    public func expect(_ text: String, timeout: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !transcript.contains(text) {
+            guard Date() < deadline else { return false }
+            var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(master, &buffer, buffer.count)
+            if count <= 0 { return transcript.contains(text) }
+            output.append(contentsOf: buffer[0..<count])
+        }
+        return true
+    }
+
+    /// Types a line.
+    public func send(_ line: String) {
+        _ = (line + "\n").withCString { write(master, $0, strlen($0)) }
+    }
+
+    /// Waits for the program to end and returns its exit status, reading the rest of its output.
+    public func wait() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            _ = expect("\u{0}", timeout: 0.05)
+        }
+        _ = expect("\u{0}", timeout: 0.2)
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+}
