@@ -15,7 +15,7 @@ public enum TerminalInput {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }  // A prompt that fails to show is not fatal.
+        // Echo goes off before the prompt shows, so nothing typed in answer is ever echoed.
         var saved = termios()
         let canRestore = tcgetattr(fd, &saved) == 0
         if canRestore {
@@ -25,6 +25,7 @@ public enum TerminalInput {
             _ = tcsetattr(fd, TCSANOW, &silent)  // If echo cannot be turned off, reading still works.
         }
         defer { if canRestore { _ = tcsetattr(fd, TCSANOW, &saved) } }
+        _ = prompt.withCString { write(fd, $0, strlen($0)) }  // A prompt that fails to show is not fatal.
         return readLine(fileDescriptor: fd)
     }
 

@@ -1,0 +1,63 @@
+import Foundation
+import LatchkeyStorage
+import Testing
+
+@Suite struct DoctorAndDumpTests {
+    let sandbox = CLISandbox()
+
+    @Test func aHealthyKeychain() throws {
+        try sandbox.createKeychain()
+        try sandbox.run("add-generic-password", "-a", "a", "-s", "s", "--password-stdin", input: "x")
+        let doctor = try sandbox.run(["doctor"], environment: sandbox.environment.merging(["LATCHKEY_PASSPHRASE": CLISandbox.passphrase]) { _, new in new })
+        #expect(doctor.status == 0)
+        #expect(doctor.stdout == """
+            ok       keychain \(sandbox.defaultKeychain) (from the default)
+            warning  LATCHKEY_PASSPHRASE is set: every process of this user can read it; prefer a prompt, --passphrase-fd or a 0600 key file
+            ok       keychain file mode 0600
+            ok       directory mode 0700
+            ok       format version 1 (this Latchkey reads up to 1)
+            warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
+            ok       device key present: items readable at any time open without the passphrase
+            ok       integrity: 1 rows: 1 verified, 0 damaged, 0 unavailable (locked), 0 tombstones; structure: ok
+
+            """)
+    }
+
+    @Test func unsafePermissionsAndDamagedItemsAreErrors() throws {
+        try sandbox.createKeychain()
+        try sandbox.run("add-generic-password", "-a", "a", "-s", "s", "--password-stdin", input: "x")
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: sandbox.defaultKeychain)
+        let open = try sandbox.run("doctor")
+        #expect(open.status == 1)
+        #expect(open.stdout.contains("error    the keychain file's mode is 0666; run `chmod 600 \(sandbox.defaultKeychain)`"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: sandbox.defaultKeychain)
+
+        let db = try Connection(path: sandbox.defaultKeychain, mode: .readWrite)
+        try db.run("UPDATE items SET attrs = zeroblob(60)")
+        let damaged = try sandbox.run("doctor")
+        #expect(damaged.status == 1)
+        #expect(damaged.stdout.contains("error    integrity: 1 rows: 0 verified, 1 damaged"))
+        #expect(damaged.stdout.contains(": an item's attributes failed authentication; the item is damaged; restore it from a backup, or delete it"))
+        #expect(try sandbox.run("doctor", "--no-unlock").status == 0)
+    }
+
+    @Test func aMissingKeychain() throws {
+        let doctor = try sandbox.run("doctor")
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.hasSuffix("error    the keychain does not exist; create it with `latchkey create-keychain `\n"))
+    }
+
+    @Test func dumpShowsSecretsOnlyWhenAsked() throws {
+        try sandbox.createKeychain()
+        try sandbox.run("add-generic-password", "-a", "a", "-s", "s", "--password-stdin", input: "secret-one")
+        try sandbox.run("add-internet-password", "-a", "b", "-s", "h", "--access-group", "other.group", "--password-stdin", input: "secret-two")
+        let plain = try sandbox.run("dump-keychain")
+        #expect(plain.status == 0)
+        #expect(plain.stdout.components(separatedBy: "keychain: ").count == 3, "both items, both groups")
+        #expect(!plain.stdout.contains("secret-"))
+        let withData = try sandbox.run("dump-keychain", "-d")
+        #expect(withData.stdout.contains("data:\n\"secret-one\"\n"))
+        #expect(withData.stdout.contains("data:\n\"secret-two\"\n"))
+        #expect(try sandbox.run("dump-keychain", "-a").status == 64)
+    }
+}

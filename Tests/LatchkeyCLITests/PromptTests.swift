@@ -1,0 +1,57 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+/// The interactive prompts, answered through a pseudo-terminal as a person would type.
+@Suite struct PromptTests {
+    let sandbox = CLISandbox()
+
+    func session(_ arguments: [String]) throws -> PseudoTerminalSession {
+        try PseudoTerminalSession(executable: sandbox.binary, arguments: arguments, environment: sandbox.environment)
+    }
+
+    @Test func createAddAndFindWithPrompts() throws {
+        let create = try session(["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"])
+        #expect(create.expect("password for new keychain: "))
+        create.send("typed passphrase")
+        #expect(create.expect("retype password for new keychain: "))
+        create.send("a typo")
+        #expect(create.expect("passwords don't match"))
+        #expect(create.expect("password for new keychain: "))
+        create.send("typed passphrase")
+        #expect(create.expect("retype password for new keychain: "))
+        create.send("typed passphrase")
+        #expect(create.wait() == 0)
+        #expect(!create.transcript.contains("typed passphrase"), "echo is off")
+
+        let add = try session(["add-generic-password", "-a", "alice", "-s", "mail", "-w"])
+        #expect(add.expect("password data for new item: "))
+        add.send("hunter2")
+        #expect(add.expect("retype password for new item: "))
+        add.send("hunter2")
+        #expect(add.expect("password to unlock default: "))
+        add.send("typed passphrase")
+        #expect(add.wait() == 0, "\(add.transcript)")
+        #expect(!add.transcript.contains("hunter2"))
+
+        let find = try session(["find-generic-password", "-a", "alice", "-s", "mail", "-w"])
+        #expect(find.expect("password to unlock default: "))
+        find.send("typed passphrase")
+        #expect(find.wait() == 0)
+        #expect(find.transcript.hasSuffix("hunter2\r\n"))
+
+        let wrong = try session(["find-generic-password", "-s", "mail"])
+        #expect(wrong.expect("password to unlock default: "))
+        wrong.send("not the passphrase")
+        #expect(wrong.wait() == 51)
+        #expect(wrong.transcript.contains("latchkey: find-generic-password: The user name or passphrase you entered is not correct."))
+    }
+
+    @Test func withoutATerminalThePromptFailsClearly() throws {
+        try sandbox.createKeychain()
+        try sandbox.run("add-generic-password", "-a", "a", "-s", "x", "--password-stdin", input: "needs the passphrase")
+        let output = try sandbox.run(["find-generic-password", "-s", "x"], environment: sandbox.environment)
+        #expect(output.status == 36)
+        #expect(output.stderr == "latchkey: find-generic-password: User interaction is not allowed. (no terminal to prompt on; use --passphrase-fd, a key file, or LATCHKEY_PASSPHRASE)\n")
+    }
+}
