@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "LatchkeySecurity", targets: ["LatchkeySecurity"]),
         .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
         .executable(name: "latchkey", targets: ["latchkey"]),
+        .executable(name: "latchkeyd", targets: ["latchkeyd"]),
     ],
     targets: [
         // C libraries from Debian's packages; each is imported by exactly one Swift module.
@@ -36,6 +37,10 @@ let package = Package(
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
         .target(name: "LatchkeyCLI", dependencies: ["Latchkey"]),
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
+
+        // The agent: holds the unlocked keys and decides which program sees which items.
+        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto"]),
+        .executableTarget(name: "latchkeyd", dependencies: ["Latchkey", "LatchkeyAgent"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
         .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),

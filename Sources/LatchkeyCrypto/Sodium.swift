@@ -130,6 +130,22 @@ enum Sodium {
 
     // MARK: BLAKE2b
 
+    /// `crypto_generichash_init/update/final`: an unkeyed 32-byte BLAKE2b digest of what `feed` provides.
+    static func blake2bStream(_ feed: ((UnsafeRawBufferPointer) -> Void) -> Void) -> [UInt8] {
+        requireInitialized()
+        // The state is an over-aligned C struct Swift imports as opaque: allocate it by its size.
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+        defer { memory.deallocate() }
+        let state = OpaquePointer(memory)
+        crypto_generichash_init(state, nil, 0, 32)
+        feed { chunk in
+            _ = crypto_generichash_update(state, chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(chunk.count))
+        }
+        var out = [UInt8](repeating: 0, count: 32)
+        crypto_generichash_final(state, &out, 32)
+        return out
+    }
+
     static let genericHashKeyBytes = Int(crypto_generichash_KEYBYTES)
 
     /// `crypto_generichash` (BLAKE2b) keyed with `key`, writing `output.count` bytes (16...64).

@@ -3,10 +3,13 @@ import Synchronization
 
 /// Which keychain a `Keychain` value uses, for which application, and how it is unlocked.
 ///
-/// The default is the embedded default keychain (`KeychainLocation.defaultPath()`: `LATCHKEY_KEYCHAIN`, else
-/// `$XDG_DATA_HOME/latchkey/login.keychain`), opened in this process and unlocked once with the passphrase
-/// from `PassphraseSource.automatic()` (`LATCHKEY_PASSPHRASE` if set, else a terminal prompt). If the file
-/// does not exist, the first operation creates it with that passphrase (asking twice at a prompt).
+/// The default is the default keychain (`KeychainLocation.defaultPath()`: `LATCHKEY_KEYCHAIN`, else
+/// `$XDG_DATA_HOME/latchkey/login.keychain`). When the Latchkey agent (`latchkeyd`) serves it, operations
+/// go through the agent, which identifies this program and grants it its registered access groups; when no
+/// agent runs (or it goes away), the keychain is opened in this process and unlocked once with the
+/// passphrase from `PassphraseSource.automatic()` (`LATCHKEY_PASSPHRASE` if set, else a terminal prompt).
+/// If the file does not exist, the first embedded operation creates it with that passphrase (asking twice
+/// at a prompt).
 ///
 /// ```swift
 /// let tokens = Keychain(service: "com.example.api")                       // the default
@@ -15,7 +18,7 @@ import Synchronization
 /// ```
 public struct KeychainConnection: Sendable {
     enum Kind: Sendable {
-        case embedded(path: String, passphrase: PassphraseSource, applicationIdentifier: String)
+        case embedded(path: String, passphrase: PassphraseSource, applicationIdentifier: String, useAgent: Bool)
         case database(KeychainDatabase, applicationIdentifier: String)
         case backend(any KeychainBackend)
     }
@@ -25,13 +28,14 @@ public struct KeychainConnection: Sendable {
     /// The embedded default keychain, unlocked from `PassphraseSource.automatic()`.
     public static var `default`: KeychainConnection { .embedded() }
 
-    /// A keychain file opened in this process. Every `Keychain` using the same path shares one open,
-    /// unlocked handle.
+    /// A keychain file, served by the agent when it runs (`useAgent`), else opened in this process. Every
+    /// `Keychain` using the same path shares one agent connection or one open, unlocked handle.
     public static func embedded(
         path: String = KeychainLocation.defaultPath(), passphrase: PassphraseSource = .automatic(),
-        applicationIdentifier: String = defaultApplicationIdentifier
+        applicationIdentifier: String = defaultApplicationIdentifier, useAgent: Bool = true
     ) -> KeychainConnection {
-        KeychainConnection(kind: .embedded(path: path, passphrase: passphrase, applicationIdentifier: applicationIdentifier))
+        KeychainConnection(kind: .embedded(path: path, passphrase: passphrase, applicationIdentifier: applicationIdentifier,
+                                           useAgent: useAgent))
     }
 
     /// A keychain you opened yourself (or an in-memory one), used as `applicationIdentifier`.
@@ -65,9 +69,39 @@ public struct KeychainConnection: Sendable {
             return backend
         case .database(let database, let applicationIdentifier):
             return DatabaseBackend(database: database, caller: Self.caller(applicationIdentifier, accessGroups))
-        case .embedded(let path, let passphrase, let applicationIdentifier):
-            let database = try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase)
-            return DatabaseBackend(database: database, caller: Self.caller(applicationIdentifier, accessGroups))
+        case .embedded(let path, let passphrase, let applicationIdentifier, let useAgent):
+            let embedded = EmbeddedBackend(
+                path: path, passphrase: passphrase, caller: Self.caller(applicationIdentifier, accessGroups))
+            return useAgent ? AutomaticBackend(path: path, embedded: embedded) : embedded
+        }
+    }
+
+    /// The lock state: the agent's when it serves the keychain, else this process's handle.
+    public func lockState() throws(KeychainError) -> LockState {
+        switch kind {
+        case .backend: throw KeychainError(.unimplemented, "a custom backend has no lock state")
+        case .database(let database, _): return database.lockState
+        case .embedded(let path, let passphrase, _, let useAgent):
+            if useAgent, let client = AgentClients.shared.client(for: path) { return try client.status().lockState }
+            return try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase).lockState
+        }
+    }
+
+    /// Waits until data protected "after first unlock" is available (the keychain has been unlocked since
+    /// it was opened), checking every 100 ms, or throws `errSecInteractionNotAllowed` after `timeout`.
+    public func waitUntilProtectedDataAvailable(timeout: Duration) async throws(KeychainError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while true {
+            if try lockState().isProtectedDataAvailable { return }
+            guard clock.now < deadline else {
+                throw KeychainError(.interactionNotAllowed, "the keychain was not unlocked within \(timeout)")
+            }
+            do {
+                try await Task.sleep(for: .milliseconds(100))
+            } catch {
+                throw KeychainError(.userCanceled, "cancelled while waiting for the keychain to be unlocked")
+            }
         }
     }
 
@@ -78,7 +112,7 @@ public struct KeychainConnection: Sendable {
         switch kind {
         case .backend: return nil
         case .database(let database, _): return database
-        case .embedded(let path, let passphrase, _):
+        case .embedded(let path, let passphrase, _, _):
             return try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase)
         }
     }
@@ -130,5 +164,77 @@ final class EmbeddedKeychains: Sendable {
             try database.unlock(with: chosen)
             return database
         }
+    }
+}
+
+/// The dictionary operations on a keychain opened in this process (opened and unlocked on first use).
+struct EmbeddedBackend: KeychainBackend {
+    let path: String
+    let passphrase: PassphraseSource
+    let caller: CallerIdentity
+
+    func backend() throws(KeychainError) -> DatabaseBackend {
+        DatabaseBackend(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller)
+    }
+
+    func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try backend().add(attributes) }
+    func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? { try backend().copyMatching(query) }
+    func update(_ query: [String: Any], with changes: [String: Any]) throws(KeychainError) {
+        try backend().update(query, with: changes)
+    }
+    func delete(_ query: [String: Any]) throws(KeychainError) { try backend().delete(query) }
+    func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
+        try backend().upsert(query, attributes: attributes)
+    }
+}
+
+/// The agent when it serves the keychain, else the keychain opened in this process. A request the agent
+/// cannot answer because it went away (`errSecNotAvailable`) is answered in this process instead.
+struct AutomaticBackend: KeychainBackend {
+    let path: String
+    let embedded: EmbeddedBackend
+
+    private func run<T>(_ body: (any KeychainBackend) throws(KeychainError) -> T) throws(KeychainError) -> T {
+        if let client = AgentClients.shared.client(for: path) {
+            do {
+                return try body(AgentBackend(client: client))
+            } catch {
+                guard error.status == .notAvailable else { throw error }
+                AgentClients.shared.forget(path)
+            }
+        }
+        return try body(embedded)
+    }
+
+    func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try run { (b) throws(KeychainError) in try b.add(attributes) } }
+    func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
+        try run { (b) throws(KeychainError) in try b.copyMatching(query) }
+    }
+    func update(_ query: [String: Any], with changes: [String: Any]) throws(KeychainError) {
+        try run { (b) throws(KeychainError) in try b.update(query, with: changes) }
+    }
+    func delete(_ query: [String: Any]) throws(KeychainError) { try run { (b) throws(KeychainError) in try b.delete(query) } }
+    func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
+        try run { (b) throws(KeychainError) in try b.upsert(query, attributes: attributes) }
+    }
+}
+
+/// Connections to the agent, one per keychain path.
+final class AgentClients: Sendable {
+    static let shared = AgentClients()
+    private let clients = Mutex<[String: AgentClient]>([:])
+
+    /// A connection to the agent serving `path`, or nil when none does.
+    func client(for path: String) -> AgentClient? {
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        if let cached = clients.withLock({ $0[key] }) { return cached }
+        guard let client = AgentClient.connect(keychainPath: key) else { return nil }
+        clients.withLock { $0[key] = client }
+        return client
+    }
+
+    func forget(_ path: String) {
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        clients.withLock { _ = $0.removeValue(forKey: key) }
     }
 }

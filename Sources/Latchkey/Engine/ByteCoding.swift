@@ -26,6 +26,8 @@ struct ByteWriter {
 
     mutating func append(_ value: Int64) { append(UInt64(bitPattern: value)) }
 
+    mutating func append(_ value: Int32) { append(UInt32(bitPattern: value)) }
+
     mutating func appendRaw(_ raw: Data) { raw.withUnsafeBytes { bytes.append(contentsOf: $0) } }
     mutating func appendRaw(_ raw: some Sequence<UInt8>) { bytes.append(contentsOf: raw) }
 
@@ -56,6 +58,9 @@ struct ByteReader {
     init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
     var isAtEnd: Bool { offset == buffer.count }
+
+    /// Bytes not read yet.
+    var remaining: Int { buffer.count - offset }
 
     mutating func readByte() throws(Truncated) -> UInt8 {
         guard offset < buffer.count else { throw Truncated() }

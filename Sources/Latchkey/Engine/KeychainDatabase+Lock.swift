@@ -28,6 +28,10 @@ extension KeychainDatabase {
     /// until the keychain is closed (as on iOS until restart); `dk`-family items always.
     public func lock() { vault.lock() }
 
+    /// Forgets every key in memory, the device tier's included (the agent does this when it exits). The
+    /// handle is then as if never unlocked, without even the always-available classes.
+    public func forgetAllKeys() { vault.wipeAll() }
+
     /// Changes the passphrase. Only the keybag is re-wrapped (its cost does not grow with the number of
     /// items). `keyDerivation` changes the Argon2id parameters at the same time; nil keeps them.
     /// A wrong `old` passphrase gets `errSecAuthFailed`.

@@ -59,5 +59,6 @@ enum KeychainSchema {
         static let deviceKeybag = "device-keybag"
         static let autoLockSeconds = "setting.auto-lock-seconds"
         static let lockOnSleep = "setting.lock-on-sleep"
+        static let registrations = "registrations"
     }
 }

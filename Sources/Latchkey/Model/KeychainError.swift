@@ -31,7 +31,7 @@ public struct KeychainError: Error, Hashable, Sendable, CustomStringConvertible 
 }
 
 extension KeychainError {
-    static func param(_ detail: String) -> KeychainError { KeychainError(.param, detail) }
-    static func decode(_ detail: String) -> KeychainError { KeychainError(.decode, detail) }
-    static func locked(_ detail: String) -> KeychainError { KeychainError(.interactionNotAllowed, detail) }
+    package static func param(_ detail: String) -> KeychainError { KeychainError(.param, detail) }
+    package static func decode(_ detail: String) -> KeychainError { KeychainError(.decode, detail) }
+    package static func locked(_ detail: String) -> KeychainError { KeychainError(.interactionNotAllowed, detail) }
 }

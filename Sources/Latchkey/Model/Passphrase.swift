@@ -24,6 +24,12 @@ public struct Passphrase: Sendable, CustomStringConvertible {
     /// The length in bytes.
     public var byteCount: Int { bytes.count }
 
+    /// Gives read access to the bytes for the duration of `body` (to send them to the agent); the pointer
+    /// must not escape.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes { buffer in try body(buffer) }
+    }
+
     /// Always redacted.
     public var description: String { "Passphrase(redacted)" }
 }

@@ -182,6 +182,11 @@ enum KeychainCommands {
         context.stdout.line("key derivation: \(try keychain.keyDerivation)")
         context.stdout.line("items: \(try keychain.rowCount())")
         context.stdout.line("device key: \(report.deviceKeyWorks ? "present" : "absent (always-available items open after the first unlock)")")
+        if let status = try AgentAccess.client(for: path, context: context)?.status() {
+            context.stdout.line("agent: running (pid \(status.processIdentifier)), \(status.lockState)")
+        } else {
+            context.stdout.line("agent: not running")
+        }
         return 0
     }
 
@@ -221,48 +226,64 @@ enum KeychainCommands {
     static let lock = Command(
         "lock-keychain", synopsis: "[-a | keychain]", summary: "Lock a keychain.",
         details: """
-            Locks the keychain held by the Latchkey agent, so that items readable only while unlocked are not \
-            served until the next unlock. Without an agent, no process holds the keychain's keys between \
-            commands: it is already locked, and this says so.
+            Tells the Latchkey agent to lock the keychain: items readable only while unlocked are not served \
+            until the next unlock; items readable after the first unlock still are. Without an agent, no process \
+            holds the keychain's keys between commands: it is already locked, and this says so.
             """,
-        options: [OptionSpec("a", nil, "Lock every keychain.")]
+        options: [OptionSpec("a", "Lock every keychain (the one the agent serves).")]
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         guard FileManager.default.fileExists(atPath: path) || arguments.has("a") else {
             throw KeychainError(.noSuchKeychain, "\(path) does not exist")
+        }
+        if let client = AgentAccess.client(for: path, context: context) {
+            _ = try client.send(.lock).result()
+            return 0
         }
         context.stderr.line("latchkey: lock-keychain: no agent is running; the keychain's keys are held by no process, so it is locked")
         return 0
     }
 
     static let unlock = Command(
-        "unlock-keychain", synopsis: "[-p passphrase] [keychain]", summary: "Unlock a keychain.",
+        "unlock-keychain", synopsis: "[-p passphrase] [--no-agent] [keychain]", summary: "Unlock a keychain.",
         details: """
-            Checks the passphrase and unlocks the keychain held by the Latchkey agent. Without an agent, each \
-            latchkey command unlocks the keychain for its own run only: this then just tells whether the \
-            passphrase is right (exit status 0) or not (51, errSecAuthFailed).
+            Unlocks the keychain in the Latchkey agent, starting the agent (latchkeyd, beside latchkey or on the \
+            PATH) when it is not running. The agent then holds the keys — in locked memory, never on disk — until \
+            lock-keychain, its idle timeout (set-keychain-settings -t), or its end, and serves registered programs \
+            without asking again. With --no-agent it only checks the passphrase: exit status 0 when it is right, \
+            51 (errSecAuthFailed) when it is not.
             """,
         options: [
             OptionSpec("p", nil, .required, value: "passphrase", "Use this passphrase (insecure: visible to other users)."),
-            OptionSpec("u", nil, "Do not use a passphrase (accepted for compatibility; Latchkey always needs one)."),
+            OptionSpec("u", "Accepted for compatibility; Latchkey always needs the passphrase."),
+            OptionSpec(nil, "no-agent", "Only check the passphrase; do not start or use the agent."),
         ] + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         let keychain = try KeychainDatabase.open(at: path)
+        let passphrase: Passphrase
         if let value = arguments.value("p") {
             context.warning("a passphrase on the command line is visible to other users; prefer the prompt")
-            try keychain.unlock(with: Passphrase(value))
+            passphrase = Passphrase(value)
         } else {
-            try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
+            passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")
         }
-        context.stderr.line("latchkey: unlock-keychain: the passphrase is correct; no agent is running, so the keychain stays unlocked only within each latchkey command")
+        if arguments.has("no-agent") {
+            try keychain.unlock(with: passphrase)
+            context.stderr.line("latchkey: unlock-keychain: the passphrase is correct; without the agent the keychain stays unlocked only within each latchkey command")
+            return 0
+        }
+        try keychain.verifyPassphrase(passphrase)
+        let client = try AgentAccess.client(for: path, context: context) ?? AgentAccess.start(for: path, context: context)
+        _ = try client.send(.unlock(passphrase: passphraseBytes(passphrase))).result()
         return 0
     }
 
     static let setSettings = Command(
         "set-keychain-settings", synopsis: "[-lu] [-t timeout] [keychain]", summary: "Set a keychain's lock settings.",
         details: """
-            Stores the lock settings in the keychain; the Latchkey agent enforces them. -t locks the keychain \
+            Stores the lock settings in the keychain; the Latchkey agent enforces the timeout at once. (Locking on \
+            sleep is stored but not enforced yet: it needs the agent to watch logind.) -t locks the keychain \
             after that many seconds without use (and implies -u); without -t there is no timeout. -l locks it \
             when the system sleeps. Options not given are turned off, as with `security`.
             """,
@@ -280,8 +301,17 @@ enum KeychainCommands {
             seconds = value
         }
         let path = context.keychainPath(arguments.positionals.first)
+        if let client = AgentAccess.client(for: path, context: context) {
+            let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")
+            _ = try client.send(.updateSettings(passphrase: passphraseBytes(passphrase), autoLockAfterSeconds: seconds,
+                                                lockOnSleep: arguments.has("l"))).result()
+            return 0
+        }
         let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
         try keychain.updateSettings(KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")))
         return 0
     }
 }
+
+/// The bytes of a passphrase for an agent request (the agent wipes its copy after use).
+func passphraseBytes(_ passphrase: Passphrase) -> [UInt8] { passphrase.withUnsafeBytes { Array($0) } }

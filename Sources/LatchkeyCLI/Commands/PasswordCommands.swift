@@ -144,25 +144,57 @@ enum PasswordCommands {
                 context.warning("-A and -T are ignored: Latchkey grants access by access group (--access-group), not by application")
             }
             let secret = try SecretInput.read(arguments, passwordKeys: passwordKeys, context: context)
-            let path = context.keychainPath(arguments.positionals.first)
-            let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
-            let caller = commandLineCaller(group: arguments.value("access-group"), environment: context.environment)
-            let item = NewItem(kind.itemClass, attributes: attributes, data: secret)
-            if arguments.has("U") {
-                try keychain.addOrUpdate(item, caller: caller)
-            } else {
-                try keychain.add(item, caller: caller)
+            let store = try ItemStore.open(arguments, context: context, group: arguments.value("access-group"))
+            var item = dictionary(kind.itemClass, attributes)
+            item[SecKey.valueData] = secret
+            let update = arguments.has("U")
+            try store.run {
+                if update {
+                    try store.backend.upsert(item, attributes: [:])
+                } else {
+                    _ = try store.backend.add(item)
+                }
             }
             return 0
         }
     }
 
+    /// An Apple-style dictionary of a class and typed attributes.
+    static func dictionary(_ itemClass: ItemClass, _ attributes: [AttributeKey: AttributeValue]) -> [String: Any] {
+        var dictionary: [String: Any] = [SecKey.class: itemClass.rawValue]
+        for (key, value) in attributes {
+            dictionary[key.rawValue] =
+                switch value {
+                case .string(let text): text
+                case .data(let data): data
+                case .number(let number): Int(number)
+                case .date(let date): date
+                case .bool(let flag): flag
+                }
+        }
+        return dictionary
+    }
+
+    /// A result dictionary (attributes, data, persistent reference) as an `ItemResult` for printing.
+    static func result(_ dictionary: [String: Any], itemClass: ItemClass) -> ItemResult {
+        var attributes: [AttributeKey: AttributeValue] = [:]
+        for (key, value) in dictionary where key.utf8.count == 4 {
+            switch value {
+            case let text as String: attributes[AttributeKey(rawValue: key)] = .string(text)
+            case let data as Data: attributes[AttributeKey(rawValue: key)] = .data(data)
+            case let date as Date: attributes[AttributeKey(rawValue: key)] = .date(date)
+            case let number as Int: attributes[AttributeKey(rawValue: key)] = .number(Int64(number))
+            default: break
+            }
+        }
+        return ItemResult(itemClass: itemClass, attributes: attributes, data: dictionary[SecKey.valueData] as? Data,
+                          persistentReference: dictionary[SecKey.valuePersistentRef] as? Data ?? Data())
+    }
+
     // MARK: find and delete
 
     /// The first item the options match (the keychain is unlocked only when it has to be), with its data.
-    static func findFirst(
-        _ arguments: ParsedArguments, kind: Kind, context: CLIContext, path: String
-    ) throws -> (KeychainDatabase, ItemResult) {
+    static func findFirst(_ arguments: ParsedArguments, kind: Kind, store: ItemStore) throws -> ItemResult {
         var matching = try attributes(arguments, kind: kind)
         // As `security` does: once the whole primary key is given, the other criteria are ignored.
         let key: [AttributeKey] = kind == .generic
@@ -171,19 +203,17 @@ enum PasswordCommands {
         if key.allSatisfy({ matching[$0] != nil }) {
             matching = matching.filter { key.contains($0.key) || $0.key == .accessGroup }
         }
-        let query = ItemQuery(
-            kind.itemClass, matching: matching, synchronizable: arguments.has("synchronizable") ? .yes : .any,
-            limit: .one, returning: [.attributes, .data, .persistentReference])
-        let caller = commandLineCaller(group: nil, environment: context.environment)
-        let keychain = try KeychainDatabase.open(at: path)
-        do throws(KeychainError) {
-            // Items available without the passphrase (accessibility "always", with the device key) need no prompt.
-            return (keychain, try keychain.copyMatching(query, caller: caller)[0])
-        } catch {
-            guard error.status == .interactionNotAllowed else { throw error }
+        var query = dictionary(kind.itemClass, matching)
+        query[AttributeKey.synchronizable.rawValue] = arguments.has("synchronizable") ? true as Any : SecKey.synchronizableAny
+        query[SecKey.returnAttributes] = true
+        query[SecKey.returnData] = true
+        query[SecKey.returnPersistentRef] = true
+        query[SecKey.matchLimit] = SecKey.matchLimitOne
+        let found = try store.run { try store.backend.copyMatching(query) }
+        guard let values = found as? [String: Any] else {
+            throw KeychainError(.internal, "the keychain answered a search with an unexpected shape")
         }
-        try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
-        return (keychain, try keychain.copyMatching(query, caller: caller)[0])
+        return result(values, itemClass: kind.itemClass)
     }
 
     static func find(_ kind: Kind) -> Command {
@@ -206,7 +236,7 @@ enum PasswordCommands {
             options: options
         ) { arguments, context in
             let path = context.keychainPath(arguments.positionals.first)
-            let (_, item) = try findFirst(arguments, kind: kind, context: context, path: path)
+            let item = try findFirst(arguments, kind: kind, store: ItemStore.open(arguments, context: context, group: nil))
             let secret = Array(item.data ?? Data())
             if arguments.has("w") {
                 context.stdout.line(PrintBuffer.passwordOnly(secret))
@@ -238,18 +268,14 @@ enum PasswordCommands {
                 throw UsageError(message: "name the item to delete with at least one option (for example -a and -s)")
             }
             let path = context.keychainPath(arguments.positionals.first)
-            let (keychain, item) = try findFirst(arguments, kind: kind, context: context, path: path)
+            let store = try ItemStore.open(arguments, context: context, group: nil)
+            let item = try findFirst(arguments, kind: kind, store: store)
             context.stdout.write(ItemPrinter.block(item, keychainPath: path))
-            let caller = commandLineCaller(group: nil, environment: context.environment)
-            let target = ItemQuery(kind.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)
-            do throws(KeychainError) {
-                try keychain.delete(target, caller: caller)
-            } catch {
-                // A synchronizable item's tombstone needs its class key: unlock, then delete.
-                guard error.status == .interactionNotAllowed else { throw error }
-                try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
-                try keychain.delete(target, caller: caller)
-            }
+            let target: [String: Any] = [
+                SecKey.class: kind.itemClass.rawValue, SecKey.valuePersistentRef: item.persistentReference,
+                AttributeKey.synchronizable.rawValue: SecKey.synchronizableAny,
+            ]
+            try store.run { try store.backend.delete(target) }
             context.stderr.line("password has been deleted.")
             return 0
         }

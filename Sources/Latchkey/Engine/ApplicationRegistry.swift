@@ -1,0 +1,157 @@
+public import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+/// A program registered with the keychain: the Linux counterpart of an app's signed entitlements. The
+/// agent grants a connecting process the registration whose executable path and digest match the binary it
+/// runs; a changed binary loses its registration until it is registered again.
+public struct ApplicationRegistration: Hashable, Sendable, CustomStringConvertible {
+    /// The executable's absolute path.
+    public var executablePath: String
+    /// BLAKE2b-256 of the executable's contents when it was registered.
+    public var executableDigest: Data
+    /// The application identifier.
+    public var applicationIdentifier: String
+    /// Its access groups (the first is the default for adds; "*" grants every group).
+    public var accessGroups: [String]
+
+    /// Creates a registration.
+    public init(executablePath: String, executableDigest: Data, applicationIdentifier: String, accessGroups: [String]) {
+        self.executablePath = executablePath
+        self.executableDigest = executableDigest
+        self.applicationIdentifier = applicationIdentifier
+        self.accessGroups = accessGroups
+    }
+
+    /// Registers the executable at `path` as it is now (its digest is computed from the file). Symbolic
+    /// links are resolved: the kernel reports the real path of the program a process runs.
+    public init(executableAt given: String, applicationIdentifier: String, accessGroups: [String]) throws(KeychainError) {
+        guard given.hasPrefix("/") else { throw KeychainError.param("the executable path must be absolute, not \(given)") }
+        let path = URL(fileURLWithPath: given).resolvingSymlinksInPath().path
+        guard let digest = FileDigest.of(path: path) else {
+            throw KeychainError.param("cannot read the executable \(path)")
+        }
+        self.init(executablePath: path, executableDigest: digest, applicationIdentifier: applicationIdentifier,
+                  accessGroups: accessGroups)
+    }
+
+    /// The identity operations run with.
+    public var caller: CallerIdentity {
+        CallerIdentity(applicationIdentifier: applicationIdentifier, accessGroups: accessGroups)
+    }
+
+    public var description: String {
+        "\(applicationIdentifier) \(accessGroups) \(executablePath) (\(executableDigest.prefix(8).map { String(format: "%02x", $0) }.joined()))"
+    }
+}
+
+extension KeychainDatabase {
+    /// The registered applications. They are sealed under a key derived from the after-first-unlock class key,
+    /// so only someone who knew the passphrase can have written them; reading needs a first unlock.
+    public func registeredApplications() throws(KeychainError) -> [ApplicationRegistration] {
+        let key = try registryKey()
+        let meta = try readKeyMeta()
+        let sealed = try mappingStorageErrors {
+            try queue.read { db in try db.blob("SELECT value FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.registrations)]) }
+        }
+        guard let sealed else { return [] }
+        let plaintext: Data
+        do {
+            plaintext = try AEAD.open(sealed, key: key, associatedData: Self.registryAssociatedData(meta.keychainID))
+        } catch {
+            throw KeychainError.decode("the application registrations are damaged")
+        }
+        guard let registrations = Self.decodeRegistrations(plaintext) else {
+            throw KeychainError.decode("the application registrations are malformed")
+        }
+        return registrations
+    }
+
+    /// Registers an application (replacing any registration of the same executable path). Needs the
+    /// keychain passphrase, checked here even when the keychain is unlocked.
+    public func register(_ registration: ApplicationRegistration, passphrase: Passphrase) throws(KeychainError) {
+        try verifyPassphrase(passphrase)
+        guard !registration.applicationIdentifier.isEmpty, !registration.accessGroups.isEmpty,
+            registration.accessGroups.allSatisfy({ !$0.isEmpty })
+        else { throw KeychainError.param("a registration needs an application identifier and at least one access group") }
+        var all = try registeredApplications().filter { $0.executablePath != registration.executablePath }
+        all.append(registration)
+        try storeRegistrations(all)
+    }
+
+    /// Removes the registration of the executable at `path`; returns whether there was one.
+    @discardableResult
+    public func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+        try verifyPassphrase(passphrase)
+        let all = try registeredApplications()
+        let kept = all.filter { $0.executablePath != path }
+        try storeRegistrations(kept)
+        return kept.count != all.count
+    }
+
+    /// Checks the passphrase (Argon2id, deliberately slow) without changing the lock state:
+    /// `errSecAuthFailed` when it is wrong.
+    public func verifyPassphrase(_ passphrase: Passphrase) throws(KeychainError) {
+        _ = try Self.openKeybag(try readKeyMeta(), passphrase: passphrase)
+    }
+
+    private func registryKey() throws(KeychainError) -> SecureBytes {
+        guard let classKey = vault.snapshot().classKey(for: .afterFirstUnlock) else {
+            throw KeychainError.locked("the application registrations can be read only after the first unlock")
+        }
+        return KeyedDigest.subkey(of: classKey, label: "latchkey/v1/registry")
+    }
+
+    private func storeRegistrations(_ registrations: [ApplicationRegistration]) throws(KeychainError) {
+        let key = try registryKey()
+        let meta = try readKeyMeta()
+        let sealed = AEAD.seal(Self.encodeRegistrations(registrations), key: key,
+                               associatedData: Self.registryAssociatedData(meta.keychainID))
+        try mappingStorageErrors {
+            try queue.write { db in
+                try db.run("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                           [.text(KeychainSchema.Meta.registrations), .blob(sealed)])
+            }
+        }
+    }
+
+    static func registryAssociatedData(_ keychainID: Data) -> Data { Data("lk1/registry".utf8) + keychainID }
+
+    static func encodeRegistrations(_ registrations: [ApplicationRegistration]) -> Data {
+        var writer = ByteWriter(capacity: 128 * registrations.count + 4)
+        writer.append(UInt32(registrations.count))
+        for registration in registrations {
+            writer.appendField(registration.executablePath)
+            writer.appendField(registration.executableDigest)
+            writer.appendField(registration.applicationIdentifier)
+            writer.append(UInt32(registration.accessGroups.count))
+            for group in registration.accessGroups { writer.appendField(group) }
+        }
+        return writer.data
+    }
+
+    static func decodeRegistrations(_ data: Data) -> [ApplicationRegistration]? {
+        data.withUnsafeBytes { buffer -> [ApplicationRegistration]? in
+            var reader = ByteReader(buffer)
+            do {
+                let count = Int(try reader.readUInt32())
+                guard count <= buffer.count / 16 else { return nil }
+                var registrations: [ApplicationRegistration] = []
+                for _ in 0..<count {
+                    let path = try reader.readText()
+                    let digest = try reader.readField()
+                    let identifier = try reader.readText()
+                    let groupCount = Int(try reader.readUInt32())
+                    guard groupCount <= buffer.count / 4 else { return nil }
+                    var groups: [String] = []
+                    for _ in 0..<groupCount { groups.append(try reader.readText()) }
+                    registrations.append(ApplicationRegistration(
+                        executablePath: path, executableDigest: digest, applicationIdentifier: identifier, accessGroups: groups))
+                }
+                return reader.isAtEnd ? registrations : nil
+            } catch {
+                return nil  // Reported by the caller as errSecDecode.
+            }
+        }
+    }
+}

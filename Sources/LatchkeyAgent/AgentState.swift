@@ -1,0 +1,65 @@
+import Foundation
+import Latchkey
+import Synchronization
+
+/// What the agent holds: the open keychain (its keys, once unlocked), the registrations (readable after
+/// the first unlock), the lock settings and the time of the last request, for the idle timeout.
+final class AgentState: Sendable {
+    let keychain: KeychainDatabase
+    let keychainPath: String
+    let digests = DigestCache()
+    private let registrations = Mutex<[ApplicationRegistration]?>(nil)
+    private let settings: Mutex<KeychainSettings>
+    private let lastActivity = Mutex(ContinuousClock.now)
+    private let log: @Sendable (String) -> Void
+
+    init(keychainPath: String, log: @escaping @Sendable (String) -> Void) throws(KeychainError) {
+        self.keychainPath = keychainPath
+        self.keychain = try KeychainDatabase.open(at: keychainPath)
+        self.settings = Mutex(try keychain.settings)
+        self.log = log
+    }
+
+    /// Marks activity now (every request counts).
+    func touch() { lastActivity.withLock { $0 = .now } }
+
+    /// The registrations, nil until the first unlock.
+    var currentRegistrations: [ApplicationRegistration]? { registrations.withLock { $0 } }
+
+    func unlock(_ passphrase: Passphrase) throws(KeychainError) {
+        try keychain.unlock(with: passphrase)
+        try reloadRegistrations()
+        let current = try keychain.settings
+        settings.withLock { $0 = current }
+        log("unlocked")
+    }
+
+    func lock(reason: String) {
+        guard keychain.lockState == .unlocked else { return }
+        keychain.lock()
+        log("locked (\(reason))")
+    }
+
+    func reloadRegistrations() throws(KeychainError) {
+        let loaded = try keychain.registeredApplications()
+        registrations.withLock { $0 = loaded }
+    }
+
+    func updateSettings(_ new: KeychainSettings) throws(KeychainError) {
+        try keychain.updateSettings(new)
+        settings.withLock { $0 = new }
+    }
+
+    /// Locks when the keychain has been idle longer than its timeout.
+    func lockIfIdle() {
+        guard let timeout = settings.withLock({ $0.autoLockAfterSeconds }), keychain.lockState == .unlocked else { return }
+        let idle = ContinuousClock.now - lastActivity.withLock { $0 }
+        if idle >= .seconds(timeout) { lock(reason: "idle for \(timeout) s") }
+    }
+
+    /// Wipes every key (at exit).
+    func wipe() {
+        keychain.forgetAllKeys()
+        log("keys wiped")
+    }
+}

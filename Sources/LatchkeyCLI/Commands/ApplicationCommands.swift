@@ -1,0 +1,108 @@
+import Foundation
+import Latchkey
+
+/// register-application, unregister-application and list-applications: the programs the agent knows, with
+/// their application identifiers and access groups — the Linux counterpart of entitlements.
+enum ApplicationCommands {
+    static let all = [register, unregister, list]
+
+    static let register = Command(
+        "register-application",
+        synopsis: "[--app-id identifier] [--access-group group]... [--wildcard] executable [keychain]",
+        summary: "Register a program with its access groups.",
+        details: """
+            Registers the program at the given path: when it connects to the agent, it runs as --app-id (the \
+            executable's file name by default) with the access groups given by --access-group (the application \
+            identifier by default; the first is where its new items go). --wildcard adds the group "*", which \
+            sees every group: give it only to programs you trust with every secret, such as latchkey itself. The \
+            registration records a digest of the executable: a rebuilt or replaced program is refused until it is \
+            registered again. Registering needs the keychain passphrase; it goes through the agent when one runs.
+            """,
+        options: [
+            OptionSpec(nil, "app-id", .required, value: "identifier", "The application identifier."),
+            OptionSpec(nil, "access-group", .required, value: "group", "An access group (repeat for several)."),
+            OptionSpec(nil, "wildcard", "Also grant the group \"*\" (every group)."),
+        ] + passphraseOptions,
+        positionals: 1...2
+    ) { arguments, context in
+        let executable = URL(fileURLWithPath: arguments.positionals[0]).resolvingSymlinksInPath().path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw CommandFailure(message: "\(executable) is not an executable file")
+        }
+        let identifier = arguments.value("app-id") ?? URL(fileURLWithPath: executable).lastPathComponent
+        var groups = arguments.allValues("access-group")
+        if groups.isEmpty { groups = [identifier] }
+        if arguments.has("wildcard") { groups.append(CallerIdentity.wildcardGroup) }
+        let path = context.keychainPath(arguments.positionals.dropFirst().first)
+        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
+        if let client = AgentAccess.client(for: path, context: context) {
+            _ = try client.send(.register(passphrase: passphraseBytes(passphrase), executablePath: executable,
+                                          applicationIdentifier: identifier, accessGroups: groups)).result()
+        } else {
+            let keychain = try KeychainDatabase.open(at: path)
+            try keychain.unlock(with: passphrase)
+            try keychain.register(
+                try ApplicationRegistration(executableAt: executable, applicationIdentifier: identifier, accessGroups: groups),
+                passphrase: passphrase)
+        }
+        context.stdout.line("registered \(executable) as \(identifier) with access groups \(groups.joined(separator: ", "))")
+        return 0
+    }
+
+    static let unregister = Command(
+        "unregister-application", synopsis: "executable [keychain]", summary: "Remove a program's registration.",
+        details: """
+            Removes the registration of the program at the given path; it then runs as an unregistered program \
+            (an access group named after its file name, or refused when that name belongs to a registered \
+            application). Needs the keychain passphrase.
+            """,
+        options: passphraseOptions, positionals: 1...2
+    ) { arguments, context in
+        let executable = URL(fileURLWithPath: arguments.positionals[0]).resolvingSymlinksInPath().path
+        let path = context.keychainPath(arguments.positionals.dropFirst().first)
+        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
+        let removed: Bool
+        if let client = AgentAccess.client(for: path, context: context) {
+            removed = try client.send(.unregister(passphrase: passphraseBytes(passphrase), executablePath: executable)).result()
+                == .boolean(true)
+        } else {
+            let keychain = try KeychainDatabase.open(at: path)
+            try keychain.unlock(with: passphrase)
+            removed = try keychain.unregister(executablePath: executable, passphrase: passphrase)
+        }
+        guard removed else { throw KeychainError(.itemNotFound, "\(executable) is not registered") }
+        return 0
+    }
+
+    static let list = Command(
+        "list-applications", synopsis: "[keychain]", summary: "List the registered programs.",
+        details: """
+            Prints each registered program: its application identifier, its access groups, its path, and the \
+            start of its digest. Through the agent when it runs (and has been unlocked); otherwise the keychain \
+            is unlocked here.
+            """,
+        options: passphraseOptions
+    ) { arguments, context in
+        let path = context.keychainPath(arguments.positionals.first)
+        let registrations: [ApplicationRegistration]
+        if let client = AgentAccess.client(for: path, context: context) {
+            guard case .array(let values)? = try client.send(.listRegistrations).result() else { return 0 }
+            registrations = values.compactMap { value in
+                guard case .dictionary(let fields) = value, case .string(let path)? = fields["path"],
+                    case .string(let identifier)? = fields["applicationIdentifier"], case .data(let digest)? = fields["digest"],
+                    case .array(let groups)? = fields["accessGroups"]
+                else { return nil }
+                return ApplicationRegistration(
+                    executablePath: path, executableDigest: digest, applicationIdentifier: identifier,
+                    accessGroups: groups.compactMap { if case .string(let group) = $0 { group } else { nil } })
+            }
+        } else {
+            let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+            registrations = try keychain.registeredApplications()
+        }
+        for registration in registrations.sorted(by: { $0.applicationIdentifier < $1.applicationIdentifier }) {
+            context.stdout.line(registration.description)
+        }
+        return 0
+    }
+}

@@ -1,0 +1,62 @@
+// latchkeyd: the Latchkey agent. It holds the unlocked keychain's keys (in locked, zeroized memory), serves
+// clients over a Unix socket, identifies each by its user and its executable, and grants registered
+// programs their access groups. See `latchkeyd --help`.
+import Dispatch
+import Foundation
+import Latchkey
+import LatchkeyAgent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let usage = """
+    Usage: latchkeyd [--keychain path] [--socket path] [--verbose]
+
+    Runs the Latchkey agent in the foreground. It serves the keychain named by --keychain (else
+    LATCHKEY_KEYCHAIN, else the default keychain) on the socket named by --socket (else LATCHKEY_AGENT_SOCKET,
+    else $XDG_RUNTIME_DIR/latchkey/agent.sock). Under systemd socket activation it uses the socket systemd
+    passes. It starts locked: `latchkey unlock-keychain` unlocks it. SIGTERM or SIGINT wipes the keys and ends it.
+
+    """
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var keychain = KeychainLocation.defaultPath()
+var socketPath = AgentLocation.socketPath()
+var verbose = false
+while let argument = arguments.first {
+    arguments.removeFirst()
+    switch argument {
+    case "--keychain" where !arguments.isEmpty: keychain = KeychainLocation.resolve(arguments.removeFirst())
+    case "--socket" where !arguments.isEmpty: socketPath = arguments.removeFirst()
+    case "--verbose", "-v": verbose = true
+    case "--help", "-h":
+        print(usage, terminator: "")
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("latchkeyd: unexpected argument \"\(argument)\"\n\(usage)".utf8))
+        exit(64)
+    }
+}
+
+let server: AgentServer
+do {
+    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose))
+} catch {
+    FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
+    exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
+}
+
+signal(SIGPIPE, SIG_IGN)
+var sources: [any DispatchSourceSignal] = []
+for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
+    signal(signalNumber, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+    source.setEventHandler {
+        server.shutDown()
+        exit(0)
+    }
+    source.resume()
+    sources.append(source)
+}
+Thread.detachNewThread { server.serve() }
+dispatchMain()
