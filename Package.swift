@@ -56,6 +56,13 @@ let package = Package(
             name: "latchkey-test-helper", dependencies: ["Latchkey", "LatchkeySecurity", "SeedManagers"],
             path: "Tests/Helpers/latchkey-test-helper"),
 
+        // Two separately built client programs for the agent's tests (different binaries, same behaviour).
+        .target(name: "LatchkeyTestClient", dependencies: ["Latchkey"], path: "Tests/Helpers/LatchkeyTestClient"),
+        .executableTarget(
+            name: "latchkey-test-client-a", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-a"),
+        .executableTarget(
+            name: "latchkey-test-client-b", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-b"),
+
         // Shared by the test targets: temporary directories, the helper process, status extraction.
         .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
@@ -68,6 +75,12 @@ let package = Package(
             name: "LatchkeyCLITests",
             dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey"]),
         .testTarget(
+            name: "LatchkeyAgentTests",
+            dependencies: [
+                "Latchkey", "LatchkeyAgent", "LatchkeyTestSupport", "latchkeyd", "latchkey",
+                "latchkey-test-client-a", "latchkey-test-client-b",
+            ]),
+        .testTarget(
             name: "LatchkeyAPITests",
             dependencies: [
                 "Latchkey", "LatchkeySecurity", "LatchkeyTesting", "SeedManagers", "LatchkeyTestSupport",
@@ -79,7 +92,8 @@ let package = Package(
 
 for target in package.targets where target.type != .system {
     // Examples and tests read like user code: plain `import`s, so no InternalImportsByDefault there.
-    let userCode = target.name == "SeedManagers" || target.name == "LatchkeyTestSupport" || target.type == .test
+    let userCode = ["SeedManagers", "LatchkeyTestSupport", "LatchkeyTestClient"].contains(target.name)
+        || target.type == .test || target.name.hasPrefix("latchkey-test-")
     let settings = userCode ? commonSettings : strictSettings
     target.swiftSettings = (target.swiftSettings ?? []) + settings
 }

@@ -34,11 +34,13 @@ struct PeerIdentity: Sendable, Equatable {
     var executableName: String { URL(fileURLWithPath: executablePath).lastPathComponent }
 }
 
-/// Digests of executables, keyed by device, inode, size and modification time, so a program that
-/// connects a thousand times is read once — and a rebuilt one is read again.
+/// Digests of executables, keyed by device, inode, size and change time, so a program that connects a
+/// thousand times is read once — and a rebuilt one is read again.
 final class DigestCache: Sendable {
+    /// The inode's change time (which no program can set) changes whenever the file is replaced or
+    /// written, even when the size and the modification time are kept.
     private struct Key: Hashable {
-        let device: UInt64, inode: UInt64, size: Int64, modified: Int64, modifiedNanoseconds: Int64
+        let device: UInt64, inode: UInt64, size: Int64, changed: Int64, changedNanoseconds: Int64
     }
     private let cache = Mutex<[Key: Data]>([:])
 
@@ -46,7 +48,7 @@ final class DigestCache: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         let key = Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                      modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: Int64(info.st_mtim.tv_nsec))
+                      changed: Int64(info.st_ctim.tv_sec), changedNanoseconds: Int64(info.st_ctim.tv_nsec))
         if let known = cache.withLock({ $0[key] }) { return known }
         guard let digest = FileDigest.of(path: path) else { return nil }
         cache.withLock { cache in

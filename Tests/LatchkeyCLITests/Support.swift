@@ -1,6 +1,10 @@
 import Foundation
+import Latchkey
 import LatchkeyTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A private home for one test: keychains, configuration and the `latchkey` binary's environment.
 final class CLISandbox {
@@ -11,8 +15,27 @@ final class CLISandbox {
     var environment: [String: String] {
         [
             "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data", "XDG_CONFIG_HOME": directory.path + "/config",
-            "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+            "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LATCHKEY_AGENT_SOCKET": directory.path + "/run/agent.sock",
         ]
+    }
+
+    init() {
+        try? FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+    }
+
+    /// Stops an agent a test started (`unlock-keychain` starts one on demand), by its pid.
+    deinit {
+        let socket = directory.path + "/run/agent.sock"
+        guard let stream = AgentStream.connect(path: socket, timeoutSeconds: 2) else { return }
+        _ = try? stream.send(AgentRequest.hello(keychainPath: defaultKeychain).encoded(id: 1))
+        _ = try? stream.receive()
+        _ = try? stream.send(AgentRequest.status.encoded(id: 2))
+        if let data = try? stream.receive(), let response = try? AgentResponse.decode(data),
+            case .dictionary(let values)? = response.value, case .integer(let pid)? = values["pid"]
+        {
+            kill(pid_t(pid), SIGTERM)
+        }
     }
 
     /// The environment with LATCHKEY_PASSPHRASE set.

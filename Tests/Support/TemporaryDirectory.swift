@@ -12,7 +12,8 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public let path: String
 
     public init() {
-        var template = Array((NSTemporaryDirectory() + "/latchkey-test-XXXXXX").utf8CString)
+        let base = URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
+        var template = Array((base + "/latchkey-test-XXXXXX").utf8CString)
         let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(result != nil, "mkdtemp failed")
         path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })

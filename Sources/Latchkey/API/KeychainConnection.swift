@@ -56,13 +56,24 @@ public struct KeychainConnection: Sendable {
         return Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
     }
 
-    /// The backend for a `Keychain` with `accessGroup`: the caller holds the application's own group and,
-    /// when given, `accessGroup` (in embedded mode the process holds the passphrase, so it may use any).
+    /// The backend for a `Keychain` that names `accessGroup`. A `.database` connection grants it (you opened
+    /// the database; you decide). The embedded default does not: the application holds its identifier's
+    /// group and `LATCHKEY_ACCESS_GROUPS`, exactly what the agent grants a program registered with the same
+    /// identifier and groups — so results and statuses are the same with and without the agent.
     func backend(accessGroup: String?) throws(KeychainError) -> any KeychainBackend {
-        try backend(accessGroups: accessGroup.map { [$0] } ?? [])
+        if case .database = kind { return try backend(accessGroups: accessGroup.map { [$0] } ?? []) }
+        return try backend(accessGroups: [])
     }
 
-    /// The backend for a caller holding the application's own group plus `accessGroups`.
+    /// The groups `LATCHKEY_ACCESS_GROUPS` lists (comma-separated): the application's entitlements beyond
+    /// its own identifier's group, in embedded mode.
+    public static var defaultAccessGroups: [String] {
+        (ProcessInfo.processInfo.environment["LATCHKEY_ACCESS_GROUPS"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// The backend for a caller holding the application's own group, plus `accessGroups` (and, in embedded
+    /// mode, `LATCHKEY_ACCESS_GROUPS`).
     public func backend(accessGroups: [String]) throws(KeychainError) -> any KeychainBackend {
         switch kind {
         case .backend(let backend):
@@ -71,7 +82,8 @@ public struct KeychainConnection: Sendable {
             return DatabaseBackend(database: database, caller: Self.caller(applicationIdentifier, accessGroups))
         case .embedded(let path, let passphrase, let applicationIdentifier, let useAgent):
             let embedded = EmbeddedBackend(
-                path: path, passphrase: passphrase, caller: Self.caller(applicationIdentifier, accessGroups))
+                path: path, passphrase: passphrase,
+                caller: Self.caller(applicationIdentifier, Self.defaultAccessGroups + accessGroups))
             return useAgent ? AutomaticBackend(path: path, embedded: embedded) : embedded
         }
     }

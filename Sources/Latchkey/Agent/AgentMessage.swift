@@ -28,7 +28,7 @@ public enum AgentFrame {
 }
 
 /// A request to the agent.
-public enum AgentRequest {
+public enum AgentRequest: Sendable {
     /// The first message of every connection: which keychain the client wants.
     case hello(keychainPath: String)
     /// The lock state and who the agent takes the caller for.

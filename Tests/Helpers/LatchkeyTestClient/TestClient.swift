@@ -1,0 +1,82 @@
+// The program the agent tests register and run: a tiny application using the Keychain API on the default
+// connection (the agent when it runs, else the keychain opened in process), plus raw protocol probes.
+import Foundation
+import Latchkey
+
+public enum TestClient {
+    static func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+    public static func main(_ arguments: [String]) -> Int32 {
+        guard arguments.count >= 1 else {
+            say("usage: client set|get|remove|status|wait|hello ...")
+            return 64
+        }
+        do {
+            switch arguments[0] {
+            case "set" where arguments.count == 4:
+                try Keychain(service: arguments[1]).set(arguments[3], forKey: arguments[2])
+                say("ok")
+            case "set-ck" where arguments.count == 4:
+                try Keychain(service: arguments[1]).accessibility(.afterFirstUnlock).set(arguments[3], forKey: arguments[2])
+                say("ok")
+            case "get" where arguments.count == 3:
+                say(try Keychain(service: arguments[1]).string(forKey: arguments[2]) ?? "<nil>")
+            case "keys" where arguments.count == 2:
+                say(try Keychain(service: arguments[1]).allKeys().joined(separator: ","))
+            case "remove" where arguments.count == 3:
+                say(try Keychain(service: arguments[1]).remove(arguments[2]) ? "removed" : "absent")
+            case "shared-get" where arguments.count == 4:
+                say(try Keychain(service: arguments[1], accessGroup: arguments[3]).string(forKey: arguments[2]) ?? "<nil>")
+            case "status":
+                guard let client = AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
+                    say("no agent")
+                    return 0
+                }
+                let status = try client.status()
+                say("\(status.lockState) \(status.callerStanding) \(status.applicationIdentifier ?? "-") \(status.accessGroups.joined(separator: ","))")
+            case "wait":
+                let semaphore = DispatchSemaphore(value: 0)
+                let outcome = Outcome()
+                Task {
+                    do {
+                        try await KeychainConnection.default.waitUntilProtectedDataAvailable(timeout: .seconds(20))
+                        outcome.text = "available"
+                    } catch {
+                        outcome.text = "failed \((error as? KeychainError)?.status.rawValue ?? 0)"
+                    }
+                    semaphore.signal()
+                }
+                semaphore.wait()
+                say(outcome.text)
+            case "hello":
+                // A raw hello: prints the agent's answer, even a refusal (which the API would turn into a fallback).
+                guard let stream = AgentStream.connect(path: AgentLocation.socketPath()) else {
+                    say("cannot connect")
+                    return 0
+                }
+                try stream.send(AgentRequest.hello(keychainPath: KeychainLocation.defaultPath()).encoded(id: 1))
+                let response = try AgentResponse.decode(try stream.receive())
+                say("\(response.status.rawValue) \(response.detail ?? "")")
+            default:
+                say("bad command")
+                return 64
+            }
+            return 0
+        } catch let failure as KeychainFailure {
+            say("error \(failure.status.rawValue) \(failure.error.detail ?? "")")
+            return 1
+        } catch let error as KeychainError {
+            say("error \(error.status.rawValue) \(error.detail ?? "")")
+            return 1
+        } catch {
+            say("error \(error)")
+            return 1
+        }
+    }
+}
+
+/// A box for the result of the waiting task (set once, read after the semaphore).
+final class Outcome: @unchecked Sendable {
+    // @unchecked: written by the task before it signals, read by the main thread after it waits.
+    var text = ""
+}

@@ -1,0 +1,5 @@
+// Test client "b": a separately built program for the agent's access-control tests.
+import Foundation
+import LatchkeyTestClient
+
+exit(TestClient.main(Array(CommandLine.arguments.dropFirst())))

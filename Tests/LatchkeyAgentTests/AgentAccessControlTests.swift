@@ -1,0 +1,90 @@
+import Foundation
+import Latchkey
+import LatchkeyTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent decides which program sees which items: two separately built programs, registered with
+/// different groups, each see only their own; a rebuilt one is refused until registered again; another
+/// user is refused.
+@Suite(.serialized) struct AgentAccessControlTests {
+    @Test func registeredProgramsSeeOnlyTheirOwnGroups() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        try sandbox.register(AgentSandbox.clientPath("a"), appID: "com.example.a", groups: ["com.example.a", "com.example.shared"])
+        try sandbox.register(AgentSandbox.clientPath("b"), appID: "com.example.b", groups: ["com.example.b"])
+
+        #expect(try sandbox.client("a", "status") == "unlocked registered com.example.a com.example.a,com.example.shared\n")
+        #expect(try sandbox.client("b", "status") == "unlocked registered com.example.b com.example.b\n")
+        #expect(try sandbox.client("a", "set", "mail", "alice", "secret-a") == "ok\n")
+        #expect(try sandbox.client("b", "set", "mail", "alice", "secret-b") == "ok\n")
+        #expect(try sandbox.client("a", "get", "mail", "alice") == "secret-a\n")
+        #expect(try sandbox.client("b", "get", "mail", "alice") == "secret-b\n")
+        #expect(try sandbox.client("b", "keys", "mail") == "alice\n")
+        // b is not entitled to a's shared group.
+        #expect(try sandbox.client("b", "shared-get", "mail", "alice", "com.example.shared")
+            == "error -34018 caller com.example.b is not entitled to access group com.example.shared\n")
+        #expect(try sandbox.client("a", "shared-get", "mail", "alice", "com.example.shared") == "<nil>\n")
+        // The items are where the agent put them, under each program's own group.
+        let keychain = try KeychainDatabase.open(at: sandbox.keychainPath)
+        try keychain.unlock(with: Passphrase(AgentSandbox.passphrase))
+        let groups = try keychain.copyMatching(ItemQuery(.genericPassword, limit: .all, returning: .attributes),
+                                               caller: CallerIdentity(applicationIdentifier: "admin", accessGroups: ["*"]))
+            .compactMap { $0[.accessGroup]?.stringValue }.sorted()
+        #expect(groups == ["com.example.a", "com.example.b"])
+    }
+
+    @Test func aRebuiltProgramIsRefusedUntilRegisteredAgain() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        let copy = sandbox.directory.file("bin/app")
+        try FileManager.default.createDirectory(atPath: sandbox.directory.file("bin"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: AgentSandbox.clientPath("a"), toPath: copy)
+        try sandbox.register(copy, appID: "com.example.app", groups: ["com.example.app"])
+        #expect(try sandbox.client("", "set", "s", "k", "v", path: copy) == "ok\n")
+
+        // "Rebuild": another binary at the same path.
+        try FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: AgentSandbox.clientPath("b"), toPath: copy)
+        let refused = try sandbox.client("", "get", "s", "k", path: copy)
+        #expect(refused == "error -34018 \(copy) changed since it was registered; register it again with `latchkey register-application`\n")
+        try sandbox.register(copy, appID: "com.example.app", groups: ["com.example.app"])
+        #expect(try sandbox.client("", "get", "s", "k", path: copy) == "v\n")
+    }
+
+    @Test func unregisteredProgramsGetTheirOwnNameUnlessARegistrationOwnsIt() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        #expect(try sandbox.client("a", "status") == "unlocked unregistered latchkey-test-client-a latchkey-test-client-a\n")
+        #expect(try sandbox.client("a", "set", "s", "k", "unregistered") == "ok\n")
+        #expect(try sandbox.client("b", "get", "s", "k") == "<nil>\n")
+        // b registers under a's name: a, unregistered, may no longer use it.
+        try sandbox.register(AgentSandbox.clientPath("b"), appID: "com.example.b", groups: ["latchkey-test-client-a"])
+        #expect(try sandbox.client("a", "get", "s", "k")
+            == "error -34018 the name latchkey-test-client-a belongs to a registered application; this program is not it\n")
+        #expect(try sandbox.client("b", "get", "s", "k") == "unregistered\n")
+    }
+
+    @Test func anotherUserIsRefused() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        guard getuid() == 0, let nobody = getpwnam("nobody")?.pointee.pw_uid else { return }  // Needs root to switch users.
+        // Let the other user reach the socket at all (the default directory is private).
+        for path in [sandbox.directory.path, sandbox.directory.file("run")] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        }
+        chmod(sandbox.socketPath, 0o777)
+        let output = try HelperProcess.run(
+            "/usr/bin/setpriv", ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", AgentSandbox.clientPath("a"), "hello"],
+            environment: sandbox.environment)
+        #expect(output.stdout == "-25293 connections from another user (uid \(nobody)) are refused\n", "\(output.stderr)")
+        #expect(sandbox.agentLog.contains("is not the agent's user"))
+        #expect(try sandbox.client("a", "status").hasPrefix("unlocked"), "the agent carries on")
+    }
+}

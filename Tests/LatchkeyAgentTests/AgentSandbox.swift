@@ -1,0 +1,92 @@
+import Foundation
+import Latchkey
+import LatchkeyTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A keychain, an agent serving it on a private socket, and the environment clients need to find both.
+/// The agent is stopped by its pid when the sandbox goes.
+final class AgentSandbox: @unchecked Sendable {
+    // @unchecked: used by one test at a time; `agent` changes only in start/stop.
+    let directory = TemporaryDirectory()
+    static let passphrase = "agent sandbox passphrase"
+    var agent: Process?
+    var agentLog: String { (try? String(contentsOfFile: directory.file("agent.log"), encoding: .utf8)) ?? "" }
+
+    var keychainPath: String { directory.file("data/latchkey/login.keychain") }
+    var socketPath: String { directory.file("run/agent.sock") }
+
+    /// What clients get: no passphrase (so they cannot fall back silently), the agent's socket.
+    var environment: [String: String] {
+        [
+            "HOME": directory.path, "XDG_DATA_HOME": directory.file("data"), "XDG_CONFIG_HOME": directory.file("config"),
+            "LATCHKEY_KEYCHAIN": keychainPath, "LATCHKEY_AGENT_SOCKET": socketPath, "PATH": "/usr/bin:/bin",
+        ]
+    }
+
+    var withPassphrase: [String: String] { environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { _, new in new } }
+
+    init() throws {
+        _ = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
+        try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
+
+    deinit { stop() }
+
+    /// Starts latchkeyd and waits until it accepts connections.
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: HelperProcess.product("latchkeyd"))
+        process.arguments = ["--verbose"]
+        process.environment = environment
+        #expect(FileManager.default.createFile(atPath: directory.file("agent.log"), contents: nil))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.file("agent.log")))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        agent = process
+        let deadline = Date().addingTimeInterval(10)
+        while AgentStream.connect(path: socketPath) == nil {
+            guard Date() < deadline, process.isRunning else { throw CocoaError(.executableLoad) }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    /// Stops the agent: SIGTERM (it wipes its keys) or SIGKILL.
+    func stop(signal: Int32 = SIGTERM) {
+        guard let agent, agent.isRunning else { return }
+        kill(agent.processIdentifier, signal)
+        agent.waitUntilExit()
+        self.agent = nil
+    }
+
+    @discardableResult
+    func cli(_ arguments: String...) throws -> HelperProcess.Output {
+        try HelperProcess.run(HelperProcess.product("latchkey"), arguments, environment: withPassphrase)
+    }
+
+    func unlock() throws {
+        let output = try cli("unlock-keychain")
+        #expect(output.status == 0, "\(output.stderr)")
+    }
+
+    /// Runs a test client ("a" or "b", or a copy at `path`) with the clients' environment.
+    func client(_ name: String, _ arguments: String..., path: String? = nil, environment: [String: String]? = nil) throws -> String {
+        let executable = path ?? HelperProcess.product("latchkey-test-client-\(name)")
+        return try HelperProcess.run(executable, arguments, environment: environment ?? self.environment).stdout
+    }
+
+    func register(_ path: String, appID: String, groups: [String]) throws {
+        let output = try HelperProcess.run(
+            HelperProcess.product("latchkey"),
+            ["register-application", "--app-id", appID] + groups.flatMap { ["--access-group", $0] } + [path],
+            environment: withPassphrase)
+        #expect(output.status == 0, "\(output.stderr)")
+    }
+
+    static func clientPath(_ name: String) -> String {
+        URL(fileURLWithPath: HelperProcess.product("latchkey-test-client-\(name)")).resolvingSymlinksInPath().path
+    }
+}
