@@ -12,7 +12,7 @@ final class AgentSandbox: @unchecked Sendable {
     // @unchecked: used by one test at a time; `agent` changes only in start/stop.
     let directory = TemporaryDirectory()
     static let passphrase = "agent sandbox passphrase"
-    var agent: Process?
+    var agent: SpawnedProcess?
     var agentLog: String { (try? String(contentsOfFile: directory.file("agent.log"), encoding: .utf8)) ?? "" }
 
     var keychainPath: String { directory.file("data/latchkey/login.keychain") }
@@ -38,14 +38,12 @@ final class AgentSandbox: @unchecked Sendable {
 
     /// Starts latchkeyd and waits until it accepts connections.
     func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: HelperProcess.product("latchkeyd"))
-        process.arguments = ["--verbose"]
-        process.environment = environment
-        #expect(FileManager.default.createFile(atPath: directory.file("agent.log"), contents: nil))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.file("agent.log")))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try start(HelperProcess.product("latchkeyd"), ["--verbose"])
+    }
+
+    /// Starts `executable` (latchkeyd, or a launcher of it) and waits until the socket accepts connections.
+    func start(_ executable: String, _ arguments: [String]) throws {
+        let process = try SpawnedProcess(executable, arguments, environment: environment, log: directory.file("agent.log"))
         agent = process
         let deadline = Date().addingTimeInterval(10)
         while AgentStream.connect(path: socketPath) == nil {
@@ -56,10 +54,8 @@ final class AgentSandbox: @unchecked Sendable {
 
     /// Stops the agent: SIGTERM (it wipes its keys) or SIGKILL.
     func stop(signal: Int32 = SIGTERM) {
-        guard let agent, agent.isRunning else { return }
-        kill(agent.processIdentifier, signal)
-        agent.waitUntilExit()
-        self.agent = nil
+        agent?.stop(signal: signal)
+        agent = nil
     }
 
     @discardableResult

@@ -1,0 +1,25 @@
+import Foundation
+import Latchkey
+import LatchkeyTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Socket activation as systemd does it (LISTEN_PID, LISTEN_FDS, the socket as fd 3), driven by
+/// `systemd-socket-activate` when it is installed.
+@Suite(.serialized) struct SocketActivationTests {
+    @Test func theAgentServesTheSocketItIsGiven() throws {
+        let activator = "/usr/bin/systemd-socket-activate"
+        guard FileManager.default.isExecutableFile(atPath: activator) else { return }
+        let sandbox = try AgentSandbox()
+        try sandbox.start(activator, ["-l", sandbox.socketPath, "-E", "LATCHKEY_KEYCHAIN=\(sandbox.keychainPath)",
+                                      HelperProcess.product("latchkeyd"), "--verbose"])
+        // The first connection starts latchkeyd on the inherited socket.
+        try sandbox.unlock()
+        #expect(try sandbox.client("a", "status") == "unlocked unregistered latchkey-test-client-a latchkey-test-client-a\n")
+        #expect(try sandbox.client("a", "set", "s", "k", "activated") == "ok\n")
+        #expect(try sandbox.client("a", "get", "s", "k") == "activated\n")
+        #expect(sandbox.agentLog.contains("listening on the socket systemd passed"))
+    }
+}
