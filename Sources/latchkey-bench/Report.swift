@@ -16,7 +16,7 @@ enum Report {
         return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(String(format: "%.0f", gib)) GiB, Linux \(kernel), SQLite \(Connection.libraryVersion)"
     }
 
-    static func render(_ results: [SizeResult], command: String) -> String {
+    static func render(_ results: [SizeResult], peers: PeerResults?, command: String) -> String {
         var lines: [String] = []
         lines.append("Machine: \(machine())")
         lines.append("Command: `\(command)`")
@@ -40,6 +40,9 @@ enum Report {
             lines.append("")
         }
         lines.append(contentsOf: targets(results))
+        if let peers {
+            lines.append(contentsOf: tools(peers, unlock: results.first?.latchkey(Workload.unlock.rawValue)?.medianPerItem))
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -72,6 +75,41 @@ enum Report {
                         String(format: "%.2f×", growth), largest.size >= 1_000_000 ? growth <= 1.5 : nil)
                 }
             }
+        }
+        return lines + [""]
+    }
+
+    /// The tools' table: Latchkey's CLI and Swift API beside the peers, and issue 6's goal.
+    static func tools(_ peers: PeerResults, unlock: Double?) -> [String] {
+        let agentCLI = "latchkey CLI (agent)"
+        var lines = ["### Latchkey beside the tools people use on Linux (\(peers.size.formatted()) items each)", "",
+                     "Every per-process tool is started by the same driver (bench/peers.py), one process per operation.", "",
+                     "| tool | find median | find p10 | find p90 | add median | delete median | find ÷ latchkey CLI (agent) |",
+                     "|---|---:|---:|---:|---:|---:|---:|"]
+        let reference = peers.median(agentCLI, "find")
+        let order = [agentCLI, "latchkey CLI (embedded)", "Swift API in-process (agent)", "Swift API in-process (embedded)",
+                     "process start (/bin/true)", "secret-tool", "keyring (Secret Service)", "pass", "keepassxc-cli",
+                     "keyring (cryptfile)", "keyring (alt plaintext file)"]
+        let tools = order.filter { peers.tools[$0] != nil } + peers.tools.keys.filter { !order.contains($0) }.sorted()
+        for tool in tools {
+            let find = peers.tools[tool]?["find"]
+            let cell = { (workload: String) in peers.median(tool, workload).map(formatDuration) ?? "–" }
+            var ratio = "–"
+            if let median = find?.median, let reference { ratio = String(format: "%.2f", median / reference) }
+            lines.append("| \(tool) | \(cell("find")) | \(find.map { formatDuration($0.p10) } ?? "–") | \(find.map { formatDuration($0.p90) } ?? "–") | \(cell("add")) | \(cell("delete")) | \(ratio) |")
+        }
+        lines.append("")
+        if let embedded = peers.median("latchkey CLI (embedded)", "find"), let unlock {
+            lines.append(String(format: "The embedded CLI derives the key from the passphrase in every process: Argon2id (the unlock row, %@) is %.0f%% of its find.",
+                                formatDuration(unlock), 100 * unlock / embedded))
+        }
+        if let ours = reference, let theirs = peers.median("secret-tool", "find") {
+            let met = ours < theirs / 2
+            lines.append(String(format: "Goal (issue 6): a CLI find through the agent in under half of `secret-tool lookup`'s time: %@ against %@ (%.2f×) — %@.",
+                                formatDuration(ours), formatDuration(theirs), ours / theirs, met ? "met" : "**not met**"))
+        }
+        for (key, value) in peers.notes.sorted(by: { $0.key < $1.key }) {
+            lines.append("- \(key): \(value)")
         }
         return lines + [""]
     }

@@ -2,8 +2,10 @@
 // people use on Linux today), at several keychain sizes, reporting medians and ratios.
 //
 //   latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
+//                  [--peers [--peers-size N] [--peers-samples N]]
 //
-// Each size runs in its own child process, so peak memory is per size.
+// Each size runs in its own child process, so peak memory is per size. --peers needs the tools that
+// script/install-peers installs; script/bench runs everything.
 import Foundation
 
 func fail(_ message: String) -> Never {
@@ -41,6 +43,16 @@ if let child = option("--child") {
     exit(0)
 }
 
+if let keychainPath = option("--in-process") {
+    // Called back by bench/peers.py while latchkeyd runs: the Swift API's round trip.
+    guard let size = Int(option("--size") ?? ""), let passphraseFile = option("--passphrase-file") else {
+        fail("--in-process needs --size and --passphrase-file")
+    }
+    FileHandle.standardOutput.write(try ToolComparison.inProcess(keychainPath: keychainPath, size: size, samples: samples,
+                                                                 passphraseFile: passphraseFile))
+    exit(0)
+}
+
 var sizes = (option("--sizes") ?? "1000,10000,100000").split(separator: ",").compactMap { Int($0) }
 if arguments.contains("--full") { sizes = [1_000, 10_000, 100_000, 1_000_000] }
 guard !sizes.isEmpty else { fail("--sizes needs numbers") }
@@ -61,8 +73,27 @@ for size in sizes {
     results.append(try JSONDecoder().decode(SizeResult.self, from: data))
 }
 
+var peers: PeerResults?
+if arguments.contains("--peers") {
+    let size = Int(option("--peers-size") ?? "1000") ?? 1000
+    let peerSamples = Int(option("--peers-samples") ?? "100") ?? 100
+    let python = option("--python") ?? ".build/peers-venv/bin/python"
+    let script = option("--peers-script") ?? "bench/peers.py"
+    guard FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: script) else {
+        fail("--peers needs \(python) and \(script): run it from the repository after script/install-peers")
+    }
+    FileHandle.standardError.write(Data("latchkey-bench: measuring the CLI and peers at \(size.formatted()) items...\n".utf8))
+    let directory = workDirectory + "/latchkey-bench-peers-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                            attributes: [.posixPermissions: 0o700])
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    peers = try ToolComparison.runPeers(python: python, script: script,
+                                        binDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent().path,
+                                        directory: directory, size: size, samples: peerSamples)
+}
+
 let command = "latchkey-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
-let report = Report.render(results, command: command.trimmingCharacters(in: .whitespaces))
+let report = Report.render(results, peers: peers, command: command.trimmingCharacters(in: .whitespaces))
 print(report)
 if let markdown = option("--markdown") {
     try report.write(toFile: markdown, atomically: true, encoding: .utf8)

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Drives the keychains people use on Linux today, for latchkey-bench --peers.
+
+Each peer gets a private sandbox (HOME, XDG dirs, a private D-Bus session, a throwaway GnuPG key), is
+filled with N items ("service-i/10", "account-i", a 32-byte token), and then measured:
+
+- per-process CLI peers (one process per operation, as a script runs them): secret-tool (GNOME Keyring),
+  pass (GnuPG), keepassxc-cli;
+- in-process peers (a loop inside one Python process): keyring with keyrings.cryptfile, keyring with
+  keyrings.alt's plaintext file backend, and the Secret Service through secretstorage-like keyring calls.
+
+Prints one JSON object: {peer: {workload: [nanoseconds, ...]}, "notes": {...}}. Python drives the peers
+only; nothing here is part of Latchkey.
+"""
+import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, time
+
+def ns(start):
+    return (time.perf_counter_ns() - start)
+
+def run(cmd, env, input=None, check=True):
+    out = subprocess.run(cmd, env=env, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if check and out.returncode != 0:
+        # Only the program and its first argument: later arguments may carry a test secret.
+        raise RuntimeError(f"{' '.join(cmd[:2])} exited {out.returncode}: {out.stderr.decode(errors='replace')[-300:]}")
+    return out
+
+class Sandbox:
+    def __init__(self, name):
+        self.root = tempfile.mkdtemp(prefix=f"latchkey-peer-{name}-")
+        os.chmod(self.root, 0o700)
+        self.env = {
+            "HOME": self.root, "XDG_DATA_HOME": f"{self.root}/data", "XDG_CONFIG_HOME": f"{self.root}/config",
+            "XDG_RUNTIME_DIR": f"{self.root}/run", "XDG_CACHE_HOME": f"{self.root}/cache",
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+        }
+        for d in ("data", "config", "run", "cache"):
+            os.makedirs(f"{self.root}/{d}", mode=0o700, exist_ok=True)
+        self.pids = []
+
+    def close(self):
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+def secret_service(sandbox):
+    """A private D-Bus session with gnome-keyring-daemon serving org.freedesktop.secrets, unlocked."""
+    out = run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"], sandbox.env).stdout.decode().split()
+    sandbox.env["DBUS_SESSION_BUS_ADDRESS"] = out[0]
+    sandbox.pids.append(int(out[1]))
+    daemon = subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets", "--daemonize"],
+                            env=sandbox.env, input=b"peer-password", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for line in daemon.stdout.decode().splitlines():
+        if line.startswith("GNOME_KEYRING_CONTROL="):
+            sandbox.env["GNOME_KEYRING_CONTROL"] = line.split("=", 1)[1]
+    # gnome-keyring-daemon forks; find it by its control directory to stop it later.
+    time.sleep(0.3)
+    ps = run(["pgrep", "-f", "gnome-keyring-daemon --unlock"], sandbox.env, check=False).stdout.split()
+    sandbox.pids += [int(p) for p in ps]
+
+def item(i):
+    return f"service-{i // 10}", f"account-{i}", f"token-{i:026d}"
+
+def measure_cli(samples, size, op):
+    values = []
+    for _ in range(samples):
+        i = random.randrange(size)
+        start = time.perf_counter_ns()
+        op(i)
+        values.append(ns(start))
+    return values
+
+def peer_secret_tool(size, samples, results, notes):
+    sandbox = Sandbox("secret-tool")
+    try:
+        secret_service(sandbox)
+        env = sandbox.env
+        start = time.perf_counter_ns()
+        # Fill through the Secret Service from one process (secret-tool would take one process per item).
+        filler = subprocess.Popen([sys.executable, "-c", FILL_SECRET_SERVICE, str(size)], env=env)
+        if filler.wait() != 0:
+            raise RuntimeError("filling GNOME Keyring failed")
+        notes["secret-tool fill seconds"] = ns(start) / 1e9
+        r = {}
+        r["find"] = measure_cli(samples, size, lambda i: run(["secret-tool", "lookup", "service", item(i)[0], "account", item(i)[1]], env))
+        added = []
+        def add(_):
+            n = size + len(added)
+            added.append(n)
+            s, a, t = item(n)
+            run(["secret-tool", "store", "--label", s, "service", s, "account", a], env, input=t.encode())
+        r["add"] = measure_cli(max(20, samples // 5), size, add)
+        def delete(_):
+            s, a, _t = item(added.pop())
+            run(["secret-tool", "clear", "service", s, "account", a], env)
+        r["delete"] = measure_cli(len(added), size, delete)
+        results["secret-tool"] = r
+        # In-process through Python keyring's Secret Service backend, same daemon.
+        results["keyring (Secret Service)"] = in_process(env, "keyring.backends.SecretService.Keyring", size, samples, prefilled=True)
+    finally:
+        sandbox.close()
+
+FILL_SECRET_SERVICE = r"""
+import sys, secretstorage
+size = int(sys.argv[1])
+bus = secretstorage.dbus_init()
+collection = secretstorage.get_default_collection(bus)
+for i in range(size):
+    collection.create_item(f"service-{i // 10}", {"service": f"service-{i // 10}", "account": f"account-{i}",
+                            "username": f"account-{i}"}, f"token-{i:026d}".encode())
+"""
+
+IN_PROCESS = r"""
+import json, os, random, sys, time
+backend_path, size, samples, prefilled = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+module, _, name = backend_path.rpartition(".")
+backend = getattr(__import__(module, fromlist=[name]), name)()
+# Reading keyring_key would prompt for the password; only the setter is safe to touch.
+if isinstance(getattr(type(backend), "keyring_key", None), property):
+    backend.keyring_key = "peer-password"
+import keyring
+keyring.set_keyring(backend)
+def item(i):
+    return f"service-{i // 10}", f"account-{i}", f"token-{i:026d}"
+if not prefilled:
+    start = time.perf_counter_ns()
+    for i in range(size):
+        s, a, t = item(i)
+        keyring.set_password(s, a, t)
+    fill = (time.perf_counter_ns() - start) / 1e9
+else:
+    fill = 0
+r = {"fill seconds": [fill * 1e9]}
+values = []
+for _ in range(samples):
+    s, a, t = item(random.randrange(size))
+    start = time.perf_counter_ns()
+    got = keyring.get_password(s, a)
+    values.append(time.perf_counter_ns() - start)
+    assert got == t, (s, a, got)
+r["find"] = values
+values = []
+for n in range(max(20, samples // 5)):
+    s, a, t = item(size + n)
+    start = time.perf_counter_ns()
+    keyring.set_password(s, a, t)
+    values.append(time.perf_counter_ns() - start)
+r["add"] = values
+values = []
+for n in range(max(20, samples // 5)):
+    s, a, t = item(size + n)
+    start = time.perf_counter_ns()
+    keyring.delete_password(s, a)
+    values.append(time.perf_counter_ns() - start)
+r["delete"] = values
+print(json.dumps(r))
+"""
+
+def in_process(env, backend, size, samples, prefilled=False):
+    out = subprocess.run([sys.executable, "-c", IN_PROCESS, backend, str(size), str(samples), "1" if prefilled else "0"],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if out.returncode != 0:
+        raise RuntimeError(f"{backend}: {out.stderr.decode()[-500:]}")
+    return json.loads(out.stdout)
+
+def peer_keyring_files(size, samples, results, notes):
+    sandbox = Sandbox("keyring")
+    try:
+        env = dict(sandbox.env)
+        # keyrings.cryptfile derives its key with Argon2 on every call (about a quarter of a second here), so it
+        # is filled with at most 50 items and sampled 20 times; its per-call cost does not depend on the size.
+        small = min(size, 50)
+        notes["keyring (cryptfile) items"] = small
+        results["keyring (cryptfile)"] = in_process(env, "keyrings.cryptfile.cryptfile.CryptFileKeyring", small, min(samples, 20))
+        results["keyring (alt plaintext file)"] = in_process(env, "keyrings.alt.file.PlaintextKeyring", size, samples)
+    finally:
+        sandbox.close()
+
+def peer_pass(size, samples, results, notes):
+    sandbox = Sandbox("pass")
+    try:
+        env = sandbox.env
+        env["GNUPGHOME"] = f"{sandbox.root}/gnupg"
+        env["PASSWORD_STORE_DIR"] = f"{sandbox.root}/store"
+        os.makedirs(env["GNUPGHOME"], mode=0o700)
+        run(["gpg", "--batch", "--passphrase", "", "--quick-gen-key", "peer@example.com", "ed25519", "cert", "never"], env)
+        fpr = run(["gpg", "--batch", "--list-keys", "--with-colons", "peer@example.com"], env).stdout.decode()
+        fpr = [l.split(":")[9] for l in fpr.splitlines() if l.startswith("fpr")][0]
+        run(["gpg", "--batch", "--passphrase", "", "--quick-add-key", fpr, "cv25519", "encr", "never"], env)
+        run(["pass", "init", "peer@example.com"], env)
+        start = time.perf_counter_ns()
+        for i in range(size):
+            s, a, t = item(i)
+            run(["pass", "insert", "-m", f"{s}/{a}"], env, input=(t + "\n").encode())
+        notes["pass fill seconds"] = ns(start) / 1e9
+        r = {}
+        r["find"] = measure_cli(samples, size, lambda i: run(["pass", "show", f"{item(i)[0]}/{item(i)[1]}"], env))
+        added = []
+        def add(_):
+            n = size + len(added)
+            added.append(n)
+            s, a, t = item(n)
+            run(["pass", "insert", "-m", f"{s}/{a}"], env, input=(t + "\n").encode())
+        r["add"] = measure_cli(max(20, samples // 5), size, add)
+        def delete(_):
+            s, a, _t = item(added.pop())
+            run(["pass", "rm", "-f", f"{s}/{a}"], env)
+        r["delete"] = measure_cli(len(added), size, delete)
+        results["pass"] = r
+    finally:
+        sandbox.close()
+
+def peer_keepassxc(size, samples, results, notes):
+    sandbox = Sandbox("keepassxc")
+    try:
+        env = sandbox.env
+        db = f"{sandbox.root}/peer.kdbx"
+        xml = f"{sandbox.root}/items.xml"
+        entries = "".join(
+            f"<Entry><String><Key>Title</Key><Value>{item(i)[0]}-{item(i)[1]}</Value></String>"
+            f"<String><Key>UserName</Key><Value>{item(i)[1]}</Value></String>"
+            f"<String><Key>Password</Key><Value>{item(i)[2]}</Value></String></Entry>" for i in range(size))
+        with open(xml, "w") as f:
+            f.write(f"<KeePassFile><Root><Group><Name>Root</Name>{entries}</Group></Root></KeePassFile>")
+        start = time.perf_counter_ns()
+        run(["keepassxc-cli", "import", "-p", xml, db], env, input=b"peer-password\npeer-password\n")
+        notes["keepassxc fill seconds"] = ns(start) / 1e9
+        r = {}
+        r["find"] = measure_cli(samples, size, lambda i: run(
+            ["keepassxc-cli", "show", "-q", "-s", "-a", "Password", db, f"{item(i)[0]}-{item(i)[1]}"], env, input=b"peer-password\n"))
+        results["keepassxc-cli"] = r
+    finally:
+        sandbox.close()
+
+def process_start(size, samples, results, notes):
+    """The floor of any per-process tool: starting /bin/true from this driver."""
+    results["process start (/bin/true)"] = {"find": measure_cli(samples, size, lambda i: run(["/bin/true"], os.environ))}
+
+def peer_latchkey(args, results, notes):
+    """Latchkey's CLI, per process, as a script runs it: embedded (each process opens the keychain and runs
+    Argon2id on the passphrase) and through latchkeyd (started here, unlocked once, the CLI registered)."""
+    if not args.latchkey_bin:
+        return
+    bin = args.latchkey_bin
+    root = tempfile.mkdtemp(prefix="latchkey-peer-agent-")
+    os.chmod(root, 0o700)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": root,
+           "XDG_RUNTIME_DIR": root, "XDG_CONFIG_HOME": f"{root}/config",
+           "LATCHKEY_KEYCHAIN": args.latchkey_keychain, "LATCHKEY_AGENT_SOCKET": f"{root}/agent.sock"}
+    with open(args.latchkey_passphrase_file) as f:
+        passphrase = f.readline().rstrip("\n")
+    with_passphrase = dict(env, LATCHKEY_PASSPHRASE=passphrase)
+    agent = None
+    try:
+        def find(environment):
+            def op(i):
+                s, a, t = item(i)
+                out = run([f"{bin}/latchkey", "find-generic-password", "-s", s, "-a", a, "-w"], environment).stdout
+                if out.decode().strip() != t:
+                    raise RuntimeError(f"latchkey found {out!r} for {s}/{a}")
+            return op
+        results["latchkey CLI (embedded)"] = {"find": measure_cli(min(args.samples, 20), args.size, find(with_passphrase))}
+
+        agent = subprocess.Popen([f"{bin}/latchkeyd", "--keychain", args.latchkey_keychain, "--socket", env["LATCHKEY_AGENT_SOCKET"]],
+                                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(env["LATCHKEY_AGENT_SOCKET"]):
+            if time.monotonic() > deadline or agent.poll() is not None:
+                raise RuntimeError("latchkeyd did not start: " + (agent.stderr.read().decode() if agent.poll() is not None else "timeout"))
+            time.sleep(0.01)
+        run([f"{bin}/latchkey", "unlock-keychain"], with_passphrase)
+        for program in ("latchkey", "latchkey-bench"):
+            run([f"{bin}/latchkey", "register-application", "--wildcard", f"{bin}/{program}"], with_passphrase)
+        # From here on no passphrase: the agent holds the keys.
+        r = {"find": measure_cli(args.samples, args.size, find(env))}
+        added = []
+        def add(_):
+            n = args.size + len(added)
+            added.append(n)
+            s, a, t = item(n)
+            run([f"{bin}/latchkey", "add-generic-password", "-s", s, "-a", a, "-w", t], env)
+        r["add"] = measure_cli(max(20, args.samples // 5), args.size, add)
+        def delete(_):
+            s, a, _t = item(added.pop())
+            run([f"{bin}/latchkey", "delete-generic-password", "-s", s, "-a", a], env)
+        r["delete"] = measure_cli(len(added), args.size, delete)
+        results["latchkey CLI (agent)"] = r
+        out = run([f"{bin}/latchkey-bench", "--in-process", args.latchkey_keychain, "--size", str(args.size),
+                   "--samples", str(args.samples), "--passphrase-file", args.latchkey_passphrase_file], env).stdout
+        results.update(json.loads(out))
+    finally:
+        if agent is not None:
+            agent.send_signal(signal.SIGTERM)
+            agent.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, required=True)
+    parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--latchkey-bin", help="the directory holding latchkey, latchkeyd and latchkey-bench")
+    parser.add_argument("--latchkey-keychain", help="a keychain filled with the same items as the peers")
+    parser.add_argument("--latchkey-passphrase-file", help="its passphrase, first line")
+    args = parser.parse_args()
+    random.seed(7)
+    results, notes = {}, {}
+    peers = [lambda *a: process_start(args.size, args.samples, results, notes), lambda *a: peer_latchkey(args, results, notes)]
+    for peer in (peer_secret_tool, peer_pass, peer_keepassxc, peer_keyring_files):
+        peers.append(lambda *a, peer=peer: peer(args.size, args.samples, results, notes))
+    names = ["process start", "latchkey", "secret-tool", "pass", "keepassxc-cli", "keyring files"]
+    for name, peer in zip(names, peers):
+        print(f"latchkey-bench: peers: {name}...", file=sys.stderr, flush=True)
+        try:
+            peer()
+        except Exception as error:  # A peer that fails is reported, not fatal.
+            notes[name + " failed"] = str(error)[-300:]
+    results["notes"] = notes
+    print(json.dumps(results))
+
+if __name__ == "__main__":
+    main()
