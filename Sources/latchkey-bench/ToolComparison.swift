@@ -46,21 +46,42 @@ enum ToolComparison {
             throw KeychainError(.notAvailable, "no agent serves \(keychainPath)")
         }
         let database = try KeychainDatabase.open(at: keychainPath)
-        try database.unlock(with: Passphrase(String(decoding: try Data(contentsOf: URL(fileURLWithPath: passphraseFile)), as: UTF8.self)
-            .trimmingCharacters(in: .newlines)))
+        let passphrase = Passphrase(String(decoding: try Data(contentsOf: URL(fileURLWithPath: passphraseFile)), as: UTF8.self)
+            .trimmingCharacters(in: .newlines))
+        try database.unlock(with: passphrase)
         var results: [String: [String: [Double]]] = [:]
         for (name, connection) in [("Swift API in-process (agent)", KeychainConnection.backend(AgentBackend(client: client))),
                                    ("Swift API in-process (embedded)", .database(database, applicationIdentifier: "latchkey"))] {
-            var values: [Double] = []
+            var find: [Double] = []
             for _ in 0..<samples {
                 let (service, account, token) = item(Int.random(in: 0..<size))
                 let keychain = Keychain(service: service, accessGroup: "latchkey", connection: connection)
                 var found: String?
-                values.append(try time { found = try keychain.string(forKey: account) })
+                find.append(try time { found = try keychain.string(forKey: account) })
                 guard found == token else { throw KeychainError(.internal, "\(name) found the wrong item for \(account)") }
             }
-            results[name] = ["find": values]
+            // New items (one durable transaction each), then removed again.
+            let fresh = (0..<max(20, samples / 5)).map { item(size * 2 + $0) }
+            var add: [Double] = []
+            var delete: [Double] = []
+            for (service, account, token) in fresh {
+                let keychain = Keychain(service: service, accessGroup: "latchkey", connection: connection)
+                add.append(try time { try keychain.set(token, forKey: account) })
+            }
+            for (service, account, _) in fresh {
+                let keychain = Keychain(service: service, accessGroup: "latchkey", connection: connection)
+                var removed = false
+                delete.append(try time { removed = try keychain.remove(account) })
+                guard removed else { throw KeychainError(.internal, "\(name) did not remove \(account)") }
+            }
+            results[name] = ["find": find, "add": add, "delete": delete]
         }
+        // The key derivation alone, on this very file, for the embedded CLI's share.
+        var unlock: [Double] = []
+        for _ in 0..<5 {
+            unlock.append(try time { try database.unlock(with: passphrase) })
+        }
+        results["Argon2id unlock of this keychain"] = ["unlock": unlock]
         return try JSONEncoder().encode(results)
     }
 
