@@ -76,4 +76,51 @@ import Testing
         #expect(all.allSatisfy { $0.data == Data("v2".utf8) })
         #expect(try keychain.verifyIntegrity().isHealthy)
     }
+
+    /// Four processes of two threads each run random adds, updates, upserts, deletes and reads on their own
+    /// keys of one file. Every status is the one a serial model of those keys predicts (so no busy or locked
+    /// error leaks out), and the file ends up exactly as the union of the models. `LATCHKEY_SOAK=1` runs
+    /// eight processes of 1,500 operations per thread.
+    @Test func mixedOperationsFromProcessesAndThreadsEqualASerialModel() async throws {
+        let soak = ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1"
+        let path = directory.file("mixed.keychain")
+        _ = try Fixture.newKeychain(in: directory, name: "mixed.keychain")
+        let workers = soak ? 8 : 4
+        let operations = soak ? 1_500 : 150
+        let outputs = try await withThrowingTaskGroup(of: HelperProcess.Output.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    try HelperProcess.run(["mixer", path, Fixture.passphrase, "w\(worker)", "\(UInt64.random(in: 1...UInt64.max))",
+                                           "\(operations)"])
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        var expected: [String: String] = [:]
+        for output in outputs {
+            #expect(output.status == 0, "\(output.stderr)")
+            #expect(output.stdout.hasSuffix("done\n"))
+            for line in output.stdout.split(separator: "\n") where line.hasPrefix("final ") {
+                let parts = line.split(separator: " ")
+                expected[String(parts[1])] = String(parts[2])
+            }
+        }
+        let keychain = try KeychainDatabase.open(at: path)
+        try keychain.unlock(with: Passphrase(Fixture.passphrase))
+        #expect(try keychain.verifyIntegrity().isHealthy)
+        let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
+        var actual: [String: String] = [:]
+        do throws(KeychainError) {
+            for item in try keychain.copyMatching(
+                ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: [.attributes, .data]),
+                caller: helper)
+            {
+                actual[item[.account]?.stringValue ?? "?"] = item.data.map { String(decoding: $0, as: UTF8.self) }
+            }
+        } catch {
+            #expect(error.status == .itemNotFound, "\(error)")
+        }
+        #expect(expected.count > workers * 5, "the workers left items behind")
+        #expect(actual == expected)
+    }
 }

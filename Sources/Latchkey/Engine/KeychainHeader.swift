@@ -26,8 +26,11 @@ enum KeychainHeader {
         let changeCounter = bigEndian32(header, at: 24)
         let pageCount = Int64(bigEndian32(header, at: 28))
         let validFor = bigEndian32(header, at: 92)
-        // The page count in the header is valid when the change counter matches "version-valid-for".
-        if pageCount > 0 && changeCounter == validFor && info.size < pageCount * Int64(pageSize) {
+        // The page count in the header is valid when the change counter matches "version-valid-for". With a
+        // write-ahead log beside the file, a checkpoint cut short (a full disk, a crash) may have written the
+        // new header but not every page yet; the log still holds them, so SQLite's recovery decides.
+        let logSize = FileSystem.status(path + "-wal")?.size ?? 0
+        if pageCount > 0 && changeCounter == validFor && logSize == 0 && info.size < pageCount * Int64(pageSize) {
             throw KeychainError(
                 .invalidKeychain, "\(path) is truncated (\(info.size) of \(pageCount * Int64(pageSize)) bytes)")
         }

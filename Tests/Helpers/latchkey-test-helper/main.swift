@@ -4,6 +4,7 @@ import Foundation
 import Latchkey
 import LatchkeySecurity
 import SeedManagers
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -32,11 +33,11 @@ func open(_ path: String, _ passphrase: String) -> KeychainDatabase {
     }
 }
 
-func item(_ key: String, _ value: String) -> NewItem {
+@Sendable func item(_ key: String, _ value: String) -> NewItem {
     NewItem(.genericPassword, attributes: [.service: .string("crash"), .account: .string(key)], data: Data(value.utf8))
 }
 
-func query(_ key: String) -> ItemQuery {
+@Sendable func query(_ key: String) -> ItemQuery {
     ItemQuery(.genericPassword, matching: [.service: .string("crash"), .account: .string(key)])
 }
 
@@ -108,6 +109,107 @@ case "adder":
     } catch {
         fail("adder: \(error)")
     }
+    say("done")
+
+case "filler":
+    // filler <path> <passphrase> <file size limit in bytes> <count>: under RLIMIT_FSIZE (writes past the
+    // limit fail with EFBIG, as a quota or a failing disk would), add 8 KiB items until one fails; print
+    // "ack <key>" per success, then "fail <status>", then the status of a read and of a second write.
+    guard arguments.count == 6, let limit = UInt64(arguments[4]), let count = Int(arguments[5]) else { fail("bad arguments") }
+    let keychain = open(arguments[2], arguments[3])
+    signal(SIGXFSZ, SIG_IGN)
+    var limits = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+    guard setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limits) == 0 else { fail("setrlimit: \(errno)") }
+    var acknowledged: [String] = []
+    for index in 0..<count {
+        let key = "fill-\(index)"
+        do {
+            try keychain.add(item(key, key + String(repeating: "·", count: 4096)), caller: caller)
+            acknowledged.append(key)
+            say("ack \(key)")
+        } catch {
+            say("fail \(error.status.rawValue)")
+            break
+        }
+    }
+    func status(_ body: () throws -> Void) -> String {
+        do {
+            try body()
+            return "0"
+        } catch {
+            return "\((error as? KeychainError)?.status.rawValue ?? -1)"
+        }
+    }
+    say("read " + status {
+        guard let key = acknowledged.first else { return }
+        _ = try keychain.copyMatching(query(key), caller: caller)
+    })
+    say("write " + status { try keychain.add(item("after-failure", String(repeating: "·", count: 8192)), caller: caller) })
+
+case "mixer":
+    // mixer <path> <passphrase> <worker> <seed> <operations>: two threads, each owning ten keys
+    // ("<worker>.<thread>.<n>"), run random adds, updates, upserts, deletes and reads on them while the
+    // other workers do the same; every status must be the one a serial model of its own keys predicts.
+    // Prints "final <key> <value>" for every key the model holds at the end, then "done".
+    guard arguments.count == 7, let seed = UInt64(arguments[5]), let operations = Int(arguments[6]) else {
+        fail("bad arguments")
+    }
+    let keychain = open(arguments[2], arguments[3])
+    let worker = arguments[4]
+    let lines = Mutex<[String]>([])
+    let failures = Mutex<[String]>([])
+    DispatchQueue.concurrentPerform(iterations: 2) { thread in
+        var state = seed &+ UInt64(thread) &* 0x9E37_79B9_7F4A_7C15
+        func next() -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        var model: [String: String] = [:]
+        func expect(_ what: String, _ expected: Int32, _ body: () throws -> Void) {
+            do {
+                try body()
+                if expected != 0 { failures.withLock { $0.append("\(what): success, expected \(expected)") } }
+            } catch {
+                let status = (error as? KeychainError)?.status.rawValue ?? -1
+                if status != expected { failures.withLock { $0.append("\(what): \(status) (\(error)), expected \(expected)") } }
+            }
+        }
+        for step in 0..<operations {
+            let key = "\(worker).\(thread).\(next() % 10)"
+            let value = "\(key)#\(step)"
+            let present = model[key] != nil
+            switch next() % 5 {
+            case 0:
+                expect("add \(key)", present ? -25299 : 0) { try keychain.add(item(key, value), caller: caller) }
+                if !present { model[key] = value }
+            case 1:
+                expect("update \(key)", present ? 0 : -25300) {
+                    try keychain.update(query(key), with: ItemChanges(data: Data(value.utf8)), caller: caller)
+                }
+                if present { model[key] = value }
+            case 2:
+                expect("upsert \(key)", 0) { _ = try keychain.addOrUpdate(item(key, value), caller: caller) }
+                model[key] = value
+            case 3:
+                expect("delete \(key)", present ? 0 : -25300) { _ = try keychain.delete(query(key), caller: caller) }
+                model[key] = nil
+            default:
+                var found: String?
+                expect("read \(key)", present ? 0 : -25300) {
+                    let items = try keychain.copyMatching(
+                        ItemQuery(.genericPassword, matching: [.service: .string("crash"), .account: .string(key)],
+                                  returning: .data), caller: caller)
+                    found = items.first?.data.map { String(decoding: $0, as: UTF8.self) }
+                }
+                if found != model[key] { failures.withLock { $0.append("read \(key): \(found ?? "nil"), expected \(model[key] ?? "nil")") } }
+            }
+        }
+        let finals = model.map { "final \($0.key) \($0.value)" }
+        lines.withLock { $0.append(contentsOf: finals) }
+    }
+    for failure in failures.withLock({ $0 }) { FileHandle.standardError.write(Data((failure + "\n").utf8)) }
+    guard failures.withLock({ $0.isEmpty }) else { exit(2) }
+    for line in lines.withLock({ $0 }).sorted() { say(line) }
     say("done")
 
 case "api":
