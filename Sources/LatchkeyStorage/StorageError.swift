@@ -31,6 +31,9 @@ package struct StorageError: Error, Equatable, Sendable, CustomStringConvertible
     package var isReadOnly: Bool { code == SQLite.Code.readOnly || code == SQLite.Code.perm }
     /// `SQLITE_NOMEM`.
     package var isOutOfMemory: Bool { code == SQLite.Code.noMemory }
+    /// `SQLITE_ERROR`, SQLite's generic code: a bad statement, or a file whose header or schema it cannot
+    /// read ("unsupported file format", "malformed database schema").
+    package var isGeneric: Bool { code == SQLite.Code.error }
     /// `SQLITE_TOOBIG`.
     package var isTooBig: Bool { code == SQLite.Code.tooBig }
 

@@ -24,7 +24,8 @@ public struct IntegrityReport: Hashable, Sendable, CustomStringConvertible {
     public let unavailable: Int
     /// Items that failed verification.
     public let damaged: [DamagedItem]
-    /// SQLite's own structural check (`PRAGMA quick_check`): "ok" or its first complaint.
+    /// SQLite's own structural check (`PRAGMA integrity_check`, which also compares every index with its
+    /// table): "ok" or its first complaint.
     public let structure: String
 
     /// Whether nothing is damaged and SQLite's structure check passed.
@@ -45,7 +46,7 @@ extension KeychainDatabase {
         return try mappingStorageErrors {
             try queue.read { db in
                 var structure = "ok"
-                try db.forEachRow("PRAGMA quick_check(1)") { row in structure = row.text(0) ?? "unknown" }
+                try db.forEachRow("PRAGMA integrity_check(1)") { row in structure = row.text(0) ?? "unknown" }
                 var rows = 0
                 var verified = 0
                 var tombstones = 0

@@ -108,10 +108,13 @@ public final class KeychainDatabase: Sendable {
             }
             try configure(connection, inMemory: false)
             if version < KeychainSchema.currentVersion { _ = try KeychainSchema.migrator.migrate(connection) }
+            try KeychainSchema.verify(connection, path: path)
         } catch let error as KeychainError {
             throw error
         } catch let error as StorageError {
-            if error.isCorruptOrForeign {
+            // Opening runs only fixed statements, so a generic error here means SQLite could not read the
+            // file's header or schema: the file's fault, not a statement's.
+            if error.isCorruptOrForeign || error.isGeneric {
                 throw KeychainError(.invalidKeychain, "\(path) is damaged or not a keychain (SQLite: \(error.message))")
             }
             throw KeychainError(storage: error)

@@ -50,6 +50,31 @@ enum KeychainSchema {
         }
     ])
 
+    /// The schema a keychain of the current format has, as `schemaRows` lists it: built once per process
+    /// by migrating an empty in-memory database.
+    static let expectedSchema: Result<[String], any Error> = Result {
+        let db = try Connection(path: ":memory:", mode: .memory)
+        _ = try migrator.migrate(db)
+        return try schemaRows(db)
+    }
+
+    /// Every table and index of `db` with its SQL, sorted.
+    static func schemaRows(_ db: Connection) throws -> [String] {
+        var rows: [String] = []
+        try db.forEachRow("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name") { row in
+            rows.append([row.text(0), row.text(1), row.text(2), row.text(3)].map { $0 ?? "NULL" }.joined(separator: "|"))
+        }
+        return rows
+    }
+
+    /// Refuses a file whose tables or indexes are not exactly the current format's: a damaged or altered
+    /// schema would otherwise surface later as a failing statement.
+    static func verify(_ db: Connection, path: String) throws {
+        guard try schemaRows(db) == expectedSchema.get() else {
+            throw KeychainError(.invalidKeychain, "\(path) is damaged: its tables are not a keychain's")
+        }
+    }
+
     /// Names of the rows of `meta`.
     enum Meta {
         static let keychainID = "keychain-id"
