@@ -45,6 +45,9 @@ let package = Package(
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
         .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),
 
+        // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
+        .executableTarget(name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyCLI"], path: "Fuzz/latchkey-fuzz"),
+
         // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
         .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),
 
@@ -70,7 +73,9 @@ let package = Package(
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage"]),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper"]),
+            dependencies: [
+                "Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper", "latchkey-fuzz",
+            ]),
         .testTarget(
             name: "LatchkeyCLITests",
             dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey"]),

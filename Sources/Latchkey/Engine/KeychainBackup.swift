@@ -45,14 +45,7 @@ public enum KeychainBackup {
         header.appendRaw(magic)
         header.append(format)
         header.appendRaw(kdf.encoded())
-        var payload = ByteWriter(capacity: 256 * items.count + 8)
-        payload.append(UInt32(items.count))
-        for item in items {
-            payload.appendField(item.itemClass.rawValue)
-            payload.appendField(AttributeBlob.encode(item.attributes))
-            payload.append(item.data == nil ? 0 as UInt8 : 1)
-            payload.appendField(item.data ?? Data())
-        }
+        var payload = encodePayload(items)
         let key = try kdf.deriveMasterKey(from: passphrase).wrapKey
         let sealed = AEAD.seal(payload.data, key: key, associatedData: header.bytes)
         payload.removeAll()
@@ -62,6 +55,21 @@ public enum KeychainBackup {
     /// Opens a backup: `errSecAuthFailed` for a wrong passphrase or a damaged file (the two cannot be told
     /// apart), `errSecDecode` for a file that is not a Latchkey backup, `errSecParam` for absurd sizes.
     public static func open(_ backup: Data, passphrase: Passphrase) throws(KeychainError) -> [Item] {
+        let (header, kdf) = try parseHeader(backup)
+        let key = try kdf.deriveMasterKey(from: passphrase).wrapKey
+        var payload: Data
+        do {
+            payload = try AEAD.open(Data(backup.dropFirst(header.count)), key: key, associatedData: header)
+        } catch {
+            throw KeychainError(.authFailed, "wrong backup passphrase, or the backup is damaged")
+        }
+        defer { payload.withUnsafeMutableBytes { wipeBytes($0) } }
+        return try parsePayload(payload)
+    }
+
+    /// Checks everything before the key derivation: size, magic, format and KDF parameters within bounds.
+    /// Returns the header (the associated data of the sealed payload) and the KDF record.
+    static func parseHeader(_ backup: Data) throws(KeychainError) -> (header: Data, kdf: KDFRecord) {
         let headerLength = magic.count + 1 + 33
         guard backup.count <= maximumBytes else { throw KeychainError.param("the backup is larger than 2 GiB") }
         guard backup.count >= headerLength + AEAD.overhead, Array(backup.prefix(magic.count)) == magic else {
@@ -70,19 +78,24 @@ public enum KeychainBackup {
         guard backup[backup.startIndex + magic.count] == format else {
             throw KeychainError.decode("the backup has format \(backup[backup.startIndex + magic.count]); this Latchkey reads format \(format)")
         }
-        let header = backup.prefix(headerLength)
+        let header = Data(backup.prefix(headerLength))
         guard let kdf = KDFRecord.decode(Data(header.suffix(33))), kdf.algorithm == .argon2id13,
             kdf.parameters.isWithinBounds
         else { throw KeychainError.decode("the backup's key derivation parameters are malformed or out of range") }
-        let key = try kdf.deriveMasterKey(from: passphrase).wrapKey
-        var payload: Data
-        do {
-            payload = try AEAD.open(Data(backup.dropFirst(headerLength)), key: key, associatedData: Data(header))
-        } catch {
-            throw KeychainError(.authFailed, "wrong backup passphrase, or the backup is damaged")
+        return (header, kdf)
+    }
+
+    /// The plaintext payload: the item count, then each item's class, attributes, data flag and data.
+    static func encodePayload(_ items: [Item]) -> ByteWriter {
+        var payload = ByteWriter(capacity: 256 * items.count + 8)
+        payload.append(UInt32(items.count))
+        for item in items {
+            payload.appendField(item.itemClass.rawValue)
+            payload.appendField(AttributeBlob.encode(item.attributes))
+            payload.append(item.data == nil ? 0 as UInt8 : 1)
+            payload.appendField(item.data ?? Data())
         }
-        defer { payload.withUnsafeMutableBytes { wipeBytes($0) } }
-        return try parsePayload(payload)
+        return payload
     }
 
     static func parsePayload(_ payload: Data) throws(KeychainError) -> [Item] {

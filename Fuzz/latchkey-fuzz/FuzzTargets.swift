@@ -1,0 +1,145 @@
+import Foundation
+@testable import Latchkey
+@testable import LatchkeyCLI
+
+/// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
+/// invariants it can (a decoded message re-encodes to the same bytes).
+enum FuzzTargets {
+    static let names = ["query", "backup", "cli", "agent"]
+
+    static func run(_ name: String, _ data: Data) {
+        switch name {
+        case "query": query(data)
+        case "backup": backup(data)
+        case "cli": commandLine(data)
+        case "agent": agent(data)
+        default: preconditionFailure("unknown fuzz target \(name); one of \(names)")
+        }
+    }
+
+    // MARK: query: SecItem dictionaries through the dictionary layer into an in-memory keychain
+
+    static let keys = [
+        "class", "svce", "acct", "agrp", "pdmn", "sync", "labl", "desc", "icmt", "crtr", "type", "gena", "srvr",
+        "ptcl", "port", "path", "sdmn", "atyp", "cdat", "mdat", "invi", "nega", "alis", "tomb", "kcls", "klbl",
+        "atag", "bsiz", "esiz", "ctyp", "issr", "slnr", "v_Data", "v_Ref", "v_PersistentRef", "r_Data",
+        "r_Attributes", "r_Ref", "r_PersistentRef", "m_Limit", "m_CaseInsensitive", "m_Issuers", "u_AuthUI", "accc",
+    ]
+    static let strings = [
+        "genp", "inet", "cert", "keys", "idnt", "ak", "ck", "dk", "aku", "cku", "dku", "akpu", "m_LimitOne",
+        "m_LimitAll", "syna", "htps", "app", "shared", "other", "mail", "alice", "42", "", "*",
+    ]
+
+    static func value(_ input: inout FuzzInput, depth: Int = 0) -> Any {
+        switch input.int(below: depth < 2 ? 9 : 7) {
+        case 0, 1: return input.text(strings)
+        case 2: return input.data(limit: 40)
+        case 3: return Int(Int8(bitPattern: input.byte())) * Int(input.byte())
+        case 4: return input.byte() % 2 == 0
+        case 5: return Date(timeIntervalSinceReferenceDate: Double(Int8(bitPattern: input.byte())) * 1e6)
+        case 6: return Double(Int8(bitPattern: input.byte())) / 3
+        case 7: return (0..<input.int(below: 4)).map { _ in value(&input, depth: depth + 1) }
+        default: return dictionary(&input, depth: depth + 1)
+        }
+    }
+
+    static func dictionary(_ input: inout FuzzInput, depth: Int = 0) -> [String: Any] {
+        var dictionary: [String: Any] = [:]
+        for _ in 0..<input.int(below: 9) {
+            dictionary[input.text(keys)] = value(&input, depth: depth)
+        }
+        return dictionary
+    }
+
+    nonisolated(unsafe) static var keychain = KeychainDatabase.inMemory()
+    nonisolated(unsafe) static var runs = 0
+
+    static func query(_ data: Data) {
+        runs += 1
+        if runs % 500 == 0 { keychain = KeychainDatabase.inMemory() }  // Bounded memory over millions of runs.
+        var input = FuzzInput(data)
+        let caller = CallerIdentity(applicationIdentifier: "app", accessGroups: input.pick([["app"], ["app", "shared"], ["*"]]))
+        let backend = DatabaseBackend(database: keychain, caller: caller)
+        if input.byte() % 16 == 0 {
+            keychain.lock()
+        } else {
+            do throws(KeychainError) {
+                try keychain.unlock(with: Passphrase("latchkey-in-memory"))
+            } catch {
+                preconditionFailure("the in-memory keychain refused its own passphrase: \(error)")
+            }
+        }
+        for _ in 0..<(1 + input.int(below: 4)) {
+            let first = dictionary(&input)
+            do throws(KeychainError) {
+                switch input.int(below: 5) {
+                case 0: _ = try backend.add(first)
+                case 1: _ = try backend.copyMatching(first)
+                case 2: try backend.update(first, with: dictionary(&input))
+                case 3: try backend.delete(first)
+                default: try backend.upsert(first, attributes: dictionary(&input))
+                }
+            } catch {
+                precondition(error.status.rawValue != 0, "an error with status 0")
+            }
+        }
+    }
+
+    // MARK: backup: the header before the key derivation, and the decrypted payload
+
+    static func backup(_ data: Data) {
+        var input = FuzzInput(data)
+        let payload = input.byte() % 2 == 0
+        let rest = input.rest()
+        do throws(KeychainError) {
+            if payload {
+                let items = try KeychainBackup.parsePayload(rest)
+                precondition(items.count <= rest.count, "more items than bytes")
+            } else {
+                let (header, kdf) = try KeychainBackup.parseHeader(rest)
+                precondition(kdf.parameters.isWithinBounds && header.count < rest.count)
+            }
+        } catch {
+            precondition([.decode, .param].contains(error.status), "unexpected status \(error.status)")
+        }
+    }
+
+    // MARK: cli: the argument parser of every command
+
+    static func commandLine(_ data: Data) {
+        var input = FuzzInput(data)
+        let commands = LatchkeyCommandLine.commands
+        let command = commands[input.int(below: commands.count)]
+        let words = input.rest().split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        do throws(UsageError) {
+            let parsed = try ArgumentParser.parse(words, options: command.options)
+            _ = parsed.positionals
+        } catch {
+            precondition(!error.message.isEmpty, "a usage error without a message")
+        }
+        _ = LatchkeyCommandLine.command(named: words.first ?? "")
+    }
+
+    // MARK: agent: requests and responses as they arrive on the socket
+
+    // `try?` below: a message the decoder refuses is the expected outcome for most inputs; only what it
+    // accepts has an invariant to check.
+    static func agent(_ data: Data) {
+        if let (id, request) = try? AgentRequest.decode(data) {
+            let again = request.encoded(id: id)
+            guard let (sameID, decoded) = try? AgentRequest.decode(again) else {
+                preconditionFailure("a decoded request does not decode after encoding")
+            }
+            precondition(sameID == id && decoded.encoded(id: id) == again, "request encoding is not canonical")
+        }
+        if let response = try? AgentResponse.decode(data) {
+            let again = response.encoded()
+            guard let decoded = try? AgentResponse.decode(again) else {
+                preconditionFailure("a decoded response does not decode after encoding")
+            }
+            precondition(decoded.encoded() == again, "response encoding is not canonical")
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+@testable import Latchkey
+@testable import LatchkeyCLI
+
+/// The committed seed corpus, regenerated with `latchkey-fuzz --write-seeds Fuzz/corpus`: well-formed
+/// inputs for each target, so the fuzzer starts past the first checks of every decoder.
+enum Seeds {
+    static func write(to directory: String) throws {
+        let corpus: [String: [Data]] = [
+            "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
+        ]
+        for (target, inputs) in corpus {
+            let folder = directory + "/" + target
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for (index, input) in inputs.enumerated() {
+                try input.write(to: URL(fileURLWithPath: folder + String(format: "/seed-%03d", index)))
+            }
+        }
+    }
+
+    /// Byte programs for `FuzzTargets.query`, from a fixed generator (its bytes are choices, not text).
+    static func query() -> [Data] {
+        var state: UInt64 = 0x5EED
+        return (0..<48).map { index in
+            Data((0..<(16 + index * 6)).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            })
+        }
+    }
+
+    static func backup() throws -> [Data] {
+        let items = [
+            KeychainBackup.Item(itemClass: .genericPassword, attributes: [
+                .service: .string("mail"), .account: .string("alice"), .accessGroup: .string("app"),
+                .accessible: .string("ak"), .synchronizable: .number(0), .label: .string("Mail"),
+            ], data: Data("hunter2".utf8)),
+            KeychainBackup.Item(itemClass: .internetPassword, attributes: [
+                .server: .string("example.com"), .protocol: .string("htps"), .port: .number(443),
+                .accessGroup: .string("app"), .accessible: .string("ck"), .creationDate: .date(Date(timeIntervalSinceReferenceDate: 0)),
+            ], data: nil),
+        ]
+        let sealed = try KeychainBackup.seal(items, passphrase: Passphrase("seed"), keyDerivation: .minimum)
+        let payload = Data(KeychainBackup.encodePayload(items).bytes)
+        return [Data([0]) + sealed, Data([1]) + payload, Data([1]) + Data(KeychainBackup.encodePayload([]).bytes),
+                Data([0]) + sealed.prefix(60)]
+    }
+
+    static func commandLine() -> [Data] {
+        let invocations: [(String, [String])] = [
+            ("find-generic-password", ["-a", "alice", "-s", "mail", "-w"]),
+            ("find-generic-password", ["-gaalice", "--access-group", "app", "--", "login.keychain"]),
+            ("add-generic-password", ["-U", "-a", "alice", "-s", "mail", "-X", "68756e74657232", "-T", "/bin/true"]),
+            ("add-internet-password", ["-s", "example.com", "-r", "htps", "-P", "443", "-p", "/", "-w"]),
+            ("delete-generic-password", ["-a", "alice", "-s", "mail"]),
+            ("create-keychain", ["--kdf-memory", "19", "--kdf-passes", "2", "-p", "x", "new.keychain"]),
+            ("set-keychain-settings", ["-lut", "900"]),
+            ("export", ["-o", "backup.lkb", "--include-this-device-only"]),
+            ("register-application", ["--app-id", "com.example", "--access-group", "g", "--wildcard", "/bin/true"]),
+        ]
+        let names = LatchkeyCommandLine.commands.map(\.name)
+        return invocations.map { name, words in
+            Data([UInt8(names.firstIndex(of: name) ?? 0)]) + Data(words.joined(separator: "\0").utf8)
+        }
+    }
+
+    static func agent() -> [Data] {
+        let query: [String: WireValue] = WireValue.dictionary([
+            "class": "genp", "svce": "mail", "acct": "alice", "r_Data": true, "m_Limit": "m_LimitAll",
+            "v_Data": Data("hunter2".utf8), "port": 443,
+        ]) ?? [:]
+        let requests: [AgentRequest] = [
+            .hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain"), .status,
+            .unlock(passphrase: Array("passphrase".utf8)), .lock, .add(query), .copyMatching(query),
+            .update(query, ["labl": .string("new")]), .delete(query), .upsert(query, query),
+            .register(passphrase: Array("passphrase".utf8), executablePath: "/usr/bin/app", applicationIdentifier: "app",
+                      accessGroups: ["app", "shared"]),
+            .unregister(passphrase: Array("passphrase".utf8), executablePath: "/usr/bin/app"),
+        ]
+        let responses = [
+            AgentResponse(id: 7, status: .success, value: .dictionary(query)),
+            AgentResponse(id: 8, status: .itemNotFound, detail: "no match"),
+            AgentResponse(id: 9, status: .success, value: .array([.data(Data([1, 2])), .integer(-5), .boolean(false), .null, .double(0.5), .date(Date(timeIntervalSinceReferenceDate: 1))])),
+        ]
+        return requests.enumerated().map { $0.element.encoded(id: UInt32($0.offset + 1)) } + responses.map { $0.encoded() }
+    }
+}
