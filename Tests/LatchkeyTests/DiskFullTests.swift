@@ -95,8 +95,13 @@ import Glibc
             == stored + 1)
     }
 
-    @Test(arguments: [0, 1, 2, 3, 5, 8, 13, 21])
-    func writesPastAFileSizeLimitFailCleanly(_ extraPages: Int) throws {
+    /// Limits above the smallest workable one, in KiB: eight in the default run, every KiB up to 160 with
+    /// `LATCHKEY_SOAK=1`, so the failure lands in the WAL, the database and the checkpoint in turn.
+    static let extraKiB: [Int] = ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1"
+        ? Array(0..<160) : [0, 4, 8, 12, 20, 32, 52, 84]
+
+    @Test(arguments: extraKiB)
+    func writesPastAFileSizeLimitFailCleanly(_ extraKiB: Int) throws {
         let directory = TemporaryDirectory()
         let path = directory.file("limit.keychain")
         do {
@@ -105,7 +110,7 @@ import Glibc
         }
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
         // The limit applies to every file the writer grows: the database, its WAL and its shared memory.
-        let limit = max(size, 65_536) + extraPages * 4_096
+        let limit = max(size, 65_536) + extraKiB * 1_024
         let output = try HelperProcess.run(["filler", path, Fixture.passphrase, "\(limit)", "400"])
         #expect(output.status == 0, "\(output.stderr)")
         let lines = output.stdout.split(separator: "\n").map(String.init)
