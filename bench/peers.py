@@ -72,6 +72,21 @@ def measure_cli(samples, size, op):
         values.append(ns(start))
     return values
 
+def measure_add_delete(size, samples, store, clear):
+    """Adds fresh items (numbered from `size` on) one call at a time with store(service, account, token), then
+    deletes them again with clear(service, account)."""
+    added = []
+    def add(_):
+        n = size + len(added)
+        added.append(n)
+        store(*item(n))
+    def delete(_):
+        s, a, _t = item(added.pop())
+        clear(s, a)
+    r = {"add": measure_cli(max(20, samples // 5), size, add)}
+    r["delete"] = measure_cli(len(added), size, delete)
+    return r
+
 def peer_secret_tool(size, samples, results, notes):
     sandbox = Sandbox("secret-tool")
     try:
@@ -85,17 +100,9 @@ def peer_secret_tool(size, samples, results, notes):
         notes["secret-tool fill seconds"] = ns(start) / 1e9
         r = {}
         r["find"] = measure_cli(samples, size, lambda i: run(["secret-tool", "lookup", "service", item(i)[0], "account", item(i)[1]], env))
-        added = []
-        def add(_):
-            n = size + len(added)
-            added.append(n)
-            s, a, t = item(n)
-            run(["secret-tool", "store", "--label", s, "service", s, "account", a], env, input=t.encode())
-        r["add"] = measure_cli(max(20, samples // 5), size, add)
-        def delete(_):
-            s, a, _t = item(added.pop())
-            run(["secret-tool", "clear", "service", s, "account", a], env)
-        r["delete"] = measure_cli(len(added), size, delete)
+        r.update(measure_add_delete(size, samples,
+            lambda s, a, t: run(["secret-tool", "store", "--label", s, "service", s, "account", a], env, input=t.encode()),
+            lambda s, a: run(["secret-tool", "clear", "service", s, "account", a], env)))
         results["secret-tool"] = r
         # In-process through Python keyring's Secret Service backend, same daemon.
         results["keyring (Secret Service)"] = in_process(env, "keyring.backends.SecretService.Keyring", size, samples, prefilled=True)
@@ -197,17 +204,9 @@ def peer_pass(size, samples, results, notes):
         notes["pass fill seconds"] = ns(start) / 1e9
         r = {}
         r["find"] = measure_cli(samples, size, lambda i: run(["pass", "show", f"{item(i)[0]}/{item(i)[1]}"], env))
-        added = []
-        def add(_):
-            n = size + len(added)
-            added.append(n)
-            s, a, t = item(n)
-            run(["pass", "insert", "-m", f"{s}/{a}"], env, input=(t + "\n").encode())
-        r["add"] = measure_cli(max(20, samples // 5), size, add)
-        def delete(_):
-            s, a, _t = item(added.pop())
-            run(["pass", "rm", "-f", f"{s}/{a}"], env)
-        r["delete"] = measure_cli(len(added), size, delete)
+        r.update(measure_add_delete(size, samples,
+            lambda s, a, t: run(["pass", "insert", "-m", f"{s}/{a}"], env, input=(t + "\n").encode()),
+            lambda s, a: run(["pass", "rm", "-f", f"{s}/{a}"], env)))
         results["pass"] = r
     finally:
         sandbox.close()
@@ -275,17 +274,9 @@ def peer_latchkey(args, results, notes):
             run([f"{bin}/latchkey", "register-application", "--wildcard", f"{bin}/{program}"], with_passphrase)
         # From here on no passphrase: the agent holds the keys.
         r = {"find": measure_cli(args.samples, args.size, find(env))}
-        added = []
-        def add(_):
-            n = args.size + len(added)
-            added.append(n)
-            s, a, t = item(n)
-            run([f"{bin}/latchkey", "add-generic-password", "-s", s, "-a", a, "-w", t], env)
-        r["add"] = measure_cli(max(20, args.samples // 5), args.size, add)
-        def delete(_):
-            s, a, _t = item(added.pop())
-            run([f"{bin}/latchkey", "delete-generic-password", "-s", s, "-a", a], env)
-        r["delete"] = measure_cli(len(added), args.size, delete)
+        r.update(measure_add_delete(args.size, args.samples,
+            lambda s, a, t: run([f"{bin}/latchkey", "add-generic-password", "-s", s, "-a", a, "-w", t], env),
+            lambda s, a: run([f"{bin}/latchkey", "delete-generic-password", "-s", s, "-a", a], env)))
         results["latchkey CLI (agent)"] = r
         out = run([f"{bin}/latchkey-bench", "--in-process", args.latchkey_keychain, "--size", str(args.size),
                    "--samples", str(args.samples), "--passphrase-file", args.latchkey_passphrase_file], env).stdout

@@ -63,3 +63,17 @@ func formatRate(_ perSecond: Double) -> String {
     if perSecond >= 1_000 { return String(format: "%.1fk/s", perSecond / 1_000) }
     return String(format: "%.1f/s", perSecond)
 }
+
+/// Runs `executable` to completion and returns its standard output; a failure ends the benchmark with `what`.
+func standardOutput(of executable: String, _ arguments: [String], what: String) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { fail("\(what) failed (status \(process.terminationStatus))") }
+    return data
+}

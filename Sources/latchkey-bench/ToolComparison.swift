@@ -90,16 +90,10 @@ enum ToolComparison {
         throws -> PeerResults
     {
         let (keychain, passphraseFile) = try prepare(directory: directory, size: size)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script, "--size", "\(size)", "--samples", "\(samples)", "--latchkey-bin", binDirectory,
-                             "--latchkey-keychain", keychain, "--latchkey-passphrase-file", passphraseFile]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { fail("bench/peers.py failed (status \(process.terminationStatus))") }
+        let data = try standardOutput(
+            of: python, [script, "--size", "\(size)", "--samples", "\(samples)", "--latchkey-bin", binDirectory,
+                         "--latchkey-keychain", keychain, "--latchkey-passphrase-file", passphraseFile],
+            what: "bench/peers.py")
         return try PeerResults(json: data, size: size)
     }
 }

@@ -61,15 +61,8 @@ let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/p
 var results: [SizeResult] = []
 for size in sizes {
     FileHandle.standardError.write(Data("latchkey-bench: measuring \(size.formatted()) items...\n".utf8))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = ["--child", "\(size)", "--samples", "\(samples)", "--dir", workDirectory]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { fail("the run at \(size) items failed (status \(process.terminationStatus))") }
+    let data = try standardOutput(of: executable, ["--child", "\(size)", "--samples", "\(samples)", "--dir", workDirectory],
+                                  what: "the run at \(size) items")
     results.append(try JSONDecoder().decode(SizeResult.self, from: data))
 }
 
