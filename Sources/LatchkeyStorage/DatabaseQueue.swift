@@ -46,7 +46,9 @@ package final class DatabaseQueue: @unchecked Sendable {
         }
     }
 
-    private static func retryingWhileBusy<T>(deadline: Duration, _ attempt: () throws -> T) throws -> T {
+    /// Runs `attempt` again while it fails with SQLite's busy or locked, until `deadline` has passed. For
+    /// work on a connection before it has a queue (opening a keychain).
+    package static func retryingWhileBusy<T>(deadline: Duration = .seconds(60), _ attempt: () throws -> T) throws -> T {
         let clock = ContinuousClock()
         let start = clock.now
         var pause = Duration.milliseconds(1)

@@ -10,6 +10,9 @@ public final class PseudoTerminalSession {
     private let master: Int32
     private let pid: pid_t
     private var output = Data()
+    /// Where the next `expect` starts looking: just past what the previous one matched, so a prompt shown
+    /// twice is waited for twice.
+    private var searchFrom = 0
 
     public init(executable: String, arguments: [String], environment: [String: String]) throws {
         var name = [CChar](repeating: 0, count: 128)
@@ -45,17 +48,24 @@ public final class PseudoTerminalSession {
     /// Everything the program wrote to its terminal so far.
     public var transcript: String { String(decoding: output, as: UTF8.self) }
 
-    /// Reads until `text` has appeared in the output (or the timeout passes); returns whether it did.
+    /// Reads until `text` appears in the output after the previous match (or the timeout passes); returns
+    /// whether it did.
     @discardableResult
     public func expect(_ text: String, timeout: Double = 20) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        while !transcript.contains(text) {
+        let wanted = Data(text.utf8)
+        func found() -> Bool {
+            guard let range = output.range(of: wanted, in: min(searchFrom, output.count)..<output.count) else { return false }
+            searchFrom = range.upperBound
+            return true
+        }
+        while !found() {
             guard Date() < deadline else { return false }
             var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }
             var buffer = [UInt8](repeating: 0, count: 4096)
             let count = read(master, &buffer, buffer.count)
-            if count <= 0 { return transcript.contains(text) }
+            if count <= 0 { return found() }
             output.append(contentsOf: buffer[0..<count])
         }
         return true

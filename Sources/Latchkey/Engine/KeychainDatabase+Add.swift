@@ -29,9 +29,20 @@ extension KeychainDatabase {
             let prepared = try prepareAdd(item, caller: caller)
             return (prepared, prepared.sealedFresh())
         }
+        // Keyed digests are uniformly random, so inserting in the caller's order visits a random leaf of each
+        // index per item. In digest order, each index is walked once from one end to the other: the items by
+        // their primary-key digest, then every index entry of the batch sorted by its digest.
+        let ordered = sealed.sorted { $0.1.primaryKeyDigest.lexicographicallyPrecedes($1.1.primaryKeyDigest) }
         try mappingStorageErrors {
             try queue.write { db in
-                for (prepared, row) in sealed { _ = try prepared.insert(row, into: db) }
+                var entries: [(digest: Data, rowID: Int64)] = []
+                entries.reserveCapacity(ordered.count * 4)
+                for (prepared, row) in ordered {
+                    let stored = try prepared.insert(row, into: db, indexingLater: true)
+                    for digest in stored.indexDigests { entries.append((digest, stored.rowID!)) }
+                }
+                entries.sort { $0.digest.lexicographicallyPrecedes($1.digest) }
+                try KeychainDatabase.insertIndexEntries(entries, in: db)
             }
         }
     }
@@ -85,19 +96,20 @@ extension KeychainDatabase {
         func sealedFresh() -> ItemRow { sealed(id: SecureRandom.bytes(16), version: 1, rowID: nil) }
 
         /// Inserts `fresh` (made by `sealedFresh()`), or replaces a tombstone with the same primary key.
-        func insert(_ fresh: ItemRow, into db: Connection) throws -> ItemRow {
+        /// `indexingLater`: the caller inserts the returned row's index entries itself (a batch sorts them).
+        func insert(_ fresh: ItemRow, into db: Connection, indexingLater: Bool = false) throws -> ItemRow {
             // Optimistically insert; the UNIQUE constraint on the primary key reports a clash, which is then
             // told apart: a live item is a duplicate, a tombstone is replaced.
             do {
                 var stored = fresh
-                stored.rowID = try KeychainDatabase.write(fresh, to: db)
+                stored.rowID = try KeychainDatabase.write(fresh, to: db, indexing: !indexingLater)
                 return stored
             } catch let error as StorageError where error.isConstraintViolation {
                 guard let existing = try KeychainDatabase.rowWithPrimaryKey(of: template, in: db) else { throw error }
                 guard existing.tombstone else { throw KeychainError(.duplicateItem) }
                 // Adding over a tombstone replaces it, keeping the item id so sync sees one history.
                 let row = sealed(id: existing.id, version: existing.version + 1, rowID: existing.rowID)
-                _ = try KeychainDatabase.write(row, to: db)
+                _ = try KeychainDatabase.write(row, to: db, indexing: !indexingLater)
                 return row
             }
         }
@@ -170,10 +182,10 @@ extension KeychainDatabase {
         return found.map { (rowID: $0.0, id: $0.1, tombstone: $0.2, version: $0.3) }
     }
 
-    /// Inserts `row` (no `rowID`) or replaces the row with its `rowID`, and its index entries; returns the
-    /// row number.
+    /// Inserts `row` (no `rowID`) or replaces the row with its `rowID`, and (unless `indexing` is false) its
+    /// index entries; returns the row number.
     @discardableResult
-    static func write(_ row: ItemRow, to db: Connection) throws -> Int64 {
+    static func write(_ row: ItemRow, to db: Connection, indexing: Bool = true) throws -> Int64 {
         let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
         let values: [SQLValue] = [
             .blob(row.id), .text(row.itemClass.rawValue), .blob(row.groupDigest), .text(row.accessibility.rawValue),
@@ -197,18 +209,27 @@ extension KeychainDatabase {
                 """, values)
             rowID = db.lastInsertedRowID
         }
-        try insertIndexEntries(row.indexDigests, rowID: rowID, in: db)
+        if indexing { try insertIndexEntries(row.indexDigests, rowID: rowID, in: db) }
         return rowID
     }
 
     /// Adds a row's index entries in one statement.
     static func insertIndexEntries(_ digests: [Data], rowID: Int64, in db: Connection) throws {
-        guard !digests.isEmpty else { return }
-        let placeholders = Array(repeating: "(?, ?)", count: digests.count).joined(separator: ", ")
-        var arguments: [SQLValue] = []
-        arguments.reserveCapacity(digests.count * 2)
-        for digest in digests { arguments += [.blob(digest), .integer(rowID)] }
-        try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES \(placeholders)", arguments)
+        try insertIndexEntries(digests.map { ($0, rowID) }, in: db)
+    }
+
+    /// Adds index entries, in the order given, 256 to a statement.
+    static func insertIndexEntries(_ entries: [(digest: Data, rowID: Int64)], in db: Connection) throws {
+        var start = 0
+        while start < entries.count {
+            let chunk = entries[start..<min(entries.count, start + 256)]
+            let placeholders = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
+            var arguments: [SQLValue] = []
+            arguments.reserveCapacity(chunk.count * 2)
+            for entry in chunk { arguments += [.blob(entry.digest), .integer(entry.rowID)] }
+            try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES \(placeholders)", arguments)
+            start += chunk.count
+        }
     }
 
     /// Removes a row's index entries (those its `idx` column lists).

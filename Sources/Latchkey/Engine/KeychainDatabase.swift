@@ -96,19 +96,10 @@ public final class KeychainDatabase: Sendable {
         let connection: Connection
         do {
             connection = try Connection(path: path, mode: .readWrite)
-            let applicationID = try connection.integer("PRAGMA application_id") ?? 0
-            guard applicationID == KeychainSchema.applicationID else {
-                throw KeychainError(.invalidKeychain, "\(path) is an SQLite database but not a Latchkey keychain")
-            }
-            let version = Int(try connection.integer("PRAGMA user_version") ?? 0)
-            guard version <= KeychainSchema.currentVersion else {
-                throw KeychainError(
-                    .invalidKeychain,
-                    "\(path) has format version \(version); this Latchkey reads up to \(KeychainSchema.currentVersion). Nothing was changed")
-            }
-            try configure(connection, inMemory: false)
-            if version < KeychainSchema.currentVersion { _ = try KeychainSchema.migrator.migrate(connection) }
-            try KeychainSchema.verify(connection, path: path)
+            // Another process may hold a lock at this very moment (writing, checkpointing, recovering the
+            // log): wait for it as every later transaction does, instead of failing the open.
+            connection.setBusyTimeout(milliseconds: 2_000)
+            try DatabaseQueue.retryingWhileBusy { try checkAndPrepare(connection, path: path) }
         } catch let error as KeychainError {
             throw error
         } catch let error as StorageError {
@@ -170,6 +161,24 @@ public final class KeychainDatabase: Sendable {
     /// The files that belong to a keychain besides the database itself.
     public static func companionPaths(of path: String) -> [String] {
         [path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path)]
+    }
+
+    /// Checks that an open connection is a keychain this code reads (application id, format version,
+    /// schema), brings its format up to date and applies the connection settings.
+    private static func checkAndPrepare(_ connection: Connection, path: String) throws {
+        let applicationID = try connection.integer("PRAGMA application_id") ?? 0
+        guard applicationID == KeychainSchema.applicationID else {
+            throw KeychainError(.invalidKeychain, "\(path) is an SQLite database but not a Latchkey keychain")
+        }
+        let version = Int(try connection.integer("PRAGMA user_version") ?? 0)
+        guard version <= KeychainSchema.currentVersion else {
+            throw KeychainError(
+                .invalidKeychain,
+                "\(path) has format version \(version); this Latchkey reads up to \(KeychainSchema.currentVersion). Nothing was changed")
+        }
+        try configure(connection, inMemory: false)
+        if version < KeychainSchema.currentVersion { _ = try KeychainSchema.migrator.migrate(connection) }
+        try KeychainSchema.verify(connection, path: path)
     }
 
     private static func configure(_ connection: Connection, inMemory: Bool) throws {
