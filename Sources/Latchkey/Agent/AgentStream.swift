@@ -8,6 +8,7 @@ import Glibc
 public final class AgentStream: @unchecked Sendable {
     // @unchecked: the descriptor is used by one thread at a time (the connection's handler, or a client
     // under its own lock) and closed once, in deinit.
+    /// The connected socket's file descriptor (for peer credentials and polling); the stream owns it.
     public let descriptor: Int32
 
     /// Wraps an open, connected socket; the stream closes it when released.

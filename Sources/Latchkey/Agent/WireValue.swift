@@ -3,14 +3,23 @@ public import Foundation
 /// A value of an Apple-style dictionary as it travels between a client and the agent: every type the
 /// dictionaries hold, with booleans kept apart from numbers (Apple's `kSecReturn…` must be booleans).
 public indirect enum WireValue: Hashable, Sendable {
+    /// `NSNull`.
     case null
+    /// Text.
     case string(String)
+    /// Bytes (a secret, a persistent reference, a data attribute).
     case data(Data)
+    /// A whole number.
     case integer(Int64)
+    /// A boolean, kept apart from numbers.
     case boolean(Bool)
+    /// A date.
     case date(Date)
+    /// A fractional number.
     case double(Double)
+    /// An array (of results).
     case array([WireValue])
+    /// A dictionary (a query, attributes, a result).
     case dictionary([String: WireValue])
 
     /// Nesting deeper than this is refused when decoding.
