@@ -14,6 +14,29 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+let usage = """
+    usage: latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
+                          [--peers [--peers-size N] [--peers-samples N] [--python PATH] [--peers-script PATH]]
+    """
+let valueOptions: Set<String> = [
+    "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
+    "--child", "--in-process", "--size", "--passphrase-file",
+]
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage)
+    exit(0)
+}
+var position = 0
+while position < arguments.count {
+    let argument = arguments[position]
+    if valueOptions.contains(argument) {
+        position += 2
+    } else if argument == "--full" || argument == "--peers" {
+        position += 1
+    } else {
+        fail("unknown argument \(argument)\n\(usage)")
+    }
+}
 @MainActor func option(_ name: String) -> String? {
     guard let index = arguments.firstIndex(of: name) else { return nil }
     guard index + 1 < arguments.count else { fail("\(name) needs a value") }

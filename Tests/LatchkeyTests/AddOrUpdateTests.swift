@@ -69,20 +69,3 @@ import Testing
         #expect(try keychain.copyMatching(Fixture.query(service: "race", limit: .all), caller: Fixture.app).count == 1)
     }
 }
-
-@Suite struct AddAllTests {
-    let directory = TemporaryDirectory()
-
-    @Test func aBatchIsAllOrNothing() throws {
-        let keychain = try Fixture.newKeychain(in: directory)
-        try keychain.addAll((0..<100).map { Fixture.password(service: "batch", account: "\($0)") }, caller: Fixture.app)
-        #expect(try keychain.rowCount() == 100)
-        // The last item duplicates the first: nothing of the second batch is stored.
-        let second = (100..<150).map { Fixture.password(service: "batch", account: "\($0)") }
-            + [Fixture.password(service: "batch", account: "0")]
-        #expect(status { try keychain.addAll(second, caller: Fixture.app) } == .duplicateItem)
-        #expect(try keychain.rowCount() == 100)
-        #expect(status { try keychain.addAll([Fixture.password(service: "b", account: "x", extra: [.server: .string("h")])],
-                                             caller: Fixture.app) } == .noSuchAttribute)
-    }
-}

@@ -32,17 +32,20 @@ extension KeychainDatabase {
         // Keyed digests are uniformly random, so inserting in the caller's order visits a random leaf of each
         // index per item. In digest order, each index is walked once from one end to the other: the items by
         // their primary-key digest, then every index entry of the batch sorted by its digest.
-        let ordered = sealed.sorted { $0.1.primaryKeyDigest.lexicographicallyPrecedes($1.1.primaryKeyDigest) }
+        let keys = sealed.map { ItemDigests.orderKey($0.1.primaryKeyDigest) }
+        let order = sealed.indices.sorted { keys[$0] < keys[$1] }
         try mappingStorageErrors {
             try queue.write { db in
-                var entries: [(digest: Data, rowID: Int64)] = []
-                entries.reserveCapacity(ordered.count * 4)
-                for (prepared, row) in ordered {
+                var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
+                entries.reserveCapacity(sealed.count * 4)
+                for position in order {
+                    let (prepared, row) = sealed[position]
                     let stored = try prepared.insert(row, into: db, indexingLater: true)
-                    for digest in stored.indexDigests { entries.append((digest, stored.rowID!)) }
+                    guard let rowID = stored.rowID else { throw KeychainError(.internal, "an inserted item has no row") }
+                    for digest in stored.indexDigests { entries.append((ItemDigests.orderKey(digest), digest, rowID)) }
                 }
-                entries.sort { $0.digest.lexicographicallyPrecedes($1.digest) }
-                try KeychainDatabase.insertIndexEntries(entries, in: db)
+                entries.sort { $0.key < $1.key }
+                try KeychainDatabase.insertIndexEntries(entries.map { ($0.digest, $0.rowID) }, in: db)
             }
         }
     }
