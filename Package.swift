@@ -56,7 +56,7 @@ let package = Package(
 
         // Spawned by tests that need a second process (umask, SIGKILL mid-write, several writers).
         .executableTarget(
-            name: "latchkey-test-helper", dependencies: ["Latchkey", "LatchkeySecurity", "SeedManagers"],
+            name: "latchkey-test-helper", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeySecurity", "SeedManagers"],
             path: "Tests/Helpers/latchkey-test-helper"),
 
         // Two separately built client programs for the agent's tests (different binaries, same behaviour).

@@ -260,7 +260,11 @@ def peer_latchkey(args, results, notes):
                 if out.decode().strip() != t:
                     raise RuntimeError(f"latchkey found {out!r} for {s}/{a}")
             return op
-        results["latchkey CLI (embedded)"] = {"find": measure_cli(min(args.samples, 20), args.size, find(with_passphrase))}
+        # The same process without the key derivation: start-up and opening the keychain, no passphrase.
+        def open_only(i):
+            run([f"{bin}/latchkey", "show-keychain-info", args.latchkey_keychain], env)
+        results["latchkey CLI (embedded)"] = {"find": measure_cli(min(args.samples, 20), args.size, find(with_passphrase)),
+                                              "open": measure_cli(args.samples, args.size, open_only)}
 
         agent = subprocess.Popen([f"{bin}/latchkeyd", "--keychain", args.latchkey_keychain, "--socket", env["LATCHKEY_AGENT_SOCKET"]],
                                  env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

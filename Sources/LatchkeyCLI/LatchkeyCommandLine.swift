@@ -108,7 +108,7 @@ public enum LatchkeyCommandLine {
             "Latchkey keeps passwords, tokens and keys in an encrypted keychain file, with the semantics of Apple's",
             "Keychain Services. The commands follow macOS `security`, so scripts written for it work with `latchkey`",
             "in its place. A command acts on the keychain named by its last argument (a path, or a name in",
-            "\(KeychainLocation.directory()), else on $LATCHKEY_KEYCHAIN, else on the default keychain.",
+            "\(KeychainLocation.directory())), else on $LATCHKEY_KEYCHAIN, else on the default keychain.",
             "The passphrase is asked for on the terminal; --passphrase-fd, --passphrase-file and",
             "$LATCHKEY_PASSPHRASE (the least safe) supply it without one.",
             "",

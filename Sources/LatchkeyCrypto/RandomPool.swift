@@ -3,39 +3,76 @@ import Glibc
 #endif
 import Synchronization
 
-/// A 4 KiB buffer of random bytes from the operating system's CSPRNG, handed out in small pieces (nonces,
-/// item ids, item keys) and wiped as it is handed out, so a batch of thousands of items costs a few
-/// `getrandom` calls instead of five per item. Bytes are never handed out twice; a forked child (which
-/// would inherit a copy of the buffer) refills before using it.
+/// Buffers of random bytes from the operating system's CSPRNG, handed out in small pieces (nonces, item
+/// ids, item keys) and wiped as they are handed out, so a batch of thousands of items costs a few
+/// `getrandom` calls instead of five per item. Bytes are never handed out twice.
+///
+/// There are several pools, picked by the calling thread, so the threads that seal a batch in parallel do
+/// not queue on one lock. Each pool is a page of its own, marked `MADV_WIPEONFORK` (a forked child finds it
+/// zeroed, including the mark that says it is filled, and refills before use) and `MADV_DONTDUMP`. Where
+/// the kernel refuses `MADV_WIPEONFORK`, the pool compares the process id on every request instead.
 final class RandomPool: Sendable {
-    static let shared = RandomPool()
     /// Requests above this go straight to the system.
     static let largestRequest = 64
-    private static let capacity = 4096
+    /// One page: the random bytes, then the eight-byte "filled" mark.
+    private static let pageSize = 4096
+    private static let capacity = pageSize - 8
+    private static let filledMark: UInt64 = 0x6C6B_706F_6F6C_2121
+
+    /// Sixteen pools; a thread uses the one its thread id hashes to. Two threads that share one only wait
+    /// for each other.
+    private static let pools: [RandomPool] = (0..<16).map { _ in RandomPool() }
+
+    /// Fills `buffer` (at most `largestRequest` bytes) from the calling thread's pool.
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        let thread = UInt64(pthread_self())
+        pools[Int(truncatingIfNeeded: (thread &* 0x9E37_79B9_7F4A_7C15) >> 60)].fill(buffer)
+    }
 
     private struct State: ~Copyable {
-        var bytes = [UInt8](repeating: 0, count: RandomPool.capacity)
+        /// The page's address (kept as a number, which is `Sendable`), or nil where mapping it failed (then
+        /// every request goes to the system).
+        var page: UInt?
+        var wipesOnFork = false
         var next = RandomPool.capacity
         var owner: pid_t = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    private init() {
+        var initial = State()
+        let mapped = mmap(nil, Self.pageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        if let mapped, mapped != MAP_FAILED {
+            initial.page = UInt(bitPattern: mapped)
+            initial.wipesOnFork = madvise(mapped, Self.pageSize, MADV_WIPEONFORK) == 0
+            // Keeping random bytes out of core dumps is best effort: a kernel that refuses still wipes them.
+            _ = madvise(mapped, Self.pageSize, MADV_DONTDUMP)
+        }
+        state = Mutex(initial)
+    }
+
+    private func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         precondition(buffer.count <= Self.largestRequest)
         state.withLock { state in
-            let me = getpid()
-            if state.owner != me || state.next + buffer.count > Self.capacity {
-                state.bytes.withUnsafeMutableBytes { Sodium.systemRandom($0) }
-                state.next = 0
+            guard let address = state.page, let page = UnsafeMutableRawPointer(bitPattern: address) else {
+                return Sodium.systemRandom(buffer)
+            }
+            let mark = page.advanced(by: Self.capacity)
+            var stale = mark.load(as: UInt64.self) != Self.filledMark
+            if !state.wipesOnFork {
+                let me = getpid()
+                stale = stale || state.owner != me
                 state.owner = me
             }
-            let start = state.next
-            state.bytes.withUnsafeMutableBytes { pool in
-                let slice = UnsafeMutableRawBufferPointer(rebasing: pool[start..<(start + buffer.count)])
-                buffer.copyMemory(from: UnsafeRawBufferPointer(slice))
-                Sodium.wipe(slice.baseAddress!, count: slice.count)
+            if stale || state.next + buffer.count > Self.capacity {
+                Sodium.systemRandom(UnsafeMutableRawBufferPointer(start: page, count: Self.capacity))
+                mark.storeBytes(of: Self.filledMark, as: UInt64.self)
+                state.next = 0
             }
+            let slice = page.advanced(by: state.next)
+            buffer.baseAddress?.copyMemory(from: slice, byteCount: buffer.count)
+            Sodium.wipe(slice, count: buffer.count)
             state.next += buffer.count
         }
     }

@@ -42,7 +42,7 @@ enum Sodium {
         requireInitialized()
         guard buffer.baseAddress != nil, buffer.count > 0 else { return }
         if buffer.count <= RandomPool.largestRequest {
-            RandomPool.shared.fill(buffer)
+            RandomPool.fill(buffer)
         } else {
             systemRandom(buffer)
         }

@@ -76,4 +76,17 @@ import Testing
         #expect(status { try keychain.addAll(batch, caller: Fixture.app) } == .duplicateItem)
         #expect(try keychain.rowCount() == 0)
     }
+
+    @Test func aBatchOnALockedKeychainStoresNothing() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        keychain.lock()
+        // Default accessibility (`ak`) needs the unlocked class key; `ck` items are served after the first unlock.
+        let batch = (0..<100).map { Fixture.password(service: "locked", account: "\($0)", extra: [.accessible: .string("ck")]) }
+            + [Fixture.password(service: "locked", account: "ak")]
+        #expect(status { try keychain.addAll(batch, caller: Fixture.app) } == .interactionNotAllowed)
+        #expect(try keychain.rowCount() == 0)
+        try keychain.unlock(with: Passphrase(Fixture.passphrase))
+        try keychain.addAll(batch, caller: Fixture.app)
+        #expect(try keychain.rowCount() == 101)
+    }
 }

@@ -25,15 +25,23 @@ extension KeychainDatabase {
     /// class, bad input) — none of them. One disk sync for the whole batch. Validation and encryption run
     /// on every core before the transaction starts; only the inserts hold the write lock.
     public func addAll(_ items: [NewItem], caller: CallerIdentity) throws(KeychainError) {
+        // One view of the keys for the whole batch (it is added under one lock state), and the digests of
+        // the caller's groups computed once rather than per item.
+        let keys = vault.snapshot()
+        var groupDigests: [String: Data] = [:]
+        if let indexKey = keys.indexKey {
+            for group in caller.accessGroups { groupDigests[group] = ItemDigests.group(group, key: indexKey) }
+        }
+        let context = BatchContext(keys: keys, groupDigests: groupDigests)
         let sealed = try ParallelMap.map(items) { (item) throws(KeychainError) -> (PreparedAdd, ItemRow) in
-            let prepared = try prepareAdd(item, caller: caller)
+            let prepared = try prepareAdd(item, caller: caller, batch: context)
             return (prepared, prepared.sealedFresh())
         }
         // Keyed digests are uniformly random, so inserting in the caller's order visits a random leaf of each
         // index per item. In digest order, each index is walked once from one end to the other: the items by
         // their primary-key digest, then every index entry of the batch sorted by its digest.
-        let keys = sealed.map { ItemDigests.orderKey($0.1.primaryKeyDigest) }
-        let order = sealed.indices.sorted { keys[$0] < keys[$1] }
+        let orderKeys = sealed.map { ItemDigests.orderKey($0.1.primaryKeyDigest) }
+        let order = sealed.indices.sorted { orderKeys[$0] < orderKeys[$1] }
         try mappingStorageErrors {
             try queue.write { db in
                 var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
@@ -139,13 +147,20 @@ extension KeychainDatabase {
         }
     }
 
+    /// What every item of a batch shares: the keys as they were when the batch started, and the digests of
+    /// the caller's access groups.
+    struct BatchContext: Sendable {
+        let keys: KeyVault.Snapshot
+        let groupDigests: [String: Data]
+    }
+
     /// Validates and digests an add. `dates` keeps a restored item's creation and modification dates;
-    /// otherwise both are now.
-    func prepareAdd(_ item: NewItem, caller: CallerIdentity, dates: (created: Date, modified: Date)? = nil)
-        throws(KeychainError) -> PreparedAdd
-    {
+    /// otherwise both are now. `batch` carries what the items of one `addAll` share.
+    func prepareAdd(
+        _ item: NewItem, caller: CallerIdentity, dates: (created: Date, modified: Date)? = nil, batch: BatchContext? = nil
+    ) throws(KeychainError) -> PreparedAdd {
         let validated = try RequestValidation.validate(item, caller: caller)
-        let keys = vault.snapshot()
+        let keys = batch?.keys ?? vault.snapshot()
         guard let classKey = keys.classKey(for: validated.accessibility) else {
             throw KeychainError.locked(
                 "items of accessibility \(validated.accessibility.rawValue) cannot be added while the keychain is \(keys.lockState)")
@@ -162,7 +177,7 @@ extension KeychainDatabase {
         attributes[.modificationDate] = .date(dates?.modified ?? now)
         let template = ItemRow(
             rowID: nil, id: Data(), itemClass: schema.itemClass,
-            groupDigest: ItemDigests.group(validated.group, key: indexKey),
+            groupDigest: batch?.groupDigests[validated.group] ?? ItemDigests.group(validated.group, key: indexKey),
             accessibility: validated.accessibility, synchronizable: validated.synchronizable, tombstone: false,
             version: 1, primaryKeyDigest: ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey),
             indexDigests: ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey),

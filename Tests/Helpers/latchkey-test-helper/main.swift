@@ -2,6 +2,7 @@
 // while being killed, and to hammer one file from several processes.
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 import LatchkeySecurity
 import SeedManagers
 import Synchronization
@@ -42,6 +43,22 @@ func open(_ path: String, _ passphrase: String) -> KeychainDatabase {
 }
 
 switch arguments[1] {
+case "fork-random":
+    // fork-random: draws from the random pool, forks, and prints the next 32 bytes each process draws,
+    // the child's line first. A child must never repeat the parent's bytes.
+    _ = SecureRandom.bytes(16)
+    let hex = { (data: Data) in data.map { String(format: "%02x", $0) }.joined() }
+    let child = fork()
+    guard child >= 0 else { fail("fork failed") }
+    if child == 0 {
+        let line = "child " + hex(SecureRandom.bytes(32)) + "\n"
+        _ = line.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+        _exit(0)
+    }
+    var status: Int32 = 0
+    guard waitpid(child, &status, 0) == child, status == 0 else { fail("child failed") }
+    say("parent " + hex(SecureRandom.bytes(32)))
+
 case "create-with-umask":
     // create-with-umask <path> <passphrase> <octal umask>
     guard arguments.count == 5, let mask = mode_t(arguments[4], radix: 8) else { fail("bad arguments") }
