@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite",
             pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", path: "Sources/CSystemd",
+            pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
@@ -39,7 +42,7 @@ let package = Package(
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The agent: holds the unlocked keys and decides which program sees which items.
-        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto"]),
+        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto", "CSystemd"]),
         .executableTarget(name: "latchkeyd", dependencies: ["Latchkey", "LatchkeyAgent"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.

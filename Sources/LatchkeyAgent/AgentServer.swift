@@ -7,7 +7,7 @@ import Glibc
 
 /// The agent: listens on a Unix socket in a private directory (or on the socket systemd passes), serves
 /// each connection on its own thread — so a slow client stalls only itself — and locks the keychain when it
-/// has been idle longer than its timeout.
+/// has been idle longer than its timeout, or before the system sleeps when its settings say so.
 public final class AgentServer: Sendable {
     /// Options from the command line.
     public struct Options: Sendable {
@@ -63,6 +63,7 @@ public final class AgentServer: Sendable {
             }
         }
         idle.start()
+        SleepWatcher.start(state: state, log: log)
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 {

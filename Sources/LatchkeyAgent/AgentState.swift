@@ -57,6 +57,12 @@ final class AgentState: Sendable {
         if idle >= .seconds(timeout) { lock(reason: "idle for \(timeout) s") }
     }
 
+    /// Locks when the settings ask to lock on sleep (`set-keychain-settings -l`); the system is about to.
+    func lockBeforeSleep() {
+        guard settings.withLock({ $0.lockOnSleep }) else { return }
+        lock(reason: "the system is going to sleep")
+    }
+
     /// Wipes every key (at exit).
     func wipe() {
         keychain.forgetAllKeys()

@@ -28,6 +28,10 @@ final class AgentSandbox: @unchecked Sendable {
 
     var withPassphrase: [String: String] { environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { _, new in new } }
 
+    /// What the agent gets besides `environment`: by default a system bus address where no bus listens, so
+    /// no test reaches the machine's own logind; the lock-on-sleep tests point it at their private bus.
+    lazy var agentEnvironment: [String: String] = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("no-system-bus")]
+
     init() throws {
         _ = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
         try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: true,
@@ -43,7 +47,8 @@ final class AgentSandbox: @unchecked Sendable {
 
     /// Starts `executable` (latchkeyd, or a launcher of it) and waits until the socket accepts connections.
     func start(_ executable: String, _ arguments: [String]) throws {
-        let process = try SpawnedProcess(executable, arguments, environment: environment, log: directory.file("agent.log"))
+        let process = try SpawnedProcess(executable, arguments, environment: environment.merging(agentEnvironment) { _, new in new },
+                                         log: directory.file("agent.log"))
         agent = process
         let deadline = Date().addingTimeInterval(10)
         while AgentStream.connect(path: socketPath) == nil {

@@ -29,8 +29,21 @@ public final class SpawnedProcess: @unchecked Sendable {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        // A clean signal state: the test runner's threads block and ignore signals that the child must
+        // obey (a child that inherits a blocked SIGTERM cannot be stopped).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var child: pid_t = 0
-        guard posix_spawn(&child, executable, &actions, nil, argv, envp) == 0 else { throw CocoaError(.executableLoad) }
+        guard posix_spawn(&child, executable, &actions, &attributes, argv, envp) == 0 else { throw CocoaError(.executableLoad) }
         pid = child
     }
 
@@ -47,12 +60,21 @@ public final class SpawnedProcess: @unchecked Sendable {
         return true
     }
 
-    /// Sends `signal` and waits for the child to end.
+    /// Sends `signal` and waits for the child to end; a child still running after five seconds is killed,
+    /// so a stuck child fails its test instead of hanging the run.
     public func stop(signal: Int32 = SIGTERM) {
         guard !reaped else { return }
         kill(pid, signal)
         var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
+        let deadline = Date().addingTimeInterval(5)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() >= deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                break
+            }
+            usleep(5_000)
+        }
         reaped = true
     }
 }

@@ -282,10 +282,10 @@ enum KeychainCommands {
     static let setSettings = Command(
         "set-keychain-settings", synopsis: "[-lu] [-t timeout] [keychain]", summary: "Set a keychain's lock settings.",
         details: """
-            Stores the lock settings in the keychain; the Latchkey agent enforces the timeout at once. (Locking on \
-            sleep is stored but not enforced yet: it needs the agent to watch logind.) -t locks the keychain \
-            after that many seconds without use (and implies -u); without -t there is no timeout. -l locks it \
-            when the system sleeps. Options not given are turned off, as with `security`.
+            Stores the lock settings in the keychain; the Latchkey agent enforces them at once. -t locks the \
+            keychain after that many seconds without use (and implies -u); without -t there is no timeout. -l \
+            locks it before the system sleeps (the agent watches logind on the system bus and delays the sleep \
+            until the keys are wiped). Options not given are turned off, as with `security`.
             """,
         options: [
             OptionSpec("l", nil, "Lock the keychain when the system sleeps."),
