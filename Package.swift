@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", path: "Sources/CSystemd",
             pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // glibc's prctl(2), which Swift cannot call (it is variadic), behind two inline functions.
+        .systemLibrary(name: "CProcessControl", path: "Sources/CProcessControl"),
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
@@ -42,7 +44,7 @@ let package = Package(
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The agent: holds the unlocked keys and decides which program sees which items.
-        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto", "CSystemd"]),
+        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto", "CSystemd", "CProcessControl"]),
         .executableTarget(name: "latchkeyd", dependencies: ["Latchkey", "LatchkeyAgent"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.

@@ -1,3 +1,4 @@
+import CProcessControl
 import Foundation
 public import Latchkey
 import Synchronization
@@ -43,6 +44,9 @@ public final class AgentServer: Sendable {
         }
         self.options = options
         self.log = log
+        // Before the keychain opens (the device key's classes unlock at once): no key may reach a core file
+        // or another process of the user.
+        Self.hardenProcess(log: log)
         self.state = try AgentState(keychainPath: URL(fileURLWithPath: options.keychainPath).standardizedFileURL.path, log: log)
         if let inherited = Self.systemdSocket() {
             listener = inherited
@@ -51,7 +55,6 @@ public final class AgentServer: Sendable {
             listener = try Self.listen(at: options.socketPath)
             log("listening on \(options.socketPath)")
         }
-        Self.hardenProcess()
     }
 
     /// Serves forever (until a signal ends the process).
@@ -149,9 +152,15 @@ public final class AgentServer: Sendable {
         return fd
     }
 
-    /// No core dumps: a crash must not write the unlocked keys to disk.
-    static func hardenProcess() {
+    /// No core dumps (a crash must not write the unlocked keys to disk) and no tracing by other processes of
+    /// the same user.
+    static func hardenProcess(log: @Sendable (String) -> Void) {
         var none = rlimit(rlim_cur: 0, rlim_max: 0)
         _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)  // Best effort; the keys are mlocked regardless.
+        // Not dumpable: a process of the same user can no longer ptrace the agent or read its memory through
+        // /proc (as ssh-agent does). Only a privileged one can.
+        if latchkey_set_not_dumpable() != 0 {
+            log("could not mark the process not dumpable: \(String(cString: strerror(errno)))")
+        }
     }
 }
