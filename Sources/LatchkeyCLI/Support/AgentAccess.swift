@@ -13,6 +13,7 @@ enum AgentAccess {
 
     /// The agent executable: beside this one, else on the PATH.
     static func agentExecutable(context: CLIContext) -> String? {
+        // No /proc (or an unreadable link): the path this program was started by is the next best guess.
         let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let beside = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("latchkeyd").path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
@@ -74,6 +75,8 @@ struct ItemStore {
 
     static func open(_ arguments: ParsedArguments, context: CLIContext, group: String?) throws -> ItemStore {
         let path = context.keychainPath(arguments.positionals.first)
+        // An agent that cannot answer its status (going away, an old protocol) is not used: the CLI opens the
+        // keychain itself, with the same results and statuses.
         if let client = AgentAccess.client(for: path, context: context), (try? client.status().isRegistered) == true {
             return ItemStore(backend: AgentBackend(client: client), unlock: nil)
         }
