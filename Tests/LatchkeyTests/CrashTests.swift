@@ -76,4 +76,68 @@ import Glibc
         }
         #expect(acknowledged.values.reduce(0, +) > Self.trials, "the writers wrote something")
     }
+
+    /// A process killed while adding batches (`addAll`, one transaction each): every acknowledged batch is
+    /// whole, the batch in flight is whole or absent, and each is found through its index entries.
+    @Test func killedBatchesAreAllOrNothing() throws {
+        let directory = TemporaryDirectory()
+        let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
+        let size = 200
+        var path = ""
+        var next = 0
+        var committed = 0
+        var inFlightWhole = 0, inFlightAbsent = 0
+        var generator = SystemRandomNumberGenerator()
+        let trials = max(4, Self.trials / 3)
+        for trial in 0..<trials {
+            // A fresh keychain every ten trials, so checking every item after each kill stays quick.
+            if trial % 10 == 0 {
+                committed += next
+                path = directory.file("batches-\(trial / 10).keychain")
+                _ = try Fixture.newKeychain(in: directory, name: "batches-\(trial / 10).keychain")
+                next = 0
+            }
+            let log = directory.file("batcher-\(trial).log")
+            let process = try SpawnedProcess(HelperProcess.executable, ["batcher", path, Fixture.passphrase, "\(next)", "\(size)"],
+                                             environment: ["PATH": "/usr/bin:/bin"], log: log)
+            let deadline = Date().addingTimeInterval(30)
+            while !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("ready"), Date() < deadline, process.isRunning {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.4, using: &generator))
+            process.stop(signal: SIGKILL)
+            let acknowledged = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+                .compactMap { $0.hasPrefix("ack ") ? Int($0.dropFirst(4)) : nil }
+
+            let keychain = try KeychainDatabase.open(at: path)
+            try keychain.unlock(with: Passphrase(Fixture.passphrase))
+            let report = try keychain.verifyIntegrity()
+            #expect(report.isHealthy, "trial \(trial): \(report)")
+            let stored = try keychain.copyMatching(
+                ItemQuery(.genericPassword, matching: [.service: .string("batch")], limit: .all, returning: [.attributes, .data]),
+                caller: helper)
+            var counts: [Int: Int] = [:]
+            for item in stored {
+                let account = try #require(item[.account]?.stringValue)
+                #expect(item.data == Data(account.utf8), "an item holds another item's value")
+                let batch = try #require(Int(account.dropFirst().prefix { $0 != "-" }))
+                counts[batch, default: 0] += 1
+            }
+            for (batch, count) in counts { #expect(count == size, "trial \(trial): batch \(batch) has \(count) of \(size) items") }
+            for batch in acknowledged { #expect(counts[batch] == size, "trial \(trial): acknowledged batch \(batch) is missing") }
+            // The batch in flight at the kill: whole or absent (checked above); never a later one.
+            let last = (acknowledged.last ?? next - 1) + 1
+            #expect(counts.keys.allSatisfy { $0 <= last }, "trial \(trial): a batch after the one in flight")
+            if counts[last] != nil { inFlightWhole += 1 } else { inFlightAbsent += 1 }
+            if let batch = acknowledged.last {
+                let byLabel = try keychain.copyMatching(
+                    ItemQuery(.genericPassword, matching: [.label: .string("b\(batch)")], limit: .all), caller: helper)
+                #expect(byLabel.count == size, "trial \(trial): batch \(batch) through its label index")
+            }
+            next = (counts.keys.max() ?? next - 1) + 1
+        }
+        committed += next
+        print("CrashTests: \(trials) batch writers killed, \(committed) batches of \(size) committed; the batch in flight was whole \(inFlightWhole) times and absent \(inFlightAbsent) times, never partial")
+        #expect(committed > 0, "the batcher committed something")
+    }
 }

@@ -59,6 +59,27 @@ case "fork-random":
     guard waitpid(child, &status, 0) == child, status == 0 else { fail("child failed") }
     say("parent " + hex(SecureRandom.bytes(32)))
 
+case "batcher":
+    // batcher <path> <passphrase> <first batch> <batch size>: adds batches of items in one transaction
+    // each (accounts "b<batch>-<n>", label "b<batch>"), printing "ack <batch>" after each commit, until killed.
+    guard arguments.count == 6, var batch = Int(arguments[4]), let size = Int(arguments[5]) else { fail("bad arguments") }
+    let keychain = open(arguments[2], arguments[3])
+    say("ready")
+    while true {
+        let items = (0..<size).map { number in
+            NewItem(.genericPassword, attributes: [
+                .service: .string("batch"), .account: .string("b\(batch)-\(number)"), .label: .string("b\(batch)"),
+            ], data: Data("b\(batch)-\(number)".utf8))
+        }
+        do {
+            try keychain.addAll(items, caller: caller)
+        } catch {
+            fail("batch \(batch): \(error)")
+        }
+        say("ack \(batch)")
+        batch += 1
+    }
+
 case "create-with-umask":
     // create-with-umask <path> <passphrase> <octal umask>
     guard arguments.count == 5, let mask = mode_t(arguments[4], radix: 8) else { fail("bad arguments") }
