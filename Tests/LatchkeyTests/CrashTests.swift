@@ -10,7 +10,7 @@ import Glibc
 /// A writer killed with SIGKILL at a random moment: after reopening, every acknowledged write is there,
 /// every item is its old or its new version, and the file passes the integrity check.
 ///
-/// The default run kills 12 writers; `LATCHKEY_SOAK=1` kills 300.
+/// The default run kills 12 writers (and 4 batch writers); `LATCHKEY_SOAK=1` kills 300 (and 100).
 @Suite(.serialized) struct CrashTests {
     static var trials: Int { ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1" ? 300 : 12 }
 
