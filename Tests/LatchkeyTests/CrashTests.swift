@@ -14,6 +14,21 @@ import Glibc
 @Suite(.serialized) struct CrashTests {
     static var trials: Int { ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1" ? 300 : 12 }
 
+    /// Reopens the keychain a killed writer left, checks it (every item decrypted), and returns it with
+    /// every item of `service`, attributes and data.
+    static func reopen(_ path: String, trial: Int, service: String, caller: CallerIdentity) throws
+        -> (KeychainDatabase, [ItemResult])
+    {
+        let keychain = try KeychainDatabase.open(at: path)
+        try keychain.unlock(with: Passphrase(Fixture.passphrase))
+        let report = try keychain.verifyIntegrity()
+        #expect(report.isHealthy, "trial \(trial): \(report)")
+        let stored = try keychain.copyMatching(
+            ItemQuery(.genericPassword, matching: [.service: .string(service)], limit: .all, returning: [.attributes, .data]),
+            caller: caller)
+        return (keychain, stored)
+    }
+
     @Test func killedWritersLoseNothingAcknowledged() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("crash.keychain")
@@ -49,13 +64,7 @@ import Glibc
                 if parts.count == 3, let version = Int(parts[2]) { acknowledged[String(parts[1])] = version }
             }
 
-            let keychain = try KeychainDatabase.open(at: path)
-            try keychain.unlock(with: Passphrase(Fixture.passphrase))
-            let report = try keychain.verifyIntegrity()
-            #expect(report.isHealthy, "trial \(trial): \(report)")
-            let stored = try keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: [.attributes, .data]),
-                caller: helper)
+            let (_, stored) = try Self.reopen(path, trial: trial, service: "crash", caller: helper)
             var versions: [String: Int] = [:]
             for item in stored {
                 let account = try #require(item[.account]?.stringValue)
@@ -109,13 +118,7 @@ import Glibc
             let acknowledged = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
                 .compactMap { $0.hasPrefix("ack ") ? Int($0.dropFirst(4)) : nil }
 
-            let keychain = try KeychainDatabase.open(at: path)
-            try keychain.unlock(with: Passphrase(Fixture.passphrase))
-            let report = try keychain.verifyIntegrity()
-            #expect(report.isHealthy, "trial \(trial): \(report)")
-            let stored = try keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.service: .string("batch")], limit: .all, returning: [.attributes, .data]),
-                caller: helper)
+            let (keychain, stored) = try Self.reopen(path, trial: trial, service: "batch", caller: helper)
             var counts: [Int: Int] = [:]
             for item in stored {
                 let account = try #require(item[.account]?.stringValue)
