@@ -197,16 +197,14 @@ def peer_pass(size, samples, results, notes):
         fpr = [l.split(":")[9] for l in fpr.splitlines() if l.startswith("fpr")][0]
         run(["gpg", "--batch", "--passphrase", "", "--quick-add-key", fpr, "cv25519", "encr", "never"], env)
         run(["pass", "init", "peer@example.com"], env)
+        insert = lambda s, a, t: run(["pass", "insert", "-m", f"{s}/{a}"], env, input=(t + "\n").encode())
         start = time.perf_counter_ns()
         for i in range(size):
-            s, a, t = item(i)
-            run(["pass", "insert", "-m", f"{s}/{a}"], env, input=(t + "\n").encode())
+            insert(*item(i))
         notes["pass fill seconds"] = ns(start) / 1e9
         r = {}
         r["find"] = measure_cli(samples, size, lambda i: run(["pass", "show", f"{item(i)[0]}/{item(i)[1]}"], env))
-        r.update(measure_add_delete(size, samples,
-            lambda s, a, t: run(["pass", "insert", "-m", f"{s}/{a}"], env, input=(t + "\n").encode()),
-            lambda s, a: run(["pass", "rm", "-f", f"{s}/{a}"], env)))
+        r.update(measure_add_delete(size, samples, insert, lambda s, a: run(["pass", "rm", "-f", f"{s}/{a}"], env)))
         results["pass"] = r
     finally:
         sandbox.close()

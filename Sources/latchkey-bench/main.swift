@@ -52,7 +52,7 @@ if let child = option("--child") {
     let directory = workDirectory + "/latchkey-bench-\(size)-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                             attributes: [.posixPermissions: 0o700])
-    defer { try? FileManager.default.removeItem(atPath: directory) }
+    defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
     var result = SizeResult(size: size)
     let ours = try LatchkeyWorkloads(directory: directory, size: size, samples: samples).run()
     result.latchkey = ours.results
@@ -102,7 +102,7 @@ if arguments.contains("--peers") {
     let directory = workDirectory + "/latchkey-bench-peers-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                             attributes: [.posixPermissions: 0o700])
-    defer { try? FileManager.default.removeItem(atPath: directory) }
+    defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
     peers = try ToolComparison.runPeers(python: python, script: script,
                                         binDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent().path,
                                         directory: directory, size: size, samples: peerSamples)
