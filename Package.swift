@@ -30,21 +30,23 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", path: "Sources/CSystemd",
             pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        // glibc's prctl(2), which Swift cannot call (it is variadic), behind two inline functions.
-        .systemLibrary(name: "CProcessControl", path: "Sources/CProcessControl"),
+        // The libc calls Swift cannot make (variadic prctl, SO_PEERCRED/SO_PASSCRED, CMSG macros), in C.
+        .target(name: "CPOSIX"),
+        // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.
+        .target(name: "LatchkeyPOSIX", dependencies: ["CPOSIX"]),
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
-        .target(name: "Latchkey", dependencies: ["LatchkeyCrypto", "LatchkeyStorage"]),
+        .target(name: "Latchkey", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX"]),
         .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
-        .target(name: "LatchkeyCLI", dependencies: ["Latchkey"]),
+        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX"]),
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The agent: holds the unlocked keys and decides which program sees which items.
-        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto", "CSystemd", "CProcessControl"]),
+        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyPOSIX", "CSystemd"]),
         .executableTarget(name: "latchkeyd", dependencies: ["Latchkey", "LatchkeyAgent"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.

@@ -141,5 +141,8 @@ enum FuzzTargets {
             }
             precondition(decoded.encoded() == again, "response encoding is not canonical")
         }
+        if let greeting = try? AgentGreeting.decode(data) {
+            precondition(greeting.encoded() == data, "greeting encoding is not canonical")
+        }
     }
 }

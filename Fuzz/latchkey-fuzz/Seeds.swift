@@ -70,7 +70,7 @@ enum Seeds {
             "v_Data": Data("hunter2".utf8), "port": 443,
         ]) ?? [:]
         let requests: [AgentRequest] = [
-            .hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain"), .status,
+            .hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain", challenge: Data(repeating: 7, count: 16)), .status,
             .unlock(passphrase: Array("passphrase".utf8)), .lock, .add(query), .copyMatching(query),
             .update(query, ["labl": .string("new")]), .delete(query), .upsert(query, query),
             .register(passphrase: Array("passphrase".utf8), executablePath: "/usr/bin/app", applicationIdentifier: "app",
@@ -83,5 +83,6 @@ enum Seeds {
             AgentResponse(id: 9, status: .success, value: .array([.data(Data([1, 2])), .integer(-5), .boolean(false), .null, .double(0.5), .date(Date(timeIntervalSinceReferenceDate: 1))])),
         ]
         return requests.enumerated().map { $0.element.encoded(id: UInt32($0.offset + 1)) } + responses.map { $0.encoded() }
+            + [AgentGreeting(challenge: Data(repeating: 9, count: AgentGreeting.challengeLength)).encoded()]
     }
 }

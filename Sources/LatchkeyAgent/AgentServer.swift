@@ -1,14 +1,15 @@
-import CProcessControl
 import Foundation
 public import Latchkey
+import LatchkeyPOSIX
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The agent: listens on a Unix socket in a private directory (or on the socket systemd passes), serves
 /// each connection on its own thread — so a slow client stalls only itself — and locks the keychain when it
 /// has been idle longer than its timeout, or before the system sleeps when its settings say so.
+///
+/// One agent per keychain: it holds an exclusive lock on `<keychain>.agent-lock` for as long as it runs, so
+/// a second one (another session, another socket path) refuses to start instead of serving the keychain
+/// with a lock state and registrations of its own.
 public final class AgentServer: Sendable {
     /// Options from the command line.
     public struct Options: Sendable {
@@ -27,13 +28,17 @@ public final class AgentServer: Sendable {
         }
     }
 
-    /// Connections served at once at most; more are closed at once.
+    /// Connections served at once at most; when full, the one idle the longest is closed for a new one.
     static let maximumConnections = 512
+    /// Bytes of unfinished frames the agent holds at most, over all connections.
+    static let bufferBudget = 256 << 20
 
     let options: Options
     let state: AgentState
     private let listener: Int32
-    private let active = Mutex(0)
+    private let instanceLock: FileLock
+    private let connections = ConnectionTable(capacity: maximumConnections)
+    private let budget = ByteBudget(bytes: bufferBudget)
     private let log: @Sendable (String) -> Void
 
     /// Opens the keychain and the listening socket (or takes systemd's).
@@ -47,7 +52,9 @@ public final class AgentServer: Sendable {
         // Before the keychain opens (the device key's classes unlock at once): no key may reach a core file
         // or another process of the user.
         Self.hardenProcess(log: log)
-        self.state = try AgentState(keychainPath: URL(fileURLWithPath: options.keychainPath).standardizedFileURL.path, log: log)
+        let keychainPath = URL(fileURLWithPath: options.keychainPath).standardizedFileURL.path
+        instanceLock = try Self.claim(keychainPath: keychainPath, socketPath: options.socketPath)
+        self.state = try AgentState(keychainPath: keychainPath, log: log)
         if let inherited = Self.systemdSocket() {
             listener = inherited
             log("listening on the socket systemd passed")
@@ -55,6 +62,26 @@ public final class AgentServer: Sendable {
             listener = try Self.listen(at: options.socketPath)
             log("listening on \(options.socketPath)")
         }
+    }
+
+    /// The lock file that makes this the only agent of the keychain.
+    static func lockPath(keychainPath: String) -> String { keychainPath + ".agent-lock" }
+
+    private static func claim(keychainPath: String, socketPath: String) throws(KeychainError) -> FileLock {
+        let path = lockPath(keychainPath: keychainPath)
+        let lock: FileLock?
+        do {
+            lock = try FileLock.acquire(path, contents: "\(CurrentProcess.id) \(socketPath)\n")
+        } catch {
+            throw KeychainError(.io, "cannot lock \(path): \(error)")
+        }
+        guard let lock else {
+            let holder = (try? Files.read(path, limit: 4_096)).map { String(decoding: $0, as: UTF8.self) }  // Only for the message.
+            let words = holder?.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? []
+            let who = words.count == 2 ? "pid \(words[0]), socket \(words[1])" : "another process"
+            throw KeychainError(.duplicateKeychain, "another agent (\(who)) already serves \(keychainPath); use it, or stop it first")
+        }
+        return lock
     }
 
     /// Serves forever (until a signal ends the process).
@@ -68,27 +95,29 @@ public final class AgentServer: Sendable {
         idle.start()
         SleepWatcher.start(state: state, log: log)
         while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
-                    if errno == EMFILE || errno == ENFILE { Thread.sleep(forTimeInterval: 0.05) }
-                    continue
+            let client: Int32
+            do {
+                client = try UnixSocket.accept(listener)
+            } catch {
+                if error.isOutOfDescriptors {
+                    log("accept failed: \(error); waiting for connections to close")
                 }
-                log("accept failed: \(String(cString: strerror(errno)))")
                 Thread.sleep(forTimeInterval: 0.05)
                 continue
             }
-            let admitted = active.withLock { count in
-                guard count < Self.maximumConnections else { return false }
-                count += 1
-                return true
-            }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)  // Best effort: the agent spawns no programs anyway.
             let stream = AgentStream(descriptor: client)
-            guard admitted else { continue }  // Too many connections: this one is closed as `stream` goes.
-            let thread = Thread { [self] in
-                ConnectionHandler(stream: stream, state: state, log: log).run()
-                active.withLock { $0 -= 1 }
+            let (id, evicted) = connections.admit(stream)
+            if let evicted {
+                log("\(Self.maximumConnections) connections open: closed the one idle the longest for a new one")
+                evicted.shutDown()
+            }
+            let handler = ConnectionHandler(
+                stream: stream, state: state, budget: budget, log: log,
+                greeted: { [connections] in connections.markGreeted(id) },
+                active: { [connections] in connections.touch(id) })
+            let thread = Thread { [connections] in
+                handler.run()
+                connections.remove(id)
             }
             thread.stackSize = 1 << 20
             thread.start()
@@ -98,69 +127,114 @@ public final class AgentServer: Sendable {
     /// Wipes the keys and removes the socket (at exit).
     public func shutDown() {
         state.wipe()
-        if Self.systemdSocket() == nil { unlink(options.socketPath) }
+        if Self.systemdSocket() == nil { try? Files.remove(options.socketPath) }  // Exiting: nothing to report to.
     }
 
     /// The listening socket systemd passes with socket activation (LISTEN_PID, LISTEN_FDS; fd 3).
     static func systemdSocket() -> Int32? {
         let environment = ProcessInfo.processInfo.environment
-        guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == getpid(),
+        guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == CurrentProcess.id,
             let count = environment["LISTEN_FDS"].flatMap({ Int($0) }), count >= 1
         else { return nil }
         return 3
     }
 
-    /// Creates the private directory (0700, owned by this user) and listens on the socket (0600). A stale
-    /// socket left by a dead agent is replaced; a live agent's is not.
+    /// Creates the private directory (and missing parents, 0700, owned by this user) and listens on the
+    /// socket (0600). A directory that is not this user's with mode 0700 is refused; a stale socket left by a
+    /// dead agent is replaced; a live agent's is not.
     static func listen(at path: String) throws(KeychainError) -> Int32 {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        if !FileManager.default.fileExists(atPath: directory) {
-            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                throw KeychainError(.io, "cannot create \(directory): \(String(cString: strerror(errno)))")
-            }
-        }
-        var info = stat()
-        guard stat(directory, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+        try makePrivateDirectory(directory)
+        guard let info = FileStatus.of(path: directory), info.kind == .directory,
+            info.owner == CurrentProcess.effectiveUserID, !info.isAccessibleByOthers
+        else {
             throw KeychainError(.writePermission, "\(directory) must be a directory of this user with mode 0700")
         }
-        if FileManager.default.fileExists(atPath: path) {
+        if FileStatus.of(path: path) != nil {
             if AgentStream.connect(path: path) != nil {
                 throw KeychainError(.duplicateKeychain, "an agent already listens on \(path)")
             }
-            unlink(path)
+            try? Files.remove(path)  // A stale socket; if it cannot go, listening below says why.
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw KeychainError(.io, "cannot create a socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw KeychainError.param("the socket path \(path) is too long")
+        do {
+            return try UnixSocket.listen(at: path)
+        } catch {
+            if error == .nameTooLong {
+                throw KeychainError.param("the socket path \(path) is too long (at most \(UnixSocket.maximumPathLength) bytes)")
+            }
+            throw KeychainError(.io, "cannot listen on \(path): \(error)")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
-        let previous = umask(0o177)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        umask(previous)
-        guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(fd, 128) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw KeychainError(.io, "cannot listen on \(path): \(reason)")
-        }
-        return fd
     }
 
-    /// No core dumps (a crash must not write the unlocked keys to disk) and no tracing by other processes of
-    /// the same user.
-    static func hardenProcess(log: @Sendable (String) -> Void) {
-        var none = rlimit(rlim_cur: 0, rlim_max: 0)
-        _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)  // Best effort; the keys are mlocked regardless.
-        // Not dumpable: a process of the same user can no longer ptrace the agent or read its memory through
-        // /proc (as ssh-agent does). Only a privileged one can.
-        if latchkey_set_not_dumpable() != 0 {
-            log("could not mark the process not dumpable: \(String(cString: strerror(errno)))")
+    private static func makePrivateDirectory(_ path: String) throws(KeychainError) {
+        guard FileStatus.of(path: path) == nil else { return }
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if parent != path { try makePrivateDirectory(parent) }
+        do {
+            try Files.makeDirectory(path, mode: 0o700)
+        } catch {
+            guard error == .fileExists else { throw KeychainError(.io, "cannot create \(path): \(error)") }
         }
     }
+
+    /// No core dumps (a crash must not write the unlocked keys to disk), no tracing by other processes of
+    /// the same user, and no passphrase left in the environment it was started with.
+    static func hardenProcess(log: @Sendable (String) -> Void) {
+        // `latchkey unlock-keychain` hands the passphrase over the socket; one started some other way may
+        // have it in its environment, where it would stay for the agent's life.
+        for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_BACKUP_PASSPHRASE"] { Environment.scrub(name) }
+        if !Processes.disableCoreDumps() { log("could not turn core dumps off") }
+        // Not dumpable: a process of the same user can no longer ptrace the agent or read its memory through
+        // /proc (as ssh-agent does). Only a privileged one can.
+        do {
+            try Processes.setNotDumpable()
+        } catch {
+            log("could not mark the process not dumpable: \(error)")
+        }
+    }
+}
+
+/// The open connections, for the connection limit: when it is reached, the connection idle the longest
+/// (strangers that never said hello first) makes room for the new one, so idle connections cannot lock
+/// clients out.
+final class ConnectionTable: Sendable {
+    private struct Entry {
+        let stream: AgentStream
+        var greeted = false
+        var lastActive = ContinuousClock.now
+    }
+    private struct Table: ~Copyable {
+        var entries: [Int: Entry] = [:]
+        var nextID = 0
+    }
+    private let capacity: Int
+    private let table = Mutex(Table())
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Adds a connection; returns its id and the connection it displaced, if the table was full.
+    func admit(_ stream: AgentStream) -> (id: Int, evicted: AgentStream?) {
+        table.withLock { table in
+            var evicted: AgentStream?
+            if table.entries.count >= capacity {
+                let victim = table.entries.min { left, right in
+                    left.value.greeted == right.value.greeted
+                        ? left.value.lastActive < right.value.lastActive : !left.value.greeted
+                }
+                if let victim {
+                    evicted = victim.value.stream
+                    table.entries[victim.key] = nil
+                }
+            }
+            let id = table.nextID
+            table.nextID += 1
+            table.entries[id] = Entry(stream: stream)
+            return (id, evicted)
+        }
+    }
+
+    func markGreeted(_ id: Int) { table.withLock { $0.entries[id]?.greeted = true } }
+    func touch(_ id: Int) { table.withLock { $0.entries[id]?.lastActive = .now } }
+    func remove(_ id: Int) { table.withLock { _ = $0.entries.removeValue(forKey: id) } }
+    var count: Int { table.withLock { $0.entries.count } }
 }

@@ -6,48 +6,53 @@ import Latchkey
 /// - A registered executable (same path and same digest as when registered) gets its registration's
 ///   application identifier and access groups.
 /// - A registered path whose executable changed is refused until it is registered again.
-/// - Any other program gets one group named after its executable's file name — the same identity
-///   `KeychainConnection` gives it in embedded mode, so results are the same with and without the agent —
-///   unless a registration owns that name as an application identifier or access group: then it is refused,
-///   so no program can borrow a registered application's items by taking its name.
+/// - Any other program is unregistered: the agent serves it nothing but status, unlock and lock. Its
+///   library falls back to opening the keychain itself, which needs the passphrase — exactly what it would
+///   need without an agent. No identity is ever derived from a file name: a copy of a program, or a program
+///   named after an application, an access group or the wildcard `*`, gets nothing from the agent.
+/// - A process whose executable the agent cannot read (it made itself not dumpable before connecting) cannot
+///   be told apart from any other program: refused the same way.
 ///
-/// Limits, stated honestly: interpreters (python3, node, bash) are one executable, so every script they run
-/// shares one identity; a program the same user can ptrace or whose binary the user can replace is no
-/// barrier against that user; and before the first unlock the registrations cannot be read (they are sealed
-/// under the passphrase), so the agent serves only unlock, lock and status until then.
+/// Limits, stated honestly: interpreters (python3, node, bash) are one executable, so registering one
+/// registers every script it runs; a program the same user can ptrace or whose binary the user can replace
+/// is no barrier against that user; and before the first unlock the registrations cannot be read (they are
+/// sealed under the passphrase), so the agent serves only unlock, lock and status until then.
 enum CallerPolicy {
     enum Standing: Equatable {
         case registered(ApplicationRegistration)
-        case unregistered(CallerIdentity)
+        case unregistered(String)
         case refused(KeychainError)
 
         var name: String {
             switch self {
             case .registered: "registered"
-            case .unregistered: "unregistered"
+            case .unregistered: AgentStatus.unregistered
             case .refused: "refused"
             }
         }
     }
 
     static func standing(of peer: PeerIdentity, registrations: [ApplicationRegistration]) -> Standing {
-        if let registration = registrations.first(where: { $0.executablePath == peer.executablePath }) {
-            guard let digest = peer.executableDigest, digest == registration.executableDigest else {
-                return .refused(KeychainError(
-                    .missingEntitlement,
-                    "\(peer.executablePath) changed since it was registered; register it again with `latchkey register-application`"))
-            }
-            return .registered(registration)
-        }
-        let name = peer.executableName
-        guard !name.isEmpty else {
-            return .refused(KeychainError(.missingEntitlement, "the agent cannot tell which program this is"))
-        }
-        let owned = registrations.contains { $0.applicationIdentifier == name || $0.accessGroups.contains(name) }
-        guard !owned else {
+        guard let path = peer.executablePath, let digest = peer.executableDigest else {
             return .refused(KeychainError(
-                .missingEntitlement, "the name \(name) belongs to a registered application; this program is not it"))
+                .missingEntitlement, "the agent cannot tell which program pid \(peer.pid) runs (its executable cannot be read)"))
         }
-        return .unregistered(CallerIdentity(applicationIdentifier: name, accessGroups: [name]))
+        guard let registration = registrations.first(where: { $0.executablePath == path }) else {
+            return .unregistered(path)
+        }
+        guard digest == registration.executableDigest else {
+            return .refused(KeychainError(
+                .missingEntitlement,
+                "\(path) changed since it was registered; register it again with `latchkey register-application`"))
+        }
+        return .registered(registration)
+    }
+
+    /// The refusal an unregistered program gets for an item request.
+    static func notRegistered(_ path: String) -> KeychainError {
+        KeychainError(
+            .missingEntitlement,
+            "\(path) is not registered with the agent; register it with `latchkey register-application \(path)`, "
+                + "or let it open the keychain with the passphrase")
     }
 }

@@ -1,43 +1,57 @@
 import Foundation
 import Latchkey
 import LatchkeyCrypto
-#if canImport(Glibc)
-import Glibc
-#endif
+import LatchkeyPOSIX
 
-/// Serves one client connection on its own thread: identifies the peer, then answers its requests in
-/// order. A malformed, oversized, truncated or out-of-order message gets an error response and the
-/// connection is closed; the agent and every other client carry on.
+/// Serves one client connection on its own thread: identifies the peer, greets it with a challenge, then
+/// answers its requests in order. A malformed, oversized, truncated or out-of-order message gets an error
+/// response and the connection is closed; a message from any process but the one that connected is not
+/// answered at all. The agent and every other client carry on.
 struct ConnectionHandler {
     let stream: AgentStream
     let state: AgentState
+    let budget: ByteBudget
     let log: @Sendable (String) -> Void
+    /// Called once the client has said hello (the connection then counts as in use, not as a stranger).
+    let greeted: @Sendable () -> Void
+    /// Called at every request, for the idle timeout and for choosing which connection to close when full.
+    let active: @Sendable () -> Void
     /// An idle connection is closed after this long (the client reconnects on its next request).
     static let idleSeconds = 600
+    /// A client must say hello within this long after connecting.
+    static let helloSeconds = 5
 
     func run() {
-        stream.setTimeout(seconds: Self.idleSeconds)
+        do {
+            try UnixSocket.enableSenderCredentials(stream.descriptor)
+        } catch {
+            log("cannot read message credentials on a connection (\(error)); closing it")
+            return
+        }
+        stream.setTimeout(seconds: Self.helloSeconds)
         guard let peer = PeerIdentity.of(socket: stream.descriptor, digests: state.digests) else {
             refuse(id: 0, KeychainError(.internal, "the agent cannot read the peer's credentials"))
             return
         }
-        guard peer.uid == geteuid() else {
+        guard peer.uid == CurrentProcess.effectiveUserID else {
             log("refused pid \(peer.pid): uid \(peer.uid) is not the agent's user")
             refuse(id: 0, KeychainError(.authFailed, "connections from another user (uid \(peer.uid)) are refused"))
             return
         }
-        var greeted = false
+        // Identified first, challenged second: whatever the client sends back was written after the
+        // identification above.
+        let challenge = SecureRandom.bytes(AgentGreeting.challengeLength)
+        do {
+            try stream.send(AgentGreeting(challenge: challenge).encoded())
+        } catch {
+            return
+        }
+        var saidHello = false
         var lastID: UInt32 = 0
+        let sender = UnixSocket.Credentials(pid: peer.pid, uid: peer.uid, gid: 0)
         while true {
-            let message: Data
-            do {
-                message = try stream.receive()
-            } catch .oversized(let size) {
-                refuse(id: 0, KeychainError(.param, AgentProtocolError.oversized(size).description))
-                return
-            } catch {
-                return  // Closed, broken or timed out: nothing more to say on this connection.
-            }
+            guard var message = receive(from: sender, peer: peer, saidHello: saidHello) else { return }
+            defer { message.resetBytes(in: 0..<message.count) }  // A passphrase or a secret may be in it.
             let id: UInt32
             let request: AgentRequest
             do {
@@ -46,9 +60,14 @@ struct ConnectionHandler {
                 refuse(id: 0, KeychainError(.param, error.description))
                 return
             }
-            if !greeted {
-                guard case .hello = request else {
+            if !saidHello {
+                guard case .hello(_, let answer) = request else {
                     refuse(id: id, KeychainError(.param, AgentProtocolError.outOfOrder("the first request must be hello").description))
+                    return
+                }
+                guard answer == challenge else {
+                    log("refused pid \(peer.pid): its hello does not answer the greeting")
+                    refuse(id: id, KeychainError(.param, AgentProtocolError.outOfOrder("the hello does not answer the agent's greeting").description))
                     return
                 }
             } else if case .hello = request {
@@ -61,20 +80,51 @@ struct ConnectionHandler {
             }
             lastID = id
             state.touch()
+            active()
+            if request.needsIdentity, let mismatch = peer.mismatch(sender: sender, digests: state.digests) {
+                log("refused pid \(peer.pid): \(mismatch); closing the connection")
+                return  // Not answered: the answer could reach another program than the one identified.
+            }
             let response = respond(to: request, id: id, peer: peer)
             if case .hello = request {
                 guard response.status == .success else {
-                    try? stream.send(response.encoded())  // The connection ends either way.
+                    refuse(id: id, KeychainError(response.status, response.detail))
                     return
                 }
-                greeted = true
+                saidHello = true
+                greeted()
+                stream.setTimeout(seconds: Self.idleSeconds)
             }
+            var encoded = response.encoded()
+            defer { encoded.resetBytes(in: 0..<encoded.count) }
             do {
-                try stream.send(response.encoded())
+                try stream.send(encoded)
             } catch {
                 return
             }
         }
+    }
+
+    /// The next frame from the process that connected; nil when the connection ends (after saying why to
+    /// the client where that is safe, and in the log where it is a refusal).
+    private func receive(from sender: UnixSocket.Credentials, peer: PeerIdentity, saidHello: Bool) -> Data? {
+        do {
+            return try stream.receive(limit: AgentFrame.maximumBytes, budget: budget, from: sender)
+        } catch .oversized(let size) {
+            if size > AgentFrame.maximumBytes {
+                refuse(id: 0, KeychainError(.param, AgentProtocolError.oversized(size).description))
+            } else {
+                log("refused pid \(peer.pid): a \(size)-byte message does not fit the agent's buffer budget now")
+                refuse(id: 0, KeychainError(.allocate, "the agent holds too many unfinished messages now; try again"))
+            }
+        } catch .foreignSender(let reason) {
+            log("refused pid \(peer.pid): \(reason); closing the connection")
+        } catch .broken(let reason) where !saidHello && reason == "timed out" {
+            log("closed the connection of pid \(peer.pid): no hello within \(Self.helloSeconds) s")
+        } catch {
+            // Closed, broken or timed out: nothing more to say on this connection.
+        }
+        return nil
     }
 
     private func refuse(id: UInt32, _ error: KeychainError) {
@@ -91,7 +141,7 @@ struct ConnectionHandler {
 
     private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> WireValue? {
         switch request {
-        case .hello(let path):
+        case .hello(let path, _):
             let wanted = URL(fileURLWithPath: path).standardizedFileURL.path
             guard wanted == state.keychainPath else {
                 throw KeychainError(.notAvailable, "this agent serves another keychain")
@@ -158,7 +208,7 @@ struct ConnectionHandler {
         switch CallerPolicy.standing(of: peer, registrations: registrations) {
         case .refused(let error): throw error
         case .registered(let registration): return DatabaseBackend(database: state.keychain, caller: registration.caller)
-        case .unregistered(let caller): return DatabaseBackend(database: state.keychain, caller: caller)
+        case .unregistered(let path): throw CallerPolicy.notRegistered(path)
         }
     }
 
@@ -171,7 +221,7 @@ struct ConnectionHandler {
             }
         var values: [String: WireValue] = [
             "lockState": .string(lockState),
-            "pid": .integer(Int64(getpid())),
+            "pid": .integer(Int64(CurrentProcess.id)),
             "keychain": .string(state.keychainPath),
         ]
         if let registrations = state.currentRegistrations {
@@ -181,10 +231,7 @@ struct ConnectionHandler {
             case .registered(let registration):
                 values["applicationIdentifier"] = .string(registration.applicationIdentifier)
                 values["accessGroups"] = .array(registration.accessGroups.map(WireValue.string))
-            case .unregistered(let caller):
-                values["applicationIdentifier"] = .string(caller.applicationIdentifier)
-                values["accessGroups"] = .array(caller.accessGroups.map(WireValue.string))
-            case .refused: break
+            case .unregistered, .refused: break
             }
         } else {
             values["caller"] = .string("unknown until the first unlock")

@@ -1,37 +1,60 @@
 import Foundation
-import Latchkey
 import LatchkeyCrypto
+import LatchkeyPOSIX
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Who is on the other end of a connection: the user (from the kernel, `SO_PEERCRED`), and the program —
-/// the executable the peer process runs, by path and by the digest of its contents (read through
-/// `/proc/<pid>/exe`, so a binary replaced after the process started is not the one digested).
+/// Who is on the other end of a connection: the user and the process (from the kernel, `SO_PEERCRED`),
+/// the process's start time (so a reused pid is told apart), and the program — the executable the process
+/// runs, by path and by the digest of its contents, read through `/proc/<pid>/exe` (so a binary replaced
+/// after the process started is not the one digested).
+///
+/// The agent reads this once, after `accept` and before its greeting; every later message must come from
+/// the same process (per-message credentials), still running the same program.
 struct PeerIdentity: Sendable, Equatable {
-    let uid: uid_t
-    let pid: pid_t
-    /// The executable's path ("" when it cannot be read).
-    let executablePath: String
-    /// BLAKE2b-256 of the executable (nil when it cannot be read).
+    let uid: UInt32
+    let pid: Int32
+    /// When the process started (clock ticks after boot); nil when it could not be read.
+    let startTime: UInt64?
+    /// The executable's path; nil when it cannot be read (the process ended, or is not dumpable).
+    let executablePath: String?
+    /// BLAKE2b-256 of the executable; nil when it cannot be read.
     let executableDigest: Data?
 
     /// The peer of a connected Unix socket.
     static func of(socket fd: Int32, digests: DigestCache) -> PeerIdentity? {
-        var credentials = PeerCredentials()
-        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
-            length == socklen_t(MemoryLayout<PeerCredentials>.size)
-        else { return nil }
-        let exe = "/proc/\(credentials.pid)/exe"
-        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: exe)) ?? ""  // Unreadable: no path.
-        return PeerIdentity(uid: credentials.uid, pid: credentials.pid, executablePath: path,
-                            executableDigest: digests.digest(of: exe))
+        guard let peer = UnixSocket.peerCredentials(fd) else { return nil }
+        return identify(pid: peer.pid, uid: peer.uid, digests: digests)
     }
 
-    /// The executable's file name: the group an unregistered program gets, as in embedded mode.
-    var executableName: String { URL(fileURLWithPath: executablePath).lastPathComponent }
+    /// Reads a process's identity now.
+    static func identify(pid: Int32, uid: UInt32, digests: DigestCache) -> PeerIdentity {
+        PeerIdentity(
+            uid: uid, pid: pid, startTime: Processes.startTime(of: pid),
+            executablePath: Processes.executablePath(of: pid), executableDigest: digests.digest(of: "/proc/\(pid)/exe"))
+    }
+
+    /// Why a message from `sender` may not be served as this peer's, or nil when it may: it must come from
+    /// this very process (same pid and user — a child that kept the socket is another process), which must
+    /// not have been replaced by another with the same pid (start time), nor have turned into another
+    /// program (when its executable can still be read, it must be the one identified at connection).
+    func mismatch(sender: UnixSocket.Credentials, digests: DigestCache) -> String? {
+        guard sender.pid == pid, sender.uid == uid else {
+            return "a message came from pid \(sender.pid) (uid \(sender.uid)), not from pid \(pid), which connected"
+        }
+        guard let startTime, Processes.startTime(of: pid) == startTime else {
+            return "pid \(pid) is no longer the process that connected"
+        }
+        // A process that made itself not dumpable after connecting cannot be looked at again; exec makes a
+        // process dumpable again, so an unreadable executable means it has not run another program since.
+        guard let now = Processes.executablePath(of: pid) else { return nil }
+        guard now == executablePath, digests.digest(of: "/proc/\(pid)/exe") == executableDigest else {
+            return "pid \(pid) now runs \(now), not the program that connected"
+        }
+        return nil
+    }
+
+    /// The executable's file name.
+    var executableName: String { executablePath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "" }
 }
 
 /// Digests of executables, keyed by device, inode, size and change time, so a program that connects a
@@ -45,10 +68,9 @@ final class DigestCache: Sendable {
     private let cache = Mutex<[Key: Data]>([:])
 
     func digest(of path: String) -> Data? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        let key = Key(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                      changed: Int64(info.st_ctim.tv_sec), changedNanoseconds: Int64(info.st_ctim.tv_nsec))
+        guard let info = FileStatus.of(path: path, followingLinks: true) else { return nil }
+        let key = Key(device: info.device, inode: info.inode, size: info.size, changed: info.changeSeconds,
+                      changedNanoseconds: info.changeNanoseconds)
         if let known = cache.withLock({ $0[key] }) { return known }
         guard let digest = FileDigest.of(path: path) else { return nil }
         cache.withLock { cache in
@@ -57,11 +79,4 @@ final class DigestCache: Sendable {
         }
         return digest
     }
-}
-
-/// Linux's `struct ucred` (pid, uid, gid), which Swift's Glibc module does not export without _GNU_SOURCE.
-private struct PeerCredentials {
-    var pid: pid_t = 0
-    var uid: uid_t = 0
-    var gid: gid_t = 0
 }

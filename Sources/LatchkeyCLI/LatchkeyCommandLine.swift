@@ -1,5 +1,6 @@
 public import Foundation
 public import Latchkey
+import LatchkeyPOSIX
 
 /// The `latchkey` command-line tool, modelled on macOS `security`. The executable is a thin `main` around
 /// `run`; tests and the fuzzer call `run` in-process with captured output.
@@ -15,8 +16,41 @@ public enum LatchkeyCommandLine {
 
     static func command(named name: String) -> Command? { commands.first { $0.name == name } }
 
-    /// Runs the tool with `arguments` (without the program name) and returns the exit status. Output goes
-    /// to the process's standard output and error.
+    /// Runs the tool as the `latchkey` process: with this process's arguments and environment, no core
+    /// files (a crash must not write a passphrase or a secret to disk), and a process that makes itself not
+    /// dumpable before it handles one. Returns the exit status.
+    public static func main() -> Int32 {
+        Processes.disableCoreDumps()
+        let stderr = FileSink(.standardError)
+        let raw = (1..<Int(CommandLine.argc)).map { index in
+            CommandLine.unsafeArgv[index].map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
+        }
+        let arguments: [String]
+        switch decodeArguments(raw) {
+        case .success(let decoded): arguments = decoded
+        case .failure(let error):
+            stderr.line("latchkey: \(raw.first.flatMap { String(validating: $0, as: UTF8.self) } ?? "latchkey"): \(error.message)")
+            return exitStatus(for: error.status)
+        }
+        return run(arguments, environment: ProcessInfo.processInfo.environment, stdout: FileSink(.standardOutput), stderr: stderr,
+                   interactive: true, guardsMemory: true)
+    }
+
+    /// The arguments as text; an argument that is not valid UTF-8 is `errSecParam` — never repaired into
+    /// U+FFFD, which would make `$'\\xff'`, `$'\\xfe'` and "\u{FFFD}" one and the same account.
+    static func decodeArguments(_ raw: [[UInt8]]) -> Result<[String], KeychainError> {
+        var arguments: [String] = []
+        for (index, bytes) in raw.enumerated() {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                return .failure(KeychainError.param("argument \(index + 1) is not valid UTF-8"))
+            }
+            arguments.append(text)
+        }
+        return .success(arguments)
+    }
+
+    /// Runs the tool with `arguments` (without the program name) in this process, without the hardening of
+    /// `main()` (for embedding); output goes to the process's standard output and error.
     public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment)
         -> Int32
     {
@@ -36,9 +70,10 @@ public enum LatchkeyCommandLine {
 
     static func run(
         _ arguments: [String], environment: [String: String], stdout: any OutputSink, stderr: any OutputSink,
-        interactive: Bool
+        interactive: Bool, guardsMemory: Bool = false
     ) -> Int32 {
-        let context = CLIContext(environment: environment, stdout: stdout, stderr: stderr, interactive: interactive)
+        let context = CLIContext(environment: environment, stdout: stdout, stderr: stderr, interactive: interactive,
+                                 guardsMemory: guardsMemory)
         guard let first = arguments.first else {
             stderr.write(toolUsage)
             return usageStatus

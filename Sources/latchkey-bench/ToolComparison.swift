@@ -42,7 +42,7 @@ enum ToolComparison {
     /// `latchkey-bench --in-process`: the Swift API's `data(forKey:)` through the running agent and on a
     /// keychain opened in this process; prints `{tool: {"find": [nanoseconds...]}}`.
     static func inProcess(keychainPath: String, size: Int, samples: Int, passphraseFile: String) throws -> Data {
-        guard let client = AgentClient.connect(keychainPath: keychainPath) else {
+        guard let client = try AgentClient.connect(keychainPath: keychainPath) else {
             throw KeychainError(.notAvailable, "no agent serves \(keychainPath)")
         }
         let database = try KeychainDatabase.open(at: keychainPath)

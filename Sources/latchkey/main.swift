@@ -2,4 +2,4 @@
 import Foundation
 import LatchkeyCLI
 
-exit(LatchkeyCommandLine.main(Array(CommandLine.arguments.dropFirst())))
+exit(LatchkeyCommandLine.main())

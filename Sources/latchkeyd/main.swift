@@ -5,17 +5,17 @@ import Dispatch
 import Foundation
 import Latchkey
 import LatchkeyAgent
-#if canImport(Glibc)
 import Glibc
-#endif
 
 let usage = """
     Usage: latchkeyd [--keychain path] [--socket path] [--verbose]
 
     Runs the Latchkey agent in the foreground. It serves the keychain named by --keychain (else
     LATCHKEY_KEYCHAIN, else the default keychain) on the socket named by --socket (else LATCHKEY_AGENT_SOCKET,
-    else $XDG_RUNTIME_DIR/latchkey/agent.sock). Under systemd socket activation it uses the socket systemd
-    passes. It starts locked: `latchkey unlock-keychain` unlocks it. SIGTERM or SIGINT wipes the keys and ends it.
+    else $XDG_RUNTIME_DIR/latchkey/agent.sock, else ~/.local/state/latchkey/agent.sock), in a directory of
+    this user with mode 0700. Under systemd socket activation it uses the socket systemd passes. It starts
+    locked: `latchkey unlock-keychain` unlocks it. One agent serves a keychain at a time. SIGTERM or SIGINT
+    wipes the keys and ends it.
 
     """
 

@@ -56,18 +56,23 @@ import Glibc
         #expect(try sandbox.client("", "get", "s", "k", path: copy) == "v\n")
     }
 
-    @Test func unregisteredProgramsGetTheirOwnNameUnlessARegistrationOwnsIt() throws {
+    @Test func unregisteredProgramsGetNothingFromTheAgentAndOpenTheKeychainThemselves() throws {
         let sandbox = try AgentSandbox()
         try sandbox.start()
         try sandbox.unlock()
-        #expect(try sandbox.client("a", "status") == "unlocked unregistered latchkey-test-client-a latchkey-test-client-a\n")
-        #expect(try sandbox.client("a", "set", "s", "k", "unregistered") == "ok\n")
-        #expect(try sandbox.client("b", "get", "s", "k") == "<nil>\n")
-        // b registers under a's name: a, unregistered, may no longer use it.
+        let a = AgentSandbox.clientPath("a")
+        #expect(try sandbox.client("a", "status") == "unlocked unregistered - \n")
+        // No passphrase: the agent refuses, and without it the keychain cannot be opened either.
+        #expect(try sandbox.client("a", "set", "s", "k", "v")
+            == "error -34018 \(a) is not registered with the agent; register it with `latchkey register-application \(a)`, "
+            + "or let it open the keychain with the passphrase; without the agent: no terminal to ask for the passphrase; "
+            + "set LATCHKEY_PASSPHRASE or pass a file descriptor\n")
+        // With the passphrase it opens the keychain itself, as without an agent: its own name's group.
+        #expect(try sandbox.client("a", "set", "s", "k", "embedded", environment: sandbox.withPassphrase) == "ok\n")
+        // b registered under a's name sees what a stored; a, still unregistered, still gets nothing.
         try sandbox.register(AgentSandbox.clientPath("b"), appID: "com.example.b", groups: ["latchkey-test-client-a"])
-        #expect(try sandbox.client("a", "get", "s", "k")
-            == "error -34018 the name latchkey-test-client-a belongs to a registered application; this program is not it\n")
-        #expect(try sandbox.client("b", "get", "s", "k") == "unregistered\n")
+        #expect(try sandbox.client("b", "get", "s", "k") == "embedded\n")
+        #expect(try sandbox.client("a", "get", "s", "k").hasPrefix("error -34018 \(a) is not registered with the agent"))
     }
 
     @Test func anotherUserIsRefused() throws {
@@ -85,6 +90,9 @@ import Glibc
             environment: sandbox.environment)
         #expect(output.stdout == "-25293 connections from another user (uid \(nobody)) are refused\n", "\(output.stderr)")
         #expect(sandbox.agentLog.contains("is not the agent's user"))
+        // Its own user's clients refuse a socket directory others can enter until it is private again.
+        #expect(try sandbox.client("a", "status").hasPrefix("error -61 the agent socket \(sandbox.socketPath) is not safe to use"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: sandbox.directory.file("run"))
         #expect(try sandbox.client("a", "status").hasPrefix("unlocked"), "the agent carries on")
     }
 }

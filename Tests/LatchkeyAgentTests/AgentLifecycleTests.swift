@@ -15,10 +15,11 @@ import Glibc
         #expect(try sandbox.client("a", "get", "s", "k")
             == "error -25308 the agent has not been unlocked since it started (application registrations are sealed under the passphrase)\n")
         try sandbox.unlock()
+        try sandbox.registerClients()
         #expect(try sandbox.client("a", "set", "s", "ak", "when-unlocked") == "ok\n")
         #expect(try sandbox.client("a", "set-ck", "s", "ck", "after-first-unlock") == "ok\n")
         #expect(try sandbox.cli("lock-keychain").status == 0)
-        #expect(try sandbox.client("a", "status") == "locked unregistered latchkey-test-client-a latchkey-test-client-a\n")
+        #expect(try sandbox.client("a", "status") == "locked registered latchkey-test-client-a latchkey-test-client-a\n")
         #expect(try sandbox.client("a", "get", "s", "ak") == "error -25308 items of accessibility ak are unavailable while the keychain is locked\n")
         #expect(try sandbox.client("a", "get", "s", "ck") == "after-first-unlock\n")
         try sandbox.unlock()
@@ -49,6 +50,7 @@ import Glibc
         let sandbox = try AgentSandbox()
         try sandbox.start()
         try sandbox.unlock()
+        try sandbox.registerClients()
         #expect(try sandbox.client("a", "set", "s", "k", "v") == "ok\n")
         sandbox.stop(signal: SIGKILL)
         // No agent: a client without a passphrase falls back to the keychain itself and cannot unlock it.
@@ -75,6 +77,9 @@ import Glibc
         let embedded = try run()
         try sandbox.start()
         try sandbox.unlock()
+        try sandbox.registerClients()
+        #expect(try sandbox.client("a", "status") == "unlocked registered latchkey-test-client-a latchkey-test-client-a\n",
+                "the second run goes through the agent")
         let agent = try run()
         #expect(agent == embedded)
         #expect(embedded == ["ok\n", "v1\n", "ok\n", "v2\n", "k\n", "removed\n", "absent\n", "<nil>\n",
@@ -85,6 +90,7 @@ import Glibc
         let sandbox = try AgentSandbox()
         try sandbox.start()
         try sandbox.unlock()
+        try sandbox.registerClients()
         let outputs = try await withThrowingTaskGroup(of: (Int, String).self) { group in
             for index in 0..<50 {
                 group.addTask {

@@ -10,7 +10,7 @@ import Glibc
 /// order is refused without a crash, and a live agent closes that connection and carries on.
 @Suite struct AgentProtocolTests {
     static let requests: [AgentRequest] = [
-        .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain"), .status, .unlock(passphrase: Array("pw".utf8)),
+        .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Data(repeating: 3, count: 16)), .status, .unlock(passphrase: Array("pw".utf8)),
         .lock, .add(["class": .string("genp"), "v_Data": .data(Data([1, 2])), "sync": .boolean(true)]),
         .copyMatching(["class": .string("genp"), "m_Limit": .integer(5), "cdat": .date(Date(timeIntervalSinceReferenceDate: 1))]),
         .update(["class": .string("inet"), "port": .integer(443)], ["labl": .string("x")]),
@@ -86,8 +86,10 @@ import Glibc
 
 /// Bad messages sent to a live agent.
 @Suite(.serialized) struct AgentBadClientTests {
-    func raw(_ sandbox: AgentSandbox) throws -> AgentStream {
-        try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 5))
+    /// A raw connection, past the agent's greeting; returns the greeting's challenge too.
+    func raw(_ sandbox: AgentSandbox) throws -> (AgentStream, Data) {
+        let stream = try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 5))
+        return (stream, try AgentGreeting.decode(try stream.receive()).challenge)
     }
 
     /// Reads the error response, then expects the connection to be closed.
@@ -102,30 +104,31 @@ import Glibc
         let sandbox = try AgentSandbox()
         try sandbox.start()
         try sandbox.unlock()
+        try sandbox.registerClients()
         #expect(try sandbox.client("a", "set", "s", "k", "v") == "ok\n")
 
-        let garbage = try raw(sandbox)
+        let (garbage, _) = try raw(sandbox)
         try garbage.send(Data("GET / HTTP/1.1\r\n\r\n".utf8))
         try expectRefusedAndClosed(garbage, contains: "not a Latchkey agent message")
 
-        let early = try raw(sandbox)
+        let (early, _) = try raw(sandbox)
         try early.send(AgentRequest.status.encoded(id: 1))
         try expectRefusedAndClosed(early, contains: "the first request must be hello")
 
-        let repeated = try raw(sandbox)
-        try repeated.send(AgentRequest.hello(keychainPath: sandbox.keychainPath).encoded(id: 5))
+        let (repeated, challenge) = try raw(sandbox)
+        try repeated.send(AgentRequest.hello(keychainPath: sandbox.keychainPath, challenge: challenge).encoded(id: 5))
         #expect(try AgentResponse.decode(try repeated.receive()).status == .success)
         try repeated.send(AgentRequest.status.encoded(id: 5))
         try expectRefusedAndClosed(repeated, contains: "request 5 after 5")
 
-        let oversized = try raw(sandbox)
+        let (oversized, _) = try raw(sandbox)
         var header = Data()
         withUnsafeBytes(of: UInt32(200 << 20).bigEndian) { header.append(contentsOf: $0) }
         _ = header.withUnsafeBytes { write(oversized.descriptor, $0.baseAddress!, 4) }
         try expectRefusedAndClosed(oversized, contains: "larger than the limit")
 
         // A client that announces 1,000 bytes, sends 10 and hangs up.
-        let truncated = try raw(sandbox)
+        let (truncated, _) = try raw(sandbox)
         var partial = Data()
         withUnsafeBytes(of: UInt32(1_000).bigEndian) { partial.append(contentsOf: $0) }
         partial.append(Data(repeating: 7, count: 10))
@@ -133,7 +136,7 @@ import Glibc
         _ = consume truncated
 
         // A client that connects and says nothing holds only its own thread.
-        let silent = try raw(sandbox)
+        let (silent, _) = try raw(sandbox)
         #expect(try sandbox.client("b", "get", "s", "k") == "<nil>\n")
         #expect(try sandbox.client("a", "get", "s", "k") == "v\n", "the agent carries on")
         _ = consume silent

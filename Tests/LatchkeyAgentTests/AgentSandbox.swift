@@ -87,6 +87,14 @@ final class AgentSandbox: @unchecked Sendable {
         #expect(output.status == 0, "\(output.stderr)")
     }
 
+    /// Registers the two test clients under their own names (application identifier and access group
+    /// "latchkey-test-client-a" or "-b": what each is called in embedded mode), so the agent serves them.
+    func registerClients() throws {
+        for name in ["a", "b"] {
+            try register(Self.clientPath(name), appID: "latchkey-test-client-\(name)", groups: ["latchkey-test-client-\(name)"])
+        }
+    }
+
     static func clientPath(_ name: String) -> String {
         URL(fileURLWithPath: HelperProcess.product("latchkey-test-client-\(name)")).resolvingSymlinksInPath().path
     }

@@ -26,16 +26,11 @@ final class CLISandbox {
 
     /// Stops an agent a test started (`unlock-keychain` starts one on demand), by its pid.
     deinit {
-        let socket = directory.path + "/run/agent.sock"
-        guard let stream = AgentStream.connect(path: socket, timeoutSeconds: 2) else { return }
-        _ = try? stream.send(AgentRequest.hello(keychainPath: defaultKeychain).encoded(id: 1))
-        _ = try? stream.receive()
-        _ = try? stream.send(AgentRequest.status.encoded(id: 2))
-        if let data = try? stream.receive(), let response = try? AgentResponse.decode(data),
-            case .dictionary(let values)? = response.value, case .integer(let pid)? = values["pid"]
-        {
-            kill(pid_t(pid), SIGTERM)
-        }
+        // No agent (the usual case) or none that answers: nothing to stop.
+        guard let client = try? AgentClient.connect(keychainPath: defaultKeychain, environment: environment),
+            let status = try? client.status()
+        else { return }
+        kill(pid_t(status.processIdentifier), SIGTERM)
     }
 
     /// The environment with LATCHKEY_PASSPHRASE set.

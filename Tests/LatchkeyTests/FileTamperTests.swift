@@ -84,6 +84,9 @@ import Testing
             for companion in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + companion) }
             try database.write(to: URL(fileURLWithPath: path))
             try deviceKey.write(to: URL(fileURLWithPath: path + ".device-key"))
+            for file in [path, path + ".device-key"] {
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)  // As Latchkey made them.
+            }
             try trial(path: path, where: "byte \(position) bit \(position % 8)", tally: &tally)
         }
         #expect(tally.flips == positions.count)

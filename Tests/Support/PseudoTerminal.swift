@@ -9,6 +9,8 @@ import Glibc
 public final class PseudoTerminalSession {
     private let master: Int32
     private let pid: pid_t
+    /// The program's process id.
+    public var processIdentifier: pid_t { pid }
     private var output = Data()
     /// Where the next `expect` starts looking: just past what the previous one matched, so a prompt shown
     /// twice is waited for twice.

@@ -94,7 +94,7 @@ public struct KeychainConnection: Sendable {
         case .backend: throw KeychainError(.unimplemented, "a custom backend has no lock state")
         case .database(let database, _): return database.lockState
         case .embedded(let path, let passphrase, _, let useAgent):
-            if useAgent, let client = AgentClients.shared.client(for: path) { return try client.status().lockState }
+            if useAgent, let client = try AgentClients.shared.client(for: path) { return try client.status().lockState }
             return try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase).lockState
         }
     }
@@ -153,6 +153,12 @@ final class EmbeddedKeychains: Sendable {
         }
     }
 
+    /// Whether `path` is open in this process.
+    func isOpen(path: String) -> Bool {
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        return open.withLock { $0[key] != nil }
+    }
+
     /// Forgets every handle (for tests that delete keychain files).
     func removeAll() { open.withLock { $0.removeAll() } }
 
@@ -186,8 +192,13 @@ struct EmbeddedBackend: KeychainBackend {
     let caller: CallerIdentity
 
     func backend() throws(KeychainError) -> DatabaseBackend {
-        DatabaseBackend(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller)
+        // The identifier may come from the program's file name: never let a name grant the wildcard group.
+        try CallerIdentity.validate(name: caller.applicationIdentifier, as: "the application identifier")
+        return DatabaseBackend(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller)
     }
+
+    /// Whether this process has the keychain open already.
+    var isOpen: Bool { EmbeddedKeychains.shared.isOpen(path: path) }
 
     func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try backend().add(attributes) }
     func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? { try backend().copyMatching(query) }
@@ -201,18 +212,36 @@ struct EmbeddedBackend: KeychainBackend {
 }
 
 /// The agent when it serves the keychain, else the keychain opened in this process. A request the agent
-/// cannot answer because it went away (`errSecNotAvailable`) is answered in this process instead.
+/// cannot answer because it went away (`errSecNotAvailable`) is answered in this process instead, and so is
+/// every request of a program the agent does not know: the agent serves registered programs only, and any
+/// other program opens the keychain itself, with the passphrase, exactly as when no agent runs.
 struct AutomaticBackend: KeychainBackend {
     let path: String
     let embedded: EmbeddedBackend
 
     private func run<T>(_ body: (any KeychainBackend) throws(KeychainError) -> T) throws(KeychainError) -> T {
-        if let client = AgentClients.shared.client(for: path) {
+        if let client = try AgentClients.shared.client(for: path) {
             do {
                 return try body(AgentBackend(client: client))
             } catch {
-                guard error.status == .notAvailable else { throw error }
-                AgentClients.shared.forget(path)
+                switch error.status {
+                case .notAvailable:
+                    AgentClients.shared.forget(path)
+                case .missingEntitlement where (try? client.status())?.callerStanding == AgentStatus.unregistered:
+                    // Not registered with the agent: embedded mode, which needs the passphrase. When that fails
+                    // too, say both why the agent refused and why the keychain could not be opened here (for
+                    // want of a passphrase: the refusal's status, since registering is the usual remedy).
+                    do {
+                        return try body(embedded)
+                    } catch let fallback where !embedded.isOpen {
+                        throw KeychainError(
+                            fallback.status == .interactionNotAllowed ? .missingEntitlement : fallback.status,
+                            "\(error.detail ?? "this program is not registered with the agent"); "
+                                + "without the agent: \(fallback.detail ?? fallback.message)")
+                    }
+                default:
+                    throw error
+                }
             }
         }
         return try body(embedded)
@@ -236,11 +265,12 @@ final class AgentClients: Sendable {
     static let shared = AgentClients()
     private let clients = Mutex<[String: AgentClient]>([:])
 
-    /// A connection to the agent serving `path`, or nil when none does.
-    func client(for path: String) -> AgentClient? {
+    /// A connection to the agent serving `path`, or nil when none does; `errSecWrPerm` when the socket
+    /// found is not safe to use (see `AgentLocation`).
+    func client(for path: String) throws(KeychainError) -> AgentClient? {
         let key = URL(fileURLWithPath: path).standardizedFileURL.path
         if let cached = clients.withLock({ $0[key] }) { return cached }
-        guard let client = AgentClient.connect(keychainPath: key) else { return nil }
+        guard let client = try AgentClient.connect(keychainPath: key) else { return nil }
         clients.withLock { $0[key] = client }
         return client
     }

@@ -1,5 +1,6 @@
 public import Foundation
 internal import LatchkeyCrypto
+import LatchkeyPOSIX
 
 /// Where a keychain's passphrase comes from when the keychain has to be unlocked.
 ///
@@ -33,32 +34,58 @@ public enum PassphraseSource: Sendable, Hashable {
     {
         switch self {
         case .prompt:
-            guard let bytes = TerminalInput.readHidden(prompt: prompt) else {
+            guard var bytes = Terminal.readHidden(prompt: prompt) else {
                 throw KeychainError(.interactionNotAllowed,
                                     "no terminal to ask for the passphrase; set \(Self.environmentVariable) or pass a file descriptor")
             }
+            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             return Passphrase(bytes: bytes)
         case .fileDescriptor(let fd):
-            guard let bytes = TerminalInput.readLine(fileDescriptor: fd) else {
+            guard var bytes = Terminal.readLine(fd) else {
                 throw KeychainError.param("file descriptor \(fd) gave no passphrase")
             }
+            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             return Passphrase(bytes: bytes)
         case .keyFile(let path):
-            guard let info = FileSystem.status(path) else {
-                throw KeychainError.param("the key file \(path) does not exist")
-            }
-            guard info.permissions & 0o077 == 0 else {
-                throw KeychainError(.writePermission, "the key file \(path) is readable by others (mode 0\(String(info.permissions & 0o777, radix: 8))); run chmod 600 on it")
-            }
-            var contents = try FileSystem.readSmallFile(path, limit: 64 << 10)
-            defer { contents.withUnsafeMutableBytes { wipeBytes($0) } }
-            let line = contents.prefix { $0 != UInt8(ascii: "\n") }
-            return Passphrase(bytes: Array(line))
+            var bytes = try Self.readKeyFile(path)
+            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
+            return Passphrase(bytes: bytes)
         case .environment:
             guard let value = environment[Self.environmentVariable] else {
                 throw KeychainError.param("\(Self.environmentVariable) is not set")
             }
             return Passphrase(value)
         }
+    }
+
+    /// The largest key file read (a passphrase is a line, not a document).
+    public static let maximumKeyFileBytes = 64 << 10
+
+    /// The first line of a key file: a regular file (a FIFO or a device is refused at once, never waited
+    /// on) of at most 64 KiB that no one but its owner may read.
+    static func readKeyFile(_ path: String) throws(KeychainError) -> [UInt8] {
+        guard let info = FileStatus.of(path: path) else {
+            throw KeychainError.param("the key file \(path) does not exist")
+        }
+        guard info.kind == .regular else {
+            throw KeychainError.param("the key file \(path) is not a regular file (a symbolic link, a FIFO or a device)")
+        }
+        guard !info.isAccessibleByOthers else {
+            throw KeychainError(
+                .writePermission,
+                "the key file \(path) is readable by others (mode \(info.octalPermissions)); run chmod 600 on it")
+        }
+        var contents: [UInt8]
+        do throws(Files.ReadFailure) {
+            contents = try Files.read(path, limit: maximumKeyFileBytes)
+        } catch {
+            switch error {
+            case .tooLarge: throw KeychainError.param("the key file \(path) is larger than \(maximumKeyFileBytes >> 10) KiB")
+            case .notRegularFile: throw KeychainError.param("the key file \(path) is not a regular file")
+            case .system(let failure): throw KeychainError(.io, "cannot read the key file \(path): \(failure)")
+            }
+        }
+        defer { contents.withUnsafeMutableBytes { wipeBytes($0) } }
+        return Array(contents.prefix { $0 != UInt8(ascii: "\n") })
     }
 }

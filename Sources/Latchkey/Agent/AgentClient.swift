@@ -1,8 +1,10 @@
 public import Foundation
+import LatchkeyPOSIX
 import Synchronization
 
 /// A connection to `latchkeyd`. Requests are sent one at a time; when the connection breaks (the agent
-/// restarted), the next request reconnects once before reporting `errSecNotAvailable`.
+/// restarted), the next request reconnects once before reporting `errSecNotAvailable`. A forked child never
+/// reuses its parent's connection: it opens its own (the agent answers only the process that connected).
 public final class AgentClient: Sendable {
     /// The keychain the agent serves for this client.
     public let keychainPath: String
@@ -10,6 +12,7 @@ public final class AgentClient: Sendable {
     public let socketPath: String
     private struct State: ~Copyable {
         var stream: AgentStream?
+        var owner: Int32
         var nextID: UInt32 = 1
     }
     private let state: Mutex<State>
@@ -17,22 +20,30 @@ public final class AgentClient: Sendable {
     private init(keychainPath: String, socketPath: String, stream: AgentStream) {
         self.keychainPath = keychainPath
         self.socketPath = socketPath
-        self.state = Mutex(State(stream: stream, nextID: 2))
+        self.state = Mutex(State(stream: stream, owner: CurrentProcess.id, nextID: 2))
     }
 
-    /// Connects and says hello; nil when no agent runs there or it serves another keychain.
+    /// Connects and says hello; nil when no agent runs there or it serves another keychain. Before sending
+    /// anything it checks the socket (see `AgentLocation`): a socket in a directory another user could
+    /// have prepared, or a listener running as another user, is refused with `errSecWrPerm`.
     public static func connect(keychainPath: String, environment: [String: String] = ProcessInfo.processInfo.environment)
-        -> AgentClient?
+        throws(KeychainError) -> AgentClient?
     {
         let socket = AgentLocation.socketPath(environment: environment)
-        guard FileSystem.exists(socket), let stream = hello(socket: socket, keychainPath: keychainPath) else { return nil }
+        guard try AgentLocation.inspect(socket) == .trusted,
+            let stream = try hello(socket: socket, keychainPath: keychainPath)
+        else { return nil }
         return AgentClient(keychainPath: keychainPath, socketPath: socket, stream: stream)
     }
 
-    private static func hello(socket: String, keychainPath: String) -> AgentStream? {
+    /// Connects, checks who listens, answers the agent's greeting with hello; nil when no usable agent
+    /// answers (nobody listens, another keychain, another protocol).
+    private static func hello(socket: String, keychainPath: String) throws(KeychainError) -> AgentStream? {
         guard let stream = AgentStream.connect(path: socket) else { return nil }
+        try AgentLocation.verifyListener(stream.descriptor, socketPath: socket)
         do {
-            try stream.send(AgentRequest.hello(keychainPath: keychainPath).encoded(id: 1))
+            let greeting = try AgentGreeting.decode(try stream.receive())
+            try stream.send(AgentRequest.hello(keychainPath: keychainPath, challenge: greeting.challenge).encoded(id: 1))
             let response = try AgentResponse.decode(try stream.receive())
             return response.status == .success ? stream : nil
         } catch {
@@ -43,9 +54,20 @@ public final class AgentClient: Sendable {
     /// Sends a request and waits for its response.
     public func send(_ request: AgentRequest) throws(KeychainError) -> AgentResponse {
         let outcome: Result<AgentResponse, KeychainError> = state.withLock { state in
+            if state.owner != CurrentProcess.id {
+                // A forked child: the connection belongs to the parent.
+                state.stream = nil
+                state.owner = CurrentProcess.id
+            }
             for attempt in 0..<2 {
                 if state.stream == nil {
-                    guard let stream = Self.hello(socket: socketPath, keychainPath: keychainPath) else {
+                    let stream: AgentStream?
+                    do throws(KeychainError) {
+                        stream = try Self.hello(socket: socketPath, keychainPath: keychainPath)
+                    } catch {
+                        return .failure(error)
+                    }
+                    guard let stream else {
                         return .failure(KeychainError(.notAvailable, "the Latchkey agent is not running"))
                     }
                     state.stream = stream
@@ -115,6 +137,10 @@ public struct AgentStatus: Sendable, Equatable {
 
     /// Whether the caller is a registered application.
     public var isRegistered: Bool { callerStanding == "registered" }
+
+    /// The standing of a program the agent does not know: it is served nothing but status, unlock and
+    /// lock, and opens the keychain itself instead (with the passphrase).
+    public static let unregistered = "unregistered"
 }
 
 /// The dictionary operations served by the agent for the calling process.

@@ -22,15 +22,53 @@ public enum AgentProtocolError: Error, Equatable, Sendable, CustomStringConverti
 public enum AgentFrame {
     /// The largest message (a 16 MiB secret with room for its dictionary).
     public static let maximumBytes = 20 << 20
-    /// The protocol version this code speaks.
-    public static let version: UInt8 = 1
+    /// The protocol version this code speaks (2: the agent greets first with a challenge).
+    public static let version: UInt8 = 2
     static let magic = Array("LK".utf8)
+}
+
+/// The agent's first frame on every connection: a fresh random challenge, sent after the agent has
+/// identified the process that connected. The client's hello must carry it back, so every request on the
+/// connection was written after that identification (a program cannot queue requests and then exec another
+/// program to be identified as that one).
+public struct AgentGreeting: Sendable, Equatable {
+    /// The challenge's length in bytes.
+    public static let challengeLength = 16
+    private static let kind = UInt8(ascii: "G")
+    /// The random challenge.
+    public let challenge: Data
+
+    /// A greeting with this challenge.
+    public init(challenge: Data) { self.challenge = challenge }
+
+    /// The message: "LK", version, "G", challenge.
+    public func encoded() -> Data {
+        var writer = ByteWriter(capacity: 4 + challenge.count)
+        writer.appendRaw(AgentFrame.magic)
+        writer.append(AgentFrame.version)
+        writer.append(Self.kind)
+        writer.appendRaw(challenge)
+        return writer.data
+    }
+
+    /// Decodes a greeting; an agent that speaks another protocol version is refused by name.
+    public static func decode(_ message: Data) throws(AgentProtocolError) -> AgentGreeting {
+        let bytes = Array(message)
+        guard bytes.count >= 3, Array(bytes.prefix(2)) == AgentFrame.magic else {
+            throw .malformed("not a Latchkey agent greeting")
+        }
+        guard bytes[2] == AgentFrame.version else {
+            throw .malformed("the agent speaks protocol version \(bytes[2]); this client speaks \(AgentFrame.version)")
+        }
+        guard bytes.count == 4 + challengeLength, bytes[3] == kind else { throw .malformed("not a Latchkey agent greeting") }
+        return AgentGreeting(challenge: Data(bytes.suffix(challengeLength)))
+    }
 }
 
 /// A request to the agent.
 public enum AgentRequest: Sendable {
-    /// The first message of every connection: which keychain the client wants.
-    case hello(keychainPath: String)
+    /// The client's first message: which keychain it wants, and the challenge of the agent's greeting.
+    case hello(keychainPath: String, challenge: Data)
     /// The lock state and who the agent takes the caller for.
     case status
     /// Unlock with the passphrase.
@@ -55,6 +93,15 @@ public enum AgentRequest: Sendable {
     case listRegistrations
     /// Store the lock settings (needs the passphrase) and apply them at once.
     case updateSettings(passphrase: [UInt8], autoLockAfterSeconds: Int?, lockOnSleep: Bool)
+
+    /// Whether the request acts on items for the caller, so the agent must know exactly which program sends
+    /// it (status, unlock, lock and the passphrase-guarded requests need only the user).
+    package var needsIdentity: Bool {
+        switch self {
+        case .add, .copyMatching, .update, .delete, .upsert: true
+        case .hello, .status, .unlock, .lock, .register, .unregister, .listRegistrations, .updateSettings: false
+        }
+    }
 
     var code: UInt8 {
         switch self {
@@ -82,7 +129,9 @@ public enum AgentRequest: Sendable {
         writer.append(id)
         writer.append(code)
         switch self {
-        case .hello(let path): writer.appendField(path)
+        case .hello(let path, let challenge):
+            writer.appendField(path)
+            writer.appendField(challenge)
         case .status, .lock, .listRegistrations: break
         case .unlock(let passphrase): writer.appendField(Data(passphrase))
         case .add(let dictionary), .copyMatching(let dictionary), .delete(let dictionary):
@@ -122,7 +171,7 @@ public enum AgentRequest: Sendable {
                 let id = try reader.readUInt32()
                 let request: AgentRequest
                 switch try reader.readByte() {
-                case 1: request = .hello(keychainPath: try reader.readText())
+                case 1: request = .hello(keychainPath: try reader.readText(), challenge: try reader.readField())
                 case 2: request = .status
                 case 3: request = .unlock(passphrase: Array(try reader.readField()))
                 case 4: request = .lock
@@ -147,9 +196,8 @@ public enum AgentRequest: Sendable {
                     let passphrase = Array(try reader.readField())
                     let seconds = try reader.readInt64()
                     let sleep = try reader.readByte()
-                    guard seconds >= -1, seconds <= Int64(Int32.max), sleep <= 1 else {
-                        throw AgentProtocolError.malformed("settings out of range")
-                    }
+                    // The bounds of the timeout are the engine's to check (the same error with and without the agent).
+                    guard seconds >= -1, sleep <= 1 else { throw AgentProtocolError.malformed("settings out of range") }
                     request = .updateSettings(passphrase: passphrase, autoLockAfterSeconds: seconds < 0 ? nil : Int(seconds),
                                               lockOnSleep: sleep == 1)
                 case let code:

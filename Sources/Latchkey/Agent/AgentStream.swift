@@ -1,53 +1,35 @@
 public import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+package import LatchkeyPOSIX
+import Synchronization
 
 /// One end of an agent connection: framed messages over a Unix stream socket. Reads check the frame size
-/// before allocating; a peer that stops mid-frame is an error, not a hang (a read timeout applies).
+/// before reading the body and grow the buffer only as bytes arrive, so a peer that announces a large frame
+/// and stops costs nothing; a peer that stops mid-frame is an error, not a hang (a read timeout applies).
 public final class AgentStream: @unchecked Sendable {
     // @unchecked: the descriptor is used by one thread at a time (the connection's handler, or a client
-    // under its own lock) and closed once, in deinit.
+    // under its own lock) and closed once, in deinit; `shutDown` from another thread is safe by design.
     /// The connected socket's file descriptor (for peer credentials and polling); the stream owns it.
     public let descriptor: Int32
 
     /// Wraps an open, connected socket; the stream closes it when released.
     public init(descriptor: Int32) { self.descriptor = descriptor }
 
-    deinit { close(descriptor) }
+    deinit { UnixSocket.close(descriptor) }
 
-    /// Connects to the agent's socket; nil when no agent listens there.
+    /// Connects to a socket without any check of who listens there; nil when nobody does. Clients use
+    /// `AgentClient.connect`, which checks the socket's directory and the listener's user first.
     public static func connect(path: String, timeoutSeconds: Int = 30) -> AgentStream? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            return nil
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            close(fd)
-            return nil
-        }
+        guard let fd = try? UnixSocket.connect(to: path) else { return nil }  // Nobody listens: no stream.
         let stream = AgentStream(descriptor: fd)
         stream.setTimeout(seconds: timeoutSeconds)
         return stream
     }
 
     /// Bounds how long one read or write may block.
-    public func setTimeout(seconds: Int) {
-        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
+    public func setTimeout(seconds: Int) { UnixSocket.setTimeouts(descriptor, seconds: seconds) }
+
+    /// Ends the connection now, from any thread: a read blocked on it returns.
+    package func shutDown() { UnixSocket.shutDown(descriptor) }
 
     /// Why a frame could not be sent or received.
     public enum Failure: Error, Equatable {
@@ -55,8 +37,10 @@ public final class AgentStream: @unchecked Sendable {
         case closed
         /// A system call failed (or timed out), or the peer closed mid-frame.
         case broken(String)
-        /// The frame announced more bytes than allowed.
+        /// The frame announced more bytes than allowed, or than the agent can hold now.
         case oversized(Int)
+        /// Bytes of one frame came from a process other than the connection's (per-message credentials).
+        case foreignSender(String)
     }
 
     /// Sends one framed message.
@@ -64,74 +48,105 @@ public final class AgentStream: @unchecked Sendable {
         var frame = Data(capacity: message.count + 4)
         withUnsafeBytes(of: UInt32(message.count).bigEndian) { frame.append(contentsOf: $0) }
         frame.append(message)
-        try writeAll(frame)
+        defer { frame.resetBytes(in: 0..<frame.count) }  // The frame may hold a passphrase or a secret.
+        let failure: Errno? = frame.withUnsafeBytes { bytes in
+            do throws(Errno) {
+                try UnixSocket.sendAll(descriptor, bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw .broken(failure.description) }
     }
 
     /// Receives one framed message of at most `limit` bytes.
     public func receive(limit: Int = AgentFrame.maximumBytes) throws(Failure) -> Data {
-        guard let header = try readExactly(4, allowCleanEnd: true) else { throw .closed }
-        let length = header.withUnsafeBytes { Int(UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self))) }
+        try receiveFrame(limit: limit, budget: nil, checkingSender: nil)
+    }
+
+    /// Receives one framed message and checks that every byte of it was sent by `sender` (the kernel
+    /// attaches each message's sender once `UnixSocket.enableSenderCredentials` is on); the body's memory is
+    /// taken from `budget` as it arrives and given back when the frame is released by the caller.
+    package func receive(limit: Int, budget: ByteBudget, from sender: UnixSocket.Credentials) throws(Failure) -> Data {
+        try receiveFrame(limit: limit, budget: budget, checkingSender: sender)
+    }
+
+    private func receiveFrame(limit: Int, budget: ByteBudget?, checkingSender sender: UnixSocket.Credentials?) throws(Failure) -> Data {
+        var header = [UInt8](repeating: 0, count: 4)
+        guard try read(into: &header, from: 0, allowCleanEnd: true, sender: sender) else { throw .closed }
+        let length = Int(header.withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self)) })
         guard length <= limit else { throw .oversized(length) }
-        guard let body = try readExactly(length, allowCleanEnd: false) else { throw .broken("the peer closed mid-message") }
-        return body
-    }
-
-    private func writeAll(_ data: Data) throws(Failure) {
-        var failure: Failure?
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = .broken(String(cString: strerror(errno)))
-                    return
-                }
-                offset += written
+        var body: [UInt8] = []
+        var reserved = 0
+        defer { budget?.release(reserved) }
+        while body.count < length {
+            let chunk = min(length - body.count, 64 << 10)
+            if let budget {
+                guard budget.reserve(chunk) else { throw .oversized(length) }
+                reserved += chunk
+            }
+            let start = body.count
+            body.append(contentsOf: [UInt8](repeating: 0, count: chunk))
+            guard try read(into: &body, from: start, allowCleanEnd: false, sender: sender) else {
+                throw .broken("the peer closed mid-message")
             }
         }
-        if let failure { throw failure }
+        let message = Data(body)
+        body.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }  // It may hold a secret.
+        return message
     }
 
-    private func readExactly(_ count: Int, allowCleanEnd: Bool) throws(Failure) -> Data? {
-        var data = Data(count: count)
-        var offset = 0
-        var failure: Failure?
-        var ended = false
-        data.withUnsafeMutableBytes { buffer in
-            while offset < count {
-                let got = recv(descriptor, buffer.baseAddress! + offset, count - offset, 0)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    failure = .broken(errno == EAGAIN ? "timed out" : String(cString: strerror(errno)))
-                    return
+    /// Fills `buffer[start...]`; false at a clean end of stream before the first byte (when allowed).
+    private func read(into buffer: inout [UInt8], from start: Int, allowCleanEnd: Bool,
+                      sender: UnixSocket.Credentials?) throws(Failure) -> Bool {
+        var offset = start
+        while offset < buffer.count {
+            let received: Result<Int, Failure> = buffer.withUnsafeMutableBytes { raw in
+                let window = UnsafeMutableRawBufferPointer(rebasing: raw[offset...])
+                do throws(Errno) {
+                    guard let sender else { return .success(try UnixSocket.receive(descriptor, into: window)) }
+                    let (count, actual) = try UnixSocket.receive(descriptor, into: window)
+                    if count > 0 && (actual?.pid != sender.pid || actual?.uid != sender.uid) {
+                        let who = actual.map { "pid \($0.pid) (uid \($0.uid))" } ?? "a sender the kernel did not name"
+                        return .failure(.foreignSender("a message came from \(who), not from pid \(sender.pid), which connected"))
+                    }
+                    return .success(count)
+                } catch {
+                    return .failure(.broken(error == .wouldBlock ? "timed out" : error.description))
                 }
-                if got == 0 {
-                    ended = true
-                    return
-                }
-                offset += got
             }
+            let count = try received.get()
+            if count == 0 {
+                if offset == start && allowCleanEnd { return false }
+                throw .broken("the peer closed mid-message")
+            }
+            offset += count
         }
-        if let failure { throw failure }
-        if ended {
-            if offset == 0 && allowCleanEnd { return nil }
-            throw .broken("the peer closed mid-message")
-        }
-        return data
+        return true
     }
 }
 
-/// Where the agent listens: `LATCHKEY_AGENT_SOCKET`, else `$XDG_RUNTIME_DIR/latchkey/agent.sock`, else
-/// `/tmp/latchkey-<uid>/agent.sock`. The directory is private (0700).
-public enum AgentLocation {
-    /// The environment variable that names the socket.
-    public static let socketVariable = "LATCHKEY_AGENT_SOCKET"
+/// Bytes the agent may hold in partly received frames across all connections at once: a client that
+/// announces large frames and trickles them in cannot make the agent grow without bound.
+package final class ByteBudget: Sendable {
+    private let remaining: Mutex<Int>
 
-    /// The socket path.
-    public static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let path = environment[socketVariable], !path.isEmpty { return path }
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/latchkey/agent.sock" }
-        return "/tmp/latchkey-\(geteuid())/agent.sock"
+    /// A budget of `bytes`.
+    package init(bytes: Int) { remaining = Mutex(bytes) }
+
+    /// Takes `count` bytes; false when fewer are left.
+    package func reserve(_ count: Int) -> Bool {
+        remaining.withLock { remaining in
+            guard remaining >= count else { return false }
+            remaining -= count
+            return true
+        }
     }
+
+    /// Gives `count` bytes back.
+    package func release(_ count: Int) { remaining.withLock { $0 += count } }
+
+    /// What is left.
+    package var available: Int { remaining.withLock { $0 } }
 }

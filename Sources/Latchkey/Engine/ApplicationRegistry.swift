@@ -26,6 +26,7 @@ public struct ApplicationRegistration: Hashable, Sendable, CustomStringConvertib
     /// Registers the executable at `path` as it is now (its digest is computed from the file). Symbolic
     /// links are resolved: the kernel reports the real path of the program a process runs.
     public init(executableAt given: String, applicationIdentifier: String, accessGroups: [String]) throws(KeychainError) {
+        try Self.validate(applicationIdentifier: applicationIdentifier, accessGroups: accessGroups)
         guard given.hasPrefix("/") else { throw KeychainError.param("the executable path must be absolute, not \(given)") }
         let path = URL(fileURLWithPath: given).resolvingSymlinksInPath().path
         guard let digest = FileDigest.of(path: path) else {
@@ -33,6 +34,16 @@ public struct ApplicationRegistration: Hashable, Sendable, CustomStringConvertib
         }
         self.init(executablePath: path, executableDigest: digest, applicationIdentifier: applicationIdentifier,
                   accessGroups: accessGroups)
+    }
+
+    /// Checks what a registration grants: an application identifier that is a valid name and not the
+    /// wildcard, and at least one access group, each a valid name or the wildcard itself (`--wildcard`).
+    static func validate(applicationIdentifier: String, accessGroups: [String]) throws(KeychainError) {
+        try CallerIdentity.validate(name: applicationIdentifier, as: "the application identifier")
+        guard !accessGroups.isEmpty else { throw KeychainError.param("a registration needs at least one access group") }
+        for group in accessGroups where group != CallerIdentity.wildcardGroup {
+            try CallerIdentity.validate(name: group, as: "the access group")
+        }
     }
 
     /// The identity operations run with.
@@ -70,10 +81,9 @@ extension KeychainDatabase {
     /// Registers an application (replacing any registration of the same executable path). Needs the
     /// keychain passphrase, checked here even when the keychain is unlocked.
     public func register(_ registration: ApplicationRegistration, passphrase: Passphrase) throws(KeychainError) {
+        try ApplicationRegistration.validate(
+            applicationIdentifier: registration.applicationIdentifier, accessGroups: registration.accessGroups)
         try verifyPassphrase(passphrase)
-        guard !registration.applicationIdentifier.isEmpty, !registration.accessGroups.isEmpty,
-            registration.accessGroups.allSatisfy({ !$0.isEmpty })
-        else { throw KeychainError.param("a registration needs an application identifier and at least one access group") }
         var all = try registeredApplications().filter { $0.executablePath != registration.executablePath }
         all.append(registration)
         try storeRegistrations(all)

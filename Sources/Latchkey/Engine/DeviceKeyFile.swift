@@ -1,5 +1,6 @@
 import Foundation
 internal import LatchkeyCrypto
+import LatchkeyPOSIX
 
 /// The device key: a random key in a 0600 file beside the keychain (`<keychain>.device-key`) that wraps
 /// the `dk`/`dku` class keys and the index key, so "always" items open without the passphrase.
@@ -21,10 +22,11 @@ enum DeviceKeyFile {
     }
 
     /// The key in the file when it belongs to `keychainID`; nil when the file is missing or belongs to
-    /// another keychain. Unsafe permissions are an error.
+    /// another keychain. A file anyone but its owner could read (or write) is refused, as ssh refuses such
+    /// a private key: someone who copied it could read every "always" item of a copy of the keychain.
     static func read(path: String, keychainID: Data) throws(KeychainError) -> SecureBytes? {
         guard FileSystem.exists(path) else { return nil }
-        try FileSystem.requireSafePermissions(path, what: "device key file")
+        try FileSystem.requirePrivateFile(path, what: "device key file")
         var contents = try FileSystem.readSmallFile(path, limit: length)
         defer { contents.withUnsafeMutableBytes { wipeBytes($0) } }
         guard contents.count == length, contents.prefix(8) == magic,
@@ -35,7 +37,7 @@ enum DeviceKeyFile {
 
     /// Writes the file through a temporary name and a rename, replacing a stale one.
     static func write(path: String, keychainID: Data, key: SecureBytes) throws(KeychainError) {
-        let temporary = path + ".tmp-" + SecureRandom.bytes(6).map { String(format: "%02x", $0) }.joined()
+        let temporary = path + ".tmp-" + Hex.encode(SecureRandom.bytes(6))
         var data = contents(keychainID: keychainID, key: key)
         defer { data.withUnsafeMutableBytes { wipeBytes($0) } }
         try FileSystem.createExclusiveFile(temporary, contents: data)

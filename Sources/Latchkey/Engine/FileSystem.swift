@@ -1,163 +1,185 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import LatchkeyPOSIX
 
-/// The file-system calls of the engine (POSIX through Glibc): creating files and directories with exact
-/// modes whatever the umask, refusing unsafe permissions, atomic no-replace renames, and fsync.
+/// The engine's file rules, over LatchkeyPOSIX: exact modes whatever the umask, no file or directory that
+/// another user could write, read or replace, companion files checked (or made) before SQLite opens them,
+/// atomic no-replace renames and fsync. Every failure is a `KeychainError` naming the path.
 enum FileSystem {
-    /// What `lstat` says about a path.
-    struct Status {
-        let mode: mode_t
-        let owner: uid_t
-        let size: Int64
-        var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
-        var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
-        var isSymbolicLink: Bool { mode & S_IFMT == S_IFLNK }
-        var permissions: mode_t { mode & 0o7777 }
-    }
-
-    static func status(_ path: String) -> Status? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return Status(mode: info.st_mode, owner: info.st_uid, size: Int64(info.st_size))
-    }
+    static func status(_ path: String) -> FileStatus? { FileStatus.of(path: path) }
 
     static func exists(_ path: String) -> Bool { status(path) != nil }
 
-    static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+    private static func io(_ what: String, _ path: String, _ error: Errno) -> KeychainError {
+        KeychainError(error == .noSpace ? .diskFull : .io, "cannot \(what) \(path): \(error)")
+    }
 
     /// Creates `path` and any missing parents with mode 0700 (set explicitly, so the umask cannot widen it).
     static func createPrivateDirectory(_ path: String) throws(KeychainError) {
         if let existing = status(path) {
-            guard existing.isDirectory else {
-                throw KeychainError(.io, "\(path) exists and is not a directory")
-            }
+            guard existing.kind == .directory else { throw KeychainError(.io, "\(path) exists and is not a directory") }
             return
         }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty, parent != path, !exists(parent) { try createPrivateDirectory(parent) }
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw KeychainError(.io, "cannot create directory \(path): \(errnoText())")
-        }
-        if chmod(path, 0o700) != 0 {
-            throw KeychainError(.io, "cannot set mode 0700 on \(path): \(errnoText())")
+        do {
+            try Files.makeDirectory(path, mode: 0o700)
+        } catch {
+            guard error == .fileExists else { throw io("create directory", path, error) }
         }
     }
 
-    /// Refuses a file or directory others could write (or replace), or that belongs to another user.
-    static func requireSafePermissions(_ path: String, what: String) throws(KeychainError) {
+    /// Refuses a keychain directory that another user could write — sticky or not: in a sticky directory
+    /// such as /tmp another user can still create the keychain's companion files before it does — or that
+    /// belongs to another user, or is a symbolic link. Every directory above it must belong to root or to
+    /// this user and be writable by no one else, unless it is sticky (then nobody else can rename what is in
+    /// it), so the directory cannot be swapped from above.
+    static func requirePrivateDirectory(_ path: String, what: String) throws(KeychainError) {
         guard let info = status(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
-        if info.isSymbolicLink {
-            throw KeychainError(.writePermission, "\(what) \(path) is a symbolic link; Latchkey opens real files only")
+        let me = CurrentProcess.effectiveUserID
+        guard info.kind == .directory else {
+            throw KeychainError(.writePermission, "\(what) \(path) is not a directory (a symbolic link?)")
         }
-        let sticky = info.permissions & mode_t(S_ISVTX) != 0
-        if info.permissions & 0o022 != 0 && !(info.isDirectory && sticky) {
-            let mode = String(info.permissions & 0o777, radix: 8)
+        guard !info.isWritableByOthers else {
             throw KeychainError(
                 .writePermission,
-                "\(what) \(path) is group- or world-writable (mode 0\(mode)); run chmod go-w on it")
+                "\(what) \(path) is group- or world-writable (mode \(info.octalPermissions)), sticky or not; keep keychains in a private directory (chmod 700)")
         }
-        let me = geteuid()
-        if me != 0 && info.owner != me && !(info.isDirectory && sticky) {
+        guard me == 0 || info.owner == me else {
             throw KeychainError(.writePermission, "\(what) \(path) belongs to another user (uid \(info.owner))")
         }
-    }
-
-    /// Creates a new file with mode 0600 holding `contents`, fails if it exists, and syncs it to disk.
-    static func createExclusiveFile(_ path: String, contents: Data) throws(KeychainError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST { throw KeychainError(.duplicateKeychain, "\(path) already exists") }
-            throw KeychainError(.io, "cannot create \(path): \(errnoText())")
-        }
-        var failure: KeychainError?
-        if fchmod(fd, 0o600) != 0 { failure = KeychainError(.io, "cannot set mode 0600 on \(path): \(errnoText())") }
-        if failure == nil {
-            failure = contents.withUnsafeBytes { bytes -> KeychainError? in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return KeychainError(errno == ENOSPC ? .diskFull : .io, "cannot write \(path): \(errnoText())")
-                    }
-                    offset += written
-                }
-                return nil
+        var ancestor = URL(fileURLWithPath: path).standardizedFileURL
+        while ancestor.path != "/" {
+            ancestor.deleteLastPathComponent()
+            guard let above = FileStatus.of(path: ancestor.path, followingLinks: true) else { continue }
+            guard above.owner == 0 || above.owner == me || me == 0 else {
+                throw KeychainError(
+                    .writePermission, "\(ancestor.path), above \(what) \(path), belongs to another user (uid \(above.owner))")
+            }
+            guard !above.isWritableByOthers || above.isSticky else {
+                throw KeychainError(
+                    .writePermission,
+                    "\(ancestor.path), above \(what) \(path), is writable by others (mode \(above.octalPermissions)), who could replace it")
             }
         }
-        if failure == nil && fsync(fd) != 0 { failure = KeychainError(.io, "cannot sync \(path): \(errnoText())") }
-        close(fd)
-        if let failure {
-            unlink(path)
-            throw failure
+    }
+
+    /// Refuses a file that another user could read or write (any group or other permission bit: it holds a
+    /// key or the sealed keybag, which a copy lets someone attack offline), that belongs to another user —
+    /// or, given `owner`, to anyone but that user (root too must not open a companion someone else made) —
+    /// or that is not a regular file.
+    static func requirePrivateFile(_ path: String, what: String, owner: UInt32? = nil) throws(KeychainError) {
+        guard let info = status(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
+        guard info.kind == .regular else {
+            throw KeychainError(
+                info.kind == .symbolicLink ? .writePermission : .invalidKeychain,
+                info.kind == .symbolicLink
+                    ? "\(what) \(path) is a symbolic link; Latchkey opens real files only" : "\(what) \(path) is not a regular file")
+        }
+        let me = CurrentProcess.effectiveUserID
+        guard owner.map({ info.owner == $0 }) ?? (me == 0 || info.owner == me) else {
+            throw KeychainError(.writePermission, "\(what) \(path) belongs to another user (uid \(info.owner))")
+        }
+        guard !info.isAccessibleByOthers else {
+            let how = info.isWritableByOthers ? "group- or world-writable" : "readable by others"
+            throw KeychainError(.writePermission, "\(what) \(path) is \(how) (mode \(info.octalPermissions)); run chmod 600 on it")
         }
     }
 
-    /// Reads a whole small file (at most `limit` bytes).
+    /// SQLite's companion files of a database (write-ahead log, shared memory): each one present must be a
+    /// private file of this user; each one missing is created empty with mode 0600, so that no one else can
+    /// have made it first (an empty log and an empty shared-memory file are what SQLite starts from).
+    /// Returns the ones it created, for `removeUnusedCompanions` when the open fails after all.
+    @discardableResult
+    static func prepareCompanions(of path: String) throws(KeychainError) -> [String] {
+        let owner = status(path)?.owner ?? CurrentProcess.effectiveUserID
+        var made: [String] = []
+        for companion in [path + "-wal", path + "-shm"] {
+            let created: Bool
+            do {
+                created = try Files.createEmptyIfAbsent(companion)
+            } catch {
+                removeUnusedCompanions(made)
+                throw io("create", companion, error)
+            }
+            if created {
+                made.append(companion)
+            } else {
+                try requirePrivateFile(companion, what: "the keychain's companion file", owner: owner)
+            }
+        }
+        return made
+    }
+
+    /// Removes companion files `prepareCompanions` made that are still empty, so a refused file is left as
+    /// it was found.
+    static func removeUnusedCompanions(_ paths: [String]) {
+        for path in paths where status(path)?.size == 0 {
+            try? Files.remove(path)  // Cleanup of an empty file this process made; left if it cannot go.
+        }
+    }
+
+    /// Creates a new file with mode 0600 holding `contents`, fails if anything is at `path`, and syncs it.
+    static func createExclusiveFile(_ path: String, contents: Data) throws(KeychainError) {
+        do {
+            try Files.createExclusive(path, contents: [UInt8](contents))
+        } catch {
+            if error == .fileExists { throw KeychainError(.duplicateKeychain, "\(path) already exists") }
+            throw io("create", path, error)
+        }
+    }
+
+    /// Reads a whole small regular file (at most `limit` bytes; more is `errSecInvalidKeychain`).
     static func readSmallFile(_ path: String, limit: Int) throws(KeychainError) -> Data {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw KeychainError(.io, "cannot open \(path): \(errnoText())") }
-        defer { close(fd) }
-        var buffer = Data(count: limit + 1)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, limit + 1) }
-        guard count >= 0 else { throw KeychainError(.io, "cannot read \(path): \(errnoText())") }
-        guard count <= limit else { throw KeychainError(.invalidKeychain, "\(path) is larger than expected") }
-        return buffer.prefix(count)
+        do {
+            return Data(try Files.read(path, limit: limit))
+        } catch {
+            switch error {
+            case .tooLarge: throw KeychainError(.invalidKeychain, "\(path) is larger than expected")
+            case .notRegularFile: throw KeychainError(.invalidKeychain, "\(path) is not a regular file")
+            case .system(let failure): throw io("read", path, failure)
+            }
+        }
     }
 
     /// Reads the first `count` bytes of a file (fewer if it is shorter).
     static func readPrefix(_ path: String, count: Int) throws(KeychainError) -> Data {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw KeychainError(.io, "cannot open \(path): \(errnoText())") }
-        defer { close(fd) }
-        var buffer = Data(count: count)
-        var total = 0
-        while total < count {
-            let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, count - total) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw KeychainError(.io, "cannot read \(path): \(errnoText())")
-            }
-            if got == 0 { break }
-            total += got
+        do {
+            return Data(try Files.readPrefix(path, count: count))
+        } catch {
+            throw io("read", path, error)
         }
-        return buffer.prefix(total)
     }
 
     /// Gives `source` the name `destination` unless `destination` exists (hard link, then unlink), so a
-    /// half-made file never appears under the final name and an existing keychain is never replaced.
+    /// half-made file never appears under the final name and an existing file is never replaced.
     static func moveNoReplace(_ source: String, to destination: String) throws(KeychainError) {
-        if link(source, destination) != 0 {
-            let code = errno
-            if code == EEXIST { throw KeychainError(.duplicateKeychain, "\(destination) already exists") }
-            throw KeychainError(.io, "cannot create \(destination): \(errnoText(code))")
+        do {
+            try Files.link(source, to: destination)
+        } catch {
+            if error == .fileExists { throw KeychainError(.duplicateKeychain, "\(destination) already exists") }
+            throw io("create", destination, error)
         }
-        unlink(source)
+        try? Files.remove(source)  // The new name is in place; a temporary name left behind holds nothing new.
     }
 
     /// Replaces `destination` with `source` atomically (rename).
     static func replace(_ destination: String, with source: String) throws(KeychainError) {
-        if rename(source, destination) != 0 {
-            throw KeychainError(.io, "cannot rename to \(destination): \(errnoText())")
+        do {
+            try Files.rename(source, to: destination)
+        } catch {
+            throw io("rename to", destination, error)
         }
     }
 
-    /// Makes a directory's entries (new names, removed names) durable.
-    static func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }  // Best effort: some file systems do not allow opening directories.
-        _ = fsync(fd)  // Result ignored for the same reason; the file contents themselves were synced.
-        close(fd)
-    }
+    /// Makes a directory's entries (new names, removed names) durable (best effort).
+    static func syncDirectory(_ path: String) { Files.syncDirectory(path) }
 
     /// Removes a file; a missing file is not an error.
     static func removeFile(_ path: String) throws(KeychainError) {
-        if unlink(path) != 0 && errno != ENOENT {
-            throw KeychainError(.io, "cannot remove \(path): \(errnoText())")
+        do {
+            try Files.remove(path)
+        } catch {
+            throw io("remove", path, error)
         }
     }
 }

@@ -30,17 +30,3 @@ public struct KeyDerivation: Hashable, Sendable, CustomStringConvertible {
     /// `Argon2id, 64 MiB, 3 passes`.
     public var description: String { parameters.description }
 }
-
-/// Keychain settings stored in the file (not secret), enforced by the agent.
-public struct KeychainSettings: Hashable, Sendable {
-    /// Lock after this many seconds without use; nil for never.
-    public var autoLockAfterSeconds: Int?
-    /// Lock when the system sleeps.
-    public var lockOnSleep: Bool
-
-    /// Creates settings.
-    public init(autoLockAfterSeconds: Int? = nil, lockOnSleep: Bool = false) {
-        self.autoLockAfterSeconds = autoLockAfterSeconds
-        self.lockOnSleep = lockOnSleep
-    }
-}

@@ -67,6 +67,12 @@ public enum KeychainBackup {
         return try parsePayload(payload)
     }
 
+    /// The key derivation a backup asks for, read from its header without deriving anything — so a caller
+    /// can refuse (or ask before) spending more memory and time on it than its own keychain needs.
+    public static func keyDerivation(of backup: Data) throws(KeychainError) -> KeyDerivation {
+        KeyDerivation(try parseHeader(backup).kdf.parameters)
+    }
+
     /// Checks everything before the key derivation: size, magic, format and KDF parameters within bounds.
     /// Returns the header (the associated data of the sealed payload) and the KDF record.
     static func parseHeader(_ backup: Data) throws(KeychainError) -> (header: Data, kdf: KDFRecord) {

@@ -90,9 +90,7 @@ extension KeychainDatabase {
 
     /// Stores new settings.
     public func updateSettings(_ settings: KeychainSettings) throws(KeychainError) {
-        if let seconds = settings.autoLockAfterSeconds, seconds <= 0 {
-            throw KeychainError.param("the auto-lock timeout must be a positive number of seconds")
-        }
+        try settings.validate()
         try mappingStorageErrors {
             try queue.write { db in
                 if let seconds = settings.autoLockAfterSeconds {

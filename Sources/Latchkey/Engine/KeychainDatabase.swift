@@ -1,5 +1,6 @@
 import Foundation
 internal import LatchkeyCrypto
+import LatchkeyPOSIX
 internal import LatchkeyStorage
 
 /// An open keychain: the encrypted item store with Apple's Keychain Services semantics.
@@ -43,8 +44,9 @@ public final class KeychainDatabase: Sendable {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         try FileSystem.createPrivateDirectory(directory)
-        try FileSystem.requireSafePermissions(directory, what: "keychain directory")
+        try FileSystem.requirePrivateDirectory(directory, what: "keychain directory")
         if FileSystem.exists(path) { throw KeychainError(.duplicateKeychain, "\(path) already exists") }
+        removeAbandonedCreations(of: path)
 
         let material = KeyMaterial.generate()
         let keychainID = SecureRandom.bytes(16)
@@ -52,10 +54,10 @@ public final class KeychainDatabase: Sendable {
         let master = try kdf.deriveMasterKey(from: passphrase)
         let deviceKey = SecureBytes(randomCount: AEAD.keyLength)
 
-        let temporary = directory + "/." + url.lastPathComponent + ".creating-"
-            + SecureRandom.bytes(6).map { String(format: "%02x", $0) }.joined()
+        let temporary = creationPrefix(of: path) + "\(CurrentProcess.id)-" + Hex.encode(SecureRandom.bytes(6))
         try FileSystem.createExclusiveFile(temporary, contents: Data())
         do {
+            try FileSystem.prepareCompanions(of: temporary)
             try mappingStorageErrors {
                 let connection = try Connection(path: temporary, mode: .readWrite)
                 try configure(connection, inMemory: false)
@@ -67,6 +69,9 @@ public final class KeychainDatabase: Sendable {
                 }
             }  // The connection closes here: SQLite checkpoints and removes the temporary WAL.
             try FileSystem.moveNoReplace(temporary, to: path)
+            for suffix in ["-wal", "-shm"] {
+                try? FileSystem.removeFile(temporary + suffix)  // SQLite removed them at close; nothing is lost if not.
+            }
         } catch {
             for suffix in ["", "-wal", "-shm"] {
                 try? FileSystem.removeFile(temporary + suffix)  // Cleanup; the original error is reported.
@@ -89,10 +94,21 @@ public final class KeychainDatabase: Sendable {
     public static func open(at path: String) throws(KeychainError) -> KeychainDatabase {
         guard FileSystem.exists(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        try FileSystem.requireSafePermissions(directory, what: "keychain directory")
-        try FileSystem.requireSafePermissions(path, what: "keychain file")
+        try FileSystem.requirePrivateDirectory(directory, what: "keychain directory")
+        try FileSystem.requirePrivateFile(path, what: "keychain file")
         try KeychainHeader.check(path: path)
+        let madeCompanions = try FileSystem.prepareCompanions(of: path)
+        do {
+            return try openPrepared(at: path)
+        } catch {
+            // Not a keychain at all: leave the file as it was found. (Any other failure may be a moment of
+            // contention with a process that is opening it too and already uses the files made here.)
+            if error.status == .invalidKeychain { FileSystem.removeUnusedCompanions(madeCompanions) }
+            throw error
+        }
+    }
 
+    private static func openPrepared(at path: String) throws(KeychainError) -> KeychainDatabase {
         let connection: Connection
         do {
             connection = try Connection(path: path, mode: .readWrite)
@@ -160,7 +176,26 @@ public final class KeychainDatabase: Sendable {
 
     /// The files that belong to a keychain besides the database itself.
     public static func companionPaths(of path: String) -> [String] {
-        [path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path)]
+        [path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path), path + ".agent-lock"]
+    }
+
+    /// A new keychain is built under `.<name>.creating-<pid>-<random>` and renamed into place when whole.
+    private static func creationPrefix(of path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().path + "/." + url.lastPathComponent + ".creating-"
+    }
+
+    /// Removes what a creation of `path` left behind when its process died half-way (its pid is gone).
+    private static func removeAbandonedCreations(of path: String) {
+        let prefix = creationPrefix(of: path)
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let start = URL(fileURLWithPath: prefix).lastPathComponent
+        for name in Files.entries(of: directory) ?? [] where name.hasPrefix(start) {
+            let rest = name.dropFirst(start.count)
+            guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }), !Processes.exists(pid) else { continue }
+            // Cleanup of a dead process's half-made file: one that cannot be removed is simply left.
+            try? FileSystem.removeFile(directory + "/" + name)
+        }
     }
 
     /// Checks that an open connection is a keychain this code reads (application id, format version,

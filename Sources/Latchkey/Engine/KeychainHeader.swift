@@ -9,7 +9,7 @@ enum KeychainHeader {
         guard let info = FileSystem.status(path) else {
             throw KeychainError(.noSuchKeychain, "\(path) does not exist")
         }
-        guard info.isRegularFile else {
+        guard info.kind == .regular else {
             throw KeychainError(.invalidKeychain, "\(path) is not a regular file")
         }
         guard info.size > 0 else { throw KeychainError(.invalidKeychain, "\(path) is empty") }

@@ -1,8 +1,6 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 internal import LatchkeyStorage
+import LatchkeyPOSIX
 
 /// What a keychain file looks like from the outside, read without the passphrase and without writing:
 /// for `latchkey doctor` and `show-keychain-info`.
@@ -35,7 +33,7 @@ extension KeychainDatabase {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let devicePath = DeviceKeyFile.path(forKeychain: path)
         let info = FileSystem.status(path)
-        let me = geteuid()
+        let me = CurrentProcess.effectiveUserID
         var problem: KeychainError?
         var version: Int?
         var derivation: KeyDerivation?

@@ -39,4 +39,19 @@ public struct CallerIdentity: Hashable, Sendable, CustomStringConvertible {
     public var defaultGroup: String? { accessGroups.first { $0 != Self.wildcardGroup } }
 
     public var description: String { "\(applicationIdentifier) \(accessGroups)" }
+
+    /// Checks a name used as an application identifier or an access group: not empty, at most 1,024 bytes,
+    /// no control characters, and not the wildcard `"*"` — which a program gets only when someone grants it
+    /// by name (`latchkey register-application --wildcard`), never from a file name or a default.
+    /// `errSecParam` otherwise, naming `what` the name is.
+    public static func validate(name: String, as what: String) throws(KeychainError) {
+        guard !name.isEmpty else { throw KeychainError.param("\(what) must not be empty") }
+        guard name != wildcardGroup else {
+            throw KeychainError.param("\(what) cannot be \"*\": the wildcard group is granted only explicitly")
+        }
+        guard name.utf8.count <= 1_024 else { throw KeychainError.param("\(what) is longer than 1024 bytes") }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw KeychainError.param("\(what) contains a control character")
+        }
+    }
 }

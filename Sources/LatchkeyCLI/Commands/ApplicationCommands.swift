@@ -30,12 +30,20 @@ enum ApplicationCommands {
             throw CommandFailure(message: "\(executable) is not an executable file")
         }
         let identifier = arguments.value("app-id") ?? URL(fileURLWithPath: executable).lastPathComponent
+        // A name taken from a file is checked like a given one: a program called "*" gets no wildcard.
+        try CallerIdentity.validate(name: identifier, as: arguments.has("app-id") ? "--app-id" : "the executable's name (give --app-id)")
         var groups = arguments.allValues("access-group")
+        for group in groups {
+            guard group != CallerIdentity.wildcardGroup else {
+                throw UsageError(message: "--access-group cannot be \"*\"; --wildcard grants every group")
+            }
+            try CallerIdentity.validate(name: group, as: "--access-group")
+        }
         if groups.isEmpty { groups = [identifier] }
         if arguments.has("wildcard") { groups.append(CallerIdentity.wildcardGroup) }
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
         let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
-        if let client = AgentAccess.client(for: path, context: context) {
+        if let client = try AgentAccess.client(for: path, context: context) {
             _ = try client.send(.register(passphrase: passphraseBytes(passphrase), executablePath: executable,
                                           applicationIdentifier: identifier, accessGroups: groups)).result()
         } else {
@@ -52,9 +60,8 @@ enum ApplicationCommands {
     static let unregister = Command(
         "unregister-application", synopsis: "executable [keychain]", summary: "Remove a program's registration.",
         details: """
-            Removes the registration of the program at the given path; it then runs as an unregistered program \
-            (an access group named after its file name, or refused when that name belongs to a registered \
-            application). Needs the keychain passphrase.
+            Removes the registration of the program at the given path; the agent then serves it nothing, and it \
+            opens the keychain itself with the passphrase, as when no agent runs. Needs the keychain passphrase.
             """,
         options: passphraseOptions, positionals: 1...2
     ) { arguments, context in
@@ -62,7 +69,7 @@ enum ApplicationCommands {
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
         let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
         let removed: Bool
-        if let client = AgentAccess.client(for: path, context: context) {
+        if let client = try AgentAccess.client(for: path, context: context) {
             removed = try client.send(.unregister(passphrase: passphraseBytes(passphrase), executablePath: executable)).result()
                 == .boolean(true)
         } else {
@@ -85,7 +92,7 @@ enum ApplicationCommands {
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         let registrations: [ApplicationRegistration]
-        if let client = AgentAccess.client(for: path, context: context) {
+        if let client = try AgentAccess.client(for: path, context: context) {
             guard case .array(let values)? = try client.send(.listRegistrations).result() else { return 0 }
             registrations = values.compactMap { value in
                 guard case .dictionary(let fields) = value, case .string(let path)? = fields["path"],

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPOSIX
 
 /// export and import: an encrypted backup of a keychain for moving it to another machine.
 enum BackupCommands {
@@ -27,6 +28,28 @@ enum BackupCommands {
         return Passphrase(bytes: first)
     }
 
+    /// Creates `path` with `contents`: written under a temporary name created 0600 with O_EXCL|O_NOFOLLOW,
+    /// synced, then hard-linked to `path`, which fails if anything is there (a file someone created meanwhile
+    /// is never replaced, and a kill at any moment leaves at most a private temporary file).
+    static func writeNew(_ path: String, contents: Data) throws {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/." + url.lastPathComponent + ".writing-\(CurrentProcess.id)-" + Hex.encode((0..<6).map { _ in UInt8.random(in: 0...255) })
+        do {
+            try Files.createExclusive(temporary, contents: [UInt8](contents))
+        } catch {
+            throw KeychainError(error == .noSpace ? .diskFull : .io, "cannot create \(temporary): \(error)")
+        }
+        defer { try? Files.remove(temporary) }  // Linked or not, the temporary name goes; a leftover is 0600.
+        do {
+            try Files.link(temporary, to: path)
+        } catch {
+            if error == .fileExists { throw CommandFailure(message: "\(path) already exists; choose a new file name") }
+            throw KeychainError(.io, "cannot create \(path): \(error)")
+        }
+        Files.syncDirectory(directory)
+    }
+
     static let export = Command(
         "export", synopsis: "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain]",
         summary: "Write an encrypted backup of a keychain.",
@@ -35,7 +58,9 @@ enum BackupCommands {
             to another machine. The backup has its own passphrase (asked for twice, or read from \
             --backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE), turned into a key with Argon2id; the items \
             are sealed with XChaCha20-Poly1305. Items whose accessibility is "this device only" stay behind \
-            unless --include-this-device-only is given. The file is created with mode 0600 and never overwritten.
+            unless --include-this-device-only is given. The file is written under a temporary name created \
+            with mode 0600, synced, then linked to its name: it never exists half-written or readable by \
+            others, and an existing file is never replaced.
             """,
         options: [
             OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
@@ -43,7 +68,7 @@ enum BackupCommands {
         ] + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
         guard let output = arguments.value("output") else { throw UsageError(message: "-o file is required") }
-        guard !FileManager.default.fileExists(atPath: output) else {
+        guard FileStatus.of(path: output) == nil else {
             throw CommandFailure(message: "\(output) already exists; choose a new file name")
         }
         let path = context.keychainPath(arguments.positionals.first)
@@ -69,10 +94,9 @@ enum BackupCommands {
                 items.append(KeychainBackup.Item(itemClass: item.itemClass, attributes: item.attributes, data: item.data))
             }
         }
-        let backup = try KeychainBackup.seal(items, passphrase: backupPassphrase(arguments, context: context, confirm: true))
-        guard FileManager.default.createFile(atPath: output, contents: backup, attributes: [.posixPermissions: 0o600]) else {
-            throw CommandFailure(message: "cannot create \(output)")
-        }
+        var backup = try KeychainBackup.seal(items, passphrase: backupPassphrase(arguments, context: context, confirm: true))
+        defer { wipe(&backup) }
+        try writeNew(output, contents: backup)
         context.stderr.line("exported \(items.count) items to \(output)"
             + (leftBehind > 0 ? "; left \(leftBehind) this-device-only items behind (--include-this-device-only takes them)" : ""))
         return 0
@@ -86,11 +110,16 @@ enum BackupCommands {
             all of them or, on any error, none. An item whose primary key is already taken is skipped (the \
             default), replaces the existing one (--on-conflict replace), or replaces it only when the backup's \
             copy was modified later (--on-conflict newer). It reports how many items it added, updated and \
-            skipped. A wrong backup passphrase or a damaged backup changes nothing.
+            skipped. A wrong backup passphrase or a damaged backup changes nothing. A backup that asks for a \
+            costlier key derivation than the keychain's own (or the default, if that is more) is refused unless \
+            --allow-expensive-kdf is given or the question on the terminal is answered yes: a crafted file could \
+            otherwise tie up gigabytes of memory for minutes.
             """,
         options: [
             OptionSpec("i", "input", .required, value: "file", "The backup file to read."),
             OptionSpec(nil, "on-conflict", .required, value: "policy", "skip (the default), replace, or newer."),
+            OptionSpec(nil, "allow-expensive-kdf",
+                       "Derive the backup's key even when it asks for more memory or passes than the keychain's own."),
         ] + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
         guard let input = arguments.value("input") else { throw UsageError(message: "-i file is required") }
@@ -98,15 +127,46 @@ enum BackupCommands {
         guard let policy = ConflictPolicy(rawValue: policyName) else {
             throw UsageError(message: "--on-conflict takes skip, replace or newer, not '\(policyName)'")
         }
-        guard let backup = FileManager.default.contents(atPath: input) else {
-            throw CommandFailure(message: "cannot read \(input)")
-        }
-        let items = try KeychainBackup.open(backup, passphrase: backupPassphrase(arguments, context: context, confirm: false))
+        let backup = try readBackup(input)
         let path = context.keychainPath(arguments.positionals.first)
-        let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+        let keychain = try KeychainDatabase.open(at: path)
+        try checkCost(of: backup, against: keychain, arguments: arguments, context: context)
+        let items = try KeychainBackup.open(backup, passphrase: backupPassphrase(arguments, context: context, confirm: false))
+        try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
         let summary = try keychain.restore(items, onConflict: policy,
                                            caller: commandLineCaller(group: nil, environment: context.environment))
         context.stdout.line("added \(summary.added), updated \(summary.updated), skipped \(summary.skipped)")
         return 0
+    }
+
+    /// The backup file's bytes: a regular file no larger than a backup can be, checked before reading.
+    static func readBackup(_ path: String) throws -> Data {
+        do {
+            return Data(try Files.read(path, limit: KeychainBackup.maximumBytes))
+        } catch {
+            switch error {
+            case .tooLarge(let size):
+                throw KeychainError.param("\(path) has \(size) bytes; a backup has at most \(KeychainBackup.maximumBytes >> 30) GiB")
+            case .notRegularFile: throw KeychainError.param("\(path) is not a regular file")
+            case .system(let failure): throw CommandFailure(message: "cannot read \(path): \(failure)")
+            }
+        }
+    }
+
+    /// Refuses, unless confirmed, a backup whose key derivation costs more memory or passes than the larger
+    /// of the keychain's own and the default.
+    static func checkCost(of backup: Data, against keychain: KeychainDatabase, arguments: ParsedArguments, context: CLIContext) throws {
+        let asked = try KeychainBackup.keyDerivation(of: backup)
+        let own = try keychain.keyDerivation
+        let memory = max(own.memoryBytes, KeyDerivation.default.memoryBytes)
+        let passes = max(own.passes, KeyDerivation.default.passes)
+        guard asked.memoryBytes > memory || asked.passes > passes, !arguments.has("allow-expensive-kdf") else { return }
+        let question = "the backup asks for a key derivation of \(asked), more than this keychain's \(own)"
+        if context.interactive, let answer = Terminal.readAnswer(prompt: "latchkey: import: \(question). Derive it anyway? [y/N] "),
+            ["y", "yes"].contains(answer.lowercased())
+        {
+            return
+        }
+        throw KeychainError.param("\(question); pass --allow-expensive-kdf to derive it anyway")
     }
 }

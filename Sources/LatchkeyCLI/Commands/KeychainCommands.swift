@@ -236,7 +236,7 @@ enum KeychainCommands {
         guard FileManager.default.fileExists(atPath: path) || arguments.has("a") else {
             throw KeychainError(.noSuchKeychain, "\(path) does not exist")
         }
-        if let client = AgentAccess.client(for: path, context: context) {
+        if let client = try AgentAccess.client(for: path, context: context) {
             _ = try client.send(.lock).result()
             return 0
         }
@@ -295,13 +295,12 @@ enum KeychainCommands {
     ) { arguments, context in
         var seconds: Int?
         if let text = arguments.value("t") {
-            guard let value = Int(text), value > 0 else {
-                throw UsageError(message: "-t needs a positive number of seconds, not '\(text)'")
-            }
+            // Its bounds are the keychain's to check: the same error through the agent and without it.
+            guard let value = Int(text) else { throw UsageError(message: "-t needs a positive number of seconds, not '\(text)'") }
             seconds = value
         }
         let path = context.keychainPath(arguments.positionals.first)
-        if let client = AgentAccess.client(for: path, context: context) {
+        if let client = try AgentAccess.client(for: path, context: context) {
             let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")
             _ = try client.send(.updateSettings(passphrase: passphraseBytes(passphrase), autoLockAfterSeconds: seconds,
                                                 lockOnSleep: arguments.has("l"))).result()

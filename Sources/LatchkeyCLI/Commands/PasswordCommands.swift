@@ -143,8 +143,11 @@ enum PasswordCommands {
             if arguments.has("A") || arguments.has("T") {
                 context.warning("-A and -T are ignored: Latchkey grants access by access group (--access-group), not by application")
             }
-            let secret = try SecretInput.read(arguments, passwordKeys: passwordKeys, context: context)
+            // The store first: the agent identifies this program when it connects, before the secret is read
+            // (reading it makes the process not dumpable, and the agent cannot look at such a process).
             let store = try ItemStore.open(arguments, context: context, group: arguments.value("access-group"))
+            var secret = try SecretInput.read(arguments, passwordKeys: passwordKeys, context: context)
+            defer { wipe(&secret) }
             var item = dictionary(kind.itemClass, attributes)
             item[SecKey.valueData] = secret
             let update = arguments.has("U")
@@ -237,7 +240,8 @@ enum PasswordCommands {
         ) { arguments, context in
             let path = context.keychainPath(arguments.positionals.first)
             let item = try findFirst(arguments, kind: kind, store: ItemStore.open(arguments, context: context, group: nil))
-            let secret = Array(item.data ?? Data())
+            var secret = Array(item.data ?? Data())
+            defer { wipe(&secret) }
             if arguments.has("w") {
                 context.stdout.line(PrintBuffer.passwordOnly(secret))
                 return 0

@@ -1,20 +1,19 @@
 import Foundation
 import Latchkey
-#if canImport(Glibc)
-import Glibc
-#endif
+import LatchkeyPOSIX
 
 /// The CLI's use of the agent: find it, start it on demand, and decide whether item commands go through it.
 enum AgentAccess {
-    /// A connection to the agent serving `path`, or nil when none runs.
-    static func client(for path: String, context: CLIContext) -> AgentClient? {
-        AgentClient.connect(keychainPath: URL(fileURLWithPath: path).standardizedFileURL.path, environment: context.environment)
+    /// A connection to the agent serving `path`, or nil when none runs; `errSecWrPerm` when the socket found
+    /// is not safe to send anything to (see `AgentLocation`).
+    static func client(for path: String, context: CLIContext) throws -> AgentClient? {
+        try AgentClient.connect(keychainPath: URL(fileURLWithPath: path).standardizedFileURL.path, environment: context.environment)
     }
 
     /// The agent executable: beside this one, else on the PATH.
     static func agentExecutable(context: CLIContext) -> String? {
         // No /proc (or an unreadable link): the path this program was started by is the next best guess.
-        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let own = Processes.executablePath(of: CurrentProcess.id) ?? CommandLine.arguments[0]
         let beside = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("latchkeyd").path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
         for directory in (context.environment["PATH"] ?? "").split(separator: ":") {
@@ -24,40 +23,30 @@ enum AgentAccess {
         return nil
     }
 
-    /// Starts `latchkeyd` for `path` in its own session (detached from this terminal) and waits for it.
+    /// Variables the agent must never start with: it gets the passphrase over its socket, once.
+    static let secretVariables = [PassphraseSource.environmentVariable, "LATCHKEY_BACKUP_PASSPHRASE"]
+
+    /// Starts `latchkeyd` for `path` in its own session (detached from this terminal, holding none of this
+    /// command's descriptors, without the passphrase variables) and waits for it to listen.
     static func start(for path: String, context: CLIContext) throws -> AgentClient {
         guard let executable = agentExecutable(context: context) else {
             throw CommandFailure(message: "latchkeyd was not found beside latchkey or on the PATH")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        // The agent outlives this command: it must not keep any of its descriptors (a parent waiting for this
-        // command's output, or for its end, would wait for the agent's).
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []  // No /proc: nothing to close.
-        for fd in names.compactMap({ Int32($0) }) where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID: its own session.
-        let words: [String] = [executable, "--keychain", path]
-        let argv = words.map { strdup($0) } + [nil]
-        let envp = context.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        let environment = context.environment.filter { !secretVariables.contains($0.key) }
+        let pid: Int32
+        do {
+            // The agent outlives this command: it must not keep any of its descriptors (a parent waiting for
+            // this command's output, or for its end, would wait for the agent's).
+            pid = try Spawn.start(executable, ["--keychain", path], environment: environment,
+                                  options: Spawn.Options(newSession: true, closeInheritedDescriptors: true))
+        } catch {
+            throw CommandFailure(message: "cannot start \(executable): \(error)")
         }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, &attributes, argv, envp) == 0 else {
-            throw CommandFailure(message: "cannot start \(executable)")
-        }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let client = client(for: path, context: context) { return client }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                throw CommandFailure(message: "latchkeyd exited at once (status \((status >> 8) & 0xFF)); run it with --verbose to see why")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let client = try client(for: path, context: context) { return client }
+            if case .exited(let status)? = Spawn.poll(pid) {
+                throw CommandFailure(message: "latchkeyd exited at once (status \(status)); run it with --verbose to see why")
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -77,9 +66,11 @@ struct ItemStore {
         let path = context.keychainPath(arguments.positionals.first)
         // An agent that cannot answer its status (going away, an old protocol) is not used: the CLI opens the
         // keychain itself, with the same results and statuses.
-        if let client = AgentAccess.client(for: path, context: context), (try? client.status().isRegistered) == true {
+        if let client = try AgentAccess.client(for: path, context: context), (try? client.status().isRegistered) == true {
+            context.protectMemory()  // Identified by the agent already: from now on no one may look inside.
             return ItemStore(backend: AgentBackend(client: client), unlock: nil)
         }
+        context.protectMemory()
         let keychain = try KeychainDatabase.open(at: path)
         let backend = DatabaseBackend(database: keychain, caller: commandLineCaller(group: group, environment: context.environment))
         return ItemStore(backend: backend) {

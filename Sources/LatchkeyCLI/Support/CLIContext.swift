@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPOSIX
 
 /// Where a command's output goes. The real tool writes to the process's standard streams; tests and the
 /// fuzzer capture it.
@@ -41,12 +42,32 @@ final class CLIContext {
     let interactive: Bool
     /// The command being run (for messages).
     var commandName = "latchkey"
+    /// Whether this is the real `latchkey` process, which makes itself not dumpable before it handles a
+    /// passphrase or a secret (tests and the fuzzer run commands in their own process and set false).
+    let guardsMemory: Bool
+    private var memoryProtected = false
 
-    init(environment: [String: String], stdout: any OutputSink, stderr: any OutputSink, interactive: Bool) {
+    init(environment: [String: String], stdout: any OutputSink, stderr: any OutputSink, interactive: Bool,
+         guardsMemory: Bool = false) {
         self.environment = environment
         self.stdout = stdout
         self.stderr = stderr
         self.interactive = interactive
+        self.guardsMemory = guardsMemory
+    }
+
+    /// Makes the process not dumpable (once), as gpg does: no other process of the user can read the
+    /// passphrase or a secret out of its memory. Called before the first passphrase or secret is read — and
+    /// after the agent has identified this program, since the agent cannot look at a process that is not
+    /// dumpable (core files are off from the start: see `LatchkeyCommandLine.main`).
+    func protectMemory() {
+        guard guardsMemory, !memoryProtected else { return }
+        memoryProtected = true
+        do {
+            try Processes.setNotDumpable()
+        } catch {
+            warning("cannot protect this process's memory from other processes (\(error))")
+        }
     }
 
     /// `latchkey: <command>: <message>` on standard error.
@@ -64,7 +85,8 @@ final class CLIContext {
 
     /// Reads a hidden line on the terminal, or fails with errSecInteractionNotAllowed when there is none.
     func prompt(_ text: String) throws -> [UInt8] {
-        guard interactive, let bytes = TerminalInput.readHidden(prompt: text) else {
+        protectMemory()
+        guard interactive, let bytes = Terminal.readHidden(prompt: text) else {
             throw KeychainError(
                 .interactionNotAllowed,
                 "no terminal to prompt on; use --passphrase-fd, a key file, or \(PassphraseSource.environmentVariable)")
@@ -74,6 +96,7 @@ final class CLIContext {
 
     /// The keychain passphrase from `--passphrase-fd`, `--passphrase-file`, `LATCHKEY_PASSPHRASE`, or a prompt.
     func passphrase(_ arguments: ParsedArguments, prompt text: String) throws -> Passphrase {
+        protectMemory()
         if let fd = arguments.value("passphrase-fd") {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--passphrase-fd needs a file descriptor number, not '\(fd)'")
@@ -84,7 +107,9 @@ final class CLIContext {
         if environment[PassphraseSource.environmentVariable] != nil {
             return try PassphraseSource.environment.read(environment: environment)
         }
-        return Passphrase(bytes: try prompt(text))
+        var typed = try prompt(text)
+        defer { wipe(&typed) }
+        return Passphrase(bytes: typed)
     }
 
     /// Opens the keychain at `path` and unlocks it.
@@ -94,6 +119,14 @@ final class CLIContext {
         return keychain
     }
 }
+
+/// Overwrites bytes that held a passphrase or a secret.
+func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+}
+
+/// Overwrites data that held a passphrase or a secret.
+func wipe(_ data: inout Data) { data.resetBytes(in: 0..<data.count) }
 
 /// Options every command that unlocks a keychain accepts.
 let passphraseOptions = [

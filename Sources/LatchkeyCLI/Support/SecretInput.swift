@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPOSIX
 
 /// The secret of an item being added: `-w value` (visible to other users, so warned about), `-w` as the
 /// last word (prompted twice), `-X hex`, `--password-fd`, `--password-stdin`, or empty.
@@ -36,26 +37,44 @@ enum SecretInput {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--password-fd needs a file descriptor number, not '\(fd)'")
             }
-            return dropFinalNewline(try TerminalInput.readAll(fileDescriptor: descriptor, limit: ItemLimits.maximumDataBytes + 1))
+            return dropFinalNewline(try readAll(descriptor))
         }
         if arguments.has("password-stdin") {
-            return dropFinalNewline(try TerminalInput.readAll(fileDescriptor: 0, limit: ItemLimits.maximumDataBytes + 1))
+            return dropFinalNewline(try readAll(0))
         }
         return Data()
     }
 
     private static func promptTwice(_ context: CLIContext) throws -> Data {
         for _ in 0..<3 {
-            let first = try context.prompt("password data for new item: ")
-            let second = try context.prompt("retype password for new item: ")
+            var first = try context.prompt("password data for new item: ")
+            var second = try context.prompt("retype password for new item: ")
+            defer {
+                wipe(&first)
+                wipe(&second)
+            }
             if first == second { return Data(first) }
             context.stderr.line("passwords don't match")
         }
         throw CommandFailure(message: "the passwords did not match three times")
     }
 
+    /// Everything on a descriptor, up to one byte more than an item's data may hold (which the keychain then
+    /// refuses with its own message).
+    private static func readAll(_ fd: Int32) throws -> [UInt8] {
+        do throws(Terminal.ReadAllFailure) {
+            return try Terminal.readAll(fd, limit: ItemLimits.maximumDataBytes + 1)
+        } catch {
+            switch error {
+            case .tooLarge: throw KeychainError.param("more than \(ItemLimits.maximumDataBytes + 1) bytes on file descriptor \(fd)")
+            case .system(let failure): throw KeychainError(.io, "cannot read file descriptor \(fd): \(failure)")
+            }
+        }
+    }
+
     private static func dropFinalNewline(_ bytes: [UInt8]) -> Data {
         var bytes = bytes
+        defer { wipe(&bytes) }
         if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         return Data(bytes)

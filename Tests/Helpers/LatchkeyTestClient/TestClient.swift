@@ -28,7 +28,7 @@ public enum TestClient {
             case "shared-get" where arguments.count == 4:
                 say(try Keychain(service: arguments[1], accessGroup: arguments[3]).string(forKey: arguments[2]) ?? "<nil>")
             case "status":
-                guard let client = AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
+                guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
                     say("no agent")
                     return 0
                 }
@@ -54,7 +54,14 @@ public enum TestClient {
                     say("cannot connect")
                     return 0
                 }
-                try stream.send(AgentRequest.hello(keychainPath: KeychainLocation.defaultPath()).encoded(id: 1))
+                // The agent greets a process it serves; it refuses any other with a response instead.
+                let first = try stream.receive()
+                guard let greeting = try? AgentGreeting.decode(first) else {
+                    let response = try AgentResponse.decode(first)
+                    say("\(response.status.rawValue) \(response.detail ?? "")")
+                    return 0
+                }
+                try stream.send(AgentRequest.hello(keychainPath: KeychainLocation.defaultPath(), challenge: greeting.challenge).encoded(id: 1))
                 let response = try AgentResponse.decode(try stream.receive())
                 say("\(response.status.rawValue) \(response.detail ?? "")")
             default:

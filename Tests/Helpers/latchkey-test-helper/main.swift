@@ -88,6 +88,12 @@ case "create-with-umask":
         _ = try KeychainDatabase.create(at: arguments[2], passphrase: Passphrase(arguments[3]), keyDerivation: .minimum)
         let keychain = open(arguments[2], arguments[3])
         try keychain.add(item("umask", "value"), caller: caller)
+        // While the keychain is open its write-ahead log and shared memory exist: report their modes.
+        for suffix in ["-wal", "-shm"] {
+            var info = stat()
+            guard stat(arguments[2] + suffix, &info) == 0 else { fail("no \(suffix) while open") }
+            say("\(suffix) \(String(info.st_mode & 0o7777, radix: 8))")
+        }
     } catch {
         fail("create: \(error)")
     }

@@ -1,20 +1,28 @@
-import Foundation
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Reading secrets the way `security` and `ssh` do: from the controlling terminal with echo off, or a line
-/// from a file descriptor. The prompt goes to the terminal, never to standard output.
-public enum TerminalInput {
-    /// Whether standard input is a terminal.
-    public static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+/// or everything from a file descriptor. The prompt goes to the terminal, never to standard output.
+package enum Terminal {
+    /// Whether a descriptor is a terminal.
+    package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
     /// Prompts on /dev/tty and reads one line with echo off; nil when there is no terminal or on end of
     /// input. Typed-ahead input is kept (the terminal is switched with TCSANOW, not TCSAFLUSH).
-    public static func readHidden(prompt: String) -> [UInt8]? {
+    package static func readHidden(prompt: String) -> [UInt8]? { ask(prompt, hidden: true) }
+
+    /// Prompts on /dev/tty and reads one line as typed (a yes-or-no question); nil without a terminal.
+    package static func readAnswer(prompt: String) -> String? {
+        ask(prompt, hidden: false).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func ask(_ prompt: String, hidden: Bool) -> [UInt8]? {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        guard hidden else {
+            try? Files.writeAll(fd, Array(prompt.utf8))  // A prompt that fails to show is not fatal.
+            return readLine(fd)
+        }
         // Echo goes off before the prompt shows, so nothing typed in answer is ever echoed.
         var saved = termios()
         let canRestore = tcgetattr(fd, &saved) == 0
@@ -25,12 +33,12 @@ public enum TerminalInput {
             _ = tcsetattr(fd, TCSANOW, &silent)  // If echo cannot be turned off, reading still works.
         }
         defer { if canRestore { _ = tcsetattr(fd, TCSANOW, &saved) } }
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }  // A prompt that fails to show is not fatal.
-        return readLine(fileDescriptor: fd)
+        try? Files.writeAll(fd, Array(prompt.utf8))  // A prompt that fails to show is not fatal.
+        return readLine(fd)
     }
 
     /// Reads bytes up to a newline (not included) or end of input; nil at end of input with nothing read.
-    public static func readLine(fileDescriptor fd: Int32, limit: Int = 64 << 10) -> [UInt8]? {
+    package static func readLine(_ fd: Int32, limit: Int = 64 << 10) -> [UInt8]? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while bytes.count < limit {
@@ -43,17 +51,26 @@ public enum TerminalInput {
         return bytes
     }
 
-    /// Reads everything up to end of input (at most `limit` bytes; more is an error).
-    public static func readAll(fileDescriptor fd: Int32, limit: Int) throws(KeychainError) -> [UInt8] {
+    /// Why `readAll` failed.
+    package enum ReadAllFailure: Error, Equatable {
+        /// More than the limit arrived.
+        case tooLarge
+        /// A read failed.
+        case system(Errno)
+    }
+
+    /// Reads to end of input, at most `limit` bytes.
+    package static func readAll(_ fd: Int32, limit: Int) throws(ReadAllFailure) -> [UInt8] {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        defer { buffer.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            if count < 0 { throw KeychainError(.io, "cannot read file descriptor \(fd): \(String(cString: strerror(errno)))") }
+            if count < 0 { throw .system(Errno.current) }
             if count == 0 { return bytes }
             bytes.append(contentsOf: buffer[0..<count])
-            if bytes.count > limit { throw KeychainError.param("more than \(limit) bytes on file descriptor \(fd)") }
+            if bytes.count > limit { throw .tooLarge }
         }
     }
 }

@@ -1,0 +1,43 @@
+#ifndef LATCHKEY_POSIX_SHIM_H
+#define LATCHKEY_POSIX_SHIM_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The libc calls Swift cannot make directly: variadic prctl(2), and the struct ucred, SO_PEERCRED,
+   SO_PASSCRED, SCM_CREDENTIALS and POSIX_SPAWN_SETSID that glibc declares only under _GNU_SOURCE (which
+   Swift's Glibc module does not define) or behind CMSG_* macros. Only LatchkeyPOSIX calls these. */
+
+/* A process's credentials as the kernel reports them for a Unix socket peer or message sender. */
+struct latchkey_credentials {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+
+/* prctl(PR_SET_DUMPABLE, 0): no core file, and no ptrace attach or /proc/<pid>/mem read by another process
+   of the same user (only by one with CAP_SYS_PTRACE). 0, or -1 with errno set. */
+int latchkey_set_not_dumpable(void);
+
+/* prctl(PR_GET_DUMPABLE): 1 when dumpable, 0 when not, -1 with errno set. */
+int latchkey_dumpable(void);
+
+/* getsockopt(SO_PEERCRED): the credentials of the process that connected (or listened). 0 or -1/errno. */
+int latchkey_peer_credentials(int socket, struct latchkey_credentials *credentials);
+
+/* setsockopt(SO_PASSCRED, 1): every message received afterwards carries its sender's credentials. */
+int latchkey_enable_credential_passing(int socket);
+
+/* recvmsg(2) of up to `length` bytes. When the message carries SCM_CREDENTIALS, they are stored and
+   *has_credentials is 1 (else 0). Descriptors passed with SCM_RIGHTS are closed at once: nobody asked for
+   them. Returns the byte count, 0 at end of stream, or -1 with errno set (EINTR is retried). */
+ssize_t latchkey_receive_with_credentials(int socket, void *buffer, size_t length,
+                                          struct latchkey_credentials *credentials, int *has_credentials);
+
+/* accept4(SOCK_CLOEXEC): a connection whose descriptor no spawned program inherits. */
+int latchkey_accept_close_on_exec(int listener);
+
+/* POSIX_SPAWN_SETSID: the spawned child starts a new session (detached from the terminal). */
+short latchkey_spawn_new_session_flag(void);
+
+#endif

@@ -1,0 +1,79 @@
+#define _GNU_SOURCE
+#include "posix_shim.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int latchkey_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+int latchkey_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+
+int latchkey_peer_credentials(int socket, struct latchkey_credentials *credentials) {
+    struct ucred peer;
+    socklen_t length = sizeof peer;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) return -1;
+    if (length != sizeof peer) {
+        errno = EPROTO;
+        return -1;
+    }
+    credentials->pid = peer.pid;
+    credentials->uid = peer.uid;
+    credentials->gid = peer.gid;
+    return 0;
+}
+
+int latchkey_enable_credential_passing(int socket) {
+    int on = 1;
+    return setsockopt(socket, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+}
+
+ssize_t latchkey_receive_with_credentials(int socket, void *buffer, size_t length,
+                                          struct latchkey_credentials *credentials, int *has_credentials) {
+    /* Room for the credentials and a few descriptors (which are closed); more descriptors are dropped by
+       the kernel (MSG_CTRUNC). */
+    union {
+        char bytes[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(8 * sizeof(int))];
+        struct cmsghdr alignment;
+    } control;
+    struct iovec vector = {.iov_base = buffer, .iov_len = length};
+    struct msghdr message;
+    ssize_t received;
+    *has_credentials = 0;
+    do {
+        memset(&message, 0, sizeof message);
+        message.msg_iov = &vector;
+        message.msg_iovlen = 1;
+        message.msg_control = control.bytes;
+        message.msg_controllen = sizeof control.bytes;
+        received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    } while (received < 0 && errno == EINTR);
+    if (received < 0) return received;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET) continue;
+        if (header->cmsg_type == SCM_CREDENTIALS && header->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred sender;
+            memcpy(&sender, CMSG_DATA(header), sizeof sender);
+            credentials->pid = sender.pid;
+            credentials->uid = sender.uid;
+            credentials->gid = sender.gid;
+            *has_credentials = 1;
+        } else if (header->cmsg_type == SCM_RIGHTS) {
+            size_t count = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t index = 0; index < count; index++) {
+                int passed;
+                memcpy(&passed, CMSG_DATA(header) + index * sizeof(int), sizeof passed);
+                close(passed);
+            }
+        }
+    }
+    return received;
+}
+
+int latchkey_accept_close_on_exec(int listener) { return accept4(listener, NULL, NULL, SOCK_CLOEXEC); }
+
+short latchkey_spawn_new_session_flag(void) { return POSIX_SPAWN_SETSID; }

@@ -1,0 +1,65 @@
+public import Foundation
+import LatchkeyPOSIX
+
+/// Where the agent listens, and whether a socket found there may be trusted with a passphrase or a secret.
+///
+/// The socket is `LATCHKEY_AGENT_SOCKET` when set, else `$XDG_RUNTIME_DIR/latchkey/agent.sock`, else
+/// `$XDG_STATE_HOME/latchkey/agent.sock` (`~/.local/state/latchkey/agent.sock`) — never a predictable path
+/// in a directory other users can write, such as /tmp. Before a client sends anything it checks, as tmux and
+/// ssh do, that the socket's directory is a real directory of its own user with mode 0700 and the socket
+/// belongs to that user; after connecting, that the process listening runs as its user (`SO_PEERCRED`).
+public enum AgentLocation {
+    /// The environment variable that names the socket.
+    public static let socketVariable = "LATCHKEY_AGENT_SOCKET"
+
+    /// The socket path.
+    public static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment[socketVariable], !path.isEmpty { return path }
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/latchkey/agent.sock" }
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/latchkey/agent.sock" }
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        return home + "/.local/state/latchkey/agent.sock"
+    }
+
+    /// What a client finds at the socket path.
+    enum Finding: Equatable {
+        /// No socket (or no directory): no agent runs.
+        case absent
+        /// A socket in a private directory of this user.
+        case trusted
+    }
+
+    /// Checks the socket's directory and the socket before anything is sent: `.absent` when there is no
+    /// socket, `.trusted` when both belong to this user and the directory is private; anything else is
+    /// refused with `errSecWrPerm` and a message that says what is wrong.
+    static func inspect(_ socketPath: String) throws(KeychainError) -> Finding {
+        let directory = URL(fileURLWithPath: socketPath).deletingLastPathComponent().path
+        let me = CurrentProcess.effectiveUserID
+        guard let folder = FileStatus.of(path: directory) else { return .absent }
+        func untrusted(_ why: String) -> KeychainError {
+            KeychainError(.writePermission, "the agent socket \(socketPath) is not safe to use: \(why); nothing was sent to it")
+        }
+        guard folder.kind == .directory else { throw untrusted("\(directory) is not a directory (a symbolic link?)") }
+        guard folder.owner == me else { throw untrusted("its directory \(directory) belongs to another user (uid \(folder.owner))") }
+        guard !folder.isAccessibleByOthers else {
+            throw untrusted("its directory \(directory) has mode \(folder.octalPermissions), not 0700")
+        }
+        guard let socket = FileStatus.of(path: socketPath) else { return .absent }
+        guard socket.kind == .socket else { throw untrusted("it is not a socket") }
+        guard socket.owner == me else { throw untrusted("it belongs to another user (uid \(socket.owner))") }
+        return .trusted
+    }
+
+    /// Checks, after connecting and before sending, that the listening process runs as this user.
+    static func verifyListener(_ descriptor: Int32, socketPath: String) throws(KeychainError) {
+        let me = CurrentProcess.effectiveUserID
+        guard let peer = UnixSocket.peerCredentials(descriptor) else {
+            throw KeychainError(.writePermission, "cannot tell who listens on the agent socket \(socketPath); nothing was sent to it")
+        }
+        guard peer.uid == me else {
+            throw KeychainError(
+                .writePermission,
+                "the process listening on \(socketPath) (pid \(peer.pid)) runs as uid \(peer.uid), not as this user; nothing was sent to it")
+        }
+    }
+}

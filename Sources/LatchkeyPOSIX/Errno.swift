@@ -1,0 +1,51 @@
+import Glibc
+
+/// A failed system call's `errno`, with the C library's text for it (swift-system's `Errno`, in small).
+package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The `errno` value.
+    package let code: Int32
+
+    /// Wraps an `errno` value.
+    package init(_ code: Int32) { self.code = code }
+
+    /// The calling thread's `errno` now.
+    package static var current: Errno { Errno(errno) }
+
+    /// `strerror`'s text, such as "Permission denied".
+    package var description: String { String(cString: strerror(code)) }
+
+    /// `ENOENT`.
+    package static let noSuchFile = Errno(ENOENT)
+    /// `EEXIST`.
+    package static let fileExists = Errno(EEXIST)
+    /// `EINTR`.
+    package static let interrupted = Errno(EINTR)
+    /// `EAGAIN` (also a socket read or write that timed out).
+    package static let wouldBlock = Errno(EAGAIN)
+    /// `ENOSPC`.
+    package static let noSpace = Errno(ENOSPC)
+    /// `EACCES`.
+    package static let accessDenied = Errno(EACCES)
+    /// `EPERM`.
+    package static let notPermitted = Errno(EPERM)
+    /// `ESRCH`.
+    package static let noSuchProcess = Errno(ESRCH)
+    /// `EWOULDBLOCK` from `flock`: another process holds the lock.
+    package static let locked = Errno(EWOULDBLOCK)
+    /// `ENAMETOOLONG`.
+    package static let nameTooLong = Errno(ENAMETOOLONG)
+    /// `ECONNREFUSED`.
+    package static let connectionRefused = Errno(ECONNREFUSED)
+    /// `EMFILE` / `ENFILE`: out of descriptors.
+    package var isOutOfDescriptors: Bool { code == EMFILE || code == ENFILE }
+}
+
+/// Retries a call that failed with `EINTR`; returns its result, or throws the `errno` of a failure.
+@inline(__always)
+func retryingInterrupts<T: SignedInteger>(_ call: () -> T) throws(Errno) -> T {
+    while true {
+        let result = call()
+        if result >= 0 { return result }
+        if errno != EINTR { throw Errno.current }
+    }
+}

@@ -1,0 +1,182 @@
+import Glibc
+
+/// File and directory calls with exact modes whatever the umask, no-follow opens, no-replace renames and
+/// fsync — each retrying `EINTR` and throwing the `errno` of a failure.
+package enum Files {
+    /// Why a file could not be read whole.
+    package enum ReadFailure: Error, Equatable {
+        /// Not a regular file (a FIFO, a device, a directory, a symbolic link): never read, never waited on.
+        case notRegularFile(FileStatus.Kind)
+        /// Larger than the caller's limit; nothing was read.
+        case tooLarge(Int64)
+        /// A system call failed.
+        case system(Errno)
+    }
+
+    /// Creates `path` (which must not exist; a symbolic link there is not followed) with `mode` set
+    /// explicitly, writes `contents`, and syncs it to disk. On failure nothing is left behind.
+    package static func createExclusive(_ path: String, contents: some Collection<UInt8>, mode: UInt32 = 0o600) throws(Errno) {
+        let fd = try retryingInterrupts { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode)) }
+        do throws(Errno) {
+            guard fchmod(fd, mode_t(mode)) == 0 else { throw Errno.current }
+            try writeAll(fd, Array(contents))
+            guard fsync(fd) == 0 else { throw Errno.current }
+            close(fd)
+        } catch {
+            close(fd)
+            unlink(path)
+            throw error
+        }
+    }
+
+    /// Creates an empty file with `mode` unless something (anything, even a dangling link) is at `path`.
+    /// Returns whether it created one.
+    package static func createEmptyIfAbsent(_ path: String, mode: UInt32 = 0o600) throws(Errno) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+        if fd < 0 {
+            if errno == EEXIST { return false }
+            if errno == EINTR { return try createEmptyIfAbsent(path, mode: mode) }
+            throw Errno.current
+        }
+        defer { close(fd) }
+        guard fchmod(fd, mode_t(mode)) == 0 else { throw Errno.current }
+        return true
+    }
+
+    /// Reads a whole regular file of at most `limit` bytes. A FIFO or device is refused without blocking
+    /// (the open is non-blocking and checked with `fstat` before any read); a symbolic link is not followed.
+    package static func read(_ path: String, limit: Int) throws(ReadFailure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .notRegularFile(.symbolicLink) }
+            throw .system(Errno.current)
+        }
+        defer { close(fd) }
+        guard let status = FileStatus.of(descriptor: fd) else { throw .system(Errno.current) }
+        guard status.kind == .regular else { throw .notRegularFile(status.kind) }
+        guard status.size <= Int64(limit) else { throw .tooLarge(status.size) }
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var total = 0
+        while total <= limit {
+            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, limit + 1 - total) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .system(Errno.current)
+            }
+            if count == 0 { break }
+            total += count
+        }
+        guard total <= limit else { throw .tooLarge(Int64(total)) }
+        return Array(bytes.prefix(total))
+    }
+
+    /// The first `count` bytes of a file (fewer when it is shorter); symbolic links are not followed.
+    package static func readPrefix(_ path: String, count: Int) throws(Errno) -> [UInt8] {
+        let fd = try retryingInterrupts { open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var total = 0
+        while total < count {
+            let got = try retryingInterrupts { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, count - total) } }
+            if got == 0 { break }
+            total += got
+        }
+        return Array(bytes.prefix(total))
+    }
+
+    /// Writes every byte to a descriptor.
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = try retryingInterrupts { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
+            offset += written
+        }
+    }
+
+    /// Gives `source` a second name, failing with `EEXIST` when `destination` exists (never replacing it).
+    package static func link(_ source: String, to destination: String) throws(Errno) {
+        guard Glibc.link(source, destination) == 0 else { throw Errno.current }
+    }
+
+    /// Renames atomically, replacing `destination`.
+    package static func rename(_ source: String, to destination: String) throws(Errno) {
+        guard Glibc.rename(source, destination) == 0 else { throw Errno.current }
+    }
+
+    /// Removes a file; a missing one is not an error.
+    package static func remove(_ path: String) throws(Errno) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw Errno.current }
+    }
+
+    /// Creates a directory with `mode` set explicitly (the umask cannot widen it); `EEXIST` when present.
+    package static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
+        guard mkdir(path, mode_t(mode)) == 0 else { throw Errno.current }
+        guard chmod(path, mode_t(mode)) == 0 else { throw Errno.current }
+    }
+
+    /// Sets a file's permission bits.
+    package static func setPermissions(_ path: String, _ mode: UInt32) throws(Errno) {
+        guard chmod(path, mode_t(mode)) == 0 else { throw Errno.current }
+    }
+
+    /// Makes a directory's entries (new names, removed names) durable. Best effort: some file systems do
+    /// not let a directory be opened or synced, and the files themselves were synced already.
+    package static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// Where a symbolic link points (`readlink`), or nil.
+    package static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The names in a directory (without "." and ".."), or nil when it cannot be read.
+    package static func entries(of directory: String) -> [String]? {
+        guard let handle = opendir(directory) else { return nil }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
+
+/// An exclusive `flock` on a file, held until the value is released (or the process ends, whatever way it
+/// ends): one process at a time may hold it.
+package final class FileLock: Sendable {
+    private let descriptor: Int32
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+
+    /// Takes the lock on `path` (created 0600 when missing; a symbolic link is refused) and writes
+    /// `contents` into the file for whoever finds it held. Nil when another process holds it.
+    package static func acquire(_ path: String, contents: String) throws(Errno) -> FileLock? {
+        let fd = try retryingInterrupts { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let failure = Errno.current
+            close(fd)
+            if failure == .locked { return nil }
+            throw failure
+        }
+        do throws(Errno) {
+            guard ftruncate(fd, 0) == 0 else { throw Errno.current }
+            try Files.writeAll(fd, Array(contents.utf8))
+        } catch {
+            close(fd)
+            throw error
+        }
+        return FileLock(descriptor: fd)
+    }
+}

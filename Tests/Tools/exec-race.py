@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The exec race against latchkeyd, as the adversarial review ran it (for AgentHardeningTests): a process
+connects and says hello, then hands the connection to a program the agent would trust — the registered
+one it execs — while another process of its own keeps the socket and asks for that program's secret.
+
+Usage: exec-race.py MODE SOCKET KEYCHAIN REGISTERED-EXECUTABLE SERVICE ACCOUNT RESULT-FILE
+  child            connect, hello, fork; the parent execs the registered program; the child (which kept the
+                   socket) asks for the secret.
+  exec-after-send  connect, fork a reader; the parent sends hello and the request, then execs the registered
+                   program at once; the reader (which kept the socket) collects the answers.
+The result file gets one line per answer: "closed", or "status <n> <data as hex>".
+"""
+import os
+import socket
+import struct
+import sys
+import time
+
+mode, path, keychain, registered, service, account, result = sys.argv[1:8]
+
+
+def field(data):
+    return struct.pack("<I", len(data)) + data
+
+
+def request(identifier, code, body):
+    return b"LK" + bytes([2]) + struct.pack("<I", identifier) + bytes([code]) + body
+
+
+def wire_dictionary(values):
+    # WireValue.dictionary: tag 8, count, then each key (sorted) and its value.
+    out = bytes([8]) + struct.pack("<I", len(values))
+    for key in sorted(values):
+        value = values[key]
+        out += field(key.encode())
+        if isinstance(value, bool):
+            out += bytes([4, 1 if value else 0])
+        else:
+            out += bytes([1]) + field(value.encode())
+    return out
+
+
+def send_frame(connection, message):
+    connection.sendall(struct.pack(">I", len(message)) + message)
+
+
+def read_frame(connection):
+    try:
+        return read_whole_frame(connection)
+    except OSError:  # reset: the agent closed with our message unread
+        return None
+
+
+def read_whole_frame(connection):
+    header = b""
+    while len(header) < 4:
+        chunk = connection.recv(4 - len(header))
+        if not chunk:
+            return None
+        header += chunk
+    length = struct.unpack(">I", header)[0]
+    body = b""
+    while len(body) < length:
+        chunk = connection.recv(length - len(body))
+        if not chunk:
+            return None
+        body += chunk
+    return body
+
+
+def write_result(lines):
+    # Whole or not at all: the test waits for the file to appear.
+    with open(result + ".partial", "w") as out:
+        out.write("\n".join(lines) + "\n")
+    os.rename(result + ".partial", result)
+
+
+def describe(frame):
+    if frame is None:
+        return "closed"
+    status = struct.unpack("<i", frame[7:11])[0]
+    detail_length = struct.unpack("<I", frame[11:15])[0]
+    rest = frame[15 + detail_length:]
+    return f"status {status} {rest.hex()}"
+
+
+connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+connection.connect(path)
+greeting = read_frame(connection)
+challenge = greeting[4:]
+hello = request(1, 1, field(keychain.encode()) + field(challenge))
+query = request(2, 6, wire_dictionary({"class": "genp", "svce": service, "acct": account, "r_Data": True}))
+os.set_inheritable(connection.fileno(), True)
+
+if mode == "child":
+    send_frame(connection, hello)
+    answer = read_frame(connection)
+    if os.fork() == 0:
+        time.sleep(0.5)  # the parent has become the registered program by now
+        send_frame(connection, query)
+        write_result([describe(read_frame(connection))])
+        os._exit(0)
+    os.execv(registered, [registered, "status"])
+elif mode == "exec-after-send":
+    if os.fork() == 0:
+        write_result([describe(read_frame(connection)), describe(read_frame(connection))])
+        os._exit(0)
+    send_frame(connection, hello)
+    send_frame(connection, query)
+    os.execv(registered, [registered, "status"])
