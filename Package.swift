@@ -76,8 +76,8 @@ let package = Package(
         // Shared by the test targets: temporary directories, the helper process, status extraction.
         .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
-        .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto"]),
-        .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage"]),
+        .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport"]),
+        .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [

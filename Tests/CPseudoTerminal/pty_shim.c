@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "pty_shim.h"
@@ -13,3 +14,7 @@ int latchkey_test_open_pty(char *path, unsigned long size) {
     }
     return master;
 }
+
+short latchkey_test_spawn_new_session_flag(void) { return POSIX_SPAWN_SETSID; }
+
+int latchkey_test_pipe_close_on_exec(int descriptors[2]) { return pipe2(descriptors, O_CLOEXEC); }

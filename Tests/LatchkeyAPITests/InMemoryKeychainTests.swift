@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import LatchkeyTesting
 import Testing
 
-@Suite struct InMemoryKeychainTests {
+@Suite(.dedicatedThreads) struct InMemoryKeychainTests {
     @Test func thousandsOfKeychainsForThousandsOfTests() throws {
         // Each test of a user's suite can make its own: no file, no Argon2id.
         for index in 0..<2_000 {

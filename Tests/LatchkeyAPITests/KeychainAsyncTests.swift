@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import LatchkeyTesting
 import Testing
 
-@Suite struct KeychainAsyncTests {
+@Suite(.dedicatedThreads) struct KeychainAsyncTests {
     struct Token: Codable, Equatable, Sendable { var value: String }
 
     @Test func asyncOverloadsDoTheSameWork() async throws {

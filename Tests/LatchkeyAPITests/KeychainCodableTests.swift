@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import LatchkeyTesting
 import Testing
 
-@Suite struct KeychainCodableTests {
+@Suite(.dedicatedThreads) struct KeychainCodableTests {
     struct LoginInfo: Codable, Equatable, Sendable {
         var enterpriseID: String
         var account: String

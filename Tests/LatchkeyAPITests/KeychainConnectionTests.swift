@@ -3,7 +3,7 @@ import Latchkey
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct KeychainConnectionTests {
+@Suite(.dedicatedThreads) struct KeychainConnectionTests {
     let directory = TemporaryDirectory()
 
     @Test func theDefaultPathFollowsTheEnvironment() {

@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import LatchkeyTesting
 import Testing
 
-@Suite struct KeychainFailureTests {
+@Suite(.dedicatedThreads) struct KeychainFailureTests {
     @Test(arguments: [
         (KeychainStatus.itemNotFound, "itemNotFound"), (.duplicateItem, "duplicateItem"),
         (.interactionNotAllowed, "interactionNotAllowed"), (.authFailed, "authFailed"),

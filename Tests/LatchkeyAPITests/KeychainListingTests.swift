@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import LatchkeyTesting
 import Testing
 
-@Suite struct KeychainListingTests {
+@Suite(.dedicatedThreads) struct KeychainListingTests {
     let memory = InMemoryKeychain()
 
     @Test func allKeysAreSortedAndScoped() throws {

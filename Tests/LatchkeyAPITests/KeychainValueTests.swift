@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import LatchkeyTesting
 import Testing
 
-@Suite struct KeychainValueTests {
+@Suite(.dedicatedThreads) struct KeychainValueTests {
     let memory = InMemoryKeychain()
 
     @Test func setReadOverwriteAndRemove() throws {

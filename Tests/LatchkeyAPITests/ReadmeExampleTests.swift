@@ -14,7 +14,7 @@ extension GlobalSecItemTests {
     /// The README's Swift examples, verbatim, run as tests; a last test checks that every ```swift block of
     /// the README appears here, so the README cannot drift from code that runs. They set the process's
     /// environment and the global SecItem configuration, so they run in the serialized group.
-    @Suite struct ReadmeExampleTests {
+    @Suite(.dedicatedThreads) struct ReadmeExampleTests {
         @Test func theSwiftAPI() throws {
             let directory = TemporaryDirectory()
             setenv("LATCHKEY_KEYCHAIN", directory.file("readme.keychain"), 1)

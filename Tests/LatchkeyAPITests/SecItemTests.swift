@@ -8,7 +8,7 @@ import Testing
 extension GlobalSecItemTests {
     /// Apple's API on Linux: code written for `Security` with an import change. These tests use the global
     /// `SecItem…` functions, whose configuration is process-wide, so they run one at a time.
-    @Suite struct SecItemTests {
+    @Suite(.dedicatedThreads) struct SecItemTests {
         init() { InMemoryKeychain().install() }
 
         @Test func appleStyleCodeCompilesAndRuns() {

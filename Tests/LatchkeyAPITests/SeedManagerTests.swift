@@ -9,7 +9,7 @@ extension GlobalSecItemTests {
     /// The four managers of the seed articles, ported to Swift, behave as the articles describe: save, load
     /// (nil when missing), overwrite, delete, delete when absent. They use the global SecItem functions, so
     /// the suite runs one test at a time.
-    @Suite struct SeedManagerTests {
+    @Suite(.dedicatedThreads) struct SeedManagerTests {
         let memory: InMemoryKeychain
 
         init() {

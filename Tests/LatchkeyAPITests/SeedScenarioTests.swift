@@ -8,7 +8,7 @@ import Testing
 /// app was reinstalled"), update it, delete it — through the Keychain API, through LatchkeySecurity (the
 /// ZJKeyChainManager port), and through LatchkeyTesting. Each step is a separate process using the
 /// default connection, configured only by LATCHKEY_KEYCHAIN, LATCHKEY_PASSPHRASE and LATCHKEY_APPLICATION_ID.
-@Suite struct SeedScenarioTests {
+@Suite(.dedicatedThreads) struct SeedScenarioTests {
     let directory = TemporaryDirectory()
 
     var environment: [String: String] {

@@ -9,7 +9,7 @@ import Glibc
 /// The agent decides which program sees which items: two separately built programs, registered with
 /// different groups, each see only their own; a rebuilt one is refused until registered again; another
 /// user is refused.
-@Suite(.serialized) struct AgentAccessControlTests {
+@Suite(.serialized, .dedicatedThreads) struct AgentAccessControlTests {
     @Test func registeredProgramsSeeOnlyTheirOwnGroups() throws {
         let sandbox = try AgentSandbox()
         try sandbox.start()
@@ -43,13 +43,12 @@ import Glibc
         try sandbox.unlock()
         let copy = sandbox.directory.file("bin/app")
         try FileManager.default.createDirectory(atPath: sandbox.directory.file("bin"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: AgentSandbox.clientPath("a"), toPath: copy)
+        try installExecutable(copying: AgentSandbox.clientPath("a"), to: copy)
         try sandbox.register(copy, appID: "com.example.app", groups: ["com.example.app"])
         #expect(try sandbox.client("", "set", "s", "k", "v", path: copy) == "ok\n")
 
         // "Rebuild": another binary at the same path.
-        try FileManager.default.removeItem(atPath: copy)
-        try FileManager.default.copyItem(atPath: AgentSandbox.clientPath("b"), toPath: copy)
+        try installExecutable(copying: AgentSandbox.clientPath("b"), to: copy)
         let refused = try sandbox.client("", "get", "s", "k", path: copy)
         #expect(refused == "error -34018 \(copy) changed since it was registered; register it again with `latchkey register-application`\n")
         try sandbox.register(copy, appID: "com.example.app", groups: ["com.example.app"])

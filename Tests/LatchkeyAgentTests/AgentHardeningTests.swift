@@ -8,7 +8,7 @@ import Glibc
 
 /// The attacks of the adversarial review on the agent (issue 15: F1–F4, F7, F8, F11), each reproduced, as
 /// another user where the attack needs one.
-@Suite(.serialized) struct AgentHardeningTests {
+@Suite(.serialized, .dedicatedThreads) struct AgentHardeningTests {
     static let isRoot = getuid() == 0
     static let nobody: (uid: uid_t, gid: gid_t)? = getpwnam("nobody").map { ($0.pointee.pw_uid, $0.pointee.pw_gid) }
     static let asNobody = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
@@ -140,7 +140,7 @@ import Glibc
         try FileManager.default.createDirectory(atPath: sandbox.directory.file("bin"), withIntermediateDirectories: true)
         for name in ["*", "latchkey", "latchkey-test-client-b"] {
             let copy = sandbox.directory.file("bin/" + name)
-            try FileManager.default.copyItem(atPath: AgentSandbox.clientPath("a"), toPath: copy)
+            try installExecutable(copying: AgentSandbox.clientPath("a"), to: copy)
             #expect(try sandbox.client("", "status", path: copy) == "unlocked unregistered - \n")
             for account in ["bob", "carol"] {
                 let answer = try sandbox.client("", "get", "mail", account, path: copy)

@@ -8,7 +8,7 @@ import Glibc
 
 /// Lock state across processes, the idle timeout, waiting for protected data, an agent killed and
 /// restarted, the same results with and without the agent, and 50 clients at once.
-@Suite(.serialized) struct AgentLifecycleTests {
+@Suite(.serialized, .dedicatedThreads) struct AgentLifecycleTests {
     @Test func lockFollowsTheAccessibilityRules() throws {
         let sandbox = try AgentSandbox()
         try sandbox.start()

@@ -8,7 +8,7 @@ import Glibc
 
 /// The agent is not dumpable: another process of its own user can neither attach to it with ptrace nor
 /// read its memory, and it writes no core file.
-@Suite struct AgentMemoryProtectionTests {
+@Suite(.dedicatedThreads) struct AgentMemoryProtectionTests {
     /// Asks to trace `pid` (PTRACE_SEIZE, which does not stop it) from a process running as `user`:
     /// "attached", or "refused <errno>". The tracer exits at once, which detaches it.
     func traceAttempt(_ pid: pid_t, as user: uid_t) throws -> String {

@@ -8,7 +8,7 @@ import Glibc
 
 /// The agent's protocol: every message round-trips; anything malformed, truncated, oversized or out of
 /// order is refused without a crash, and a live agent closes that connection and carries on.
-@Suite struct AgentProtocolTests {
+@Suite(.dedicatedThreads) struct AgentProtocolTests {
     static let requests: [AgentRequest] = [
         .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Data(repeating: 3, count: 16)), .status, .unlock(passphrase: Array("pw".utf8)),
         .lock, .add(["class": .string("genp"), "v_Data": .data(Data([1, 2])), "sync": .boolean(true)]),
@@ -85,7 +85,7 @@ import Glibc
 }
 
 /// Bad messages sent to a live agent.
-@Suite(.serialized) struct AgentBadClientTests {
+@Suite(.serialized, .dedicatedThreads) struct AgentBadClientTests {
     /// A raw connection, past the agent's greeting; returns the greeting's challenge too.
     func raw(_ sandbox: AgentSandbox) throws -> (AgentStream, Data) {
         let stream = try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 5))

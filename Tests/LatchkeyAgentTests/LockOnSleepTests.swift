@@ -5,7 +5,7 @@ import Testing
 
 /// `set-keychain-settings -l`: the agent locks before the system sleeps. A private bus stands in for the
 /// system bus, and fake-logind for logind (its Inhibit method and PrepareForSleep signal).
-@Suite(.serialized) struct LockOnSleepTests {
+@Suite(.serialized, .dedicatedThreads) struct LockOnSleepTests {
     /// An agent on a private system bus with fake-logind, unlocked, holding its delay inhibitor.
     func startedAgent() throws -> (AgentSandbox, FakeLogind) {
         let sandbox = try AgentSandbox()

@@ -8,7 +8,7 @@ import Glibc
 
 /// Socket activation as systemd does it (LISTEN_PID, LISTEN_FDS, the socket as fd 3), driven by
 /// `systemd-socket-activate` when it is installed.
-@Suite(.serialized) struct SocketActivationTests {
+@Suite(.serialized, .dedicatedThreads) struct SocketActivationTests {
     @Test func theAgentServesTheSocketItIsGiven() throws {
         let activator = "/usr/bin/systemd-socket-activate"
         guard FileManager.default.isExecutableFile(atPath: activator) else { return }

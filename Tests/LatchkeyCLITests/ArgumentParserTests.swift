@@ -1,8 +1,9 @@
 @testable import LatchkeyCLI
+import LatchkeyTestSupport
 import Testing
 
 /// The parser behind every command: BSD getopt rules plus long options.
-@Suite struct ArgumentParserTests {
+@Suite(.dedicatedThreads) struct ArgumentParserTests {
     let options = [
         OptionSpec("a", nil, .required, value: "account", "Account."),
         OptionSpec("g", "Flag."),

@@ -1,7 +1,8 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
-@Suite struct BackupCommandTests {
+@Suite(.dedicatedThreads) struct BackupCommandTests {
     let sandbox = CLISandbox()
 
     func backupEnvironment(_ passphrase: String = "backup passphrase") -> [String: String] {

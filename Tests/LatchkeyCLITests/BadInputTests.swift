@@ -1,8 +1,9 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 /// Bad input gets a clear message and a non-zero status, and never changes the keychain.
-@Suite struct BadInputTests {
+@Suite(.dedicatedThreads) struct BadInputTests {
     let sandbox = CLISandbox()
 
     static let cases: [(arguments: [String], status: Int32, message: String)] = [

@@ -8,7 +8,7 @@ import Glibc
 
 /// The attacks of the adversarial review on the command line (issue 15: F9–F12 and the smaller findings),
 /// each reproduced.
-@Suite struct CLIHardeningTests {
+@Suite(.dedicatedThreads) struct CLIHardeningTests {
     let sandbox = CLISandbox()
     static let isRoot = getuid() == 0
     static let nobody: (uid: uid_t, gid: gid_t)? = getpwnam("nobody").map { ($0.pointee.pw_uid, $0.pointee.pw_gid) }

@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyStorage
+import LatchkeyTestSupport
 import Testing
 
-@Suite struct DoctorAndDumpTests {
+@Suite(.dedicatedThreads) struct DoctorAndDumpTests {
     let sandbox = CLISandbox()
 
     @Test func aHealthyKeychain() throws {

@@ -1,9 +1,10 @@
 import Foundation
 @testable import LatchkeyCLI
+import LatchkeyTestSupport
 import Testing
 
 /// `--help` for the tool and for each command, in full sentences, from the real binary.
-@Suite struct HelpTests {
+@Suite(.dedicatedThreads) struct HelpTests {
     let sandbox = CLISandbox()
 
     static let commandNames = LatchkeyCommandLine.commands.map(\.name)

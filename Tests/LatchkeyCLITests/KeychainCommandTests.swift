@@ -1,9 +1,10 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 /// create-, delete-, list-, default-keychain, show-keychain-info, set-keychain-password, lock-, unlock-
 /// keychain and set-keychain-settings through the built binary.
-@Suite struct KeychainCommandTests {
+@Suite(.dedicatedThreads) struct KeychainCommandTests {
     let sandbox = CLISandbox()
 
     @Test func createListDefaultAndDelete() throws {

@@ -1,9 +1,10 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 /// add-, find- and delete-*-password through the built binary: exact output, exit statuses, and what the
 /// keychain holds afterwards.
-@Suite struct PasswordCommandTests {
+@Suite(.dedicatedThreads) struct PasswordCommandTests {
     let sandbox = CLISandbox()
 
     static let aliceBlock = """

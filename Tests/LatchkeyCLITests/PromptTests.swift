@@ -3,7 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// The interactive prompts, answered through a pseudo-terminal as a person would type.
-@Suite struct PromptTests {
+@Suite(.dedicatedThreads) struct PromptTests {
     let sandbox = CLISandbox()
 
     func session(_ arguments: [String]) throws -> PseudoTerminalSession {

@@ -4,7 +4,7 @@ import Testing
 
 /// The README's command-line session, pasted into bash as a reader would, with the built `latchkey` on
 /// the PATH (and the throwaway keychain moved into the test's own directory).
-@Suite struct ReadmeSessionTests {
+@Suite(.dedicatedThreads) struct ReadmeSessionTests {
     let sandbox = CLISandbox()
 
     func readmeSession() throws -> String {

@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyTestSupport
 import Testing
 
-@Suite struct AEADTests {
+@Suite(.dedicatedThreads) struct AEADTests {
     let key = SecureBytes(randomCount: AEAD.keyLength)
     let associated = Data("row-42".utf8)
 

@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyTestSupport
 import Testing
 
-@Suite struct PasswordKDFTests {
+@Suite(.dedicatedThreads) struct PasswordKDFTests {
     let salt = Data(repeating: 7, count: PasswordKDF.saltLength)
 
     @Test func derivationIsDeterministicAndDependsOnEveryInput() throws {

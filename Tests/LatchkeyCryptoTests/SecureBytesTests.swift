@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyCrypto
+import LatchkeyTestSupport
 import Testing
 
-@Suite struct SecureBytesTests {
+@Suite(.dedicatedThreads) struct SecureBytesTests {
     @Test func descriptionNeverShowsTheBytes() {
         let bytes = SecureBytes(copying: Array("hunter2".utf8))
         #expect(bytes.description == "SecureBytes(7 bytes, redacted)")

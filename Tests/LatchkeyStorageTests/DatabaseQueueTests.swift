@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyStorage
+import LatchkeyTestSupport
 import Testing
 
-@Suite struct DatabaseQueueTests {
+@Suite(.dedicatedThreads) struct DatabaseQueueTests {
     func temporaryFile() -> String {
         let path = NSTemporaryDirectory() + "/latchkey-storage-\(UUID().uuidString).db"
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))

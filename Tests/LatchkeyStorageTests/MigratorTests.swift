@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyStorage
+import LatchkeyTestSupport
 import Testing
 
-@Suite struct MigratorTests {
+@Suite(.dedicatedThreads) struct MigratorTests {
     let migrator = Migrator(steps: [
         .init(version: 1) { try $0.execute("CREATE TABLE t (a INTEGER)") },
         .init(version: 2) { try $0.execute("ALTER TABLE t ADD COLUMN b TEXT") },

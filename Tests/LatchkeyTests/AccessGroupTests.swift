@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// Access groups: the Linux counterpart of entitlements (SEMANTICS.md §2 and §5).
-@Suite struct AccessGroupTests {
+@Suite(.dedicatedThreads) struct AccessGroupTests {
     let directory = TemporaryDirectory()
 
     @Test func oneKeychainServesManyCallersEachSeeingItsOwnGroups() throws {

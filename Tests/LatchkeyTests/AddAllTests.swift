@@ -5,7 +5,7 @@ import Testing
 
 /// `addAll`: many items in one transaction, inserted in digest order — all or nothing, and indexed exactly
 /// as single adds are.
-@Suite struct AddAllTests {
+@Suite(.dedicatedThreads) struct AddAllTests {
     let directory = TemporaryDirectory()
 
     @Test func aBatchIsAllOrNothing() throws {

@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// `addOrUpdate`: the atomic upsert behind `Keychain.set` — never delete-then-add.
-@Suite struct AddOrUpdateTests {
+@Suite(.dedicatedThreads) struct AddOrUpdateTests {
     let directory = TemporaryDirectory()
 
     @Test func addsThenUpdatesInPlace() throws {

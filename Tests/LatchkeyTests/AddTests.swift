@@ -3,7 +3,7 @@ import Latchkey
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct AddTests {
+@Suite(.dedicatedThreads) struct AddTests {
     let directory = TemporaryDirectory()
 
     @Test func defaultsGroupAccessibilitySyncAndDates() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Many threads on one handle, several handles on one file, and several processes on one file: no lost
 /// update, and no "database is locked" reaching a caller.
-@Suite struct ConcurrencyTests {
+@Suite(.dedicatedThreads) struct ConcurrencyTests {
     let directory = TemporaryDirectory()
 
     @Test func manyThreadsShareOneHandle() async throws {

@@ -3,7 +3,7 @@ import Latchkey
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct CopyMatchingTests {
+@Suite(.dedicatedThreads) struct CopyMatchingTests {
     let directory = TemporaryDirectory()
 
     func filled() throws -> (KeychainDatabase, DatabaseBackend) {

@@ -11,7 +11,7 @@ import Glibc
 /// every item is its old or its new version, and the file passes the integrity check.
 ///
 /// The default run kills 12 writers (and 4 batch writers); `LATCHKEY_SOAK=1` kills 300 (and 100).
-@Suite(.serialized) struct CrashTests {
+@Suite(.serialized, .dedicatedThreads) struct CrashTests {
     static var trials: Int { ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1" ? 300 : 12 }
 
     /// Reopens the keychain a killed writer left, checks it (every item decrypted), and returns it with

@@ -3,7 +3,7 @@ import Latchkey
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct DeleteTests {
+@Suite(.dedicatedThreads) struct DeleteTests {
     let directory = TemporaryDirectory()
 
     @Test func deletesEveryMatch() throws {

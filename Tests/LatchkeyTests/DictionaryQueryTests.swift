@@ -5,7 +5,7 @@ import Testing
 
 /// Apple-style dictionaries through `DatabaseBackend`: key dispatch, value types, and the errors that
 /// name the offending key (SEMANTICS.md §2–3).
-@Suite struct DictionaryQueryTests {
+@Suite(.dedicatedThreads) struct DictionaryQueryTests {
     let directory = TemporaryDirectory()
 
     func backend() throws -> DatabaseBackend {

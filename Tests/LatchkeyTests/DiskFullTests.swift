@@ -11,7 +11,7 @@ import Glibc
 /// (`errSecDiskFull` −34 for ENOSPC, `errSecIO` −36 for other write errors), and everything stored before
 /// stays readable, intact and unchanged — on a real full file system (a size-limited tmpfs, when the tests
 /// may mount one: CI runs as root) and under a file size limit (RLIMIT_FSIZE, any user).
-@Suite struct DiskFullTests {
+@Suite(.dedicatedThreads) struct DiskFullTests {
     static let canMount: Bool = {
         let probe = TemporaryDirectory()
         guard mount("tmpfs", probe.path, "tmpfs", 0, "size=64k") == 0 else { return false }

@@ -8,7 +8,7 @@ import Glibc
 
 /// The attacks of the adversarial review on the keychain's files (issue 15: F5, F6, and the leftovers of
 /// an interrupted creation), each reproduced — as another user where the attack needs one.
-@Suite struct FileHardeningTests {
+@Suite(.dedicatedThreads) struct FileHardeningTests {
     let directory = TemporaryDirectory()
     static let isRoot = getuid() == 0
     static let nobody: (uid: uid_t, gid: gid_t)? = getpwnam("nobody").map { ($0.pointee.pw_uid, $0.pointee.pw_gid) }

@@ -10,7 +10,7 @@ import Testing
 ///
 /// The default run flips the SQLite header, every byte of the device key and 400 random positions;
 /// `LATCHKEY_SOAK=1` flips every byte of both files.
-@Suite struct FileTamperTests {
+@Suite(.dedicatedThreads) struct FileTamperTests {
     struct Stored {
         let name: String
         let query: ItemQuery

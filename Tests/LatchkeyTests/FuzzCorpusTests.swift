@@ -4,7 +4,7 @@ import Testing
 
 /// Every input of the committed fuzz corpus (seeds, and each crash the fuzzer found once fixed) replays
 /// through the four fuzz targets without a crash. The fuzzing itself is `script/fuzz`.
-@Suite struct FuzzCorpusTests {
+@Suite(.dedicatedThreads) struct FuzzCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus").path
 

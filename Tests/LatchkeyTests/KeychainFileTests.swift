@@ -6,7 +6,7 @@ import Testing
 
 /// The keychain file: creation, permissions whatever the umask, and refusal of unsafe, foreign, damaged
 /// or newer files — each without changing a byte.
-@Suite struct KeychainFileTests {
+@Suite(.dedicatedThreads) struct KeychainFileTests {
     let directory = TemporaryDirectory()
 
     @Test(arguments: ["000", "022", "077"])

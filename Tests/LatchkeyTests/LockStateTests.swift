@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// SEMANTICS.md §4, table-driven: which accessibility classes are available in which lock state.
-@Suite struct LockStateTests {
+@Suite(.dedicatedThreads) struct LockStateTests {
     let directory = TemporaryDirectory()
 
     /// (accessibility, available after lock, available before the first unlock with the device key)

@@ -9,7 +9,7 @@ import Testing
 /// that still differ. After every sequence, no canary value may appear in any file the keychain wrote.
 ///
 /// The default run checks 40 sequences of 40 operations; `LATCHKEY_SOAK=1` checks 1,000 of 80.
-@Suite struct ModelCheckTests {
+@Suite(.dedicatedThreads) struct ModelCheckTests {
     static var soak: Bool { ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1" }
 
     @Test func theEngineBehavesAsTheModel() throws {

@@ -4,7 +4,7 @@ import LatchkeyStorage
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct PassphraseChangeTests {
+@Suite(.dedicatedThreads) struct PassphraseChangeTests {
     let directory = TemporaryDirectory()
 
     func itemsTable(_ path: String) throws -> [Data] {

@@ -5,7 +5,7 @@ import Testing
 
 /// No secret and no attribute value ever reaches the disk in plaintext: database, WAL, shared memory,
 /// device key, or any temporary file beside them.
-@Suite struct PlaintextLeakTests {
+@Suite(.dedicatedThreads) struct PlaintextLeakTests {
     let directory = TemporaryDirectory()
 
     /// Every byte pattern a leak could take: UTF-8, UTF-16 (both orders), and for data, the raw bytes.

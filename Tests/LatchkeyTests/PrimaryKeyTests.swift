@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// SEMANTICS.md §1, table-driven: each class's primary key, its defaults, and attributes of other classes.
-@Suite struct PrimaryKeyTests {
+@Suite(.dedicatedThreads) struct PrimaryKeyTests {
     struct ClassCase: CustomTestStringConvertible, Sendable {
         let itemClass: ItemClass
         /// Each primary-key attribute with two distinct values.

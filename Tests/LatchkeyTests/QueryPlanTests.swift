@@ -6,7 +6,7 @@ import Testing
 
 /// Lookups go through indexes: SQLite's plan for every query shape searches an index and never scans the
 /// items table, so the cost of a lookup does not grow with the number of items.
-@Suite struct QueryPlanTests {
+@Suite(.dedicatedThreads) struct QueryPlanTests {
     let directory = TemporaryDirectory()
 
     func plan(_ query: ItemQuery, caller: CallerIdentity = Fixture.app) throws -> String {

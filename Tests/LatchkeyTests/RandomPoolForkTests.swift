@@ -4,7 +4,7 @@ import Testing
 
 /// The random pool behind nonces, item ids and item keys: a forked child inherits a copy of the pool's
 /// memory, and must refill instead of handing out the bytes its parent hands out next.
-@Suite struct RandomPoolForkTests {
+@Suite(.dedicatedThreads) struct RandomPoolForkTests {
     @Test func aForkedChildNeverRepeatsItsParentsRandomBytes() throws {
         for _ in 0..<5 {
             let output = try HelperProcess.run(["fork-random"])

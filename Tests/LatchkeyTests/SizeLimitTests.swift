@@ -3,7 +3,7 @@ import Latchkey
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct SizeLimitTests {
+@Suite(.dedicatedThreads) struct SizeLimitTests {
     let directory = TemporaryDirectory()
 
     @Test func aSixteenMebibyteSecretRoundTrips() throws {

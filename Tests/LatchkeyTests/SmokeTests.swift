@@ -3,7 +3,7 @@ import Latchkey
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct SmokeTests {
+@Suite(.dedicatedThreads) struct SmokeTests {
     @Test func addFindUpdateDelete() throws {
         let dir = TemporaryDirectory()
         let keychain = try Fixture.newKeychain(in: dir)

@@ -3,7 +3,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// SEMANTICS.md §3: every status with Apple's value and message.
-@Suite struct StatusCodeTests {
+@Suite(.dedicatedThreads) struct StatusCodeTests {
     static let table: [(KeychainStatus, String, Int32, String)] = [
         (.success, "errSecSuccess", 0, "No error."),
         (.unimplemented, "errSecUnimplemented", -4, "Function or operation not implemented."),

@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 /// SEMANTICS.md §2, "Synchronizable filter".
-@Suite struct SynchronizableTests {
+@Suite(.dedicatedThreads) struct SynchronizableTests {
     let directory = TemporaryDirectory()
 
     func filled() throws -> DatabaseBackend {

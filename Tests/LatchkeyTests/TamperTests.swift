@@ -6,7 +6,7 @@ import Testing
 
 /// Damage to the stored rows: every changed byte, swapped blob or moved row makes that item fail with
 /// errSecDecode — never wrong plaintext — while every other item still reads.
-@Suite struct TamperTests {
+@Suite(.dedicatedThreads) struct TamperTests {
     let directory = TemporaryDirectory()
     var path: String { directory.file("t.keychain") }
 

@@ -3,7 +3,7 @@ import Latchkey
 import LatchkeyTestSupport
 import Testing
 
-@Suite struct UpdateTests {
+@Suite(.dedicatedThreads) struct UpdateTests {
     let directory = TemporaryDirectory()
 
     func filled() throws -> KeychainDatabase {

@@ -1,5 +1,6 @@
 import CPseudoTerminal
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,8 +32,11 @@ public final class PseudoTerminalSession {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        SpawnedProcess.resetSignals(&attributes)
         // A new session: the first terminal it opens (the slave, as standard input) becomes its controlling one.
-        posix_spawnattr_setflags(&attributes, Int16(0x80))  // POSIX_SPAWN_SETSID
+        var flags: Int16 = 0
+        posix_spawnattr_getflags(&attributes, &flags)
+        posix_spawnattr_setflags(&attributes, flags | Int16(latchkey_test_spawn_new_session_flag()))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -78,10 +82,18 @@ public final class PseudoTerminalSession {
         _ = (line + "\n").withCString { write(master, $0, strlen($0)) }
     }
 
-    /// Waits for the program to end and returns its exit status, reading the rest of its output.
-    public func wait() -> Int32 {
+    /// Waits for the program to end and returns its exit status, reading the rest of its output. A program
+    /// still running after `timeout` seconds is killed and its test fails (the status is then 128 + 9).
+    public func wait(timeout: Double = 60) -> Int32 {
         var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(timeout)
         while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() >= deadline {
+                Issue.record("the program on the pseudo-terminal did not end within \(timeout) s; killed it")
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                break
+            }
             _ = expect("\u{0}", timeout: 0.05)
         }
         _ = expect("\u{0}", timeout: 0.2)

@@ -29,11 +29,20 @@ public final class SpawnedProcess: @unchecked Sendable {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
-        // A clean signal state: the test runner's threads block and ignore signals that the child must
-        // obey (a child that inherits a blocked SIGTERM cannot be stopped).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        Self.resetSignals(&attributes)
+        var child: pid_t = 0
+        guard posix_spawn(&child, executable, &actions, &attributes, argv, envp) == 0 else { throw CocoaError(.executableLoad) }
+        pid = child
+    }
+
+    deinit { stop() }
+
+    /// A clean signal state for a child: the test runner's threads block and ignore signals that a child
+    /// must obey (one that inherits a blocked SIGTERM cannot be stopped).
+    static func resetSignals(_ attributes: inout posix_spawnattr_t) {
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)
@@ -42,12 +51,7 @@ public final class SpawnedProcess: @unchecked Sendable {
         for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var child: pid_t = 0
-        guard posix_spawn(&child, executable, &actions, &attributes, argv, envp) == 0 else { throw CocoaError(.executableLoad) }
-        pid = child
     }
-
-    deinit { stop() }
 
     /// Whether the child still runs.
     public var isRunning: Bool {
