@@ -61,10 +61,13 @@ let package = Package(
         // The main job on the embedded default keychain, end to end (README, script/demo).
         .executableTarget(name: "latchkey-demo", dependencies: ["Latchkey"]),
 
-        // Spawned by tests that need a second process (umask, SIGKILL mid-write, several writers).
+        // Spawned by tests that need a second process (umask, SIGKILL mid-write, several writers, power cuts).
         .executableTarget(
-            name: "latchkey-test-helper", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeySecurity", "SeedManagers"],
+            name: "latchkey-test-helper",
+            dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeySecurity", "SeedManagers", "CPowerLoss"],
             path: "Tests/Helpers/latchkey-test-helper"),
+        // A power cut for SQLite (tests only): a VFS that keeps each file as it was at its last sync.
+        .target(name: "CPowerLoss", path: "Tests/CPowerLoss", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // Two separately built client programs for the agent's tests (different binaries, same behaviour).
         .target(name: "LatchkeyTestClient", dependencies: ["Latchkey"], path: "Tests/Helpers/LatchkeyTestClient"),

@@ -60,12 +60,11 @@ import Testing
     }
 
     @Test func withoutATerminalAPromptIsInteractionNotAllowed() throws {
-        // The test runner has no controlling terminal to prompt on (or, run from a terminal, this test
-        // is skipped).
-        guard !FileManager.default.isReadableFile(atPath: "/dev/tty") || (try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/tty"))) == nil else {
-            return
-        }
-        #expect(status { _ = try PassphraseSource.prompt.read() } == .interactionNotAllowed)
+        // In a session of its own (setsid) the helper has no controlling terminal, whether or not the test
+        // runner has one.
+        let output = try HelperProcess.run("/usr/bin/setsid", [HelperProcess.executable, "prompt-without-terminal"])
+        #expect(output.stdout == "-25308 no terminal to ask for the passphrase; set LATCHKEY_PASSPHRASE or pass a file descriptor\n",
+                "\(output.stderr)")
     }
 
     @Test func passphrasesNeverPrint() {

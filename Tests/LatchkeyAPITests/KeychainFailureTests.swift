@@ -14,7 +14,7 @@ import Testing
     func everyStatusLandsInItsCaseAndKeepsTheError(_ status: KeychainStatus, _ name: String) {
         let error = KeychainError(status, "detail")
         let failure = KeychainFailure(error)
-        #expect(String(describing: failure).isEmpty == false)
+        #expect(String(describing: failure) == "\(status.message) (detail) [\(status.name) \(status.rawValue)]")
         #expect(failure.error == error)
         #expect(failure.status == status)
         #expect(failure.message == "\(status.message) (detail)")

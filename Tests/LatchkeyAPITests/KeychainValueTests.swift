@@ -138,16 +138,80 @@ import Testing
         #expect(try https.allKeys() == ["alice"])
     }
 
-    @Test func setIsOneAtomicUpsertNotDeleteThenAdd() throws {
+    @Test func setUpdatesInPlaceNotDeleteThenAdd() throws {
         let keychain = memory.keychain(service: "s")
         try keychain.set("one", forKey: "k")
-        let first = try memory.database.copyMatching(
+        let first = try #require(try memory.database.copyMatching(
             ItemQuery(.genericPassword, matching: [.account: .string("k")], returning: .persistentReference),
-            caller: CallerIdentity(applicationIdentifier: "com.example.tests")).first?.persistentReference
+            caller: CallerIdentity(applicationIdentifier: "com.example.tests")).first?.persistentReference)
         try keychain.set("two", forKey: "k")
-        let second = try memory.database.copyMatching(
+        let second = try #require(try memory.database.copyMatching(
             ItemQuery(.genericPassword, matching: [.account: .string("k")], returning: .persistentReference),
-            caller: CallerIdentity(applicationIdentifier: "com.example.tests")).first?.persistentReference
+            caller: CallerIdentity(applicationIdentifier: "com.example.tests")).first?.persistentReference)
+        #expect(!first.isEmpty)
         #expect(first == second, "updated in place: a delete-then-add would give a new item")
     }
+
+    /// Atomicity where it shows: a reader on another connection to the same file, reading while `set`
+    /// overwrites the value again and again, never finds the item missing (a delete-then-add would leave a
+    /// moment with no item) and only ever sees a whole value.
+    @Test func aReaderOnAnotherConnectionNeverSeesTheItemMissingDuringSet() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("atomic.keychain")
+        let writer = try KeychainDatabase.create(at: path, passphrase: Passphrase("atomic"), keyDerivation: .minimum)
+        let reader = try KeychainDatabase.open(at: path)
+        try reader.unlock(with: Passphrase("atomic"))
+        let keychain = Keychain(service: "s", connection: .database(writer, applicationIdentifier: "com.example.tests"))
+        let observer = Keychain(service: "s", connection: .database(reader, applicationIdentifier: "com.example.tests"))
+        try keychain.set("value-0", forKey: "k")
+        let done = ManagedAtomicFlag()
+        let reads = ReadTally()
+        let ended = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            defer { ended.signal() }
+            while !done.isSet {
+                do {
+                    let value = try observer.string(forKey: "k")
+                    reads.record(value)
+                } catch {
+                    reads.record(error: "\(error)")
+                }
+            }
+        }
+        thread.start()
+        for index in 1...300 { try keychain.set("value-\(index)", forKey: "k") }
+        done.set()
+        #expect(ended.wait(timeout: .now() + 30) == .success, "the reader stopped")
+        #expect(reads.missing == 0, "the item was missing during an upsert")
+        #expect(reads.errors.isEmpty, "\(reads.errors.prefix(3))")
+        #expect(reads.malformed == 0)
+        #expect(reads.total > 0, "the reader read")
+        print("KeychainValueTests: \(reads.total) reads during 300 upserts, \(reads.missing) missing")
+    }
+}
+
+/// A flag set once, read from another thread.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// What the reader thread saw.
+final class ReadTally: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private(set) var total = 0, missing = 0, malformed = 0
+    private(set) var errors: [String] = []
+
+    func record(_ value: String?) {
+        lock.withLock {
+            total += 1
+            if value == nil { missing += 1 } else if !(value!.hasPrefix("value-")) { malformed += 1 }
+        }
+    }
+
+    func record(error: String) { lock.withLock { errors.append(error) } }
 }

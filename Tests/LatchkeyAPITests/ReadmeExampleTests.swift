@@ -5,59 +5,55 @@ import LatchkeyTestSupport
 import LatchkeyTesting
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 
 extension GlobalSecItemTests {
-    /// The README's Swift examples, verbatim, run as tests; a last test checks that every ```swift block of
-    /// the README appears here, so the README cannot drift from code that runs. They set the process's
-    /// environment and the global SecItem configuration, so they run in the serialized group.
+    /// The README's Swift examples, verbatim, run as tests (those on the default connection in the helper,
+    /// with an environment of their own); a last test checks that every ```swift block of the README appears
+    /// here or there, so the README cannot drift from code that runs. They set the global SecItem
+    /// configuration, so they run in the serialized group.
     @Suite(.dedicatedThreads) struct ReadmeExampleTests {
+        /// The environment for the helper that runs the "Swift API" examples: its own keychain, no agent.
+        func exampleEnvironment(_ directory: TemporaryDirectory, passphrase: Bool = true) -> [String: String] {
+            var environment = [
+                "HOME": directory.path, "PATH": "/usr/bin:/bin", "LATCHKEY_KEYCHAIN": directory.file("readme.keychain"),
+                "LATCHKEY_AGENT_SOCKET": directory.file("run/agent.sock"),
+            ]
+            if passphrase { environment["LATCHKEY_PASSPHRASE"] = "readme passphrase" }
+            return environment
+        }
+
         @Test func theSwiftAPI() throws {
+            // The examples use the default connection, configured by the environment: they run in the
+            // helper (Tests/Helpers/latchkey-test-helper/ReadmeExamples.swift) with an environment of their
+            // own, never by changing this process's.
             let directory = TemporaryDirectory()
-            setenv("LATCHKEY_KEYCHAIN", directory.file("readme.keychain"), 1)
-            setenv("LATCHKEY_PASSPHRASE", "readme passphrase", 1)
-            defer {
-                unsetenv("LATCHKEY_KEYCHAIN")
-                unsetenv("LATCHKEY_PASSPHRASE")
-            }
+            let output = try HelperProcess.run(["readme-swift-api"], environment: exampleEnvironment(directory))
+            #expect(output.stderr == "")
+            #expect(output.stdout == """
+                password hunter2
+                after remove <nil>
+                login jit-001 alice hunter2
+                keys login,sync
+                sync token-123 Mail sync token
+                web pa55
 
-            // README: "The Swift API"
-            let keychain = Keychain(service: "com.example.mail")
-            try keychain.set("hunter2", forKey: "alice@example.com")           // an atomic upsert
-            let password = try keychain.string(forKey: "alice@example.com")    // nil when there is none
-            try keychain.remove("alice@example.com")
+                """)
+            #expect(FileManager.default.fileExists(atPath: directory.file("readme.keychain")), "the first use created the keychain")
+        }
 
-            // Codable values: stored as JSON (sorted keys, dates as seconds since 2001, data as Base64).
-            struct LoginInfo: Codable { var enterpriseID: String; var account: String; var password: String }
-            try keychain.set(LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"), forKey: "login")
-            let login = try keychain.value(LoginInfo.self, forKey: "login")
-
-            // Modifiers return copies.
-            let background = keychain.accessibility(.afterFirstUnlock).label("Mail sync token")
-            try background.set("token-123", forKey: "sync")
-            let keys = try keychain.allKeys()                                   // ["login", "sync"]
-
-            // Internet passwords are keyed by server, protocol, port, path, authentication type, security domain.
-            let web = Keychain(server: "example.com", protocol: .https, port: 443)
-            try web.set("pa55", forKey: "alice")
-
-            #expect(password == "hunter2")
-            #expect(login?.account == "alice")
-            #expect(keys == ["login", "sync"])
-            #expect(try web.string(forKey: "alice") == "pa55")
-            #expect(FileManager.default.fileExists(atPath: directory.file("readme.keychain")))
-
-            // README: failures
-            do {
-                _ = try keychain.string(forKey: "alice@example.com")
-            } catch .interactionNotAllowed {
-                // Locked: unlock first, or use an afterFirstUnlock item for background work.
-            } catch {
-                print("\(error.status.name) \(error.status.rawValue): \(error.message)")
-            }
+        @Test func theFailureExampleTakesEachBranch() throws {
+            let directory = TemporaryDirectory()
+            #expect(try HelperProcess.run(["readme-swift-api"], environment: exampleEnvironment(directory)).status == 0)
+            // No passphrase and (in a session of its own) no terminal to ask on: the keychain stays locked.
+            let locked = try HelperProcess.run("/usr/bin/setsid", [HelperProcess.executable, "readme-failures"],
+                                               environment: exampleEnvironment(directory, passphrase: false))
+            #expect(locked.stdout == "the keychain is locked\n", "\(locked.stderr)")
+            // A keychain file others may read: any other failure, with its status and message.
+            let path = directory.file("readme.keychain")
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+            let refused = try HelperProcess.run(["readme-failures"], environment: exampleEnvironment(directory))
+            #expect(refused.stdout == "errSecWrPerm -61: Write permissions error. (keychain file \(path) is readable by others "
+                + "(mode 0644); run chmod 600 on it)\n")
         }
 
         @Test func latchkeySecurity() throws {
@@ -114,8 +110,8 @@ extension GlobalSecItemTests {
             let found = try keychain.copyMatching(
                 ItemQuery(.genericPassword, matching: [.service: .string("imap.example.com")], returning: [.data, .attributes]),
                 caller: mail)
-            assert(found[0].data == Data("hunter2".utf8))
-            assert(found[0][.account] == .string("alice"))
+            let secret = found.first?.data          // Data("hunter2".utf8)
+            let account = found.first?[.account]    // .string("alice")
 
             // Update every match (the modification date is refreshed).
             try keychain.update(ItemQuery(.genericPassword, matching: [.account: .string("alice")]),
@@ -123,12 +119,8 @@ extension GlobalSecItemTests {
 
             // Lock: items of the "when unlocked" family become unavailable until the next unlock.
             keychain.lock()
-            do {
-                _ = try keychain.copyMatching(ItemQuery(.genericPassword), caller: mail)
-                assertionFailure("the item is readable while locked")
-            } catch {
-                assert(error.status == .interactionNotAllowed)   // errSecInteractionNotAllowed, -25308
-            }
+            let whileLocked = Result { try keychain.copyMatching(ItemQuery(.genericPassword), caller: mail) }
+            // whileLocked is a failure: errSecInteractionNotAllowed (-25308)
             try keychain.unlock(with: Passphrase("correct horse battery staple"))
             try keychain.delete(ItemQuery(.genericPassword, matching: [.account: .string("alice")]), caller: mail)
 
@@ -137,18 +129,26 @@ extension GlobalSecItemTests {
             _ = try backend.add(["class": "genp", "svce": "api.example.com", "acct": "bot",
                                  "v_Data": Data("token-123".utf8)])
             let token = try backend.copyMatching(["class": "genp", "svce": "api.example.com", "r_Data": true]) as? Data
-            assert(token == Data("token-123".utf8))
+            // token == Data("token-123".utf8)
 
+            #expect(secret == Data("hunter2".utf8))
+            #expect(account == .string("alice"))
+            #expect(throws: KeychainError(.interactionNotAllowed, "items of accessibility ak are unavailable while the keychain is locked")) {
+                try whileLocked.get()
+            }
+            #expect(status { _ = try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.account: .string("alice")]), caller: mail) }
+                == .itemNotFound, "the delete above removed it")
             #expect(token == Data("token-123".utf8))
             try FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
 
-        @Test func everyReadmeSwiftBlockIsInThisFile() throws {
+        @Test func everyReadmeSwiftBlockIsRunByATest() throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent()
             let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-            let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-            let sourceLines = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            let sources = [#filePath, root.appendingPathComponent("Tests/Helpers/latchkey-test-helper/ReadmeExamples.swift").path]
+            let sourceLines = try sources.flatMap { try String(contentsOfFile: $0, encoding: .utf8).split(separator: "\n") }
+                .map { $0.trimmingCharacters(in: .whitespaces) }
             let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
             #expect(!blocks.isEmpty)
             for block in blocks {
@@ -158,7 +158,7 @@ extension GlobalSecItemTests {
                     start + lines.count <= sourceLines.count
                         && Array(sourceLines[start...].filter { !$0.isEmpty }.prefix(lines.count)) == lines
                 }
-                #expect(found, "README block not found verbatim in ReadmeExampleTests.swift:\n\(block)")
+                #expect(found, "README block not found verbatim in ReadmeExampleTests.swift or ReadmeExamples.swift:\n\(block)")
             }
         }
     }

@@ -30,11 +30,14 @@ import Testing
         #expect(try helper("api", "get-login", "com.example.login", "current") == "jit-001 alice hunter2\n")
         #expect(try helper("api", "set-login", "com.example.login", "current", "jit-001", "alice", "rotated") == "")
         #expect(try helper("api", "get-login", "com.example.login", "current") == "jit-001 alice rotated\n")
+        // Stored, and the file really is a keychain: no plaintext of what was stored in any file.
+        let stored = ["com.example.login", "current", "jit-001", "alice", "hunter2", "rotated"]
+        #expect(try plaintextsFound(stored, under: directory.path) == [])
         #expect(try helper("api", "remove", "com.example.login", "current") == "removed\n")
         #expect(try helper("api", "get-login", "com.example.login", "current") == "<nil>\n")
         #expect(try helper("api", "remove", "com.example.login", "current") == "absent\n")
-        // The file really is a keychain: permissions, and no plaintext of what was stored.
         #expect(try permissions(directory.file("app.keychain")) == 0o600)
+        #expect(try plaintextsFound(stored, under: directory.path) == [])
     }
 
     @Test func throughLatchkeySecurity() throws {

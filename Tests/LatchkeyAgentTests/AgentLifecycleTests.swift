@@ -32,18 +32,29 @@ import Glibc
         try sandbox.unlock()
         #expect(try sandbox.cli("set-keychain-settings", "-t", "1").status == 0)
         #expect(try sandbox.client("a", "status").hasPrefix("unlocked"))
-        Thread.sleep(forTimeInterval: 2.5)
+        // The agent checks once a second: it locks one to two seconds after the last request.
+        try AgentSandbox.waitFor("the idle lock", seconds: 10) { sandbox.agentLog.contains("locked (idle for 1 s)") }
         #expect(try sandbox.client("a", "status").hasPrefix("locked"))
-        #expect(sandbox.agentLog.contains("locked (idle for 1 s)"))
     }
 
-    @Test func aClientCanWaitForProtectedData() async throws {
+    @Test func aClientCanWaitForProtectedData() throws {
         let sandbox = try AgentSandbox()
         try sandbox.start()
-        let waiting = Task.detached { try sandbox.client("a", "wait") }
-        try await Task.sleep(for: .milliseconds(500))
+        let log = sandbox.directory.file("waiting.log")
+        let waiting = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["wait"], environment: sandbox.environment,
+                                         log: log)
+        try AgentSandbox.waitFor("the client to start waiting") { sandbox.file(log) == "waiting\n" }
+        // It has asked and is still waiting: the keychain has not been unlocked since the agent started.
+        #expect(waiting.isRunning)
         try sandbox.unlock()
-        #expect(try await waiting.value == "available\n")
+        try AgentSandbox.waitFor("the client to see the unlock") { !waiting.isRunning }
+        #expect(sandbox.file(log) == "waiting\navailable\n")
+    }
+
+    @Test func waitingForProtectedDataGivesUpAfterItsTimeout() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        #expect(try sandbox.client("a", "wait", "1") == "waiting\nfailed -25308\n")
     }
 
     @Test func aKilledAgentKeepsNoKeyAndClientsFallBack() throws {

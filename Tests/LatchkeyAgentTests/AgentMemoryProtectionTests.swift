@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The agent is not dumpable: another process of its own user can neither attach to it with ptrace nor
-/// read its memory, and it writes no core file.
+/// read its memory; and its core file size limit is zero.
 @Suite(.dedicatedThreads) struct AgentMemoryProtectionTests {
     /// Asks to trace `pid` (PTRACE_SEIZE, which does not stop it) from a process running as `user`:
     /// "attached", or "refused <errno>". The tracer exits at once, which detaches it.
@@ -34,8 +34,9 @@ import Glibc
                               environment: ["PATH": "/usr/bin:/bin"])
     }
 
-    @Test func anotherProcessOfTheSameUserCannotTraceTheAgent() throws {
-        guard getuid() == 0, let entry = getpwnam("nobody") else { return }  // Needs root to run both as nobody.
+    @Test(.enabled(if: getuid() == 0 && getpwnam("nobody") != nil, "running the agent and the tracer as nobody needs root"))
+    func anotherProcessOfTheSameUserCannotTraceTheAgentAndItWritesNoCore() throws {
+        let entry = try #require(getpwnam("nobody"))
         let nobody = entry.pointee.pw_uid, group = entry.pointee.pw_gid
         let directory = TemporaryDirectory()
         let keychain = directory.file("login.keychain")
@@ -50,7 +51,10 @@ import Glibc
         // The control: an ordinary process of the same user can be traced, so a refusal below means something.
         let sleeper = try SpawnedProcess("/usr/bin/setpriv", asNobody + ["/bin/sleep", "30"], environment: ["PATH": "/usr/bin:/bin"])
         defer { sleeper.stop(signal: SIGKILL) }
-        Thread.sleep(forTimeInterval: 0.2)  // Let setpriv become sleep.
+        // setpriv becomes sleep when it execs it.
+        try AgentSandbox.waitFor("setpriv to exec sleep") {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(sleeper.pid)/exe"))?.hasSuffix("/sleep") == true
+        }
         #expect(try traceAttempt(sleeper.pid, as: nobody) == "attached\n")
         #expect(try readEnvironment(of: sleeper.pid, as: asNobody).status == 0)
 
@@ -72,5 +76,9 @@ import Glibc
         // Its memory is closed to the same user through /proc too.
         let environment = try readEnvironment(of: agent.pid, as: asNobody)
         #expect(environment.status != 0 && environment.stderr.contains("Permission denied"), "\(environment.stderr)")
+        // And a crash could write no core file: the limit is zero, soft and hard.
+        let limits = try String(contentsOfFile: "/proc/\(agent.pid)/limits", encoding: .utf8)
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? ""
+        #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
     }
 }

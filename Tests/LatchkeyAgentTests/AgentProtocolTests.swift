@@ -44,18 +44,28 @@ import Glibc
         #expect(try AgentResponse.decode(AgentResponse(id: 8, status: .success).encoded()).detail == nil)
     }
 
-    @Test func randomMutationsNeverCrashTheDecoder() {
-        var generator = SystemRandomNumberGenerator()
-        var decoded = 0
+    @Test func randomMutationsNeverCrashTheDecoder() throws {
+        var generator = TestSeed.generator("AgentProtocolTests.mutations")
+        var refused = 0, accepted = 0
         for round in 0..<20_000 {
             var message = Self.requests[round % Self.requests.count].encoded(id: UInt32(round))
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
                 let position = Int.random(in: 0..<message.count, using: &generator)
                 message[position] = UInt8.random(in: 0...255, using: &generator)
             }
-            if (try? AgentRequest.decode(message)) != nil { decoded += 1 }
+            guard let (id, request) = try? AgentRequest.decode(message) else {  // Refused: the expected outcome.
+                refused += 1
+                continue
+            }
+            accepted += 1
+            // What the decoder accepts, it encodes canonically: encoding again changes nothing.
+            let encoded = request.encoded(id: id)
+            let (againID, again) = try AgentRequest.decode(encoded)
+            #expect(againID == id && again.encoded(id: id) == encoded, "round \(round)")
         }
-        #expect(decoded < 20_000, "most mutations are refused")
+        print("AgentProtocolTests: 20000 mutated requests, \(refused) refused, \(accepted) decoded and re-encoded canonically")
+        #expect(refused + accepted == 20_000)
+        #expect(refused > 0, "a mutation the decoder should refuse (a wrong magic byte) appears in any 20,000")
     }
 
     @Test func deepNestingAndHugeCountsAreRefused() {

@@ -50,6 +50,13 @@ import Testing
         let backup = sandbox.directory.file("all.lkb")
         let export = try sandbox.run(["export", "-o", backup, "--include-this-device-only"], environment: backupEnvironment())
         #expect(export.stderr == "exported 1 items to \(backup)\n")
+        // And it comes back, still this-device-only, in another keychain.
+        try sandbox.createKeychain("other")
+        let imported = try sandbox.run(["import", "-i", backup, "other"], environment: backupEnvironment())
+        #expect(imported.stdout == "added 1, updated 0, skipped 0\n", "\(imported.stderr)")
+        #expect(try sandbox.run("find-generic-password", "-s", "device", "-w", "other").stdout == "x\n")
+        let found = try sandbox.run("find-generic-password", "-s", "device", "other")
+        #expect(found.stdout.contains("    \"pdmn\"<blob>=\"cku\"\n"), "\(found.stdout)")
     }
 
     @Test func aWrongPassphraseOrADamagedBackupImportsNothing() throws {

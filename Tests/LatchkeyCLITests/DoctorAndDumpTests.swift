@@ -16,6 +16,7 @@ import Testing
             warning  LATCHKEY_PASSPHRASE is set: every process of this user can read it; prefer a prompt, --passphrase-fd or a 0600 key file
             ok       keychain file mode 0600
             ok       directory mode 0700
+            ok       durability: journal mode wal, synchronous FULL, secure_delete on (an acknowledged write survives a power cut)
             ok       format version 1 (this Latchkey reads up to 1)
             warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
             ok       device key present: items readable at any time open without the passphrase

@@ -93,7 +93,7 @@ import Testing
                                      environment: sandbox.environment)
         #expect(create.status == 0, "\(create.stderr)")
         #expect(try sandbox.run(["unlock-keychain", "--no-agent", "--passphrase-file", keyFile], environment: sandbox.environment).status == 0)
-        #expect(try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile) == ())
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
         let open = try sandbox.run(["unlock-keychain", "--no-agent", "--passphrase-file", keyFile], environment: sandbox.environment)
         #expect(open.status == 195)
         #expect(open.stderr == "latchkey: unlock-keychain: Write permissions error. (the key file \(keyFile) is readable by others (mode 0644); run chmod 600 on it)\n")

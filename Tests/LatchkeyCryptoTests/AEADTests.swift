@@ -54,7 +54,33 @@ import Testing
         #expect(opened.constantTimeEquals(inner))
     }
 
-    @Test func errorsNeverCarryPlaintext() {
-        #expect(CryptoError.authenticationFailure.description == "authentication failure")
+    @Test func errorsNeverCarryPlaintextKeysOrAssociatedData() {
+        let plaintext = Data("CANARY-plaintext-7f3a".utf8)
+        let box = AEAD.seal(plaintext, key: key, associatedData: associated)
+        var tampered = box
+        tampered[tampered.count - 1] ^= 1
+        let keyBytes = key.withUnsafeBytes { Data($0) }
+        let failures: [(String, () throws -> Void)] = [
+            ("tampered", { _ = try AEAD.open(tampered, key: self.key, associatedData: self.associated) }),
+            ("wrong key", { _ = try AEAD.open(box, key: SecureBytes(randomCount: AEAD.keyLength), associatedData: self.associated) }),
+            ("wrong associated data", { _ = try AEAD.open(box, key: self.key, associatedData: Data("row-43".utf8)) }),
+            ("truncated", { _ = try AEAD.open(box.prefix(AEAD.overhead - 1), key: self.key, associatedData: self.associated) }),
+            ("wrapped key", { _ = try AEAD.openKey(tampered, key: self.key, associatedData: self.associated) }),
+        ]
+        for (name, attempt) in failures {
+            do {
+                try attempt()
+                Issue.record("\(name): opened")
+            } catch {
+                // Every rendering of the error: none holds the plaintext, the key, or the associated data.
+                for text in [String(describing: error), String(reflecting: error), "\(error)", error.localizedDescription] {
+                    #expect(!text.contains("CANARY"), "\(name): \(text)")
+                    #expect(!text.contains("row-42"), "\(name): \(text)")
+                    #expect(text.utf8.count < 100, "\(name): a short fixed message, not bytes: \(text)")
+                    #expect(Data(text.utf8).range(of: keyBytes.prefix(8)) == nil, "\(name)")
+                }
+                #expect(["authentication failure", "sealed data is truncated"].contains(String(describing: error)), "\(name): \(error)")
+            }
+        }
     }
 }

@@ -19,6 +19,7 @@ import Testing
             Fixture.query(service: "s", returning: [.attributes, .data, .persistentReference]), caller: Fixture.app).first)
         #expect(after.data == Data("two".utf8))
         #expect(after[.label] == .string("second"))
+        #expect(!before.persistentReference.isEmpty)
         #expect(after.persistentReference == before.persistentReference, "the same item, updated in place")
         #expect(after[.creationDate] == before[.creationDate])
         #expect(try keychain.rowCount() == 1)

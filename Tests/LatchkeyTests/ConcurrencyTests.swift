@@ -87,10 +87,12 @@ import Testing
         _ = try Fixture.newKeychain(in: directory, name: "mixed.keychain")
         let workers = soak ? 8 : 4
         let operations = soak ? 1_500 : 150
+        var generator = TestSeed.generator("ConcurrencyTests.mixed")
+        let seeds = (0..<workers).map { _ in generator.next() }
         let outputs = try await withThrowingTaskGroup(of: HelperProcess.Output.self) { group in
             for worker in 0..<workers {
                 group.addTask {
-                    try HelperProcess.run(["mixer", path, Fixture.passphrase, "w\(worker)", "\(UInt64.random(in: 1...UInt64.max))",
+                    try HelperProcess.run(["mixer", path, Fixture.passphrase, "w\(worker)", "\(seeds[worker])",
                                            "\(operations)"])
                 }
             }

@@ -35,7 +35,7 @@ import Glibc
         _ = try Fixture.newKeychain(in: directory, name: "crash.keychain")
         let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
         var acknowledged: [String: Int] = [:]
-        var generator = SystemRandomNumberGenerator()
+        var generator = TestSeed.generator("CrashTests.killedWriters")
 
         for trial in 0..<Self.trials {
             let log = directory.file("writer-\(trial).log")
@@ -96,7 +96,7 @@ import Glibc
         var next = 0
         var committed = 0
         var inFlightWhole = 0, inFlightAbsent = 0
-        var generator = SystemRandomNumberGenerator()
+        var generator = TestSeed.generator("CrashTests.killedBatches")
         let trials = max(4, Self.trials / 3)
         for trial in 0..<trials {
             // A fresh keychain every ten trials, so checking every item after each kill stays quick.

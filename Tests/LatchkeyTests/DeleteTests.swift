@@ -48,8 +48,19 @@ import Testing
         try keychain.add(Fixture.password(service: "s", account: "kept", extra: sync), caller: Fixture.app)
         try keychain.delete(ItemQuery(.genericPassword, matching: [.account: .string("gone")], synchronizable: .yes),
                             caller: Fixture.app)
+        let kept = try #require(try keychain.copyMatching(
+            ItemQuery(.genericPassword, matching: [.account: .string("kept")], synchronizable: .yes, returning: .persistentReference),
+            caller: Fixture.app).first?.persistentReference)
         try keychain.update(ItemQuery(.genericPassword, matching: [.account: .string("kept")], synchronizable: .yes),
                             with: ItemChanges(attributes: [.account: .string("gone")]), caller: Fixture.app)
+        // The live item now holds the primary key, with its own identity and secret; the old name is free.
+        let now = try keychain.copyMatching(
+            ItemQuery(.genericPassword, matching: [.account: .string("gone")], synchronizable: .yes, limit: .all,
+                      returning: [.data, .persistentReference]), caller: Fixture.app)
+        #expect(now.map(\.persistentReference) == [kept])
+        #expect(now.first?.data == Data("s3cret".utf8))
+        #expect(status { _ = try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.account: .string("kept")],
+                                                                 synchronizable: .yes), caller: Fixture.app) } == .itemNotFound)
         #expect(try keychain.rowCount() == 1)
     }
 

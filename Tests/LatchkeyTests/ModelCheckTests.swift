@@ -15,10 +15,10 @@ import Testing
     @Test func theEngineBehavesAsTheModel() throws {
         let sequences = Self.soak ? 1_000 : 40
         let length = Self.soak ? 80 : 40
-        // LATCHKEY_MODEL_SEED replays a reported failure.
-        let seed = ProcessInfo.processInfo.environment["LATCHKEY_MODEL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        // LATCHKEY_TEST_SEED replays a reported failure.
+        let seed = TestSeed.make("ModelCheckTests")
         var generator = SplitMix64(seed: seed)
-        var operations = 0
+        var ran: [String: Int] = [:]
         for index in 0..<sequences {
             let sequence = (0..<length).map { _ in ModelOperation.random(using: &generator) }
             if let difference = try Self.firstDifference(sequence) {
@@ -31,9 +31,13 @@ import Testing
                     """)
                 return
             }
-            operations += sequence.count
+            for operation in sequence { ran[operation.kind, default: 0] += 1 }
         }
-        #expect(operations == sequences * length)
+        // Every kind of operation was checked, and the figures printed are counted, not assumed.
+        #expect(Set(ran.keys) == Set(ModelOperation.kinds), "kinds never drawn: \(Set(ModelOperation.kinds).subtracting(ran.keys))")
+        let total = ran.values.reduce(0, +)
+        print("ModelCheckTests: \(total) operations in \(sequences) sequences, 0 differences: "
+            + ran.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
     }
 
     /// The checker itself notices a difference: a model that forgets the duplicate rule disagrees.
@@ -124,6 +128,22 @@ enum ModelOperation: CustomStringConvertible, Sendable {
     case lock
     case unlock(correct: Bool)
     case reopen
+
+    /// Every kind of operation, by name.
+    static let kinds = ["add", "copy", "update", "delete", "lock", "unlock", "reopen"]
+
+    /// This operation's kind.
+    var kind: String {
+        switch self {
+        case .add: "add"
+        case .copy: "copy"
+        case .update: "update"
+        case .delete: "delete"
+        case .lock: "lock"
+        case .unlock: "unlock"
+        case .reopen: "reopen"
+        }
+    }
 
     static func random(using generator: inout SplitMix64) -> ModelOperation {
         func pick<T>(_ choices: [T]) -> T { choices[Int(generator.next() % UInt64(choices.count))] }
@@ -342,18 +362,5 @@ struct KeychainModel: Sendable {
             unlockedSinceOpen = false
             return .success
         }
-    }
-}
-
-/// A small, seedable generator, so a failing run can be replayed from its printed seed.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -38,3 +38,18 @@ public func status(_ body: () throws -> Void) -> KeychainStatus? {
         return nil
     }
 }
+
+/// Every file below `directory` (recursively) that holds one of `needles` in UTF-8, as "needle in file" —
+/// for the tests that prove no secret, label or attribute value reaches the disk in plaintext.
+public func plaintextsFound(_ needles: [String], under directory: String) throws -> [String] {
+    var found: [String] = []
+    let enumerator = FileManager.default.enumerator(atPath: directory)
+    while let name = enumerator?.nextObject() as? String {
+        let path = directory + "/" + name
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        for needle in needles where bytes.range(of: Data(needle.utf8)) != nil { found.append("\(needle) in \(name)") }
+    }
+    return found
+}

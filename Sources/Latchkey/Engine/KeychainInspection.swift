@@ -25,6 +25,29 @@ public struct KeychainFileReport: Sendable {
     public let deviceKeyWorks: Bool
     /// The bytes of the WAL beside the file (0 when there is none).
     public let walBytes: Int64
+    /// The durability settings in force on a connection the engine opens: the journal mode (`wal`),
+    /// `synchronous` (2, FULL: every commit is synced before it is acknowledged) and `secure_delete`.
+    public let durability: Durability?
+
+    /// What `PRAGMA journal_mode`, `synchronous` and `secure_delete` answer on an engine connection.
+    public struct Durability: Sendable, Equatable {
+        /// `wal` for a keychain.
+        public let journalMode: String
+        /// 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
+        public let synchronous: Int
+        /// Whether freed pages are zeroed.
+        public let secureDelete: Bool
+
+        /// Settings as read from a connection.
+        public init(journalMode: String, synchronous: Int, secureDelete: Bool) {
+            self.journalMode = journalMode
+            self.synchronous = synchronous
+            self.secureDelete = secureDelete
+        }
+
+        /// Whether an acknowledged write survives a power cut and freed pages are zeroed.
+        public var isDurable: Bool { journalMode == "wal" && synchronous >= 2 && secureDelete }
+    }
 }
 
 extension KeychainDatabase {
@@ -39,10 +62,19 @@ extension KeychainDatabase {
         var derivation: KeyDerivation?
         var rows: Int?
         var deviceKeyWorks = false
+        var durability: KeychainFileReport.Durability?
         do {
             let database = try open(at: path)
             version = try mappingStorageErrors {
                 try database.queue.read { db in Int(try db.integer("PRAGMA user_version") ?? 0) }
+            }
+            durability = try mappingStorageErrors {
+                try database.queue.read { db in
+                    KeychainFileReport.Durability(
+                        journalMode: try db.blob("PRAGMA journal_mode").map { String(decoding: $0, as: UTF8.self) } ?? "?",
+                        synchronous: Int(try db.integer("PRAGMA synchronous") ?? -1),
+                        secureDelete: try db.integer("PRAGMA secure_delete") == 1)
+                }
             }
             derivation = try database.keyDerivation
             rows = try database.rowCount()
@@ -56,6 +88,7 @@ extension KeychainDatabase {
             deviceKeyMode: FileSystem.status(devicePath).map { Int($0.permissions & 0o7777) },
             ownedByCurrentUser: info.map { me == 0 || $0.owner == me } ?? false, problem: problem,
             formatVersion: version, supportedFormatVersion: KeychainSchema.currentVersion, keyDerivation: derivation,
-            rows: rows, deviceKeyWorks: deviceKeyWorks, walBytes: FileSystem.status(path + "-wal")?.size ?? 0)
+            rows: rows, deviceKeyWorks: deviceKeyWorks, walBytes: FileSystem.status(path + "-wal")?.size ?? 0,
+            durability: durability)
     }
 }

@@ -50,6 +50,14 @@ enum DoctorCommand {
             report("error", "the keychain cannot be opened: \(problem.message)")
             return 1
         }
+        if let durability = inspection.durability {
+            let names = [0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"]
+            let text = "journal mode \(durability.journalMode), synchronous \(names[durability.synchronous] ?? "\(durability.synchronous)"), "
+                + "secure_delete \(durability.secureDelete ? "on" : "off")"
+            report(durability.isDurable ? "ok" : "error", durability.isDurable
+                ? "durability: \(text) (an acknowledged write survives a power cut)"
+                : "durability: \(text); an acknowledged write could be lost")
+        }
         if let version = inspection.formatVersion {
             report("ok", "format version \(version) (this Latchkey reads up to \(inspection.supportedFormatVersion))")
         }

@@ -34,12 +34,15 @@ public enum TestClient {
                 }
                 let status = try client.status()
                 say("\(status.lockState) \(status.callerStanding) \(status.applicationIdentifier ?? "-") \(status.accessGroups.joined(separator: ","))")
-            case "wait":
+            case "wait" where arguments.count <= 2:
+                // wait [seconds]: says "waiting" first, so a test can tell the wait began before it unlocks.
+                let seconds = arguments.count == 2 ? Int(arguments[1]) ?? 20 : 20
                 let semaphore = DispatchSemaphore(value: 0)
                 let outcome = Outcome()
+                say("waiting")
                 Task {
                     do {
-                        try await KeychainConnection.default.waitUntilProtectedDataAvailable(timeout: .seconds(20))
+                        try await KeychainConnection.default.waitUntilProtectedDataAvailable(timeout: .seconds(seconds))
                         outcome.text = "available"
                     } catch {
                         outcome.text = "failed \((error as? KeychainError)?.status.rawValue ?? 0)"

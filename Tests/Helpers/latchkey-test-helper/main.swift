@@ -4,6 +4,7 @@ import Foundation
 import Latchkey
 import LatchkeyCrypto
 import LatchkeySecurity
+import CPowerLoss
 import SeedManagers
 import Synchronization
 
@@ -80,6 +81,25 @@ case "batcher":
         batch += 1
     }
 
+case "readme-swift-api":
+    do {
+        try ReadmeExamples.swiftAPI()
+    } catch {
+        fail("\(error)")
+    }
+
+case "readme-failures":
+    ReadmeExamples.failures()
+
+case "prompt-without-terminal":
+    // prompt-without-terminal: asks for a passphrase on the terminal; prints the status and detail.
+    do {
+        _ = try PassphraseSource.prompt.read()
+        say("read a passphrase")
+    } catch {
+        say("\(error.status.rawValue) \(error.detail ?? "")")
+    }
+
 case "create-with-umask":
     // create-with-umask <path> <passphrase> <octal umask>
     guard arguments.count == 5, let mask = mode_t(arguments[4], radix: 8) else { fail("bad arguments") }
@@ -133,6 +153,35 @@ case "writer":
         versions[key] = next
         say("ack \(key) \(next)")
     }
+
+case "power-writer":
+    // power-writer <path> <passphrase> <seed> <keys> <honor-syncs 1|0> <writes>: under the power-loss VFS,
+    // write <writes> versions of random keys, printing "ack <key> <version>" after each success, then end
+    // at once without closing the keychain (no checkpoint at close): the test cuts the power there.
+    guard arguments.count == 8, var seed = UInt64(arguments[4]), let keys = Int(arguments[5]), let honor = Int32(arguments[6]),
+        let writes = Int(arguments[7])
+    else { fail("bad arguments") }
+    guard latchkey_power_loss_register(honor) == 0 else { fail("cannot register the power-loss VFS") }
+    let keychain = open(arguments[2], arguments[3])
+    var versions: [String: Int] = [:]
+    for _ in 0..<writes {
+        seed = seed &* 6364136223846793005 &+ 1442695040888963407
+        let key = "k\(Int(seed >> 33) % keys)"
+        let next = (versions[key] ?? 0) + 1
+        let value = "\(key)-" + String(repeating: "x", count: Int(seed >> 50) % 2000) + "-\(next)"
+        do {
+            if versions[key] == nil {
+                try keychain.add(item(key, value), caller: caller)
+            } else {
+                try keychain.update(query(key), with: ItemChanges(data: Data(value.utf8)), caller: caller)
+            }
+        } catch {
+            fail("write \(key): \(error)")
+        }
+        versions[key] = next
+        say("ack \(key) \(next)")
+    }
+    _exit(0)
 
 case "adder":
     // adder <path> <passphrase> <prefix> <count>: add, read back and update <count> items of its own.
