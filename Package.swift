@@ -35,7 +35,7 @@ let package = Package(
         // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.
         .target(name: "LatchkeyPOSIX", dependencies: ["CPOSIX"]),
 
-        .target(name: "LatchkeyCrypto", dependencies: ["CSodium"]),
+        .target(name: "LatchkeyCrypto", dependencies: ["CSodium", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
         .target(name: "Latchkey", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX"]),
         .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "CPowerLoss", path: "Tests/CPowerLoss", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // Two separately built client programs for the agent's tests (different binaries, same behaviour).
-        .target(name: "LatchkeyTestClient", dependencies: ["Latchkey"], path: "Tests/Helpers/LatchkeyTestClient"),
+        .target(name: "LatchkeyTestClient", dependencies: ["Latchkey", "LatchkeySecurity"], path: "Tests/Helpers/LatchkeyTestClient"),
         .executableTarget(
             name: "latchkey-test-client-a", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-a"),
         .executableTarget(

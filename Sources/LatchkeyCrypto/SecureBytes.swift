@@ -1,3 +1,5 @@
+import LatchkeyPOSIX
+
 /// A buffer for key material and passphrases: locked against swapping where the system allows it,
 /// wiped when released, compared in constant time, and never printed.
 ///
@@ -7,7 +9,12 @@ package final class SecureBytes: @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     /// The number of bytes held.
     package let count: Int
+    /// The bytes allocated: whole pages for locked buffers (see `init`), else `max(count, 1)`.
+    private let capacity: Int
     private let isLocked: Bool
+
+    /// The memory page size, the unit `mlock` works in.
+    private static let pageSize = CurrentProcess.pageSize
 
     /// How long key material is expected to live, which decides whether its pages are locked.
     package enum Lifetime: Sendable {
@@ -25,20 +32,25 @@ package final class SecureBytes: @unchecked Sendable {
         count: Int, lifetime: Lifetime = .longLived, initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) {
         precondition(count >= 0)
+        // A locked buffer gets pages of its own: `mlock` locks whole pages and `munlock` is not counted, so
+        // a buffer that shared a page with another would unlock that one's key when it is released.
         // One byte at least, so the pointer is always valid.
-        let allocation = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
-        allocation.initializeMemory(as: UInt8.self, repeating: 0, count: max(count, 1))
-        let locked = lifetime == .longLived && count > 0 && Sodium.lockMemory(allocation, count: count)
+        let lock = lifetime == .longLived && count > 0
+        let capacity = lock ? (count + Self.pageSize - 1) / Self.pageSize * Self.pageSize : max(count, 1)
+        let allocation = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: lock ? Self.pageSize : 16)
+        allocation.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
+        let locked = lock && Sodium.lockMemory(allocation, count: capacity)
         do {
             try initializer(UnsafeMutableRawBufferPointer(start: allocation, count: count))
         } catch {
-            Sodium.wipe(allocation, count: max(count, 1))
-            if locked { Sodium.unlockMemory(allocation, count: count) }
+            Sodium.wipe(allocation, count: capacity)
+            if locked { Sodium.unlockMemory(allocation, count: capacity) }
             allocation.deallocate()
             throw error
         }
         self.base = allocation
         self.count = count
+        self.capacity = capacity
         self.isLocked = locked
     }
 
@@ -62,8 +74,8 @@ package final class SecureBytes: @unchecked Sendable {
     }
 
     deinit {
-        Sodium.wipe(base, count: max(count, 1))
-        if isLocked { Sodium.unlockMemory(base, count: count) }
+        Sodium.wipe(base, count: capacity)
+        if isLocked { Sodium.unlockMemory(base, count: capacity) }
         base.deallocate()
     }
 

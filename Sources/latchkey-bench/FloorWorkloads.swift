@@ -40,7 +40,7 @@ struct FloorWorkloads {
         try db.execute("CREATE TABLE floor (id INTEGER PRIMARY KEY, k BLOB NOT NULL UNIQUE, g INTEGER NOT NULL, v BLOB NOT NULL); CREATE INDEX floor_g ON floor (g)")
         var results: [WorkloadResult] = []
 
-        let batch = 5_000
+        let batch = batchSize(forKeychainOf: size)
         var batchSamples = Samples()
         var inserted = 0
         while inserted < size {
@@ -51,7 +51,7 @@ struct FloorWorkloads {
                         try db.run("INSERT INTO floor (k, g, v) VALUES (?, ?, ?)", [.blob(keyFor(index)), .integer(Int64(index / 10)), .blob(value())])
                     }
                 }
-            } / Double(count) * Double(batch))
+            } / Double(count) * Double(batch))  // A short last batch, per item.
             inserted += count
         }
         results.append(WorkloadResult(name: Workload.batchAdd.rawValue, samples: batchSamples, itemsPerSample: batch))

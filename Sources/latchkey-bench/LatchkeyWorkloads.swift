@@ -23,13 +23,13 @@ struct LatchkeyWorkloads {
         var keychain = try KeychainDatabase.create(at: path, passphrase: passphrase)
         var results: [WorkloadResult] = []
 
-        let batch = 5_000
+        let batch = batchSize(forKeychainOf: size)
         var batchSamples = Samples()
         var inserted = 0
         while inserted < size {
             let count = min(batch, size - inserted)
             let items = (inserted..<(inserted + count)).map(item)
-            batchSamples.nanoseconds.append(try time { try keychain.addAll(items, caller: caller) } / Double(count) * Double(batch))
+            batchSamples.nanoseconds.append(try time { try keychain.addAll(items, caller: caller) } / Double(count) * Double(batch))  // A short last batch, per item.
             inserted += count
         }
         results.append(WorkloadResult(name: Workload.batchAdd.rawValue, samples: batchSamples, itemsPerSample: batch))

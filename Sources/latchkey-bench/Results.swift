@@ -9,6 +9,10 @@ struct WorkloadResult: Codable, Sendable {
     var itemsPerSecond: Double { 1e9 / medianPerItem }
 }
 
+/// Items per batch-add transaction: 5,000, or a fifth of a keychain smaller than 25,000 items, so that
+/// every size is measured over five transactions at least (never one transaction scaled up).
+func batchSize(forKeychainOf size: Int) -> Int { max(1, min(5_000, size / 5)) }
+
 /// Everything measured at one size, by one child process.
 struct SizeResult: Codable, Sendable {
     var size: Int
@@ -26,7 +30,7 @@ struct SizeResult: Codable, Sendable {
 /// The workloads, with the floor workload each is compared with.
 enum Workload: String, CaseIterable, Sendable {
     case durableAdd = "durable add (one per transaction)"
-    case batchAdd = "batch add (per item, 5,000 per transaction)"
+    case batchAdd = "batch add (per item; transactions of 5,000, or of a fifth of smaller keychains)"
     case findData = "find one item's data by service + account"
     case findService = "find all attributes of one service (10 items)"
     case update = "update one item's data"

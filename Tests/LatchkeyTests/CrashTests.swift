@@ -95,7 +95,7 @@ import Glibc
         var path = ""
         var next = 0
         var committed = 0
-        var inFlightWhole = 0, inFlightAbsent = 0
+        var inFlightWhole = 0, inFlightAbsent = 0, partial = 0
         var generator = TestSeed.generator("CrashTests.killedBatches")
         let trials = max(4, Self.trials / 3)
         for trial in 0..<trials {
@@ -126,7 +126,10 @@ import Glibc
                 let batch = try #require(Int(account.dropFirst().prefix { $0 != "-" }))
                 counts[batch, default: 0] += 1
             }
-            for (batch, count) in counts { #expect(count == size, "trial \(trial): batch \(batch) has \(count) of \(size) items") }
+            for (batch, count) in counts where count != size {
+                partial += 1
+                Issue.record("trial \(trial): batch \(batch) has \(count) of \(size) items")
+            }
             for batch in acknowledged { #expect(counts[batch] == size, "trial \(trial): acknowledged batch \(batch) is missing") }
             // The batch in flight at the kill: whole or absent (checked above); never a later one.
             let last = (acknowledged.last ?? next - 1) + 1
@@ -140,7 +143,7 @@ import Glibc
             next = (counts.keys.max() ?? next - 1) + 1
         }
         committed += next
-        print("CrashTests: \(trials) batch writers killed, \(committed) batches of \(size) committed; the batch in flight was whole \(inFlightWhole) times and absent \(inFlightAbsent) times, never partial")
+        print("CrashTests: \(trials) batch writers killed, \(committed) batches of \(size) committed; the batch in flight was whole \(inFlightWhole) times and absent \(inFlightAbsent) times; \(partial) batches partial")
         #expect(committed > 0, "the batcher committed something")
     }
 }

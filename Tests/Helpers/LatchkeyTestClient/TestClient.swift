@@ -2,6 +2,7 @@
 // connection (the agent when it runs, else the keychain opened in process), plus raw protocol probes.
 import Foundation
 import Latchkey
+import LatchkeySecurity
 
 public enum TestClient {
     static func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
@@ -27,6 +28,26 @@ public enum TestClient {
                 say(try Keychain(service: arguments[1]).remove(arguments[2]) ? "removed" : "absent")
             case "shared-get" where arguments.count == 4:
                 say(try Keychain(service: arguments[1], accessGroup: arguments[3]).string(forKey: arguments[2]) ?? "<nil>")
+            case "get-twice" where arguments.count == 4:
+                // get-twice <service> <key> <trigger file>: reads, waits for the trigger file to appear (the test
+                // stops the agent meanwhile), reads again in the same process.
+                say(try Keychain(service: arguments[1]).string(forKey: arguments[2]) ?? "<nil>")
+                while !FileManager.default.fileExists(atPath: arguments[3]) { usleep(10_000) }
+                say(try Keychain(service: arguments[1]).string(forKey: arguments[2]) ?? "<nil>")
+            case "secitem-set" where arguments.count == 4:
+                // Apple's functions on the default configuration: the agent when it serves this program.
+                let status = SecItemAdd([
+                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
+                    kSecAttrAccount as String: arguments[2], kSecValueData as String: Data(arguments[3].utf8),
+                ] as CFDictionary, nil)
+                say("SecItemAdd \(status)")
+            case "secitem-get" where arguments.count == 3:
+                var result: CFTypeRef?
+                let status = SecItemCopyMatching([
+                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
+                    kSecAttrAccount as String: arguments[2], kSecReturnData as String: true,
+                ] as CFDictionary, &result)
+                say("SecItemCopyMatching \(status) \((result as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")")
             case "status":
                 guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
                     say("no agent")
