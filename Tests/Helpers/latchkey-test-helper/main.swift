@@ -91,6 +91,47 @@ case "readme-swift-api":
 case "readme-failures":
     ReadmeExamples.failures()
 
+case "make-fixture":
+    // make-fixture <directory>: a keychain of every kind of content this Latchkey writes — the fixture a
+    // format migration is tested against (Tests/Fixtures/format-v1 was made by this command at format v1).
+    guard arguments.count == 3 else { fail("bad arguments") }
+    let path = arguments[2] + "/login.keychain"
+    let passphrase = Passphrase("fixture passphrase")
+    do {
+        let keychain = try KeychainDatabase.create(at: path, passphrase: passphrase, keyDerivation: .minimum)
+        let app = CallerIdentity(applicationIdentifier: "com.example.app", accessGroups: ["com.example.app", "com.example.shared"])
+        let other = CallerIdentity(applicationIdentifier: "com.example.other")
+        func generic(_ service: String, _ account: String, _ secret: String, _ extra: [AttributeKey: AttributeValue] = [:]) -> NewItem {
+            NewItem(.genericPassword, attributes: [.service: .string(service), .account: .string(account)].merging(extra) { _, new in new },
+                    data: Data(secret.utf8))
+        }
+        try keychain.add(generic("mail", "alice", "ak-secret", [.label: .string("Mail"), .comment: .string("a comment")]), caller: app)
+        try keychain.add(generic("mail", "bob", "ck-secret", [.accessible: .string("ck")]), caller: app)
+        try keychain.add(generic("mail", "carol", "dk-secret", [.accessible: .string("dk")]), caller: app)
+        try keychain.add(generic("mail", "dave", "aku-secret", [.accessible: .string("aku")]), caller: app)
+        try keychain.add(generic("shared", "erin", "shared-secret", [.accessGroup: .string("com.example.shared")]), caller: app)
+        try keychain.add(generic("mail", "alice", "other-group-secret"), caller: other)
+        try keychain.add(generic("synced", "frank", "sync-secret", [.synchronizable: .bool(true)]), caller: app)
+        try keychain.add(generic("synced", "gone", "deleted-secret", [.synchronizable: .bool(true)]), caller: app)
+        try keychain.delete(ItemQuery(.genericPassword, matching: [.account: .string("gone")], synchronizable: .yes), caller: app)
+        try keychain.add(NewItem(.internetPassword, attributes: [
+            .server: .string("example.com"), .account: .string("web"), .protocol: .string("htps"), .port: .number(443),
+            .path: .string("/login"), .authenticationType: .string("form"), .securityDomain: .string("realm"),
+        ], data: Data("inet-secret".utf8)), caller: app)
+        try keychain.add(NewItem(.genericPassword, attributes: [.service: .string("binary"), .account: .string("blob"),
+                                                                .generic: .data(Data([0, 1, 2, 255]))],
+                                 data: Data([0xde, 0xad, 0xbe, 0xef])), caller: app)
+        try keychain.addAll((0..<1_000).map { generic("bulk-\($0 / 10)", "account-\($0)", "bulk-secret-\($0)", [.label: .string("Bulk \($0)")]) },
+                            caller: app)
+        try keychain.updateSettings(KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true))
+        try keychain.register(ApplicationRegistration(executablePath: "/usr/bin/true", executableDigest: Data(repeating: 7, count: 32),
+                                                      applicationIdentifier: "com.example.app", accessGroups: ["com.example.app"]),
+                              passphrase: passphrase)
+    } catch {
+        fail("make-fixture: \(error)")
+    }
+    say("made \(path)")
+
 case "prompt-without-terminal":
     // prompt-without-terminal: asks for a passphrase on the terminal; prints the status and detail.
     do {
