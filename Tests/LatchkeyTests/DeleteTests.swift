@@ -41,7 +41,7 @@ import Testing
         #expect(try keychain.copyMatching(read, caller: Fixture.app).first?.data == Data("v2".utf8))
     }
 
-    @Test func updatingOntoATombstoneReplacesIt() throws {
+    @Test func updatingOntoATombstoneKeepsTheTombstone() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         let sync: [AttributeKey: AttributeValue] = [.synchronizable: .bool(true)]
         try keychain.add(Fixture.password(service: "s", account: "gone", extra: sync), caller: Fixture.app)
@@ -53,7 +53,8 @@ import Testing
             caller: Fixture.app).first?.persistentReference)
         try keychain.update(ItemQuery(.genericPassword, matching: [.account: .string("kept")], synchronizable: .yes),
                             with: ItemChanges(attributes: [.account: .string("gone")]), caller: Fixture.app)
-        // The live item now holds the primary key, with its own identity and secret; the old name is free.
+        // The live item now holds the primary key, with its own identity and secret; the old name is free;
+        // the tombstone stays, so the deletion of "gone" can still sync.
         let now = try keychain.copyMatching(
             ItemQuery(.genericPassword, matching: [.account: .string("gone")], synchronizable: .yes, limit: .all,
                       returning: [.data, .persistentReference]), caller: Fixture.app)
@@ -61,7 +62,10 @@ import Testing
         #expect(now.first?.data == Data("s3cret".utf8))
         #expect(status { _ = try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.account: .string("kept")],
                                                                  synchronizable: .yes), caller: Fixture.app) } == .itemNotFound)
-        #expect(try keychain.rowCount() == 1)
+        #expect(try keychain.rowCount() == 2)
+        let report = try keychain.verifyIntegrity()
+        #expect(report.tombstones == 1 && report.verified == 1 && report.isHealthy, "\(report)")
+        #expect(try keychain.changes(after: 0).map(\.kind) == [.added, .added, .tombstoned, .updated])
     }
 
     @Test func nonSynchronizableItemsCanBeDeletedWhileLockedSynchronizableOnesCannot() throws {

@@ -115,11 +115,11 @@ import Testing
     @Test func aNewerFormatIsRefusedAndUntouched() throws {
         let path = directory.file("new.keychain")
         _ = try Fixture.newKeychain(in: directory, name: "new.keychain")
-        try RawFile.execute(path, "PRAGMA user_version = 2")
+        try RawFile.execute(path, "PRAGMA user_version = \(KeychainDatabase.formatVersion + 1)")
         let before = try FileSnapshot(directory: directory.path)
         let failure = #expect(throws: KeychainError.self) { _ = try KeychainDatabase.open(at: path) }
         #expect(failure?.status == .invalidKeychain)
-        #expect(failure?.detail == "\(path) has format version 2; this Latchkey reads up to 1. Nothing was changed")
+        #expect(failure?.detail == "\(path) has format version \(KeychainDatabase.formatVersion + 1); this Latchkey reads up to \(KeychainDatabase.formatVersion). Nothing was changed")
         #expect(try FileSnapshot(directory: directory.path) == before)
     }
 

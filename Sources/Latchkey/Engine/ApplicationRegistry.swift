@@ -63,7 +63,7 @@ extension KeychainDatabase {
         let key = try registryKey()
         let meta = try readKeyMeta()
         let sealed = try mappingStorageErrors {
-            try queue.read { db in try db.blob("SELECT value FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.registrations)]) }
+            try queue.read { db in try MetaTable.value(.registrations, in: db) }
         }
         guard let sealed else { return [] }
         let plaintext: Data
@@ -119,8 +119,7 @@ extension KeychainDatabase {
                                associatedData: Self.registryAssociatedData(meta.keychainID))
         try mappingStorageErrors {
             try queue.write { db in
-                try db.run("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                           [.text(KeychainSchema.Meta.registrations), .blob(sealed)])
+                try MetaTable.set(.registrations, sealed, in: db)
             }
         }
     }

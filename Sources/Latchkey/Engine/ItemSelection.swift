@@ -43,21 +43,18 @@ struct ItemSelection {
         unindexedFilters = query.filters.keys.filter { ItemDigests.unindexed.contains($0) }
     }
 
-    /// The columns every selection reads; `data` only when asked for.
-    static let columns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL"
-
     func candidates(_ db: Connection, includeData: Bool) throws -> [ItemRow] {
         let (sql, arguments) = statement(includeData: includeData)
         var rows: [ItemRow] = []
         try db.forEachRow(sql, arguments) { row in
-            rows.append(try Self.decodeRow(row, itemClass: query.schema.itemClass, includeData: includeData))
+            rows.append(ItemTable.decode(row, itemClass: query.schema.itemClass, includeData: includeData))
         }
         return rows
     }
 
     /// The SELECT that finds the candidates, and its arguments.
     func statement(includeData: Bool) -> (sql: String, arguments: [SQLValue]) {
-        var sql = "SELECT \(Self.columns)\(includeData ? ", data" : "") FROM items WHERE class = ? AND tomb = 0"
+        var sql = "SELECT \(ItemTable.selectColumns)\(includeData ? ", data" : "") FROM items WHERE class = ? AND tomb = 0"
         var arguments: [SQLValue] = [.text(query.schema.itemClass.rawValue)]
         switch query.synchronizable {
         case .no: sql += " AND sync = 0"
@@ -86,31 +83,6 @@ struct ItemSelection {
         }
         sql += " ORDER BY row_id"
         return (sql, arguments)
-    }
-
-    /// Reads the plaintext columns (in the order of `columns`, then `data` when `includeData`); a row whose
-    /// columns are not even well-formed is damaged.
-    static func decodeRow(_ row: Statement, itemClass: ItemClass, includeData: Bool) throws -> ItemRow {
-        guard let id = row.blob(1), let pdmnText = row.text(2), let accessibility = Accessibility(rawValue: pdmnText),
-            let groupDigest = row.blob(6), let primaryKey = row.blob(7), let index = row.blob(8),
-            let wrappedKey = row.blob(9), let attributes = row.blob(10)
-        else {
-            return ItemRow(
-                rowID: row.integer(0), id: row.blob(1) ?? Data(), itemClass: itemClass, groupDigest: Data(),
-                accessibility: .whenUnlocked, synchronizable: false, tombstone: false, version: 0,
-                primaryKeyDigest: Data(), indexDigests: [], wrappedKey: Data(), sealedAttributes: Data(),
-                sealedData: nil, malformed: true)
-        }
-        let digestLength = ItemDigests.shortLength
-        let indexDigests = stride(from: 0, to: index.count - index.count % digestLength, by: digestLength).map {
-            Data(index[(index.startIndex + $0)..<(index.startIndex + $0 + digestLength)])
-        }
-        return ItemRow(
-            rowID: row.integer(0), id: id, itemClass: itemClass, groupDigest: groupDigest,
-            accessibility: accessibility, synchronizable: row.integer(3) != 0, tombstone: row.integer(4) != 0,
-            version: row.integer(5), primaryKeyDigest: primaryKey, indexDigests: indexDigests,
-            wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? row.blob(12) : nil,
-            hasData: row.integer(11) != 0)
     }
 
     /// An opened candidate: its row, its item key, and its attributes when they were decrypted.

@@ -17,7 +17,7 @@ extension KeychainDatabase {
         -> ItemResult?
     {
         let prepared = try prepareAdd(item, caller: caller)
-        let stored = try mappingStorageErrors { try queue.write { db in try prepared.insert(into: db) } }
+        let stored = try mappingStorageErrors { try queue.write { db in try prepared.insert(into: db, origin: .request) } }
         return prepared.result(for: stored, returning: returning)
     }
 
@@ -46,14 +46,16 @@ extension KeychainDatabase {
             try queue.write { db in
                 var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
                 entries.reserveCapacity(sealed.count * 4)
+                // Tombstones are rare: looked up per item only when the file holds any.
+                let tombstones = try ItemTable.hasTombstones(in: db)
                 for position in order {
                     let (prepared, row) = sealed[position]
-                    let stored = try prepared.insert(row, into: db, indexingLater: true)
+                    let stored = try prepared.insert(row, into: db, origin: .request, indexingLater: true, checkTombstones: tombstones)
                     guard let rowID = stored.rowID else { throw KeychainError(.internal, "an inserted item has no row") }
                     for digest in stored.indexDigests { entries.append((ItemDigests.orderKey(digest), digest, rowID)) }
                 }
                 entries.sort { $0.key < $1.key }
-                try KeychainDatabase.insertIndexEntries(entries.map { ($0.digest, $0.rowID) }, in: db)
+                try IndexTable.insert(entries.map { ($0.digest, $0.rowID) }, in: db)
             }
         }
     }
@@ -82,10 +84,10 @@ extension KeychainDatabase {
         return try mappingStorageErrors {
             try queue.write { db in
                 do {
-                    _ = try prepared.insert(into: db)
+                    _ = try prepared.insert(into: db, origin: .request)
                     return true
                 } catch let error as KeychainError where error.status == .duplicateItem {
-                    _ = try update.apply(to: db)
+                    _ = try update.apply(to: db, origin: .request)
                     return false
                 }
             }
@@ -99,30 +101,21 @@ extension KeychainDatabase {
         let attributes: [AttributeKey: AttributeValue]
         let template: ItemRow
 
-        /// Inserts the item (or replaces a tombstone with its primary key); `errSecDuplicateItem` when a
-        /// live item has it. Safe to run again when the transaction is retried.
-        func insert(into db: Connection) throws -> ItemRow { try insert(sealedFresh(), into: db) }
+        /// Stores the item through `ItemStore` (over its own tombstone when there is one); `errSecDuplicateItem`
+        /// when a live item has its primary key. Safe to run again when the transaction is retried.
+        func insert(into db: Connection, origin: KeychainChange.Origin) throws -> ItemRow {
+            try insert(sealedFresh(), into: db, origin: origin)
+        }
 
         /// The item sealed as a new row (a fresh random id, version 1).
         func sealedFresh() -> ItemRow { sealed(id: SecureRandom.bytes(16), version: 1, rowID: nil) }
 
-        /// Inserts `fresh` (made by `sealedFresh()`), or replaces a tombstone with the same primary key.
-        /// `indexingLater`: the caller inserts the returned row's index entries itself (a batch sorts them).
-        func insert(_ fresh: ItemRow, into db: Connection, indexingLater: Bool = false) throws -> ItemRow {
-            // Optimistically insert; the UNIQUE constraint on the primary key reports a clash, which is then
-            // told apart: a live item is a duplicate, a tombstone is replaced.
-            do {
-                var stored = fresh
-                stored.rowID = try KeychainDatabase.write(fresh, to: db, indexing: !indexingLater)
-                return stored
-            } catch let error as StorageError where error.isConstraintViolation {
-                guard let existing = try KeychainDatabase.rowWithPrimaryKey(of: template, in: db) else { throw error }
-                guard existing.tombstone else { throw KeychainError(.duplicateItem) }
-                // Adding over a tombstone replaces it, keeping the item id so sync sees one history.
-                let row = sealed(id: existing.id, version: existing.version + 1, rowID: existing.rowID)
-                _ = try KeychainDatabase.write(row, to: db, indexing: !indexingLater)
-                return row
-            }
+        /// Stores `fresh` (made by `sealedFresh()`). `indexingLater`: the caller inserts the returned row's
+        /// index entries itself (a batch sorts them).
+        func insert(_ fresh: ItemRow, into db: Connection, origin: KeychainChange.Origin, indexingLater: Bool = false,
+                    checkTombstones: Bool = true) throws -> ItemRow {
+            try ItemStore.add(fresh, reseal: sealed, origin: origin, in: db, indexingLater: indexingLater,
+                              checkTombstones: checkTombstones)
         }
 
         private func sealed(id: Data, version: Int64, rowID: Int64?) -> ItemRow {
@@ -183,78 +176,5 @@ extension KeychainDatabase {
             indexDigests: ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey),
             wrappedKey: Data(), sealedAttributes: Data(), sealedData: nil)
         return PreparedAdd(validated: validated, classKey: classKey, attributes: attributes, template: template)
-    }
-
-    /// The row (live or tombstone) holding the same primary key, class, group and sync flag as `row`.
-    static func rowWithPrimaryKey(of row: ItemRow, in db: Connection, excluding rowID: Int64? = nil) throws
-        -> (rowID: Int64, id: Data, tombstone: Bool, version: Int64)?
-    {
-        var found: (Int64, Data, Bool, Int64)?
-        try db.forEachRow(
-            "SELECT row_id, id, tomb, version FROM items WHERE pk = ? AND class = ? AND agrp = ? AND sync = ? AND row_id != ?",
-            [.blob(row.primaryKeyDigest), .text(row.itemClass.rawValue), .blob(row.groupDigest),
-             .integer(row.synchronizable ? 1 : 0), .integer(rowID ?? -1)]
-        ) { statement in
-            found = (statement.integer(0), statement.blob(1) ?? Data(), statement.integer(2) != 0, statement.integer(3))
-        }
-        return found.map { (rowID: $0.0, id: $0.1, tombstone: $0.2, version: $0.3) }
-    }
-
-    /// Inserts `row` (no `rowID`) or replaces the row with its `rowID`, and (unless `indexing` is false) its
-    /// index entries; returns the row number.
-    @discardableResult
-    static func write(_ row: ItemRow, to db: Connection, indexing: Bool = true) throws -> Int64 {
-        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
-        let values: [SQLValue] = [
-            .blob(row.id), .text(row.itemClass.rawValue), .blob(row.groupDigest), .text(row.accessibility.rawValue),
-            .integer(row.synchronizable ? 1 : 0), .integer(row.tombstone ? 1 : 0), .integer(row.version),
-            .blob(row.primaryKeyDigest), .blob(index), .blob(row.wrappedKey), .blob(row.sealedAttributes),
-            row.sealedData.map { .blob($0) } ?? .null,
-        ]
-        let rowID: Int64
-        if let existing = row.rowID {
-            try db.run(
-                """
-                UPDATE items SET id = ?, class = ?, agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?,
-                idx = ?, item_key = ?, attrs = ?, data = ? WHERE row_id = ?
-                """, values + [.integer(existing)])
-            rowID = existing
-        } else {
-            try db.run(
-                """
-                INSERT INTO items (id, class, agrp, pdmn, sync, tomb, version, pk, idx, item_key, attrs, data)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, values)
-            rowID = db.lastInsertedRowID
-        }
-        if indexing { try insertIndexEntries(row.indexDigests, rowID: rowID, in: db) }
-        return rowID
-    }
-
-    /// Adds a row's index entries in one statement.
-    static func insertIndexEntries(_ digests: [Data], rowID: Int64, in db: Connection) throws {
-        try insertIndexEntries(digests.map { ($0, rowID) }, in: db)
-    }
-
-    /// Adds index entries, in the order given, 256 to a statement.
-    static func insertIndexEntries(_ entries: [(digest: Data, rowID: Int64)], in db: Connection) throws {
-        var start = 0
-        while start < entries.count {
-            let chunk = entries[start..<min(entries.count, start + 256)]
-            let placeholders = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
-            var arguments: [SQLValue] = []
-            arguments.reserveCapacity(chunk.count * 2)
-            for entry in chunk { arguments += [.blob(entry.digest), .integer(entry.rowID)] }
-            try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES \(placeholders)", arguments)
-            start += chunk.count
-        }
-    }
-
-    /// Removes a row's index entries (those its `idx` column lists).
-    static func removeIndexEntries(of row: ItemRow, in db: Connection) throws {
-        guard let rowID = row.rowID else { return }
-        for digest in row.indexDigests {
-            try db.run("DELETE FROM item_index WHERE digest = ? AND item = ?", [.blob(digest), .integer(rowID)])
-        }
     }
 }

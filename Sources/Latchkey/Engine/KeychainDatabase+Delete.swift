@@ -39,7 +39,6 @@ extension KeychainDatabase {
                             guard indexDecides else { continue }
                         }
                     }
-                    try Self.removeIndexEntries(of: candidate, in: db)
                     if candidate.synchronizable, let opened, var attributes = opened.attributes,
                         let classKey = keys.classKey(for: candidate.accessibility)
                     {
@@ -51,9 +50,9 @@ extension KeychainDatabase {
                         let itemKey = ItemSealing.newItemKey()
                         ItemSealing.seal(attributes: attributes, data: nil, into: &tombstone, itemKey: itemKey)
                         ItemSealing.wrap(itemKey, into: &tombstone, classKey: classKey)
-                        try Self.write(tombstone, to: db)
+                        try ItemStore.tombstone(candidate, as: tombstone, in: db)
                     } else {
-                        try db.run("DELETE FROM items WHERE row_id = ?", [.integer(candidate.rowID!)])
+                        try ItemStore.delete(candidate, in: db)
                     }
                     deleted += 1
                 }

@@ -52,13 +52,13 @@ extension KeychainDatabase {
                 var tombstones = 0
                 var unavailable = 0
                 var damaged: [IntegrityReport.DamagedItem] = []
-                let sql = "SELECT \(ItemSelection.columns), data, class FROM items"
+                let sql = "SELECT \(ItemTable.selectColumns), data, class FROM items"
                 var pending: [ItemRow] = []
                 try db.forEachRow(sql) { statement in
                     rows += 1
-                    let itemClass = ItemClass(rawValue: statement.text(13) ?? "") ?? .genericPassword
-                    var row = try ItemSelection.decodeRow(statement, itemClass: itemClass, includeData: true)
-                    if ItemClass(rawValue: statement.text(13) ?? "") == nil || ItemSchema.of(itemClass) == nil {
+                    let itemClass = ItemClass(rawValue: statement.text(ItemTable.classColumn) ?? "") ?? .genericPassword
+                    var row = ItemTable.decode(statement, itemClass: itemClass, includeData: true)
+                    if ItemClass(rawValue: statement.text(ItemTable.classColumn) ?? "") == nil || ItemSchema.of(itemClass) == nil {
                         row.malformed = true
                     }
                     pending.append(row)
@@ -108,6 +108,6 @@ extension KeychainDatabase {
 
     /// How many rows the file holds (tombstones included); for tests and benchmarks.
     public func rowCount() throws(KeychainError) -> Int {
-        try mappingStorageErrors { try queue.read { db in Int(try db.integer("SELECT count(*) FROM items") ?? 0) } }
+        try mappingStorageErrors { try queue.read { db in try ItemTable.count(in: db) } }
     }
 }

@@ -54,15 +54,12 @@ extension KeychainDatabase {
         try mappingStorageErrors {
             try queue.write { db in
                 // Another process may have changed the passphrase since we read the keybag.
-                guard try db.blob("SELECT value FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.kdf)])
-                    == meta.kdf.encoded()
-                else {
+                guard try MetaTable.value(.kdf, in: db) == meta.kdf.encoded() else {
                     throw KeychainError(.authFailed, "the passphrase was changed by another process meanwhile")
                 }
-                let sql = "UPDATE meta SET value = ? WHERE name = ?"
-                try db.run(sql, [.blob(kdf.encoded()), .text(KeychainSchema.Meta.kdf)])
-                try db.run(sql, [.blob(master.keyCheck), .text(KeychainSchema.Meta.keyCheck)])
-                try db.run(sql, [.blob(keybag), .text(KeychainSchema.Meta.keybag)])
+                try MetaTable.set(.kdf, kdf.encoded(), in: db)
+                try MetaTable.set(.keyCheck, master.keyCheck, in: db)
+                try MetaTable.set(.keybag, keybag, in: db)
             }
         }
     }
@@ -76,11 +73,7 @@ extension KeychainDatabase {
     public var settings: KeychainSettings {
         get throws(KeychainError) {
             let (seconds, sleep) = try mappingStorageErrors {
-                try queue.read { db in
-                    let sql = "SELECT value FROM meta WHERE name = ?"
-                    return (try db.blob(sql, [.text(KeychainSchema.Meta.autoLockSeconds)]),
-                            try db.blob(sql, [.text(KeychainSchema.Meta.lockOnSleep)]))
-                }
+                try queue.read { db in (try MetaTable.value(.autoLockSeconds, in: db), try MetaTable.value(.lockOnSleep, in: db)) }
             }
             return KeychainSettings(
                 autoLockAfterSeconds: seconds.flatMap { String(data: $0, encoding: .utf8) }.flatMap { Int($0) },
@@ -94,40 +87,28 @@ extension KeychainDatabase {
         try mappingStorageErrors {
             try queue.write { db in
                 if let seconds = settings.autoLockAfterSeconds {
-                    try db.run(
-                        "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                        [.text(KeychainSchema.Meta.autoLockSeconds), .blob(Data(String(seconds).utf8))])
+                    try MetaTable.set(.autoLockSeconds, Data(String(seconds).utf8), in: db)
                 } else {
-                    try db.run("DELETE FROM meta WHERE name = ?", [.text(KeychainSchema.Meta.autoLockSeconds)])
+                    try MetaTable.remove(.autoLockSeconds, in: db)
                 }
-                try db.run(
-                    "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
-                    [.text(KeychainSchema.Meta.lockOnSleep), .blob(Data((settings.lockOnSleep ? "1" : "0").utf8))])
+                try MetaTable.set(.lockOnSleep, Data((settings.lockOnSleep ? "1" : "0").utf8), in: db)
             }
         }
     }
 
     func readKeyMeta() throws(KeychainError) -> KeyMeta {
-        let rows: [String: Data] = try mappingStorageErrors {
-            try queue.read { db in
-                var rows: [String: Data] = [:]
-                try db.forEachRow("SELECT name, value FROM meta") { row in
-                    if let name = row.text(0), let value = row.blob(1) { rows[name] = value }
-                }
-                return rows
-            }
-        }
+        let rows = try mappingStorageErrors { try queue.read { db in try MetaTable.all(in: db) } }
         let where_ = path ?? "in-memory keychain"
-        guard let keychainID = rows[KeychainSchema.Meta.keychainID], keychainID.count == 16,
-            let kdfBytes = rows[KeychainSchema.Meta.kdf], let kdf = KDFRecord.decode(kdfBytes),
-            let keyCheck = rows[KeychainSchema.Meta.keyCheck],
-            let keybag = rows[KeychainSchema.Meta.keybag]
+        guard let keychainID = rows[.keychainID], keychainID.count == 16,
+            let kdfBytes = rows[.kdf], let kdf = KDFRecord.decode(kdfBytes),
+            let keyCheck = rows[.keyCheck],
+            let keybag = rows[.keybag]
         else {
             throw KeychainError(.invalidKeychain, "\(where_) is damaged: its key records are missing or malformed")
         }
         return KeyMeta(
             keychainID: keychainID, kdf: kdf, keyCheck: keyCheck, keybag: keybag,
-            deviceKeybag: rows[KeychainSchema.Meta.deviceKeybag])
+            deviceKeybag: rows[.deviceKeybag])
     }
 
     static func openKeybag(_ meta: KeyMeta, passphrase: Passphrase) throws(KeychainError) -> KeyMaterial {

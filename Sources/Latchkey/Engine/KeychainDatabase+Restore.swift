@@ -64,7 +64,7 @@ extension KeychainDatabase {
                 var summary = RestoreSummary()
                 for plan in plans {
                     do {
-                        _ = try plan.add.insert(into: db)
+                        _ = try plan.add.insert(into: db, origin: .restore)
                         summary.added += 1
                         continue
                     } catch let error as KeychainError where error.status == .duplicateItem {}
@@ -72,7 +72,7 @@ extension KeychainDatabase {
                     case .skip:
                         summary.skipped += 1
                     case .replace:
-                        _ = try plan.update.apply(to: db)
+                        _ = try plan.update.apply(to: db, origin: .restore)
                         summary.updated += 1
                     case .newer:
                         let existing = try plan.update.selection.candidates(db, includeData: false).first
@@ -81,7 +81,7 @@ extension KeychainDatabase {
                         if let current, current >= plan.modified {
                             summary.skipped += 1
                         } else {
-                            _ = try plan.update.apply(to: db)
+                            _ = try plan.update.apply(to: db, origin: .restore)
                             summary.updated += 1
                         }
                     }

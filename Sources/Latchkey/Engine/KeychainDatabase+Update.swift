@@ -13,7 +13,7 @@ extension KeychainDatabase {
         -> Int
     {
         let prepared = try prepareUpdate(query, with: changes, caller: caller)
-        return try mappingStorageErrors { try queue.write { db in try prepared.apply(to: db) } }
+        return try mappingStorageErrors { try queue.write { db in try prepared.apply(to: db, origin: .request) } }
     }
 
     /// Validates an update. `modified` is the modification date to write (now unless restoring).
@@ -33,7 +33,7 @@ extension KeychainDatabase {
         let now: Date
 
         /// Updates every match; returns how many. Safe to run again when the transaction is retried.
-        func apply(to db: Connection) throws -> Int {
+        func apply(to db: Connection, origin: KeychainChange.Origin) throws -> Int {
             let keys = selection.keys
             let indexKey = selection.indexKey
             let schema = selection.query.schema
@@ -74,27 +74,17 @@ extension KeychainDatabase {
                 row.indexDigests = ItemDigests.indexEntries(
                     itemClass: schema.itemClass, attributes: attributes, key: indexKey)
 
-                if let clash = try KeychainDatabase.rowWithPrimaryKey(of: row, in: db, excluding: row.rowID) {
-                    guard clash.tombstone else {
-                        throw KeychainError(.duplicateItem, "the update would give two items the same primary key")
-                    }
-                    try db.run("DELETE FROM items WHERE row_id = ?", [.integer(clash.rowID)])
-                }
-
                 if let data = change.data {
                     let itemKey = ItemSealing.newItemKey()
                     ItemSealing.seal(attributes: attributes, data: data, into: &row, itemKey: itemKey)
                     ItemSealing.wrap(itemKey, into: &row, classKey: classKey)
-                    try KeychainDatabase.write(row, to: db)
                 } else {
                     // Same secret, same item key: re-wrap it (the class or flag may have changed) and re-seal the
                     // attributes (the version changed); the secret's ciphertext stays as it is.
                     ItemSealing.seal(attributes: attributes, into: &row, itemKey: opened.itemKey)
                     ItemSealing.wrap(opened.itemKey, into: &row, classKey: classKey)
-                    try KeychainDatabase.writeKeepingData(row, to: db)
                 }
-                try KeychainDatabase.removeIndexEntries(of: oldIndex, in: db)
-                try KeychainDatabase.insertIndexEntries(row.indexDigests, rowID: row.rowID!, in: db)
+                try ItemStore.update(oldIndex, to: row, keepingData: change.data == nil, origin: origin, in: db)
                 updated += 1
             }
             if updated == 0 {
@@ -114,20 +104,5 @@ extension KeychainDatabase {
         if !query.returning.isEmpty {
             throw KeychainError.param("r_* return keys are not supported by \(operation)")
         }
-    }
-
-    /// Rewrites a row's columns except `data`, whose ciphertext is still valid under the same item key.
-    static func writeKeepingData(_ row: ItemRow, to db: Connection) throws {
-        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
-        try db.run(
-            """
-            UPDATE items SET agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?, idx = ?, item_key = ?,
-            attrs = ? WHERE row_id = ?
-            """,
-            [
-                .blob(row.groupDigest), .text(row.accessibility.rawValue), .integer(row.synchronizable ? 1 : 0),
-                .integer(row.tombstone ? 1 : 0), .integer(row.version), .blob(row.primaryKeyDigest), .blob(index),
-                .blob(row.wrappedKey), .blob(row.sealedAttributes), .integer(row.rowID!),
-            ])
     }
 }

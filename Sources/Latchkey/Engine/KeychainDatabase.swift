@@ -239,19 +239,18 @@ public final class KeychainDatabase: Sendable {
         _ connection: Connection, keychainID: Data, kdf: KDFRecord, master: MasterKey, material: KeyMaterial,
         deviceKey: SecureBytes?
     ) throws {
-        let sql = "INSERT INTO meta (name, value) VALUES (?, ?)"
-        try connection.run(sql, [.text(KeychainSchema.Meta.keychainID), .blob(keychainID)])
-        try connection.run(sql, [.text(KeychainSchema.Meta.kdf), .blob(kdf.encoded())])
-        try connection.run(sql, [.text(KeychainSchema.Meta.keyCheck), .blob(master.keyCheck)])
+        try MetaTable.set(.keychainID, keychainID, in: connection)
+        try MetaTable.set(.kdf, kdf.encoded(), in: connection)
+        try MetaTable.set(.keyCheck, master.keyCheck, in: connection)
         let keybag = AEAD.seal(
             KeybagFormat.encodeFull(material), key: master.wrapKey,
             associatedData: keybagAssociatedData(keychainID: keychainID, kdf: kdf))
-        try connection.run(sql, [.text(KeychainSchema.Meta.keybag), .blob(keybag)])
+        try MetaTable.set(.keybag, keybag, in: connection)
         if let deviceKey {
             let deviceKeybag = AEAD.seal(
                 KeybagFormat.encodeDevice(material), key: deviceKey,
                 associatedData: DeviceKeyFile.associatedData(keychainID: keychainID))
-            try connection.run(sql, [.text(KeychainSchema.Meta.deviceKeybag), .blob(deviceKeybag)])
+            try MetaTable.set(.deviceKeybag, deviceKeybag, in: connection)
         }
     }
 

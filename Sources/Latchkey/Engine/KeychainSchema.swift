@@ -1,6 +1,8 @@
 internal import LatchkeyStorage
 
 /// The SQL schema of the keychain file and its migrations (`PRAGMA user_version` is the format version).
+/// A file of an older format is migrated when it is opened, in one transaction: it is either the old
+/// format, whole, or the new one.
 ///
 /// Format v1:
 /// - `meta`: the keychain id, the KDF record, the key-check value, the two sealed keybags, settings;
@@ -9,6 +11,13 @@ internal import LatchkeyStorage
 ///   references name a row by its number, so the random item id needs no index;
 /// - `item_index`: (digest of class + attribute + value, item row) pairs, so any attribute is found through
 ///   an index, never by decrypting the table.
+///
+/// Format v2:
+/// - `changes`: the change feed — one row per mutation of an item (its id, row, class, kind, version, sync
+///   flag and origin; no value), in commit order (`seq`, never reused);
+/// - the primary-key uniqueness covers live items only (a partial index), and tombstones have a partial
+///   index of their own: a tombstone is never removed to make room for another item, so its deletion can
+///   still sync.
 enum KeychainSchema {
     /// `PRAGMA application_id`: "LKCH". A SQLite file without it is not a Latchkey keychain.
     static let applicationID: Int64 = 0x4C4B_4348
@@ -47,7 +56,25 @@ enum KeychainSchema {
                 ) WITHOUT ROWID;
                 PRAGMA application_id = \(applicationID);
                 """)
-        }
+        },
+        Migrator.Step(version: 2) { db in
+            try db.execute(
+                """
+                CREATE TABLE changes (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    item BLOB NOT NULL,
+                    row INTEGER NOT NULL,
+                    class TEXT NOT NULL,
+                    kind INTEGER NOT NULL,
+                    version INTEGER NOT NULL,
+                    sync INTEGER NOT NULL,
+                    origin INTEGER NOT NULL
+                );
+                DROP INDEX items_by_primary_key;
+                CREATE UNIQUE INDEX items_by_primary_key ON items (pk, agrp, sync) WHERE tomb = 0;
+                CREATE INDEX items_tombstones ON items (pk, agrp, sync) WHERE tomb = 1;
+                """)
+        },
     ])
 
     /// The schema a keychain of the current format has, as `schemaRows` lists it: built once per process
@@ -73,17 +100,5 @@ enum KeychainSchema {
         guard try schemaRows(db) == expectedSchema.get() else {
             throw KeychainError(.invalidKeychain, "\(path) is damaged: its tables are not a keychain's")
         }
-    }
-
-    /// Names of the rows of `meta`.
-    enum Meta {
-        static let keychainID = "keychain-id"
-        static let kdf = "kdf"
-        static let keyCheck = "key-check"
-        static let keybag = "keybag"
-        static let deviceKeybag = "device-keybag"
-        static let autoLockSeconds = "setting.auto-lock-seconds"
-        static let lockOnSleep = "setting.lock-on-sleep"
-        static let registrations = "registrations"
     }
 }

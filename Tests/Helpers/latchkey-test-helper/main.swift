@@ -91,6 +91,17 @@ case "readme-swift-api":
 case "readme-failures":
     ReadmeExamples.failures()
 
+case "feed-writer":
+    // feed-writer <path> <passphrase> <n>: adds n items, then prints the change feed as "<seq> <kind>".
+    guard arguments.count == 5, let count = Int(arguments[4]) else { fail("bad arguments") }
+    let keychain = open(arguments[2], arguments[3])
+    do {
+        for index in 0..<count { try keychain.add(item("feed-\(index)", "value"), caller: caller) }
+        for change in try keychain.changes(after: 0) { say("\(change.sequence) \(change.kind)") }
+    } catch {
+        fail("feed-writer: \(error)")
+    }
+
 case "make-fixture":
     // make-fixture <directory>: a keychain of every kind of content this Latchkey writes — the fixture a
     // format migration is tested against (Tests/Fixtures/format-v1 was made by this command at format v1).

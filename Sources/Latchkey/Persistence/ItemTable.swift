@@ -1,0 +1,179 @@
+import Foundation
+internal import LatchkeyStorage
+
+/// The `items` table: its one list of columns and its row codec. Every statement that reads or writes an
+/// item row is here; the mutations are reached only through `ItemStore`, which logs each one.
+enum ItemTable {
+    /// The columns a row is read with, in the order `decode` expects; `data` is read only when asked for.
+    static let selectColumns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL"
+    /// The position of `data` after `selectColumns` when it is read, and of `class` after that.
+    static let dataColumn: Int32 = 12, classColumn: Int32 = 13
+
+    /// A selected row as an `ItemRow` (in the order of `selectColumns`, then `data` when `includeData`). A row
+    /// whose plaintext columns are not even well-formed is marked malformed (reported as damaged).
+    static func decode(_ row: Statement, itemClass: ItemClass, includeData: Bool) -> ItemRow {
+        guard let id = row.blob(1), let pdmnText = row.text(2), let accessibility = Accessibility(rawValue: pdmnText),
+            let groupDigest = row.blob(6), let primaryKey = row.blob(7), let index = row.blob(8),
+            let wrappedKey = row.blob(9), let attributes = row.blob(10)
+        else {
+            return ItemRow(
+                rowID: row.integer(0), id: row.blob(1) ?? Data(), itemClass: itemClass, groupDigest: Data(),
+                accessibility: .whenUnlocked, synchronizable: false, tombstone: false, version: 0,
+                primaryKeyDigest: Data(), indexDigests: [], wrappedKey: Data(), sealedAttributes: Data(),
+                sealedData: nil, malformed: true)
+        }
+        let digestLength = ItemDigests.shortLength
+        let indexDigests = stride(from: 0, to: index.count - index.count % digestLength, by: digestLength).map {
+            Data(index[(index.startIndex + $0)..<(index.startIndex + $0 + digestLength)])
+        }
+        return ItemRow(
+            rowID: row.integer(0), id: id, itemClass: itemClass, groupDigest: groupDigest,
+            accessibility: accessibility, synchronizable: row.integer(3) != 0, tombstone: row.integer(4) != 0,
+            version: row.integer(5), primaryKeyDigest: primaryKey, indexDigests: indexDigests,
+            wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? row.blob(dataColumn) : nil,
+            hasData: row.integer(11) != 0)
+    }
+
+    /// The values of every column but `row_id`, in the order of `insert`'s statement.
+    private static func values(_ row: ItemRow) -> [SQLValue] {
+        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
+        return [
+            .blob(row.id), .text(row.itemClass.rawValue), .blob(row.groupDigest), .text(row.accessibility.rawValue),
+            .integer(row.synchronizable ? 1 : 0), .integer(row.tombstone ? 1 : 0), .integer(row.version),
+            .blob(row.primaryKeyDigest), .blob(index), .blob(row.wrappedKey), .blob(row.sealedAttributes),
+            row.sealedData.map { .blob($0) } ?? .null,
+        ]
+    }
+
+    /// Inserts a new row; returns its row number.
+    static func insert(_ row: ItemRow, in db: Connection) throws -> Int64 {
+        try db.run(
+            """
+            INSERT INTO items (id, class, agrp, pdmn, sync, tomb, version, pk, idx, item_key, attrs, data)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, values(row))
+        return db.lastInsertedRowID
+    }
+
+    /// Rewrites every column of the row numbered `row.rowID`.
+    static func replace(_ row: ItemRow, in db: Connection) throws {
+        try db.run(
+            """
+            UPDATE items SET id = ?, class = ?, agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?,
+            idx = ?, item_key = ?, attrs = ? , data = ? WHERE row_id = ?
+            """, values(row) + [.integer(row.rowID!)])
+    }
+
+    /// Rewrites every column but `data`, whose ciphertext stays valid under the same item key.
+    static func replaceKeepingData(_ row: ItemRow, in db: Connection) throws {
+        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
+        try db.run(
+            """
+            UPDATE items SET agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?, idx = ?, item_key = ?,
+            attrs = ? WHERE row_id = ?
+            """,
+            [
+                .blob(row.groupDigest), .text(row.accessibility.rawValue), .integer(row.synchronizable ? 1 : 0),
+                .integer(row.tombstone ? 1 : 0), .integer(row.version), .blob(row.primaryKeyDigest), .blob(index),
+                .blob(row.wrappedKey), .blob(row.sealedAttributes), .integer(row.rowID!),
+            ])
+    }
+
+    /// Removes a row (its freed pages are zeroed: `secure_delete`).
+    static func delete(rowID: Int64, in db: Connection) throws {
+        try db.run("DELETE FROM items WHERE row_id = ?", [.integer(rowID)])
+    }
+
+    /// Where a row with the same primary key, class, group and sync flag as `row` is: the live one, or
+    /// (`tombstone`) the tombstone. Each is found through its own partial index.
+    static func sibling(of row: ItemRow, tombstone: Bool, in db: Connection, excluding rowID: Int64? = nil) throws
+        -> (rowID: Int64, id: Data, version: Int64)?
+    {
+        var found: (Int64, Data, Int64)?
+        try db.forEachRow(
+            """
+            SELECT row_id, id, version FROM items
+            WHERE pk = ? AND agrp = ? AND sync = ? AND tomb = \(tombstone ? 1 : 0) AND class = ? AND row_id != ?
+            """,
+            [.blob(row.primaryKeyDigest), .blob(row.groupDigest), .integer(row.synchronizable ? 1 : 0),
+             .text(row.itemClass.rawValue), .integer(rowID ?? -1)]
+        ) { statement in
+            found = (statement.integer(0), statement.blob(1) ?? Data(), statement.integer(2))
+        }
+        return found.map { (rowID: $0.0, id: $0.1, version: $0.2) }
+    }
+
+    /// Whether the file holds any tombstone (a batch checks once, not per item).
+    static func hasTombstones(in db: Connection) throws -> Bool {
+        try db.integer("SELECT EXISTS (SELECT 1 FROM items WHERE tomb = 1)") == 1
+    }
+
+    /// Rows in the file, tombstones included.
+    static func count(in db: Connection) throws -> Int { Int(try db.integer("SELECT count(*) FROM items") ?? 0) }
+}
+
+/// The `item_index` table: (keyed digest, row number) pairs, so any attribute is found through an index.
+enum IndexTable {
+    /// Adds index entries, in the order given, 256 to a statement.
+    static func insert(_ entries: [(digest: Data, rowID: Int64)], in db: Connection) throws {
+        var start = 0
+        while start < entries.count {
+            let chunk = entries[start..<min(entries.count, start + 256)]
+            let placeholders = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
+            var arguments: [SQLValue] = []
+            arguments.reserveCapacity(chunk.count * 2)
+            for entry in chunk { arguments += [.blob(entry.digest), .integer(entry.rowID)] }
+            try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES \(placeholders)", arguments)
+            start += chunk.count
+        }
+    }
+
+    /// Adds a row's index entries.
+    static func insert(_ row: ItemRow, rowID: Int64, in db: Connection) throws {
+        try insert(row.indexDigests.map { ($0, rowID) }, in: db)
+    }
+
+    /// Removes a row's index entries (those its `idx` column lists).
+    static func remove(_ row: ItemRow, in db: Connection) throws {
+        guard let rowID = row.rowID else { return }
+        for digest in row.indexDigests {
+            try db.run("DELETE FROM item_index WHERE digest = ? AND item = ?", [.blob(digest), .integer(rowID)])
+        }
+    }
+}
+
+/// The `meta` table: named values (the keychain id, the key records, settings, registrations).
+enum MetaTable {
+    /// The names of `meta`'s rows.
+    enum Name: String, CaseIterable {
+        case keychainID = "keychain-id"
+        case kdf = "kdf"
+        case keyCheck = "key-check"
+        case keybag = "keybag"
+        case deviceKeybag = "device-keybag"
+        case autoLockSeconds = "setting.auto-lock-seconds"
+        case lockOnSleep = "setting.lock-on-sleep"
+        case registrations = "registrations"
+    }
+
+    static func value(_ name: Name, in db: Connection) throws -> Data? {
+        try db.blob("SELECT value FROM meta WHERE name = ?", [.text(name.rawValue)])
+    }
+
+    static func set(_ name: Name, _ value: Data, in db: Connection) throws {
+        try db.run("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", [.text(name.rawValue), .blob(value)])
+    }
+
+    static func remove(_ name: Name, in db: Connection) throws {
+        try db.run("DELETE FROM meta WHERE name = ?", [.text(name.rawValue)])
+    }
+
+    /// Every row whose name this code knows.
+    static func all(in db: Connection) throws -> [Name: Data] {
+        var rows: [Name: Data] = [:]
+        try db.forEachRow("SELECT name, value FROM meta") { row in
+            if let name = row.text(0).flatMap(Name.init(rawValue:)), let value = row.blob(1) { rows[name] = value }
+        }
+        return rows
+    }
+}
