@@ -3,7 +3,8 @@ import Foundation
 /// Serializes every use of one `Connection`: the connection is reachable only inside `read` and `write`,
 /// one caller at a time. Several processes share a file through SQLite's locks; a lock held by another
 /// process is waited for (SQLite's busy timeout, then whole-transaction retries) and never reaches a
-/// caller as "busy" unless it outlasts `busyDeadline`.
+/// caller as "busy" unless it outlasts `busyDeadline`. (The keychain itself uses `DatabasePool`, which adds
+/// reader connections; this is the single-connection form.)
 package final class DatabaseQueue: @unchecked Sendable {
     // @unchecked: `connection` is used only while `lock` is held, so one thread at a time touches it.
     private let connection: Connection
@@ -18,12 +19,10 @@ package final class DatabaseQueue: @unchecked Sendable {
         self.busyDeadline = busyDeadline
     }
 
-    /// Runs `body` in a read transaction (a consistent snapshot).
+    /// Runs `body` in a read transaction (a consistent snapshot). Retries sleep with the lock released.
     package func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        try lock.withLock {
-            try Self.retryingWhileBusy(deadline: busyDeadline) {
-                try connection.transaction(writing: false) { try body(connection) }
-            }
+        try Self.retryingWhileBusy(deadline: busyDeadline) {
+            try lock.withLock { try connection.transaction(writing: false) { try body(connection) } }
         }
     }
 
@@ -31,19 +30,15 @@ package final class DatabaseQueue: @unchecked Sendable {
     /// another process holds the write lock, the whole transaction is retried, so `body` must only touch
     /// the database (it may run more than once).
     package func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try lock.withLock {
-            try Self.retryingWhileBusy(deadline: busyDeadline) {
-                try connection.transaction(writing: true) { try body(connection) }
-            }
+        try Self.retryingWhileBusy(deadline: busyDeadline) {
+            try lock.withLock { try connection.transaction(writing: true) { try body(connection) } }
         }
     }
 
     /// Runs `body` with the connection outside any transaction (pragmas, checkpoints, migrations that
     /// manage their own transaction).
     package func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
-        try lock.withLock {
-            try Self.retryingWhileBusy(deadline: busyDeadline) { try body(connection) }
-        }
+        try Self.retryingWhileBusy(deadline: busyDeadline) { try lock.withLock { try body(connection) } }
     }
 
     /// Runs `attempt` again while it fails with SQLite's busy or locked, until `deadline` has passed. For

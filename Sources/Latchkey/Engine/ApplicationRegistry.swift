@@ -63,7 +63,7 @@ extension KeychainDatabase {
         let key = try registryKey()
         let meta = try readKeyMeta()
         let sealed = try mappingStorageErrors {
-            try queue.read { db in try MetaTable.value(.registrations, in: db) }
+            try pool.read { db in try MetaTable.value(.registrations, in: db) }
         }
         guard let sealed else { return [] }
         let plaintext: Data
@@ -118,7 +118,7 @@ extension KeychainDatabase {
         let sealed = AEAD.seal(Self.encodeRegistrations(registrations), key: key,
                                associatedData: Self.registryAssociatedData(meta.keychainID))
         try mappingStorageErrors {
-            try queue.write { db in
+            try pool.write { db in
                 try MetaTable.set(.registrations, sealed, in: db)
             }
         }

@@ -17,7 +17,7 @@ extension KeychainDatabase {
         -> ItemResult?
     {
         let prepared = try prepareAdd(item, caller: caller)
-        let stored = try mappingStorageErrors { try queue.write { db in try prepared.insert(into: db, origin: .request) } }
+        let stored = try mappingStorageErrors { try pool.write { db in try prepared.insert(into: db, origin: .request) } }
         return prepared.result(for: stored, returning: returning)
     }
 
@@ -43,7 +43,7 @@ extension KeychainDatabase {
         let orderKeys = sealed.map { ItemDigests.orderKey($0.1.primaryKeyDigest) }
         let order = sealed.indices.sorted { orderKeys[$0] < orderKeys[$1] }
         try mappingStorageErrors {
-            try queue.write { db in
+            try pool.write { db in
                 var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
                 entries.reserveCapacity(sealed.count * 4)
                 // Tombstones are rare: looked up per item only when the file holds any.
@@ -82,7 +82,7 @@ extension KeychainDatabase {
         }
         let update = try prepareUpdate(query, with: changes, caller: caller)
         return try mappingStorageErrors {
-            try queue.write { db in
+            try pool.write { db in
                 do {
                     _ = try prepared.insert(into: db, origin: .request)
                     return true

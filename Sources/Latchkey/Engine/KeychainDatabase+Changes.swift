@@ -19,11 +19,24 @@ extension KeychainDatabase {
     /// needs no key, as it holds no attribute value.
     public func changes(after sequence: Int64, limit: Int = 1_000) throws(KeychainError) -> [KeychainChange] {
         guard limit > 0 else { throw KeychainError.param("the limit must be positive, not \(limit)") }
-        return try mappingStorageErrors { try queue.read { db in try ChangeLog.changes(after: sequence, limit: limit, in: db) } }
+        return try mappingStorageErrors { try pool.read { db in try ChangeLog.changes(after: sequence, limit: limit, in: db) } }
     }
 
     /// The sequence of the newest change (0 before the first).
     public var lastChangeSequence: Int64 {
-        get throws(KeychainError) { try mappingStorageErrors { try queue.read { db in try ChangeLog.lastSequence(in: db) } } }
+        get throws(KeychainError) { try mappingStorageErrors { try pool.read { db in try ChangeLog.lastSequence(in: db) } } }
+    }
+}
+
+extension KeychainDatabase {
+    /// Holds a write transaction open for `seconds`, calling `started` once it is open: for the tests that
+    /// show a long write (an import, a sync pull) never stalls readers, in this process or another.
+    package func holdWriteTransaction(seconds: Double, started: () -> Void) throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { _ in
+                started()
+                Thread.sleep(forTimeInterval: seconds)
+            }
+        }
     }
 }

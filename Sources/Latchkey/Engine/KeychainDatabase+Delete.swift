@@ -20,7 +20,7 @@ extension KeychainDatabase {
         let now = Date()
 
         return try mappingStorageErrors {
-            try queue.write { db in
+            try pool.write { db in
                 var deleted = 0
                 for candidate in try selection.candidates(db, includeData: false) {
                     var opened: ItemSelection.Opened?

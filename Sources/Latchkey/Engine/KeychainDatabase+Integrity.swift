@@ -44,7 +44,7 @@ extension KeychainDatabase {
         let keys = vault.snapshot()
         let indexKey = try indexKey(keys)
         return try mappingStorageErrors {
-            try queue.read { db in
+            try pool.read { db in
                 var structure = "ok"
                 try db.forEachRow("PRAGMA integrity_check(1)") { row in structure = row.text(0) ?? "unknown" }
                 var rows = 0
@@ -108,6 +108,6 @@ extension KeychainDatabase {
 
     /// How many rows the file holds (tombstones included); for tests and benchmarks.
     public func rowCount() throws(KeychainError) -> Int {
-        try mappingStorageErrors { try queue.read { db in try ItemTable.count(in: db) } }
+        try mappingStorageErrors { try pool.read { db in try ItemTable.count(in: db) } }
     }
 }

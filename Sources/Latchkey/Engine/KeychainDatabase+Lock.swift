@@ -52,7 +52,7 @@ extension KeychainDatabase {
             KeybagFormat.encodeFull(material), key: master.wrapKey,
             associatedData: Self.keybagAssociatedData(keychainID: meta.keychainID, kdf: kdf))
         try mappingStorageErrors {
-            try queue.write { db in
+            try pool.write { db in
                 // Another process may have changed the passphrase since we read the keybag.
                 guard try MetaTable.value(.kdf, in: db) == meta.kdf.encoded() else {
                     throw KeychainError(.authFailed, "the passphrase was changed by another process meanwhile")
@@ -73,7 +73,7 @@ extension KeychainDatabase {
     public var settings: KeychainSettings {
         get throws(KeychainError) {
             let (seconds, sleep) = try mappingStorageErrors {
-                try queue.read { db in (try MetaTable.value(.autoLockSeconds, in: db), try MetaTable.value(.lockOnSleep, in: db)) }
+                try pool.read { db in (try MetaTable.value(.autoLockSeconds, in: db), try MetaTable.value(.lockOnSleep, in: db)) }
             }
             return KeychainSettings(
                 autoLockAfterSeconds: seconds.flatMap { String(data: $0, encoding: .utf8) }.flatMap { Int($0) },
@@ -85,7 +85,7 @@ extension KeychainDatabase {
     public func updateSettings(_ settings: KeychainSettings) throws(KeychainError) {
         try settings.validate()
         try mappingStorageErrors {
-            try queue.write { db in
+            try pool.write { db in
                 if let seconds = settings.autoLockAfterSeconds {
                     try MetaTable.set(.autoLockSeconds, Data(String(seconds).utf8), in: db)
                 } else {
@@ -97,7 +97,7 @@ extension KeychainDatabase {
     }
 
     func readKeyMeta() throws(KeychainError) -> KeyMeta {
-        let rows = try mappingStorageErrors { try queue.read { db in try MetaTable.all(in: db) } }
+        let rows = try mappingStorageErrors { try pool.read { db in try MetaTable.all(in: db) } }
         let where_ = path ?? "in-memory keychain"
         guard let keychainID = rows[.keychainID], keychainID.count == 16,
             let kdfBytes = rows[.kdf], let kdf = KDFRecord.decode(kdfBytes),

@@ -60,7 +60,7 @@ extension KeychainDatabase {
             }
         }
         return try mappingStorageErrors {
-            try queue.write { db in
+            try pool.write { db in
                 var summary = RestoreSummary()
                 for plan in plans {
                     do {

@@ -14,7 +14,7 @@ extension KeychainDatabase {
         let selection = try selection(for: validated)
         let wantsData = validated.returning.contains(.data) || validated.returning.contains(.reference)
         return try mappingStorageErrors {
-            try queue.read { db in
+            try pool.read { db in
                 var results: [ItemResult] = []
                 var damaged = 0
                 for row in try selection.candidates(db, includeData: wantsData) {

@@ -13,7 +13,7 @@ extension KeychainDatabase {
         -> Int
     {
         let prepared = try prepareUpdate(query, with: changes, caller: caller)
-        return try mappingStorageErrors { try queue.write { db in try prepared.apply(to: db, origin: .request) } }
+        return try mappingStorageErrors { try pool.write { db in try prepared.apply(to: db, origin: .request) } }
     }
 
     /// Validates an update. `modified` is the modification date to write (now unless restoring).

@@ -18,12 +18,13 @@ internal import LatchkeyStorage
 public final class KeychainDatabase: Sendable {
     /// The keychain file, or nil for an in-memory keychain.
     public let path: String?
-    let queue: DatabaseQueue
+    /// The writer and the readers (readers on connections of their own: a long write never stalls a read).
+    let pool: DatabasePool
     let vault = KeyVault()
 
-    private init(path: String?, queue: DatabaseQueue) {
+    private init(path: String?, pool: DatabasePool) {
         self.path = path
-        self.queue = queue
+        self.pool = pool
     }
 
     deinit { vault.wipeAll() }
@@ -129,7 +130,13 @@ public final class KeychainDatabase: Sendable {
             throw KeychainError(.internal, "\(error)")
         }
 
-        let database = KeychainDatabase(path: path, queue: DatabaseQueue(connection: connection))
+        let database = KeychainDatabase(path: path, pool: DatabasePool(writer: connection) {
+            // A reader: another connection to the same file, with the same settings, that cannot write.
+            let reader = try Connection(path: path, mode: .readWrite)
+            try configure(reader, inMemory: false)
+            try reader.execute("PRAGMA query_only = ON")
+            return reader
+        })
         let meta = try database.readKeyMeta()
         guard meta.kdf.algorithm == .argon2id13, meta.kdf.parameters.isWithinBounds else {
             throw KeychainError(
@@ -156,7 +163,7 @@ public final class KeychainDatabase: Sendable {
                         connection, keychainID: SecureRandom.bytes(16), kdf: kdf, master: master, material: material,
                         deviceKey: nil)
                 }
-                let database = KeychainDatabase(path: nil, queue: DatabaseQueue(connection: connection))
+                let database = KeychainDatabase(path: nil, pool: DatabasePool(writer: connection, makeReader: nil))
                 database.vault.installAll(material)
                 return database
             }

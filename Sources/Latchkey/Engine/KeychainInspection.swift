@@ -66,10 +66,10 @@ extension KeychainDatabase {
         do {
             let database = try open(at: path)
             version = try mappingStorageErrors {
-                try database.queue.read { db in Int(try db.integer("PRAGMA user_version") ?? 0) }
+                try database.pool.read { db in Int(try db.integer("PRAGMA user_version") ?? 0) }
             }
             durability = try mappingStorageErrors {
-                try database.queue.read { db in
+                try database.pool.read { db in
                     KeychainFileReport.Durability(
                         journalMode: try db.blob("PRAGMA journal_mode").map { String(decoding: $0, as: UTF8.self) } ?? "?",
                         synchronous: Int(try db.integer("PRAGMA synchronous") ?? -1),

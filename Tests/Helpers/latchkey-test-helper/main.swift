@@ -91,6 +91,16 @@ case "readme-swift-api":
 case "readme-failures":
     ReadmeExamples.failures()
 
+case "hold-write":
+    // hold-write <path> <passphrase> <seconds>: opens a write transaction, says "holding", keeps it open.
+    guard arguments.count == 5, let seconds = Double(arguments[4]) else { fail("bad arguments") }
+    let keychain = open(arguments[2], arguments[3])
+    do {
+        try keychain.holdWriteTransaction(seconds: seconds) { say("holding") }
+    } catch {
+        fail("hold-write: \(error)")
+    }
+
 case "feed-writer":
     // feed-writer <path> <passphrase> <n>: adds n items, then prints the change feed as "<seq> <kind>".
     guard arguments.count == 5, let count = Int(arguments[4]) else { fail("bad arguments") }
