@@ -37,7 +37,11 @@ let package = Package(
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
-        .target(name: "Latchkey", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX"]),
+        // The engine: the item model, the encrypted store and its persistence, with Apple's semantics.
+        .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX"]),
+        // The library users import: the engine re-exported, the service seam (in process or through the
+        // agent), the SecItem dictionary layer and the friendly API.
+        .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
@@ -53,7 +57,7 @@ let package = Package(
         .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
-        .executableTarget(name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyCLI"], path: "Fuzz/latchkey-fuzz"),
+        .executableTarget(name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyCLI"], path: "Fuzz/latchkey-fuzz"),
 
         // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
         .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),
@@ -84,7 +88,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper", "latchkey-fuzz",
+                "Latchkey", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper",
+                "latchkey-fuzz",
             ]),
         .testTarget(
             name: "LatchkeyCLITests",
@@ -92,7 +97,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: [
-                "Latchkey", "LatchkeyAgent", "LatchkeyTestSupport", "latchkeyd", "latchkey",
+                "Latchkey", "LatchkeyEngine", "LatchkeyAgent", "LatchkeyTestSupport", "latchkeyd", "latchkey",
                 "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
         .testTarget(

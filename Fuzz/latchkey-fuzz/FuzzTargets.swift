@@ -1,5 +1,6 @@
 import Foundation
 @testable import Latchkey
+@testable import LatchkeyEngine
 @testable import LatchkeyCLI
 
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Latchkey
+@testable import LatchkeyEngine
 @testable import LatchkeyCLI
 
 /// The committed seed corpus, regenerated with `latchkey-fuzz --write-seeds Fuzz/corpus`: well-formed

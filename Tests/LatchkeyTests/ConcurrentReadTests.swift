@@ -1,5 +1,6 @@
 import Foundation
 @testable import Latchkey
+@testable import LatchkeyEngine
 import LatchkeyTestSupport
 import Testing
 #if canImport(Glibc)

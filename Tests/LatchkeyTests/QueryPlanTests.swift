@@ -1,5 +1,6 @@
 import Foundation
 @testable import Latchkey
+@testable import LatchkeyEngine
 import LatchkeyStorage
 import LatchkeyTestSupport
 import Testing

@@ -1,20 +1,20 @@
-import Foundation
-import LatchkeyPOSIX
+package import Foundation
+package import LatchkeyPOSIX
 
 /// The engine's file rules, over LatchkeyPOSIX: exact modes whatever the umask, no file or directory that
 /// another user could write, read or replace, companion files checked (or made) before SQLite opens them,
 /// atomic no-replace renames and fsync. Every failure is a `KeychainError` naming the path.
-enum FileSystem {
-    static func status(_ path: String) -> FileStatus? { FileStatus.of(path: path) }
+package enum FileSystem {
+    package static func status(_ path: String) -> FileStatus? { FileStatus.of(path: path) }
 
-    static func exists(_ path: String) -> Bool { status(path) != nil }
+    package static func exists(_ path: String) -> Bool { status(path) != nil }
 
     private static func io(_ what: String, _ path: String, _ error: Errno) -> KeychainError {
         KeychainError(error == .noSpace ? .diskFull : .io, "cannot \(what) \(path): \(error)")
     }
 
     /// Creates `path` and any missing parents with mode 0700 (set explicitly, so the umask cannot widen it).
-    static func createPrivateDirectory(_ path: String) throws(KeychainError) {
+    package static func createPrivateDirectory(_ path: String) throws(KeychainError) {
         if let existing = status(path) {
             guard existing.kind == .directory else { throw KeychainError(.io, "\(path) exists and is not a directory") }
             return
@@ -33,7 +33,7 @@ enum FileSystem {
     /// belongs to another user, or is a symbolic link. Every directory above it must belong to root or to
     /// this user and be writable by no one else, unless it is sticky (then nobody else can rename what is in
     /// it), so the directory cannot be swapped from above.
-    static func requirePrivateDirectory(_ path: String, what: String) throws(KeychainError) {
+    package static func requirePrivateDirectory(_ path: String, what: String) throws(KeychainError) {
         guard let info = status(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
         let me = CurrentProcess.effectiveUserID
         guard info.kind == .directory else {
@@ -67,7 +67,7 @@ enum FileSystem {
     /// key or the sealed keybag, which a copy lets someone attack offline), that belongs to another user —
     /// or, given `owner`, to anyone but that user (root too must not open a companion someone else made) —
     /// or that is not a regular file.
-    static func requirePrivateFile(_ path: String, what: String, owner: UInt32? = nil) throws(KeychainError) {
+    package static func requirePrivateFile(_ path: String, what: String, owner: UInt32? = nil) throws(KeychainError) {
         guard let info = status(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
         guard info.kind == .regular else {
             throw KeychainError(
@@ -90,7 +90,7 @@ enum FileSystem {
     /// have made it first (an empty log and an empty shared-memory file are what SQLite starts from).
     /// Returns the ones it created, for `removeUnusedCompanions` when the open fails after all.
     @discardableResult
-    static func prepareCompanions(of path: String) throws(KeychainError) -> [String] {
+    package static func prepareCompanions(of path: String) throws(KeychainError) -> [String] {
         let owner = status(path)?.owner ?? CurrentProcess.effectiveUserID
         var made: [String] = []
         for companion in [path + "-wal", path + "-shm"] {
@@ -112,14 +112,14 @@ enum FileSystem {
 
     /// Removes companion files `prepareCompanions` made that are still empty, so a refused file is left as
     /// it was found.
-    static func removeUnusedCompanions(_ paths: [String]) {
+    package static func removeUnusedCompanions(_ paths: [String]) {
         for path in paths where status(path)?.size == 0 {
             try? Files.remove(path)  // Cleanup of an empty file this process made; left if it cannot go.
         }
     }
 
     /// Creates a new file with mode 0600 holding `contents`, fails if anything is at `path`, and syncs it.
-    static func createExclusiveFile(_ path: String, contents: Data) throws(KeychainError) {
+    package static func createExclusiveFile(_ path: String, contents: Data) throws(KeychainError) {
         do {
             try Files.createExclusive(path, contents: [UInt8](contents))
         } catch {
@@ -129,7 +129,7 @@ enum FileSystem {
     }
 
     /// Reads a whole small regular file (at most `limit` bytes; more is `errSecInvalidKeychain`).
-    static func readSmallFile(_ path: String, limit: Int) throws(KeychainError) -> Data {
+    package static func readSmallFile(_ path: String, limit: Int) throws(KeychainError) -> Data {
         do {
             return Data(try Files.read(path, limit: limit))
         } catch {
@@ -142,7 +142,7 @@ enum FileSystem {
     }
 
     /// Reads the first `count` bytes of a file (fewer if it is shorter).
-    static func readPrefix(_ path: String, count: Int) throws(KeychainError) -> Data {
+    package static func readPrefix(_ path: String, count: Int) throws(KeychainError) -> Data {
         do {
             return Data(try Files.readPrefix(path, count: count))
         } catch {
@@ -152,7 +152,7 @@ enum FileSystem {
 
     /// Gives `source` the name `destination` unless `destination` exists (hard link, then unlink), so a
     /// half-made file never appears under the final name and an existing file is never replaced.
-    static func moveNoReplace(_ source: String, to destination: String) throws(KeychainError) {
+    package static func moveNoReplace(_ source: String, to destination: String) throws(KeychainError) {
         do {
             try Files.link(source, to: destination)
         } catch {
@@ -163,7 +163,7 @@ enum FileSystem {
     }
 
     /// Replaces `destination` with `source` atomically (rename).
-    static func replace(_ destination: String, with source: String) throws(KeychainError) {
+    package static func replace(_ destination: String, with source: String) throws(KeychainError) {
         do {
             try Files.rename(source, to: destination)
         } catch {
@@ -172,10 +172,10 @@ enum FileSystem {
     }
 
     /// Makes a directory's entries (new names, removed names) durable (best effort).
-    static func syncDirectory(_ path: String) { Files.syncDirectory(path) }
+    package static func syncDirectory(_ path: String) { Files.syncDirectory(path) }
 
     /// Removes a file; a missing file is not an error.
-    static func removeFile(_ path: String) throws(KeychainError) {
+    package static func removeFile(_ path: String) throws(KeychainError) {
         do {
             try Files.remove(path)
         } catch {

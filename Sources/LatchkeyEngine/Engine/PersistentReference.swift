@@ -1,14 +1,14 @@
-import Foundation
+package import Foundation
 
 /// A persistent reference names one item across processes and restarts: `"lkp1"`, the class code (4
 /// bytes), the item's row number (8 bytes, big-endian) and its random 16-byte id. The row number finds the
 /// row without any index; the id must match too, so a reference never names a different item that later
 /// took the same row. It reveals nothing about the item's contents.
-enum PersistentReference {
+package enum PersistentReference {
     private static let magic = Data("lkp1".utf8)
-    static let length = 32
+    package static let length = 32
 
-    static func make(itemClass: ItemClass, rowID: Int64, id: Data) -> Data {
+    package static func make(itemClass: ItemClass, rowID: Int64, id: Data) -> Data {
         var reference = magic + Data(itemClass.rawValue.utf8)
         withUnsafeBytes(of: rowID.bigEndian) { reference.append(contentsOf: $0) }
         return reference + id
@@ -16,7 +16,7 @@ enum PersistentReference {
 
     /// The class, row and id inside a reference, or nil when the bytes are not a Latchkey persistent
     /// reference.
-    static func parse(_ reference: Data) -> (itemClass: ItemClass, rowID: Int64, id: Data)? {
+    package static func parse(_ reference: Data) -> (itemClass: ItemClass, rowID: Int64, id: Data)? {
         guard reference.count == length, reference.prefix(4) == magic,
             let code = String(data: reference.dropFirst(4).prefix(4), encoding: .ascii),
             let itemClass = ItemClass(rawValue: code)

@@ -1,0 +1,3 @@
+// `import Latchkey` brings the engine's public types too (KeychainDatabase, NewItem, ItemQuery, the model):
+// one import for users, while the engine stays a module of its own below the service seam.
+@_exported public import LatchkeyEngine

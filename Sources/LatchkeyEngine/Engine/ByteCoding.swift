@@ -1,0 +1,96 @@
+package import Foundation
+
+/// Appends fixed-width little-endian integers and length-prefixed fields: the building block of the
+/// encrypted attribute blob, the keybag records and the associated data. Backed by `[UInt8]`, which
+/// appends much faster than `Data`.
+package struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+    /// The bytes as `Data` (one copy).
+    package var data: Data { Data(bytes) }
+
+    package mutating func append(_ byte: UInt8) { bytes.append(byte) }
+
+    /// Empties the writer, keeping its storage for the next use.
+    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
+    package mutating func append(_ value: UInt32) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func append(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func append(_ value: Int64) { append(UInt64(bitPattern: value)) }
+
+    package mutating func append(_ value: Int32) { append(UInt32(bitPattern: value)) }
+
+    package mutating func appendRaw(_ raw: Data) { raw.withUnsafeBytes { bytes.append(contentsOf: $0) } }
+    package mutating func appendRaw(_ raw: some Sequence<UInt8>) { bytes.append(contentsOf: raw) }
+
+    /// A 32-bit length followed by the bytes.
+    package mutating func appendField(_ field: Data) {
+        append(UInt32(field.count))
+        appendRaw(field)
+    }
+
+    /// A 32-bit length followed by the UTF-8 bytes.
+    package mutating func appendField(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            append(UInt32(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+}
+
+/// Reads what `ByteWriter` wrote, straight from a buffer; every read checks bounds and throws
+/// `ByteReader.Truncated`. Use it inside `withUnsafeBytes`.
+package struct ByteReader {
+    package struct Truncated: Error { package init() {} }
+
+    private let buffer: UnsafeRawBufferPointer
+    private var offset = 0
+
+    package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    package var isAtEnd: Bool { offset == buffer.count }
+
+    /// Bytes not read yet.
+    package var remaining: Int { buffer.count - offset }
+
+    package mutating func readByte() throws(Truncated) -> UInt8 {
+        guard offset < buffer.count else { throw Truncated() }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    package mutating func readUInt32() throws(Truncated) -> UInt32 {
+        UInt32(littleEndian: try readRawBuffer(4).loadUnaligned(as: UInt32.self))
+    }
+
+    package mutating func readUInt64() throws(Truncated) -> UInt64 {
+        UInt64(littleEndian: try readRawBuffer(8).loadUnaligned(as: UInt64.self))
+    }
+
+    package mutating func readInt64() throws(Truncated) -> Int64 { Int64(bitPattern: try readUInt64()) }
+
+    package mutating func readRawBuffer(_ count: Int) throws(Truncated) -> UnsafeRawBufferPointer {
+        guard count >= 0, buffer.count - offset >= count else { throw Truncated() }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+    }
+
+    package mutating func readRaw(_ count: Int) throws(Truncated) -> Data { Data(try readRawBuffer(count)) }
+
+    package mutating func readField() throws(Truncated) -> Data { try readRaw(Int(try readUInt32())) }
+
+    package mutating func readText() throws(Truncated) -> String {
+        let raw = try readRawBuffer(Int(try readUInt32()))
+        guard let text = String(validating: raw, as: UTF8.self) else { throw Truncated() }
+        return text
+    }
+}
