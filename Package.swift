@@ -39,9 +39,12 @@ let package = Package(
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
         // The engine: the item model, the encrypted store and its persistence, with Apple's semantics.
         .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX"]),
+        // The agent's protocol, shared by the agent and its client (package access): framing, the greeting,
+        // typed messages, where the socket is and whether it may be trusted.
+        .target(name: "LatchkeyProtocol", dependencies: ["LatchkeyEngine", "LatchkeyPOSIX"]),
         // The library users import: the engine re-exported, the service seam (in process or through the
         // agent), the SecItem dictionary layer and the friendly API.
-        .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPOSIX"]),
+        .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
@@ -50,14 +53,15 @@ let package = Package(
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The agent: holds the unlocked keys and decides which program sees which items.
-        .target(name: "LatchkeyAgent", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyPOSIX", "CSystemd"]),
-        .executableTarget(name: "latchkeyd", dependencies: ["Latchkey", "LatchkeyAgent"]),
+        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "CSystemd"]),
+        .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
         .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
-        .executableTarget(name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyCLI"], path: "Fuzz/latchkey-fuzz"),
+        .executableTarget(
+            name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCLI"], path: "Fuzz/latchkey-fuzz"),
 
         // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
         .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),
@@ -74,7 +78,8 @@ let package = Package(
         .target(name: "CPowerLoss", path: "Tests/CPowerLoss", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // Two separately built client programs for the agent's tests (different binaries, same behaviour).
-        .target(name: "LatchkeyTestClient", dependencies: ["Latchkey", "LatchkeySecurity"], path: "Tests/Helpers/LatchkeyTestClient"),
+        .target(name: "LatchkeyTestClient", dependencies: ["Latchkey", "LatchkeyProtocol", "LatchkeySecurity"],
+                path: "Tests/Helpers/LatchkeyTestClient"),
         .executableTarget(
             name: "latchkey-test-client-a", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-a"),
         .executableTarget(
@@ -93,11 +98,11 @@ let package = Package(
             ]),
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey"]),
+            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyProtocol", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey"]),
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: [
-                "Latchkey", "LatchkeyEngine", "LatchkeyAgent", "LatchkeyTestSupport", "latchkeyd", "latchkey",
+                "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyTestSupport", "latchkeyd", "latchkey",
                 "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Latchkey
 @testable import LatchkeyEngine
+import LatchkeyProtocol
 @testable import LatchkeyCLI
 
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
@@ -143,7 +144,7 @@ enum FuzzTargets {
             precondition(decoded.encoded() == again, "response encoding is not canonical")
         }
         if let greeting = try? AgentGreeting.decode(data) {
-            precondition(greeting.encoded() == data, "greeting encoding is not canonical")
+            precondition(Data(greeting.encoded()) == data, "greeting encoding is not canonical")
         }
     }
 }

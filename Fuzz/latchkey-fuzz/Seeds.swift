@@ -1,6 +1,7 @@
 import Foundation
 @testable import Latchkey
 @testable import LatchkeyEngine
+import LatchkeyProtocol
 @testable import LatchkeyCLI
 
 /// The committed seed corpus, regenerated with `latchkey-fuzz --write-seeds Fuzz/corpus`: well-formed
@@ -66,24 +67,36 @@ enum Seeds {
     }
 
     static func agent() -> [Data] {
-        let query: [String: WireValue] = WireValue.dictionary([
-            "class": "genp", "svce": "mail", "acct": "alice", "r_Data": true, "m_Limit": "m_LimitAll",
-            "v_Data": Data("hunter2".utf8), "port": 443,
-        ]) ?? [:]
+        let item = NewItem(.genericPassword, attributes: [.service: .string("mail"), .account: .string("alice"), .port: .number(443),
+                                                         .synchronizable: .bool(true)],
+                           data: Data("hunter2".utf8))
+        let query = ItemQuery(.genericPassword, matching: [.service: .string("mail"), .creationDate: .date(Date(timeIntervalSinceReferenceDate: 1))],
+                              synchronizable: .any, persistentReference: Data(repeating: 3, count: 32), limit: .count(5),
+                              returning: [.data, .attributes])
+        let passphrase = Array("passphrase".utf8)
         let requests: [AgentRequest] = [
-            .hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain", challenge: Data(repeating: 7, count: 16)), .status,
-            .unlock(passphrase: Array("passphrase".utf8)), .lock, .add(query), .copyMatching(query),
-            .update(query, ["labl": .string("new")]), .delete(query), .upsert(query, query),
-            .register(passphrase: Array("passphrase".utf8), executablePath: "/usr/bin/app", applicationIdentifier: "app",
-                      accessGroups: ["app", "shared"]),
-            .unregister(passphrase: Array("passphrase".utf8), executablePath: "/usr/bin/app"),
+            .hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain", challenge: Array(repeating: 7, count: 16)), .status,
+            .unlock(passphrase: passphrase), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
+            .update(query, ItemChanges(attributes: [.label: .string("new")], data: Data([1]))), .delete(query), .addOrUpdate(item),
+            .register(passphrase: passphrase, executablePath: "/usr/bin/app", applicationIdentifier: "app", accessGroups: ["app", "shared"]),
+            .unregister(passphrase: passphrase, executablePath: "/usr/bin/app"), .listRegistrations,
+            .updateSettings(passphrase: passphrase, settings: KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true)), .settings,
         ]
-        let responses = [
-            AgentResponse(id: 7, status: .success, value: .dictionary(query)),
-            AgentResponse(id: 8, status: .itemNotFound, detail: "no match"),
-            AgentResponse(id: 9, status: .success, value: .array([.data(Data([1, 2])), .integer(-5), .boolean(false), .null, .double(0.5), .date(Date(timeIntervalSinceReferenceDate: 1))])),
+        let result = ItemResult(itemClass: .internetPassword, attributes: [.server: .string("example.com"), .port: .number(8443)],
+                                data: Data([1, 2]), persistentReference: Data(repeating: 9, count: 32))
+        let registration = ApplicationRegistration(executablePath: "/usr/bin/app", executableDigest: Data(repeating: 5, count: 32),
+                                                   applicationIdentifier: "app", accessGroups: ["app", "*"])
+        let status = KeychainServiceStatus(lockState: .locked, keychainPath: "/k", agentProcessIdentifier: 42,
+                                           caller: .registered(CallerIdentity(applicationIdentifier: "app")))
+        let responses: [AgentResponse] = [
+            AgentResponse(id: 7, operation: .copyMatching, outcome: .success(.items([result, result]))),
+            AgentResponse(id: 8, operation: .copyMatching, failure: KeychainError(.itemNotFound, "no match")),
+            AgentResponse(id: 9, operation: .add, outcome: .success(.item(result))),
+            AgentResponse(id: 10, operation: .status, outcome: .success(.status(status))),
+            AgentResponse(id: 11, operation: .listRegistrations, outcome: .success(.registrations([registration]))),
+            AgentResponse(id: 12, operation: .update, outcome: .success(.count(3))),
         ]
         return requests.enumerated().map { $0.element.encoded(id: UInt32($0.offset + 1)) } + responses.map { $0.encoded() }
-            + [AgentGreeting(challenge: Data(repeating: 9, count: AgentGreeting.challengeLength)).encoded()]
+            + [Data(AgentGreeting(challenge: Array(repeating: 9, count: AgentGreeting.challengeLength)).encoded())]
     }
 }

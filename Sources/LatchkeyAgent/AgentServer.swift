@@ -1,5 +1,6 @@
 import Foundation
-public import Latchkey
+public import LatchkeyEngine
+import LatchkeyProtocol
 import LatchkeyPOSIX
 import Synchronization
 

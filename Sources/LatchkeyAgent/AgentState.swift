@@ -1,5 +1,5 @@
 import Foundation
-import Latchkey
+import LatchkeyEngine
 import Synchronization
 
 /// What the agent holds: the open keychain (its keys, once unlocked), the registrations (readable after
@@ -43,6 +43,13 @@ final class AgentState: Sendable {
     func reloadRegistrations() throws(KeychainError) {
         let loaded = try keychain.registeredApplications()
         registrations.withLock { $0 = loaded }
+    }
+
+    /// Reloads the registrations when they can be read (after the first unlock); before, a registration is
+    /// stored and read at the first unlock.
+    func reloadRegistrationsIfReadable() throws(KeychainError) {
+        guard keychain.lockState.isProtectedDataAvailable else { return }
+        try reloadRegistrations()
     }
 
     func updateSettings(_ new: KeychainSettings) throws(KeychainError) {

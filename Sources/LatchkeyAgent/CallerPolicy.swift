@@ -1,5 +1,5 @@
 import Foundation
-import Latchkey
+import LatchkeyEngine
 
 /// How the agent turns a peer into a caller identity — its entitlements.
 ///
@@ -26,7 +26,7 @@ enum CallerPolicy {
         var name: String {
             switch self {
             case .registered: "registered"
-            case .unregistered: AgentStatus.unregistered
+            case .unregistered: "unregistered"
             case .refused: "refused"
             }
         }

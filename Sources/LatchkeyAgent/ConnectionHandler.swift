@@ -1,7 +1,8 @@
 import Foundation
-import Latchkey
 import LatchkeyCrypto
+import LatchkeyEngine
 import LatchkeyPOSIX
+import LatchkeyProtocol
 
 /// Serves one client connection on its own thread: identifies the peer, greets it with a challenge, then
 /// answers its requests in order. A malformed, oversized, truncated or out-of-order message gets an error
@@ -40,9 +41,9 @@ struct ConnectionHandler {
         }
         // Identified first, challenged second: whatever the client sends back was written after the
         // identification above.
-        let challenge = SecureRandom.bytes(AgentGreeting.challengeLength)
+        let challenge = Array(SecureRandom.bytes(AgentGreeting.challengeLength))
         do {
-            try stream.send(AgentGreeting(challenge: challenge).encoded())
+            try stream.send(Data(AgentGreeting(challenge: challenge).encoded()))
         } catch {
             return
         }
@@ -87,8 +88,8 @@ struct ConnectionHandler {
             }
             let response = respond(to: request, id: id, peer: peer)
             if case .hello = request {
-                guard response.status == .success else {
-                    refuse(id: id, KeychainError(response.status, response.detail))
+                if case .failure(let error) = response.outcome {
+                    refuse(id: id, error)
                     return
                 }
                 saidHello = true
@@ -128,73 +129,64 @@ struct ConnectionHandler {
     }
 
     private func refuse(id: UInt32, _ error: KeychainError) {
-        try? stream.send(AgentResponse(id: id, status: error.status, detail: error.detail).encoded())  // Closing anyway.
+        // Closing anyway: a refusal that cannot be sent changes nothing.
+        try? stream.send(AgentResponse(id: id, operation: .hello, failure: error).encoded())
     }
 
     func respond(to request: AgentRequest, id: UInt32, peer: PeerIdentity) -> AgentResponse {
         do throws(KeychainError) {
-            return AgentResponse(id: id, status: .success, value: try perform(request, peer: peer))
+            return AgentResponse(id: id, operation: request.operation, outcome: .success(try perform(request, peer: peer)))
         } catch {
-            return AgentResponse(id: id, status: error.status, detail: error.detail)
+            return AgentResponse(id: id, operation: request.operation, failure: error)
         }
     }
 
-    private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> WireValue? {
+    /// Runs a request; item requests as the service of the peer's registration.
+    private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> AgentReply {
         switch request {
         case .hello(let path, _):
             let wanted = URL(fileURLWithPath: path).standardizedFileURL.path
             guard wanted == state.keychainPath else {
                 throw KeychainError(.notAvailable, "this agent serves another keychain")
             }
-            return nil
+            return .none
         case .status:
-            return status(peer)
+            return .status(status(peer))
         case .unlock(var bytes):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             try state.unlock(Passphrase(bytes: bytes))
-            return nil
+            return .none
         case .lock:
             state.lock(reason: "requested by pid \(peer.pid)")
-            return nil
-        case .add(let query):
-            return try backend(peer).add(objects(query)).flatMap(wire)
-        case .copyMatching(let query):
-            return try backend(peer).copyMatching(objects(query)).flatMap(wire)
-        case .update(let query, let changes):
-            try backend(peer).update(objects(query), with: objects(changes))
-            return nil
-        case .delete(let query):
-            try backend(peer).delete(objects(query))
-            return nil
-        case .upsert(let query, let changes):
-            try backend(peer).upsert(objects(query), attributes: objects(changes))
-            return nil
+            return .none
+        case .add(let item, let returning): return .item(try service(peer).add(item, returning: returning))
+        case .copyMatching(let query): return .items(try service(peer).copyMatching(query))
+        case .update(let query, let changes): return .count(try service(peer).update(query, with: changes))
+        case .delete(let query): return .count(try service(peer).delete(query))
+        case .addOrUpdate(let item): return .flag(try service(peer).addOrUpdate(item))
         case .register(var bytes, let path, let identifier, let groups):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: identifier, accessGroups: groups)
             try state.keychain.register(registration, passphrase: Passphrase(bytes: bytes))
-            try state.reloadRegistrations()
+            try state.reloadRegistrationsIfReadable()
             log("registered \(registration)")
-            return nil
+            return .registration(registration)
         case .unregister(var bytes, let path):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             let removed = try state.keychain.unregister(executablePath: path, passphrase: Passphrase(bytes: bytes))
-            try state.reloadRegistrations()
-            return .boolean(removed)
+            try state.reloadRegistrationsIfReadable()
+            return .flag(removed)
         case .listRegistrations:
             guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
-            return .array(registrations.map { registration in
-                .dictionary([
-                    "path": .string(registration.executablePath), "applicationIdentifier": .string(registration.applicationIdentifier),
-                    "accessGroups": .array(registration.accessGroups.map(WireValue.string)),
-                    "digest": .data(registration.executableDigest),
-                ])
-            })
-        case .updateSettings(var bytes, let seconds, let sleep):
+            return .registrations(registrations)
+        case .updateSettings(var bytes, let settings):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
+            try settings.validate()
             try state.keychain.verifyPassphrase(Passphrase(bytes: bytes))
-            try state.updateSettings(KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: sleep))
-            return nil
+            try state.updateSettings(settings)
+            return .none
+        case .settings:
+            return .settings(try state.keychain.settings)
         }
     }
 
@@ -203,43 +195,28 @@ struct ConnectionHandler {
                       "the agent has not been unlocked since it started (application registrations are sealed under the passphrase)")
     }
 
-    private func backend(_ peer: PeerIdentity) throws(KeychainError) -> DatabaseBackend {
+    /// The service a peer's item requests run in: its registration's identity.
+    private func service(_ peer: PeerIdentity) throws(KeychainError) -> LocalKeychainService {
         guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
         switch CallerPolicy.standing(of: peer, registrations: registrations) {
         case .refused(let error): throw error
-        case .registered(let registration): return DatabaseBackend(database: state.keychain, caller: registration.caller)
+        case .registered(let registration): return LocalKeychainService(database: state.keychain, caller: registration.caller)
         case .unregistered(let path): throw CallerPolicy.notRegistered(path)
         }
     }
 
-    private func status(_ peer: PeerIdentity) -> WireValue {
-        let lockState: String =
-            switch state.keychain.lockState {
-            case .unlocked: "unlocked"
-            case .locked: "locked"
-            case .neverUnlocked: "neverUnlocked"
-            }
-        var values: [String: WireValue] = [
-            "lockState": .string(lockState),
-            "pid": .integer(Int64(CurrentProcess.id)),
-            "keychain": .string(state.keychainPath),
-        ]
+    private func status(_ peer: PeerIdentity) -> KeychainServiceStatus {
+        let caller: CallerStanding
         if let registrations = state.currentRegistrations {
-            let standing = CallerPolicy.standing(of: peer, registrations: registrations)
-            values["caller"] = .string(standing.name)
-            switch standing {
-            case .registered(let registration):
-                values["applicationIdentifier"] = .string(registration.applicationIdentifier)
-                values["accessGroups"] = .array(registration.accessGroups.map(WireValue.string))
-            case .unregistered, .refused: break
+            switch CallerPolicy.standing(of: peer, registrations: registrations) {
+            case .registered(let registration): caller = .registered(registration.caller)
+            case .unregistered: caller = .unregistered
+            case .refused(let error): caller = .refused(error.detail ?? error.message)
             }
         } else {
-            values["caller"] = .string("unknown until the first unlock")
+            caller = .unknownUntilFirstUnlock
         }
-        return .dictionary(values)
+        return KeychainServiceStatus(lockState: state.keychain.lockState, keychainPath: state.keychainPath,
+                                     agentProcessIdentifier: CurrentProcess.id, caller: caller)
     }
-
-    private func objects(_ values: [String: WireValue]) -> [String: Any] { values.mapValues(\.object) }
-
-    private func wire(_ value: Any) -> WireValue? { WireValue(value) }
 }

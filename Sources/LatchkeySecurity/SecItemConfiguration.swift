@@ -32,8 +32,8 @@ public enum SecItemConfiguration {
         set { state.withLock { $0.accessGroups = newValue } }
     }
 
-    static func backend() throws(KeychainError) -> any KeychainBackend {
+    static func backend() -> any KeychainBackend {
         let (connection, groups) = state.withLock { ($0.connection, $0.accessGroups) }
-        return try connection.backend(accessGroups: groups)
+        return connection.backend(accessGroups: groups)
     }
 }

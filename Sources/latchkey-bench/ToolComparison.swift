@@ -50,7 +50,7 @@ enum ToolComparison {
             .trimmingCharacters(in: .newlines))
         try database.unlock(with: passphrase)
         var results: [String: [String: [Double]]] = [:]
-        for (name, connection) in [("Swift API in-process (agent)", KeychainConnection.backend(AgentBackend(client: client))),
+        for (name, connection) in [("Swift API in-process (agent)", KeychainConnection.service(AgentKeychainService(client: client))),
                                    ("Swift API in-process (embedded)", .database(database, applicationIdentifier: "latchkey"))] {
             var find: [Double] = []
             for _ in 0..<samples {

@@ -3,7 +3,8 @@
 // programs their access groups. See `latchkeyd --help`.
 import Dispatch
 import Foundation
-import Latchkey
+import LatchkeyEngine
+import LatchkeyProtocol
 import LatchkeyAgent
 import Glibc
 

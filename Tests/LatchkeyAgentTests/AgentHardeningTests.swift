@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 #if canImport(Glibc)
@@ -125,7 +126,7 @@ import Glibc
         let client = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: environment))
         let agent = try client.status()
         #expect(agent.lockState == .unlocked)
-        kill(pid_t(agent.processIdentifier), SIGTERM)
+        kill(pid_t(agent.agentProcessIdentifier!), SIGTERM)
     }
 
     // MARK: F2, F3: identities taken from file names
@@ -172,12 +173,15 @@ import Glibc
         try sandbox.registerClients()
         #expect(try sandbox.client("b", "set", "mail", "bob", "b-secret") == "ok\n")
         let secretHex = Data("b-secret".utf8).map { String(format: "%02x", $0) }.joined()
+        let query = AgentRequest.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
+                                                        returning: [.data]))
+        let queryHex = query.encoded(id: 2).map { String(format: "%02x", $0) }.joined()
         for round in 0..<5 {
             let result = sandbox.directory.file("race-\(round)")
             let output = try HelperProcess.run(
                 "/usr/bin/python3",
-                [Self.tools + "/exec-race.py", mode, sandbox.socketPath, sandbox.keychainPath, AgentSandbox.clientPath("b"), "mail",
-                 "bob", result],
+                [Self.tools + "/exec-race.py", mode, sandbox.socketPath, sandbox.keychainPath, AgentSandbox.clientPath("b"), queryHex,
+                 result],
                 environment: sandbox.environment)
             #expect(output.status == 0, "\(output.stderr)")
             try waitFor("the attacker's result") { FileManager.default.fileExists(atPath: result) }
@@ -292,7 +296,7 @@ import Glibc
         // Started by unlock-keychain from an environment holding the passphrase.
         #expect(try sandbox.cli("unlock-keychain").status == 0)
         let started = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
-        let pid = pid_t(try started.status().processIdentifier)
+        let pid = pid_t(try started.status().agentProcessIdentifier!)
         let environ = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
         #expect(environ.range(of: Data("LATCHKEY_PASSPHRASE".utf8)) == nil)
         #expect(environ.range(of: Data(AgentSandbox.passphrase.utf8)) == nil)

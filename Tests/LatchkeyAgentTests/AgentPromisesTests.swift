@@ -1,6 +1,7 @@
 import Foundation
 @testable import Latchkey
 @testable import LatchkeyEngine
+import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 #if canImport(Glibc)

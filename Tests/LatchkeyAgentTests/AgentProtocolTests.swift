@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 #if canImport(Glibc)
@@ -9,17 +10,20 @@ import Glibc
 /// The agent's protocol: every message round-trips; anything malformed, truncated, oversized or out of
 /// order is refused without a crash, and a live agent closes that connection and carries on.
 @Suite(.dedicatedThreads) struct AgentProtocolTests {
+    static let item = NewItem(.genericPassword, attributes: [.service: .string("mail"), .synchronizable: .bool(true)],
+                              data: Data([1, 2]))
+    static let query = ItemQuery(.genericPassword, matching: [.creationDate: .date(Date(timeIntervalSinceReferenceDate: 1))],
+                                 synchronizable: .any, persistentReference: Data(repeating: 1, count: 32), limit: .count(5),
+                                 returning: [.data, .attributes])
     static let requests: [AgentRequest] = [
-        .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Data(repeating: 3, count: 16)), .status, .unlock(passphrase: Array("pw".utf8)),
-        .lock, .add(["class": .string("genp"), "v_Data": .data(Data([1, 2])), "sync": .boolean(true)]),
-        .copyMatching(["class": .string("genp"), "m_Limit": .integer(5), "cdat": .date(Date(timeIntervalSinceReferenceDate: 1))]),
-        .update(["class": .string("inet"), "port": .integer(443)], ["labl": .string("x")]),
-        .delete(["class": .string("genp"), "list": .array([.null, .double(1.5), .dictionary(["k": .string("v")])])]),
-        .upsert(["class": .string("genp")], ["v_Data": .data(Data())]),
+        .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Array(repeating: 3, count: 16)), .status,
+        .unlock(passphrase: Array("pw".utf8)), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
+        .update(ItemQuery(.internetPassword, matching: [.port: .number(443)]), ItemChanges(attributes: [.label: .string("x")])),
+        .delete(ItemQuery(.genericPassword, limit: .all)), .addOrUpdate(NewItem(.genericPassword, data: Data())),
         .register(passphrase: [1, 2, 3], executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"]),
         .unregister(passphrase: [4], executablePath: "/usr/bin/app"), .listRegistrations,
-        .updateSettings(passphrase: [5], autoLockAfterSeconds: 300, lockOnSleep: true),
-        .updateSettings(passphrase: [5], autoLockAfterSeconds: nil, lockOnSleep: false),
+        .updateSettings(passphrase: [5], settings: KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true)),
+        .updateSettings(passphrase: [5], settings: KeychainSettings(autoLockAfterSeconds: nil, lockOnSleep: false)), .settings,
     ]
 
     @Test(arguments: requests.indices)
@@ -39,9 +43,27 @@ import Glibc
     }
 
     @Test func responsesRoundTrip() throws {
-        let response = AgentResponse(id: 7, status: .itemNotFound, detail: "nothing", value: .array([.string("a"), .integer(-3)]))
-        #expect(try AgentResponse.decode(response.encoded()) == response)
-        #expect(try AgentResponse.decode(AgentResponse(id: 8, status: .success).encoded()).detail == nil)
+        let result = ItemResult(itemClass: .genericPassword, attributes: [.account: .string("a"), .port: .number(-3)], data: nil,
+                                persistentReference: Data([7]))
+        let status = KeychainServiceStatus(lockState: .unlocked, keychainPath: "/k", agentProcessIdentifier: 9,
+                                           caller: .refused("a reason"))
+        let responses = [
+            AgentResponse(id: 7, operation: .copyMatching, failure: KeychainError(.itemNotFound, "nothing")),
+            AgentResponse(id: 8, operation: .copyMatching, outcome: .success(.items([result]))),
+            AgentResponse(id: 9, operation: .add, outcome: .success(.item(nil))),
+            AgentResponse(id: 10, operation: .status, outcome: .success(.status(status))),
+            AgentResponse(id: 11, operation: .settings, outcome: .success(.settings(KeychainSettings(autoLockAfterSeconds: 5)))),
+            AgentResponse(id: 12, operation: .lock, outcome: .success(.none)),
+        ]
+        for response in responses {
+            #expect(try AgentResponse.decode(response.encoded()) == response)
+        }
+        #expect(try AgentResponse.decode(AgentResponse(id: 8, operation: .lock, failure: KeychainError(.io)).encoded())
+            == AgentResponse(id: 8, operation: .lock, failure: KeychainError(.io)), "no detail stays no detail")
+        // A value of the wrong shape for its operation is refused.
+        var wrong = AgentResponse(id: 13, operation: .update, outcome: .success(.count(1))).encoded()
+        wrong[7] = AgentOperation.copyMatching.rawValue
+        #expect(throws: AgentProtocolError.self) { _ = try AgentResponse.decode(wrong) }
     }
 
     @Test func randomMutationsNeverCrashTheDecoder() throws {
@@ -68,16 +90,21 @@ import Glibc
         #expect(refused > 0, "a mutation the decoder should refuse (a wrong magic byte) appears in any 20,000")
     }
 
-    @Test func deepNestingAndHugeCountsAreRefused() {
-        var nested = WireValue.null
-        for _ in 0..<20 { nested = .array([nested]) }
-        let message = AgentRequest.add(["deep": nested]).encoded(id: 1)
-        #expect(throws: AgentProtocolError.malformed("values nested too deeply")) { _ = try AgentRequest.decode(message) }
-        // A dictionary claiming four billion entries in a few bytes.
-        var lying = AgentRequest.add([:]).encoded(id: 1)
+    @Test func malformedAttributesAndHugeCountsAreRefused() {
+        // Attributes that are not the attribute blob's encoding.
+        var message = AgentRequest.addOrUpdate(NewItem(.genericPassword, attributes: [.account: .string("a")])).encoded(id: 1)
+        let blob = message.range(of: Data([1, 1, 0, 0, 0]))!  // format 1, one attribute
+        message[blob.lowerBound] = 9
+        #expect(throws: AgentProtocolError.malformed("malformed attributes")) { _ = try AgentRequest.decode(message) }
+        // A list claiming four billion entries in a few bytes.
+        var lying = AgentRequest.register(passphrase: [], executablePath: "/p", applicationIdentifier: "a", accessGroups: []).encoded(id: 1)
         lying.removeLast(4)
         lying.append(contentsOf: [0xFF, 0xFF, 0xFF, 0xFF])
-        #expect(throws: AgentProtocolError.self) { _ = try AgentRequest.decode(lying) }
+        #expect(throws: AgentProtocolError.malformed("a count larger than its message")) { _ = try AgentRequest.decode(lying) }
+        // An unknown operation, an unknown item class.
+        var unknown = AgentRequest.status.encoded(id: 1)
+        unknown[7] = 200
+        #expect(throws: AgentProtocolError.malformed("unknown operation 200")) { _ = try AgentRequest.decode(unknown) }
     }
 
     @Test func oversizedFramesAreRefusedBeforeAllocating() throws {
@@ -97,7 +124,7 @@ import Glibc
 /// Bad messages sent to a live agent.
 @Suite(.serialized, .dedicatedThreads) struct AgentBadClientTests {
     /// A raw connection, past the agent's greeting; returns the greeting's challenge too.
-    func raw(_ sandbox: AgentSandbox) throws -> (AgentStream, Data) {
+    func raw(_ sandbox: AgentSandbox) throws -> (AgentStream, [UInt8]) {
         let stream = try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 5))
         return (stream, try AgentGreeting.decode(try stream.receive()).challenge)
     }
@@ -105,8 +132,12 @@ import Glibc
     /// Reads the error response, then expects the connection to be closed.
     func expectRefusedAndClosed(_ stream: AgentStream, contains text: String) throws {
         let response = try AgentResponse.decode(try stream.receive())
-        #expect(response.status == .param)
-        #expect(response.detail?.contains(text) == true, "\(response.detail ?? "")")
+        guard case .failure(let error) = response.outcome else {
+            Issue.record("expected a refusal, got \(response.outcome)")
+            return
+        }
+        #expect(error.status == .param)
+        #expect(error.detail?.contains(text) == true, "\(error.detail ?? "")")
         #expect(throws: AgentStream.Failure.closed) { _ = try stream.receive() }
     }
 
@@ -127,7 +158,7 @@ import Glibc
 
         let (repeated, challenge) = try raw(sandbox)
         try repeated.send(AgentRequest.hello(keychainPath: sandbox.keychainPath, challenge: challenge).encoded(id: 5))
-        #expect(try AgentResponse.decode(try repeated.receive()).status == .success)
+        #expect(try AgentResponse.decode(try repeated.receive()).outcome == .success(.none))
         try repeated.send(AgentRequest.status.encoded(id: 5))
         try expectRefusedAndClosed(repeated, contains: "request 5 after 5")
 

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 #if canImport(Glibc)

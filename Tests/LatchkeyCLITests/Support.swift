@@ -30,7 +30,7 @@ final class CLISandbox {
         guard let client = try? AgentClient.connect(keychainPath: defaultKeychain, environment: environment),
             let status = try? client.status()
         else { return }
-        kill(pid_t(status.processIdentifier), SIGTERM)
+        kill(pid_t(status.agentProcessIdentifier!), SIGTERM)
     }
 
     /// The environment with LATCHKEY_PASSPHRASE set.

@@ -3,7 +3,9 @@
 connects and says hello, then hands the connection to a program the agent would trust — the registered
 one it execs — while another process of its own keeps the socket and asks for that program's secret.
 
-Usage: exec-race.py MODE SOCKET KEYCHAIN REGISTERED-EXECUTABLE SERVICE ACCOUNT RESULT-FILE
+Usage: exec-race.py MODE SOCKET KEYCHAIN REGISTERED-EXECUTABLE QUERY-HEX RESULT-FILE
+  QUERY-HEX is the encoded copyMatching request (id 2) that asks for the secret, written by the test with
+  the protocol's own encoder.
   child            connect, hello, fork; the parent execs the registered program; the child (which kept the
                    socket) asks for the secret.
   exec-after-send  connect, fork a reader; the parent sends hello and the request, then execs the registered
@@ -16,7 +18,8 @@ import struct
 import sys
 import time
 
-mode, path, keychain, registered, service, account, result = sys.argv[1:8]
+mode, path, keychain, registered, query_hex, result = sys.argv[1:7]
+VERSION = 3
 
 
 def field(data):
@@ -24,20 +27,7 @@ def field(data):
 
 
 def request(identifier, code, body):
-    return b"LK" + bytes([2]) + struct.pack("<I", identifier) + bytes([code]) + body
-
-
-def wire_dictionary(values):
-    # WireValue.dictionary: tag 8, count, then each key (sorted) and its value.
-    out = bytes([8]) + struct.pack("<I", len(values))
-    for key in sorted(values):
-        value = values[key]
-        out += field(key.encode())
-        if isinstance(value, bool):
-            out += bytes([4, 1 if value else 0])
-        else:
-            out += bytes([1]) + field(value.encode())
-    return out
+    return b"LK" + bytes([VERSION]) + struct.pack("<I", identifier) + bytes([code]) + body
 
 
 def send_frame(connection, message):
@@ -78,10 +68,12 @@ def write_result(lines):
 def describe(frame):
     if frame is None:
         return "closed"
-    status = struct.unpack("<i", frame[7:11])[0]
-    detail_length = struct.unpack("<I", frame[11:15])[0]
-    rest = frame[15 + detail_length:]
-    return f"status {status} {rest.hex()}"
+    # "LK", version, id (4), operation (1), status (4); a failure then has its detail, a success its value.
+    status = struct.unpack("<i", frame[8:12])[0]
+    if status != 0:
+        detail_length = struct.unpack("<I", frame[12:16])[0]
+        return f"status {status} {frame[16:16 + detail_length].hex()}"
+    return f"status {status} {frame[12:].hex()}"
 
 
 connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -89,7 +81,7 @@ connection.connect(path)
 greeting = read_frame(connection)
 challenge = greeting[4:]
 hello = request(1, 1, field(keychain.encode()) + field(challenge))
-query = request(2, 6, wire_dictionary({"class": "genp", "svce": service, "acct": account, "r_Data": True}))
+query = bytes.fromhex(query_hex)
 os.set_inheritable(connection.fileno(), True)
 
 if mode == "child":

@@ -20,29 +20,30 @@ extension Keychain {
         /// The access group the item lives in.
         public let accessGroup: String?
 
-        init(_ attributes: [String: Any]) {
+        init(_ result: ItemResult) {
             func text(_ key: AttributeKey) -> String? {
-                let value = attributes[key.rawValue]
-                return value as? String ?? (value as? Data).flatMap { String(data: $0, encoding: .utf8) }
+                switch result[key] {
+                case .string(let text)?: text
+                case .data(let bytes)?: String(data: bytes, encoding: .utf8)
+                default: nil
+                }
             }
             self.key = text(.account) ?? ""
             label = text(.label)
             comment = text(.comment)
-            creationDate = attributes[AttributeKey.creationDate.rawValue] as? Date
-            modificationDate = attributes[AttributeKey.modificationDate.rawValue] as? Date
-            accessibility = (attributes[AttributeKey.accessible.rawValue] as? String).flatMap(Accessibility.init(rawValue:))
-            isSynchronizable = (attributes[AttributeKey.synchronizable.rawValue] as? Int) == 1
-            accessGroup = attributes[AttributeKey.accessGroup.rawValue] as? String
+            creationDate = result[.creationDate]?.dateValue
+            modificationDate = result[.modificationDate]?.dateValue
+            accessibility = text(.accessible).flatMap(Accessibility.init(rawValue:))
+            isSynchronizable = result[.synchronizable] == .number(1) || result[.synchronizable] == .bool(true)
+            accessGroup = text(.accessGroup)
         }
     }
 
     /// The attributes of the entry under `key`, or nil when there is none.
     public func attributes(forKey key: String) throws(KeychainFailure) -> Entry? {
         try failing { () throws(KeychainError) -> Entry? in
-            var query = try itemQuery(key)
-            query[SecKey.returnAttributes] = true
             do throws(KeychainError) {
-                return (try backend().copyMatching(query) as? [String: Any]).map(Entry.init)
+                return try service().copyMatching(try itemQuery(key, returning: .attributes)).first.map(Entry.init)
             } catch {
                 guard error.status == .itemNotFound else { throw error }
                 return nil
@@ -53,12 +54,8 @@ extension Keychain {
     /// Every entry of this scope (attributes only), sorted by key.
     public func allEntries() throws(KeychainFailure) -> [Entry] {
         try failing { () throws(KeychainError) -> [Entry] in
-            var query = try scopeQuery()
-            query[SecKey.returnAttributes] = true
-            query[SecKey.matchLimit] = SecKey.matchLimitAll
             do throws(KeychainError) {
-                let found = try backend().copyMatching(query) as? [[String: Any]] ?? []
-                return found.map(Entry.init).sorted { $0.key < $1.key }
+                return try service().copyMatching(try scopeQuery(returning: .attributes)).map(Entry.init).sorted { $0.key < $1.key }
             } catch {
                 guard error.status == .itemNotFound else { throw error }
                 return []
@@ -75,7 +72,7 @@ extension Keychain {
     public func removeAll() throws(KeychainFailure) -> Bool {
         try failing { () throws(KeychainError) -> Bool in
             do throws(KeychainError) {
-                try backend().delete(try scopeQuery())
+                _ = try service().delete(try scopeQuery())
                 return true
             } catch {
                 guard error.status == .itemNotFound else { throw error }

@@ -10,7 +10,7 @@ extension Keychain {
     /// Stores `value` under `key` (atomic upsert).
     public func set(_ value: Data, forKey key: String) throws(KeychainFailure) {
         try failing { () throws(KeychainError) in
-            try backend().upsert(try itemQuery(key), attributes: writeAttributes(value))
+            _ = try service().addOrUpdate(try newItem(key, value))
         }
     }
 
@@ -27,10 +27,8 @@ extension Keychain {
     /// The data stored under `key`, or nil when there is none.
     public func data(forKey key: String) throws(KeychainFailure) -> Data? {
         try failing { () throws(KeychainError) -> Data? in
-            var query = try itemQuery(key)
-            query[SecKey.returnData] = true
             do throws(KeychainError) {
-                return try backend().copyMatching(query) as? Data
+                return try service().copyMatching(try itemQuery(key, returning: .data)).first?.data
             } catch {
                 guard error.status == .itemNotFound else { throw error }
                 return nil
@@ -42,7 +40,7 @@ extension Keychain {
     public func contains(_ key: String) throws(KeychainFailure) -> Bool {
         try failing { () throws(KeychainError) -> Bool in
             do throws(KeychainError) {
-                _ = try backend().copyMatching(try itemQuery(key))
+                _ = try service().copyMatching(try itemQuery(key))
                 return true
             } catch {
                 guard error.status == .itemNotFound else { throw error }
@@ -56,7 +54,7 @@ extension Keychain {
     public func remove(_ key: String) throws(KeychainFailure) -> Bool {
         try failing { () throws(KeychainError) -> Bool in
             do throws(KeychainError) {
-                try backend().delete(try itemQuery(key))
+                _ = try service().delete(try itemQuery(key))
                 return true
             } catch {
                 guard error.status == .itemNotFound else { throw error }
@@ -65,50 +63,59 @@ extension Keychain {
         }
     }
 
-    // MARK: Dictionaries
+    // MARK: Typed requests
 
-    func backend() throws(KeychainError) -> any KeychainBackend { try connection.backend(accessGroup: accessGroup) }
+    /// The service the requests go to: `connection` for this value's access group.
+    func service() -> any KeychainService { connection.service(accessGroup: accessGroup) }
 
-    /// The dictionary naming every item of this scope (no account).
-    func scopeQuery() throws(KeychainError) -> [String: Any] {
-        var query: [String: Any]
+    /// The class and attributes naming every item of this scope (no account).
+    func scopeAttributes() throws(KeychainError) -> (ItemClass, [AttributeKey: AttributeValue]) {
+        var matching: [AttributeKey: AttributeValue]
+        let itemClass: ItemClass
         switch scope {
         case .service(let service):
             guard !service.isEmpty else { throw KeychainError.param("the service must not be empty") }
-            query = [SecKey.class: ItemClass.genericPassword.rawValue, AttributeKey.service.rawValue: service]
+            itemClass = .genericPassword
+            matching = [.service: .string(service)]
         case .server(let server):
             guard !server.host.isEmpty else { throw KeychainError.param("the server must not be empty") }
-            guard (0...65_535).contains(server.port) else {
+            guard ItemLimits.ports.contains(server.port) else {
                 throw KeychainError.param("the port must be between 0 and 65535, not \(server.port)")
             }
-            query = [
-                SecKey.class: ItemClass.internetPassword.rawValue, AttributeKey.server.rawValue: server.host,
-                AttributeKey.protocol.rawValue: server.protocol.rawValue, AttributeKey.port.rawValue: server.port,
-                AttributeKey.path.rawValue: server.path,
-                AttributeKey.authenticationType.rawValue: server.authenticationType.rawValue,
-                AttributeKey.securityDomain.rawValue: server.securityDomain,
+            itemClass = .internetPassword
+            matching = [
+                .server: .string(server.host), .protocol: .string(server.protocol.rawValue), .port: .number(Int64(server.port)),
+                .path: .string(server.path), .authenticationType: .string(server.authenticationType.rawValue),
+                .securityDomain: .string(server.securityDomain),
             ]
         }
-        if let accessGroup { query[AttributeKey.accessGroup.rawValue] = accessGroup }
-        query[AttributeKey.synchronizable.rawValue] = isSynchronizable
-        return query
+        if let accessGroup { matching[.accessGroup] = .string(accessGroup) }
+        matching[.synchronizable] = .bool(isSynchronizable)
+        return (itemClass, matching)
     }
 
-    /// The dictionary naming the item under `key`.
-    func itemQuery(_ key: String) throws(KeychainError) -> [String: Any] {
+    /// The query naming every item of this scope.
+    func scopeQuery(limit: MatchLimit = .all, returning: ReturnOptions = []) throws(KeychainError) -> ItemQuery {
+        let (itemClass, matching) = try scopeAttributes()
+        return ItemQuery(itemClass, matching: matching, limit: limit, returning: returning)
+    }
+
+    /// The query naming the item under `key`.
+    func itemQuery(_ key: String, returning: ReturnOptions = []) throws(KeychainError) -> ItemQuery {
         guard !key.isEmpty else { throw KeychainError.param("the key must not be empty") }
-        var query = try scopeQuery()
-        query[AttributeKey.account.rawValue] = key
-        return query
+        var (itemClass, matching) = try scopeAttributes()
+        matching[.account] = .string(key)
+        return ItemQuery(itemClass, matching: matching, returning: returning)
     }
 
-    /// What a write stores besides the item's identity: the secret, accessibility, label, comment.
-    func writeAttributes(_ value: Data) -> [String: Any] {
-        var attributes: [String: Any] = [
-            SecKey.valueData: value, AttributeKey.accessible.rawValue: accessibility.rawValue,
-        ]
-        if let label { attributes[AttributeKey.label.rawValue] = label }
-        if let comment { attributes[AttributeKey.comment.rawValue] = comment }
-        return attributes
+    /// The item a write stores under `key`: its identity, the secret, accessibility, label, comment.
+    func newItem(_ key: String, _ value: Data) throws(KeychainError) -> NewItem {
+        guard !key.isEmpty else { throw KeychainError.param("the key must not be empty") }
+        var (itemClass, attributes) = try scopeAttributes()
+        attributes[.account] = .string(key)
+        attributes[.accessible] = .string(accessibility.rawValue)
+        if let label { attributes[.label] = .string(label) }
+        if let comment { attributes[.comment] = .string(comment) }
+        return NewItem(itemClass, attributes: attributes, data: value)
     }
 }

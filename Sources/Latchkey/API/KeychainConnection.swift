@@ -20,6 +20,7 @@ public struct KeychainConnection: Sendable {
     enum Kind: Sendable {
         case embedded(path: String, passphrase: PassphraseSource, applicationIdentifier: String, useAgent: Bool)
         case database(KeychainDatabase, applicationIdentifier: String)
+        case service(any KeychainService)
         case backend(any KeychainBackend)
     }
 
@@ -28,8 +29,9 @@ public struct KeychainConnection: Sendable {
     /// The embedded default keychain, unlocked from `PassphraseSource.automatic()`.
     public static var `default`: KeychainConnection { .embedded() }
 
-    /// A keychain file, served by the agent when it runs (`useAgent`), else opened in this process. Every
-    /// `Keychain` using the same path shares one agent connection or one open, unlocked handle.
+    /// A keychain file, served by the agent when it runs and serves this program (`useAgent`), else opened
+    /// in this process. Every `Keychain` using the same path shares one agent connection or one open,
+    /// unlocked handle.
     public static func embedded(
         path: String = KeychainLocation.defaultPath(), passphrase: PassphraseSource = .automatic(),
         applicationIdentifier: String = defaultApplicationIdentifier, useAgent: Bool = true
@@ -45,6 +47,11 @@ public struct KeychainConnection: Sendable {
         KeychainConnection(kind: .database(database, applicationIdentifier: applicationIdentifier))
     }
 
+    /// Any `KeychainService` (a `LocalKeychainService` for a caller you choose, or one of your own).
+    public static func service(_ service: any KeychainService) -> KeychainConnection {
+        KeychainConnection(kind: .service(service))
+    }
+
     /// Any backend of the four dictionary operations (on Apple platforms, the system's `SecItem…`).
     public static func backend(_ backend: any KeychainBackend) -> KeychainConnection {
         KeychainConnection(kind: .backend(backend))
@@ -56,13 +63,13 @@ public struct KeychainConnection: Sendable {
         return Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
     }
 
-    /// The backend for a `Keychain` that names `accessGroup`. A `.database` connection grants it (you opened
+    /// The service for a `Keychain` that names `accessGroup`. A `.database` connection grants it (you opened
     /// the database; you decide). The embedded default does not: the application holds its identifier's
     /// group and `LATCHKEY_ACCESS_GROUPS`, exactly what the agent grants a program registered with the same
     /// identifier and groups — so results and statuses are the same with and without the agent.
-    func backend(accessGroup: String?) throws(KeychainError) -> any KeychainBackend {
-        if case .database = kind { return try backend(accessGroups: accessGroup.map { [$0] } ?? []) }
-        return try backend(accessGroups: [])
+    func service(accessGroup: String?) -> any KeychainService {
+        if case .database = kind { return service(accessGroups: accessGroup.map { [$0] } ?? []) }
+        return service(accessGroups: [])
     }
 
     /// The groups `LATCHKEY_ACCESS_GROUPS` lists (comma-separated): the application's entitlements beyond
@@ -72,20 +79,28 @@ public struct KeychainConnection: Sendable {
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    /// The backend for a caller holding the application's own group, plus `accessGroups` (and, in embedded
-    /// mode, `LATCHKEY_ACCESS_GROUPS`).
-    public func backend(accessGroups: [String]) throws(KeychainError) -> any KeychainBackend {
+    /// The typed service for a caller holding the application's own group, plus `accessGroups` (and, in
+    /// embedded mode, `LATCHKEY_ACCESS_GROUPS`): the seam every front end uses.
+    public func service(accessGroups: [String]) -> any KeychainService {
         switch kind {
+        case .service(let service):
+            return service
         case .backend(let backend):
-            return backend
+            return DictionaryKeychainService(backend: backend)
         case .database(let database, let applicationIdentifier):
-            return DatabaseBackend(database: database, caller: Self.caller(applicationIdentifier, accessGroups))
+            return LocalKeychainService(database: database, caller: Self.caller(applicationIdentifier, accessGroups))
         case .embedded(let path, let passphrase, let applicationIdentifier, let useAgent):
-            let embedded = EmbeddedBackend(
+            let embedded = EmbeddedService(
                 path: path, passphrase: passphrase,
                 caller: Self.caller(applicationIdentifier, Self.defaultAccessGroups + accessGroups))
-            return useAgent ? AutomaticBackend(path: path, embedded: embedded) : embedded
+            return useAgent ? AutomaticService(path: path, embedded: embedded) : embedded
         }
+    }
+
+    /// The dictionary operations (`SecItem…`) for the same caller as `service(accessGroups:)`.
+    public func backend(accessGroups: [String]) -> any KeychainBackend {
+        if case .backend(let backend) = kind { return backend }
+        return ServiceBackend(service: service(accessGroups: accessGroups))
     }
 
     /// The lock state: the agent's when it serves the keychain, else this process's handle.
@@ -93,8 +108,9 @@ public struct KeychainConnection: Sendable {
         switch kind {
         case .backend: throw KeychainError(.unimplemented, "a custom backend has no lock state")
         case .database(let database, _): return database.lockState
+        case .service(let service): return try service.status().lockState
         case .embedded(let path, let passphrase, _, let useAgent):
-            if useAgent, let client = try AgentClients.shared.client(for: path) { return try client.status().lockState }
+            if useAgent, let client = try AgentRouting.client(for: path) { return try client.status().lockState }
             return try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase).lockState
         }
     }
@@ -122,7 +138,7 @@ public struct KeychainConnection: Sendable {
     @discardableResult
     public func open() throws(KeychainError) -> KeychainDatabase? {
         switch kind {
-        case .backend: return nil
+        case .backend, .service: return nil
         case .database(let database, _): return database
         case .embedded(let path, let passphrase, _, _):
             return try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase)
@@ -133,150 +149,5 @@ public struct KeychainConnection: Sendable {
         var groups = [applicationIdentifier]
         for group in accessGroups where !groups.contains(group) { groups.append(group) }
         return CallerIdentity(applicationIdentifier: applicationIdentifier, accessGroups: groups)
-    }
-}
-
-/// The keychain files this process has opened in embedded mode, each opened and unlocked once.
-final class EmbeddedKeychains: Sendable {
-    static let shared = EmbeddedKeychains()
-    private let open = Mutex<[String: KeychainDatabase]>([:])
-
-    func database(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
-        if let cached = open.withLock({ $0[key] }) { return cached }
-        // Opening may prompt and runs Argon2id: done outside the lock; a racing opener's handle is dropped.
-        let database = try Self.openOrCreate(path: key, passphrase: passphrase)
-        return open.withLock { opened in
-            if let existing = opened[key] { return existing }
-            opened[key] = database
-            return database
-        }
-    }
-
-    /// Whether `path` is open in this process.
-    func isOpen(path: String) -> Bool {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
-        return open.withLock { $0[key] != nil }
-    }
-
-    /// Forgets every handle (for tests that delete keychain files).
-    func removeAll() { open.withLock { $0.removeAll() } }
-
-    private static func openOrCreate(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
-        if FileSystem.exists(path) {
-            let database = try KeychainDatabase.open(at: path)
-            try database.unlock(with: try passphrase.read(prompt: "Passphrase for keychain \(path): "))
-            return database
-        }
-        let chosen = try passphrase.read(prompt: "New passphrase for keychain \(path): ")
-        if passphrase == .prompt {
-            let again = try passphrase.read(prompt: "Repeat the new passphrase: ")
-            guard again == chosen else { throw KeychainError.param("the two passphrases differ") }
-        }
-        do {
-            return try KeychainDatabase.create(at: path, passphrase: chosen)
-        } catch {
-            // Another process created it meanwhile: open theirs.
-            guard error.status == .duplicateKeychain else { throw error }
-            let database = try KeychainDatabase.open(at: path)
-            try database.unlock(with: chosen)
-            return database
-        }
-    }
-}
-
-/// The dictionary operations on a keychain opened in this process (opened and unlocked on first use).
-struct EmbeddedBackend: KeychainBackend {
-    let path: String
-    let passphrase: PassphraseSource
-    let caller: CallerIdentity
-
-    func backend() throws(KeychainError) -> DatabaseBackend {
-        // The identifier may come from the program's file name: never let a name grant the wildcard group.
-        try CallerIdentity.validate(name: caller.applicationIdentifier, as: "the application identifier")
-        return DatabaseBackend(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller)
-    }
-
-    /// Whether this process has the keychain open already.
-    var isOpen: Bool { EmbeddedKeychains.shared.isOpen(path: path) }
-
-    func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try backend().add(attributes) }
-    func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? { try backend().copyMatching(query) }
-    func update(_ query: [String: Any], with changes: [String: Any]) throws(KeychainError) {
-        try backend().update(query, with: changes)
-    }
-    func delete(_ query: [String: Any]) throws(KeychainError) { try backend().delete(query) }
-    func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
-        try backend().upsert(query, attributes: attributes)
-    }
-}
-
-/// The agent when it serves the keychain, else the keychain opened in this process. A request the agent
-/// cannot answer because it went away (`errSecNotAvailable`) is answered in this process instead, and so is
-/// every request of a program the agent does not know: the agent serves registered programs only, and any
-/// other program opens the keychain itself, with the passphrase, exactly as when no agent runs.
-struct AutomaticBackend: KeychainBackend {
-    let path: String
-    let embedded: EmbeddedBackend
-
-    private func run<T>(_ body: (any KeychainBackend) throws(KeychainError) -> T) throws(KeychainError) -> T {
-        if let client = try AgentClients.shared.client(for: path) {
-            do {
-                return try body(AgentBackend(client: client))
-            } catch {
-                switch error.status {
-                case .notAvailable:
-                    AgentClients.shared.forget(path)
-                case .missingEntitlement where (try? client.status())?.callerStanding == AgentStatus.unregistered:
-                    // Not registered with the agent: embedded mode, which needs the passphrase. When that fails
-                    // too, say both why the agent refused and why the keychain could not be opened here (for
-                    // want of a passphrase: the refusal's status, since registering is the usual remedy).
-                    do {
-                        return try body(embedded)
-                    } catch let fallback where !embedded.isOpen {
-                        throw KeychainError(
-                            fallback.status == .interactionNotAllowed ? .missingEntitlement : fallback.status,
-                            "\(error.detail ?? "this program is not registered with the agent"); "
-                                + "without the agent: \(fallback.detail ?? fallback.message)")
-                    }
-                default:
-                    throw error
-                }
-            }
-        }
-        return try body(embedded)
-    }
-
-    func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try run { (b) throws(KeychainError) in try b.add(attributes) } }
-    func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
-        try run { (b) throws(KeychainError) in try b.copyMatching(query) }
-    }
-    func update(_ query: [String: Any], with changes: [String: Any]) throws(KeychainError) {
-        try run { (b) throws(KeychainError) in try b.update(query, with: changes) }
-    }
-    func delete(_ query: [String: Any]) throws(KeychainError) { try run { (b) throws(KeychainError) in try b.delete(query) } }
-    func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
-        try run { (b) throws(KeychainError) in try b.upsert(query, attributes: attributes) }
-    }
-}
-
-/// Connections to the agent, one per keychain path.
-final class AgentClients: Sendable {
-    static let shared = AgentClients()
-    private let clients = Mutex<[String: AgentClient]>([:])
-
-    /// A connection to the agent serving `path`, or nil when none does; `errSecWrPerm` when the socket
-    /// found is not safe to use (see `AgentLocation`).
-    func client(for path: String) throws(KeychainError) -> AgentClient? {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
-        if let cached = clients.withLock({ $0[key] }) { return cached }
-        guard let client = try AgentClient.connect(keychainPath: key) else { return nil }
-        clients.withLock { $0[key] = client }
-        return client
-    }
-
-    func forget(_ path: String) {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
-        clients.withLock { _ = $0.removeValue(forKey: key) }
     }
 }

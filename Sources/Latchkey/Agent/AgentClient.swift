@@ -1,15 +1,17 @@
-public import Foundation
+import Foundation
+package import LatchkeyEngine
+package import LatchkeyProtocol
 import LatchkeyPOSIX
 import Synchronization
 
 /// A connection to `latchkeyd`. Requests are sent one at a time; when the connection breaks (the agent
 /// restarted), the next request reconnects once before reporting `errSecNotAvailable`. A forked child never
 /// reuses its parent's connection: it opens its own (the agent answers only the process that connected).
-public final class AgentClient: Sendable {
+package final class AgentClient: Sendable {
     /// The keychain the agent serves for this client.
-    public let keychainPath: String
+    package let keychainPath: String
     /// The socket.
-    public let socketPath: String
+    package let socketPath: String
     private struct State: ~Copyable {
         var stream: AgentStream?
         var owner: Int32
@@ -26,7 +28,7 @@ public final class AgentClient: Sendable {
     /// Connects and says hello; nil when no agent runs there or it serves another keychain. Before sending
     /// anything it checks the socket (see `AgentLocation`): a socket in a directory another user could
     /// have prepared, or a listener running as another user, is refused with `errSecWrPerm`.
-    public static func connect(keychainPath: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+    package static func connect(keychainPath: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(KeychainError) -> AgentClient?
     {
         let socket = AgentLocation.socketPath(environment: environment)
@@ -45,14 +47,15 @@ public final class AgentClient: Sendable {
             let greeting = try AgentGreeting.decode(try stream.receive())
             try stream.send(AgentRequest.hello(keychainPath: keychainPath, challenge: greeting.challenge).encoded(id: 1))
             let response = try AgentResponse.decode(try stream.receive())
-            return response.status == .success ? stream : nil
+            guard case .success = response.outcome else { return nil }
+            return stream
         } catch {
             return nil  // No usable agent: the caller falls back to opening the keychain itself.
         }
     }
 
-    /// Sends a request and waits for its response.
-    public func send(_ request: AgentRequest) throws(KeychainError) -> AgentResponse {
+    /// Sends a request and returns the agent's reply, or its failure as a `KeychainError`.
+    package func send(_ request: AgentRequest) throws(KeychainError) -> AgentReply {
         let outcome: Result<AgentResponse, KeychainError> = state.withLock { state in
             if state.owner != CurrentProcess.id {
                 // A forked child: the connection belongs to the parent.
@@ -76,7 +79,9 @@ public final class AgentClient: Sendable {
                 let id = state.nextID
                 state.nextID &+= 1
                 do {
-                    try state.stream!.send(request.encoded(id: id))
+                    var message = request.encoded(id: id)
+                    defer { message.resetBytes(in: 0..<message.count) }  // It may hold a passphrase or a secret.
+                    try state.stream!.send(message)
                     let response = try AgentResponse.decode(try state.stream!.receive())
                     guard response.id == id || response.id == 0 else {
                         return .failure(KeychainError(.internal, "the agent answered request \(response.id) instead of \(id)"))
@@ -90,92 +95,88 @@ public final class AgentClient: Sendable {
             }
             return .failure(KeychainError(.notAvailable, "the Latchkey agent is not running"))
         }
-        return try outcome.get()
+        return try outcome.get().reply()
     }
 
     /// The agent's view of this client and of the keychain.
-    public func status() throws(KeychainError) -> AgentStatus {
-        guard case .dictionary(let values)? = try send(.status).result() else {
-            throw KeychainError(.internal, "the agent's status is malformed")
-        }
-        return AgentStatus(values)
-    }
-}
-
-/// What the agent says about itself and about the caller.
-public struct AgentStatus: Sendable, Equatable {
-    /// The keychain's lock state.
-    public let lockState: LockState
-    /// The agent's process id.
-    public let processIdentifier: Int
-    /// The keychain it serves.
-    public let keychainPath: String
-    /// How it identifies the caller: registered, unregistered, or refused.
-    public let callerStanding: String
-    /// The caller's application identifier and access groups, when it has them.
-    public let applicationIdentifier: String?
-    /// The caller's access groups.
-    public let accessGroups: [String]
-
-    init(_ values: [String: WireValue]) {
-        func text(_ key: String) -> String? { if case .string(let value)? = values[key] { value } else { nil } }
-        lockState = switch text("lockState") {
-            case "unlocked": .unlocked
-            case "locked": .locked
-            default: .neverUnlocked
-        }
-        if case .integer(let pid)? = values["pid"] { processIdentifier = Int(pid) } else { processIdentifier = 0 }
-        keychainPath = text("keychain") ?? ""
-        callerStanding = text("caller") ?? "unknown"
-        applicationIdentifier = text("applicationIdentifier")
-        if case .array(let groups)? = values["accessGroups"] {
-            accessGroups = groups.compactMap { if case .string(let group) = $0 { group } else { nil } }
-        } else {
-            accessGroups = []
-        }
+    package func status() throws(KeychainError) -> KeychainServiceStatus {
+        guard case .status(let status) = try send(.status) else { throw Self.unexpected }
+        return status
     }
 
-    /// Whether the caller is a registered application.
-    public var isRegistered: Bool { callerStanding == "registered" }
-
-    /// The standing of a program the agent does not know: it is served nothing but status, unlock and
-    /// lock, and opens the keychain itself instead (with the passphrase).
-    public static let unregistered = "unregistered"
+    static let unexpected = KeychainError(.internal, "the agent answered with a reply of the wrong shape")
 }
 
-/// The dictionary operations served by the agent for the calling process.
-public struct AgentBackend: KeychainBackend {
+/// `KeychainService` through the agent: the agent runs each request as this program — its registration's
+/// identity — on the keychain it has unlocked.
+package struct AgentKeychainService: KeychainService {
     /// The connection.
-    public let client: AgentClient
+    package let client: AgentClient
 
-    /// Creates a backend over a connection.
-    public init(client: AgentClient) { self.client = client }
+    /// A service over `client`.
+    package init(client: AgentClient) { self.client = client }
 
-    public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? {
-        try client.send(.add(try Self.wire(attributes))).result()?.object
+    private func reply(_ request: AgentRequest) throws(KeychainError) -> AgentReply { try client.send(request) }
+
+    package func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        guard case .item(let item) = try reply(.add(item, returning: returning)) else { throw AgentClient.unexpected }
+        return item
     }
 
-    public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
-        try client.send(.copyMatching(try Self.wire(query))).result()?.object
+    package func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
+        guard case .items(let items) = try reply(.copyMatching(query)) else { throw AgentClient.unexpected }
+        return items
     }
 
-    public func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError) {
-        _ = try client.send(.update(try Self.wire(query), try Self.wire(attributesToUpdate))).result()
+    package func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+        guard case .count(let count) = try reply(.update(query, changes)) else { throw AgentClient.unexpected }
+        return count
     }
 
-    public func delete(_ query: [String: Any]) throws(KeychainError) {
-        _ = try client.send(.delete(try Self.wire(query))).result()
+    package func delete(_ query: ItemQuery) throws(KeychainError) -> Int {
+        guard case .count(let count) = try reply(.delete(query)) else { throw AgentClient.unexpected }
+        return count
     }
 
-    public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
-        _ = try client.send(.upsert(try Self.wire(query), try Self.wire(attributes))).result()
+    package func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool {
+        guard case .flag(let added) = try reply(.addOrUpdate(item)) else { throw AgentClient.unexpected }
+        return added
     }
 
-    static func wire(_ dictionary: [String: Any]) throws(KeychainError) -> [String: WireValue] {
-        guard let values = WireValue.dictionary(dictionary) else {
-            let bad = dictionary.first { WireValue($0.value) == nil }
-            throw KeychainError.param("the value of '\(bad?.key ?? "?")' cannot be sent to the agent (type \(bad.map { DictionaryValue.typeName($0.value) } ?? "?"))")
-        }
-        return values
+    package func status() throws(KeychainError) -> KeychainServiceStatus { try client.status() }
+
+    package func unlock(with passphrase: Passphrase) throws(KeychainError) {
+        _ = try reply(.unlock(passphrase: passphrase.withUnsafeBytes { Array($0) }))
+    }
+
+    package func lock() throws(KeychainError) { _ = try reply(.lock) }
+
+    package func settings() throws(KeychainError) -> KeychainSettings {
+        guard case .settings(let settings) = try reply(.settings) else { throw AgentClient.unexpected }
+        return settings
+    }
+
+    package func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
+        _ = try reply(.updateSettings(passphrase: passphrase.withUnsafeBytes { Array($0) }, settings: settings))
+    }
+
+    package func registrations() throws(KeychainError) -> [ApplicationRegistration] {
+        guard case .registrations(let registrations) = try reply(.listRegistrations) else { throw AgentClient.unexpected }
+        return registrations
+    }
+
+    package func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+        throws(KeychainError) -> ApplicationRegistration
+    {
+        let request = AgentRequest.register(passphrase: passphrase.withUnsafeBytes { Array($0) }, executablePath: path,
+                                            applicationIdentifier: applicationIdentifier, accessGroups: accessGroups)
+        guard case .registration(let registration) = try reply(request) else { throw AgentClient.unexpected }
+        return registration
+    }
+
+    package func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+        guard case .flag(let removed) = try reply(.unregister(passphrase: passphrase.withUnsafeBytes { Array($0) }, executablePath: path))
+        else { throw AgentClient.unexpected }
+        return removed
     }
 }

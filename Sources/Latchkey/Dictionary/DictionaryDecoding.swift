@@ -27,7 +27,7 @@ enum DictionaryDecoding {
             throw KeychainError.param("a query may hold at most \(maximumKeys) keys")
         }
         var decoded = Decoded(itemClass: try itemClass(of: dictionary))
-        for key in dictionary.keys.sorted() where key != SecKey.class {
+        for key in dictionary.keys.sorted() where key != SecItemKey.class {
             let value = dictionary[key]!
             if value is NSNull { throw KeychainError.param("the value of '\(key)' is null") }
             if key.utf8.count == 4 {
@@ -39,7 +39,7 @@ enum DictionaryDecoding {
             case "r": try decodeReturn(key, value, into: &decoded, operation: operation)
             case "m": try decodeMatch(key, value, into: &decoded, operation: operation)
             case "u":
-                guard SecKey.ignoredUseKeys.contains(key) else {
+                guard SecItemKey.ignoredUseKeys.contains(key) else {
                     throw KeychainError.param("'\(key)' is not a supported kSecUse key")
                 }
             default:
@@ -51,8 +51,8 @@ enum DictionaryDecoding {
 
     /// `kSecClass`, or the class inside `kSecValuePersistentRef` when the class is absent.
     static func itemClass(of dictionary: [String: Any]) throws(KeychainError) -> ItemClass {
-        guard let value = dictionary[SecKey.class] else {
-            if let reference = dictionary[SecKey.valuePersistentRef] as? Data,
+        guard let value = dictionary[SecItemKey.class] else {
+            if let reference = dictionary[SecItemKey.valuePersistentRef] as? Data,
                 let parsed = PersistentReference.parse(reference)
             {
                 return parsed.itemClass
@@ -71,11 +71,11 @@ enum DictionaryDecoding {
     private static func decodeAttribute(
         _ key: String, _ value: Any, into decoded: inout Decoded, operation: Operation
     ) throws(KeychainError) {
-        if key == SecKey.useDataProtectionKeychain { return }
-        if key == SecKey.accessControl {
+        if key == SecItemKey.useDataProtectionKeychain { return }
+        if key == SecItemKey.accessControl {
             throw KeychainError(.unimplemented, "kSecAttrAccessControl (accc) is not supported yet; use kSecAttrAccessible")
         }
-        if key == AttributeKey.synchronizable.rawValue, let text = value as? String, text == SecKey.synchronizableAny {
+        if key == AttributeKey.synchronizable.rawValue, let text = value as? String, text == SecItemKey.synchronizableAny {
             // kSecAttrSynchronizableAny: both kinds for searches; dropped on add, as Apple does.
             if operation != .add { decoded.synchronizableAny = true }
             return
@@ -91,7 +91,7 @@ enum DictionaryDecoding {
         _ key: String, _ value: Any, into decoded: inout Decoded, operation: Operation
     ) throws(KeychainError) {
         switch key {
-        case SecKey.valueData:
+        case SecItemKey.valueData:
             guard operation == .add else {
                 throw KeychainError.param("kSecValueData (v_Data) is not a search criterion")
             }
@@ -99,7 +99,7 @@ enum DictionaryDecoding {
                 throw KeychainError.param("kSecValueData (v_Data) must be data, not \(DictionaryValue.typeName(value))")
             }
             decoded.data = bytes
-        case SecKey.valuePersistentRef:
+        case SecItemKey.valuePersistentRef:
             guard let bytes = value as? Data else {
                 throw KeychainError.param("kSecValuePersistentRef must be data, not \(DictionaryValue.typeName(value))")
             }
@@ -107,7 +107,7 @@ enum DictionaryDecoding {
                 throw KeychainError.param("kSecValuePersistentRef cannot be added")
             }
             decoded.persistentReference = bytes
-        case SecKey.valueRef:
+        case SecItemKey.valueRef:
             throw KeychainError(.unimplemented, "kSecValueRef arrives with certificates and keys")
         default:
             throw KeychainError.param("'\(key)' is not a keychain value key")
@@ -119,10 +119,10 @@ enum DictionaryDecoding {
     ) throws(KeychainError) {
         let option: ReturnOptions
         switch key {
-        case SecKey.returnData: option = .data
-        case SecKey.returnAttributes: option = .attributes
-        case SecKey.returnRef: option = .reference
-        case SecKey.returnPersistentRef: option = .persistentReference
+        case SecItemKey.returnData: option = .data
+        case SecItemKey.returnAttributes: option = .attributes
+        case SecItemKey.returnRef: option = .reference
+        case SecItemKey.returnPersistentRef: option = .persistentReference
         default: throw KeychainError.param("'\(key)' is not a keychain return key")
         }
         guard let flag = DictionaryValue.boolean(value) else {
@@ -143,11 +143,11 @@ enum DictionaryDecoding {
             throw KeychainError.param("'\(key)' is not supported by \(operation.rawValue)")
         }
         switch key {
-        case SecKey.matchLimit:
+        case SecItemKey.matchLimit:
             if let text = value as? String {
                 switch text {
-                case SecKey.matchLimitOne: decoded.limit = .one
-                case SecKey.matchLimitAll: decoded.limit = .all
+                case SecItemKey.matchLimitOne: decoded.limit = .one
+                case SecItemKey.matchLimitAll: decoded.limit = .all
                 default: throw KeychainError.param("'\(text)' is not a valid kSecMatchLimit")
                 }
             } else if let count = DictionaryValue.integer(value) {
@@ -158,9 +158,9 @@ enum DictionaryDecoding {
             } else {
                 throw KeychainError.param("kSecMatchLimit cannot be a \(DictionaryValue.typeName(value))")
             }
-        case SecKey.matchCaseInsensitive:
+        case SecItemKey.matchCaseInsensitive:
             break  // Accepted and ignored: matching is exact, as on Apple's data-protection keychain.
-        case let other where SecKey.unsupportedMatches.contains(other):
+        case let other where SecItemKey.unsupportedMatches.contains(other):
             throw KeychainError(.unimplemented, "'\(other)' matching is not supported yet")
         default:
             throw KeychainError.param("'\(key)' is not a supported kSecMatch key")
@@ -173,15 +173,15 @@ enum DictionaryDecoding {
         var changes = ItemChanges()
         for key in dictionary.keys.sorted() {
             let value = dictionary[key]!
-            if key == SecKey.valueData {
+            if key == SecItemKey.valueData {
                 guard let bytes = value as? Data else {
                     throw KeychainError.param("kSecValueData (v_Data) must be data, not \(DictionaryValue.typeName(value))")
                 }
                 changes.data = bytes
                 continue
             }
-            if key == "musr" || key == SecKey.useDataProtectionKeychain { continue }
-            if key == SecKey.accessControl {
+            if key == "musr" || key == SecItemKey.useDataProtectionKeychain { continue }
+            if key == SecItemKey.accessControl {
                 throw KeychainError(.unimplemented, "kSecAttrAccessControl (accc) is not supported yet")
             }
             guard key.utf8.count == 4 else {

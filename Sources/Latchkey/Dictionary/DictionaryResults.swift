@@ -18,11 +18,11 @@ enum DictionaryResults {
             for (key, value) in result.attributes { dictionary[key.rawValue] = DictionaryValue.object(value) }
         }
         if returning.contains(.data) || returning.contains(.reference) {
-            dictionary[SecKey.valueData] = result.data ?? Data()
+            dictionary[SecItemKey.valueData] = result.data ?? Data()
         }
-        if returning.contains(.reference) { dictionary[SecKey.class] = result.itemClass.rawValue }
+        if returning.contains(.reference) { dictionary[SecItemKey.class] = result.itemClass.rawValue }
         if returning.contains(.persistentReference) {
-            dictionary[SecKey.valuePersistentRef] = result.persistentReference
+            dictionary[SecItemKey.valuePersistentRef] = result.persistentReference
         }
         return dictionary
     }

@@ -1,6 +1,9 @@
-/// The four SecItem operations over Apple-style dictionaries: the contract between the friendly API and a
-/// keychain. On Linux it is served by `DatabaseBackend` (a `KeychainDatabase` and a caller identity); on
-/// Apple platforms the same contract can be served by the system's own `SecItem…` functions.
+import Foundation
+public import LatchkeyEngine
+
+/// The four SecItem operations over Apple-style dictionaries: the Apple-compatible edge. Latchkey serves it
+/// with `ServiceBackend` over any `KeychainService` (`DatabaseBackend` over a keychain you opened); on Apple
+/// platforms the same contract is served by the system's own `SecItem…` functions.
 ///
 /// Results have Apple's shapes: nil, `Data`, `[String: Any]`, or an array of those.
 public protocol KeychainBackend: Sendable {
@@ -14,7 +17,7 @@ public protocol KeychainBackend: Sendable {
     func delete(_ query: [String: Any]) throws(KeychainError)
     /// Stores `attributes` (with `kSecValueData`) in the item `query` names: adds it, or updates it when it
     /// exists. The default implementation adds and, on `errSecDuplicateItem`, updates — never
-    /// delete-then-add, so a failure cannot lose the old value; `DatabaseBackend` does it in one transaction.
+    /// delete-then-add, so a failure cannot lose the old value; `ServiceBackend` does it in one transaction.
     func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError)
 }
 
@@ -29,18 +32,14 @@ extension KeychainBackend {
     }
 }
 
-/// Serves the dictionary operations from a `KeychainDatabase` for one caller identity.
-public struct DatabaseBackend: KeychainBackend {
-    /// The keychain.
-    public let database: KeychainDatabase
-    /// Who the operations run for.
-    public let caller: CallerIdentity
+/// The dictionary operations over a typed `KeychainService`: each dictionary is decoded with Apple's rules
+/// (`DictionaryDecoding`) into a typed request, and each result shaped as Apple returns it.
+public struct ServiceBackend: KeychainBackend {
+    /// The service the requests go to.
+    public let service: any KeychainService
 
-    /// Creates a backend.
-    public init(database: KeychainDatabase, caller: CallerIdentity) {
-        self.database = database
-        self.caller = caller
-    }
+    /// Serves the dictionary operations from `service`.
+    public init(service: any KeychainService) { self.service = service }
 
     public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(attributes, for: .add)
@@ -48,31 +47,31 @@ public struct DatabaseBackend: KeychainBackend {
         if decoded.returning.contains(.reference) && (item.itemClass == .certificate || item.itemClass == .key) {
             throw KeychainError(.unimplemented, "r_Ref for \(item.itemClass.rawValue) items arrives with certificates and keys")
         }
-        let result = try database.add(item, caller: caller, returning: decoded.returning)
+        let result = try service.add(item, returning: decoded.returning)
         return DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true)
     }
 
     public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(query, for: .search)
         let limit = decoded.limit ?? .one
-        let results = try database.copyMatching(itemQuery(decoded, limit: limit), caller: caller)
+        let results = try service.copyMatching(itemQuery(decoded, limit: limit))
         return DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one)
     }
 
     public func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError) {
         let decoded = try DictionaryDecoding.decode(query, for: .update)
         let changes = try DictionaryDecoding.decodeChanges(attributesToUpdate, itemClass: decoded.itemClass)
-        try database.update(itemQuery(decoded, limit: .all), with: changes, caller: caller)
+        _ = try service.update(itemQuery(decoded, limit: .all), with: changes)
     }
 
     public func delete(_ query: [String: Any]) throws(KeychainError) {
         let decoded = try DictionaryDecoding.decode(query, for: .delete)
-        try database.delete(itemQuery(decoded, limit: .all), caller: caller)
+        _ = try service.delete(itemQuery(decoded, limit: .all))
     }
 
     public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
         let decoded = try DictionaryDecoding.decode(query.merging(attributes) { _, new in new }, for: .add)
-        try database.addOrUpdate(NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data), caller: caller)
+        _ = try service.addOrUpdate(NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data))
     }
 
     private func itemQuery(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) -> ItemQuery {
@@ -80,5 +79,32 @@ public struct DatabaseBackend: KeychainBackend {
             decoded.itemClass, matching: decoded.attributes,
             synchronizable: decoded.synchronizableAny ? .any : .no,
             persistentReference: decoded.persistentReference, limit: limit, returning: decoded.returning)
+    }
+}
+
+/// The dictionary operations on a `KeychainDatabase` you opened, for one caller: `ServiceBackend` over a
+/// `LocalKeychainService`.
+public struct DatabaseBackend: KeychainBackend {
+    /// The keychain.
+    public let database: KeychainDatabase
+    /// Who the operations run for.
+    public let caller: CallerIdentity
+    private let backend: ServiceBackend
+
+    /// Creates a backend.
+    public init(database: KeychainDatabase, caller: CallerIdentity) {
+        self.database = database
+        self.caller = caller
+        self.backend = ServiceBackend(service: LocalKeychainService(database: database, caller: caller))
+    }
+
+    public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try backend.add(attributes) }
+    public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? { try backend.copyMatching(query) }
+    public func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError) {
+        try backend.update(query, with: attributesToUpdate)
+    }
+    public func delete(_ query: [String: Any]) throws(KeychainError) { try backend.delete(query) }
+    public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
+        try backend.upsert(query, attributes: attributes)
     }
 }

@@ -43,16 +43,8 @@ enum ApplicationCommands {
         if arguments.has("wildcard") { groups.append(CallerIdentity.wildcardGroup) }
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
         let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
-        if let client = try AgentAccess.client(for: path, context: context) {
-            _ = try client.send(.register(passphrase: passphraseBytes(passphrase), executablePath: executable,
-                                          applicationIdentifier: identifier, accessGroups: groups)).result()
-        } else {
-            let keychain = try KeychainDatabase.open(at: path)
-            try keychain.unlock(with: passphrase)
-            try keychain.register(
-                try ApplicationRegistration(executableAt: executable, applicationIdentifier: identifier, accessGroups: groups),
-                passphrase: passphrase)
-        }
+        _ = try administration(path, context: context).service.register(
+            executableAt: executable, applicationIdentifier: identifier, accessGroups: groups, passphrase: passphrase)
         context.stdout.line("registered \(executable) as \(identifier) with access groups \(groups.joined(separator: ", "))")
         return 0
     }
@@ -68,15 +60,7 @@ enum ApplicationCommands {
         let executable = URL(fileURLWithPath: arguments.positionals[0]).resolvingSymlinksInPath().path
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
         let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
-        let removed: Bool
-        if let client = try AgentAccess.client(for: path, context: context) {
-            removed = try client.send(.unregister(passphrase: passphraseBytes(passphrase), executablePath: executable)).result()
-                == .boolean(true)
-        } else {
-            let keychain = try KeychainDatabase.open(at: path)
-            try keychain.unlock(with: passphrase)
-            removed = try keychain.unregister(executablePath: executable, passphrase: passphrase)
-        }
+        let removed = try administration(path, context: context).service.unregister(executablePath: executable, passphrase: passphrase)
         guard removed else { throw KeychainError(.itemNotFound, "\(executable) is not registered") }
         return 0
     }
@@ -92,21 +76,12 @@ enum ApplicationCommands {
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         let registrations: [ApplicationRegistration]
-        if let client = try AgentAccess.client(for: path, context: context) {
-            guard case .array(let values)? = try client.send(.listRegistrations).result() else { return 0 }
-            registrations = values.compactMap { value in
-                guard case .dictionary(let fields) = value, case .string(let path)? = fields["path"],
-                    case .string(let identifier)? = fields["applicationIdentifier"], case .data(let digest)? = fields["digest"],
-                    case .array(let groups)? = fields["accessGroups"]
-                else { return nil }
-                return ApplicationRegistration(
-                    executablePath: path, executableDigest: digest, applicationIdentifier: identifier,
-                    accessGroups: groups.compactMap { if case .string(let group) = $0 { group } else { nil } })
-            }
-        } else {
-            let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
-            registrations = try keychain.registeredApplications()
+        let (service, agent) = try administration(path, context: context)
+        if !agent {
+            // Here the registrations are read with the keychain unlocked by the passphrase.
+            try service.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
         }
+        registrations = try service.registrations()
         for registration in registrations.sorted(by: { $0.applicationIdentifier < $1.applicationIdentifier }) {
             context.stdout.line(registration.description)
         }

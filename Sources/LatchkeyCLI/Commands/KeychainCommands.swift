@@ -183,7 +183,7 @@ enum KeychainCommands {
         context.stdout.line("items: \(try keychain.rowCount())")
         context.stdout.line("device key: \(report.deviceKeyWorks ? "present" : "absent (always-available items open after the first unlock)")")
         if let status = try AgentAccess.client(for: path, context: context)?.status() {
-            context.stdout.line("agent: running (pid \(status.processIdentifier)), \(status.lockState)")
+            context.stdout.line("agent: running (pid \(status.agentProcessIdentifier ?? 0)), \(status.lockState)")
         } else {
             context.stdout.line("agent: not running")
         }
@@ -237,7 +237,7 @@ enum KeychainCommands {
             throw KeychainError(.noSuchKeychain, "\(path) does not exist")
         }
         if let client = try AgentAccess.client(for: path, context: context) {
-            _ = try client.send(.lock).result()
+            try AgentKeychainService(client: client).lock()
             return 0
         }
         context.stderr.line("latchkey: lock-keychain: no agent is running; the keychain's keys are held by no process, so it is locked")
@@ -275,7 +275,7 @@ enum KeychainCommands {
         }
         try keychain.verifyPassphrase(passphrase)
         let client = try AgentAccess.client(for: path, context: context) ?? AgentAccess.start(for: path, context: context)
-        _ = try client.send(.unlock(passphrase: passphraseBytes(passphrase))).result()
+        try AgentKeychainService(client: client).unlock(with: passphrase)
         return 0
     }
 
@@ -300,17 +300,9 @@ enum KeychainCommands {
             seconds = value
         }
         let path = context.keychainPath(arguments.positionals.first)
-        if let client = try AgentAccess.client(for: path, context: context) {
-            let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")
-            _ = try client.send(.updateSettings(passphrase: passphraseBytes(passphrase), autoLockAfterSeconds: seconds,
-                                                lockOnSleep: arguments.has("l"))).result()
-            return 0
-        }
-        let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
-        try keychain.updateSettings(KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")))
+        let (service, _) = try administration(path, context: context)
+        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")
+        try service.updateSettings(KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")), passphrase: passphrase)
         return 0
     }
 }
-
-/// The bytes of a passphrase for an agent request (the agent wipes its copy after use).
-func passphraseBytes(_ passphrase: Passphrase) -> [UInt8] { passphrase.withUnsafeBytes { Array($0) } }

@@ -66,10 +66,10 @@ enum PasswordCommands {
             if let domain = arguments.value("d") { attributes[.securityDomain] = .string(domain) }
             if let path = arguments.value("p") { attributes[.path] = .string(path) }
             if let port = arguments.value("P") {
-                guard let number = Int64(port), (0...65_535).contains(number) else {
+                guard let number = Int(port), ItemLimits.ports.contains(number) else {
                     throw UsageError(message: "-P needs a port number between 0 and 65535, not '\(port)'")
                 }
-                attributes[.port] = .number(number)
+                attributes[.port] = .number(Int64(number))
             }
             if let code = arguments.value("r") {
                 attributes[.protocol] = .string(String(decoding: try FourCharCode.validated(code, option: "-r"), as: UTF8.self))
@@ -148,50 +148,17 @@ enum PasswordCommands {
             let store = try ItemStore.open(arguments, context: context, group: arguments.value("access-group"))
             var secret = try SecretInput.read(arguments, passwordKeys: passwordKeys, context: context)
             defer { wipe(&secret) }
-            var item = dictionary(kind.itemClass, attributes)
-            item[SecKey.valueData] = secret
+            let item = NewItem(kind.itemClass, attributes: attributes, data: secret)
             let update = arguments.has("U")
             try store.run {
                 if update {
-                    try store.backend.upsert(item, attributes: [:])
+                    _ = try store.service.addOrUpdate(item)
                 } else {
-                    _ = try store.backend.add(item)
+                    _ = try store.service.add(item, returning: [])
                 }
             }
             return 0
         }
-    }
-
-    /// An Apple-style dictionary of a class and typed attributes.
-    static func dictionary(_ itemClass: ItemClass, _ attributes: [AttributeKey: AttributeValue]) -> [String: Any] {
-        var dictionary: [String: Any] = [SecKey.class: itemClass.rawValue]
-        for (key, value) in attributes {
-            dictionary[key.rawValue] =
-                switch value {
-                case .string(let text): text
-                case .data(let data): data
-                case .number(let number): Int(number)
-                case .date(let date): date
-                case .bool(let flag): flag
-                }
-        }
-        return dictionary
-    }
-
-    /// A result dictionary (attributes, data, persistent reference) as an `ItemResult` for printing.
-    static func result(_ dictionary: [String: Any], itemClass: ItemClass) -> ItemResult {
-        var attributes: [AttributeKey: AttributeValue] = [:]
-        for (key, value) in dictionary where key.utf8.count == 4 {
-            switch value {
-            case let text as String: attributes[AttributeKey(rawValue: key)] = .string(text)
-            case let data as Data: attributes[AttributeKey(rawValue: key)] = .data(data)
-            case let date as Date: attributes[AttributeKey(rawValue: key)] = .date(date)
-            case let number as Int: attributes[AttributeKey(rawValue: key)] = .number(Int64(number))
-            default: break
-            }
-        }
-        return ItemResult(itemClass: itemClass, attributes: attributes, data: dictionary[SecKey.valueData] as? Data,
-                          persistentReference: dictionary[SecKey.valuePersistentRef] as? Data ?? Data())
     }
 
     // MARK: find and delete
@@ -199,24 +166,18 @@ enum PasswordCommands {
     /// The first item the options match (the keychain is unlocked only when it has to be), with its data.
     static func findFirst(_ arguments: ParsedArguments, kind: Kind, store: ItemStore) throws -> ItemResult {
         var matching = try attributes(arguments, kind: kind)
-        // As `security` does: once the whole primary key is given, the other criteria are ignored.
-        let key: [AttributeKey] = kind == .generic
-            ? [.account, .service]
-            : [.account, .securityDomain, .server, .protocol, .authenticationType, .port, .path]
+        // As `security` does: once the whole primary key is given, the other criteria are ignored. (The
+        // engine's schema knows the primary key.)
+        let key = kind.itemClass.primaryKey
         if key.allSatisfy({ matching[$0] != nil }) {
             matching = matching.filter { key.contains($0.key) || $0.key == .accessGroup }
         }
-        var query = dictionary(kind.itemClass, matching)
-        query[AttributeKey.synchronizable.rawValue] = arguments.has("synchronizable") ? true as Any : SecKey.synchronizableAny
-        query[SecKey.returnAttributes] = true
-        query[SecKey.returnData] = true
-        query[SecKey.returnPersistentRef] = true
-        query[SecKey.matchLimit] = SecKey.matchLimitOne
-        let found = try store.run { try store.backend.copyMatching(query) }
-        guard let values = found as? [String: Any] else {
-            throw KeychainError(.internal, "the keychain answered a search with an unexpected shape")
-        }
-        return result(values, itemClass: kind.itemClass)
+        if arguments.has("synchronizable") { matching[.synchronizable] = .bool(true) }
+        let query = ItemQuery(kind.itemClass, matching: matching, synchronizable: .any, limit: .one,
+                              returning: [.attributes, .data, .persistentReference])
+        let found = try store.run { try store.service.copyMatching(query) }
+        guard let item = found.first else { throw KeychainError(.itemNotFound) }
+        return item
     }
 
     static func find(_ kind: Kind) -> Command {
@@ -275,11 +236,8 @@ enum PasswordCommands {
             let store = try ItemStore.open(arguments, context: context, group: nil)
             let item = try findFirst(arguments, kind: kind, store: store)
             context.stdout.write(ItemPrinter.block(item, keychainPath: path))
-            let target: [String: Any] = [
-                SecKey.class: kind.itemClass.rawValue, SecKey.valuePersistentRef: item.persistentReference,
-                AttributeKey.synchronizable.rawValue: SecKey.synchronizableAny,
-            ]
-            try store.run { try store.backend.delete(target) }
+            let target = ItemQuery(kind.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)
+            _ = try store.run { try store.service.delete(target) }
             context.stderr.line("password has been deleted.")
             return 0
         }

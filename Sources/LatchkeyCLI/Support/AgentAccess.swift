@@ -7,7 +7,7 @@ enum AgentAccess {
     /// A connection to the agent serving `path`, or nil when none runs; `errSecWrPerm` when the socket found
     /// is not safe to send anything to (see `AgentLocation`).
     static func client(for path: String, context: CLIContext) throws -> AgentClient? {
-        try AgentClient.connect(keychainPath: URL(fileURLWithPath: path).standardizedFileURL.path, environment: context.environment)
+        try AgentRouting.client(for: path, environment: context.environment)
     }
 
     /// The agent executable: beside this one, else on the PATH.
@@ -55,9 +55,9 @@ enum AgentAccess {
 }
 
 /// Where an item command's operations go: the agent (when it runs and this program is registered with it)
-/// or the keychain opened here (unlocked only when an item needs it).
+/// or the keychain opened here (unlocked only when an item needs it). `AgentRouting` decides.
 struct ItemStore {
-    let backend: any KeychainBackend
+    let service: any KeychainService
     /// Unlocks the embedded keychain (asking for the passphrase); nil through the agent, which is unlocked
     /// or not by `unlock-keychain`.
     let unlock: (() throws -> Void)?
@@ -66,14 +66,14 @@ struct ItemStore {
         let path = context.keychainPath(arguments.positionals.first)
         // An agent that cannot answer its status (going away, an old protocol) is not used: the CLI opens the
         // keychain itself, with the same results and statuses.
-        if let client = try AgentAccess.client(for: path, context: context), (try? client.status().isRegistered) == true {
+        if let agent = try AgentRouting.agentServing(path, environment: context.environment, beforeFirstUnlock: false) {
             context.protectMemory()  // Identified by the agent already: from now on no one may look inside.
-            return ItemStore(backend: AgentBackend(client: client), unlock: nil)
+            return ItemStore(service: agent, unlock: nil)
         }
         context.protectMemory()
         let keychain = try KeychainDatabase.open(at: path)
-        let backend = DatabaseBackend(database: keychain, caller: commandLineCaller(group: group, environment: context.environment))
-        return ItemStore(backend: backend) {
+        let service = LocalKeychainService(database: keychain, caller: commandLineCaller(group: group, environment: context.environment))
+        return ItemStore(service: service) {
             try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
         }
     }
@@ -87,4 +87,13 @@ struct ItemStore {
             return try body()
         }
     }
+}
+
+/// The service a keychain command (lock, unlock, settings, registrations) uses: the agent when one serves
+/// `path` (whoever this program is: these requests need only the user, or the passphrase), else the
+/// keychain opened here as the command line.
+func administration(_ path: String, context: CLIContext) throws -> (service: any KeychainService, agent: Bool) {
+    if let client = try AgentAccess.client(for: path, context: context) { return (AgentKeychainService(client: client), true) }
+    return (LocalKeychainService(database: try KeychainDatabase.open(at: path),
+                                 caller: commandLineCaller(group: nil, environment: context.environment)), false)
 }

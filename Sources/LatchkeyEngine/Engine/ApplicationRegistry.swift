@@ -60,7 +60,10 @@ extension KeychainDatabase {
     /// The registered applications. They are sealed under a key derived from the after-first-unlock class key,
     /// so only someone who knew the passphrase can have written them; reading needs a first unlock.
     public func registeredApplications() throws(KeychainError) -> [ApplicationRegistration] {
-        let key = try registryKey()
+        try registeredApplications(key: try registryKey())
+    }
+
+    private func registeredApplications(key: SecureBytes) throws(KeychainError) -> [ApplicationRegistration] {
         let meta = try readKeyMeta()
         let sealed = try mappingStorageErrors {
             try pool.read { db in try MetaTable.value(.registrations, in: db) }
@@ -79,23 +82,25 @@ extension KeychainDatabase {
     }
 
     /// Registers an application (replacing any registration of the same executable path). Needs the
-    /// keychain passphrase, checked here even when the keychain is unlocked.
+    /// keychain passphrase, checked here even when the keychain is unlocked — and enough on its own: the
+    /// registrations' key comes from it, so a locked keychain can be registered with too (it stays locked).
     public func register(_ registration: ApplicationRegistration, passphrase: Passphrase) throws(KeychainError) {
         try ApplicationRegistration.validate(
             applicationIdentifier: registration.applicationIdentifier, accessGroups: registration.accessGroups)
-        try verifyPassphrase(passphrase)
-        var all = try registeredApplications().filter { $0.executablePath != registration.executablePath }
+        let key = try registryKey(passphrase: passphrase)
+        var all = try registeredApplications(key: key).filter { $0.executablePath != registration.executablePath }
         all.append(registration)
-        try storeRegistrations(all)
+        try storeRegistrations(all, key: key)
     }
 
-    /// Removes the registration of the executable at `path`; returns whether there was one.
+    /// Removes the registration of the executable at `path`; returns whether there was one. Needs the
+    /// passphrase, as `register` does.
     @discardableResult
     public func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
-        try verifyPassphrase(passphrase)
-        let all = try registeredApplications()
+        let key = try registryKey(passphrase: passphrase)
+        let all = try registeredApplications(key: key)
         let kept = all.filter { $0.executablePath != path }
-        try storeRegistrations(kept)
+        try storeRegistrations(kept, key: key)
         return kept.count != all.count
     }
 
@@ -109,11 +114,21 @@ extension KeychainDatabase {
         guard let classKey = vault.snapshot().classKey(for: .afterFirstUnlock) else {
             throw KeychainError.locked("the application registrations can be read only after the first unlock")
         }
-        return KeyedDigest.subkey(of: classKey, label: "latchkey/v1/registry")
+        return Self.registryKey(classKey)
     }
 
-    private func storeRegistrations(_ registrations: [ApplicationRegistration]) throws(KeychainError) {
-        let key = try registryKey()
+    /// The registrations' key from the passphrase (which is checked; `errSecAuthFailed` when wrong).
+    private func registryKey(passphrase: Passphrase) throws(KeychainError) -> SecureBytes {
+        let material = try Self.openKeybag(try readKeyMeta(), passphrase: passphrase)
+        guard let classKey = material.classKeys[.afterFirstUnlock] else { throw KeychainError.decode("the keybag lacks a class key") }
+        return Self.registryKey(classKey)
+    }
+
+    private static func registryKey(_ classKey: SecureBytes) -> SecureBytes {
+        KeyedDigest.subkey(of: classKey, label: "latchkey/v1/registry")
+    }
+
+    private func storeRegistrations(_ registrations: [ApplicationRegistration], key: SecureBytes) throws(KeychainError) {
         let meta = try readKeyMeta()
         let sealed = AEAD.seal(Self.encodeRegistrations(registrations), key: key,
                                associatedData: Self.registryAssociatedData(meta.keychainID))

@@ -1,11 +1,11 @@
-import Foundation
+package import Foundation
 
 /// The plaintext layout of an item's attributes before encryption: a format byte, a count, then for each
 /// attribute (sorted by key) its key, a kind tag and the value. Decoding refuses anything malformed.
-enum AttributeBlob {
+package enum AttributeBlob {
     private static let format: UInt8 = 1
 
-    static func encode(_ attributes: [AttributeKey: AttributeValue]) -> Data {
+    package static func encode(_ attributes: [AttributeKey: AttributeValue]) -> Data {
         var writer = ByteWriter(capacity: 256)
         writer.append(format)
         writer.append(UInt32(attributes.count))
@@ -32,7 +32,7 @@ enum AttributeBlob {
         return writer.data
     }
 
-    static func decode(_ data: Data) -> [AttributeKey: AttributeValue]? {
+    package static func decode(_ data: Data) -> [AttributeKey: AttributeValue]? {
         data.withUnsafeBytes { decode(ByteReader($0)) }
     }
 

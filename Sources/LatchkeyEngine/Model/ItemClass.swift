@@ -14,4 +14,9 @@ public enum ItemClass: String, CaseIterable, Hashable, Sendable {
 
     /// The classes that are stored as rows (all but `identity`).
     public static let stored: [ItemClass] = [.genericPassword, .internetPassword, .certificate, .key]
+
+    /// The class's own primary-key attributes, in Apple's order (the access group and the synchronizable
+    /// flag complete every class's key): two items agreeing on all of them are duplicates. Empty for
+    /// `identity`. The engine's schema is the one place this is defined; the command line asks it.
+    public var primaryKey: [AttributeKey] { ItemSchema.of(self)?.primaryKey ?? [] }
 }

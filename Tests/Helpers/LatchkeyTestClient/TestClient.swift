@@ -2,6 +2,7 @@
 // connection (the agent when it runs, else the keychain opened in process), plus raw protocol probes.
 import Foundation
 import Latchkey
+import LatchkeyProtocol
 import LatchkeySecurity
 
 public enum TestClient {
@@ -54,7 +55,8 @@ public enum TestClient {
                     return 0
                 }
                 let status = try client.status()
-                say("\(status.lockState) \(status.callerStanding) \(status.applicationIdentifier ?? "-") \(status.accessGroups.joined(separator: ","))")
+                let identity = status.caller.identity
+                say("\(status.lockState) \(status.caller) \(identity?.applicationIdentifier ?? "-") \(identity?.accessGroups.joined(separator: ",") ?? "")")
             case "wait" where arguments.count <= 2:
                 // wait [seconds]: says "waiting" first, so a test can tell the wait began before it unlocks.
                 let seconds = arguments.count == 2 ? Int(arguments[1]) ?? 20 : 20
@@ -80,14 +82,17 @@ public enum TestClient {
                 }
                 // The agent greets a process it serves; it refuses any other with a response instead.
                 let first = try stream.receive()
-                guard let greeting = try? AgentGreeting.decode(first) else {
-                    let response = try AgentResponse.decode(first)
-                    say("\(response.status.rawValue) \(response.detail ?? "")")
-                    return 0
+                let response: AgentResponse
+                if let greeting = try? AgentGreeting.decode(first) {
+                    try stream.send(AgentRequest.hello(keychainPath: KeychainLocation.defaultPath(), challenge: greeting.challenge).encoded(id: 1))
+                    response = try AgentResponse.decode(try stream.receive())
+                } else {
+                    response = try AgentResponse.decode(first)  // A refusal instead of a greeting.
                 }
-                try stream.send(AgentRequest.hello(keychainPath: KeychainLocation.defaultPath(), challenge: greeting.challenge).encoded(id: 1))
-                let response = try AgentResponse.decode(try stream.receive())
-                say("\(response.status.rawValue) \(response.detail ?? "")")
+                switch response.outcome {
+                case .success: say("0 ")
+                case .failure(let error): say("\(error.status.rawValue) \(error.detail ?? "")")
+                }
             default:
                 say("bad command")
                 return 64

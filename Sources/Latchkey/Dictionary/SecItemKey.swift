@@ -1,37 +1,38 @@
 /// The string values of Apple's `kSec…` dictionary keys and values that are not attribute names
-/// (`OSX/sec/Security/SecItemConstants.c`).
-public enum SecKey {
+/// (`OSX/sec/Security/SecItemConstants.c`), for the dictionary layer. (Not `SecKey`: that is Apple's key
+/// type's name.)
+package enum SecItemKey {
     /// `kSecClass`.
-    public static let `class` = "class"
+    package static let `class` = "class"
     /// `kSecValueData`.
-    public static let valueData = "v_Data"
+    package static let valueData = "v_Data"
     /// `kSecValueRef`.
-    public static let valueRef = "v_Ref"
+    package static let valueRef = "v_Ref"
     /// `kSecValuePersistentRef`.
-    public static let valuePersistentRef = "v_PersistentRef"
+    package static let valuePersistentRef = "v_PersistentRef"
     /// `kSecReturnData`.
-    public static let returnData = "r_Data"
+    package static let returnData = "r_Data"
     /// `kSecReturnAttributes`.
-    public static let returnAttributes = "r_Attributes"
+    package static let returnAttributes = "r_Attributes"
     /// `kSecReturnRef`.
-    public static let returnRef = "r_Ref"
+    package static let returnRef = "r_Ref"
     /// `kSecReturnPersistentRef`.
-    public static let returnPersistentRef = "r_PersistentRef"
+    package static let returnPersistentRef = "r_PersistentRef"
     /// `kSecMatchLimit`.
-    public static let matchLimit = "m_Limit"
+    package static let matchLimit = "m_Limit"
     /// `kSecMatchLimitOne`.
-    public static let matchLimitOne = "m_LimitOne"
+    package static let matchLimitOne = "m_LimitOne"
     /// `kSecMatchLimitAll`.
-    public static let matchLimitAll = "m_LimitAll"
+    package static let matchLimitAll = "m_LimitAll"
     /// `kSecMatchCaseInsensitive` (accepted and ignored: matching is exact, as on Apple's data-protection
     /// keychain).
-    public static let matchCaseInsensitive = "m_CaseInsensitive"
+    package static let matchCaseInsensitive = "m_CaseInsensitive"
     /// `kSecAttrSynchronizableAny`, a value of `kSecAttrSynchronizable` in queries.
-    public static let synchronizableAny = "syna"
+    package static let synchronizableAny = "syna"
     /// `kSecUseDataProtectionKeychain` (accepted and ignored: Latchkey is a data-protection keychain).
-    public static let useDataProtectionKeychain = "nleg"
+    package static let useDataProtectionKeychain = "nleg"
     /// `kSecAttrAccessControl` (not supported yet: `errSecUnimplemented`).
-    public static let accessControl = "accc"
+    package static let accessControl = "accc"
 
     /// `kSecMatch…` keys Latchkey knows but cannot honour yet (certificate and trust matching). A query
     /// naming one fails with `errSecUnimplemented` rather than silently matching more than asked.

@@ -1,24 +1,24 @@
-public import Foundation
+package import Foundation
 package import LatchkeyPOSIX
 import Synchronization
 
 /// One end of an agent connection: framed messages over a Unix stream socket. Reads check the frame size
 /// before reading the body and grow the buffer only as bytes arrive, so a peer that announces a large frame
 /// and stops costs nothing; a peer that stops mid-frame is an error, not a hang (a read timeout applies).
-public final class AgentStream: @unchecked Sendable {
+package final class AgentStream: @unchecked Sendable {
     // @unchecked: the descriptor is used by one thread at a time (the connection's handler, or a client
     // under its own lock) and closed once, in deinit; `shutDown` from another thread is safe by design.
     /// The connected socket's file descriptor (for peer credentials and polling); the stream owns it.
-    public let descriptor: Int32
+    package let descriptor: Int32
 
     /// Wraps an open, connected socket; the stream closes it when released.
-    public init(descriptor: Int32) { self.descriptor = descriptor }
+    package init(descriptor: Int32) { self.descriptor = descriptor }
 
     deinit { UnixSocket.close(descriptor) }
 
     /// Connects to a socket without any check of who listens there; nil when nobody does. Clients use
     /// `AgentClient.connect`, which checks the socket's directory and the listener's user first.
-    public static func connect(path: String, timeoutSeconds: Int = 30) -> AgentStream? {
+    package static func connect(path: String, timeoutSeconds: Int = 30) -> AgentStream? {
         guard let fd = try? UnixSocket.connect(to: path) else { return nil }  // Nobody listens: no stream.
         let stream = AgentStream(descriptor: fd)
         stream.setTimeout(seconds: timeoutSeconds)
@@ -26,13 +26,13 @@ public final class AgentStream: @unchecked Sendable {
     }
 
     /// Bounds how long one read or write may block.
-    public func setTimeout(seconds: Int) { UnixSocket.setTimeouts(descriptor, seconds: seconds) }
+    package func setTimeout(seconds: Int) { UnixSocket.setTimeouts(descriptor, seconds: seconds) }
 
     /// Ends the connection now, from any thread: a read blocked on it returns.
     package func shutDown() { UnixSocket.shutDown(descriptor) }
 
     /// Why a frame could not be sent or received.
-    public enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// The other side closed the connection (cleanly, between frames).
         case closed
         /// A system call failed (or timed out), or the peer closed mid-frame.
@@ -44,7 +44,7 @@ public final class AgentStream: @unchecked Sendable {
     }
 
     /// Sends one framed message.
-    public func send(_ message: Data) throws(Failure) {
+    package func send(_ message: Data) throws(Failure) {
         var frame = Data(capacity: message.count + 4)
         withUnsafeBytes(of: UInt32(message.count).bigEndian) { frame.append(contentsOf: $0) }
         frame.append(message)
@@ -61,7 +61,7 @@ public final class AgentStream: @unchecked Sendable {
     }
 
     /// Receives one framed message of at most `limit` bytes.
-    public func receive(limit: Int = AgentFrame.maximumBytes) throws(Failure) -> Data {
+    package func receive(limit: Int = AgentFrame.maximumBytes) throws(Failure) -> Data {
         try receiveFrame(limit: limit, budget: nil, checkingSender: nil)
     }
 

@@ -1,5 +1,6 @@
-public import Foundation
+import Foundation
 import LatchkeyPOSIX
+package import LatchkeyEngine
 
 /// Where the agent listens, and whether a socket found there may be trusted with a passphrase or a secret.
 ///
@@ -8,12 +9,12 @@ import LatchkeyPOSIX
 /// in a directory other users can write, such as /tmp. Before a client sends anything it checks, as tmux and
 /// ssh do, that the socket's directory is a real directory of its own user with mode 0700 and the socket
 /// belongs to that user; after connecting, that the process listening runs as its user (`SO_PEERCRED`).
-public enum AgentLocation {
+package enum AgentLocation {
     /// The environment variable that names the socket.
-    public static let socketVariable = "LATCHKEY_AGENT_SOCKET"
+    package static let socketVariable = "LATCHKEY_AGENT_SOCKET"
 
     /// The socket path.
-    public static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let path = environment[socketVariable], !path.isEmpty { return path }
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/latchkey/agent.sock" }
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/latchkey/agent.sock" }
@@ -22,7 +23,7 @@ public enum AgentLocation {
     }
 
     /// What a client finds at the socket path.
-    enum Finding: Equatable {
+    package enum Finding: Equatable {
         /// No socket (or no directory): no agent runs.
         case absent
         /// A socket in a private directory of this user.
@@ -32,7 +33,7 @@ public enum AgentLocation {
     /// Checks the socket's directory and the socket before anything is sent: `.absent` when there is no
     /// socket, `.trusted` when both belong to this user and the directory is private; anything else is
     /// refused with `errSecWrPerm` and a message that says what is wrong.
-    static func inspect(_ socketPath: String) throws(KeychainError) -> Finding {
+    package static func inspect(_ socketPath: String) throws(KeychainError) -> Finding {
         let directory = URL(fileURLWithPath: socketPath).deletingLastPathComponent().path
         let me = CurrentProcess.effectiveUserID
         guard let folder = FileStatus.of(path: directory) else { return .absent }
@@ -51,7 +52,7 @@ public enum AgentLocation {
     }
 
     /// Checks, after connecting and before sending, that the listening process runs as this user.
-    static func verifyListener(_ descriptor: Int32, socketPath: String) throws(KeychainError) {
+    package static func verifyListener(_ descriptor: Int32, socketPath: String) throws(KeychainError) {
         let me = CurrentProcess.effectiveUserID
         guard let peer = UnixSocket.peerCredentials(descriptor) else {
             throw KeychainError(.writePermission, "cannot tell who listens on the agent socket \(socketPath); nothing was sent to it")

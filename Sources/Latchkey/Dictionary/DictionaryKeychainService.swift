@@ -1,0 +1,136 @@
+import Foundation
+import LatchkeyEngine
+
+/// `KeychainService` over any `KeychainBackend` of Apple-style dictionaries — the adapter that lets the
+/// friendly API run over a backend of your own, or over the system's `SecItem…` functions on Apple
+/// platforms. Typed requests become dictionaries with Apple's keys; the results come back as dictionaries
+/// (attributes, data and persistent reference are always asked for, then trimmed to what was requested).
+/// A dictionary backend has no lock state, settings or registrations: those answer `errSecUnimplemented`.
+struct DictionaryKeychainService: KeychainService {
+    let backend: any KeychainBackend
+
+    private static func dictionary(_ itemClass: ItemClass, _ attributes: [AttributeKey: AttributeValue]) -> [String: Any] {
+        var dictionary: [String: Any] = [SecItemKey.class: itemClass.rawValue]
+        for (key, value) in attributes {
+            dictionary[key.rawValue] = key == .synchronizable ? (value == .bool(true) || value == .number(1)) : DictionaryValue.object(value)
+        }
+        return dictionary
+    }
+
+    private static func dictionary(_ query: ItemQuery, limit: MatchLimit?) -> [String: Any] {
+        var dictionary = dictionary(query.itemClass, query.matching)
+        switch query.synchronizable {
+        case .no: break
+        case .yes: dictionary[AttributeKey.synchronizable.rawValue] = true
+        case .any: dictionary[AttributeKey.synchronizable.rawValue] = SecItemKey.synchronizableAny
+        }
+        if let reference = query.persistentReference { dictionary[SecItemKey.valuePersistentRef] = reference }
+        switch limit {
+        case .one?: dictionary[SecItemKey.matchLimit] = SecItemKey.matchLimitOne
+        case .all?: dictionary[SecItemKey.matchLimit] = SecItemKey.matchLimitAll
+        case .count(let count)?: dictionary[SecItemKey.matchLimit] = count
+        case nil: break
+        }
+        return dictionary
+    }
+
+    /// Asks for everything, as a dictionary per item.
+    private static func askingForEverything(_ dictionary: [String: Any], data: Bool) -> [String: Any] {
+        var dictionary = dictionary
+        dictionary[SecItemKey.returnAttributes] = true
+        dictionary[SecItemKey.returnPersistentRef] = true
+        if data { dictionary[SecItemKey.returnData] = true }
+        return dictionary
+    }
+
+    private static func result(_ value: Any, itemClass: ItemClass, returning: ReturnOptions) throws(KeychainError) -> ItemResult {
+        guard let dictionary = value as? [String: Any] else {
+            throw KeychainError(.internal, "the backend answered with a \(DictionaryValue.typeName(value)), not a dictionary")
+        }
+        var attributes: [AttributeKey: AttributeValue] = [:]
+        if returning.contains(.attributes) {
+            for (key, value) in dictionary where key.utf8.count == 4 {
+                if let attribute = DictionaryValue.attribute(value) { attributes[AttributeKey(rawValue: key)] = attribute }
+            }
+        }
+        let wantsData = returning.contains(.data) || returning.contains(.reference)
+        return ItemResult(itemClass: itemClass, attributes: attributes,
+                          data: wantsData ? (dictionary[SecItemKey.valueData] as? Data ?? Data()) : nil,
+                          persistentReference: dictionary[SecItemKey.valuePersistentRef] as? Data ?? Data())
+    }
+
+    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        var dictionary = Self.dictionary(item.itemClass, item.attributes)
+        if let data = item.data { dictionary[SecItemKey.valueData] = data }
+        guard !returning.isEmpty else {
+            _ = try backend.add(dictionary)
+            return nil
+        }
+        let value = try backend.add(Self.askingForEverything(dictionary, data: returning.contains(.data)))
+        return try value.map { (value) throws(KeychainError) in try Self.result(value, itemClass: item.itemClass, returning: returning) }
+    }
+
+    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
+        let wantsData = query.returning.contains(.data) || query.returning.contains(.reference)
+        let asked = Self.askingForEverything(Self.dictionary(query, limit: query.limit == .one ? .all : query.limit), data: wantsData)
+        let values = try backend.copyMatching(asked) as? [Any] ?? []
+        var results: [ItemResult] = []
+        for value in values.prefix(query.limit == .one ? 1 : Int.max) {
+            results.append(try Self.result(value, itemClass: query.itemClass, returning: query.returning))
+        }
+        return results
+    }
+
+    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+        var attributes = Self.dictionary(query.itemClass, changes.attributes)
+        attributes[SecItemKey.class] = nil
+        if let data = changes.data { attributes[SecItemKey.valueData] = data }
+        let count = try countMatches(query)
+        try backend.update(Self.dictionary(query, limit: nil), with: attributes)
+        return count
+    }
+
+    func delete(_ query: ItemQuery) throws(KeychainError) -> Int {
+        let count = try countMatches(query)
+        try backend.delete(Self.dictionary(query, limit: nil))
+        return count
+    }
+
+    /// How many items a query matches (a dictionary backend's update and delete do not say).
+    private func countMatches(_ query: ItemQuery) throws(KeychainError) -> Int {
+        do throws(KeychainError) {
+            return (try backend.copyMatching(Self.dictionary(query, limit: .all)) as? [Any])?.count ?? 0
+        } catch {
+            guard error.status == .itemNotFound else { throw error }
+            return 0
+        }
+    }
+
+    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool {
+        var dictionary = Self.dictionary(item.itemClass, item.attributes)
+        if let data = item.data { dictionary[SecItemKey.valueData] = data }
+        do {
+            _ = try backend.add(dictionary)
+            return true
+        } catch {
+            guard error.status == .duplicateItem else { throw error }
+        }
+        var key = item.attributes.filter { item.itemClass.primaryKey.contains($0.key) }
+        if let group = item.attributes[.accessGroup] { key[.accessGroup] = group }
+        let synchronizable: SynchronizableFilter = item.attributes[.synchronizable] == .bool(true) ? .yes : .no
+        _ = try update(ItemQuery(item.itemClass, matching: key, synchronizable: synchronizable),
+                       with: ItemChanges(attributes: item.attributes.filter { !key.keys.contains($0.key) }, data: item.data ?? Data()))
+        return false
+    }
+
+    private static let unsupported = KeychainError(.unimplemented, "a dictionary backend has no lock state, settings or registrations")
+    func status() throws(KeychainError) -> KeychainServiceStatus { throw Self.unsupported }
+    func unlock(with passphrase: Passphrase) throws(KeychainError) { throw Self.unsupported }
+    func lock() throws(KeychainError) { throw Self.unsupported }
+    func settings() throws(KeychainError) -> KeychainSettings { throw Self.unsupported }
+    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) { throw Self.unsupported }
+    func registrations() throws(KeychainError) -> [ApplicationRegistration] { throw Self.unsupported }
+    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+        throws(KeychainError) -> ApplicationRegistration { throw Self.unsupported }
+    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool { throw Self.unsupported }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import LatchkeyEngine
+import Synchronization
+
+/// The keychain files this process has opened in embedded mode, each opened and unlocked once.
+final class EmbeddedKeychains: Sendable {
+    static let shared = EmbeddedKeychains()
+    private let open = Mutex<[String: KeychainDatabase]>([:])
+
+    func database(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        if let cached = open.withLock({ $0[key] }) { return cached }
+        // Opening may prompt and runs Argon2id: done outside the lock; a racing opener's handle is dropped.
+        let database = try Self.openOrCreate(path: key, passphrase: passphrase)
+        return open.withLock { opened in
+            if let existing = opened[key] { return existing }
+            opened[key] = database
+            return database
+        }
+    }
+
+    /// Whether `path` is open in this process.
+    func isOpen(path: String) -> Bool {
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        return open.withLock { $0[key] != nil }
+    }
+
+    /// Forgets every handle (for tests that delete keychain files).
+    func removeAll() { open.withLock { $0.removeAll() } }
+
+    private static func openOrCreate(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
+        if FileSystem.exists(path) {
+            let database = try KeychainDatabase.open(at: path)
+            try database.unlock(with: try passphrase.read(prompt: "Passphrase for keychain \(path): "))
+            return database
+        }
+        let chosen = try passphrase.read(prompt: "New passphrase for keychain \(path): ")
+        if passphrase == .prompt {
+            let again = try passphrase.read(prompt: "Repeat the new passphrase: ")
+            guard again == chosen else { throw KeychainError.param("the two passphrases differ") }
+        }
+        do {
+            return try KeychainDatabase.create(at: path, passphrase: chosen)
+        } catch {
+            // Another process created it meanwhile: open theirs.
+            guard error.status == .duplicateKeychain else { throw error }
+            let database = try KeychainDatabase.open(at: path)
+            try database.unlock(with: chosen)
+            return database
+        }
+    }
+}
+
+/// `KeychainService` on a keychain this process opens itself on first use (and unlocks with the passphrase
+/// from its `PassphraseSource`), as the caller — whose identifier may come from the program's file name, so
+/// it is checked like any name: never the wildcard.
+struct EmbeddedService: KeychainService {
+    let path: String
+    let passphrase: PassphraseSource
+    let caller: CallerIdentity
+
+    func local() throws(KeychainError) -> LocalKeychainService {
+        try CallerIdentity.validate(name: caller.applicationIdentifier, as: "the application identifier")
+        return LocalKeychainService(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller)
+    }
+
+    /// Whether this process has the keychain open already.
+    var isOpen: Bool { EmbeddedKeychains.shared.isOpen(path: path) }
+
+    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try local().add(item, returning: returning)
+    }
+    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] { try local().copyMatching(query) }
+    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+        try local().update(query, with: changes)
+    }
+    func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try local().delete(query) }
+    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try local().addOrUpdate(item) }
+    func status() throws(KeychainError) -> KeychainServiceStatus { try local().status() }
+    func unlock(with passphrase: Passphrase) throws(KeychainError) { try local().unlock(with: passphrase) }
+    func lock() throws(KeychainError) { try local().lock() }
+    func settings() throws(KeychainError) -> KeychainSettings { try local().settings() }
+    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
+        try local().updateSettings(settings, passphrase: passphrase)
+    }
+    func registrations() throws(KeychainError) -> [ApplicationRegistration] { try local().registrations() }
+    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+        throws(KeychainError) -> ApplicationRegistration
+    {
+        try local().register(executableAt: path, applicationIdentifier: applicationIdentifier, accessGroups: accessGroups,
+                             passphrase: passphrase)
+    }
+    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+        try local().unregister(executablePath: path, passphrase: passphrase)
+    }
+}
+
+/// The agent when it serves the keychain and this program, else the keychain opened in this process
+/// (`AgentRouting` decides). A request the agent cannot answer because it went away (`errSecNotAvailable`)
+/// is answered in this process instead, and so is every request of a program the agent does not know.
+struct AutomaticService: KeychainService {
+    let path: String
+    let embedded: EmbeddedService
+
+    private func run<T>(_ body: (any KeychainService) throws(KeychainError) -> T) throws(KeychainError) -> T {
+        if let client = try AgentRouting.client(for: path) {
+            do {
+                return try body(AgentKeychainService(client: client))
+            } catch {
+                switch error.status {
+                case .notAvailable:
+                    AgentRouting.forget(path)
+                case .missingEntitlement where (try? client.status())?.caller == .unregistered:
+                    // Not registered with the agent: embedded mode, which needs the passphrase. When that fails
+                    // too, say both why the agent refused and why the keychain could not be opened here (for
+                    // want of a passphrase: the refusal's status, since registering is the usual remedy).
+                    do {
+                        return try body(embedded)
+                    } catch let fallback where !embedded.isOpen {
+                        throw KeychainError(
+                            fallback.status == .interactionNotAllowed ? .missingEntitlement : fallback.status,
+                            "\(error.detail ?? "this program is not registered with the agent"); "
+                                + "without the agent: \(fallback.detail ?? fallback.message)")
+                    }
+                default:
+                    throw error
+                }
+            }
+        }
+        return try body(embedded)
+    }
+
+    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try run { (s) throws(KeychainError) in try s.add(item, returning: returning) }
+    }
+    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
+        try run { (s) throws(KeychainError) in try s.copyMatching(query) }
+    }
+    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+        try run { (s) throws(KeychainError) in try s.update(query, with: changes) }
+    }
+    func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try run { (s) throws(KeychainError) in try s.delete(query) } }
+    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try run { (s) throws(KeychainError) in try s.addOrUpdate(item) } }
+    func status() throws(KeychainError) -> KeychainServiceStatus {
+        if let client = try AgentRouting.client(for: path) { return try client.status() }
+        return try embedded.status()
+    }
+    func unlock(with passphrase: Passphrase) throws(KeychainError) {
+        try run { (s) throws(KeychainError) in try s.unlock(with: passphrase) }
+    }
+    func lock() throws(KeychainError) { try run { (s) throws(KeychainError) in try s.lock() } }
+    func settings() throws(KeychainError) -> KeychainSettings { try run { (s) throws(KeychainError) in try s.settings() } }
+    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
+        try run { (s) throws(KeychainError) in try s.updateSettings(settings, passphrase: passphrase) }
+    }
+    func registrations() throws(KeychainError) -> [ApplicationRegistration] {
+        try run { (s) throws(KeychainError) in try s.registrations() }
+    }
+    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+        throws(KeychainError) -> ApplicationRegistration
+    {
+        try run { (s) throws(KeychainError) in
+            try s.register(executableAt: path, applicationIdentifier: applicationIdentifier, accessGroups: accessGroups, passphrase: passphrase)
+        }
+    }
+    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+        try run { (s) throws(KeychainError) in try s.unregister(executablePath: path, passphrase: passphrase) }
+    }
+}

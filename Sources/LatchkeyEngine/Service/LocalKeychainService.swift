@@ -1,0 +1,61 @@
+/// `KeychainService` in this process: a `KeychainDatabase` you opened, used as `caller`.
+public struct LocalKeychainService: KeychainService {
+    /// The keychain.
+    public let database: KeychainDatabase
+    /// Who the operations run for.
+    public let caller: CallerIdentity
+
+    /// A service over `database` for `caller`.
+    public init(database: KeychainDatabase, caller: CallerIdentity) {
+        self.database = database
+        self.caller = caller
+    }
+
+    public func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try database.add(item, caller: caller, returning: returning)
+    }
+
+    public func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
+        try database.copyMatching(query, caller: caller)
+    }
+
+    public func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+        try database.update(query, with: changes, caller: caller)
+    }
+
+    public func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try database.delete(query, caller: caller) }
+
+    public func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try database.addOrUpdate(item, caller: caller) }
+
+    public func status() throws(KeychainError) -> KeychainServiceStatus {
+        KeychainServiceStatus(lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,
+                              caller: .identified(caller))
+    }
+
+    public func unlock(with passphrase: Passphrase) throws(KeychainError) { try database.unlock(with: passphrase) }
+
+    public func lock() throws(KeychainError) { database.lock() }
+
+    public func settings() throws(KeychainError) -> KeychainSettings { try database.settings }
+
+    public func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
+        try settings.validate()
+        try database.verifyPassphrase(passphrase)
+        try database.updateSettings(settings)
+    }
+
+    public func registrations() throws(KeychainError) -> [ApplicationRegistration] { try database.registeredApplications() }
+
+    public func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+        throws(KeychainError) -> ApplicationRegistration
+    {
+        let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: applicationIdentifier,
+                                                       accessGroups: accessGroups)
+        try database.register(registration, passphrase: passphrase)
+        return registration
+    }
+
+    public func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+        try database.unregister(executablePath: path, passphrase: passphrase)
+    }
+}

@@ -1,0 +1,304 @@
+package import Foundation
+package import LatchkeyEngine
+
+/// The byte layout of the agent's typed messages, over the engine's `ByteWriter`/`ByteReader`: attribute
+/// dictionaries travel in the encoding of the encrypted attribute blob (`AttributeBlob`), everything else
+/// as fixed-width integers and length-prefixed fields. Decoding checks every count against the bytes left,
+/// refuses unknown tags and trailing bytes, and never traps.
+package enum AgentCoding {
+    /// Runs `body` over the bytes of `message` and requires it to consume all of them.
+    package static func reading<T>(
+        _ message: Data, _ body: (inout ByteReader) throws(AgentProtocolError) -> T
+    ) throws(AgentProtocolError) -> T {
+        let result: Result<T, AgentProtocolError> = message.withUnsafeBytes { buffer in
+            var reader = ByteReader(buffer)
+            do throws(AgentProtocolError) {
+                let value = try body(&reader)
+                guard reader.isAtEnd else { throw AgentProtocolError.malformed("trailing bytes after the \(value is (UInt32, AgentRequest) ? "request" : "response")") }
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// "LK" and this protocol's version.
+    static func expectHeader(_ reader: inout ByteReader, what: String) throws(AgentProtocolError) {
+        let magic = try read(&reader) { Array(try $0.readRawBuffer(2)) }
+        guard magic == AgentFrame.magic else { throw .malformed("not a Latchkey \(what)") }
+        let version = try read(&reader) { try $0.readByte() }
+        guard version == AgentFrame.version else {
+            throw .malformed("protocol version \(version); this side speaks \(AgentFrame.version)")
+        }
+    }
+
+    /// One read, with running out of bytes reported as a truncated message.
+    static func read<T>(_ reader: inout ByteReader, _ body: (inout ByteReader) throws -> T) throws(AgentProtocolError) -> T {
+        do {
+            return try body(&reader)
+        } catch {
+            throw .malformed("the message is truncated")  // ByteReader's only failure: it ran out of bytes.
+        }
+    }
+
+    static func text(_ reader: inout ByteReader) throws(AgentProtocolError) -> String { try read(&reader) { try $0.readText() } }
+    static func field(_ reader: inout ByteReader) throws(AgentProtocolError) -> Data { try read(&reader) { try $0.readField() } }
+    static func byte(_ reader: inout ByteReader) throws(AgentProtocolError) -> UInt8 { try read(&reader) { try $0.readByte() } }
+    static func count(_ reader: inout ByteReader) throws(AgentProtocolError) -> Int {
+        let count = Int(try read(&reader) { try $0.readUInt32() })
+        guard count <= reader.remaining else { throw .malformed("a count larger than its message") }
+        return count
+    }
+}
+
+extension ByteWriter {
+    package mutating func append(_ strings: [String]) {
+        append(UInt32(strings.count))
+        for string in strings { appendField(string) }
+    }
+
+    package mutating func append(_ item: NewItem) {
+        appendField(item.itemClass.rawValue)
+        appendField(AttributeBlob.encode(item.attributes))
+        appendOptional(item.data)
+    }
+
+    package mutating func append(_ query: ItemQuery) {
+        appendField(query.itemClass.rawValue)
+        appendField(AttributeBlob.encode(query.matching))
+        switch query.synchronizable {
+        case .no: append(0 as UInt8)
+        case .yes: append(1 as UInt8)
+        case .any: append(2 as UInt8)
+        }
+        appendOptional(query.persistentReference)
+        switch query.limit {
+        case .one: append(0 as UInt8)
+        case .all: append(1 as UInt8)
+        case .count(let count):
+            append(2 as UInt8)
+            append(UInt32(clamping: count))
+        }
+        append(UInt32(truncatingIfNeeded: query.returning.rawValue))
+    }
+
+    package mutating func append(_ changes: ItemChanges) {
+        appendField(AttributeBlob.encode(changes.attributes))
+        appendOptional(changes.data)
+    }
+
+    package mutating func append(_ result: ItemResult) {
+        appendField(result.itemClass.rawValue)
+        appendField(AttributeBlob.encode(result.attributes))
+        appendOptional(result.data)
+        appendField(result.persistentReference)
+    }
+
+    package mutating func append(_ settings: KeychainSettings) {
+        append(Int64(settings.autoLockAfterSeconds ?? -1))
+        append(settings.lockOnSleep ? 1 as UInt8 : 0)
+    }
+
+    package mutating func append(_ registration: ApplicationRegistration) {
+        appendField(registration.executablePath)
+        appendField(registration.executableDigest)
+        appendField(registration.applicationIdentifier)
+        append(registration.accessGroups)
+    }
+
+    package mutating func append(_ identity: CallerIdentity) {
+        appendField(identity.applicationIdentifier)
+        append(identity.accessGroups)
+    }
+
+    package mutating func append(_ status: KeychainServiceStatus) {
+        switch status.lockState {
+        case .neverUnlocked: append(0 as UInt8)
+        case .locked: append(1 as UInt8)
+        case .unlocked: append(2 as UInt8)
+        }
+        appendOptional(status.keychainPath.map { Data($0.utf8) })
+        append(Int64(status.agentProcessIdentifier ?? -1))
+        switch status.caller {
+        case .identified(let identity):
+            append(0 as UInt8)
+            append(identity)
+        case .registered(let identity):
+            append(1 as UInt8)
+            append(identity)
+        case .unregistered: append(2 as UInt8)
+        case .refused(let reason):
+            append(3 as UInt8)
+            appendField(reason)
+        case .unknownUntilFirstUnlock: append(4 as UInt8)
+        }
+    }
+
+    package mutating func append(_ reply: AgentReply) {
+        switch reply {
+        case .none: break
+        case .status(let status): append(status)
+        case .item(let item):
+            append(item == nil ? 0 as UInt8 : 1)
+            if let item { append(item) }
+        case .items(let items):
+            append(UInt32(items.count))
+            for item in items { append(item) }
+        case .count(let count): append(Int64(count))
+        case .flag(let flag): append(flag ? 1 as UInt8 : 0)
+        case .registration(let registration): append(registration)
+        case .registrations(let registrations):
+            append(UInt32(registrations.count))
+            for registration in registrations { append(registration) }
+        case .settings(let settings): append(settings)
+        }
+    }
+
+    private mutating func appendOptional(_ data: Data?) {
+        append(data == nil ? 0 as UInt8 : 1)
+        if let data { appendField(data) }
+    }
+}
+
+extension ByteReader {
+    private mutating func optional() throws(AgentProtocolError) -> Data? {
+        switch try AgentCoding.byte(&self) {
+        case 0: return nil
+        case 1: return try AgentCoding.field(&self)
+        default: throw .malformed("a presence flag is neither 0 nor 1")
+        }
+    }
+
+    private mutating func flag() throws(AgentProtocolError) -> Bool {
+        switch try AgentCoding.byte(&self) {
+        case 0: return false
+        case 1: return true
+        default: throw .malformed("a flag is neither 0 nor 1")
+        }
+    }
+
+    private mutating func itemClass() throws(AgentProtocolError) -> ItemClass {
+        let code = try AgentCoding.text(&self)
+        guard let itemClass = ItemClass(rawValue: code) else { throw .malformed("unknown item class") }
+        return itemClass
+    }
+
+    private mutating func attributes() throws(AgentProtocolError) -> [AttributeKey: AttributeValue] {
+        guard let attributes = AttributeBlob.decode(try AgentCoding.field(&self)) else { throw .malformed("malformed attributes") }
+        return attributes
+    }
+
+    package mutating func readStrings() throws(AgentProtocolError) -> [String] {
+        let count = try AgentCoding.count(&self)
+        var strings: [String] = []
+        for _ in 0..<count { strings.append(try AgentCoding.text(&self)) }
+        return strings
+    }
+
+    package mutating func readNewItem() throws(AgentProtocolError) -> NewItem {
+        NewItem(try itemClass(), attributes: try attributes(), data: try optional())
+    }
+
+    package mutating func readItemQuery() throws(AgentProtocolError) -> ItemQuery {
+        let itemClass = try itemClass()
+        let matching = try attributes()
+        let synchronizable: SynchronizableFilter
+        switch try AgentCoding.byte(&self) {
+        case 0: synchronizable = .no
+        case 1: synchronizable = .yes
+        case 2: synchronizable = .any
+        default: throw .malformed("unknown synchronizable filter")
+        }
+        let reference = try optional()
+        let limit: MatchLimit
+        switch try AgentCoding.byte(&self) {
+        case 0: limit = .one
+        case 1: limit = .all
+        case 2: limit = .count(Int(try AgentCoding.read(&self) { try $0.readUInt32() }))
+        default: throw .malformed("unknown match limit")
+        }
+        let returning = ReturnOptions(rawValue: Int(try AgentCoding.read(&self) { try $0.readUInt32() }))
+        return ItemQuery(itemClass, matching: matching, synchronizable: synchronizable, persistentReference: reference,
+                         limit: limit, returning: returning)
+    }
+
+    package mutating func readItemChanges() throws(AgentProtocolError) -> ItemChanges {
+        ItemChanges(attributes: try attributes(), data: try optional())
+    }
+
+    package mutating func readItemResult() throws(AgentProtocolError) -> ItemResult {
+        let itemClass = try itemClass()
+        let attributes = try attributes()
+        let data = try optional()
+        return ItemResult(itemClass: itemClass, attributes: attributes, data: data, persistentReference: try AgentCoding.field(&self))
+    }
+
+    package mutating func readSettings() throws(AgentProtocolError) -> KeychainSettings {
+        let seconds = try AgentCoding.read(&self) { try $0.readInt64() }
+        guard seconds >= -1, seconds <= Int64(Int.max) else { throw .malformed("settings out of range") }
+        return KeychainSettings(autoLockAfterSeconds: seconds < 0 ? nil : Int(seconds), lockOnSleep: try flag())
+    }
+
+    package mutating func readRegistration() throws(AgentProtocolError) -> ApplicationRegistration {
+        let path = try AgentCoding.text(&self)
+        let digest = try AgentCoding.field(&self)
+        let identifier = try AgentCoding.text(&self)
+        return ApplicationRegistration(executablePath: path, executableDigest: digest, applicationIdentifier: identifier,
+                                       accessGroups: try readStrings())
+    }
+
+    private mutating func identity() throws(AgentProtocolError) -> CallerIdentity {
+        let identifier = try AgentCoding.text(&self)
+        return CallerIdentity(applicationIdentifier: identifier, accessGroups: try readStrings())
+    }
+
+    package mutating func readStatus() throws(AgentProtocolError) -> KeychainServiceStatus {
+        let lockState: LockState
+        switch try AgentCoding.byte(&self) {
+        case 0: lockState = .neverUnlocked
+        case 1: lockState = .locked
+        case 2: lockState = .unlocked
+        default: throw .malformed("unknown lock state")
+        }
+        let path = try optional().map { String(decoding: $0, as: UTF8.self) }
+        let pid = try AgentCoding.read(&self) { try $0.readInt64() }
+        guard pid >= -1, pid <= Int64(Int32.max) else { throw .malformed("a process id out of range") }
+        let caller: CallerStanding
+        switch try AgentCoding.byte(&self) {
+        case 0: caller = .identified(try identity())
+        case 1: caller = .registered(try identity())
+        case 2: caller = .unregistered
+        case 3: caller = .refused(try AgentCoding.text(&self))
+        case 4: caller = .unknownUntilFirstUnlock
+        default: throw .malformed("unknown caller standing")
+        }
+        return KeychainServiceStatus(lockState: lockState, keychainPath: path, agentProcessIdentifier: pid < 0 ? nil : Int32(pid),
+                                     caller: caller)
+    }
+
+    package mutating func readReply(_ shape: AgentOperation.ReplyShape) throws(AgentProtocolError) -> AgentReply {
+        switch shape {
+        case .none: return .none
+        case .status: return .status(try readStatus())
+        case .item: return .item(try flag() ? try readItemResult() : nil)
+        case .items:
+            let count = try AgentCoding.count(&self)
+            var items: [ItemResult] = []
+            for _ in 0..<count { items.append(try readItemResult()) }
+            return .items(items)
+        case .count:
+            let count = try AgentCoding.read(&self) { try $0.readInt64() }
+            guard count >= 0 else { throw .malformed("a negative count") }
+            return .count(Int(count))
+        case .flag: return .flag(try flag())
+        case .registration: return .registration(try readRegistration())
+        case .registrations:
+            let count = try AgentCoding.count(&self)
+            var registrations: [ApplicationRegistration] = []
+            for _ in 0..<count { registrations.append(try readRegistration()) }
+            return .registrations(registrations)
+        case .settings: return .settings(try readSettings())
+        }
+    }
+}

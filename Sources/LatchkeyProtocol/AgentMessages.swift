@@ -1,0 +1,248 @@
+package import Foundation
+package import LatchkeyEngine
+
+/// The operations of the agent protocol, with their codes and what each needs and answers: one table, so
+/// the request decoder, the reply decoder and the agent's policy cannot disagree.
+package enum AgentOperation: UInt8, CaseIterable, Sendable {
+    case hello = 1, status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
+        listRegistrations, updateSettings, settings
+
+    /// The shape of a successful reply's value.
+    package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings }
+
+    /// The operation's table row: its reply's shape, and whether the agent must know exactly which program
+    /// sends it (item operations run as that program; the others need only the user, or the passphrase).
+    package var row: (reply: ReplyShape, needsIdentity: Bool) {
+        switch self {
+        case .hello, .unlock, .lock, .updateSettings: (.none, false)
+        case .status: (.status, false)
+        case .add: (.item, true)
+        case .copyMatching: (.items, true)
+        case .update, .delete: (.count, true)
+        case .addOrUpdate: (.flag, true)
+        case .register: (.registration, false)
+        case .unregister: (.flag, false)
+        case .listRegistrations: (.registrations, false)
+        case .settings: (.settings, false)
+        }
+    }
+}
+
+/// A request to the agent: a `KeychainService` call, typed.
+package enum AgentRequest: Sendable {
+    /// The client's first message: which keychain it wants, and the challenge of the agent's greeting.
+    case hello(keychainPath: String, challenge: [UInt8])
+    /// `KeychainService.status()`.
+    case status
+    /// `unlock(with:)`.
+    case unlock(passphrase: [UInt8])
+    /// `lock()`.
+    case lock
+    /// `add(_:returning:)`.
+    case add(NewItem, returning: ReturnOptions)
+    /// `copyMatching(_:)`.
+    case copyMatching(ItemQuery)
+    /// `update(_:with:)`.
+    case update(ItemQuery, ItemChanges)
+    /// `delete(_:)`.
+    case delete(ItemQuery)
+    /// `addOrUpdate(_:)`.
+    case addOrUpdate(NewItem)
+    /// `register(executableAt:applicationIdentifier:accessGroups:passphrase:)`.
+    case register(passphrase: [UInt8], executablePath: String, applicationIdentifier: String, accessGroups: [String])
+    /// `unregister(executablePath:passphrase:)`.
+    case unregister(passphrase: [UInt8], executablePath: String)
+    /// `registrations()`.
+    case listRegistrations
+    /// `updateSettings(_:passphrase:)`: stored, and applied at once by the agent.
+    case updateSettings(passphrase: [UInt8], settings: KeychainSettings)
+    /// `settings()`.
+    case settings
+
+    /// The request's operation.
+    package var operation: AgentOperation {
+        switch self {
+        case .hello: .hello
+        case .status: .status
+        case .unlock: .unlock
+        case .lock: .lock
+        case .add: .add
+        case .copyMatching: .copyMatching
+        case .update: .update
+        case .delete: .delete
+        case .addOrUpdate: .addOrUpdate
+        case .register: .register
+        case .unregister: .unregister
+        case .listRegistrations: .listRegistrations
+        case .updateSettings: .updateSettings
+        case .settings: .settings
+        }
+    }
+
+    /// Whether the agent must know exactly which program sends it (see `AgentOperation.row`).
+    package var needsIdentity: Bool { operation.row.needsIdentity }
+
+    /// The message: "LK", version, request id, operation, body.
+    package func encoded(id: UInt32) -> Data {
+        var writer = ByteWriter(capacity: 256)
+        writer.appendRaw(AgentFrame.magic)
+        writer.append(AgentFrame.version)
+        writer.append(id)
+        writer.append(operation.rawValue)
+        switch self {
+        case .hello(let path, let challenge):
+            writer.appendField(path)
+            writer.appendField(Data(challenge))
+        case .status, .lock, .listRegistrations, .settings: break
+        case .unlock(let passphrase): writer.appendField(Data(passphrase))
+        case .add(let item, let returning):
+            writer.append(item)
+            writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
+        case .copyMatching(let query), .delete(let query): writer.append(query)
+        case .update(let query, let changes):
+            writer.append(query)
+            writer.append(changes)
+        case .addOrUpdate(let item): writer.append(item)
+        case .register(let passphrase, let path, let identifier, let groups):
+            writer.appendField(Data(passphrase))
+            writer.appendField(path)
+            writer.appendField(identifier)
+            writer.append(groups)
+        case .unregister(let passphrase, let path):
+            writer.appendField(Data(passphrase))
+            writer.appendField(path)
+        case .updateSettings(let passphrase, let settings):
+            writer.appendField(Data(passphrase))
+            writer.append(settings)
+        }
+        return writer.data
+    }
+
+    /// Decodes a message; refuses anything malformed, including trailing bytes.
+    package static func decode(_ message: Data) throws(AgentProtocolError) -> (id: UInt32, request: AgentRequest) {
+        try AgentCoding.reading(message) { (reader) throws(AgentProtocolError) in
+            try AgentCoding.expectHeader(&reader, what: "agent message")
+            let id = try AgentCoding.read(&reader) { try $0.readUInt32() }
+            let code = try AgentCoding.read(&reader) { try $0.readByte() }
+            guard let operation = AgentOperation(rawValue: code) else { throw .malformed("unknown operation \(code)") }
+            let request: AgentRequest
+            switch operation {
+            case .hello:
+                let path = try AgentCoding.text(&reader)
+                request = .hello(keychainPath: path, challenge: Array(try AgentCoding.field(&reader)))
+            case .status: request = .status
+            case .unlock: request = .unlock(passphrase: Array(try AgentCoding.field(&reader)))
+            case .lock: request = .lock
+            case .add:
+                let item = try reader.readNewItem()
+                request = .add(item, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
+            case .copyMatching: request = .copyMatching(try reader.readItemQuery())
+            case .update: request = .update(try reader.readItemQuery(), try reader.readItemChanges())
+            case .delete: request = .delete(try reader.readItemQuery())
+            case .addOrUpdate: request = .addOrUpdate(try reader.readNewItem())
+            case .register:
+                let passphrase = Array(try AgentCoding.field(&reader))
+                let path = try AgentCoding.text(&reader)
+                let identifier = try AgentCoding.text(&reader)
+                request = .register(passphrase: passphrase, executablePath: path, applicationIdentifier: identifier,
+                                    accessGroups: try reader.readStrings())
+            case .unregister:
+                let passphrase = Array(try AgentCoding.field(&reader))
+                request = .unregister(passphrase: passphrase, executablePath: try AgentCoding.text(&reader))
+            case .listRegistrations: request = .listRegistrations
+            case .updateSettings:
+                let passphrase = Array(try AgentCoding.field(&reader))
+                request = .updateSettings(passphrase: passphrase, settings: try reader.readSettings())
+            case .settings: request = .settings
+            }
+            return (id, request)
+        }
+    }
+}
+
+/// A successful reply's value, in the shape its operation's table row names.
+package enum AgentReply: Sendable, Equatable {
+    case none
+    case status(KeychainServiceStatus)
+    case item(ItemResult?)
+    case items([ItemResult])
+    case count(Int)
+    case flag(Bool)
+    case registration(ApplicationRegistration)
+    case registrations([ApplicationRegistration])
+    case settings(KeychainSettings)
+
+    var shape: AgentOperation.ReplyShape {
+        switch self {
+        case .none: .none
+        case .status: .status
+        case .item: .item
+        case .items: .items
+        case .count: .count
+        case .flag: .flag
+        case .registration: .registration
+        case .registrations: .registrations
+        case .settings: .settings
+        }
+    }
+}
+
+/// The agent's answer to one request: Apple's status, and the reply's value on success or a detail on
+/// failure.
+package struct AgentResponse: Sendable, Equatable {
+    /// The request's id (0 for a refusal that ends the connection).
+    package let id: UInt32
+    /// The operation answered (`hello` for a refusal before any request was understood).
+    package let operation: AgentOperation
+    /// The outcome: success, or the failure with Apple's status and its detail.
+    package let outcome: Result<AgentReply, KeychainError>
+
+    /// A response.
+    package init(id: UInt32, operation: AgentOperation, outcome: Result<AgentReply, KeychainError>) {
+        self.id = id
+        self.operation = operation
+        self.outcome = outcome
+    }
+
+    /// A failure.
+    package init(id: UInt32, operation: AgentOperation, failure: KeychainError) {
+        self.init(id: id, operation: operation, outcome: .failure(failure))
+    }
+
+    /// The message: "LK", version, id, operation, status, then the detail (failure) or the value (success).
+    package func encoded() -> Data {
+        var writer = ByteWriter(capacity: 64)
+        writer.appendRaw(AgentFrame.magic)
+        writer.append(AgentFrame.version)
+        writer.append(id)
+        writer.append(operation.rawValue)
+        switch outcome {
+        case .failure(let error):
+            writer.append(UInt32(bitPattern: error.status.rawValue == 0 ? KeychainStatus.internal.rawValue : error.status.rawValue))
+            writer.appendField(error.detail ?? "")
+        case .success(let reply):
+            writer.append(UInt32(0))
+            writer.append(reply)
+        }
+        return writer.data
+    }
+
+    /// Decodes a response; the value must have the shape its operation answers with.
+    package static func decode(_ message: Data) throws(AgentProtocolError) -> AgentResponse {
+        try AgentCoding.reading(message) { (reader) throws(AgentProtocolError) in
+            try AgentCoding.expectHeader(&reader, what: "agent response")
+            let id = try AgentCoding.read(&reader) { try $0.readUInt32() }
+            let code = try AgentCoding.read(&reader) { try $0.readByte() }
+            guard let operation = AgentOperation(rawValue: code) else { throw .malformed("unknown operation \(code)") }
+            let status = KeychainStatus(rawValue: Int32(bitPattern: try AgentCoding.read(&reader) { try $0.readUInt32() }))
+            guard status == .success else {
+                let detail = try AgentCoding.text(&reader)
+                return AgentResponse(id: id, operation: operation, failure: KeychainError(status, detail.isEmpty ? nil : detail))
+            }
+            return AgentResponse(id: id, operation: operation, outcome: .success(try reader.readReply(operation.row.reply)))
+        }
+    }
+
+    /// The reply's value, or the failure as a `KeychainError`.
+    package func reply() throws(KeychainError) -> AgentReply { try outcome.get() }
+}
