@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "CPOSIX"),
         // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.
         .target(name: "LatchkeyPOSIX", dependencies: ["CPOSIX"]),
+        // D-Bus through sd-bus: the only importer of libsystemd (the agent's sleep watcher; the Secret Service).
+        .target(name: "LatchkeyDBus", dependencies: ["CSystemd", "LatchkeyPOSIX"]),
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
@@ -53,8 +55,8 @@ let package = Package(
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The agent: holds the unlocked keys and decides which program sees which items.
-        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "CSystemd"]),
-        .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent"]),
+        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus"]),
+        .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
         .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage"]),

@@ -1,7 +1,6 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import LatchkeyDBus
+import LatchkeyPOSIX
 
 /// Locks the keychain before the system sleeps when its settings ask for it (`set-keychain-settings -l`).
 ///
@@ -44,7 +43,7 @@ enum SleepWatcher {
         try bus.onBooleanSignal(sender: logind, path: path, interface: manager, member: "PrepareForSleep") { sleeping in
             if sleeping {
                 state.lockBeforeSleep()
-                if inhibitor >= 0 { close(inhibitor) }
+                if inhibitor >= 0 { Descriptors.close(inhibitor) }
                 inhibitor = -1
                 log("ready to sleep")
             } else {

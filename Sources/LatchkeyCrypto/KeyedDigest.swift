@@ -29,21 +29,6 @@ package enum KeyedDigest {
     }
 }
 
-/// Random bytes from the operating system's CSPRNG (libsodium's `randombytes_buf`).
-package enum SecureRandom {
-    /// `count` random bytes.
-    package static func bytes(_ count: Int) -> Data {
-        var data = Data(count: count)
-        data.withUnsafeMutableBytes { Sodium.fillRandom($0) }
-        return data
-    }
-}
-
-/// Compares two byte strings in constant time (for digests and key-check values).
-package func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
-    a.withUnsafeBytes { x in b.withUnsafeBytes { y in Sodium.constantTimeEqual(x, y) } }
-}
-
 extension KeyedDigest {
     /// `BLAKE2b(key: key, message: message)` into secure memory (32 bytes), for deriving key material from
     /// key material.
@@ -52,4 +37,9 @@ extension KeyedDigest {
             message.withUnsafeBytes { m in key.withUnsafeBytes { Sodium.blake2b(output: out, message: m, key: $0) } }
         }
     }
+}
+
+/// Compares two byte strings in constant time (for digests and key-check values).
+package func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+    a.withUnsafeBytes { x in b.withUnsafeBytes { y in Sodium.constantTimeEqual(x, y) } }
 }

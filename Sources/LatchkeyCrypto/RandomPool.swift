@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import LatchkeyPOSIX
 import Synchronization
 
 /// Buffers of random bytes from the operating system's CSPRNG, handed out in small pieces (nonces, item
@@ -25,7 +23,7 @@ final class RandomPool: Sendable {
 
     /// Fills `buffer` (at most `largestRequest` bytes) from the calling thread's pool.
     static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
-        let thread = UInt64(pthread_self())
+        let thread = CurrentThread.id
         pools[Int(truncatingIfNeeded: (thread &* 0x9E37_79B9_7F4A_7C15) >> 60)].fill(buffer)
     }
 
@@ -35,19 +33,18 @@ final class RandomPool: Sendable {
         var page: UInt?
         var wipesOnFork = false
         var next = RandomPool.capacity
-        var owner: pid_t = 0
+        var owner: Int32 = 0
     }
 
     private let state: Mutex<State>
 
     private init() {
         var initial = State()
-        let mapped = mmap(nil, Self.pageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        if let mapped, mapped != MAP_FAILED {
+        if let mapped = Memory.mapPages(Self.pageSize) {
             initial.page = UInt(bitPattern: mapped)
-            initial.wipesOnFork = madvise(mapped, Self.pageSize, MADV_WIPEONFORK) == 0
+            initial.wipesOnFork = Memory.wipeOnFork(mapped, size: Self.pageSize)
             // Keeping random bytes out of core dumps is best effort: a kernel that refuses still wipes them.
-            _ = madvise(mapped, Self.pageSize, MADV_DONTDUMP)
+            _ = Memory.excludeFromCoreDumps(mapped, size: Self.pageSize)
         }
         state = Mutex(initial)
     }
@@ -61,7 +58,7 @@ final class RandomPool: Sendable {
             let mark = page.advanced(by: Self.capacity)
             var stale = mark.load(as: UInt64.self) != Self.filledMark
             if !state.wipesOnFork {
-                let me = getpid()
+                let me = CurrentProcess.id
                 stale = stale || state.owner != me
                 state.owner = me
             }

@@ -34,6 +34,8 @@ package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConverti
     package static let locked = Errno(EWOULDBLOCK)
     /// `ENAMETOOLONG`.
     package static let nameTooLong = Errno(ENAMETOOLONG)
+    /// `EBADMSG`.
+    package static let badMessage = Errno(EBADMSG)
     /// `ECONNREFUSED`.
     package static let connectionRefused = Errno(ECONNREFUSED)
     /// `EMFILE` / `ENFILE`: out of descriptors.

@@ -84,6 +84,19 @@ package enum Files {
         return Array(bytes.prefix(total))
     }
 
+    /// Hands the file's contents to `body` in chunks of up to 64 KiB, in order (symbolic links are followed:
+    /// `/proc/<pid>/exe` is one). Throws on the first failed open or read.
+    package static func forEachChunk(_ path: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(Errno) {
+        let fd = try retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = try retryingInterrupts { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) } }
+            if count == 0 { return }
+            buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+    }
+
     /// Writes every byte to a descriptor.
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(Errno) {
         var offset = 0

@@ -1,9 +1,11 @@
 /// Lowercase hexadecimal text for bytes, and back: one encoder for the whole code base.
 package enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    private static let lowercaseDigits = Array("0123456789abcdef".utf8)
+    private static let uppercaseDigits = Array("0123456789ABCDEF".utf8)
 
-    /// `"00ff…"` for the bytes.
-    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    /// `"00ff…"` for the bytes (`"00FF…"` when `uppercase`).
+    package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
+        let digits = uppercase ? uppercaseDigits : lowercaseDigits
         var text: [UInt8] = []
         text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {

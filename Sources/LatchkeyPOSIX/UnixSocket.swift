@@ -123,7 +123,4 @@ package enum UnixSocket {
 
     /// Ends both directions of a connection now: a thread blocked reading it wakes up with end of stream.
     package static func shutDown(_ fd: Int32) { _ = shutdown(fd, Int32(SHUT_RDWR)) }
-
-    /// Closes a descriptor.
-    package static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 }

@@ -14,7 +14,7 @@ package final class AgentStream: @unchecked Sendable {
     /// Wraps an open, connected socket; the stream closes it when released.
     package init(descriptor: Int32) { self.descriptor = descriptor }
 
-    deinit { UnixSocket.close(descriptor) }
+    deinit { Descriptors.close(descriptor) }
 
     /// Connects to a socket without any check of who listens there; nil when nobody does. Clients use
     /// `AgentClient.connect`, which checks the socket's directory and the listener's user first.

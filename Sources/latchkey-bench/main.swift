@@ -49,7 +49,7 @@ let workDirectory = option("--dir") ?? NSTemporaryDirectory()
 if let child = option("--child") {
     // Child: measure one size and print the result as JSON.
     guard let size = Int(child), size > 0 else { fail("bad --child size") }
-    let directory = workDirectory + "/latchkey-bench-\(size)-\(getpid())"
+    let directory = workDirectory + "/latchkey-bench-\(size)-\(ProcessInfo.processInfo.processIdentifier)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                             attributes: [.posixPermissions: 0o700])
     defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
@@ -99,7 +99,7 @@ if arguments.contains("--peers") {
         fail("--peers needs \(python) and \(script): run it from the repository after script/install-peers")
     }
     FileHandle.standardError.write(Data("latchkey-bench: measuring the CLI and peers at \(size.formatted()) items...\n".utf8))
-    let directory = workDirectory + "/latchkey-bench-peers-\(getpid())"
+    let directory = workDirectory + "/latchkey-bench-peers-\(ProcessInfo.processInfo.processIdentifier)"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                             attributes: [.posixPermissions: 0o700])
     defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.

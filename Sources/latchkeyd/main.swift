@@ -6,7 +6,7 @@ import Foundation
 import LatchkeyEngine
 import LatchkeyProtocol
 import LatchkeyAgent
-import Glibc
+import LatchkeyPOSIX
 
 let usage = """
     Usage: latchkeyd [--keychain path] [--socket path] [--verbose]
@@ -47,10 +47,10 @@ do {
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
 }
 
-signal(SIGPIPE, SIG_IGN)
+Signals.ignoreBrokenPipes()
 var sources: [any DispatchSourceSignal] = []
-for signalNumber in [SIGTERM, SIGINT, SIGHUP] {
-    signal(signalNumber, SIG_IGN)
+for signalNumber in Signals.termination {
+    Signals.ignore(signalNumber)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
         server.shutDown()

@@ -131,6 +131,33 @@ extension GlobalSecItemTests {
             let token = try backend.copyMatching(["class": "genp", "svce": "api.example.com", "r_Data": true]) as? Data
             // token == Data("token-123".utf8)
 
+            // README: the typed seam and the change feed
+            // The typed seam: the agent, the embedded keychain and LocalKeychainService implement it alike.
+            let service: any KeychainService = LocalKeychainService(database: keychain, caller: mail)
+            let item = NewItem(.genericPassword, attributes: [.service: .string("feed"), .account: .string("bob")],
+                               data: Data("v1".utf8))
+            _ = try service.add(item, returning: [])
+
+            // Errors match by status.
+            var outcome = ""
+            do {
+                _ = try service.add(item, returning: [])
+            } catch KeychainError.duplicateItem {
+                outcome = "already stored"
+            } catch {
+                outcome = "failed: \(error)"
+            }
+
+            // The change feed: every mutation, in commit order, across processes (for sync, caches, signals).
+            let recent = try keychain.changes(after: 0)
+            let kinds = recent.map(\.kind)            // [.added, .updated, .deleted, .added, .added]
+            let resumeAfter = try keychain.lastChangeSequence
+
+            #expect(outcome == "already stored")
+            #expect(kinds == [.added, .updated, .deleted, .added, .added])
+            #expect(resumeAfter == recent.last?.sequence)
+            #expect(try service.copyMatching(ItemQuery(.genericPassword, matching: [.account: .string("bob")], returning: .data))
+                .map(\.data) == [Data("v1".utf8)])
             #expect(secret == Data("hunter2".utf8))
             #expect(account == .string("alice"))
             #expect(throws: KeychainError(.interactionNotAllowed, "items of accessibility ak are unavailable while the keychain is locked")) {

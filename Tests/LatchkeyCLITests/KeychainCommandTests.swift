@@ -37,6 +37,22 @@ import Testing
         #expect(try sandbox.run("list-keychains", "-s", "x").status == 64)
     }
 
+    /// The --kdf bounds are the engine's (`KeyDerivation.validate`): the command line states them as the
+    /// engine does, before any file is made.
+    @Test(arguments: [
+        (["--kdf-memory", "5"], "--kdf-memory/--kdf-passes: key derivation Argon2id, 5 MiB, 3 passes is outside the accepted range (19 to 4096 MiB, 2 to 64 passes)"),
+        (["--kdf-memory", "4097", "--kdf-passes", "2"], "--kdf-memory/--kdf-passes: key derivation Argon2id, 4097 MiB, 2 passes is outside the accepted range (19 to 4096 MiB, 2 to 64 passes)"),
+        (["--kdf-passes", "65"], "--kdf-memory/--kdf-passes: key derivation Argon2id, 64 MiB, 65 passes is outside the accepted range (19 to 4096 MiB, 2 to 64 passes)"),
+        (["--kdf-passes", "two"], "--kdf-passes needs a number, not 'two'"),
+        (["--kdf-memory", "-1"], "--kdf-memory needs a number of MiB, not '-1'"),
+    ])
+    func keyDerivationOutsideTheEnginesBoundsIsAUsageError(_ options: [String], _ message: String) throws {
+        let create = try sandbox.run(["create-keychain", "-p", "pw"] + options + ["bounds"])
+        #expect(create.status == 64)
+        #expect(create.stderr.contains("latchkey: create-keychain: \(message)\nUsage: latchkey create-keychain "), "\(create.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.directory.path + "/data/latchkey/bounds.keychain"))
+    }
+
     @Test func showInfoAndSettings() throws {
         try sandbox.createKeychain()
         let info = try sandbox.run("show-keychain-info")

@@ -44,8 +44,7 @@ extension Keychain {
         try failing { () throws(KeychainError) -> Entry? in
             do throws(KeychainError) {
                 return try service().copyMatching(try itemQuery(key, returning: .attributes)).first.map(Entry.init)
-            } catch {
-                guard error.status == .itemNotFound else { throw error }
+            } catch KeychainError.itemNotFound {
                 return nil
             }
         }
@@ -56,8 +55,7 @@ extension Keychain {
         try failing { () throws(KeychainError) -> [Entry] in
             do throws(KeychainError) {
                 return try service().copyMatching(try scopeQuery(returning: .attributes)).map(Entry.init).sorted { $0.key < $1.key }
-            } catch {
-                guard error.status == .itemNotFound else { throw error }
+            } catch KeychainError.itemNotFound {
                 return []
             }
         }
@@ -74,8 +72,7 @@ extension Keychain {
             do throws(KeychainError) {
                 _ = try service().delete(try scopeQuery())
                 return true
-            } catch {
-                guard error.status == .itemNotFound else { throw error }
+            } catch KeychainError.itemNotFound {
                 return false
             }
         }

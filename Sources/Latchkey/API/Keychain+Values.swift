@@ -29,8 +29,7 @@ extension Keychain {
         try failing { () throws(KeychainError) -> Data? in
             do throws(KeychainError) {
                 return try service().copyMatching(try itemQuery(key, returning: .data)).first?.data
-            } catch {
-                guard error.status == .itemNotFound else { throw error }
+            } catch KeychainError.itemNotFound {
                 return nil
             }
         }
@@ -42,8 +41,7 @@ extension Keychain {
             do throws(KeychainError) {
                 _ = try service().copyMatching(try itemQuery(key))
                 return true
-            } catch {
-                guard error.status == .itemNotFound else { throw error }
+            } catch KeychainError.itemNotFound {
                 return false
             }
         }
@@ -56,8 +54,7 @@ extension Keychain {
             do throws(KeychainError) {
                 _ = try service().delete(try itemQuery(key))
                 return true
-            } catch {
-                guard error.status == .itemNotFound else { throw error }
+            } catch KeychainError.itemNotFound {
                 return false
             }
         }

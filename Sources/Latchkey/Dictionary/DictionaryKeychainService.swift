@@ -100,8 +100,7 @@ struct DictionaryKeychainService: KeychainService {
     private func countMatches(_ query: ItemQuery) throws(KeychainError) -> Int {
         do throws(KeychainError) {
             return (try backend.copyMatching(Self.dictionary(query, limit: .all)) as? [Any])?.count ?? 0
-        } catch {
-            guard error.status == .itemNotFound else { throw error }
+        } catch KeychainError.itemNotFound {
             return 0
         }
     }
@@ -112,8 +111,7 @@ struct DictionaryKeychainService: KeychainService {
         do {
             _ = try backend.add(dictionary)
             return true
-        } catch {
-            guard error.status == .duplicateItem else { throw error }
+        } catch KeychainError.duplicateItem {
         }
         var key = item.attributes.filter { item.itemClass.primaryKey.contains($0.key) }
         if let group = item.attributes[.accessGroup] { key[.accessGroup] = group }

@@ -25,8 +25,7 @@ extension KeychainBackend {
     public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
         do {
             _ = try add(query.merging(attributes) { _, new in new })
-        } catch {
-            guard error.status == .duplicateItem else { throw error }
+        } catch KeychainError.duplicateItem {
             try update(query, with: attributes)
         }
     }

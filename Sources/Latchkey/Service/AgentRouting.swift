@@ -49,8 +49,7 @@ package enum AgentRouting {
         let status: KeychainServiceStatus
         do {
             status = try client.status()
-        } catch {
-            guard error.status == .notAvailable else { throw error }
+        } catch KeychainError.notAvailable {
             forget(path)
             return nil
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPOSIX
 
 /// doctor: checks the environment and the keychain, and says what to fix.
 enum DoctorCommand {
@@ -82,7 +83,7 @@ enum DoctorCommand {
             } else {
                 report("error", "integrity: \(integrity)")
                 for item in integrity.damaged {
-                    report("error", "damaged \(item.itemClass.rawValue) item \(item.persistentReference.map { String(format: "%02x", $0) }.joined()): \(item.reason); restore it from a backup, or delete it")
+                    report("error", "damaged \(item.itemClass.rawValue) item \(Hex.encode(item.persistentReference)): \(item.reason); restore it from a backup, or delete it")
                 }
             }
         }

@@ -20,16 +20,22 @@ enum KeychainCommands {
         guard arguments.has("kdf-memory") || arguments.has("kdf-passes") else { return nil }
         var derivation = KeyDerivation.default
         if let memory = arguments.value("kdf-memory") {
-            guard let mebibytes = UInt64(memory), mebibytes > 0, mebibytes <= 4096 else {
-                throw UsageError(message: "--kdf-memory needs a number of MiB between 19 and 4096, not '\(memory)'")
+            guard let mebibytes = UInt64(memory), mebibytes <= UInt64.max >> 20 else {
+                throw UsageError(message: "--kdf-memory needs a number of MiB, not '\(memory)'")
             }
             derivation.memoryBytes = mebibytes << 20
         }
         if let passes = arguments.value("kdf-passes") {
-            guard let count = UInt64(passes), count > 0 else {
-                throw UsageError(message: "--kdf-passes needs a positive number, not '\(passes)'")
+            guard let count = UInt64(passes) else {
+                throw UsageError(message: "--kdf-passes needs a number, not '\(passes)'")
             }
             derivation.passes = count
+        }
+        // The bounds are the engine's: it says what it accepts.
+        do throws(KeychainError) {
+            try derivation.validate()
+        } catch {
+            throw UsageError(message: "--kdf-memory/--kdf-passes: \(error.detail ?? error.message)")
         }
         return derivation
     }

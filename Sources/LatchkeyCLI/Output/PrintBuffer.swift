@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyPOSIX
 
 /// `security`'s way of printing a value (`print_buffer` in keychain_utilities.c): printable ASCII in
 /// quotes; anything else makes the value print as uppercase hex, followed by the quoted text with octal
@@ -10,7 +11,7 @@ enum PrintBuffer {
         var output = ""
         let anyPlain = bytes.contains(where: isPlain)
         if bytes.contains(where: { !isPlain($0) }) {
-            output += "0x" + bytes.map { String(format: "%02X", $0) }.joined()
+            output += "0x" + Hex.encode(bytes, uppercase: true)
             if anyPlain { output += " " }
             output += " "
         }
@@ -28,6 +29,6 @@ enum PrintBuffer {
     /// C locale, backslash included), else the whole password in lowercase hex.
     static func passwordOnly(_ bytes: [UInt8]) -> String {
         if bytes.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) { return String(decoding: bytes, as: UTF8.self) }
-        return bytes.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(bytes)
     }
 }

@@ -4,8 +4,8 @@
 /// ```swift
 /// do {
 ///     try database.add(item, caller: caller)
-/// } catch let error where error.status == .duplicateItem {
-///     ...
+/// } catch KeychainError.duplicateItem {
+///     ...   // errors match by status, as GRDB's DatabaseError matches by result code
 /// }
 /// ```
 public struct KeychainError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -86,7 +86,7 @@ extension KeychainDatabase {
                 do {
                     _ = try prepared.insert(into: db, origin: .request)
                     return true
-                } catch let error as KeychainError where error.status == .duplicateItem {
+                } catch KeychainError.duplicateItem {
                     _ = try update.apply(to: db, origin: .request)
                     return false
                 }

@@ -23,7 +23,7 @@ extension KeychainDatabase {
                             continue
                         }
                         results.append(try ItemSelection.result(opened, returning: validated.returning))
-                    } catch let error as KeychainError where error.status == .decode {
+                    } catch KeychainError.decode {
                         damaged += 1
                         continue
                     }

@@ -67,7 +67,7 @@ extension KeychainDatabase {
                         _ = try plan.add.insert(into: db, origin: .restore)
                         summary.added += 1
                         continue
-                    } catch let error as KeychainError where error.status == .duplicateItem {}
+                    } catch KeychainError.duplicateItem {}
                     switch policy {
                     case .skip:
                         summary.skipped += 1

@@ -20,6 +20,18 @@ public struct KeyDerivation: Hashable, Sendable, CustomStringConvertible {
     public static let `default` = KeyDerivation(KDFParameters.default)
     /// The floor: 19 MiB, 2 passes. Fast enough for tests; weaker than the default.
     public static let minimum = KeyDerivation(KDFParameters.floor)
+    /// The ceiling: 4 GiB, 64 passes (so a crafted file cannot make Latchkey allocate without bound).
+    public static let maximum = KeyDerivation(KDFParameters.ceiling)
+
+    /// Checks that both values lie between `.minimum` and `.maximum`: `errSecParam` naming the accepted
+    /// range otherwise. Every front end (the command line, backups, passphrase changes) asks this one check.
+    public func validate() throws(KeychainError) {
+        guard parameters.isWithinBounds else {
+            throw KeychainError.param(
+                "key derivation \(self) is outside the accepted range (\(Self.minimum.memoryBytes >> 20) to "
+                    + "\(Self.maximum.memoryBytes >> 20) MiB, \(Self.minimum.passes) to \(Self.maximum.passes) passes)")
+        }
+    }
 
     init(_ parameters: KDFParameters) {
         self.init(passes: parameters.passes, memoryBytes: parameters.memoryBytes)

@@ -1,24 +1,26 @@
 import CSystemd
-#if canImport(Glibc)
-import Glibc
-#endif
+import LatchkeyPOSIX
 
 /// A failed call on the system bus: the negative errno sd-bus returned and, for a method call, the D-Bus
 /// error it carried.
-struct BusError: Error, CustomStringConvertible {
-    let operation: String
-    let code: Int32
-    let detail: String?
+package struct BusError: Error, CustomStringConvertible {
+    /// What was being done ("connecting to the system bus", "org.freedesktop.login1.Manager.Inhibit").
+    package let operation: String
+    /// sd-bus's negative errno.
+    package let code: Int32
+    /// The D-Bus error's message, when the peer sent one.
+    package let detail: String?
 
-    var description: String {
-        "\(operation): \(detail ?? String(cString: strerror(-code)))"
+    package var description: String {
+        "\(operation): \(detail ?? Errno(-code).description)"
     }
 }
 
-/// The system bus through libsystemd's sd-bus — the only file that calls libsystemd. sd-bus objects are
+/// The system bus through libsystemd's sd-bus — the only file that calls libsystemd (module
+/// `LatchkeyDBus` alone imports it). sd-bus objects are
 /// not thread-safe: a `SystemBus` is made, used and dropped on one thread (it is not `Sendable`).
 /// `DBUS_SYSTEM_BUS_ADDRESS` points it at another bus (the tests' private one).
-final class SystemBus {
+package final class SystemBus {
     /// Holds a signal handler for as long as the bus lives; sd-bus keeps only a raw pointer to it.
     private final class Handler {
         let call: (Bool) -> Void
@@ -29,7 +31,7 @@ final class SystemBus {
     private var handlers: [Unmanaged<Handler>] = []
 
     /// Connects to the system bus.
-    init() throws(BusError) {
+    package init() throws(BusError) {
         var opened: OpaquePointer?
         let code = sd_bus_open_system(&opened)
         guard code >= 0, let opened else { throw BusError(operation: "connecting to the system bus", code: code, detail: nil) }
@@ -43,7 +45,7 @@ final class SystemBus {
 
     /// Calls `handler` with the first (boolean) argument of every signal `member` of `interface` that
     /// `sender` emits on `path`. The bus checks the sender: a signal from another peer is not delivered.
-    func onBooleanSignal(
+    package func onBooleanSignal(
         sender: String, path: String, interface: String, member: String, _ handler: @escaping (Bool) -> Void
     ) throws(BusError) {
         let rule = "type='signal',sender='\(sender)',path='\(path)',interface='\(interface)',member='\(member)'"
@@ -65,7 +67,7 @@ final class SystemBus {
 
     /// Calls a method whose arguments are strings and whose reply is one file descriptor; returns a
     /// duplicate of that descriptor, which the caller owns and closes.
-    func callReturningFileDescriptor(
+    package func callReturningFileDescriptor(
         destination: String, path: String, interface: String, member: String, arguments: [String]
     ) throws(BusError) -> Int32 {
         let operation = "\(interface).\(member)"
@@ -89,22 +91,25 @@ final class SystemBus {
         var descriptor: Int32 = -1
         code = sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "h")), &descriptor)
         guard code > 0, descriptor >= 0 else {
-            throw BusError(operation: operation, code: code < 0 ? code : -EBADMSG, detail: "the reply holds no file descriptor")
+            throw BusError(operation: operation, code: code < 0 ? code : -Errno.badMessage.code,
+                           detail: "the reply holds no file descriptor")
         }
         // The descriptor belongs to the reply, which is freed on return.
-        let owned = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
-        guard owned >= 0 else { throw BusError(operation: operation, code: -errno, detail: nil) }
-        return owned
+        do throws(Errno) {
+            return try Descriptors.duplicate(descriptor)
+        } catch {
+            throw BusError(operation: operation, code: -error.code, detail: nil)
+        }
     }
 
     /// Dispatches messages to the handlers as they arrive, until the connection fails.
-    func run() throws(BusError) -> Never {
+    package func run() throws(BusError) -> Never {
         while true {
             let processed = sd_bus_process(bus, nil)
             guard processed >= 0 else { throw BusError(operation: "reading the system bus", code: processed, detail: nil) }
             if processed > 0 { continue }
             let waited = sd_bus_wait(bus, UInt64.max)
-            guard waited >= 0 || waited == -EINTR else {
+            guard waited >= 0 || waited == -Errno.interrupted.code else {
                 throw BusError(operation: "waiting on the system bus", code: waited, detail: nil)
             }
         }

@@ -37,11 +37,7 @@ public final class KeychainDatabase: Sendable {
         at path: String, passphrase: Passphrase, keyDerivation: KeyDerivation = .default
     ) throws(KeychainError) -> KeychainDatabase {
         guard passphrase.byteCount > 0 else { throw KeychainError.param("the passphrase must not be empty") }
-        guard keyDerivation.parameters.isWithinBounds else {
-            throw KeychainError.param(
-                "key derivation \(keyDerivation) is outside \(KeyDerivation.minimum.memoryBytes >> 20) MiB/"
-                    + "\(KeyDerivation.minimum.passes) passes ... 4096 MiB/64 passes")
-        }
+        try keyDerivation.validate()
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         try FileSystem.createPrivateDirectory(directory)

@@ -37,9 +37,7 @@ public enum KeychainBackup {
         throws(KeychainError) -> Data
     {
         guard passphrase.byteCount > 0 else { throw KeychainError.param("the backup passphrase must not be empty") }
-        guard keyDerivation.parameters.isWithinBounds else {
-            throw KeychainError.param("key derivation \(keyDerivation) is outside the accepted range")
-        }
+        try keyDerivation.validate()
         let kdf = KDFRecord.fresh(.argon2id13, parameters: keyDerivation.parameters)
         var header = ByteWriter(capacity: 64)
         header.appendRaw(magic)

@@ -35,7 +35,7 @@ extension KeychainDatabase {
                                 continue
                             }
                             opened = match
-                        } catch let error as KeychainError where error.status == .decode {
+                        } catch KeychainError.decode {
                             guard indexDecides else { continue }
                         }
                     }

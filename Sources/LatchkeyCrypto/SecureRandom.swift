@@ -1,0 +1,11 @@
+package import Foundation
+
+/// Random bytes from the operating system's CSPRNG (libsodium's `randombytes_buf`).
+package enum SecureRandom {
+    /// `count` random bytes.
+    package static func bytes(_ count: Int) -> Data {
+        var data = Data(count: count)
+        data.withUnsafeMutableBytes { Sodium.fillRandom($0) }
+        return data
+    }
+}

@@ -1,0 +1,52 @@
+import Glibc
+
+/// File descriptors in general (sockets have `UnixSocket`, files `Files`).
+package enum Descriptors {
+    /// `close`; the descriptor is gone whatever it returns (Linux never leaves it open on `EINTR`).
+    package static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    /// A close-on-exec duplicate of `fd`, numbered 3 or above (never a standard stream).
+    package static func duplicate(_ fd: Int32) throws(Errno) -> Int32 {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)
+        guard copy >= 0 else { throw Errno.current }
+        return copy
+    }
+}
+
+/// Signals, for programs that handle them with Dispatch.
+package enum Signals {
+    /// The signals that ask a service to stop: `SIGTERM`, `SIGINT`, `SIGHUP`.
+    package static let termination: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    /// Sets `signal`'s disposition to ignore (so a Dispatch source sees it instead of the default action).
+    package static func ignore(_ signal: Int32) { _ = Glibc.signal(signal, SIG_IGN) }
+
+    /// Ignores `SIGPIPE`: a write to a closed socket then fails with `EPIPE` instead of ending the process.
+    package static func ignoreBrokenPipes() { ignore(SIGPIPE) }
+}
+
+/// Pages of memory mapped for one purpose (the random pools).
+package enum Memory {
+    /// `size` bytes of private, anonymous, zeroed memory (a whole number of pages), or nil.
+    package static func mapPages(_ size: Int) -> UnsafeMutableRawPointer? {
+        let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let mapped, mapped != MAP_FAILED else { return nil }
+        return mapped
+    }
+
+    /// `MADV_WIPEONFORK`: a forked child finds these pages zeroed. False where the kernel refuses it.
+    package static func wipeOnFork(_ pages: UnsafeMutableRawPointer, size: Int) -> Bool {
+        madvise(pages, size, MADV_WIPEONFORK) == 0
+    }
+
+    /// `MADV_DONTDUMP`: the pages stay out of core dumps. False where the kernel refuses it.
+    package static func excludeFromCoreDumps(_ pages: UnsafeMutableRawPointer, size: Int) -> Bool {
+        madvise(pages, size, MADV_DONTDUMP) == 0
+    }
+}
+
+/// The calling thread.
+package enum CurrentThread {
+    /// A number that tells the calling thread from the others alive now (`pthread_self`).
+    package static var id: UInt64 { UInt64(pthread_self()) }
+}
