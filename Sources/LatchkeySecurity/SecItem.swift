@@ -80,7 +80,8 @@ private func swiftDictionary(_ dictionary: CFDictionary) -> [String: Any]? {
 private func asksForResult(_ dictionary: [String: Any]) -> Bool {
     ["r_Data", "r_Attributes", "r_Ref", "r_PersistentRef"].contains { key in
         guard let value = dictionary[key] else { return false }
-        return (value as? Bool) ?? (value as? NSNumber)?.boolValue ?? false
+        // Classified as the dictionary layer classifies it, so the two cannot disagree on what is true.
+        return DictionaryValue.boolean(value) == true
     }
 }
 

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Converts the values found in Apple-style dictionaries (Swift or Foundation types) into typed values.
-enum DictionaryValue {
+package enum DictionaryValue {
     /// A Swift `Bool`, or an `NSNumber` made from one (`objCType` "c" or "B"): Apple's CFBoolean.
-    static func boolean(_ value: Any) -> Bool? {
+    package static func boolean(_ value: Any) -> Bool? {
         if let flag = value as? Bool, type(of: value) == Bool.self { return flag }
         if let number = value as? NSNumber, ["c", "B"].contains(String(cString: number.objCType)) {
             return number.boolValue
