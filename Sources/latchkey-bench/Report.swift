@@ -39,12 +39,27 @@ enum Report {
                 lines.append("| \(workload.rawValue) | \(count) | \(formatDuration(ours.medianPerItem)) | \(formatDuration(ours.samples.p10 / per)) | \(formatDuration(ours.samples.p90 / per)) | \(formatRate(ours.itemsPerSecond)) | \(floor.map { formatDuration($0.medianPerItem) } ?? "–") | \(ratio) |")
             }
             lines.append("")
+            lines.append(contentsOf: concurrentReads(result))
         }
         lines.append(contentsOf: targets(results))
         if let peers {
             lines.append(contentsOf: tools(peers))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Reads while one thread writes: each configuration's read latency, beside the readers alone.
+    static func concurrentReads(_ result: SizeResult) -> [String] {
+        guard let alone = result.concurrentReads.first(where: { $0.configuration == .alone }) else { return [] }
+        var lines = [
+            "Eight threads finding one item's data for a fixed time while one thread imports items (1,000 per transaction), on one handle:", "",
+            "| configuration | reads | read median | p99 | p99.9 | slowest | reads/s (all readers) | × alone | items written/s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for run in result.concurrentReads {
+            lines.append("| \(run.configuration.rawValue) | \(run.reads.nanoseconds.count) | \(formatDuration(run.reads.median)) | \(formatDuration(run.reads.percentile(0.99))) | \(formatDuration(run.reads.percentile(0.999))) | \(formatDuration(run.reads.percentile(1))) | \(formatRate(run.readsPerSecond)) | \(String(format: "%.2f", run.readsPerSecond / alone.readsPerSecond)) | \(run.writes == 0 ? "–" : formatRate(run.writesPerSecond)) |")
+        }
+        return lines + [""]
     }
 
     /// Issue 5's targets, each with the measured figure.

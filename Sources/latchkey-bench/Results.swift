@@ -22,6 +22,7 @@ struct SizeResult: Codable, Sendable {
     var latchkeyDiskBytesPerItem: Double = 0
     var floorDiskBytesPerItem: Double = 0
     var floorRowBytes: Int = 0
+    var concurrentReads: [ConcurrentReadResult] = []
 
     func latchkey(_ name: String) -> WorkloadResult? { latchkey.first { $0.name == name } }
     func floor(_ name: String) -> WorkloadResult? { floor.first { $0.name == name } }

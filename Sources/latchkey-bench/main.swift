@@ -7,6 +7,7 @@
 // Each size runs in its own child process, so peak memory is per size. --peers needs the tools that
 // script/install-peers installs; script/bench runs everything.
 import Foundation
+import Latchkey
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("latchkey-bench: \(message)\n".utf8))
@@ -58,6 +59,11 @@ if let child = option("--child") {
     result.latchkey = ours.results
     result.latchkeyDiskBytesPerItem = ours.diskBytesPerItem
     result.floorRowBytes = ours.rowBytes
+    let reading = ConcurrentReadWorkload(path: directory + "/bench.keychain", size: size,
+                                         duration: .milliseconds(max(500, min(3_000, samples))),
+                                         caller: CallerIdentity(applicationIdentifier: "bench.app"),
+                                         passphrase: Passphrase("benchmark passphrase"))
+    result.concurrentReads = try reading.run()
     let floor = try FloorWorkloads(directory: directory, size: size, rowBytes: ours.rowBytes, samples: samples).run()
     result.floor = floor.results
     result.floorDiskBytesPerItem = floor.diskBytesPerItem

@@ -89,6 +89,12 @@ public final class KeychainDatabase: Sendable {
     /// Refuses (changing nothing) a missing file (`errSecNoSuchKeychain`), a file or directory others can
     /// write (`errSecWrPerm`), and a foreign, truncated or newer-format file (`errSecInvalidKeychain`).
     public static func open(at path: String) throws(KeychainError) -> KeychainDatabase {
+        try open(at: path, readerConnections: 4)
+    }
+
+    /// `open(at:)` with at most `readerConnections` reader connections; 0 runs every read on the writer's
+    /// connection, one at a time (the design before the pool, which `latchkey-bench` measures beside it).
+    package static func open(at path: String, readerConnections: Int) throws(KeychainError) -> KeychainDatabase {
         guard FileSystem.exists(path) else { throw KeychainError(.noSuchKeychain, "\(path) does not exist") }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try FileSystem.requirePrivateDirectory(directory, what: "keychain directory")
@@ -96,7 +102,7 @@ public final class KeychainDatabase: Sendable {
         try KeychainHeader.check(path: path)
         let madeCompanions = try FileSystem.prepareCompanions(of: path)
         do {
-            return try openPrepared(at: path)
+            return try openPrepared(at: path, readerConnections: readerConnections)
         } catch {
             // Not a keychain at all: leave the file as it was found. (Any other failure may be a moment of
             // contention with a process that is opening it too and already uses the files made here.)
@@ -105,7 +111,7 @@ public final class KeychainDatabase: Sendable {
         }
     }
 
-    private static func openPrepared(at path: String) throws(KeychainError) -> KeychainDatabase {
+    private static func openPrepared(at path: String, readerConnections: Int) throws(KeychainError) -> KeychainDatabase {
         let connection: Connection
         do {
             connection = try Connection(path: path, mode: .readWrite)
@@ -126,13 +132,15 @@ public final class KeychainDatabase: Sendable {
             throw KeychainError(.internal, "\(error)")
         }
 
-        let database = KeychainDatabase(path: path, pool: DatabasePool(writer: connection) {
-            // A reader: another connection to the same file, with the same settings, that cannot write.
+        // A reader: another connection to the same file, with the same settings, that cannot write.
+        let makeReader: @Sendable () throws -> Connection = {
             let reader = try Connection(path: path, mode: .readWrite)
             try configure(reader, inMemory: false)
             try reader.execute("PRAGMA query_only = ON")
             return reader
-        })
+        }
+        let database = KeychainDatabase(path: path, pool: DatabasePool(
+            writer: connection, maximumReaders: max(1, readerConnections), makeReader: readerConnections > 0 ? makeReader : nil))
         let meta = try database.readKeyMeta()
         guard meta.kdf.algorithm == .argon2id13, meta.kdf.parameters.isWithinBounds else {
             throw KeychainError(
