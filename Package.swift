@@ -15,6 +15,8 @@ let package = Package(
     products: [
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeySecurity", targets: ["LatchkeySecurity"]),
+        // `import Security` on Linux (LatchkeySecurity re-exported), for packages that keep Apple's import.
+        .library(name: "Security", targets: ["Security"]),
         .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkeyd", targets: ["latchkeyd"]),
@@ -47,7 +49,8 @@ let package = Package(
         // The library users import: the engine re-exported, the service seam (in process or through the
         // agent), the SecItem dictionary layer and the friendly API.
         .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX"]),
-        .target(name: "LatchkeySecurity", dependencies: ["Latchkey"]),
+        .target(name: "LatchkeySecurity", dependencies: ["Latchkey", "LatchkeyCrypto"]),
+        .target(name: "Security", dependencies: ["LatchkeySecurity"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.

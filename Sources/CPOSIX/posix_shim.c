@@ -2,7 +2,10 @@
 #include "posix_shim.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -77,3 +80,24 @@ ssize_t latchkey_receive_with_credentials(int socket, void *buffer, size_t lengt
 int latchkey_accept_close_on_exec(int listener) { return accept4(listener, NULL, NULL, SOCK_CLOEXEC); }
 
 short latchkey_spawn_new_session_flag(void) { return POSIX_SPAWN_SETSID; }
+
+int latchkey_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int latchkey_pidfd_exited(int pidfd) {
+    struct pollfd entry = {.fd = pidfd, .events = POLLIN, .revents = 0};
+    int ready;
+    do {
+        ready = poll(&entry, 1, 0);
+    } while (ready < 0 && errno == EINTR);
+    if (ready < 0) return -1;
+    return ready > 0 ? 1 : 0;
+}
+
+int latchkey_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

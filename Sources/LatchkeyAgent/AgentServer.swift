@@ -20,12 +20,17 @@ public final class AgentServer: Sendable {
         public var socketPath: String
         /// Whether to log to standard error.
         public var verbose: Bool
+        /// The pinentry program that asks the user to confirm protected items (nil: `LATCHKEY_PINENTRY`,
+        /// else `pinentry` on the `PATH`, else nobody — such items then fail with
+        /// `errSecInteractionNotAllowed`).
+        public var pinentry: String?
 
         /// Creates options.
-        public init(keychainPath: String, socketPath: String, verbose: Bool) {
+        public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil) {
             self.keychainPath = keychainPath
             self.socketPath = socketPath
             self.verbose = verbose
+            self.pinentry = pinentry
         }
     }
 
@@ -55,7 +60,13 @@ public final class AgentServer: Sendable {
         Self.hardenProcess(log: log)
         let keychainPath = URL(fileURLWithPath: options.keychainPath).standardizedFileURL.path
         instanceLock = try Self.claim(keychainPath: keychainPath, socketPath: options.socketPath)
-        self.state = try AgentState(keychainPath: keychainPath, log: log)
+        // pinentry gets the agent's environment (its display, its terminal) but never a passphrase variable.
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_BACKUP_PASSPHRASE"] { environment[name] = nil }
+        let pinentry = options.pinentry ?? PinentryPresence.find(environment: environment)
+        let presence = pinentry.map { PinentryPresence(program: $0, environment: environment, log: log) }
+        log(pinentry.map { "asking for protected items through \($0)" } ?? "no pinentry: protected items cannot be confirmed")
+        self.state = try AgentState(keychainPath: keychainPath, presence: presence, log: log)
         if let inherited = Self.systemdSocket() {
             listener = inherited
             log("listening on the socket systemd passed")

@@ -8,13 +8,18 @@ final class AgentState: Sendable {
     let keychain: KeychainDatabase
     let keychainPath: String
     let digests = DigestCache()
+    /// Who asks the user to confirm protected items (pinentry), if anyone can.
+    let presence: (any UserPresenceVerifier)?
     private let registrations = Mutex<[ApplicationRegistration]?>(nil)
     private let settings: Mutex<KeychainSettings>
     private let lastActivity = Mutex(ContinuousClock.now)
     private let log: @Sendable (String) -> Void
 
-    init(keychainPath: String, log: @escaping @Sendable (String) -> Void) throws(KeychainError) {
+    init(keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void)
+        throws(KeychainError)
+    {
         self.keychainPath = keychainPath
+        self.presence = presence
         self.keychain = try KeychainDatabase.open(at: keychainPath)
         self.settings = Mutex(try keychain.settings)
         self.log = log

@@ -200,7 +200,8 @@ struct ConnectionHandler {
         guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
         switch CallerPolicy.standing(of: peer, registrations: registrations) {
         case .refused(let error): throw error
-        case .registered(let registration): return LocalKeychainService(database: state.keychain, caller: registration.caller)
+        case .registered(let registration):
+            return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
         case .unregistered(let path): throw CallerPolicy.notRegistered(path)
         }
     }

@@ -10,15 +10,22 @@ import Synchronization
 ///
 /// The agent reads this once, after `accept` and before its greeting; every later message must come from
 /// the same process (per-message credentials), still running the same program.
-struct PeerIdentity: Sendable, Equatable {
+struct PeerIdentity: Sendable {
     let uid: UInt32
     let pid: Int32
-    /// When the process started (clock ticks after boot); nil when it could not be read.
+    /// When the process started (clock ticks after boot); nil when it could not be read, or when the pid
+    /// was reused while the agent looked (the process that connected is gone).
     let startTime: UInt64?
+    /// A pidfd on the process, opened at identification: "still the process that connected" is then one
+    /// `poll` per request instead of a read of `/proc/<pid>/stat`. Nil where the kernel has no pidfds.
+    let handle: ProcessHandle?
     /// The executable's path; nil when it cannot be read (the process ended, or is not dumpable).
     let executablePath: String?
     /// BLAKE2b-256 of the executable; nil when it cannot be read.
     let executableDigest: Data?
+    /// The executable file (device, inode, change time) at identification: a later request checks that the
+    /// process still runs this very file with one `stat`.
+    let executableFile: FileIdentity?
 
     /// The peer of a connected Unix socket.
     static func of(socket fd: Int32, digests: DigestCache) -> PeerIdentity? {
@@ -28,27 +35,39 @@ struct PeerIdentity: Sendable, Equatable {
 
     /// Reads a process's identity now.
     static func identify(pid: Int32, uid: UInt32, digests: DigestCache) -> PeerIdentity {
-        PeerIdentity(
-            uid: uid, pid: pid, startTime: Processes.startTime(of: pid),
-            executablePath: Processes.executablePath(of: pid), executableDigest: digests.digest(of: "/proc/\(pid)/exe"))
+        let started = Processes.startTime(of: pid)
+        let handle = ProcessHandle(pid: pid)
+        // The pidfd names whatever process has the pid now: it is the one that connected only if the start
+        // time is still the one read before it was opened.
+        let stillSame = started != nil && Processes.startTime(of: pid) == started
+        let exe = "/proc/\(pid)/exe"
+        return PeerIdentity(
+            uid: uid, pid: pid, startTime: stillSame ? started : nil, handle: stillSame ? handle : nil,
+            executablePath: Processes.executablePath(of: pid), executableDigest: digests.digest(of: exe),
+            executableFile: FileStatus.of(path: exe, followingLinks: true).map(FileIdentity.init))
     }
 
     /// Why a message from `sender` may not be served as this peer's, or nil when it may: it must come from
     /// this very process (same pid and user — a child that kept the socket is another process), which must
-    /// not have been replaced by another with the same pid (start time), nor have turned into another
-    /// program (when its executable can still be read, it must be the one identified at connection).
+    /// not have been replaced by another with the same pid (its pidfd, else its start time), nor have turned
+    /// into another program (when its executable can still be looked at, it must be the file identified at
+    /// connection).
     func mismatch(sender: UnixSocket.Credentials, digests: DigestCache) -> String? {
         guard sender.pid == pid, sender.uid == uid else {
             return "a message came from pid \(sender.pid) (uid \(sender.uid)), not from pid \(pid), which connected"
         }
-        guard let startTime, Processes.startTime(of: pid) == startTime else {
+        guard let startTime else { return "pid \(pid) is no longer the process that connected" }
+        if let handle {
+            guard !handle.hasExited else { return "pid \(pid) is no longer the process that connected" }
+        } else if Processes.startTime(of: pid) != startTime {
             return "pid \(pid) is no longer the process that connected"
         }
         // A process that made itself not dumpable after connecting cannot be looked at again; exec makes a
-        // process dumpable again, so an unreadable executable means it has not run another program since.
-        guard let now = Processes.executablePath(of: pid) else { return nil }
-        guard now == executablePath, digests.digest(of: "/proc/\(pid)/exe") == executableDigest else {
-            return "pid \(pid) now runs \(now), not the program that connected"
+        // process dumpable again, so an executable that cannot be looked at means it has not run another
+        // program since.
+        guard let now = FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true) else { return nil }
+        guard let executableFile, FileIdentity(now) == executableFile else {
+            return "pid \(pid) now runs \(Processes.executablePath(of: pid) ?? "another program"), not the program that connected"
         }
         return nil
     }
@@ -57,20 +76,30 @@ struct PeerIdentity: Sendable, Equatable {
     var executableName: String { executablePath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "" }
 }
 
+/// A file as the kernel names it: device, inode and change time (which no program can set, and which changes
+/// whenever the file is replaced or written).
+struct FileIdentity: Hashable, Sendable {
+    let device: UInt64, inode: UInt64, size: Int64, changed: Int64, changedNanoseconds: Int64
+
+    init(_ status: FileStatus) {
+        device = status.device
+        inode = status.inode
+        size = status.size
+        changed = status.changeSeconds
+        changedNanoseconds = status.changeNanoseconds
+    }
+}
+
 /// Digests of executables, keyed by device, inode, size and change time, so a program that connects a
 /// thousand times is read once — and a rebuilt one is read again.
 final class DigestCache: Sendable {
     /// The inode's change time (which no program can set) changes whenever the file is replaced or
     /// written, even when the size and the modification time are kept.
-    private struct Key: Hashable {
-        let device: UInt64, inode: UInt64, size: Int64, changed: Int64, changedNanoseconds: Int64
-    }
-    private let cache = Mutex<[Key: Data]>([:])
+    private let cache = Mutex<[FileIdentity: Data]>([:])
 
     func digest(of path: String) -> Data? {
         guard let info = FileStatus.of(path: path, followingLinks: true) else { return nil }
-        let key = Key(device: info.device, inode: info.inode, size: info.size, changed: info.changeSeconds,
-                      changedNanoseconds: info.changeNanoseconds)
+        let key = FileIdentity(info)
         if let known = cache.withLock({ $0[key] }) { return known }
         guard let digest = FileDigest.of(path: path) else { return nil }
         cache.withLock { cache in

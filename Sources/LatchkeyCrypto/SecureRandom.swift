@@ -8,4 +8,10 @@ package enum SecureRandom {
         data.withUnsafeMutableBytes { Sodium.fillRandom($0) }
         return data
     }
+
+    /// Fills `buffer` with random bytes.
+    package static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard buffer.count > 0 else { return }
+        Sodium.fillRandom(buffer)
+    }
 }

@@ -1,3 +1,4 @@
+import CPOSIX
 import Glibc
 
 /// File descriptors in general (sockets have `UnixSocket`, files `Files`).
@@ -10,6 +11,16 @@ package enum Descriptors {
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 3)
         guard copy >= 0 else { throw Errno.current }
         return copy
+    }
+}
+
+/// Pipes.
+package enum Pipes {
+    /// A close-on-exec pipe: `read` reads what is written to `write`.
+    package static func make() throws(Errno) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard latchkey_pipe(&fds) == 0 else { throw Errno.current }
+        return (fds[0], fds[1])
     }
 }
 
@@ -49,4 +60,16 @@ package enum Memory {
 package enum CurrentThread {
     /// A number that tells the calling thread from the others alive now (`pthread_self`).
     package static var id: UInt64 { UInt64(pthread_self()) }
+}
+
+extension Descriptors {
+    /// Waits until `fd` has something to read (or its end), at most `milliseconds`; false on timeout.
+    package static func waitReadable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&entry, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            return ready > 0
+        }
+    }
 }

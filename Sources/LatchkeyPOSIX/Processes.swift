@@ -58,3 +58,21 @@ package enum Environment {
         unsetenv(name)
     }
 }
+
+/// A handle on one process (a pidfd): it never comes to name a later process that reuses the pid.
+package final class ProcessHandle: Sendable {
+    private let descriptor: Int32
+
+    /// A handle on the process now running as `pid`; nil where the kernel has no pidfds or the process is gone.
+    package init?(pid: Int32) {
+        let fd = latchkey_pidfd_open(pid)
+        guard fd >= 0 else { return nil }
+        descriptor = fd
+    }
+
+    deinit { Descriptors.close(descriptor) }
+
+    /// Whether the process has exited (one `poll`, no `/proc` read). A handle that cannot be polled counts
+    /// as exited.
+    package var hasExited: Bool { latchkey_pidfd_exited(descriptor) != 0 }
+}

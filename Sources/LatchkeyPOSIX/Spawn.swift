@@ -15,6 +15,11 @@ package enum Spawn {
         /// Start with an empty signal mask and default dispositions for the signals a child must obey
         /// (the test runner's threads block some of them).
         package var resetSignals = true
+        /// A descriptor to become the child's standard input (nil: /dev/null).
+        package var standardInput: Int32?
+        /// A descriptor to become the child's standard output (nil: `outputPath`, else /dev/null); standard
+        /// error then goes to `outputPath`, else /dev/null.
+        package var standardOutput: Int32?
 
         /// Options with every field at its default.
         package init(outputPath: String? = nil, newSession: Bool = false, closeInheritedDescriptors: Bool = false) {
@@ -25,20 +30,33 @@ package enum Spawn {
     }
 
     /// Starts `executable` with `arguments` (without the program name) and exactly `environment`;
-    /// standard input is /dev/null. Returns the child's pid.
+    /// standard input is /dev/null unless `options` names one. Returns the child's pid.
     package static func start(
         _ executable: String, _ arguments: [String], environment: [String: String], options: Options = Options()
     ) throws(Errno) -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let output = options.outputPath {
-            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        if let input = options.standardInput {
+            posix_spawn_file_actions_adddup2(&actions, input, 0)
         } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         }
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let output = options.standardOutput {
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            if let log = options.outputPath {
+                posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            }
+        } else {
+            if let output = options.outputPath {
+                posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            }
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         if options.closeInheritedDescriptors {
             // No /proc: nothing to enumerate, and close-on-exec descriptors close anyway.
             for name in Files.entries(of: "/proc/self/fd") ?? [] {

@@ -8,20 +8,37 @@ package enum Terminal {
 
     /// Prompts on /dev/tty and reads one line with echo off; nil when there is no terminal or on end of
     /// input. Typed-ahead input is kept (the terminal is switched with TCSANOW, not TCSAFLUSH).
-    package static func readHidden(prompt: String) -> [UInt8]? { ask(prompt, hidden: true) }
+    package static func readHidden(prompt: String) -> [UInt8]? {
+        guard case .line(let bytes) = askHidden(prompt: prompt) else { return nil }
+        return bytes
+    }
+
+    /// What a prompt got.
+    package enum Answer: Equatable {
+        /// There is no terminal to ask on.
+        case noTerminal
+        /// The user ended the input (Ctrl-D) without a line.
+        case endOfInput
+        /// A line, without its newline.
+        case line([UInt8])
+    }
+
+    /// `readHidden`, telling "no terminal" apart from "the user declined".
+    package static func askHidden(prompt: String) -> Answer { ask(prompt, hidden: true) }
 
     /// Prompts on /dev/tty and reads one line as typed (a yes-or-no question); nil without a terminal.
     package static func readAnswer(prompt: String) -> String? {
-        ask(prompt, hidden: false).map { String(decoding: $0, as: UTF8.self) }
+        guard case .line(let bytes) = ask(prompt, hidden: false) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func ask(_ prompt: String, hidden: Bool) -> [UInt8]? {
+    private static func ask(_ prompt: String, hidden: Bool) -> Answer {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return .noTerminal }
         defer { close(fd) }
         guard hidden else {
             try? Files.writeAll(fd, Array(prompt.utf8))  // A prompt that fails to show is not fatal.
-            return readLine(fd)
+            return readLine(fd).map { .line($0) } ?? .endOfInput
         }
         // Echo goes off before the prompt shows, so nothing typed in answer is ever echoed.
         var saved = termios()
@@ -34,7 +51,7 @@ package enum Terminal {
         }
         defer { if canRestore { _ = tcsetattr(fd, TCSANOW, &saved) } }
         try? Files.writeAll(fd, Array(prompt.utf8))  // A prompt that fails to show is not fatal.
-        return readLine(fd)
+        return readLine(fd).map { .line($0) } ?? .endOfInput
     }
 
     /// Reads bytes up to a newline (not included) or end of input; nil at end of input with nothing read.

@@ -81,6 +81,12 @@ extension ByteWriter {
             append(UInt32(clamping: count))
         }
         append(UInt32(truncatingIfNeeded: query.returning.rawValue))
+        switch query.authenticationUI {
+        case .allow: append(0 as UInt8)
+        case .fail: append(1 as UInt8)
+        case .skip: append(2 as UInt8)
+        }
+        appendOptional(query.operationPrompt.map { Data($0.utf8) })
     }
 
     package mutating func append(_ changes: ItemChanges) {
@@ -219,8 +225,20 @@ extension ByteReader {
         default: throw .malformed("unknown match limit")
         }
         let returning = ReturnOptions(rawValue: Int(try AgentCoding.read(&self) { try $0.readUInt32() }))
+        let authenticationUI: AuthenticationUI
+        switch try AgentCoding.byte(&self) {
+        case 0: authenticationUI = .allow
+        case 1: authenticationUI = .fail
+        case 2: authenticationUI = .skip
+        default: throw .malformed("unknown authentication UI")
+        }
+        var prompt: String?
+        if let bytes = try optional() {
+            guard let text = String(data: bytes, encoding: .utf8) else { throw .malformed("an operation prompt that is not UTF-8") }
+            prompt = text
+        }
         return ItemQuery(itemClass, matching: matching, synchronizable: synchronizable, persistentReference: reference,
-                         limit: limit, returning: returning)
+                         limit: limit, returning: returning, authenticationUI: authenticationUI, operationPrompt: prompt)
     }
 
     package mutating func readItemChanges() throws(AgentProtocolError) -> ItemChanges {

@@ -6,6 +6,10 @@ package enum AgentFrame {
     /// The protocol version this code speaks (3: typed messages; 2 added the agent's greeting).
     package static let version: UInt8 = 3
     static let magic = Array("LK".utf8)
+    /// How long a client waits for a reply (`AgentStream.connect`'s timeout).
+    package static let replySeconds = 30
+    /// How long a client waits for a reply that may first ask the user (pinentry's own timeout is 120 s).
+    package static let userAnswerSeconds = 300
 }
 
 /// Why a message from the other side of the agent socket was refused.

@@ -82,6 +82,18 @@ package enum AgentRequest: Sendable {
     /// Whether the agent must know exactly which program sends it (see `AgentOperation.row`).
     package var needsIdentity: Bool { operation.row.needsIdentity }
 
+    /// Whether the agent may ask the user (pinentry) before it answers: a read of secrets or a change that
+    /// may meet an item whose access control asks them.
+    package var mayAskTheUser: Bool {
+        switch self {
+        case .copyMatching(let query):
+            query.authenticationUI == .allow && !query.returning.isDisjoint(with: [.data, .reference])
+        case .update(let query, _): query.authenticationUI == .allow
+        case .addOrUpdate: true
+        default: false
+        }
+    }
+
     /// The message: "LK", version, request id, operation, body.
     package func encoded(id: UInt32) -> Data {
         var writer = ByteWriter(capacity: 256)

@@ -14,11 +14,14 @@ package final class AgentStream: @unchecked Sendable {
     /// Wraps an open, connected socket; the stream closes it when released.
     package init(descriptor: Int32) { self.descriptor = descriptor }
 
-    deinit { Descriptors.close(descriptor) }
+    deinit {
+        for index in pending.indices { pending[index] = 0 }  // Unread bytes may hold a secret.
+        Descriptors.close(descriptor)
+    }
 
     /// Connects to a socket without any check of who listens there; nil when nobody does. Clients use
     /// `AgentClient.connect`, which checks the socket's directory and the listener's user first.
-    package static func connect(path: String, timeoutSeconds: Int = 30) -> AgentStream? {
+    package static func connect(path: String, timeoutSeconds: Int = AgentFrame.replySeconds) -> AgentStream? {
         guard let fd = try? UnixSocket.connect(to: path) else { return nil }  // Nobody listens: no stream.
         let stream = AgentStream(descriptor: fd)
         stream.setTimeout(seconds: timeoutSeconds)
@@ -72,14 +75,40 @@ package final class AgentStream: @unchecked Sendable {
         try receiveFrame(limit: limit, budget: budget, checkingSender: sender)
     }
 
+    /// Bytes read past the end of the last frame's header: the start of its body (a small frame usually
+    /// arrives whole with the header, in one read). Wiped as they are used.
+    private var pending: [UInt8] = []
+    /// How much the header read may take at once.
+    private static let readAhead = 4_096
+
     private func receiveFrame(limit: Int, budget: ByteBudget?, checkingSender sender: UnixSocket.Credentials?) throws(Failure) -> Data {
-        var header = [UInt8](repeating: 0, count: 4)
-        guard try read(into: &header, from: 0, allowCleanEnd: true, sender: sender) else { throw .closed }
-        let length = Int(header.withUnsafeBytes { UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self)) })
+        if pending.count < 4 {
+            var ahead = [UInt8](repeating: 0, count: Self.readAhead)
+            let start = pending.count
+            guard let count = try readSome(into: &ahead, from: 0, minimum: 4 - start, sender: sender) else {
+                if start == 0 { throw .closed }
+                throw .broken("the peer closed mid-message")
+            }
+            pending.append(contentsOf: ahead[0..<count])
+            ahead.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+        }
+        let length = Int(UInt32(pending[0]) << 24 | UInt32(pending[1]) << 16 | UInt32(pending[2]) << 8 | UInt32(pending[3]))
         guard length <= limit else { throw .oversized(length) }
         var body: [UInt8] = []
         var reserved = 0
         defer { budget?.release(reserved) }
+        // What arrived with the header first, then the rest as it comes.
+        let early = min(length, pending.count - 4)
+        if early > 0 {
+            if let budget {
+                guard budget.reserve(early) else { throw .oversized(length) }
+                reserved += early
+            }
+            body.append(contentsOf: pending[4..<(4 + early)])
+        }
+        let used = 4 + early
+        for index in 0..<used { pending[index] = 0 }
+        pending.removeFirst(used)
         while body.count < length {
             let chunk = min(length - body.count, 64 << 10)
             if let budget {
@@ -97,26 +126,28 @@ package final class AgentStream: @unchecked Sendable {
         return message
     }
 
+    /// Reads into `buffer[start...]` until at least `minimum` bytes have arrived (taking whatever else is
+    /// there, up to the buffer's end); nil at a clean end of stream before the first byte.
+    private func readSome(into buffer: inout [UInt8], from start: Int, minimum: Int,
+                          sender: UnixSocket.Credentials?) throws(Failure) -> Int? {
+        var count = 0
+        while count < minimum {
+            let got = try receiveOnce(into: &buffer, at: start + count, sender: sender)
+            if got == 0 {
+                if count == 0 { return nil }
+                throw .broken("the peer closed mid-message")
+            }
+            count += got
+        }
+        return count
+    }
+
     /// Fills `buffer[start...]`; false at a clean end of stream before the first byte (when allowed).
     private func read(into buffer: inout [UInt8], from start: Int, allowCleanEnd: Bool,
                       sender: UnixSocket.Credentials?) throws(Failure) -> Bool {
         var offset = start
         while offset < buffer.count {
-            let received: Result<Int, Failure> = buffer.withUnsafeMutableBytes { raw in
-                let window = UnsafeMutableRawBufferPointer(rebasing: raw[offset...])
-                do throws(Errno) {
-                    guard let sender else { return .success(try UnixSocket.receive(descriptor, into: window)) }
-                    let (count, actual) = try UnixSocket.receive(descriptor, into: window)
-                    if count > 0 && (actual?.pid != sender.pid || actual?.uid != sender.uid) {
-                        let who = actual.map { "pid \($0.pid) (uid \($0.uid))" } ?? "a sender the kernel did not name"
-                        return .failure(.foreignSender("a message came from \(who), not from pid \(sender.pid), which connected"))
-                    }
-                    return .success(count)
-                } catch {
-                    return .failure(.broken(error == .wouldBlock ? "timed out" : error.description))
-                }
-            }
-            let count = try received.get()
+            let count = try receiveOnce(into: &buffer, at: offset, sender: sender)
             if count == 0 {
                 if offset == start && allowCleanEnd { return false }
                 throw .broken("the peer closed mid-message")
@@ -124,6 +155,25 @@ package final class AgentStream: @unchecked Sendable {
             offset += count
         }
         return true
+    }
+
+    /// One receive into `buffer[offset...]`, checking the sender when asked; 0 at end of stream.
+    private func receiveOnce(into buffer: inout [UInt8], at offset: Int, sender: UnixSocket.Credentials?) throws(Failure) -> Int {
+        let received: Result<Int, Failure> = buffer.withUnsafeMutableBytes { raw in
+            let window = UnsafeMutableRawBufferPointer(rebasing: raw[offset...])
+            do throws(Errno) {
+                guard let sender else { return .success(try UnixSocket.receive(descriptor, into: window)) }
+                let (count, actual) = try UnixSocket.receive(descriptor, into: window)
+                if count > 0 && (actual?.pid != sender.pid || actual?.uid != sender.uid) {
+                    let who = actual.map { "pid \($0.pid) (uid \($0.uid))" } ?? "a sender the kernel did not name"
+                    return .failure(.foreignSender("a message came from \(who), not from pid \(sender.pid), which connected"))
+                }
+                return .success(count)
+            } catch {
+                return .failure(.broken(error == .wouldBlock ? "timed out" : error.description))
+            }
+        }
+        return try received.get()
     }
 }
 

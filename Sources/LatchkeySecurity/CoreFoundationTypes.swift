@@ -5,7 +5,7 @@ public import Foundation
 // `kSecClass as String`, `var item: CFTypeRef?`, `item as? Data` — compiles and runs unchanged. Do not also
 // import CoreFoundation in the same file: its own declarations would make these names ambiguous.
 
-/// `CFString` (a bridged `NSString`).
+/// `CFString` (a bridged `NSString`; the `kSec…` constants are `SecConstant`s).
 public typealias CFString = NSString
 /// `CFDictionary` (a bridged `NSDictionary`).
 public typealias CFDictionary = NSDictionary
@@ -21,6 +21,14 @@ public typealias CFBoolean = NSNumber
 public typealias CFTypeRef = AnyObject
 /// `OSStatus`.
 public typealias OSStatus = Int32
+/// `CFIndex`.
+public typealias CFIndex = Int
+/// `CFOptionFlags`.
+public typealias CFOptionFlags = UInt
+/// `CFError` (bridged to `NSError`, as on Apple platforms).
+public typealias CFError = NSError
+/// `CFErrorDomain`.
+public typealias CFErrorDomain = CFString
 
 /// `kCFBooleanTrue`.
 public var kCFBooleanTrue: CFBoolean! { NSNumber(value: true) }
@@ -28,3 +36,25 @@ public var kCFBooleanTrue: CFBoolean! { NSNumber(value: true) }
 public var kCFBooleanFalse: CFBoolean! { NSNumber(value: false) }
 /// `noErr`.
 public var noErr: OSStatus { 0 }
+
+/// `CFAllocator`: Latchkey allocates with Swift, so the only allocator is the default one, `nil`.
+public final class CFAllocator: Sendable {
+    private init() {}
+}
+
+/// `kCFAllocatorDefault`: nil, as on Apple platforms (where it is the NULL allocator).
+public var kCFAllocatorDefault: CFAllocator! { nil }
+
+/// `CFErrorGetDomain`: the error's domain (`NSOSStatusErrorDomain` for Security's errors).
+public func CFErrorGetDomain(_ error: CFError!) -> CFErrorDomain! { error.map { NSString(string: $0.domain) } }
+
+/// `CFErrorGetCode`: the error's code (an `OSStatus` for Security's errors).
+public func CFErrorGetCode(_ error: CFError!) -> CFIndex { error?.code ?? 0 }
+
+/// `CFErrorCopyUserInfo`: the error's user info (an empty dictionary when there is none).
+public func CFErrorCopyUserInfo(_ error: CFError!) -> CFDictionary! {
+    NSDictionary(dictionary: error?.userInfo ?? [:])
+}
+
+/// `CFErrorCopyDescription`: the error's localized description.
+public func CFErrorCopyDescription(_ error: CFError!) -> CFString! { error.map { NSString(string: $0.localizedDescription) } }

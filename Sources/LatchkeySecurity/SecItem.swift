@@ -44,9 +44,10 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     return run { () throws(KeychainError) in try SecItemConfiguration.backend().delete(dictionary) }
 }
 
-/// Apple's message for a status (`SecCopyErrorMessageString`); `"OSStatus <n>"` for an unknown one.
+/// Apple's message for a status (`SecCopyErrorMessageString`, from `SecBase.h`); `"OSStatus <n>"` for one
+/// without a message.
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
-    NSString(string: KeychainStatus(rawValue: status).message)
+    NSString(string: SecBaseMessages.table[status] ?? KeychainStatus(rawValue: status).message)
 }
 
 /// The detail of the most recent failure on this thread (what Apple writes to its log): which key, which
@@ -94,6 +95,7 @@ private func foundationObject(_ value: Any) -> AnyObject {
     case let text as String: return NSString(string: text)
     case let number as Int: return NSNumber(value: number)
     case let date as Date: return NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)
+    case let control as AccessControl: return SecAccessControl(control)
     default: return value as AnyObject
     }
 }

@@ -9,7 +9,7 @@ import LatchkeyAgent
 import LatchkeyPOSIX
 
 let usage = """
-    Usage: latchkeyd [--keychain path] [--socket path] [--verbose]
+    Usage: latchkeyd [--keychain path] [--socket path] [--pinentry program] [--verbose]
 
     Runs the Latchkey agent in the foreground. It serves the keychain named by --keychain (else
     LATCHKEY_KEYCHAIN, else the default keychain) on the socket named by --socket (else LATCHKEY_AGENT_SOCKET,
@@ -18,17 +18,23 @@ let usage = """
     locked: `latchkey unlock-keychain` unlocks it. One agent serves a keychain at a time. SIGTERM or SIGINT
     wipes the keys and ends it.
 
+    Items whose access control asks for the user (SecAccessControl .userPresence, .devicePasscode,
+    biometry, .applicationPassword) are released only after the user confirms the keychain passphrase in
+    pinentry: --pinentry names the program (else LATCHKEY_PINENTRY, else pinentry on the PATH).
+
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 var keychain = KeychainLocation.defaultPath()
 var socketPath = AgentLocation.socketPath()
 var verbose = false
+var pinentry: String?
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
     case "--keychain" where !arguments.isEmpty: keychain = KeychainLocation.resolve(arguments.removeFirst())
     case "--socket" where !arguments.isEmpty: socketPath = arguments.removeFirst()
+    case "--pinentry" where !arguments.isEmpty: pinentry = arguments.removeFirst()
     case "--verbose", "-v": verbose = true
     case "--help", "-h":
         print(usage, terminator: "")
@@ -41,7 +47,7 @@ while let argument = arguments.first {
 
 let server: AgentServer
 do {
-    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose))
+    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry))
 } catch {
     FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))

@@ -115,7 +115,10 @@ import Testing
         #expect(try local.string(forKey: "k") == "local")
         #expect(try synced.string(forKey: "k") == "synced")
         #expect(try synced.attributes(forKey: "k")?.isSynchronizable == true)
-        #expect(status { try synced.accessibility(.whenUnlockedThisDeviceOnly).set("x", forKey: "k2") } == .param)
+        // A synchronizable ThisDeviceOnly item is stored, as Apple stores it (it never leaves the device).
+        try synced.accessibility(.whenUnlockedThisDeviceOnly).set("x", forKey: "k2")
+        #expect(try synced.string(forKey: "k2") == "x")
+        #expect(try synced.attributes(forKey: "k2")?.accessibility == .whenUnlockedThisDeviceOnly)
     }
 
     @Test func internetPasswordsAreKeyedByServerProtocolPortPathAndMore() throws {

@@ -17,7 +17,7 @@ import Testing
             ok       keychain file mode 0600
             ok       directory mode 0700
             ok       durability: journal mode wal, synchronous FULL, secure_delete on (an acknowledged write survives a power cut)
-            ok       format version 2 (this Latchkey reads up to 2)
+            ok       format version 3 (this Latchkey reads up to 3)
             warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
             ok       device key present: items readable at any time open without the passphrase
             ok       integrity: 1 rows: 1 verified, 0 damaged, 0 unavailable (locked), 0 tombstones; structure: ok

@@ -118,9 +118,13 @@ import Testing
         #expect(try sandbox.run("find-generic-password", "-s", "s", "--access-group", "com.example.other").status == 44)
         let bad = try sandbox.run("add-generic-password", "-a", "a", "-s", "t", "--accessibility", "sometimes")
         #expect(bad.status == 64)
-        let sync = try sandbox.run("add-generic-password", "-a", "a", "-s", "u", "--accessibility", "aku", "--synchronizable")
-        #expect(sync.status == 206)
-        #expect(sync.stderr == "latchkey: add-generic-password: One or more parameters passed to a function were not valid. (a synchronizable item cannot use the ThisDeviceOnly accessibility aku)\n")
+        // Stored as Apple stores it: synchronizable and ThisDeviceOnly (it never leaves the device).
+        let sync = try sandbox.run("add-generic-password", "-a", "a", "-s", "u", "--accessibility", "aku", "--synchronizable",
+                                   "--password-stdin", input: "y")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let found = try sandbox.run("find-generic-password", "-s", "u", "--synchronizable")
+        #expect(found.stdout.contains("\"pdmn\"<blob>=\"aku\""), "\(found.stdout)")
+        #expect(found.stdout.contains("\"sync\"<sint32>=0x00000001 "))
     }
 
     @Test func alwaysAvailableItemsNeedNoPassphrase() throws {

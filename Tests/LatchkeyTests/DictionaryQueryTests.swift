@@ -136,9 +136,12 @@ import Testing
             == .param)
     }
 
-    @Test func accessControlIsUnimplemented() throws {
-        #expect(error { _ = try backend().add(Self.base.merging(["accc": Data()]) { a, _ in a }) }?.status
-            == .unimplemented)
+    @Test func anAccessControlThatIsNotOneIsParam() throws {
+        let keychain = try backend()
+        let failure = error { _ = try keychain.add(Self.base.merging(["accc": Data()]) { a, _ in a }) }
+        #expect(failure == KeychainError(.param, "kSecAttrAccessControl must be a SecAccessControl, not Data"))
+        #expect(error { _ = try keychain.add(Self.base.merging(["accc": "ak"]) { a, _ in a }) }
+            == KeychainError(.param, "kSecAttrAccessControl must be a SecAccessControl, not String"))
     }
 
     @Test func tooManyKeysIsParam() throws {

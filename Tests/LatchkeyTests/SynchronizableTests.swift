@@ -42,16 +42,20 @@ import Testing
         #expect(try accounts(backend, ["class": "genp", "svce": "t"]) == [""])
     }
 
+    /// SEMANTICS.md §4 (corrected): Apple stores a synchronizable item of a ThisDeviceOnly class — the add is
+    /// not refused (KeychainAccess's own suite adds one with `try!`) — and the item never leaves the device.
     @Test(arguments: ["aku", "cku", "dku", "akpu"])
-    func thisDeviceOnlyItemsCannotSync(_ accessibility: String) throws {
+    func thisDeviceOnlyItemsMayCarryTheSyncFlag(_ accessibility: String) throws {
         let backend = try filled()
-        let failure = #expect(throws: KeychainError.self) {
-            _ = try backend.add(["class": "genp", "svce": "x", "sync": true, "pdmn": accessibility])
-        }
-        #expect(failure?.status == .param)
-        #expect(failure?.detail == "a synchronizable item cannot use the ThisDeviceOnly accessibility \(accessibility)")
-        #expect(status { try backend.update(["class": "genp", "sync": true], with: ["pdmn": accessibility]) } == .param)
+        _ = try backend.add(["class": "genp", "svce": "x", "sync": true, "pdmn": accessibility, "v_Data": Data("x".utf8)])
+        let stored = try backend.copyMatching(["class": "genp", "svce": "x", "sync": true, "r_Attributes": true]) as? [String: Any]
+        #expect(stored?["pdmn"] as? String == accessibility)
+        #expect(stored?["sync"] as? Int == 1)
+        // Moving an item into such a class, or flagging one of such a class, is accepted the same way.
+        try backend.update(["class": "genp", "svce": "x", "sync": true], with: ["pdmn": "ak"])
+        try backend.update(["class": "genp", "svce": "x", "sync": true], with: ["pdmn": accessibility])
         _ = try backend.add(["class": "genp", "svce": "y", "pdmn": accessibility])
-        #expect(status { try backend.update(["class": "genp", "svce": "y"], with: ["sync": true]) } == .param)
+        try backend.update(["class": "genp", "svce": "y"], with: ["sync": true])
+        #expect(try accounts(backend, ["class": "genp", "svce": "y", "sync": true]) == [""])
     }
 }

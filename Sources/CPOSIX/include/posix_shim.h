@@ -37,6 +37,16 @@ ssize_t latchkey_receive_with_credentials(int socket, void *buffer, size_t lengt
 /* accept4(SOCK_CLOEXEC): a connection whose descriptor no spawned program inherits. */
 int latchkey_accept_close_on_exec(int listener);
 
+/* pidfd_open(2): a descriptor that stays bound to this very process (never to a later one reusing its pid),
+   close-on-exec. -1 with errno set (ENOSYS before Linux 5.3). */
+int latchkey_pidfd_open(pid_t pid);
+
+/* Whether the process of a pidfd has exited (its pidfd polls readable): 1, 0 while it runs, -1/errno. */
+int latchkey_pidfd_exited(int pidfd);
+
+/* pipe2(O_CLOEXEC): fds[0] reads, fds[1] writes. 0 or -1/errno. */
+int latchkey_pipe(int fds[2]);
+
 /* POSIX_SPAWN_SETSID: the spawned child starts a new session (detached from the terminal). */
 short latchkey_spawn_new_session_flag(void);
 

@@ -81,6 +81,10 @@ package final class AgentClient: Sendable {
                 do {
                     var message = request.encoded(id: id)
                     defer { message.resetBytes(in: 0..<message.count) }  // It may hold a passphrase or a secret.
+                    // The agent may ask the user (pinentry) before answering: wait as long as it lets them.
+                    let asks = request.mayAskTheUser
+                    if asks { state.stream!.setTimeout(seconds: AgentFrame.userAnswerSeconds) }
+                    defer { if asks { state.stream?.setTimeout(seconds: AgentFrame.replySeconds) } }
                     try state.stream!.send(message)
                     let response = try AgentResponse.decode(try state.stream!.receive())
                     guard response.id == id || response.id == 0 else {

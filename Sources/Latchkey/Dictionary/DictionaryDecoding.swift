@@ -20,6 +20,10 @@ enum DictionaryDecoding {
         var persistentReference: Data?
         var limit: MatchLimit?
         var returning: ReturnOptions = []
+        /// `kSecUseAuthenticationUI` (or `kSecUseNoAuthenticationUI`).
+        var authenticationUI: AuthenticationUI = .allow
+        /// `kSecUseOperationPrompt`.
+        var operationPrompt: String?
     }
 
     static func decode(_ dictionary: [String: Any], for operation: Operation) throws(KeychainError) -> Decoded {
@@ -38,10 +42,7 @@ enum DictionaryDecoding {
             case "v": try decodeValue(key, value, into: &decoded, operation: operation)
             case "r": try decodeReturn(key, value, into: &decoded, operation: operation)
             case "m": try decodeMatch(key, value, into: &decoded, operation: operation)
-            case "u":
-                guard SecItemKey.ignoredUseKeys.contains(key) else {
-                    throw KeychainError.param("'\(key)' is not a supported kSecUse key")
-                }
+            case "u": try decodeUse(key, value, into: &decoded)
             default:
                 throw KeychainError.param("'\(key)' is not a keychain query key")
             }
@@ -73,7 +74,8 @@ enum DictionaryDecoding {
     ) throws(KeychainError) {
         if key == SecItemKey.useDataProtectionKeychain { return }
         if key == SecItemKey.accessControl {
-            throw KeychainError(.unimplemented, "kSecAttrAccessControl (accc) is not supported yet; use kSecAttrAccessible")
+            decoded.attributes[.accessControl] = try accessControl(value)
+            return
         }
         if key == AttributeKey.synchronizable.rawValue, let text = value as? String, text == SecItemKey.synchronizableAny {
             // kSecAttrSynchronizableAny: both kinds for searches; dropped on add, as Apple does.
@@ -137,8 +139,11 @@ enum DictionaryDecoding {
     private static func decodeMatch(
         _ key: String, _ value: Any, into decoded: inout Decoded, operation: Operation
     ) throws(KeychainError) {
-        // Adds ignore match keys (as the macOS shim strips them); update and delete refuse them.
+        // Adds ignore match keys (as the macOS shim strips them); update refuses them, and delete every one
+        // but an unlimited match limit (Apple's _SecItemDelete: "match limit not supported by delete";
+        // KeychainAccess, SimpleKeychain and Valet send kSecMatchLimitAll).
         if operation == .add { return }
+        if operation == .delete, key == SecItemKey.matchLimit, (value as? String) == SecItemKey.matchLimitAll { return }
         if operation == .update || operation == .delete {
             throw KeychainError.param("'\(key)' is not supported by \(operation.rawValue)")
         }
@@ -167,6 +172,40 @@ enum DictionaryDecoding {
         }
     }
 
+    /// `kSecUse…` keys: how to ask the user (`kSecUseAuthenticationUI`, `kSecUseNoAuthenticationUI`), what to
+    /// tell them (`kSecUseOperationPrompt`); the others only steer Apple's own user interface.
+    private static func decodeUse(_ key: String, _ value: Any, into decoded: inout Decoded) throws(KeychainError) {
+        switch key {
+        case SecItemKey.useAuthenticationUI:
+            guard let text = value as? String, let policy = AuthenticationUI(rawValue: text) else {
+                throw KeychainError.param("kSecUseAuthenticationUI must be kSecUseAuthenticationUIAllow, Fail or Skip")
+            }
+            decoded.authenticationUI = policy
+        case SecItemKey.useNoAuthenticationUI:
+            guard let flag = DictionaryValue.boolean(value) else {
+                throw KeychainError.param("kSecUseNoAuthenticationUI must be a boolean, not \(DictionaryValue.typeName(value))")
+            }
+            if flag { decoded.authenticationUI = .fail }
+        case SecItemKey.useOperationPrompt:
+            guard let text = value as? String else {
+                throw KeychainError.param("kSecUseOperationPrompt must be a string, not \(DictionaryValue.typeName(value))")
+            }
+            decoded.operationPrompt = text
+        case let other where SecItemKey.ignoredUseKeys.contains(other):
+            break
+        default:
+            throw KeychainError.param("'\(key)' is not a supported kSecUse key")
+        }
+    }
+
+    /// A `kSecAttrAccessControl` value: a `SecAccessControl` (anything `AccessControlConvertible`), or the
+    /// attribute's stored form.
+    private static func accessControl(_ value: Any) throws(KeychainError) -> AttributeValue {
+        if let convertible = value as? any AccessControlConvertible { return convertible.accessControl.attributeValue }
+        if let data = value as? Data, let control = AccessControl(attributeValue: .data(data)) { return control.attributeValue }
+        throw KeychainError.param("kSecAttrAccessControl must be a SecAccessControl, not \(DictionaryValue.typeName(value))")
+    }
+
     /// `attributesToUpdate` of `SecItemUpdate`: `kSecValueData` is the new secret; every other key is an
     /// attribute, so `kSecClass` or an `r_`/`m_`/`u_` key there is `errSecNoSuchAttr`.
     static func decodeChanges(_ dictionary: [String: Any], itemClass: ItemClass) throws(KeychainError) -> ItemChanges {
@@ -182,7 +221,8 @@ enum DictionaryDecoding {
             }
             if key == "musr" || key == SecItemKey.useDataProtectionKeychain { continue }
             if key == SecItemKey.accessControl {
-                throw KeychainError(.unimplemented, "kSecAttrAccessControl (accc) is not supported yet")
+                changes.attributes[.accessControl] = try accessControl(value)
+                continue
             }
             guard key.utf8.count == 4 else {
                 throw KeychainError(

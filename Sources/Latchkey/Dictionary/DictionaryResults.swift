@@ -15,7 +15,15 @@ enum DictionaryResults {
         if returning == .persistentReference { return result.persistentReference }
         var dictionary: [String: Any] = [:]
         if returning.contains(.attributes) {
-            for (key, value) in result.attributes { dictionary[key.rawValue] = DictionaryValue.object(value) }
+            for (key, value) in result.attributes {
+                // The access control comes back as an `AccessControl` (LatchkeySecurity hands out a
+                // SecAccessControl for it), as Apple returns a SecAccessControlRef.
+                if key == .accessControl, let control = AccessControl(attributeValue: value) {
+                    dictionary[key.rawValue] = control
+                } else {
+                    dictionary[key.rawValue] = DictionaryValue.object(value)
+                }
+            }
         }
         if returning.contains(.data) || returning.contains(.reference) {
             dictionary[SecItemKey.valueData] = result.data ?? Data()

@@ -77,7 +77,8 @@ public struct ServiceBackend: KeychainBackend {
         ItemQuery(
             decoded.itemClass, matching: decoded.attributes,
             synchronizable: decoded.synchronizableAny ? .any : .no,
-            persistentReference: decoded.persistentReference, limit: limit, returning: decoded.returning)
+            persistentReference: decoded.persistentReference, limit: limit, returning: decoded.returning,
+            authenticationUI: decoded.authenticationUI, operationPrompt: decoded.operationPrompt)
     }
 }
 
@@ -90,11 +91,12 @@ public struct DatabaseBackend: KeychainBackend {
     public let caller: CallerIdentity
     private let backend: ServiceBackend
 
-    /// Creates a backend.
-    public init(database: KeychainDatabase, caller: CallerIdentity) {
+    /// Creates a backend; `presence` asks the user before an item whose access control asks them is read
+    /// or changed (nil: such requests fail with `errSecInteractionNotAllowed`).
+    public init(database: KeychainDatabase, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil) {
         self.database = database
         self.caller = caller
-        self.backend = ServiceBackend(service: LocalKeychainService(database: database, caller: caller))
+        self.backend = ServiceBackend(service: LocalKeychainService(database: database, caller: caller, presence: presence))
     }
 
     public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try backend.add(attributes) }

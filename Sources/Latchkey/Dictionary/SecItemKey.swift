@@ -31,8 +31,14 @@ package enum SecItemKey {
     package static let synchronizableAny = "syna"
     /// `kSecUseDataProtectionKeychain` (accepted and ignored: Latchkey is a data-protection keychain).
     package static let useDataProtectionKeychain = "nleg"
-    /// `kSecAttrAccessControl` (not supported yet: `errSecUnimplemented`).
+    /// `kSecAttrAccessControl`.
     package static let accessControl = "accc"
+    /// `kSecUseAuthenticationUI`.
+    package static let useAuthenticationUI = "u_AuthUI"
+    /// `kSecUseNoAuthenticationUI` (deprecated by Apple: true means `kSecUseAuthenticationUIFail`).
+    package static let useNoAuthenticationUI = "u_NoAuthUI"
+    /// `kSecUseOperationPrompt`.
+    package static let useOperationPrompt = "u_OpPrompt"
 
     /// `kSecMatch…` keys Latchkey knows but cannot honour yet (certificate and trust matching). A query
     /// naming one fails with `errSecUnimplemented` rather than silently matching more than asked.
@@ -42,9 +48,7 @@ package enum SecItemKey {
         "m_SubjectWholeString", "m_DiacriticInsensitive", "m_WidthInsensitive",
     ]
 
-    /// `kSecUse…` keys that only steer Apple's user interface or authentication context; Latchkey never shows
-    /// UI, so they are accepted and ignored.
-    static let ignoredUseKeys: Set<String> = [
-        "u_OpPrompt", "u_AuthUI", "u_NoAuthUI", "u_AuthCtx", "u_CallerName", "u_CredRef",
-    ]
+    /// `kSecUse…` keys that only steer Apple's own user interface or authentication context (an `LAContext`,
+    /// a caller name, a credential reference): accepted and ignored.
+    static let ignoredUseKeys: Set<String> = ["u_AuthCtx", "u_CallerName", "u_CredRef"]
 }

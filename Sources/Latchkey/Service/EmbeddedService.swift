@@ -61,7 +61,8 @@ struct EmbeddedService: KeychainService {
 
     func local() throws(KeychainError) -> LocalKeychainService {
         try CallerIdentity.validate(name: caller.applicationIdentifier, as: "the application identifier")
-        return LocalKeychainService(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller)
+        return LocalKeychainService(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller,
+                                    presence: TerminalPresence())
     }
 
     /// Whether this process has the keychain open already.

@@ -72,7 +72,8 @@ struct ItemStore {
         }
         context.protectMemory()
         let keychain = try KeychainDatabase.open(at: path)
-        let service = LocalKeychainService(database: keychain, caller: commandLineCaller(group: group, environment: context.environment))
+        let service = LocalKeychainService(database: keychain, caller: commandLineCaller(group: group, environment: context.environment),
+                                           presence: TerminalPresence())
         return ItemStore(service: service) {
             try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
         }

@@ -18,6 +18,12 @@ internal import LatchkeyStorage
 /// - the primary-key uniqueness covers live items only (a partial index), and tombstones have a partial
 ///   index of their own: a tombstone is never removed to make room for another item, so its deletion can
 ///   still sync.
+///
+/// Format v3:
+/// - `items.acl`: the item's access-control flags (`AccessControlFlags`, 0 for none), so a lookup knows
+///   whether the user must confirm before the secret is released without decrypting the attributes. The
+///   column is bound into the item key's associated data whenever it is not 0, so clearing it makes the row
+///   fail to open rather than release the secret unconfirmed.
 enum KeychainSchema {
     /// `PRAGMA application_id`: "LKCH". A SQLite file without it is not a Latchkey keychain.
     static let applicationID: Int64 = 0x4C4B_4348
@@ -74,6 +80,9 @@ enum KeychainSchema {
                 CREATE UNIQUE INDEX items_by_primary_key ON items (pk, agrp, sync) WHERE tomb = 0;
                 CREATE INDEX items_tombstones ON items (pk, agrp, sync) WHERE tomb = 1;
                 """)
+        },
+        Migrator.Step(version: 3) { db in
+            try db.execute("ALTER TABLE items ADD COLUMN acl INTEGER NOT NULL DEFAULT 0")
         },
     ])
 

@@ -3,6 +3,12 @@ import Foundation
 /// One row of the `items` table: the plaintext columns (none of which holds an attribute value or a
 /// secret) and the three sealed blobs.
 struct ItemRow: Sendable {
+    /// Whether releasing the secret needs the user's confirmation (from `accessControlFlags`, which
+    /// unwrapping the item key verifies).
+    var requiresUserPresence: Bool {
+        !AccessControlFlags(rawValue: accessControlFlags).isDisjoint(with: .askingTheUser)
+    }
+
     var rowID: Int64?
     /// Random 128-bit id: stable for the item's life, bound into every ciphertext.
     var id: Data
@@ -28,6 +34,9 @@ struct ItemRow: Sendable {
     /// Whether the row holds a secret (`data IS NOT NULL`); bound into the attributes' associated data, so
     /// a secret removed from its row is detected.
     var hasData: Bool = false
+    /// The access-control flags (`AccessControlFlags.rawValue`; 0 for none), bound into the item key's
+    /// associated data when not 0.
+    var accessControlFlags: UInt = 0
     /// Set when the plaintext columns could not even be read; such a row is reported as damaged.
     var malformed: Bool = false
 }

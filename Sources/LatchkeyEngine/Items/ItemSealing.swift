@@ -7,7 +7,8 @@ internal import LatchkeyCrypto
 /// yielding wrong plaintext:
 ///
 /// - item key: AD = `lk1/key ‖ id ‖ class ‖ agrp digest ‖ pdmn ‖ sync ‖ tomb ‖ version ‖ has data ‖
-///   primary-key digest ‖ index digests` — every plaintext column of the row. Unwrapping the key proves the
+///   primary-key digest ‖ index digests [‖ "acl" ‖ access-control flags, when not 0]` — every plaintext
+///   column of the row. Unwrapping the key proves the
 ///   row is as it was sealed, so a lookup needs neither the attributes decrypted nor a digest recomputed.
 ///   (Sync re-wraps the key under a sync key with its own associated data; these local digests never leave
 ///   the device.)
@@ -30,6 +31,11 @@ enum ItemSealing {
         writer.appendField(row.primaryKeyDigest)
         writer.append(UInt32(row.indexDigests.count))
         for digest in row.indexDigests { writer.appendRaw(digest) }
+        // Format v3: the access-control flags, only when there are some (rows sealed before keep their AD).
+        if row.accessControlFlags != 0 {
+            writer.appendRaw("acl".utf8)
+            writer.append(UInt64(row.accessControlFlags))
+        }
         return writer.bytes
     }
 

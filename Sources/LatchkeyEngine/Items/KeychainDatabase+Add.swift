@@ -63,8 +63,12 @@ extension KeychainDatabase {
     /// Adds the item, or — when a live item has its primary key — updates that item with the new item's
     /// other attributes and data, in one transaction: the old value is never deleted before the new one is
     /// safely stored (unlike delete-then-add). Returns true when the item was added.
+    /// Updating an item whose access control asks the user needs their confirmation through `presence`,
+    /// as `update` does.
     @discardableResult
-    public func addOrUpdate(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> Bool {
+    public func addOrUpdate(
+        _ item: NewItem, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil
+    ) throws(KeychainError) -> Bool {
         let prepared = try prepareAdd(item, caller: caller)
         var matching = prepared.validated.attributes.filter { prepared.validated.schema.primaryKey.contains($0.key) }
         for name in prepared.validated.schema.primaryKey where matching[name] == nil {
@@ -80,16 +84,24 @@ extension KeychainDatabase {
         if item.attributes[.accessible] != nil {
             changes.attributes[.accessible] = .string(prepared.validated.accessibility.rawValue)
         }
-        let update = try prepareUpdate(query, with: changes, caller: caller)
-        return try mappingStorageErrors {
-            try pool.write { db in
-                do {
-                    _ = try prepared.insert(into: db, origin: .request)
-                    return true
-                } catch KeychainError.duplicateItem {
-                    _ = try update.apply(to: db, origin: .request)
-                    return false
+        var update = try prepareUpdate(query, with: changes, caller: caller)
+        while true {
+            do {
+                return try mappingStorageErrors {
+                    try pool.write { db in
+                        do {
+                            _ = try prepared.insert(into: db, origin: .request)
+                            return true
+                        } catch KeychainError.duplicateItem {
+                            _ = try update.apply(to: db, origin: .request)
+                            return false
+                        }
+                    }
                 }
+            } catch {
+                guard error == PreparedUpdate.confirmationNeeded else { throw error }
+                try confirmPresence(caller: caller, query: update.selection.query, presence: presence)
+                update.confirmed = true
             }
         }
     }
@@ -174,7 +186,8 @@ extension KeychainDatabase {
             accessibility: validated.accessibility, synchronizable: validated.synchronizable, tombstone: false,
             version: 1, primaryKeyDigest: ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey),
             indexDigests: ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey),
-            wrappedKey: Data(), sealedAttributes: Data(), sealedData: nil)
+            wrappedKey: Data(), sealedAttributes: Data(), sealedData: nil,
+            accessControlFlags: validated.accessControl?.flags.rawValue ?? 0)
         return PreparedAdd(validated: validated, classKey: classKey, attributes: attributes, template: template)
     }
 }

@@ -9,15 +9,47 @@ extension KeychainDatabase {
     /// - Throws: `errSecItemNotFound` when nothing matches; `errSecInteractionNotAllowed` when a matching
     ///   item's class key is unavailable (locked); `errSecDecode` when the only matches are damaged (damaged
     ///   items are skipped when others match); `errSecMissingEntitlement` for a group the caller lacks.
-    public func copyMatching(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [ItemResult] {
+    ///
+    /// A match whose access control asks the user releases its secret (`.data`, `.reference`) only after
+    /// the user confirms the keychain passphrase through `presence` — asked once per call, outside any
+    /// transaction. `query.authenticationUI` `.skip` leaves such items out instead, `.fail` (or no
+    /// `presence`) fails with `errSecInteractionNotAllowed`; a declined prompt is `errSecUserCanceled`, a
+    /// wrong passphrase `errSecAuthFailed`. Attributes alone never ask.
+    public func copyMatching(
+        _ query: ItemQuery, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil
+    ) throws(KeychainError) -> [ItemResult] {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
         let wantsData = validated.returning.contains(.data) || validated.returning.contains(.reference)
+        var confirmed = false
+        while true {
+            let found = try search(selection, wantsData: wantsData, confirmed: confirmed)
+            guard let results = found else {
+                // A match needs the user's confirmation: ask with no transaction open, then search again.
+                try confirmPresence(caller: caller, query: validated, presence: presence)
+                confirmed = true
+                continue
+            }
+            return results
+        }
+    }
+
+    /// One search in one read transaction; nil when a match needs the user's confirmation first.
+    private func search(_ selection: ItemSelection, wantsData: Bool, confirmed: Bool) throws(KeychainError) -> [ItemResult]? {
+        let validated = selection.query
         return try mappingStorageErrors {
-            try pool.read { db in
+            try pool.read { db -> [ItemResult]? in
                 var results: [ItemResult] = []
                 var damaged = 0
                 for row in try selection.candidates(db, includeData: wantsData) {
+                    if wantsData && row.requiresUserPresence && !confirmed {
+                        switch validated.authenticationUI {
+                        case .skip: continue
+                        case .fail:
+                            throw KeychainError.locked("a matching item needs the user's confirmation, and kSecUseAuthenticationUI is fail")
+                        case .allow: return nil
+                        }
+                    }
                     do {
                         guard let opened = try selection.open(row, attributes: validated.returning.contains(.attributes)) else {
                             continue

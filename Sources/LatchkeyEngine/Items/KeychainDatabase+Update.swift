@@ -8,12 +8,25 @@ extension KeychainDatabase {
     /// `mdat` is refreshed. Changing primary-key attributes, the access group or the sync flag onto a live
     /// item's key fails with `errSecDuplicateItem` (and changes nothing). The query's `limit` must be left
     /// at `.one` or `.all` (both mean every match here) and `returning` empty, else `errSecParam`.
+    ///
+    /// Changing an item whose access control asks the user (`AccessControl.requiresUserPresence`) needs the
+    /// user's confirmation through `presence`, asked once per call and outside any transaction;
+    /// `query.authenticationUI` `.fail`, or no `presence`, makes it `errSecInteractionNotAllowed`, and
+    /// `.skip` is `errSecParam` (Apple allows it only for searches).
     @discardableResult
-    public func update(_ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity) throws(KeychainError)
-        -> Int
-    {
-        let prepared = try prepareUpdate(query, with: changes, caller: caller)
-        return try mappingStorageErrors { try pool.write { db in try prepared.apply(to: db, origin: .request) } }
+    public func update(
+        _ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil
+    ) throws(KeychainError) -> Int {
+        var prepared = try prepareUpdate(query, with: changes, caller: caller)
+        while true {
+            do {
+                return try mappingStorageErrors { try pool.write { db in try prepared.apply(to: db, origin: .request) } }
+            } catch {
+                guard error == PreparedUpdate.confirmationNeeded else { throw error }
+                try confirmPresence(caller: caller, query: prepared.selection.query, presence: presence)
+                prepared.confirmed = true
+            }
+        }
     }
 
     /// Validates an update. `modified` is the modification date to write (now unless restoring).
@@ -21,6 +34,9 @@ extension KeychainDatabase {
         throws(KeychainError) -> PreparedUpdate
     {
         try Self.requireFilterOnly(query, operation: "update")
+        if query.authenticationUI == .skip {
+            throw KeychainError.param("kSecUseAuthenticationUISkip is allowed only for SecItemCopyMatching")
+        }
         let validated = try RequestValidation.validate(query, caller: caller)
         let change = try RequestValidation.validate(changes, schema: validated.schema, caller: caller)
         return PreparedUpdate(selection: try selection(for: validated), change: change, now: modified)
@@ -31,6 +47,13 @@ extension KeychainDatabase {
         let selection: ItemSelection
         let change: ValidatedChanges
         let now: Date
+        /// Whether the user confirmed their presence for this call (items whose access control asks them
+        /// are changed only then).
+        var confirmed = false
+
+        /// Thrown out of the transaction when a match needs the user's confirmation and has not had it
+        /// (the caller asks, outside the transaction, and runs the update again).
+        static let confirmationNeeded = KeychainError(.interactionNotAllowed, "the user's confirmation is needed")
 
         /// Updates every match; returns how many. Safe to run again when the transaction is retried.
         func apply(to db: Connection, origin: KeychainChange.Origin) throws -> Int {
@@ -49,12 +72,27 @@ extension KeychainDatabase {
                     damaged += 1
                     continue
                 }
+                if opened.row.requiresUserPresence && !confirmed {
+                    guard selection.query.authenticationUI == .allow else {
+                        throw KeychainError.locked("a matching item needs the user's confirmation, and kSecUseAuthenticationUI is fail")
+                    }
+                    throw Self.confirmationNeeded
+                }
                 var attributes = opened.attributes ?? [:]
                 attributes.merge(change.attributes) { _, new in new }
                 let group = change.group ?? attributes[.accessGroup]?.stringValue ?? ""
                 let accessibility = change.accessibility ?? opened.row.accessibility
                 let synchronizable = change.synchronizable ?? opened.row.synchronizable
-                try RequestValidation.checkSyncAllowed(synchronizable, accessibility)
+                // The access control after the change (the new one, or the item's own).
+                let control = attributes[.accessControl].flatMap(AccessControl.init(attributeValue:))
+                if let control {
+                    guard accessibility == control.protection else {
+                        throw KeychainError.param("conflicting kSecAttrAccessible and kSecAttrAccessControl attributes")
+                    }
+                    if synchronizable && !control.flags.isEmpty {
+                        throw KeychainError.param("an item with kSecAttrAccessControl constraints is not synchronizable")
+                    }
+                }
                 attributes[.accessGroup] = .string(group)
                 attributes[.accessible] = .string(accessibility.rawValue)
                 attributes[.synchronizable] = .number(synchronizable ? 1 : 0)
@@ -68,6 +106,7 @@ extension KeychainDatabase {
                 row.groupDigest = ItemDigests.group(group, key: indexKey)
                 row.accessibility = accessibility
                 row.synchronizable = synchronizable
+                row.accessControlFlags = control?.flags.rawValue ?? 0
                 row.version += 1
                 row.primaryKeyDigest = ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey)
                 let oldIndex = opened.row

@@ -17,6 +17,8 @@ struct ValidatedAdd: Sendable {
     let accessibility: Accessibility
     let synchronizable: Bool
     let data: Data?
+    /// The access control (`accc`), whose protection is `accessibility`.
+    let accessControl: AccessControl?
 }
 
 /// A search, update or delete query, checked the same way.
@@ -31,6 +33,8 @@ struct ValidatedQuery: Sendable {
     let reference: (rowID: Int64, id: Data)?
     let limit: Int?
     let returning: ReturnOptions
+    let authenticationUI: AuthenticationUI
+    let operationPrompt: String?
 
     /// Whether the filters name every primary-key attribute, so the primary-key digest finds the item.
     var namesWholePrimaryKey: Bool { schema.primaryKey.allSatisfy { filters[$0] != nil } }
@@ -43,6 +47,8 @@ struct ValidatedChanges: Sendable {
     let accessibility: Accessibility?
     let synchronizable: Bool?
     let data: Data?
+    /// A new access control (`accc`), whose protection becomes the item's accessibility.
+    let accessControl: AccessControl?
 }
 
 enum RequestValidation {
@@ -101,10 +107,29 @@ enum RequestValidation {
         }
     }
 
-    static func checkSyncAllowed(_ synchronizable: Bool, _ accessibility: Accessibility) throws(KeychainError) {
-        if synchronizable && accessibility.isThisDeviceOnly {
-            throw KeychainError.param(
-                "a synchronizable item cannot use the ThisDeviceOnly accessibility \(accessibility.rawValue)")
+    /// An `accc` value: an `AccessControl` Apple would accept.
+    static func accessControl(from value: AttributeValue, schema: ItemSchema) throws(KeychainError) -> AccessControl {
+        guard let control = AccessControl(attributeValue: try schema.coerce(value, for: .accessControl)) else {
+            throw KeychainError.param("attribute 'accc' must be an access control (SecAccessControlCreateWithFlags)")
+        }
+        try control.validate()
+        return control
+    }
+
+    /// Apple's rules for an item's protection: `pdmn` beside an access control must be its protection and
+    /// the control must have no constraints (Apple: "conflicting kSecAccess and kSecAccessControl
+    /// attributes"), and an item whose access control has constraints cannot sync ("item with
+    /// kSecAttrAccessControl is not synchronizable"). A synchronizable item of a ThisDeviceOnly class is
+    /// accepted, as Apple accepts it; it never leaves the device.
+    static func checkProtection(
+        accessibility: Accessibility?, accessControl: AccessControl?, synchronizable: Bool
+    ) throws(KeychainError) {
+        guard let accessControl else { return }
+        if let accessibility, accessibility != accessControl.protection || !accessControl.flags.isEmpty {
+            throw KeychainError.param("conflicting kSecAttrAccessible and kSecAttrAccessControl attributes")
+        }
+        if synchronizable && !accessControl.flags.isEmpty {
+            throw KeychainError.param("an item with kSecAttrAccessControl constraints is not synchronizable")
         }
     }
 
@@ -116,11 +141,16 @@ enum RequestValidation {
         var group: String?
         var accessibility: Accessibility?
         var synchronizable = false
+        var control: AccessControl?
         for (key, value) in item.attributes {
             switch key {
             case .accessGroup: group = try Self.group(from: value, schema: schema, caller: caller)
             case .accessible: accessibility = try Self.accessibility(from: value, schema: schema)
             case .synchronizable: synchronizable = try Self.synchronizable(from: value, schema: schema)
+            case .accessControl:
+                let decoded = try Self.accessControl(from: value, schema: schema)
+                control = decoded
+                attributes[key] = decoded.attributeValue
             case .creationDate, .modificationDate:
                 _ = try schema.coerce(value, for: key)  // Checked, then replaced by now (as Apple does).
             default: attributes[key] = try schema.coerce(value, for: key)
@@ -130,11 +160,12 @@ enum RequestValidation {
             throw KeychainError(
                 .missingEntitlement, "caller \(caller.applicationIdentifier) has no default access group")
         }
-        let resolvedAccessibility = accessibility ?? (item.itemClass == .certificate ? .always : .whenUnlocked)
-        try checkSyncAllowed(synchronizable, resolvedAccessibility)
+        try checkProtection(accessibility: accessibility, accessControl: control, synchronizable: synchronizable)
+        let resolvedAccessibility = control?.protection ?? accessibility
+            ?? (item.itemClass == .certificate ? .always : .whenUnlocked)
         return ValidatedAdd(
             schema: schema, attributes: attributes, group: resolvedGroup, accessibility: resolvedAccessibility,
-            synchronizable: synchronizable, data: item.data)
+            synchronizable: synchronizable, data: item.data, accessControl: control)
     }
 
     static func validate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> ValidatedQuery {
@@ -178,9 +209,13 @@ enum RequestValidation {
             throw KeychainError(
                 .unimplemented, "r_Ref for \(query.itemClass.rawValue) items arrives with certificates and keys")
         }
+        if let prompt = query.operationPrompt, prompt.utf8.count > 1_024 {
+            throw KeychainError.param("u_OpPrompt is \(prompt.utf8.count) bytes; the limit is 1024")
+        }
         return ValidatedQuery(
             schema: schema, filters: filters, groups: groups, accessibility: accessibility,
-            synchronizable: synchronizable, reference: reference, limit: limit, returning: query.returning)
+            synchronizable: synchronizable, reference: reference, limit: limit, returning: query.returning,
+            authenticationUI: query.authenticationUI, operationPrompt: query.operationPrompt)
     }
 
     static func validate(_ changes: ItemChanges, schema: ItemSchema, caller: CallerIdentity)
@@ -191,19 +226,27 @@ enum RequestValidation {
         var group: String?
         var accessibility: Accessibility?
         var synchronizable: Bool?
+        var control: AccessControl?
         for (key, value) in changes.attributes {
             switch key {
             case .accessGroup: group = try Self.group(from: value, schema: schema, caller: caller)
             case .accessible: accessibility = try Self.accessibility(from: value, schema: schema)
             case .synchronizable: synchronizable = try Self.synchronizable(from: value, schema: schema)
+            case .accessControl:
+                let decoded = try Self.accessControl(from: value, schema: schema)
+                control = decoded
+                attributes[key] = decoded.attributeValue
             case .creationDate, .modificationDate:
                 _ = try schema.coerce(value, for: key)
                 throw KeychainError.param("attribute '\(key.rawValue)' is set by the keychain and cannot be updated")
             default: attributes[key] = try schema.coerce(value, for: key)
             }
         }
+        if let control, let accessibility, accessibility != control.protection || !control.flags.isEmpty {
+            throw KeychainError.param("conflicting kSecAttrAccessible and kSecAttrAccessControl attributes")
+        }
         return ValidatedChanges(
-            attributes: attributes, group: group, accessibility: accessibility, synchronizable: synchronizable,
-            data: changes.data)
+            attributes: attributes, group: group, accessibility: control?.protection ?? accessibility,
+            synchronizable: synchronizable, data: changes.data, accessControl: control)
     }
 }

@@ -16,6 +16,8 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Cu
     // Common to every class.
     /// `kSecAttrAccessible`.
     public static let accessible: AttributeKey = "pdmn"
+    /// `kSecAttrAccessControl` ("accc"): the item's `AccessControl`, as `AccessControl.attributeValue`.
+    public static let accessControl: AttributeKey = "accc"
     /// `kSecAttrAccessGroup`.
     public static let accessGroup: AttributeKey = "agrp"
     /// `kSecAttrSynchronizable`.

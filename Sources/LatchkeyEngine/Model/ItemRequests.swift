@@ -93,12 +93,17 @@ public struct ItemQuery: Sendable, CustomStringConvertible {
     public var limit: MatchLimit
     /// What to return for each item.
     public var returning: ReturnOptions
+    /// What to do when a match's secret needs the user's confirmation (`kSecUseAuthenticationUI`).
+    public var authenticationUI: AuthenticationUI
+    /// Why the application asks, shown to the user (`kSecUseOperationPrompt`).
+    public var operationPrompt: String?
 
     /// Creates a query.
     public init(
         _ itemClass: ItemClass, matching: [AttributeKey: AttributeValue] = [:],
         synchronizable: SynchronizableFilter = .no, persistentReference: Data? = nil,
-        limit: MatchLimit = .one, returning: ReturnOptions = []
+        limit: MatchLimit = .one, returning: ReturnOptions = [], authenticationUI: AuthenticationUI = .allow,
+        operationPrompt: String? = nil
     ) {
         self.itemClass = itemClass
         self.matching = matching
@@ -106,6 +111,8 @@ public struct ItemQuery: Sendable, CustomStringConvertible {
         self.persistentReference = persistentReference
         self.limit = limit
         self.returning = returning
+        self.authenticationUI = authenticationUI
+        self.operationPrompt = operationPrompt
     }
 
     /// The class and attribute names only; never values.

@@ -53,7 +53,7 @@ struct ItemSchema: Sendable {
     /// Attributes every class shares; the engine fills or validates them itself.
     static let bookkeeping: [AttributeKey: SchemaKind] = [
         .accessible: .accessibility, .accessGroup: .string, .synchronizable: .number,
-        .creationDate: .date, .modificationDate: .date,
+        .creationDate: .date, .modificationDate: .date, .accessControl: .data,
     ]
 
     private static let passwordCommon: [AttributeKey: SchemaKind] = [

@@ -5,9 +5,9 @@ internal import LatchkeyStorage
 /// item row is here; the mutations are reached only through `ItemStore`, which logs each one.
 enum ItemTable {
     /// The columns a row is read with, in the order `decode` expects; `data` is read only when asked for.
-    static let selectColumns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL"
+    static let selectColumns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL, acl"
     /// The position of `data` after `selectColumns` when it is read, and of `class` after that.
-    static let dataColumn: Int32 = 12, classColumn: Int32 = 13
+    static let dataColumn: Int32 = 13, classColumn: Int32 = 14
 
     /// A selected row as an `ItemRow` (in the order of `selectColumns`, then `data` when `includeData`). A row
     /// whose plaintext columns are not even well-formed is marked malformed (reported as damaged).
@@ -31,7 +31,7 @@ enum ItemTable {
             accessibility: accessibility, synchronizable: row.integer(3) != 0, tombstone: row.integer(4) != 0,
             version: row.integer(5), primaryKeyDigest: primaryKey, indexDigests: indexDigests,
             wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? row.blob(dataColumn) : nil,
-            hasData: row.integer(11) != 0)
+            hasData: row.integer(11) != 0, accessControlFlags: UInt(truncatingIfNeeded: row.integer(12)))
     }
 
     /// The values of every column but `row_id`, in the order of `insert`'s statement.
@@ -41,7 +41,7 @@ enum ItemTable {
             .blob(row.id), .text(row.itemClass.rawValue), .blob(row.groupDigest), .text(row.accessibility.rawValue),
             .integer(row.synchronizable ? 1 : 0), .integer(row.tombstone ? 1 : 0), .integer(row.version),
             .blob(row.primaryKeyDigest), .blob(index), .blob(row.wrappedKey), .blob(row.sealedAttributes),
-            row.sealedData.map { .blob($0) } ?? .null,
+            row.sealedData.map { .blob($0) } ?? .null, .integer(Int64(truncatingIfNeeded: row.accessControlFlags)),
         ]
     }
 
@@ -49,8 +49,8 @@ enum ItemTable {
     static func insert(_ row: ItemRow, in db: Connection) throws -> Int64 {
         try db.run(
             """
-            INSERT INTO items (id, class, agrp, pdmn, sync, tomb, version, pk, idx, item_key, attrs, data)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO items (id, class, agrp, pdmn, sync, tomb, version, pk, idx, item_key, attrs, data, acl)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, values(row))
         return db.lastInsertedRowID
     }
@@ -60,7 +60,7 @@ enum ItemTable {
         try db.run(
             """
             UPDATE items SET id = ?, class = ?, agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?,
-            idx = ?, item_key = ?, attrs = ? , data = ? WHERE row_id = ?
+            idx = ?, item_key = ?, attrs = ?, data = ?, acl = ? WHERE row_id = ?
             """, values(row) + [.integer(row.rowID!)])
     }
 
@@ -70,12 +70,13 @@ enum ItemTable {
         try db.run(
             """
             UPDATE items SET agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?, idx = ?, item_key = ?,
-            attrs = ? WHERE row_id = ?
+            attrs = ?, acl = ? WHERE row_id = ?
             """,
             [
                 .blob(row.groupDigest), .text(row.accessibility.rawValue), .integer(row.synchronizable ? 1 : 0),
                 .integer(row.tombstone ? 1 : 0), .integer(row.version), .blob(row.primaryKeyDigest), .blob(index),
-                .blob(row.wrappedKey), .blob(row.sealedAttributes), .integer(row.rowID!),
+                .blob(row.wrappedKey), .blob(row.sealedAttributes), .integer(Int64(truncatingIfNeeded: row.accessControlFlags)),
+                .integer(row.rowID!),
             ])
     }
 

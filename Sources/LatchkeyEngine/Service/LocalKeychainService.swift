@@ -4,11 +4,15 @@ public struct LocalKeychainService: KeychainService {
     public let database: KeychainDatabase
     /// Who the operations run for.
     public let caller: CallerIdentity
+    /// Who asks the user to confirm before an item whose access control asks them is read or changed (nil:
+    /// nobody, so such requests fail with `errSecInteractionNotAllowed`).
+    public let presence: (any UserPresenceVerifier)?
 
-    /// A service over `database` for `caller`.
-    public init(database: KeychainDatabase, caller: CallerIdentity) {
+    /// A service over `database` for `caller`, asking the user through `presence`.
+    public init(database: KeychainDatabase, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil) {
         self.database = database
         self.caller = caller
+        self.presence = presence
     }
 
     public func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
@@ -16,16 +20,16 @@ public struct LocalKeychainService: KeychainService {
     }
 
     public func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
-        try database.copyMatching(query, caller: caller)
+        try database.copyMatching(query, caller: caller, presence: presence)
     }
 
     public func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
-        try database.update(query, with: changes, caller: caller)
+        try database.update(query, with: changes, caller: caller, presence: presence)
     }
 
     public func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try database.delete(query, caller: caller) }
 
-    public func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try database.addOrUpdate(item, caller: caller) }
+    public func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try database.addOrUpdate(item, caller: caller, presence: presence) }
 
     public func status() throws(KeychainError) -> KeychainServiceStatus {
         KeychainServiceStatus(lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,
