@@ -110,6 +110,7 @@ let package = Package(
                 "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyTestSupport", "latchkeyd", "latchkey",
                 "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
+        .testTarget(name: "SecurityModuleTests", dependencies: ["Security"]),
         .testTarget(
             name: "LatchkeyAPITests",
             dependencies: [

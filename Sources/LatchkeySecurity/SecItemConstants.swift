@@ -195,6 +195,8 @@ public var kSecUseAuthenticationUIAllow: CFString { SecConstant("u_AuthUIA") }
 public var kSecUseAuthenticationUIFail: CFString { SecConstant("u_AuthUIF") }
 /// `kSecUseAuthenticationUISkip` ("u_AuthUIS").
 public var kSecUseAuthenticationUISkip: CFString { SecConstant("u_AuthUIS") }
+/// `kSecUseNoAuthenticationUI` ("u_NoAuthUI"; deprecated by Apple: true is `kSecUseAuthenticationUIFail`).
+public var kSecUseNoAuthenticationUI: CFString { SecConstant("u_NoAuthUI") }
 /// `kSecUseAuthenticationContext` ("u_AuthCtx").
 public var kSecUseAuthenticationContext: CFString { SecConstant("u_AuthCtx") }
 /// `kSecAttrProtocolFTP` ("ftp ").

@@ -30,8 +30,13 @@ final class AgentSandbox: @unchecked Sendable {
     var withPassphrase: [String: String] { environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { _, new in new } }
 
     /// What the agent gets besides `environment`: by default a system bus address where no bus listens, so
-    /// no test reaches the machine's own logind; the lock-on-sleep tests point it at their private bus.
-    lazy var agentEnvironment: [String: String] = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("no-system-bus")]
+    /// no test reaches the machine's own logind (the lock-on-sleep tests point it at their private bus), and
+    /// a pinentry that does not exist, so no test opens the machine's own dialog (the presence tests give it
+    /// a scripted one).
+    lazy var agentEnvironment: [String: String] = [
+        "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("no-system-bus"),
+        "LATCHKEY_PINENTRY": directory.file("no-pinentry"),
+    ]
 
     init() throws {
         _ = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)

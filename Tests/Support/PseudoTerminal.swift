@@ -82,6 +82,12 @@ public final class PseudoTerminalSession {
         _ = (line + "\n").withCString { write(master, $0, strlen($0)) }
     }
 
+    /// Types Ctrl-D at the start of a line: end of input.
+    public func sendEndOfInput() {
+        var eof: UInt8 = 4
+        _ = write(master, &eof, 1)
+    }
+
     /// Waits for the program to end and returns its exit status, reading the rest of its output. A program
     /// still running after `timeout` seconds is killed and its test fails (the status is then 128 + 9).
     public func wait(timeout: Double = 60) -> Int32 {

@@ -49,6 +49,31 @@ public enum TestClient {
                     kSecAttrAccount as String: arguments[2], kSecReturnData as String: true,
                 ] as CFDictionary, &result)
                 say("SecItemCopyMatching \(status) \((result as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")")
+            case "secitem-set-protected" where arguments.count == 4:
+                // secitem-set-protected <service> <account> <secret>: an item released only after the user confirms.
+                guard let control = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked, .userPresence, nil) else {
+                    say("SecAccessControlCreateWithFlags failed")
+                    return 1
+                }
+                let status = SecItemAdd([
+                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
+                    kSecAttrAccount as String: arguments[2], kSecValueData as String: Data(arguments[3].utf8),
+                    kSecAttrAccessControl as String: control,
+                ] as CFDictionary, nil)
+                say("SecItemAdd \(status)")
+            case "secitem-get-ui" where arguments.count >= 4:
+                // secitem-get-ui <service> <account> <allow|fail|skip> [operation prompt]
+                let modes = ["allow": kSecUseAuthenticationUIAllow, "fail": kSecUseAuthenticationUIFail, "skip": kSecUseAuthenticationUISkip]
+                guard let mode = modes[arguments[3]] else { return 64 }
+                var query: [String: Any] = [
+                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
+                    kSecAttrAccount as String: arguments[2], kSecReturnData as String: true,
+                    kSecUseAuthenticationUI as String: mode,
+                ]
+                if arguments.count > 4 { query[kSecUseOperationPrompt as String] = arguments[4] }
+                var result: CFTypeRef?
+                let status = SecItemCopyMatching(query as CFDictionary, &result)
+                say("SecItemCopyMatching \(status) \((result as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")")
             case "status":
                 guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
                     say("no agent")
