@@ -81,6 +81,32 @@ extension GlobalSecItemTests {
             #expect(token == Data("secret-token".utf8))
         }
 
+        @Test func latchkeySecurityAccessControl() throws {
+            InMemoryKeychain().install()
+            // README: "LatchkeySecurity", access control
+            let protected = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked, .userPresence, nil)!
+            SecItemAdd([
+                kSecClass as String: kSecClassGenericPassword,
+                kSecAttrAccount as String: "bank-pin",
+                kSecValueData as String: Data("4321".utf8),
+                kSecAttrAccessControl as String: protected,
+            ] as CFDictionary, nil)
+
+            var pin: CFTypeRef?
+            let answer = SecItemCopyMatching([
+                kSecClass as String: kSecClassGenericPassword,
+                kSecAttrAccount as String: "bank-pin",
+                kSecReturnData as String: true,
+                kSecUseOperationPrompt as String: "Show the card's PIN",
+            ] as CFDictionary, &pin)
+
+            // The in-memory keychain has nobody to ask.
+            #expect(answer == errSecInteractionNotAllowed)
+            #expect(pin == nil)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "bank-pin"] as CFDictionary, nil)
+                == errSecSuccess, "the item is there")
+        }
+
         @Test func latchkeyTesting() throws {
             // README: "LatchkeyTesting"
             let memory = InMemoryKeychain()                       // no file, no passphrase, well under a millisecond
