@@ -124,5 +124,7 @@ import Testing
         }
         #expect(expected.count > workers * 5, "the workers left items behind")
         #expect(actual == expected)
+        print("ConcurrencyTests: \(workers) processes × 2 threads × \(operations) operations = \(workers * 2 * operations); "
+            + "\(actual.count) items left, \(actual == expected ? "equal to" : "DIFFERENT from") the serial model")
     }
 }

@@ -43,6 +43,7 @@ import Glibc
         let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
         var acknowledged: [String: Int] = [:]
         var generator = TestSeed.generator("CrashTests.killedWriters")
+        var checked = 0, lost = 0, inFlightCommitted = 0
 
         for trial in 0..<Self.trials {
             let log = directory.file("writer-\(trial).log")
@@ -83,6 +84,9 @@ import Glibc
                 let found = versions[key] ?? 0
                 // The write in flight at the kill may have committed without being acknowledged.
                 #expect(found == version || found == version + 1, "trial \(trial): \(key) acknowledged \(version), found \(found)")
+                checked += 1
+                if found < version { lost += 1 }
+                if found == version + 1 { inFlightCommitted += 1 }
                 acknowledged[key] = found
             }
             for (key, version) in versions where acknowledged[key] == nil {
@@ -91,6 +95,8 @@ import Glibc
             }
         }
         #expect(acknowledged.values.reduce(0, +) > Self.trials, "the writers wrote something")
+        print("CrashTests: \(Self.trials) writers killed; \(checked) acknowledged versions checked after the kills, \(lost) lost; "
+            + "the write in flight had committed \(inFlightCommitted) times; \(acknowledged.values.reduce(0, +)) writes in all")
     }
 
     /// A process killed while adding batches (`addAll`, one transaction each): every acknowledged batch is
