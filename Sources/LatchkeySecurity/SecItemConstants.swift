@@ -277,3 +277,7 @@ public var kSecAttrAuthenticationTypeHTTPDigest: CFString { SecConstant("httd") 
 public var kSecAttrAuthenticationTypeHTMLForm: CFString { SecConstant("form") }
 /// `kSecAttrAuthenticationTypeDefault` ("dflt").
 public var kSecAttrAuthenticationTypeDefault: CFString { SecConstant("dflt") }
+
+/// `errSecInternal` (-26276): "An internal error occurred." — from Apple's private `SecBasePriv.h`, not
+/// `SecBase.h`; Latchkey returns it for a failure that is its own fault, so it is declared here.
+public var errSecInternal: OSStatus { -26276 }

@@ -40,5 +40,6 @@ import Testing
         #expect(errSecMissingEntitlement == -34018)
         #expect(errSecDskFull == errSecDiskFull)
         #expect(errSecMissingQualifiedCertStatement == -67904)
+        #expect(errSecInternal == -26276, "Apple's private status Latchkey returns, declared beside the public ones")
     }
 }

@@ -32,6 +32,11 @@ import Glibc
         // Registered: the agent answers, no passphrase needed.
         let through = try HelperProcess.run(HelperProcess.product("latchkey"), find, environment: sandbox.environment)
         #expect(through.stdout == "hunter2\n", "\(through.stderr)")
+        // doctor says which agent serves the keychain, and skips (without failing) what needs the passphrase.
+        let doctor = try HelperProcess.run(HelperProcess.product("latchkey"), ["doctor"], environment: sandbox.environment)
+        #expect(doctor.status == 0, "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("ok       agent pid \(sandbox.agent?.pid ?? 0) serves it (unlocked)\n"), "\(doctor.stdout)")
+        #expect(doctor.stdout.contains("skipped  integrity: it needs the passphrase"))
         #expect(try HelperProcess.run(HelperProcess.product("latchkey"), ["add-generic-password", "-a", "bob", "-s", "mail", "-w", "pw"],
                                       environment: sandbox.environment).status == 0)
 

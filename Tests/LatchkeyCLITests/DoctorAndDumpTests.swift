@@ -20,9 +20,27 @@ import Testing
             ok       format version 3 (this Latchkey reads up to 3)
             warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
             ok       device key present: items readable at any time open without the passphrase
+            ok       no agent serves it: programs open it themselves, with the passphrase
             ok       integrity: 1 rows: 1 verified, 0 damaged, 0 unavailable (locked), 0 tombstones; structure: ok
 
             """)
+    }
+
+    /// Without a terminal or any other source of the passphrase, the integrity check is skipped and said so;
+    /// everything that needs no passphrase is still checked, and the run does not fail for it.
+    @Test func withoutAPassphraseTheIntegrityCheckIsSkippedNotFailed() throws {
+        try sandbox.createKeychain()
+        let doctor = try sandbox.run(["doctor"], environment: sandbox.environment)  // No LATCHKEY_PASSPHRASE, no terminal.
+        #expect(doctor.status == 0, "\(doctor.stderr)")
+        #expect(doctor.stdout.contains("ok       format version 3 (this Latchkey reads up to 3)\n"))
+        #expect(doctor.stdout.hasSuffix("""
+            ok       no agent serves it: programs open it themselves, with the passphrase
+            skipped  integrity: it needs the passphrase, and no terminal to prompt on; use --passphrase-fd, a key file, or LATCHKEY_PASSPHRASE
+
+            """), "\(doctor.stdout)")
+        let chosen = try sandbox.run(["doctor", "--no-unlock"], environment: sandbox.environment)
+        #expect(chosen.status == 0)
+        #expect(chosen.stdout.hasSuffix("skipped  integrity: --no-unlock\n"))
     }
 
     @Test func unsafePermissionsAndDamagedItemsAreErrors() throws {

@@ -10,8 +10,10 @@ enum DoctorCommand {
             Checks the environment (where keychains live, whether a passphrase sits in the environment) and the \
             keychain: that it exists and is a Latchkey keychain, its permissions and those of its directory and \
             device key, its format version, its key derivation parameters, and — after unlocking it — the \
-            integrity of every item. Each finding is printed as "ok", "warning" or "error" with what to do \
-            about it. The exit status is 0 when there is no error and 1 otherwise.
+            integrity of every item — and whether an agent serves it. Each finding is printed as "ok", "warning" or \
+            "error" with what to do about it, and a check that could not run as "skipped" with the reason (the \
+            integrity check needs the passphrase: without a terminal, --passphrase-fd, --passphrase-file or \
+            LATCHKEY_PASSPHRASE it is skipped, not failed). The exit status is 0 when there is no error and 1 otherwise.
             """,
         options: [OptionSpec(nil, "no-unlock", "Skip the checks that need the passphrase (item integrity).")]
             + passphraseOptions
@@ -75,8 +77,28 @@ enum DoctorCommand {
         if inspection.walBytes > 64 << 20 {
             report("warning", "the write-ahead log holds \(inspection.walBytes >> 20) MiB; it shrinks when no process keeps the keychain open")
         }
-        if !arguments.has("no-unlock") {
-            let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+        do {
+            if let client = try AgentAccess.client(for: path, context: context) {
+                let status = try client.status()
+                report("ok", "agent pid \(status.agentProcessIdentifier.map(String.init) ?? "?") serves it (\(status.lockState))")
+            } else {
+                report("ok", "no agent serves it: programs open it themselves, with the passphrase")
+            }
+        } catch {
+            report("warning", "an agent socket is there but the agent cannot be asked: \(error)")
+        }
+        if arguments.has("no-unlock") {
+            report("skipped", "integrity: --no-unlock")
+        } else {
+            let keychain: KeychainDatabase
+            do {
+                keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+            } catch {
+                // No terminal and no other passphrase source: the one check that needs it is skipped, not failed.
+                guard let refusal = error as? KeychainError, refusal.status == .interactionNotAllowed else { throw error }
+                report("skipped", "integrity: it needs the passphrase, and \(refusal.detail ?? refusal.message)")
+                return errors == 0 ? 0 : 1
+            }
             let integrity = try keychain.verifyIntegrity()
             if integrity.isHealthy {
                 report("ok", "integrity: \(integrity)")
