@@ -12,6 +12,7 @@ public enum LatchkeyCommandLine {
 
     static let commands: [Command] = KeychainCommands.all + PasswordCommands.all + ApplicationCommands.all + [
         DumpCommand.command, BackupCommands.export, BackupCommands.import_, DoctorCommand.command,
+        ToolCommands.completion, ToolCommands.manual,
     ]
 
     static func command(named name: String) -> Command? { commands.first { $0.name == name } }

@@ -8,21 +8,7 @@ import LatchkeyProtocol
 import LatchkeyAgent
 import LatchkeyPOSIX
 
-let usage = """
-    Usage: latchkeyd [--keychain path] [--socket path] [--pinentry program] [--verbose]
-
-    Runs the Latchkey agent in the foreground. It serves the keychain named by --keychain (else
-    LATCHKEY_KEYCHAIN, else the default keychain) on the socket named by --socket (else LATCHKEY_AGENT_SOCKET,
-    else $XDG_RUNTIME_DIR/latchkey/agent.sock, else ~/.local/state/latchkey/agent.sock), in a directory of
-    this user with mode 0700. Under systemd socket activation it uses the socket systemd passes. It starts
-    locked: `latchkey unlock-keychain` unlocks it. One agent serves a keychain at a time. SIGTERM or SIGINT
-    wipes the keys and ends it.
-
-    Items whose access control asks for the user (SecAccessControl .userPresence, .devicePasscode,
-    biometry, .applicationPassword) are released only after the user confirms the keychain passphrase in
-    pinentry: --pinentry names the program (else LATCHKEY_PINENTRY, else pinentry on the PATH).
-
-    """
+let usage = AgentOptions.usage
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 var keychain = KeychainLocation.defaultPath()
@@ -38,6 +24,16 @@ while let argument = arguments.first {
     case "--verbose", "-v": verbose = true
     case "--help", "-h":
         print(usage, terminator: "")
+        exit(0)
+    case "--manual":
+        print(AgentOptions.manual, terminator: "")
+        exit(0)
+    case "--completion" where !arguments.isEmpty:
+        guard let script = AgentOptions.completion(arguments.removeFirst()) else {
+            FileHandle.standardError.write(Data("latchkeyd: there are completions for bash, zsh and fish\n".utf8))
+            exit(64)
+        }
+        print(script, terminator: "")
         exit(0)
     default:
         FileHandle.standardError.write(Data("latchkeyd: unexpected argument \"\(argument)\"\n\(usage)".utf8))

@@ -1,0 +1,108 @@
+import Foundation
+
+// latchkeyd's options, in one table that parses the command line and writes `--help`, the manual page
+// (`latchkeyd --manual`) and shell completions (`latchkeyd --completion bash|zsh|fish`).
+
+/// One option of latchkeyd.
+struct AgentOption {
+    let name: String
+    /// The value's name ("path"), nil for a flag.
+    let value: String?
+    let help: String
+}
+
+enum AgentOptions {
+    static let all: [AgentOption] = [
+        AgentOption(name: "keychain", value: "path", help: "Serve this keychain (else LATCHKEY_KEYCHAIN, else the default keychain)."),
+        AgentOption(name: "socket", value: "path",
+                    help: "Listen on this socket (else LATCHKEY_AGENT_SOCKET, else $XDG_RUNTIME_DIR/latchkey/agent.sock, else ~/.local/state/latchkey/agent.sock)."),
+        AgentOption(name: "pinentry", value: "program",
+                    help: "Ask for protected items with this pinentry (else LATCHKEY_PINENTRY, else pinentry on the PATH)."),
+        AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
+        AgentOption(name: "manual", value: nil, help: "Print the manual page latchkeyd(1), in roff, and exit."),
+        AgentOption(name: "completion", value: "shell", help: "Print shell completions (bash, zsh or fish) and exit."),
+        AgentOption(name: "help", value: nil, help: "Show this help and exit."),
+    ]
+
+    static let description = """
+        Runs the Latchkey agent in the foreground. It serves one keychain on a Unix socket in a directory of \
+        this user with mode 0700 (under systemd socket activation, the socket systemd passes). It starts locked: \
+        `latchkey unlock-keychain` unlocks it. It identifies every client by its user and the digest of its \
+        executable and serves registered programs (`latchkey register-application`) their access groups. One \
+        agent serves a keychain at a time. SIGTERM or SIGINT wipes the keys and ends it.
+        """
+
+    static let protectedItems = """
+        Items whose access control asks for the user (SecAccessControl .userPresence, .devicePasscode, \
+        biometry, .applicationPassword) are released only after the user confirms the keychain passphrase in \
+        pinentry.
+        """
+
+    static var usage: String {
+        let synopsis = all.filter { !["manual", "completion", "help"].contains($0.name) }
+            .map { "[--\($0.name)\($0.value.map { " \($0)" } ?? "")]" }.joined(separator: " ")
+        var lines = ["Usage: latchkeyd \(synopsis)", "", description, "", protectedItems, "", "Options:"]
+        let width = all.map { display($0).count }.max() ?? 0
+        for option in all { lines.append("  " + display(option).padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func display(_ option: AgentOption) -> String { "--\(option.name)" + (option.value.map { " \($0)" } ?? "") }
+
+    private static func roff(_ text: String) -> String {
+        var out = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        // troff reads ASCII: anything else as its Unicode escape (an em dash is \[u2014]).
+        out = out.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + String(format: "%04X", $0.value) + "]" }.joined()
+        if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
+        return out
+    }
+
+    static var manual: String {
+        var lines = [
+            ".TH LATCHKEYD 1 \"\" \"latchkeyd\" \"User Commands\"", ".SH NAME", "latchkeyd \\- the Latchkey agent",
+            ".SH SYNOPSIS", ".B latchkeyd", "[\\fIoptions\\fR]", ".SH DESCRIPTION", roff(description), ".PP", roff(protectedItems),
+            ".SH OPTIONS",
+        ]
+        for option in all { lines += [".TP", "\\fB\(roff(display(option)))\\fR", roff(option.help)] }
+        lines += [".SH SEE ALSO", "latchkey(1), pinentry(1)"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func completion(_ shell: String) -> String? {
+        let words = all.map { "--\($0.name)" }
+        switch shell {
+        case "bash":
+            return """
+                # bash completion for latchkeyd (written by `latchkeyd --completion bash`)
+                _latchkeyd() {
+                    local current="${COMP_WORDS[COMP_CWORD]}" previous="${COMP_WORDS[COMP_CWORD-1]}"
+                    case "$previous" in
+                        --keychain|--socket|--pinentry) COMPREPLY=($(compgen -f -- "$current")); return ;;
+                        --completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$current")); return ;;
+                    esac
+                    COMPREPLY=($(compgen -W "\(words.joined(separator: " "))" -- "$current"))
+                }
+                complete -F _latchkeyd latchkeyd
+
+                """
+        case "zsh":
+            let specs = all.map { option -> String in
+                let help = option.help.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "\\[")
+                    .replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:")
+                let value = option.value.map { name in name == "shell" ? ":shell:(bash zsh fish)" : ":\(name):_files" } ?? ""
+                return "'--\(option.name)[\(help)]\(value)'"
+            }
+            return "#compdef latchkeyd\n# zsh completion for latchkeyd (written by `latchkeyd --completion zsh`)\n_arguments \(specs.joined(separator: " "))\n"
+        case "fish":
+            var lines = ["# fish completion for latchkeyd (written by `latchkeyd --completion fish`)", "complete -c latchkeyd -f"]
+            for option in all {
+                var line = "complete -c latchkeyd -l \(option.name)"
+                if option.value != nil { line += option.name == "completion" ? " -x -a 'bash zsh fish'" : " -r -F" }
+                lines.append(line + " -d '\(option.help.replacingOccurrences(of: "'", with: "\\'"))'")
+            }
+            return lines.joined(separator: "\n") + "\n"
+        default:
+            return nil
+        }
+    }
+}
