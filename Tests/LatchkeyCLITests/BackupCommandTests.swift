@@ -1,4 +1,5 @@
 import Foundation
+import Latchkey
 import LatchkeyTestSupport
 import Testing
 
@@ -84,4 +85,47 @@ import Testing
 
 func permissions(_ path: String) throws -> Int {
     ((try FileManager.default.attributesOfItem(atPath: path))[.posixPermissions] as? NSNumber)?.intValue ?? -1
+}
+
+/// Items behind access control (`.userPresence`) in the commands that read every secret: export and
+/// `dump-keychain -d` take the passphrase given to unlock as the user's confirmation, and import replaces
+/// such an item without asking (it reads no secret).
+@Suite(.dedicatedThreads) struct ProtectedItemBackupTests {
+    let sandbox = CLISandbox()
+
+    @Test func exportDumpAndImportCarryProtectedItems() throws {
+        try sandbox.createKeychain()
+        do {
+            let keychain = try KeychainDatabase.open(at: sandbox.defaultKeychain)
+            try keychain.unlock(with: Passphrase(CLISandbox.passphrase))
+            let control = AccessControl(protection: .whenUnlocked, flags: .userPresence)
+            try keychain.add(NewItem(.genericPassword, attributes: [
+                .service: .string("bank"), .account: .string("pin"), .accessControl: control.attributeValue,
+            ], data: Data("4321".utf8)), caller: CallerIdentity(applicationIdentifier: "latchkey"))
+        }
+        let environment = sandbox.unattended.merging(["LATCHKEY_BACKUP_PASSPHRASE": "backup passphrase"]) { _, new in new }
+        let dump = try sandbox.run(["dump-keychain", "-d"], environment: environment)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        #expect(dump.stdout.contains("\"4321\""), "\(dump.stdout)")
+        let backup = sandbox.directory.file("protected.lkb")
+        let export = try sandbox.run(["export", "-o", backup], environment: environment)
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(export.stderr == "exported 1 items to \(backup)\n")
+
+        try sandbox.createKeychain("other")
+        let imported = try sandbox.run(["import", "-i", backup, "other"], environment: environment)
+        #expect(imported.stdout == "added 1, updated 0, skipped 0\n", "\(imported.stderr)")
+        #expect(try sandbox.run(["import", "-i", backup, "--on-conflict", "replace", "other"], environment: environment).stdout
+            == "added 0, updated 1, skipped 0\n")
+        // Still protected after the round trip: the attributes show the control, and no terminal can confirm.
+        let restored = try KeychainDatabase.open(at: sandbox.directory.path + "/data/latchkey/other.keychain")
+        try restored.unlock(with: Passphrase(CLISandbox.passphrase))
+        let caller = CallerIdentity(applicationIdentifier: "latchkey")
+        let found = try restored.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("bank")], returning: .attributes),
+                                              caller: caller)
+        #expect(found.first?[.accessControl].flatMap(AccessControl.init(attributeValue:))?.flags == .userPresence)
+        #expect(throws: KeychainError(.interactionNotAllowed, "a matching item needs the user's confirmation, and there is no one to ask here")) {
+            _ = try restored.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("bank")], returning: .data), caller: caller)
+        }
+    }
 }

@@ -72,7 +72,8 @@ enum BackupCommands {
             throw CommandFailure(message: "\(output) already exists; choose a new file name")
         }
         let path = context.keychainPath(arguments.positionals.first)
-        let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: arguments.positionals.first ?? "default",
+                                                                          arguments: arguments)
         let caller = commandLineCaller(group: nil, environment: context.environment)
         var items: [KeychainBackup.Item] = []
         var leftBehind = 0
@@ -80,7 +81,8 @@ enum BackupCommands {
             let found: [ItemResult]
             do throws(KeychainError) {
                 found = try keychain.copyMatching(
-                    ItemQuery(itemClass, synchronizable: .any, limit: .all, returning: [.attributes, .data]), caller: caller)
+                    ItemQuery(itemClass, synchronizable: .any, limit: .all, returning: [.attributes, .data]), caller: caller,
+                    presence: confirmation)
             } catch {
                 guard error.status == .itemNotFound else { throw error }
                 continue

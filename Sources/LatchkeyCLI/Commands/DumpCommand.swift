@@ -20,7 +20,8 @@ enum DumpCommand {
             throw UsageError(message: "-a and -r are not supported; -d prints the secrets")
         }
         let path = context.keychainPath(arguments.positionals.first)
-        let keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: arguments.positionals.first ?? "default",
+                                                                          arguments: arguments)
         let caller = commandLineCaller(group: nil, environment: context.environment)
         for itemClass in ItemClass.stored {
             let items: [ItemResult]
@@ -28,7 +29,7 @@ enum DumpCommand {
                 items = try keychain.copyMatching(
                     ItemQuery(itemClass, synchronizable: .any, limit: .all,
                               returning: arguments.has("d") ? [.attributes, .data] : [.attributes]),
-                    caller: caller)
+                    caller: caller, presence: confirmation)
             } catch {
                 guard error.status == .itemNotFound else { throw error }
                 continue

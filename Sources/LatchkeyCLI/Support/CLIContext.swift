@@ -114,9 +114,19 @@ final class CLIContext {
 
     /// Opens the keychain at `path` and unlocks it.
     func openUnlocked(_ path: String, displayName: String, arguments: ParsedArguments) throws -> KeychainDatabase {
+        try openUnlockedConfirming(path, displayName: displayName, arguments: arguments).keychain
+    }
+
+    /// `openUnlocked`, and the user's confirmation for items whose access control asks for it: the
+    /// passphrase just given to unlock is the proof a prompt would ask for, so a command that reads every
+    /// secret (export, dump-keychain -d) asks once, not once per protected item.
+    func openUnlockedConfirming(_ path: String, displayName: String, arguments: ParsedArguments) throws
+        -> (keychain: KeychainDatabase, confirmation: any UserPresenceVerifier)
+    {
         let keychain = try KeychainDatabase.open(at: path)
-        try keychain.unlock(with: passphrase(arguments, prompt: "password to unlock \(displayName): "))
-        return keychain
+        let given = try passphrase(arguments, prompt: "password to unlock \(displayName): ")
+        try keychain.unlock(with: given)
+        return (keychain, UnlockPassphraseConfirmation(passphrase: given))
     }
 }
 
@@ -141,4 +151,14 @@ let passphraseOptions = [
 func commandLineCaller(group: String?, environment: [String: String]) -> CallerIdentity {
     let own = group ?? environment["LATCHKEY_APPLICATION_ID"].flatMap { $0.isEmpty ? nil : $0 } ?? "latchkey"
     return CallerIdentity(applicationIdentifier: "latchkey", accessGroups: [own, CallerIdentity.wildcardGroup])
+}
+
+/// Confirms with the passphrase the user gave to unlock the keychain for this command (see
+/// `openUnlockedConfirming`); `verify` still checks it against the keychain.
+struct UnlockPassphraseConfirmation: UserPresenceVerifier {
+    let passphrase: Passphrase
+
+    func confirm(_ request: PresenceRequest, verify: (Passphrase) throws(KeychainError) -> Void) throws(KeychainError) {
+        try verify(passphrase)
+    }
 }

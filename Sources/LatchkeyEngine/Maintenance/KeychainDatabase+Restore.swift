@@ -24,7 +24,8 @@ public struct RestoreSummary: Hashable, Sendable {
 extension KeychainDatabase {
     /// Restores items (from a `KeychainBackup`) in one transaction: all of them or none. Each keeps its
     /// access group, accessibility, sync flag, and creation and modification dates; a primary-key clash
-    /// is settled by `policy`.
+    /// is settled by `policy`. Replacing an item whose access control asks for the user does not ask: a
+    /// restore is the keychain owner's operation on an unlocked keychain, and it reads no secret.
     public func restore(_ items: [KeychainBackup.Item], onConflict policy: ConflictPolicy, caller: CallerIdentity)
         throws(KeychainError) -> RestoreSummary
     {
@@ -41,6 +42,9 @@ extension KeychainDatabase {
             var attributes = item.attributes
             attributes[.creationDate] = nil
             attributes[.modificationDate] = nil
+            // A stored item carries both its access control and the accessibility it implies; the control
+            // alone says both (giving both is Apple's "conflicting" error when the control has constraints).
+            if attributes[.accessControl] != nil { attributes[.accessible] = nil }
             do throws(KeychainError) {
                 let add = try prepareAdd(NewItem(item.itemClass, attributes: attributes, data: item.data), caller: caller,
                                          dates: (created, modified))
@@ -50,10 +54,13 @@ extension KeychainDatabase {
                 var changes = ItemChanges(
                     attributes: add.validated.attributes.filter { !schema.primaryKey.contains($0.key) },
                     data: item.data ?? Data())
-                changes.attributes[.accessible] = .string(add.validated.accessibility.rawValue)
-                let update = try prepareUpdate(
+                if add.validated.accessControl == nil {
+                    changes.attributes[.accessible] = .string(add.validated.accessibility.rawValue)
+                }
+                var update = try prepareUpdate(
                     ItemQuery(item.itemClass, matching: key, synchronizable: add.validated.synchronizable ? .yes : .no, limit: .all),
                     with: changes, caller: caller, modified: modified)
+                update.confirmed = true
                 plans.append(Plan(add: add, update: update, modified: modified))
             } catch {
                 throw KeychainError(error.status, "item \(index + 1) of the backup: \(error.message)")
