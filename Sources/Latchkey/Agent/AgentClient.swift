@@ -16,6 +16,8 @@ package final class AgentClient: Sendable {
         var stream: AgentStream?
         var owner: Int32
         var nextID: UInt32 = 1
+        /// The stream's read and write timeout now (set only when a request needs another).
+        var timeout = AgentFrame.replySeconds
     }
     private let state: Mutex<State>
 
@@ -75,16 +77,20 @@ package final class AgentClient: Sendable {
                     }
                     state.stream = stream
                     state.nextID = 2
+                    state.timeout = AgentFrame.replySeconds
                 }
                 let id = state.nextID
                 state.nextID &+= 1
                 do {
                     var message = request.encoded(id: id)
                     defer { message.resetBytes(in: 0..<message.count) }  // It may hold a passphrase or a secret.
-                    // The agent may ask the user (pinentry) before answering: wait as long as it lets them.
-                    let asks = request.mayAskTheUser
-                    if asks { state.stream!.setTimeout(seconds: AgentFrame.userAnswerSeconds) }
-                    defer { if asks { state.stream?.setTimeout(seconds: AgentFrame.replySeconds) } }
+                    // The agent may ask the user (pinentry) before answering: wait as long as it lets them. The
+                    // timeout changes only when the kind of request does (two system calls each time).
+                    let wanted = request.mayAskTheUser ? AgentFrame.userAnswerSeconds : AgentFrame.replySeconds
+                    if state.timeout != wanted {
+                        state.stream!.setTimeout(seconds: wanted)
+                        state.timeout = wanted
+                    }
                     try state.stream!.send(message)
                     let response = try AgentResponse.decode(try state.stream!.receive())
                     guard response.id == id || response.id == 0 else {
