@@ -36,21 +36,10 @@ import Glibc
             Self.asNobody[0], Array(Self.asNobody.dropFirst()) + ["/usr/bin/python3", Self.tools + "/fake-agent.py", socket, log]
                 + (greet ? ["--greet"] : []),
             environment: ["PATH": "/usr/bin:/bin"])
-        try waitFor("the fake agent to listen") { (try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening") == true }
+        try waitUntil("the fake agent to listen") { (try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening") == true }
         return fake
     }
 
-    /// Polls `condition` every 10 ms for up to ten seconds.
-    func waitFor(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while try !condition() {
-            guard Date() < deadline else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
 
     // MARK: F1: the client trusts any socket at the agent path
 
@@ -102,7 +91,7 @@ import Glibc
         #expect(unlock.status == 195)
         #expect(unlock.stderr.hasPrefix("latchkey: unlock-keychain: Write permissions error. (the process listening on \(socket) (pid "))
         #expect(unlock.stderr.hasSuffix(") runs as uid \(Self.nobody!.uid), not as this user; nothing was sent to it)\n"))
-        try waitFor("the fake agent to log the connection") {
+        try waitUntil("the fake agent to log the connection") {
             (try String(contentsOfFile: log, encoding: .utf8)).contains("connection sent")
         }
         #expect(try String(contentsOfFile: log, encoding: .utf8) == "listening\nconnection sent 0 bytes: b''\n")
@@ -184,7 +173,7 @@ import Glibc
                  result],
                 environment: sandbox.environment)
             #expect(output.status == 0, "\(output.stderr)")
-            try waitFor("the attacker's result") { FileManager.default.fileExists(atPath: result) }
+            try waitUntil("the attacker's result") { FileManager.default.fileExists(atPath: result) }
             let answers = try String(contentsOfFile: result, encoding: .utf8)
             #expect(!answers.contains(secretHex), "round \(round): the secret reached the attacker")
             switch mode {
@@ -262,7 +251,7 @@ import Glibc
             if sent < frame.count { refused += 1 }
             held.append(stream)
         }
-        try waitFor("a refusal in the log") { sandbox.agentLog.contains("does not fit the agent's buffer budget now") }
+        try waitUntil("a refusal in the log") { sandbox.agentLog.contains("does not fit the agent's buffer budget now") }
         #expect(refused + held.count >= 14)
         held.removeAll()
         try sandbox.unlock()
@@ -307,7 +296,7 @@ import Glibc
         let agent = try SpawnedProcess(HelperProcess.product("latchkeyd"), [],
                                        environment: other.withPassphrase.merging(other.agentEnvironment) { _, new in new })
         defer { agent.stop() }
-        try waitFor("the agent to listen") { AgentStream.connect(path: other.socketPath) != nil }
+        try waitUntil("the agent to listen") { AgentStream.connect(path: other.socketPath) != nil }
         let direct = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(agent.pid)/environ"))
         #expect(direct.range(of: Data(AgentSandbox.passphrase.utf8)) == nil)
     }

@@ -33,7 +33,7 @@ import Glibc
         #expect(try sandbox.cli("set-keychain-settings", "-t", "1").status == 0)
         #expect(try sandbox.client("a", "status").hasPrefix("unlocked"))
         // The agent checks once a second: it locks one to two seconds after the last request.
-        try AgentSandbox.waitFor("the idle lock", seconds: 10) { sandbox.agentLog.contains("locked (idle for 1 s)") }
+        try waitUntil("the idle lock", seconds: 10) { sandbox.agentLog.contains("locked (idle for 1 s)") }
         #expect(try sandbox.client("a", "status").hasPrefix("locked"))
     }
 
@@ -43,11 +43,11 @@ import Glibc
         let log = sandbox.directory.file("waiting.log")
         let waiting = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["wait"], environment: sandbox.environment,
                                          log: log)
-        try AgentSandbox.waitFor("the client to start waiting") { sandbox.file(log) == "waiting\n" }
+        try waitUntil("the client to start waiting") { sandbox.file(log) == "waiting\n" }
         // It has asked and is still waiting: the keychain has not been unlocked since the agent started.
         #expect(waiting.isRunning)
         try sandbox.unlock()
-        try AgentSandbox.waitFor("the client to see the unlock") { !waiting.isRunning }
+        try waitUntil("the client to see the unlock") { !waiting.isRunning }
         #expect(sandbox.file(log) == "waiting\navailable\n")
     }
 

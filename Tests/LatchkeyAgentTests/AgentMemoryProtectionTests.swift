@@ -52,7 +52,7 @@ import Glibc
         let sleeper = try SpawnedProcess("/usr/bin/setpriv", asNobody + ["/bin/sleep", "30"], environment: ["PATH": "/usr/bin:/bin"])
         defer { sleeper.stop(signal: SIGKILL) }
         // setpriv becomes sleep when it execs it.
-        try AgentSandbox.waitFor("setpriv to exec sleep") {
+        try waitUntil("setpriv to exec sleep") {
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(sleeper.pid)/exe"))?.hasSuffix("/sleep") == true
         }
         #expect(try traceAttempt(sleeper.pid, as: nobody) == "attached\n")

@@ -90,7 +90,7 @@ import Glibc
         #expect(try memoryHolds(pid, classKey))
         // SIGTERM: the keys are wiped before the agent exits (it says so), and it exits cleanly.
         kill(pid, SIGTERM)
-        try AgentSandbox.waitFor("the agent to end") { !(sandbox.agent?.isRunning ?? false) }
+        try waitUntil("the agent to end") { !(sandbox.agent?.isRunning ?? false) }
         #expect(sandbox.agentLog.hasSuffix("latchkeyd: keys wiped\n"))
     }
 
@@ -103,10 +103,10 @@ import Glibc
         let log = sandbox.directory.file("twice.log"), trigger = sandbox.directory.file("go")
         let client = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["get-twice", "s", "k", trigger],
                                         environment: sandbox.withPassphrase, log: log)
-        try AgentSandbox.waitFor("the first read") { sandbox.file(log) == "v\n" }
+        try waitUntil("the first read") { sandbox.file(log) == "v\n" }
         sandbox.stop(signal: SIGKILL)
         #expect(FileManager.default.createFile(atPath: trigger, contents: nil))
-        try AgentSandbox.waitFor("the second read") { !client.isRunning }
+        try waitUntil("the second read") { !client.isRunning }
         #expect(sandbox.file(log) == "v\nv\n", "the same answer, from the keychain opened in the process")
     }
 
@@ -145,7 +145,7 @@ import Glibc
         let agent = try SpawnedProcess(HelperProcess.product("latchkeyd"), [], environment: environment)
         defer { agent.stop() }
         let socket = runtime + "/latchkey/agent.sock"
-        try AgentSandbox.waitFor("the socket") { FileManager.default.fileExists(atPath: socket) }
+        try waitUntil("the socket") { FileManager.default.fileExists(atPath: socket) }
         #expect(try permissions(runtime + "/latchkey") == 0o700)
         #expect(try permissions(socket) == 0o600)
     }

@@ -104,17 +104,6 @@ final class AgentSandbox: @unchecked Sendable {
     /// The contents of a file ("" when it is missing).
     func file(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
-    /// Polls `condition` every 10 ms until it holds; records an issue after `seconds`.
-    static func waitFor(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while try !condition() {
-            guard Date() < deadline else {
-                Issue.record("timed out after \(seconds) s waiting for \(what)")
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
 
     static func clientPath(_ name: String) -> String {
         URL(fileURLWithPath: HelperProcess.product("latchkey-test-client-\(name)")).resolvingSymlinksInPath().path

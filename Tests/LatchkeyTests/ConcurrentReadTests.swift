@@ -42,7 +42,7 @@ import Glibc
         let holder = try SpawnedProcess(HelperProcess.executable, ["hold-write", path, Fixture.passphrase, "30"],
                                         environment: ["PATH": "/usr/bin:/bin"], log: log)
         defer { holder.stop(signal: SIGKILL) }
-        try AgentSandboxWait.until("the other process to hold its write") {
+        try waitUntil("the other process to hold its write") {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "") == "holding\n"
         }
         let start = ContinuousClock.now
@@ -51,19 +51,5 @@ import Glibc
         }
         #expect(holder.isRunning, "the write was still open while we read")
         #expect(ContinuousClock.now - start < .seconds(20), "the reads did not wait for the write")
-    }
-}
-
-/// Polling with a deadline, for tests outside the agent suite.
-enum AgentSandboxWait {
-    static func until(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while try !condition() {
-            guard Date() < deadline else {
-                Issue.record("timed out after \(seconds) s waiting for \(what)")
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
     }
 }

@@ -133,30 +133,49 @@ enum RequestValidation {
         }
     }
 
+    /// The attributes of an add or of changes, sorted: class attributes (coerced), and the bookkeeping ones
+    /// the engine keeps apart — access group, accessibility, sync flag, access control. `cdat`/`mdat` are
+    /// checked and dropped on an add (replaced by now, as Apple does) and refused in changes.
+    private struct Classified {
+        var attributes: [AttributeKey: AttributeValue] = [:]
+        var group: String?
+        var accessibility: Accessibility?
+        var synchronizable: Bool?
+        var control: AccessControl?
+    }
+
+    private static func classify(
+        _ given: [AttributeKey: AttributeValue], schema: ItemSchema, caller: CallerIdentity, datesAllowed: Bool
+    ) throws(KeychainError) -> Classified {
+        var classified = Classified()
+        for (key, value) in given {
+            switch key {
+            case .accessGroup: classified.group = try group(from: value, schema: schema, caller: caller)
+            case .accessible: classified.accessibility = try accessibility(from: value, schema: schema)
+            case .synchronizable: classified.synchronizable = try synchronizable(from: value, schema: schema)
+            case .accessControl:
+                let decoded = try accessControl(from: value, schema: schema)
+                classified.control = decoded
+                classified.attributes[key] = decoded.attributeValue
+            case .creationDate, .modificationDate:
+                _ = try schema.coerce(value, for: key)
+                if !datesAllowed {
+                    throw KeychainError.param("attribute '\(key.rawValue)' is set by the keychain and cannot be updated")
+                }
+            default: classified.attributes[key] = try schema.coerce(value, for: key)
+            }
+        }
+        return classified
+    }
+
     static func validate(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> ValidatedAdd {
         let schema = try schema(for: item.itemClass)
         try requireGroups(caller)
         try checkData(item.data)
-        var attributes: [AttributeKey: AttributeValue] = [:]
-        var group: String?
-        var accessibility: Accessibility?
-        var synchronizable = false
-        var control: AccessControl?
-        for (key, value) in item.attributes {
-            switch key {
-            case .accessGroup: group = try Self.group(from: value, schema: schema, caller: caller)
-            case .accessible: accessibility = try Self.accessibility(from: value, schema: schema)
-            case .synchronizable: synchronizable = try Self.synchronizable(from: value, schema: schema)
-            case .accessControl:
-                let decoded = try Self.accessControl(from: value, schema: schema)
-                control = decoded
-                attributes[key] = decoded.attributeValue
-            case .creationDate, .modificationDate:
-                _ = try schema.coerce(value, for: key)  // Checked, then replaced by now (as Apple does).
-            default: attributes[key] = try schema.coerce(value, for: key)
-            }
-        }
-        guard let resolvedGroup = group ?? caller.defaultGroup else {
+        let classified = try classify(item.attributes, schema: schema, caller: caller, datesAllowed: true)
+        let (attributes, accessibility, control) = (classified.attributes, classified.accessibility, classified.control)
+        let synchronizable = classified.synchronizable ?? false
+        guard let resolvedGroup = classified.group ?? caller.defaultGroup else {
             throw KeychainError(
                 .missingEntitlement, "caller \(caller.applicationIdentifier) has no default access group")
         }
@@ -222,31 +241,13 @@ enum RequestValidation {
         throws(KeychainError) -> ValidatedChanges
     {
         try checkData(changes.data)
-        var attributes: [AttributeKey: AttributeValue] = [:]
-        var group: String?
-        var accessibility: Accessibility?
-        var synchronizable: Bool?
-        var control: AccessControl?
-        for (key, value) in changes.attributes {
-            switch key {
-            case .accessGroup: group = try Self.group(from: value, schema: schema, caller: caller)
-            case .accessible: accessibility = try Self.accessibility(from: value, schema: schema)
-            case .synchronizable: synchronizable = try Self.synchronizable(from: value, schema: schema)
-            case .accessControl:
-                let decoded = try Self.accessControl(from: value, schema: schema)
-                control = decoded
-                attributes[key] = decoded.attributeValue
-            case .creationDate, .modificationDate:
-                _ = try schema.coerce(value, for: key)
-                throw KeychainError.param("attribute '\(key.rawValue)' is set by the keychain and cannot be updated")
-            default: attributes[key] = try schema.coerce(value, for: key)
-            }
-        }
+        let classified = try classify(changes.attributes, schema: schema, caller: caller, datesAllowed: false)
+        let (accessibility, control) = (classified.accessibility, classified.control)
         if let control, let accessibility, accessibility != control.protection || !control.flags.isEmpty {
             throw KeychainError.param("conflicting kSecAttrAccessible and kSecAttrAccessControl attributes")
         }
         return ValidatedChanges(
-            attributes: attributes, group: group, accessibility: control?.protection ?? accessibility,
-            synchronizable: synchronizable, data: changes.data, accessControl: control)
+            attributes: classified.attributes, group: classified.group, accessibility: control?.protection ?? accessibility,
+            synchronizable: classified.synchronizable, data: changes.data, accessControl: control)
     }
 }
