@@ -34,7 +34,7 @@ public enum LatchkeyCommandLine {
             return exitStatus(for: error.status)
         }
         return run(arguments, environment: ProcessInfo.processInfo.environment, stdout: FileSink(.standardOutput), stderr: stderr,
-                   interactive: true, guardsMemory: true)
+                   interactive: true, guardsMemory: true, stderrIsTerminal: Terminal.isTerminal(2))
     }
 
     /// The arguments as text; an argument that is not valid UTF-8 is `errSecParam` — never repaired into
@@ -56,7 +56,7 @@ public enum LatchkeyCommandLine {
         -> Int32
     {
         run(arguments, environment: environment, stdout: FileSink(.standardOutput), stderr: FileSink(.standardError),
-            interactive: true)
+            interactive: true, stderrIsTerminal: Terminal.isTerminal(2))
     }
 
     /// Runs the tool capturing its output (no prompts): for tests and fuzzing.
@@ -71,10 +71,10 @@ public enum LatchkeyCommandLine {
 
     static func run(
         _ arguments: [String], environment: [String: String], stdout: any OutputSink, stderr: any OutputSink,
-        interactive: Bool, guardsMemory: Bool = false
+        interactive: Bool, guardsMemory: Bool = false, stderrIsTerminal: Bool = false
     ) -> Int32 {
         let context = CLIContext(environment: environment, stdout: stdout, stderr: stderr, interactive: interactive,
-                                 guardsMemory: guardsMemory)
+                                 guardsMemory: guardsMemory, stderrIsTerminal: stderrIsTerminal)
         guard let first = arguments.first else {
             stderr.write(toolUsage)
             return usageStatus

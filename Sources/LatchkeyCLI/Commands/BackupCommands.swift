@@ -28,6 +28,12 @@ enum BackupCommands {
         return Passphrase(bytes: first)
     }
 
+    /// What the progress meter calls each stored class.
+    static let classNames: [ItemClass: String] = [
+        .genericPassword: "generic passwords", .internetPassword: "internet passwords", .certificate: "certificates",
+        .key: "keys",
+    ]
+
     /// Creates `path` with `contents`: written under a temporary name created 0600 with O_EXCL|O_NOFOLLOW,
     /// synced, then hard-linked to `path`, which fails if anything is there (a file someone created meanwhile
     /// is never replaced, and a kill at any moment leaves at most a private temporary file).
@@ -60,7 +66,7 @@ enum BackupCommands {
             are sealed with XChaCha20-Poly1305. Items whose accessibility is "this device only" stay behind \
             unless --include-this-device-only is given. The file is written under a temporary name created \
             with mode 0600, synced, then linked to its name: it never exists half-written or readable by \
-            others, and an existing file is never replaced.
+            others, and an existing file is never replaced. On a terminal, standard error shows how many items             have been read, the rate and the time left.
             """,
         options: [
             OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
@@ -80,9 +86,11 @@ enum BackupCommands {
         for itemClass in ItemClass.stored {
             let found: [ItemResult]
             do throws(KeychainError) {
-                found = try keychain.copyMatching(
-                    ItemQuery(itemClass, synchronizable: .any, limit: .all, returning: [.attributes, .data]), caller: caller,
-                    presence: confirmation)
+                found = try context.withProgress("exporting " + classNames[itemClass, default: itemClass.rawValue]) { progress throws(KeychainError) in
+                    try keychain.copyMatching(
+                        ItemQuery(itemClass, synchronizable: .any, limit: .all, returning: [.attributes, .data]), caller: caller,
+                        presence: confirmation, progress: progress)
+                }
             } catch {
                 guard error.status == .itemNotFound else { throw error }
                 continue
@@ -115,7 +123,7 @@ enum BackupCommands {
             skipped. A wrong backup passphrase or a damaged backup changes nothing. A backup that asks for a \
             costlier key derivation than the keychain's own (or the default, if that is more) is refused unless \
             --allow-expensive-kdf is given or the question on the terminal is answered yes: a crafted file could \
-            otherwise tie up gigabytes of memory for minutes.
+            otherwise tie up gigabytes of memory for minutes. On a terminal, standard error shows how many items             have been prepared and written, the rate and the time left.
             """,
         options: [
             OptionSpec("i", "input", .required, value: "file", "The backup file to read."),
@@ -135,8 +143,10 @@ enum BackupCommands {
         try checkCost(of: backup, against: keychain, arguments: arguments, context: context)
         let items = try KeychainBackup.open(backup, passphrase: backupPassphrase(arguments, context: context, confirm: false))
         try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
-        let summary = try keychain.restore(items, onConflict: policy,
-                                           caller: commandLineCaller(group: nil, environment: context.environment))
+        let caller = commandLineCaller(group: nil, environment: context.environment)
+        let summary = try context.withProgress("importing") { progress in
+            try keychain.restore(items, onConflict: policy, caller: caller, progress: progress)
+        }
         context.stdout.line("added \(summary.added), updated \(summary.updated), skipped \(summary.skipped)")
         return 0
     }

@@ -40,6 +40,8 @@ final class CLIContext {
     let stderr: any OutputSink
     /// Whether prompts may be shown (a terminal exists); tests and the fuzzer set false.
     let interactive: Bool
+    /// Standard error when it is a terminal, where long work draws its progress; nil otherwise.
+    let progressTerminal: (any OutputSink)?
     /// The command being run (for messages).
     var commandName = "latchkey"
     /// Whether this is the real `latchkey` process, which makes itself not dumpable before it handles a
@@ -48,11 +50,12 @@ final class CLIContext {
     private var memoryProtected = false
 
     init(environment: [String: String], stdout: any OutputSink, stderr: any OutputSink, interactive: Bool,
-         guardsMemory: Bool = false) {
+         guardsMemory: Bool = false, stderrIsTerminal: Bool = false) {
         self.environment = environment
         self.stdout = stdout
         self.stderr = stderr
         self.interactive = interactive
+        self.progressTerminal = stderrIsTerminal ? stderr : nil
         self.guardsMemory = guardsMemory
     }
 

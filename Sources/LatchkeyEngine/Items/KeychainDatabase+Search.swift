@@ -14,16 +14,18 @@ extension KeychainDatabase {
     /// the user confirms the keychain passphrase through `presence` — asked once per call, outside any
     /// transaction. `query.authenticationUI` `.skip` leaves such items out instead, `.fail` (or no
     /// `presence`) fails with `errSecInteractionNotAllowed`; a declined prompt is `errSecUserCanceled`, a
-    /// wrong passphrase `errSecAuthFailed`. Attributes alone never ask.
+    /// wrong passphrase `errSecAuthFailed`. Attributes alone never ask. `progress` hears of the candidate
+    /// items read (a listing of a whole keychain is long work).
     public func copyMatching(
-        _ query: ItemQuery, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil
+        _ query: ItemQuery, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil,
+        progress: ProgressHandler? = nil
     ) throws(KeychainError) -> [ItemResult] {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
         let wantsData = validated.returning.contains(.data) || validated.returning.contains(.reference)
         var confirmed = false
         while true {
-            let found = try search(selection, wantsData: wantsData, confirmed: confirmed)
+            let found = try search(selection, wantsData: wantsData, confirmed: confirmed, progress: progress)
             guard let results = found else {
                 // A match needs the user's confirmation: ask with no transaction open, then search again.
                 try confirmPresence(caller: caller, query: validated, presence: presence)
@@ -35,13 +37,18 @@ extension KeychainDatabase {
     }
 
     /// One search in one read transaction; nil when a match needs the user's confirmation first.
-    private func search(_ selection: ItemSelection, wantsData: Bool, confirmed: Bool) throws(KeychainError) -> [ItemResult]? {
+    private func search(
+        _ selection: ItemSelection, wantsData: Bool, confirmed: Bool, progress: ProgressHandler?
+    ) throws(KeychainError) -> [ItemResult]? {
         let validated = selection.query
         return try mappingStorageErrors {
             try pool.read { db -> [ItemResult]? in
                 var results: [ItemResult] = []
                 var damaged = 0
-                for row in try selection.candidates(db, includeData: wantsData) {
+                let candidates = try selection.candidates(db, includeData: wantsData)
+                let reading = ProgressReporter(progress, .reading, total: candidates.count)
+                for (index, row) in candidates.enumerated() {
+                    defer { reading.report(index + 1) }
                     if wantsData && row.requiresUserPresence && !confirmed {
                         switch validated.authenticationUI {
                         case .skip: continue

@@ -39,8 +39,9 @@ public struct IntegrityReport: Hashable, Sendable, CustomStringConvertible {
 
 extension KeychainDatabase {
     /// Checks every item: unwraps its key, authenticates its attributes and data, and recomputes its
-    /// digests and index entries. Damage is reported per item; nothing is changed.
-    public func verifyIntegrity() throws(KeychainError) -> IntegrityReport {
+    /// digests and index entries. Damage is reported per item; nothing is changed. `progress` hears of
+    /// the rows checked.
+    public func verifyIntegrity(progress: ProgressHandler? = nil) throws(KeychainError) -> IntegrityReport {
         let keys = vault.snapshot()
         let indexKey = try indexKey(keys)
         return try mappingStorageErrors {
@@ -63,7 +64,9 @@ extension KeychainDatabase {
                     }
                     pending.append(row)
                 }
-                for row in pending {
+                let checking = ProgressReporter(progress, .checking, total: pending.count)
+                for (index, row) in pending.enumerated() {
+                    defer { checking.report(index + 1) }
                     let reference = PersistentReference.make(itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
                     if keys.classKey(for: row.accessibility) == nil && !row.malformed {
                         unavailable += 1

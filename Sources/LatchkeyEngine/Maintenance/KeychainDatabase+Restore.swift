@@ -26,9 +26,11 @@ extension KeychainDatabase {
     /// access group, accessibility, sync flag, and creation and modification dates; a primary-key clash
     /// is settled by `policy`. Replacing an item whose access control asks for the user does not ask: a
     /// restore is the keychain owner's operation on an unlocked keychain, and it reads no secret.
-    public func restore(_ items: [KeychainBackup.Item], onConflict policy: ConflictPolicy, caller: CallerIdentity)
-        throws(KeychainError) -> RestoreSummary
-    {
+    /// `progress` hears of the items prepared, then of the items written.
+    public func restore(
+        _ items: [KeychainBackup.Item], onConflict policy: ConflictPolicy, caller: CallerIdentity,
+        progress: ProgressHandler? = nil
+    ) throws(KeychainError) -> RestoreSummary {
         struct Plan {
             let add: PreparedAdd
             let update: PreparedUpdate
@@ -36,6 +38,7 @@ extension KeychainDatabase {
         }
         var plans: [Plan] = []
         plans.reserveCapacity(items.count)
+        let preparing = ProgressReporter(progress, .preparing, total: items.count)
         for (index, item) in items.enumerated() {
             let created = item.attributes[.creationDate]?.dateValue ?? Date()
             let modified = item.attributes[.modificationDate]?.dateValue ?? created
@@ -65,23 +68,29 @@ extension KeychainDatabase {
             } catch {
                 throw KeychainError(error.status, "item \(index + 1) of the backup: \(error.message)")
             }
+            preparing.report(index + 1)
         }
         return try mappingStorageErrors {
             try pool.write { db in
                 var summary = RestoreSummary()
-                for plan in plans {
+                let writing = ProgressReporter(progress, .writing, total: plans.count)
+                for (index, plan) in plans.enumerated() {
+                    let inserted: Bool
                     do {
                         _ = try plan.add.insert(into: db, origin: .restore)
+                        inserted = true
+                    } catch KeychainError.duplicateItem {
+                        inserted = false  // The primary key is taken: the policy settles it.
+                    }
+                    switch (inserted, policy) {
+                    case (true, _):
                         summary.added += 1
-                        continue
-                    } catch KeychainError.duplicateItem {}
-                    switch policy {
-                    case .skip:
+                    case (false, .skip):
                         summary.skipped += 1
-                    case .replace:
+                    case (false, .replace):
                         _ = try plan.update.apply(to: db, origin: .restore)
                         summary.updated += 1
-                    case .newer:
+                    case (false, .newer):
                         let existing = try plan.update.selection.candidates(db, includeData: false).first
                         let current = try existing.flatMap { try plan.update.selection.open($0, attributes: true) }?
                             .attributes?[.modificationDate]?.dateValue
@@ -92,6 +101,7 @@ extension KeychainDatabase {
                             summary.updated += 1
                         }
                     }
+                    writing.report(index + 1)
                 }
                 return summary
             }

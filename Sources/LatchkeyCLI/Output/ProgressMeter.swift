@@ -1,0 +1,101 @@
+import Foundation
+import Latchkey
+
+/// Progress of a long operation on a terminal's standard error, redrawn in place:
+///
+///     importing: writing 41,000 of 100,000 items (41%), 52,300/s, 1 s left
+///
+/// It draws at the start of each stage and then at most every `interval` seconds, and erases its line when
+/// the work ends, so the command's own output follows on a clean line. Commands get one only when standard
+/// error is a terminal (`CLIContext.progress`): piped or redirected output never holds it.
+final class ProgressMeter {
+    private let activity: String
+    private let sink: any OutputSink
+    private let now: () -> Double
+    private let interval: Double
+    private var stage: OperationProgress.Stage?
+    private var stageStart = 0.0
+    private var lastDraw = -Double.infinity
+    private var drawn = false
+
+    /// A meter for `activity` ("importing") drawing on `sink`; `now` gives seconds on a monotonic clock.
+    init(_ activity: String, sink: any OutputSink, interval: Double = 0.1,
+         now: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }) {
+        self.activity = activity
+        self.sink = sink
+        self.interval = interval
+        self.now = now
+    }
+
+    /// Takes one report from the engine: draws it when a stage starts or ends, or when `interval` has passed.
+    func update(_ progress: OperationProgress) {
+        let time = now()
+        if progress.stage != stage {
+            stage = progress.stage
+            stageStart = time
+        } else if time - lastDraw < interval && progress.completed < progress.total {
+            return
+        }
+        lastDraw = time
+        drawn = true
+        sink.write("\r\u{1B}[K" + Self.line(activity, progress, elapsed: time - stageStart))
+    }
+
+    /// Erases the meter's line (when it drew one).
+    func finish() {
+        guard drawn else { return }
+        drawn = false
+        sink.write("\r\u{1B}[K")
+    }
+
+    /// The text of one report: counts, share, and — once a rate can be known — items per second and the
+    /// time left at that rate.
+    static func line(_ activity: String, _ progress: OperationProgress, elapsed: Double) -> String {
+        let done = grouped(progress.completed)
+        let total = grouped(progress.total)
+        var text = "\(activity): \(progress.stage.rawValue) \(done) of \(total) items"
+        if progress.total > 0 {
+            text += " (\(progress.completed * 100 / progress.total)%)"
+        }
+        if progress.completed > 0 && elapsed >= 0.05 {
+            let rate = Double(progress.completed) / elapsed
+            text += ", \(grouped(Int(rate.rounded())))/s"
+            if progress.completed < progress.total {
+                text += ", " + remaining(Double(progress.total - progress.completed) / rate) + " left"
+            }
+        }
+        return text
+    }
+
+    /// 1234567 as "1,234,567", whatever the locale (the meter's text is the same everywhere).
+    static func grouped(_ number: Int) -> String {
+        let digits = String(number.magnitude)
+        var text = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { text += "," }
+            text.append(digit)
+        }
+        return (number < 0 ? "-" : "") + text
+    }
+
+    /// "3 s", "2 min 5 s", "1 h 4 min".
+    static func remaining(_ seconds: Double) -> String {
+        let whole = max(1, Int(seconds.rounded(.up)))
+        if whole < 60 { return "\(whole) s" }
+        if whole < 3_600 { return "\(whole / 60) min \(whole % 60) s" }
+        return "\(whole / 3_600) h \(whole % 3_600 / 60) min"
+    }
+}
+
+extension CLIContext {
+    /// Runs `body` with a progress handler that draws on standard error when it is a terminal (and does
+    /// nothing otherwise), erasing the meter afterwards, whatever `body` does.
+    func withProgress<T, Failure: Error>(
+        _ activity: String, _ body: (ProgressHandler?) throws(Failure) -> T
+    ) throws(Failure) -> T {
+        guard let terminal = progressTerminal else { return try body(nil) }
+        let meter = ProgressMeter(activity, sink: terminal)
+        defer { meter.finish() }
+        return try body { meter.update($0) }
+    }
+}
