@@ -103,7 +103,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "LatchkeyCLITests",
-            dependencies: ["LatchkeyCLI", "Latchkey", "LatchkeyProtocol", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey"]),
+            dependencies: [
+                "LatchkeyCLI", "Latchkey", "LatchkeyProtocol", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey", "latchkey-bench",
+            ]),
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: [

@@ -2,8 +2,12 @@
 // people use on Linux today), at several keychain sizes, reporting medians and ratios.
 //
 //   latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
-//                  [--peers [--peers-size N] [--peers-samples N]]
+//                  [--peers [--peers-size N] [--peers-samples N]] [--json FILE] [--plot DIR]
+//   latchkey-bench --plot DIR --from FILE [--reliability FILE]
 //
+// --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
+// a run written before (docs/bench/run.json), beside the reliability suite's figures
+// (docs/bench/reliability.json when --reliability is not given).
 // Each size runs in its own child process, so peak memory is per size. --peers needs the tools that
 // script/install-peers installs; script/bench runs everything.
 import Foundation
@@ -18,10 +22,12 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     usage: latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
                           [--peers [--peers-size N] [--peers-samples N] [--python PATH] [--peers-script PATH]]
+                          [--json FILE] [--plot DIR]
+           latchkey-bench --plot DIR --from FILE [--reliability FILE]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
-    "--child", "--in-process", "--size", "--passphrase-file",
+    "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -42,6 +48,32 @@ while position < arguments.count {
     guard let index = arguments.firstIndex(of: name) else { return nil }
     guard index + 1 < arguments.count else { fail("\(name) needs a value") }
     return arguments[index + 1]
+}
+
+/// The reliability figures to draw: --reliability FILE, else docs/bench/reliability.json when it is there.
+@MainActor func reliabilityFigures() throws -> ReliabilityFigures? {
+    let path = option("--reliability") ?? "docs/bench/reliability.json"
+    guard option("--reliability") != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+    return try JSONDecoder().decode(ReliabilityFigures.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+@MainActor func plot(_ run: RunSummary, into directory: String) throws {
+    for name in try Charts.write(run, reliability: try reliabilityFigures(), to: directory) {
+        FileHandle.standardError.write(Data("latchkey-bench: wrote \(directory)/\(name)\n".utf8))
+    }
+}
+
+if let from = option("--from") {
+    // Charts of a run measured before: nothing is measured.
+    guard let directory = option("--plot") else { fail("--from needs --plot DIR") }
+    let run: RunSummary
+    do {
+        run = try JSONDecoder().decode(RunSummary.self, from: Data(contentsOf: URL(fileURLWithPath: from)))
+    } catch {
+        fail("cannot read the run in \(from): \(error)")
+    }
+    try plot(run, into: directory)
+    exit(0)
 }
 
 let samples = Int(option("--samples") ?? "2000") ?? 2000
@@ -119,4 +151,12 @@ let report = Report.render(results, peers: peers, command: command.trimmingChara
 print(report)
 if let markdown = option("--markdown") {
     try report.write(toFile: markdown, atomically: true, encoding: .utf8)
+}
+let summary = RunSummary(command: command.trimmingCharacters(in: .whitespaces), machine: Report.machine(),
+                         revision: ProcessInfo.processInfo.environment["LATCHKEY_BENCH_REVISION"], results: results, peers: peers)
+if let json = option("--json") {
+    try summary.encoded().write(to: URL(fileURLWithPath: json), options: .atomic)
+}
+if let directory = option("--plot") {
+    try plot(summary, into: directory)
 }
