@@ -126,5 +126,11 @@ import Testing
         #expect(actual == expected)
         print("ConcurrencyTests: \(workers) processes × 2 threads × \(operations) operations = \(workers * 2 * operations); "
             + "\(actual.count) items left, \(actual == expected ? "equal to" : "DIFFERENT from") the serial model")
+        let keys = Set(actual.keys).union(expected.keys)
+        let differing = keys.filter { actual[$0] != expected[$0] }.count
+        try ReliabilityRecord.write("7-concurrency", name: "Concurrency: \(workers) processes x 2 threads",
+                                    unit: "keys after \((workers * 2 * operations).formatted(.number.locale(Locale(identifier: "en_US")))) operations",
+                                    [.init("as the serial model", keys.count - differing),
+                                     .init("different from the model", differing, failure: true)])
     }
 }

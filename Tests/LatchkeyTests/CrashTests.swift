@@ -97,6 +97,11 @@ import Glibc
         #expect(acknowledged.values.reduce(0, +) > Self.trials, "the writers wrote something")
         print("CrashTests: \(Self.trials) writers killed; \(checked) acknowledged versions checked after the kills, \(lost) lost; "
             + "the write in flight had committed \(inFlightCommitted) times; \(acknowledged.values.reduce(0, +)) writes in all")
+        try ReliabilityRecord.write("1-crash", name: "Crash: SIGKILL while writing", unit: "kills", [
+            .init("write in flight committed", inFlightCommitted), .init("write in flight absent", Self.trials - inFlightCommitted),
+            .init("acknowledged writes lost (of \(checked.formatted(.number.locale(Locale(identifier: "en_US")))) checked)", lost,
+                  failure: true),
+        ])
     }
 
     /// A process killed while adding batches (`addAll`, one transaction each): every acknowledged batch is
@@ -157,6 +162,10 @@ import Glibc
         }
         committed += next
         print("CrashTests: \(trials) batch writers killed, \(committed) batches of \(size) committed; the batch in flight was whole \(inFlightWhole) times and absent \(inFlightAbsent) times; \(partial) batches partial")
+        try ReliabilityRecord.write("2-batch-crash", name: "Batch crash: SIGKILL mid-batch", unit: "kills", [
+            .init("batch in flight whole", inFlightWhole), .init("batch in flight absent", inFlightAbsent),
+            .init("batch partly written", partial, failure: true),
+        ])
         #expect(committed > 0, "the batcher committed something")
     }
 }

@@ -90,6 +90,14 @@ import Testing
             try trial(path: path, where: "byte \(position) bit \(position % 8)", tally: &tally)
         }
         print("FileTamperTests: \(positions.count) of \(total) positions; \(tally)")
+        try ReliabilityRecord.write("5-tamper-flips", name: "File tampering: one bit flipped", unit: "flips", [
+            .init("refused at open", tally.refusedAtOpen), .init("refused at unlock", tally.refusedAtUnlock),
+            .init("opened", tally.flips - tally.refusedAtOpen - tally.refusedAtUnlock),
+        ])
+        try ReliabilityRecord.write("6-tamper-reads", name: "Item reads after a flip", unit: "reads", [
+            .init("intact", tally.intactReads), .init("failed with a status", tally.unreadableItems),
+            .init("wrong plaintext", tally.wrongPlaintexts, failure: true),
+        ])
         #expect(tally.wrongPlaintexts == 0)
         // The header's magic is always flipped (refused at open) and most of the rest reads intact: the trial
         // reached both outcomes, so it is not vacuous.
