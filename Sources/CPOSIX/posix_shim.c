@@ -2,6 +2,7 @@
 #include "posix_shim.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -101,3 +102,9 @@ int latchkey_pidfd_exited(int pidfd) {
 }
 
 int latchkey_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int latchkey_terminal_columns(int fd) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+    return size.ws_col;
+}

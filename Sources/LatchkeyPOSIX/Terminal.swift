@@ -1,3 +1,4 @@
+import CPOSIX
 import Glibc
 
 /// Reading secrets the way `security` and `ssh` do: from the controlling terminal with echo off, or a line
@@ -5,6 +6,12 @@ import Glibc
 package enum Terminal {
     /// Whether a descriptor is a terminal.
     package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+    /// How many columns the terminal on `fd` has; nil when it is not a terminal or does not say.
+    package static func columns(_ fd: Int32) -> Int? {
+        let columns = Int(latchkey_terminal_columns(fd))
+        return columns > 0 ? columns : nil
+    }
 
     /// Prompts on /dev/tty and reads one line with echo off; nil when there is no terminal or on end of
     /// input. Typed-ahead input is kept (the terminal is switched with TCSANOW, not TCSAFLUSH).

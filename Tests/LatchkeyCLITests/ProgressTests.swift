@@ -39,6 +39,19 @@ import Testing
             + e)
     }
 
+    @Test func aLineLongerThanTheTerminalIsCutToFitOnOneRow() {
+        let sink = BufferSink()
+        let clock = ManualClock()
+        var width: Int? = 40
+        let meter = ProgressMeter("exporting internet passwords", sink: sink, now: { clock.seconds }, columns: { width })
+        meter.update(OperationProgress(.reading, completed: 0, total: 100_000))
+        width = nil  // Not a terminal any more, or one that does not say: the whole line.
+        meter.update(OperationProgress(.checking, completed: 0, total: 100_000))
+        #expect(sink.text == Self.erase + "exporting internet passwords: reading 0"
+            + Self.erase + "exporting internet passwords: checking 0 of 100,000 items (0%)")
+        #expect("exporting internet passwords: reading 0".count == 39)
+    }
+
     @Test func meterThatNeverDrewErasesNothing() {
         let sink = BufferSink()
         ProgressMeter("doctor", sink: sink).finish()

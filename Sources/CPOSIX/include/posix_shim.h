@@ -50,4 +50,8 @@ int latchkey_pipe(int fds[2]);
 /* POSIX_SPAWN_SETSID: the spawned child starts a new session (detached from the terminal). */
 short latchkey_spawn_new_session_flag(void);
 
+/* ioctl(TIOCGWINSZ): the number of columns of the terminal open on `fd`; 0 when it is not a terminal or
+   does not say. (ioctl is variadic.) */
+int latchkey_terminal_columns(int fd);
+
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPOSIX
 
 /// Progress of a long operation on a terminal's standard error, redrawn in place:
 ///
@@ -13,18 +14,23 @@ final class ProgressMeter {
     private let sink: any OutputSink
     private let now: () -> Double
     private let interval: Double
+    private let columns: () -> Int?
     private var stage: OperationProgress.Stage?
     private var stageStart = 0.0
     private var lastDraw = -Double.infinity
     private var drawn = false
 
     /// A meter for `activity` ("importing") drawing on `sink`; `now` gives seconds on a monotonic clock.
+    /// `columns` gives the terminal's width (asked at each redraw, so a resized window is followed): a
+    /// line is cut to one column less, since a line that wraps cannot be redrawn in place.
     init(_ activity: String, sink: any OutputSink, interval: Double = 0.1,
-         now: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }) {
+         now: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 },
+         columns: @escaping () -> Int? = { nil }) {
         self.activity = activity
         self.sink = sink
         self.interval = interval
         self.now = now
+        self.columns = columns
     }
 
     /// Takes one report from the engine: draws it when a stage starts or ends, or when `interval` has passed.
@@ -38,7 +44,9 @@ final class ProgressMeter {
         }
         lastDraw = time
         drawn = true
-        sink.write("\r\u{1B}[K" + Self.line(activity, progress, elapsed: time - stageStart))
+        var line = Self.line(activity, progress, elapsed: time - stageStart)
+        if let width = columns(), line.count >= width { line = String(line.prefix(max(0, width - 1))) }
+        sink.write("\r\u{1B}[K" + line)
     }
 
     /// Erases the meter's line (when it drew one).
@@ -94,7 +102,7 @@ extension CLIContext {
         _ activity: String, _ body: (ProgressHandler?) throws(Failure) -> T
     ) throws(Failure) -> T {
         guard let terminal = progressTerminal else { return try body(nil) }
-        let meter = ProgressMeter(activity, sink: terminal)
+        let meter = ProgressMeter(activity, sink: terminal, columns: { Terminal.columns(2) })
         defer { meter.finish() }
         return try body { meter.update($0) }
     }
