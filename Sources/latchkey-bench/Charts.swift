@@ -144,13 +144,17 @@ enum Charts {
     /// One bar per trial: its events split by outcome, failures in red (each labelled, zero or not).
     static func reliabilityChart(_ figures: ReliabilityFigures) -> String {
         let rowHeight = 58.0, labelWidth = 290.0, barWidth = 520.0
-        let width = labelWidth + barWidth + 30, height = 80 + rowHeight * Double(figures.trials.count)
+        let source = wrapped(figures.source, columns: 120)
+        let top = 50 + 14 * Double(source.count)
+        let width = labelWidth + barWidth + 30, height = top + 24 + rowHeight * Double(figures.trials.count)
         var svg = SVG(width: width, height: height)
         svg.text(x: width / 2, y: 24, "Reliability suite: what each injected fault led to", size: 15, anchor: "middle",
                  weight: "bold")
-        svg.text(x: width / 2, y: 44, figures.source, size: 10, anchor: "middle", color: "#555")
+        for (index, line) in source.enumerated() {
+            svg.text(x: width / 2, y: 44 + 14 * Double(index), line, size: 10, anchor: "middle", color: "#555")
+        }
         for (row, trial) in figures.trials.enumerated() {
-            let y = 64 + Double(row) * rowHeight
+            let y = top + Double(row) * rowHeight
             let total = trial.outcomes.reduce(0) { $0 + $1.count }
             svg.text(x: labelWidth - 8, y: y + 15, trial.name, size: 12, anchor: "end", weight: "bold")
             svg.text(x: labelWidth - 8, y: y + 30, "\(total.grouped) \(trial.unit)", size: 10, anchor: "end", color: "#555")
@@ -191,6 +195,21 @@ enum Charts {
             svg.text(x: offset + 32, y: y + 4, name, size: 11)
             offset += 110
         }
+    }
+
+    /// `text` in lines of at most `columns` characters, broken at spaces (a longer word gets a line of its own).
+    static func wrapped(_ text: String, columns: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            if !line.isEmpty && line.count + 1 + word.count > columns {
+                lines.append(line)
+                line = String(word)
+            } else {
+                line += (line.isEmpty ? "" : " ") + word
+            }
+        }
+        return lines + [line]
     }
 
     /// A tick's duration, short: "500 ns", "2 µs", "1.5 ms", "3 s".

@@ -83,6 +83,26 @@ import Testing
         #expect(reliability.contains("lost: 0"))
     }
 
+    @Test func aLongSourceIsWrappedAtSpaces() throws {
+        let source = String(repeating: "word ", count: 30) + "end"
+        let lines = try run(reliabilitySource: source)
+        #expect(lines.filter { $0.hasPrefix("word") }.count == 2, "\(lines)")
+        #expect(lines.contains(String(repeating: "word ", count: 23) + "word"), "120 characters at most: 23 words and a last one")
+        #expect(lines.contains(String(repeating: "word ", count: 6) + "end"))
+    }
+
+    /// The text of a reliability chart drawn for one trial with `reliabilitySource` as its source.
+    func run(reliabilitySource: String) throws -> [String] {
+        try Self.run.write(toFile: directory.file("run.json"), atomically: true, encoding: .utf8)
+        let figures = Self.reliability.replacingOccurrences(of: "a test's counts", with: reliabilitySource)
+        try figures.write(toFile: directory.file("reliability.json"), atomically: true, encoding: .utf8)
+        let charts = directory.file("wrapped")
+        let output = try HelperProcess.run(bench, ["--plot", charts, "--from", directory.file("run.json"),
+                                                  "--reliability", directory.file("reliability.json")])
+        #expect(output.status == 0, "\(output.stderr)")
+        return try texts(charts + "/reliability.svg")
+    }
+
     @Test func badInputIsRefusedWithTheReason() throws {
         let missing = try HelperProcess.run(bench, ["--plot", directory.file("charts"), "--from", directory.file("none.json")])
         #expect(missing.status == 64)
