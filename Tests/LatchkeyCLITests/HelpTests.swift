@@ -9,6 +9,14 @@ import Testing
 
     static let commandNames = LatchkeyCommandLine.commands.map(\.name)
 
+    @Test func everyCommandsDetailsAreProseWithSingleSpaces() {
+        // A line continuation written wrong leaves the next line's indentation inside a sentence.
+        for command in LatchkeyCommandLine.commands {
+            #expect(!command.details.contains("  "), "latchkey help \(command.name) has a run of spaces")
+            #expect(!command.details.contains("\n"), "latchkey help \(command.name) has a line break in its text")
+        }
+    }
+
     @Test func theToolsHelpListsEveryCommand() throws {
         for arguments in [["--help"], ["help"], ["-h"]] {
             let output = try sandbox.run(arguments)

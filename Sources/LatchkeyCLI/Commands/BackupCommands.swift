@@ -66,7 +66,8 @@ enum BackupCommands {
             are sealed with XChaCha20-Poly1305. Items whose accessibility is "this device only" stay behind \
             unless --include-this-device-only is given. The file is written under a temporary name created \
             with mode 0600, synced, then linked to its name: it never exists half-written or readable by \
-            others, and an existing file is never replaced. On a terminal, standard error shows how many items             have been read, the rate and the time left.
+            others, and an existing file is never replaced. On a terminal, standard error shows how many items \
+            have been read, the rate and the time left.
             """,
         options: [
             OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
@@ -123,7 +124,8 @@ enum BackupCommands {
             skipped. A wrong backup passphrase or a damaged backup changes nothing. A backup that asks for a \
             costlier key derivation than the keychain's own (or the default, if that is more) is refused unless \
             --allow-expensive-kdf is given or the question on the terminal is answered yes: a crafted file could \
-            otherwise tie up gigabytes of memory for minutes. On a terminal, standard error shows how many items             have been prepared and written, the rate and the time left.
+            otherwise tie up gigabytes of memory for minutes. On a terminal, standard error shows how many items \
+            have been prepared and written, the rate and the time left.
             """,
         options: [
             OptionSpec("i", "input", .required, value: "file", "The backup file to read."),

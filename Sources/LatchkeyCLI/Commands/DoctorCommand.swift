@@ -13,7 +13,8 @@ enum DoctorCommand {
             integrity of every item — and whether an agent serves it. Each finding is printed as "ok", "warning" or \
             "error" with what to do about it, and a check that could not run as "skipped" with the reason (the \
             integrity check needs the passphrase: without a terminal, --passphrase-fd, --passphrase-file or \
-            LATCHKEY_PASSPHRASE it is skipped, not failed; on a terminal, standard error shows its progress). The exit status is 0 when there is no error and 1 otherwise.
+            LATCHKEY_PASSPHRASE it is skipped, not failed; on a terminal, standard error shows its progress). \
+            The exit status is 0 when there is no error and 1 otherwise.
             """,
         options: [OptionSpec(nil, "no-unlock", "Skip the checks that need the passphrase (item integrity).")]
             + passphraseOptions

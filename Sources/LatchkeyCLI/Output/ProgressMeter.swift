@@ -8,7 +8,7 @@ import LatchkeyPOSIX
 ///
 /// It draws at the start of each stage and then at most every `interval` seconds, and erases its line when
 /// the work ends, so the command's own output follows on a clean line. Commands get one only when standard
-/// error is a terminal (`CLIContext.progress`): piped or redirected output never holds it.
+/// error is a terminal (`CLIContext.withProgress`): piped or redirected output never holds it.
 final class ProgressMeter {
     private let activity: String
     private let sink: any OutputSink
