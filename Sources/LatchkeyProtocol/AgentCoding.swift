@@ -23,14 +23,29 @@ package enum AgentCoding {
         return try result.get()
     }
 
-    /// "LK" and this protocol's version.
-    static func expectHeader(_ reader: inout ByteReader, what: String) throws(AgentProtocolError) {
+    /// A message's header: "LK", this protocol's version, the request id and the operation.
+    static func writeHeader(_ writer: inout ByteWriter, id: UInt32, operation: AgentOperation) {
+        writer.appendRaw(AgentFrame.magic)
+        writer.append(AgentFrame.version)
+        writer.append(id)
+        writer.append(operation.rawValue)
+    }
+
+    /// Reads what `writeHeader` wrote; refuses another magic, another protocol version or an unknown
+    /// operation.
+    static func readHeader(
+        _ reader: inout ByteReader, what: String
+    ) throws(AgentProtocolError) -> (id: UInt32, operation: AgentOperation) {
         let magic = try read(&reader) { Array(try $0.readRawBuffer(2)) }
         guard magic == AgentFrame.magic else { throw .malformed("not a Latchkey \(what)") }
         let version = try read(&reader) { try $0.readByte() }
         guard version == AgentFrame.version else {
             throw .malformed("protocol version \(version); this side speaks \(AgentFrame.version)")
         }
+        let id = try read(&reader) { try $0.readUInt32() }
+        let code = try read(&reader) { try $0.readByte() }
+        guard let operation = AgentOperation(rawValue: code) else { throw .malformed("unknown operation \(code)") }
+        return (id, operation)
     }
 
     /// One read, with running out of bytes reported as a truncated message.

@@ -97,10 +97,7 @@ package enum AgentRequest: Sendable {
     /// The message: "LK", version, request id, operation, body.
     package func encoded(id: UInt32) -> Data {
         var writer = ByteWriter(capacity: 256)
-        writer.appendRaw(AgentFrame.magic)
-        writer.append(AgentFrame.version)
-        writer.append(id)
-        writer.append(operation.rawValue)
+        AgentCoding.writeHeader(&writer, id: id, operation: operation)
         switch self {
         case .hello(let path, let challenge):
             writer.appendField(path)
@@ -133,10 +130,7 @@ package enum AgentRequest: Sendable {
     /// Decodes a message; refuses anything malformed, including trailing bytes.
     package static func decode(_ message: Data) throws(AgentProtocolError) -> (id: UInt32, request: AgentRequest) {
         try AgentCoding.reading(message) { (reader) throws(AgentProtocolError) in
-            try AgentCoding.expectHeader(&reader, what: "agent message")
-            let id = try AgentCoding.read(&reader) { try $0.readUInt32() }
-            let code = try AgentCoding.read(&reader) { try $0.readByte() }
-            guard let operation = AgentOperation(rawValue: code) else { throw .malformed("unknown operation \(code)") }
+            let (id, operation) = try AgentCoding.readHeader(&reader, what: "agent message")
             let request: AgentRequest
             switch operation {
             case .hello:
@@ -224,10 +218,7 @@ package struct AgentResponse: Sendable, Equatable {
     /// The message: "LK", version, id, operation, status, then the detail (failure) or the value (success).
     package func encoded() -> Data {
         var writer = ByteWriter(capacity: 64)
-        writer.appendRaw(AgentFrame.magic)
-        writer.append(AgentFrame.version)
-        writer.append(id)
-        writer.append(operation.rawValue)
+        AgentCoding.writeHeader(&writer, id: id, operation: operation)
         switch outcome {
         case .failure(let error):
             writer.append(UInt32(bitPattern: error.status.rawValue == 0 ? KeychainStatus.internal.rawValue : error.status.rawValue))
@@ -242,10 +233,7 @@ package struct AgentResponse: Sendable, Equatable {
     /// Decodes a response; the value must have the shape its operation answers with.
     package static func decode(_ message: Data) throws(AgentProtocolError) -> AgentResponse {
         try AgentCoding.reading(message) { (reader) throws(AgentProtocolError) in
-            try AgentCoding.expectHeader(&reader, what: "agent response")
-            let id = try AgentCoding.read(&reader) { try $0.readUInt32() }
-            let code = try AgentCoding.read(&reader) { try $0.readByte() }
-            guard let operation = AgentOperation(rawValue: code) else { throw .malformed("unknown operation \(code)") }
+            let (id, operation) = try AgentCoding.readHeader(&reader, what: "agent response")
             let status = KeychainStatus(rawValue: Int32(bitPattern: try AgentCoding.read(&reader) { try $0.readUInt32() }))
             guard status == .success else {
                 let detail = try AgentCoding.text(&reader)

@@ -111,6 +111,7 @@ struct AutomaticService: KeychainService {
                 switch error.status {
                 case .notAvailable:
                     AgentRouting.forget(path)
+                // A status that cannot be had leaves the caller's standing unknown: the refusal stands.
                 case .missingEntitlement where (try? client.status())?.caller == .unregistered:
                     // Not registered with the agent: embedded mode, which needs the passphrase. When that fails
                     // too, say both why the agent refused and why the keychain could not be opened here (for

@@ -76,15 +76,7 @@ final class ProgressMeter {
     }
 
     /// 1234567 as "1,234,567", whatever the locale (the meter's text is the same everywhere).
-    static func grouped(_ number: Int) -> String {
-        let digits = String(number.magnitude)
-        var text = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { text += "," }
-            text.append(digit)
-        }
-        return (number < 0 ? "-" : "") + text
-    }
+    static func grouped(_ number: Int) -> String { number.formatted(.number.locale(Locale(identifier: "en_US"))) }
 
     /// "3 s", "2 min 5 s", "1 h 4 min".
     static func remaining(_ seconds: Double) -> String {
