@@ -5,7 +5,9 @@ import Foundation
 enum KeychainHeader {
     private static let magic = Data("SQLite format 3\u{0}".utf8)
 
-    static func check(path: String) throws(KeychainError) {
+    /// `afterReadingHeader` runs between reading the header and looking at the log and the file's size (a
+    /// test puts another process's checkpoint there).
+    static func check(path: String, afterReadingHeader: () -> Void = {}) throws(KeychainError) {
         guard let info = FileSystem.status(path) else {
             throw KeychainError(.noSuchKeychain, "\(path) does not exist")
         }
@@ -26,13 +28,18 @@ enum KeychainHeader {
         let changeCounter = bigEndian32(header, at: 24)
         let pageCount = Int64(bigEndian32(header, at: 28))
         let validFor = bigEndian32(header, at: 92)
+        afterReadingHeader()
         // The page count in the header is valid when the change counter matches "version-valid-for". With a
         // write-ahead log beside the file, a checkpoint cut short (a full disk, a crash) may have written the
         // new header but not every page yet; the log still holds them, so SQLite's recovery decides.
+        // Another process may be checkpointing while this one looks (page 1 first, then the pages that grow
+        // the file, then the log emptied), so the three are observed in that order — header, log, size —
+        // and a file that is growing is never taken for a truncated one. (Latchkey never shrinks the file.)
         let logSize = FileSystem.status(path + "-wal")?.size ?? 0
-        if pageCount > 0 && changeCounter == validFor && logSize == 0 && info.size < pageCount * Int64(pageSize) {
+        let size = FileSystem.status(path)?.size ?? info.size
+        if pageCount > 0 && changeCounter == validFor && logSize == 0 && size < pageCount * Int64(pageSize) {
             throw KeychainError(
-                .invalidKeychain, "\(path) is truncated (\(info.size) of \(pageCount * Int64(pageSize)) bytes)")
+                .invalidKeychain, "\(path) is truncated (\(size) of \(pageCount * Int64(pageSize)) bytes)")
         }
     }
 
