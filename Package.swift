@@ -32,6 +32,9 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", path: "Sources/CSystemd",
             pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/COpenSSL",
+            pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The libc calls Swift cannot make (variadic prctl, SO_PEERCRED/SO_PASSCRED, CMSG macros), in C.
         .target(name: "CPOSIX"),
         // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.
@@ -41,14 +44,16 @@ let package = Package(
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
+        // Certificates (and later keys and trust) on OpenSSL's libcrypto: the only importer of COpenSSL.
+        .target(name: "LatchkeyPKI", dependencies: ["COpenSSL"]),
         // The engine: the item model, the encrypted store and its persistence, with Apple's semantics.
-        .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX"]),
+        .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX", "LatchkeyPKI"]),
         // The agent's protocol, shared by the agent and its client (package access): framing, the greeting,
         // typed messages, where the socket is and whether it may be trusted.
         .target(name: "LatchkeyProtocol", dependencies: ["LatchkeyEngine", "LatchkeyPOSIX"]),
         // The library users import: the engine re-exported, the service seam (in process or through the
         // agent), the SecItem dictionary layer and the friendly API.
-        .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX"]),
+        .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyPKI"]),
         .target(name: "LatchkeySecurity", dependencies: ["Latchkey", "LatchkeyCrypto"]),
         .target(name: "Security", dependencies: ["LatchkeySecurity"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
@@ -66,7 +71,7 @@ let package = Package(
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
         .executableTarget(
-            name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCLI"], path: "Fuzz/latchkey-fuzz"),
+            name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCLI", "LatchkeyPKI"], path: "Fuzz/latchkey-fuzz"),
 
         // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
         .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),
@@ -94,6 +99,7 @@ let package = Package(
         .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport"]),
+        .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI"]),
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyTests",

@@ -1,13 +1,14 @@
 import Foundation
 @testable import Latchkey
 @testable import LatchkeyEngine
+import LatchkeyPKI
 import LatchkeyProtocol
 @testable import LatchkeyCLI
 
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
 /// invariants it can (a decoded message re-encodes to the same bytes).
 enum FuzzTargets {
-    static let names = ["query", "backup", "cli", "agent"]
+    static let names = ["query", "backup", "cli", "agent", "certificate"]
 
     static func run(_ name: String, _ data: Data) {
         switch name {
@@ -15,6 +16,7 @@ enum FuzzTargets {
         case "backup": backup(data)
         case "cli": commandLine(data)
         case "agent": agent(data)
+        case "certificate": certificate(data)
         default: preconditionFailure("unknown fuzz target \(name); one of \(names)")
         }
     }
@@ -146,5 +148,24 @@ enum FuzzTargets {
         if let greeting = try? AgentGreeting.decode(data) {
             precondition(Data(greeting.encoded()) == data, "greeting encoding is not canonical")
         }
+    }
+
+    // MARK: certificate: DER certificates through OpenSSL and Latchkey's name normalization
+
+    static func certificate(_ data: Data) {
+        let certificate: Certificate
+        do {
+            certificate = try Certificate(derRepresentation: data)
+        } catch {
+            precondition(!error.reason.isEmpty, "a refusal without a reason")
+            return
+        }
+        precondition(certificate.derRepresentation == data, "the certificate's bytes changed")
+        precondition(certificate.publicKeyHash.count == 20, "a public key hash that is not SHA-1")
+        precondition(Certificate.normalizedName(certificate.issuerSequence) == certificate.normalizedIssuer,
+                     "the issuer normalizes differently as a sequence")
+        precondition(Certificate.normalizedName(certificate.normalizedIssuerSequence) == certificate.normalizedIssuer,
+                     "normalizing a normalized name changed it")
+        _ = CertificateAttributes.derived(from: certificate, label: true)
     }
 }

@@ -10,6 +10,7 @@ enum Seeds {
     static func write(to directory: String) throws {
         let corpus: [String: [Data]] = [
             "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
+            "certificate": try certificates(),
         ]
         for (target, inputs) in corpus {
             let folder = directory + "/" + target
@@ -18,6 +19,13 @@ enum Seeds {
                 try input.write(to: URL(fileURLWithPath: folder + String(format: "/seed-%03d", index)))
             }
         }
+    }
+
+    /// The committed test certificates (run from the repository's root).
+    static func certificates() throws -> [Data] {
+        let folder = "Tests/Fixtures/certificates"
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".der") }.sorted()
+            .map { try Data(contentsOf: URL(fileURLWithPath: folder + "/" + $0)) }
     }
 
     /// Byte programs for `FuzzTargets.query`, from a fixed generator (its bytes are choices, not text).

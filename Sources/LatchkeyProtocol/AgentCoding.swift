@@ -102,6 +102,17 @@ extension ByteWriter {
         case .skip: append(2 as UInt8)
         }
         appendOptional(query.operationPrompt.map { Data($0.utf8) })
+        append(query.certificateMatch)
+    }
+
+    private mutating func append(_ match: CertificateMatch) {
+        append(UInt32(match.issuers.count))
+        for issuer in match.issuers { appendField(issuer) }
+        append(match.validOn == nil ? 0 as UInt8 : 1)
+        if let date = match.validOn { append(date.timeIntervalSinceReferenceDate.bitPattern) }
+        appendOptional(match.subjectContains.map { Data($0.utf8) })
+        appendOptional(match.emailAddressIfPresent.map { Data($0.utf8) })
+        append(match.caseInsensitive ? 1 as UInt8 : 0)
     }
 
     package mutating func append(_ changes: ItemChanges) {
@@ -247,13 +258,28 @@ extension ByteReader {
         case 2: authenticationUI = .skip
         default: throw .malformed("unknown authentication UI")
         }
-        var prompt: String?
-        if let bytes = try optional() {
-            guard let text = String(data: bytes, encoding: .utf8) else { throw .malformed("an operation prompt that is not UTF-8") }
-            prompt = text
-        }
+        let prompt = try optionalText("an operation prompt")
         return ItemQuery(itemClass, matching: matching, synchronizable: synchronizable, persistentReference: reference,
-                         limit: limit, returning: returning, authenticationUI: authenticationUI, operationPrompt: prompt)
+                         limit: limit, returning: returning, authenticationUI: authenticationUI, operationPrompt: prompt,
+                         certificateMatch: try readCertificateMatch())
+    }
+
+    private mutating func readCertificateMatch() throws(AgentProtocolError) -> CertificateMatch {
+        var match = CertificateMatch()
+        for _ in 0..<(try AgentCoding.count(&self)) { match.issuers.append(try AgentCoding.field(&self)) }
+        if try flag() {
+            match.validOn = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try AgentCoding.read(&self) { try $0.readUInt64() }))
+        }
+        match.subjectContains = try optionalText("a subject filter")
+        match.emailAddressIfPresent = try optionalText("an e-mail filter")
+        match.caseInsensitive = try flag()
+        return match
+    }
+
+    private mutating func optionalText(_ what: String) throws(AgentProtocolError) -> String? {
+        guard let bytes = try optional() else { return nil }
+        guard let text = String(data: bytes, encoding: .utf8) else { throw .malformed("\(what) that is not UTF-8") }
+        return text
     }
 
     package mutating func readItemChanges() throws(AgentProtocolError) -> ItemChanges {

@@ -96,6 +96,7 @@ private func foundationObject(_ value: Any) -> AnyObject {
     case let number as Int: return NSNumber(value: number)
     case let date as Date: return NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)
     case let control as AccessControl: return SecAccessControl(control)
+    case let certificate as Certificate: return SecCertificate(certificate)
     default: return value as AnyObject
     }
 }

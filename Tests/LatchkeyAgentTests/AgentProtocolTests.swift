@@ -19,7 +19,11 @@ import Glibc
         .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Array(repeating: 3, count: 16)), .status,
         .unlock(passphrase: Array("pw".utf8)), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
         .update(ItemQuery(.internetPassword, matching: [.port: .number(443)]), ItemChanges(attributes: [.label: .string("x")])),
-        .delete(ItemQuery(.genericPassword, limit: .all)), .addOrUpdate(NewItem(.genericPassword, data: Data())),
+        .delete(ItemQuery(.genericPassword, limit: .all)),
+        .copyMatching(ItemQuery(.certificate, limit: .all, returning: .reference, certificateMatch: CertificateMatch(
+            issuers: [Data([0x31, 0x00]), Data()], validOn: Date(timeIntervalSinceReferenceDate: 123.5), subjectContains: "exämple",
+            emailAddressIfPresent: "a@b", caseInsensitive: true))),
+        .addOrUpdate(NewItem(.genericPassword, data: Data())),
         .register(passphrase: [1, 2, 3], executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"]),
         .unregister(passphrase: [4], executablePath: "/usr/bin/app"), .listRegistrations,
         .updateSettings(passphrase: [5], settings: KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true)),

@@ -114,10 +114,10 @@ import Testing
             == "'m_Whatever' is not a supported kSecMatch key")
     }
 
-    @Test func certificateMatchingIsUnimplementedNotIgnored() throws {
-        let failure = error { _ = try backend().copyMatching(["class": "cert", "m_Issuers": [Data()]]) }
+    @Test func trustMatchingIsUnimplementedNotIgnored() throws {
+        let failure = error { _ = try backend().copyMatching(["class": "cert", "m_TrustedOnly": true]) }
         #expect(failure?.status == .unimplemented)
-        #expect(failure?.detail == "'m_Issuers' matching is not supported yet")
+        #expect(failure?.detail == "'m_TrustedOnly' matching is not supported yet")
     }
 
     @Test func caseInsensitiveMatchingIsAcceptedButMatchingStaysExact() throws {

@@ -11,6 +11,8 @@ import Testing
         let key: [(AttributeKey, AttributeValue, AttributeValue)]
         /// An attribute this class does not have.
         let foreign: AttributeKey
+        /// Two different secrets (for certificates, two different certificates: the data must be one).
+        var secrets = (Data("1".utf8), Data("2".utf8))
         var testDescription: String { itemClass.rawValue }
 
         var base: [AttributeKey: AttributeValue] {
@@ -39,7 +41,7 @@ import Testing
             (.certificateType, .number(1), .number(2)),
             (.issuer, .data(Data("CN=CA 1".utf8)), .data(Data("CN=CA 2".utf8))),
             (.serialNumber, .data(Data([1, 2, 3])), .data(Data([1, 2, 4]))),
-        ], foreign: .account),
+        ], foreign: .account, secrets: (try! CertificateFixtures.der("leaf-ec256.der"), try! CertificateFixtures.der("email-only.der"))),
         ClassCase(itemClass: .key, key: [
             (.keyClass, .number(1), .number(2)),
             (.applicationLabel, .data(Data([0xAA])), .data(Data([0xBB]))),
@@ -59,10 +61,10 @@ import Testing
     func theSamePrimaryKeyIsADuplicateWhateverElseDiffers(_ c: ClassCase) throws {
         let keychain = try Fixture.newKeychain(in: directory)
         try keychain.add(NewItem(c.itemClass, attributes: c.base.merging([.label: .string("one")]) { a, _ in a },
-                                 data: Data("1".utf8)), caller: Fixture.app)
+                                 data: c.secrets.0), caller: Fixture.app)
         #expect(status {
             try keychain.add(NewItem(c.itemClass, attributes: c.base.merging([.label: .string("two")]) { a, _ in a },
-                                     data: Data("2".utf8)), caller: Fixture.app)
+                                     data: c.secrets.1), caller: Fixture.app)
         } == .duplicateItem)
     }
 

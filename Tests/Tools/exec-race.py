@@ -19,7 +19,7 @@ import sys
 import time
 
 mode, path, keychain, registered, query_hex, result = sys.argv[1:7]
-VERSION = 3
+VERSION = 4
 
 
 def field(data):

@@ -9,3 +9,15 @@ extension AccessControl: AccessControlConvertible {
     /// Itself.
     public var accessControl: AccessControl { self }
 }
+
+/// A value that stands for a `Certificate` in an Apple-style dictionary (`kSecValueRef`, and what
+/// `kSecReturnRef` hands back): `LatchkeySecurity`'s `SecCertificate`, or a `Certificate` itself.
+public protocol CertificateConvertible {
+    /// The certificate it stands for.
+    var certificate: Certificate { get }
+}
+
+extension Certificate: CertificateConvertible {
+    /// Itself.
+    public var certificate: Certificate { self }
+}

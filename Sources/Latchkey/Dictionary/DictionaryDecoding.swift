@@ -24,6 +24,11 @@ enum DictionaryDecoding {
         var authenticationUI: AuthenticationUI = .allow
         /// `kSecUseOperationPrompt`.
         var operationPrompt: String?
+        /// `kSecValueRef`: the certificate an add stores or a query names.
+        var certificate: Certificate?
+        /// `kSecMatchIssuers`, `kSecMatchValidOnDate`, `kSecMatchSubjectContains`,
+        /// `kSecMatchEmailAddressIfPresent`, `kSecMatchCaseInsensitive`.
+        var certificateMatch = CertificateMatch()
     }
 
     static func decode(_ dictionary: [String: Any], for operation: Operation) throws(KeychainError) -> Decoded {
@@ -33,7 +38,10 @@ enum DictionaryDecoding {
         var decoded = Decoded(itemClass: try itemClass(of: dictionary))
         for key in dictionary.keys.sorted() where key != SecItemKey.class {
             let value = dictionary[key]!
-            if value is NSNull { throw KeychainError.param("the value of '\(key)' is null") }
+            // kCFNull means "now" for kSecMatchValidOnDate; it is no value anywhere else.
+            if value is NSNull && key != SecItemKey.matchValidOnDate {
+                throw KeychainError.param("the value of '\(key)' is null")
+            }
             if key.utf8.count == 4 {
                 try decodeAttribute(key, value, into: &decoded, operation: operation)
                 continue
@@ -47,12 +55,31 @@ enum DictionaryDecoding {
                 throw KeychainError.param("'\(key)' is not a keychain query key")
             }
         }
+        try applyValueReference(to: &decoded, operation: operation)
         return decoded
+    }
+
+    /// A `kSecValueRef` certificate: an add stores its bytes (its attributes are derived by the engine);
+    /// a search, update or delete matches the attributes Apple derives from it, beside any given
+    /// (given ones win, as on Apple's platforms).
+    private static func applyValueReference(to decoded: inout Decoded, operation: Operation) throws(KeychainError) {
+        guard let certificate = decoded.certificate else { return }
+        guard decoded.itemClass == .certificate else {
+            throw KeychainError.param("kSecValueRef is a certificate but kSecClass is \(decoded.itemClass.rawValue)")
+        }
+        if operation == .add {
+            guard decoded.data == nil else { throw KeychainError.param("give kSecValueRef or kSecValueData, not both") }
+            decoded.data = certificate.derRepresentation
+        } else {
+            decoded.attributes.merge(CertificateAttributes.derived(from: certificate, label: false)) { given, _ in given }
+        }
     }
 
     /// `kSecClass`, or the class inside `kSecValuePersistentRef` when the class is absent.
     static func itemClass(of dictionary: [String: Any]) throws(KeychainError) -> ItemClass {
         guard let value = dictionary[SecItemKey.class] else {
+            // Apple takes the class from a kSecValueRef's own attributes.
+            if dictionary[SecItemKey.valueRef] is any CertificateConvertible { return .certificate }
             if let reference = dictionary[SecItemKey.valuePersistentRef] as? Data,
                 let parsed = PersistentReference.parse(reference)
             {
@@ -110,7 +137,11 @@ enum DictionaryDecoding {
             }
             decoded.persistentReference = bytes
         case SecItemKey.valueRef:
-            throw KeychainError(.unimplemented, "kSecValueRef arrives with certificates and keys")
+            guard let convertible = value as? any CertificateConvertible else {
+                throw KeychainError.param(
+                    "kSecValueRef must be a SecCertificate (keys and identities arrive later), not \(DictionaryValue.typeName(value))")
+            }
+            decoded.certificate = convertible.certificate
         default:
             throw KeychainError.param("'\(key)' is not a keychain value key")
         }
@@ -164,7 +195,35 @@ enum DictionaryDecoding {
                 throw KeychainError.param("kSecMatchLimit cannot be a \(DictionaryValue.typeName(value))")
             }
         case SecItemKey.matchCaseInsensitive:
-            break  // Accepted and ignored: matching is exact, as on Apple's data-protection keychain.
+            // Attribute matching stays exact, as on Apple's data-protection keychain; the flag steers
+            // kSecMatchSubjectContains only.
+            guard let flag = DictionaryValue.boolean(value) else {
+                throw KeychainError.param("kSecMatchCaseInsensitive must be a boolean, not \(DictionaryValue.typeName(value))")
+            }
+            decoded.certificateMatch.caseInsensitive = flag
+        case SecItemKey.matchIssuers:
+            // Apple normalizes each issuer and skips what is not a Name; an array of none filters nothing.
+            guard let issuers = value as? [Any] else {
+                throw KeychainError.param("kSecMatchIssuers must be an array of DER names, not \(DictionaryValue.typeName(value))")
+            }
+            decoded.certificateMatch.issuers = issuers.compactMap { ($0 as? Data).flatMap(Certificate.normalizedName) }
+        case SecItemKey.matchValidOnDate:
+            if value is NSNull {
+                decoded.certificateMatch.validOn = Date()
+            } else if let date = value as? Date {
+                decoded.certificateMatch.validOn = date
+            } else {
+                throw KeychainError.param("kSecMatchValidOnDate must be a date or kCFNull, not \(DictionaryValue.typeName(value))")
+            }
+        case SecItemKey.matchSubjectContains, SecItemKey.matchEmailAddressIfPresent:
+            guard let text = value as? String else {
+                throw KeychainError.param("'\(key)' must be a string, not \(DictionaryValue.typeName(value))")
+            }
+            if key == SecItemKey.matchSubjectContains {
+                decoded.certificateMatch.subjectContains = text
+            } else {
+                decoded.certificateMatch.emailAddressIfPresent = text
+            }
         case let other where SecItemKey.unsupportedMatches.contains(other):
             throw KeychainError(.unimplemented, "'\(other)' matching is not supported yet")
         default:

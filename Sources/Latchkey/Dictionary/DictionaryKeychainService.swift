@@ -34,6 +34,24 @@ struct DictionaryKeychainService: KeychainService {
         return dictionary
     }
 
+    /// The certificate filters as Apple's `kSecMatch…` keys (searches only: update and delete refuse them).
+    private static func matching(_ match: CertificateMatch, into dictionary: inout [String: Any]) {
+        if !match.issuers.isEmpty {
+            dictionary[SecItemKey.matchIssuers] = match.issuers.map { Data([0x30] + Self.length($0.count)) + $0 }
+        }
+        if let date = match.validOn { dictionary[SecItemKey.matchValidOnDate] = date }
+        if let text = match.subjectContains { dictionary[SecItemKey.matchSubjectContains] = text }
+        if let address = match.emailAddressIfPresent { dictionary[SecItemKey.matchEmailAddressIfPresent] = address }
+        if match.caseInsensitive { dictionary[SecItemKey.matchCaseInsensitive] = true }
+    }
+
+    /// DER length octets (the issuers travel as whole Name SEQUENCEs, as Apple's callers give them).
+    private static func length(_ count: Int) -> [UInt8] {
+        if count < 0x80 { return [UInt8(count)] }
+        let octets = withUnsafeBytes(of: UInt64(count).bigEndian) { Array($0.drop { $0 == 0 }) }
+        return [0x80 | UInt8(octets.count)] + octets
+    }
+
     /// Asks for everything, as a dictionary per item.
     private static func askingForEverything(_ dictionary: [String: Any], data: Bool) -> [String: Any] {
         var dictionary = dictionary
@@ -72,7 +90,9 @@ struct DictionaryKeychainService: KeychainService {
 
     func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
         let wantsData = query.returning.contains(.data) || query.returning.contains(.reference)
-        let asked = Self.askingForEverything(Self.dictionary(query, limit: query.limit == .one ? .all : query.limit), data: wantsData)
+        var dictionary = Self.dictionary(query, limit: query.limit == .one ? .all : query.limit)
+        Self.matching(query.certificateMatch, into: &dictionary)
+        let asked = Self.askingForEverything(dictionary, data: wantsData)
         let values = try backend.copyMatching(asked) as? [Any] ?? []
         var results: [ItemResult] = []
         for value in values.prefix(query.limit == .one ? 1 : Int.max) {

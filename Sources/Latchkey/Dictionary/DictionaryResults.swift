@@ -4,15 +4,29 @@ import Foundation
 enum DictionaryResults {
     /// No return key: nil. Only data: the data. Only a persistent reference: the reference. Anything else:
     /// a dictionary. A limit above one: an array of those, even for one match.
-    static func shape(_ results: [ItemResult], returning: ReturnOptions, single: Bool) -> Any? {
+    static func shape(_ results: [ItemResult], returning: ReturnOptions, single: Bool) throws(KeychainError) -> Any? {
         guard !returning.isEmpty else { return nil }
-        let shaped = results.map { element($0, returning: returning) }
+        var shaped: [Any] = []
+        for result in results { shaped.append(try element(result, returning: returning)) }
         return single ? shaped.first : shaped
     }
 
-    static func element(_ result: ItemResult, returning: ReturnOptions) -> Any {
+    /// A certificate's reference is the certificate (Apple's `SecCertificateRef`): alone when only
+    /// `kSecReturnRef` was asked for, else under `kSecValueRef` in the dictionary.
+    static func element(_ result: ItemResult, returning: ReturnOptions) throws(KeychainError) -> Any {
         if returning == .data { return result.data ?? Data() }
         if returning == .persistentReference { return result.persistentReference }
+        var certificate: Certificate?
+        if returning.contains(.reference) && result.itemClass == .certificate {
+            let decoded: Certificate
+            do {
+                decoded = try Certificate(derRepresentation: result.data ?? Data())
+            } catch {
+                throw KeychainError.decode("a certificate item's data is not a certificate, so it has no reference: \(error.reason)")
+            }
+            if returning == .reference { return decoded }
+            certificate = decoded
+        }
         var dictionary: [String: Any] = [:]
         if returning.contains(.attributes) {
             for (key, value) in result.attributes {
@@ -25,10 +39,13 @@ enum DictionaryResults {
                 }
             }
         }
-        if returning.contains(.data) || returning.contains(.reference) {
+        if let certificate {
+            dictionary[SecItemKey.valueRef] = certificate
+            if returning.contains(.data) { dictionary[SecItemKey.valueData] = result.data ?? Data() }
+        } else if returning.contains(.data) || returning.contains(.reference) {
             dictionary[SecItemKey.valueData] = result.data ?? Data()
         }
-        if returning.contains(.reference) { dictionary[SecItemKey.class] = result.itemClass.rawValue }
+        if returning.contains(.reference) && certificate == nil { dictionary[SecItemKey.class] = result.itemClass.rawValue }
         if returning.contains(.persistentReference) {
             dictionary[SecItemKey.valuePersistentRef] = result.persistentReference
         }

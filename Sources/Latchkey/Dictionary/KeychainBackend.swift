@@ -43,18 +43,18 @@ public struct ServiceBackend: KeychainBackend {
     public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(attributes, for: .add)
         let item = NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data)
-        if decoded.returning.contains(.reference) && (item.itemClass == .certificate || item.itemClass == .key) {
-            throw KeychainError(.unimplemented, "r_Ref for \(item.itemClass.rawValue) items arrives with certificates and keys")
+        if decoded.returning.contains(.reference) && item.itemClass == .key {
+            throw KeychainError(.unimplemented, "r_Ref for keys arrives with SecKey support")
         }
         let result = try service.add(item, returning: decoded.returning)
-        return DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true)
+        return try DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true)
     }
 
     public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(query, for: .search)
         let limit = decoded.limit ?? .one
         let results = try service.copyMatching(itemQuery(decoded, limit: limit))
-        return DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one)
+        return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one)
     }
 
     public func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError) {
@@ -78,7 +78,8 @@ public struct ServiceBackend: KeychainBackend {
             decoded.itemClass, matching: decoded.attributes,
             synchronizable: decoded.synchronizableAny ? .any : .no,
             persistentReference: decoded.persistentReference, limit: limit, returning: decoded.returning,
-            authenticationUI: decoded.authenticationUI, operationPrompt: decoded.operationPrompt)
+            authenticationUI: decoded.authenticationUI, operationPrompt: decoded.operationPrompt,
+            certificateMatch: decoded.certificateMatch)
     }
 }
 

@@ -24,9 +24,17 @@ package enum SecItemKey {
     package static let matchLimitOne = "m_LimitOne"
     /// `kSecMatchLimitAll`.
     package static let matchLimitAll = "m_LimitAll"
-    /// `kSecMatchCaseInsensitive` (accepted and ignored: matching is exact, as on Apple's data-protection
-    /// keychain).
+    /// `kSecMatchCaseInsensitive` (attribute matching stays exact, as on Apple's data-protection keychain;
+    /// it steers `kSecMatchSubjectContains`).
     package static let matchCaseInsensitive = "m_CaseInsensitive"
+    /// `kSecMatchIssuers`.
+    package static let matchIssuers = "m_Issuers"
+    /// `kSecMatchValidOnDate`.
+    package static let matchValidOnDate = "m_ValidOnDate"
+    /// `kSecMatchSubjectContains`.
+    package static let matchSubjectContains = "m_SubjectContains"
+    /// `kSecMatchEmailAddressIfPresent`.
+    package static let matchEmailAddressIfPresent = "m_EmailAddressIfPresent"
     /// `kSecAttrSynchronizableAny`, a value of `kSecAttrSynchronizable` in queries.
     package static let synchronizableAny = "syna"
     /// `kSecUseDataProtectionKeychain` (accepted and ignored: Latchkey is a data-protection keychain).
@@ -40,12 +48,12 @@ package enum SecItemKey {
     /// `kSecUseOperationPrompt`.
     package static let useOperationPrompt = "u_OpPrompt"
 
-    /// `kSecMatch…` keys Latchkey knows but cannot honour yet (certificate and trust matching). A query
-    /// naming one fails with `errSecUnimplemented` rather than silently matching more than asked.
+    /// `kSecMatch…` keys Latchkey knows but cannot honour yet (trust matching, item lists, macOS's other
+    /// subject matches). A query naming one fails with `errSecUnimplemented` rather than silently matching
+    /// more than asked.
     static let unsupportedMatches: Set<String> = [
-        "m_Policy", "m_ItemList", "m_SearchList", "m_Issuers", "m_EmailAddressIfPresent", "m_SubjectContains",
-        "m_HostOrSubdomainOfHost", "m_TrustedOnly", "m_ValidOnDate", "m_SubjectStartsWith", "m_SubjectEndsWith",
-        "m_SubjectWholeString", "m_DiacriticInsensitive", "m_WidthInsensitive",
+        "m_Policy", "m_ItemList", "m_SearchList", "m_HostOrSubdomainOfHost", "m_TrustedOnly", "m_SubjectStartsWith",
+        "m_SubjectEndsWith", "m_SubjectWholeString", "m_DiacriticInsensitive", "m_WidthInsensitive",
     ]
 
     /// `kSecUse…` keys that only steer Apple's own user interface or authentication context (an `LAContext`,

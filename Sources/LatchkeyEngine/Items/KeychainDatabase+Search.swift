@@ -1,5 +1,6 @@
 import Foundation
 internal import LatchkeyCrypto
+internal import LatchkeyPKI
 internal import LatchkeyStorage
 
 extension KeychainDatabase {
@@ -22,7 +23,9 @@ extension KeychainDatabase {
     ) throws(KeychainError) -> [ItemResult] {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
+        // Certificate filters look inside the certificate, so they read the data (and ask for it as a read would).
         let wantsData = validated.returning.contains(.data) || validated.returning.contains(.reference)
+            || validated.certificateMatch != nil
         var confirmed = false
         while true {
             let found = try search(selection, wantsData: wantsData, confirmed: confirmed, progress: progress)
@@ -61,6 +64,11 @@ extension KeychainDatabase {
                         guard let opened = try selection.open(row, attributes: validated.returning.contains(.attributes)) else {
                             continue
                         }
+                        if let match = validated.certificateMatch,
+                            try !admits(opened, match, selection: selection, db: db)
+                        {
+                            continue
+                        }
                         results.append(try ItemSelection.result(opened, returning: validated.returning))
                     } catch KeychainError.decode {
                         damaged += 1
@@ -76,6 +84,55 @@ extension KeychainDatabase {
                 return results
             }
         }
+    }
+
+    /// Whether an opened certificate passes the certificate filters: decoded from its data, checked by
+    /// `CertificateMatch`, and, for `issuers`, its issuer one of them or issued (up to ten links up) by a
+    /// certificate in the keychain that was — as Apple's `items_matching_issuer_parent` walks the chain.
+    private func admits(
+        _ opened: ItemSelection.Opened, _ match: CertificateMatch, selection: ItemSelection, db: Connection
+    ) throws(KeychainError) -> Bool {
+        guard let data = try ItemSealing.openData(opened.row, itemKey: opened.itemKey),
+            let certificate = try? Certificate(derRepresentation: data)  // Not a certificate: matches no filter.
+        else { return false }
+        guard match.admits(certificate) else { return false }
+        guard !match.issuers.isEmpty else { return true }
+        var issuer = [certificate.normalizedIssuer]
+        var seen = Set<Data>()
+        for _ in 0...10 {
+            if issuer.contains(where: match.issuers.contains) { return true }
+            seen.formUnion(issuer)
+            issuer = try issuersOfCertificates(subjects: issuer, like: selection, db: db).filter { !seen.contains($0) }
+            if issuer.isEmpty { return false }
+        }
+        return false
+    }
+
+    /// The issuers of the certificates the caller can see whose subject is one of `subjects`. Certificates
+    /// that cannot be opened (locked, damaged) are left out of the walk.
+    private func issuersOfCertificates(
+        subjects: [Data], like selection: ItemSelection, db: Connection
+    ) throws(KeychainError) -> [Data] {
+        var issuers: [Data] = []
+        let query = selection.query
+        for subject in subjects {
+            let parents = ValidatedQuery(
+                schema: query.schema, filters: [.subject: .data(subject)], groups: query.groups, accessibility: nil,
+                synchronizable: query.synchronizable, reference: nil, limit: nil, returning: [.attributes],
+                authenticationUI: .skip, operationPrompt: nil, certificateMatch: nil)
+            let lookup = ItemSelection(query: parents, keys: selection.keys, indexKey: selection.indexKey)
+            let rows = try mappingStorageErrors { try lookup.candidates(db, includeData: false) }
+            for row in rows {
+                do {
+                    if let opened = try lookup.open(row, attributes: true), case .data(let issuer)? = opened.attributes?[.issuer] {
+                        issuers.append(issuer)
+                    }
+                } catch {
+                    continue  // A locked or damaged certificate is no link in the chain; the search goes on.
+                }
+            }
+        }
+        return issuers
     }
 
     /// The index key, or `errSecInteractionNotAllowed` when neither the device key nor an unlock has

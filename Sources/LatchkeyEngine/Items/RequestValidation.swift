@@ -35,6 +35,8 @@ struct ValidatedQuery: Sendable {
     let returning: ReturnOptions
     let authenticationUI: AuthenticationUI
     let operationPrompt: String?
+    /// Filters inside the certificates (certificate searches only; nil when there are none).
+    let certificateMatch: CertificateMatch?
 
     /// Whether the filters name every primary-key attribute, so the primary-key digest finds the item.
     var namesWholePrimaryKey: Bool { schema.primaryKey.allSatisfy { filters[$0] != nil } }
@@ -173,7 +175,11 @@ enum RequestValidation {
         try requireGroups(caller)
         try checkData(item.data)
         let classified = try classify(item.attributes, schema: schema, caller: caller, datesAllowed: true)
-        let (attributes, accessibility, control) = (classified.attributes, classified.accessibility, classified.control)
+        var attributes = classified.attributes
+        let (accessibility, control) = (classified.accessibility, classified.control)
+        if item.itemClass == .certificate, let data = item.data {
+            attributes = try CertificateAttributes.completing(attributes, data: data, label: true)
+        }
         let synchronizable = classified.synchronizable ?? false
         guard let resolvedGroup = classified.group ?? caller.defaultGroup else {
             throw KeychainError(
@@ -224,9 +230,8 @@ enum RequestValidation {
             guard count > 0 else { throw KeychainError.param("m_Limit must be a positive number, not \(count)") }
             limit = count
         }
-        if query.returning.contains(.reference) && (query.itemClass == .certificate || query.itemClass == .key) {
-            throw KeychainError(
-                .unimplemented, "r_Ref for \(query.itemClass.rawValue) items arrives with certificates and keys")
+        if query.returning.contains(.reference) && query.itemClass == .key {
+            throw KeychainError(.unimplemented, "r_Ref for keys arrives with SecKey support")
         }
         if let prompt = query.operationPrompt, prompt.utf8.count > 1_024 {
             throw KeychainError.param("u_OpPrompt is \(prompt.utf8.count) bytes; the limit is 1024")
@@ -234,7 +239,8 @@ enum RequestValidation {
         return ValidatedQuery(
             schema: schema, filters: filters, groups: groups, accessibility: accessibility,
             synchronizable: synchronizable, reference: reference, limit: limit, returning: query.returning,
-            authenticationUI: query.authenticationUI, operationPrompt: query.operationPrompt)
+            authenticationUI: query.authenticationUI, operationPrompt: query.operationPrompt,
+            certificateMatch: query.itemClass == .certificate && !query.certificateMatch.isEmpty ? query.certificateMatch : nil)
     }
 
     static func validate(_ changes: ItemChanges, schema: ItemSchema, caller: CallerIdentity)
@@ -243,11 +249,16 @@ enum RequestValidation {
         try checkData(changes.data)
         let classified = try classify(changes.attributes, schema: schema, caller: caller, datesAllowed: false)
         let (accessibility, control) = (classified.accessibility, classified.control)
+        var attributes = classified.attributes
+        if schema.itemClass == .certificate, let data = changes.data {
+            // New certificate bytes bring their own attributes (not the label: the item keeps its name).
+            attributes = try CertificateAttributes.completing(attributes, data: data, label: false)
+        }
         if let control, let accessibility, accessibility != control.protection || !control.flags.isEmpty {
             throw KeychainError.param("conflicting kSecAttrAccessible and kSecAttrAccessControl attributes")
         }
         return ValidatedChanges(
-            attributes: classified.attributes, group: classified.group, accessibility: control?.protection ?? accessibility,
+            attributes: attributes, group: classified.group, accessibility: control?.protection ?? accessibility,
             synchronizable: classified.synchronizable, data: changes.data, accessControl: control)
     }
 }

@@ -43,8 +43,42 @@ public struct ReturnOptions: OptionSet, Hashable, Sendable {
     /// A persistent reference (`kSecReturnPersistentRef`).
     public static let persistentReference = ReturnOptions(rawValue: 1 << 2)
     /// A reference (`kSecReturnRef`). For passwords Apple returns a dictionary with the class, the
-    /// attributes and the data; certificate and key references arrive with certificate support.
+    /// attributes and the data; for certificates, the certificate (`Certificate`, a `SecCertificate` in
+    /// LatchkeySecurity). Key references arrive with keys.
     public static let reference = ReturnOptions(rawValue: 1 << 3)
+}
+
+/// The certificate filters of a search (`kSecMatchIssuers`, `kSecMatchValidOnDate`,
+/// `kSecMatchSubjectContains`, `kSecMatchEmailAddressIfPresent`): each looks inside the certificate, so
+/// the search decrypts and decodes every candidate. They apply to certificate searches only.
+public struct CertificateMatch: Sendable, Hashable {
+    /// Normalized issuer names (Name contents, as `kSecAttrIssuer` holds them): a certificate matches when
+    /// its issuer is one of them, or when a certificate in the keychain that issued it (up to ten links up
+    /// the chain) was issued by one of them. Empty: no issuer filter.
+    public var issuers: [Data]
+    /// Only certificates valid on this date.
+    public var validOn: Date?
+    /// Only certificates with a subject attribute containing this text.
+    public var subjectContains: String?
+    /// Only certificates with this e-mail address (compared without case), or with none.
+    public var emailAddressIfPresent: String?
+    /// Whether `subjectContains` ignores case (`kSecMatchCaseInsensitive`).
+    public var caseInsensitive: Bool
+
+    /// Creates a filter; with no arguments it admits every certificate.
+    public init(
+        issuers: [Data] = [], validOn: Date? = nil, subjectContains: String? = nil,
+        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false
+    ) {
+        self.issuers = issuers
+        self.validOn = validOn
+        self.subjectContains = subjectContains
+        self.emailAddressIfPresent = emailAddressIfPresent
+        self.caseInsensitive = caseInsensitive
+    }
+
+    /// Whether the filter admits every certificate.
+    public var isEmpty: Bool { self == CertificateMatch() }
 }
 
 /// An item to add: its class, its attributes (including, optionally, `agrp`, `pdmn` and `sync`), and its
@@ -97,14 +131,17 @@ public struct ItemQuery: Sendable, CustomStringConvertible {
     public var authenticationUI: AuthenticationUI
     /// Why the application asks, shown to the user (`kSecUseOperationPrompt`).
     public var operationPrompt: String?
+    /// Filters that look inside certificates (searches of certificates only).
+    public var certificateMatch: CertificateMatch
 
     /// Creates a query.
     public init(
         _ itemClass: ItemClass, matching: [AttributeKey: AttributeValue] = [:],
         synchronizable: SynchronizableFilter = .no, persistentReference: Data? = nil,
         limit: MatchLimit = .one, returning: ReturnOptions = [], authenticationUI: AuthenticationUI = .allow,
-        operationPrompt: String? = nil
+        operationPrompt: String? = nil, certificateMatch: CertificateMatch = CertificateMatch()
     ) {
+        self.certificateMatch = certificateMatch
         self.itemClass = itemClass
         self.matching = matching
         self.synchronizable = synchronizable

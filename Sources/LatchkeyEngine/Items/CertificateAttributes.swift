@@ -1,0 +1,61 @@
+import Foundation
+package import LatchkeyPKI
+
+/// The attributes Apple's keychain derives from a certificate (`SecCertificateCopyAttributeDictionary`, and
+/// the label `SecItemAdd` infers from the subject summary), and the certificate-only search filters.
+package enum CertificateAttributes {
+    /// The certificate in `data`, or `errSecDecode` naming what is wrong with it (never its bytes).
+    static func decode(_ data: Data) throws(KeychainError) -> Certificate {
+        do {
+            return try Certificate(derRepresentation: data)
+        } catch {
+            throw KeychainError.decode("kSecValueData of a certificate item must be one DER-encoded X.509 certificate: \(error.reason)")
+        }
+    }
+
+    /// `ctyp`, `cenc`, `subj`, `issr`, `slnr`, `skid` (when the certificate has one), `pkhh`, and, when
+    /// `label` is true, `labl` from the subject summary (when there is one).
+    package static func derived(from certificate: Certificate, label: Bool) -> [AttributeKey: AttributeValue] {
+        var attributes: [AttributeKey: AttributeValue] = [
+            .certificateType: .number(Int64(certificate.certificateType)),
+            .certificateEncoding: .number(Int64(certificate.certificateEncoding)),
+            .subject: .data(certificate.normalizedSubject),
+            .issuer: .data(certificate.normalizedIssuer),
+            .serialNumber: .data(certificate.serialNumber),
+            .publicKeyHash: .data(certificate.publicKeyHash),
+        ]
+        if let keyID = certificate.subjectKeyID { attributes[.subjectKeyID] = .data(keyID) }
+        if label, let summary = certificate.subjectSummary { attributes[.label] = .string(summary) }
+        return attributes
+    }
+
+    /// `given` completed with what the certificate in `data` derives: what the caller gave wins, as on
+    /// Apple's platforms (a caller may add a certificate under its own label).
+    static func completing(
+        _ given: [AttributeKey: AttributeValue], data: Data, label: Bool
+    ) throws(KeychainError) -> [AttributeKey: AttributeValue] {
+        let certificate = try decode(data)
+        return given.merging(derived(from: certificate, label: label)) { caller, _ in caller }
+    }
+}
+
+extension CertificateMatch {
+    /// Whether a certificate passes the filters other than `issuers` (which need the keychain and are
+    /// checked by the search): valid on the date, subject containing the text, e-mail address present and
+    /// equal or absent.
+    func admits(_ certificate: Certificate) -> Bool {
+        if let date = validOn, !certificate.isValid(on: date) { return false }
+        if let text = subjectContains {
+            let options: String.CompareOptions = caseInsensitive ? [.caseInsensitive] : []
+            guard certificate.subjectValues.contains(where: { $0.range(of: text, options: options) != nil }) else {
+                return false
+            }
+        }
+        if let address = emailAddressIfPresent, !certificate.emailAddresses.isEmpty {
+            guard certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame }) else {
+                return false
+            }
+        }
+        return true
+    }
+}
