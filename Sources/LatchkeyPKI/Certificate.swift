@@ -107,6 +107,13 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         return Data(normalized)
     }
 
+    /// SHA-1 of the DER bytes (the fingerprint `security find-certificate -Z` prints and
+    /// `delete-certificate -Z` takes).
+    public var sha1Fingerprint: Data { OpenSSL.sha1(derRepresentation) }
+
+    /// SHA-256 of the DER bytes.
+    public var sha256Fingerprint: Data { OpenSSL.sha256(derRepresentation) }
+
     /// The largest certificate Latchkey decodes: 1 MiB.
     public static let maximumBytes = 1 << 20
 

@@ -61,13 +61,18 @@ enum OpenSSL {
         }
     }
 
-    /// `EVP_Digest` with SHA-1 (Apple's public key hash and application label).
-    static func sha1(_ data: Data) -> Data {
-        var digest = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
+    /// `EVP_Digest` with SHA-1 (Apple's public key hash and application label; certificate fingerprints).
+    static func sha1(_ data: Data) -> Data { digest(data, EVP_sha1(), count: Int(SHA_DIGEST_LENGTH), "SHA-1") }
+
+    /// `EVP_Digest` with SHA-256 (certificate fingerprints).
+    static func sha256(_ data: Data) -> Data { digest(data, EVP_sha256(), count: Int(SHA256_DIGEST_LENGTH), "SHA-256") }
+
+    private static func digest(_ data: Data, _ type: OpaquePointer?, count: Int, _ name: String) -> Data {
+        var digest = [UInt8](repeating: 0, count: count)
         let ok = data.withUnsafeBytes { raw in
-            EVP_Digest(raw.baseAddress, raw.count, &digest, nil, EVP_sha1(), nil)
+            EVP_Digest(raw.baseAddress, raw.count, &digest, nil, type, nil)
         }
-        precondition(ok == 1, "SHA-1 failed in OpenSSL")
+        precondition(ok == 1, "\(name) failed in OpenSSL")  // Only on memory exhaustion; nothing can go on.
         return Data(digest)
     }
 

@@ -107,6 +107,27 @@ extension GlobalSecItemTests {
                 == errSecSuccess, "the item is there")
         }
 
+        @Test func latchkeySecurityCertificates() throws {
+            InMemoryKeychain().install()
+            let der = try CertificateFixtures.der("leaf-ec256.der")
+            // README: "LatchkeySecurity", certificates
+            let server = SecCertificateCreateWithData(nil, der as CFData)!
+            SecItemAdd([kSecClass as String: kSecClassCertificate, kSecValueRef as String: server] as CFDictionary, nil)
+
+            var found: CFTypeRef?
+            SecItemCopyMatching([
+                kSecClass as String: kSecClassCertificate,
+                kSecMatchSubjectContains as String: "example.com",
+                kSecMatchValidOnDate as String: Date(),
+                kSecReturnRef as String: true,
+            ] as CFDictionary, &found)
+            let certificate = found as! SecCertificate
+            print(SecCertificateCopySubjectSummary(certificate) ?? "")
+
+            #expect(certificate == server)
+            #expect(SecCertificateCopySubjectSummary(certificate) as String? == "www.example.com")
+        }
+
         @Test func latchkeyTesting() throws {
             // README: "LatchkeyTesting"
             let memory = InMemoryKeychain()                       // no file, no passphrase, well under a millisecond

@@ -72,8 +72,9 @@ import Testing
     }
 
     @Test func theDescriptionNamesTheSubjectOnly() throws {
-        let leaf = try Certificate(derRepresentation: Self.fixture("leaf-ec256.der"))
-        #expect(leaf.description == "Certificate(\"www.example.com\", 528 bytes)")
+        let der = try Self.fixture("leaf-ec256.der")
+        let leaf = try Certificate(derRepresentation: der)
+        #expect(leaf.description == "Certificate(\"www.example.com\", \(der.count) bytes)")
     }
 
     @Test func badInputIsRefusedWithAReason() throws {

@@ -23,6 +23,8 @@ from cryptography.x509.oid import NameOID
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
+# Every certificate but expired.der stays valid until 2047 or later (UTCTime ends in 2049), so that no test
+# that asks for "valid today" starts failing on a calendar date.
 now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 P = _ASN1Type.PrintableString
 U = _ASN1Type.UTF8String
@@ -69,7 +71,7 @@ def key_bits(key):
     return public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.PKCS1)
 
 
-def build(subject, issuer, key, signer, serial, days=(-30, 365), extensions=()):
+def build(subject, issuer, key, signer, serial, days=(-30, 8000), extensions=()):
     builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
                .serial_number(serial).not_valid_before(now + datetime.timedelta(days=days[0]))
                .not_valid_after(now + datetime.timedelta(days=days[1])))
@@ -107,7 +109,7 @@ def write(file, certificate, key, summary, common_names, emails):
 root_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 root_name = name((NameOID.COUNTRY_NAME, "US", P), (NameOID.ORGANIZATION_NAME, "Latchkey  test lab ", P),
                  (NameOID.COMMON_NAME, "Latchkey Test Root", U))
-root = build(root_name, root_name, root_key, root_key, 1, days=(-365, 3650), extensions=[
+root = build(root_name, root_name, root_key, root_key, 1, days=(-365, 8700), extensions=[
     (x509.BasicConstraints(ca=True, path_length=None), True),
     (x509.SubjectKeyIdentifier.from_public_key(root_key.public_key()), False)])
 write("root-rsa.der", root, root_key, "Latchkey Test Root", ["Latchkey Test Root"], [])
@@ -115,7 +117,7 @@ write("root-rsa.der", root, root_key, "Latchkey Test Root", ["Latchkey Test Root
 ca_key = ec.generate_private_key(ec.SECP384R1())
 ca_name = name((NameOID.ORGANIZATION_NAME, "Latchkey  test lab ", P),
                (NameOID.ORGANIZATIONAL_UNIT_NAME, "  issuing   authority ", P))
-ca = build(ca_name, root_name, ca_key, root_key, 0x0102030405060708090A, days=(-60, 1825), extensions=[
+ca = build(ca_name, root_name, ca_key, root_key, 0x0102030405060708090A, days=(-60, 8500), extensions=[
     (x509.BasicConstraints(ca=True, path_length=0), True),
     (x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False)])
 write("intermediate-ec384.der", ca, ca_key, "  issuing   authority ", [], [])

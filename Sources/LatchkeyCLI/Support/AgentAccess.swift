@@ -62,8 +62,22 @@ struct ItemStore {
     /// or not by `unlock-keychain`.
     let unlock: (() throws -> Void)?
 
-    static func open(_ arguments: ParsedArguments, context: CLIContext, group: String?) throws -> ItemStore {
-        let path = context.keychainPath(arguments.positionals.first)
+    /// Where a command names its keychain: its first positional argument (most commands), or an option
+    /// (`add-certificates -k`, whose positional arguments are files); nil for the default keychain.
+    enum KeychainArgument {
+        case firstPositional
+        case option(String?)
+    }
+
+    static func open(
+        _ arguments: ParsedArguments, context: CLIContext, group: String?, keychain: KeychainArgument = .firstPositional
+    ) throws -> ItemStore {
+        let named: String?
+        switch keychain {
+        case .firstPositional: named = arguments.positionals.first
+        case .option(let value): named = value
+        }
+        let path = context.keychainPath(named)
         // An agent that cannot answer its status (going away, an old protocol) is not used: the CLI opens the
         // keychain itself, with the same results and statuses.
         if let agent = try AgentRouting.agentServing(path, environment: context.environment, beforeFirstUnlock: false) {
@@ -75,7 +89,7 @@ struct ItemStore {
         let service = LocalKeychainService(database: keychain, caller: commandLineCaller(group: group, environment: context.environment),
                                            presence: TerminalPresence())
         return ItemStore(service: service) {
-            try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
+            try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(named ?? "default"): "))
         }
     }
 
