@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
         // Certificates (and later keys and trust) on OpenSSL's libcrypto: the only importer of COpenSSL.
-        .target(name: "LatchkeyPKI", dependencies: ["COpenSSL"]),
+        .target(name: "LatchkeyPKI", dependencies: ["COpenSSL", "LatchkeyCrypto"]),
         // The engine: the item model, the encrypted store and its persistence, with Apple's semantics.
         .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX", "LatchkeyPKI"]),
         // The agent's protocol, shared by the agent and its client (package access): framing, the greeting,

@@ -1,8 +1,14 @@
 #ifndef LATCHKEY_COPENSSL_SHIM_H
 #define LATCHKEY_COPENSSL_SHIM_H
 #include <openssl/asn1.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/ec.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+#include <openssl/rsa.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
@@ -21,4 +27,20 @@ static inline int latchkey_general_name_at(const GENERAL_NAMES *names, int index
     if (name->type == GEN_EMAIL || name->type == GEN_DNS || name->type == GEN_URI) *text = name->d.ia5;
     return name->type;
 }
+
+/// `OPENSSL_free`.
+static inline void latchkey_openssl_free(void *pointer) { OPENSSL_free(pointer); }
+
+/// `EVP_PKEY_KEYPAIR` and `EVP_PKEY_PUBLIC_KEY`, the selections of `EVP_PKEY_fromdata`.
+static inline int latchkey_selection_keypair(void) { return EVP_PKEY_KEYPAIR; }
+static inline int latchkey_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+
+/// `EVP_CTRL_GCM_SET_IVLEN`, `EVP_CTRL_GCM_GET_TAG`, `EVP_CTRL_GCM_SET_TAG`.
+static inline int latchkey_gcm_set_iv_length(void) { return EVP_CTRL_GCM_SET_IVLEN; }
+static inline int latchkey_gcm_get_tag(void) { return EVP_CTRL_GCM_GET_TAG; }
+static inline int latchkey_gcm_set_tag(void) { return EVP_CTRL_GCM_SET_TAG; }
+
+/// `EVP_PKEY_RSA` and `EVP_PKEY_EC`.
+static inline int latchkey_pkey_rsa(void) { return EVP_PKEY_RSA; }
+static inline int latchkey_pkey_ec(void) { return EVP_PKEY_EC; }
 #endif

@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import LatchkeyCrypto
 
 /// What OpenSSL decodes of a certificate for Latchkey.
 struct X509Fields: Sendable {
@@ -17,7 +18,9 @@ struct X509Fields: Sendable {
     var dnsNames: [String]
 }
 
-/// Every raw OpenSSL (libcrypto) call of Latchkey lives in this file; the rest of the module calls these.
+/// Every raw OpenSSL (libcrypto) call of Latchkey lives in this file — certificates, then keys (generation,
+/// import and export, signatures, encryption, key agreement, digests, AES-GCM); the rest of the module calls
+/// these. Every failure clears OpenSSL's error queue and returns nil or false; callers give Apple's statuses.
 enum OpenSSL {
     /// `d2i_X509` and the getters: nil when OpenSSL refuses the bytes as a certificate, when bytes follow
     /// the certificate, or when a field Latchkey needs is missing. OpenSSL's error queue is cleared either
@@ -105,5 +108,432 @@ enum OpenSSL {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+final class PKeyHandle: @unchecked Sendable {
+    // @unchecked: an EVP_PKEY is never changed after it is made, and OpenSSL 3 lets several threads use one
+    // key at once (each operation makes its own context).
+    let pointer: OpaquePointer
+
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { EVP_PKEY_free(pointer) }
+}
+
+/// RSA padding for signatures and encryption.
+enum RSAPadding: Sendable, Hashable {
+    case pkcs1
+    case pss(saltLength: Int)
+    case oaep(digest: String)
+}
+
+extension OpenSSL {
+    // MARK: Generation and import
+
+    /// `EVP_PKEY_generate` of an EC key on `group` ("P-256", "P-384", "P-521").
+    static func generateEC(group: String) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, group) == 1,
+            EVP_PKEY_generate(context, &key) == 1, let key
+        else { return nil }
+        return PKeyHandle(key)
+    }
+
+    /// `EVP_PKEY_generate` of an RSA key of `bits` (public exponent 65537).
+    static func generateRSA(bits: Int) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
+            EVP_PKEY_generate(context, &key) == 1, let key
+        else { return nil }
+        return PKeyHandle(key)
+    }
+
+    /// An EC key from its X9.63 point (and scalar, for a private key) through `EVP_PKEY_fromdata`, checked:
+    /// the point must lie on the curve, and a private key's point must be its scalar's. A scalar without a
+    /// point makes a key good for key agreement only (the tests' known-answer vectors give no point).
+    static func importEC(group: String, point: Data?, scalar: SecureBytes?) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        // The builder keeps pointers to the keys and the group's name (it does not copy them): they must
+        // outlive the parameters, so they are static strings.
+        let groups: [String: StaticString] = ["P-256": "P-256", "P-384": "P-384", "P-521": "P-521"]
+        guard let groupName = groups[group], let builder = OSSL_PARAM_BLD_new() else { return nil }
+        defer { OSSL_PARAM_BLD_free(builder) }
+        var privateNumber: OpaquePointer?
+        defer { if let privateNumber { BN_clear_free(privateNumber) } }
+        guard OSSL_PARAM_BLD_push_utf8_string(builder, cString("group"), cString(groupName), 0) == 1 else { return nil }
+        if let point {
+            let pushed = point.withUnsafeBytes { raw in
+                OSSL_PARAM_BLD_push_octet_string(builder, cString("pub"), raw.baseAddress, raw.count) == 1
+            }
+            guard pushed else { return nil }
+        }
+        if let scalar {
+            privateNumber = scalar.withUnsafeBytes { raw in
+                BN_bin2bn(raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count), nil)
+            }
+            guard let privateNumber, OSSL_PARAM_BLD_push_BN(builder, cString("priv"), privateNumber) == 1 else { return nil }
+        }
+        guard let parameters = OSSL_PARAM_BLD_to_param(builder) else { return nil }
+        defer {
+            // OpenSSL 3.0 has no OSSL_PARAM_clear_free: the copy of the scalar is wiped here before the free.
+            if let scalarParameter = OSSL_PARAM_locate(parameters, "priv"), let data = scalarParameter.pointee.data {
+                wipeBytes(UnsafeMutableRawBufferPointer(start: data, count: scalarParameter.pointee.data_size))
+            }
+            OSSL_PARAM_free(parameters)
+        }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        let selection = scalar == nil ? latchkey_selection_public_key() : latchkey_selection_keypair()
+        guard EVP_PKEY_fromdata_init(context) == 1, EVP_PKEY_fromdata(context, &key, selection, parameters) == 1,
+            let key
+        else { return nil }
+        let handle = PKeyHandle(key)
+        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(check) }
+        if point == nil { return handle }
+        guard EVP_PKEY_public_check(check) == 1, scalar == nil || EVP_PKEY_pairwise_check(check) == 1 else { return nil }
+        return handle
+    }
+
+    /// A static string as a C string that lives as long as the program.
+    private static func cString(_ text: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+
+    /// An RSA public key from PKCS #1 RSAPublicKey DER, or from a SubjectPublicKeyInfo.
+    static func importRSAPublic(_ der: Data) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        return der.withUnsafeBytes { raw -> PKeyHandle? in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            if let key = d2i_PublicKey(latchkey_pkey_rsa(), nil, &cursor, raw.count), cursor == base + raw.count {
+                return PKeyHandle(key)
+            }
+            cursor = base
+            guard let key = d2i_PUBKEY(nil, &cursor, raw.count) else { return nil }
+            let handle = PKeyHandle(key)
+            guard cursor == base + raw.count, EVP_PKEY_get_base_id(key) == latchkey_pkey_rsa() else { return nil }
+            return handle
+        }
+    }
+
+    /// An RSA private key from PKCS #1 RSAPrivateKey DER, checked for consistency.
+    static func importRSAPrivate(_ der: SecureBytes) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        return der.withUnsafeBytes { raw -> PKeyHandle? in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let key = d2i_PrivateKey(latchkey_pkey_rsa(), nil, &cursor, raw.count) else { return nil }
+            let handle = PKeyHandle(key)
+            guard cursor == base + raw.count, let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
+            defer { EVP_PKEY_CTX_free(check) }
+            return EVP_PKEY_check(check) == 1 ? handle : nil
+        }
+    }
+
+    // MARK: What a key is
+
+    static func isRSA(_ key: PKeyHandle) -> Bool { EVP_PKEY_get_base_id(key.pointer) == latchkey_pkey_rsa() }
+    static func isEC(_ key: PKeyHandle) -> Bool { EVP_PKEY_get_base_id(key.pointer) == latchkey_pkey_ec() }
+    static func bits(_ key: PKeyHandle) -> Int { Int(EVP_PKEY_get_bits(key.pointer)) }
+    /// The largest signature or ciphertext the key makes (`EVP_PKEY_get_size`).
+    static func maximumOutput(_ key: PKeyHandle) -> Int { Int(EVP_PKEY_get_size(key.pointer)) }
+
+    /// Whether the key holds its private half.
+    static func hasPrivate(_ key: PKeyHandle) -> Bool {
+        defer { ERR_clear_error() }
+        if isRSA(key) {
+            var number: OpaquePointer?
+            defer { if let number { BN_clear_free(number) } }
+            return EVP_PKEY_get_bn_param(key.pointer, "d", &number) == 1 && number != nil
+        }
+        var number: OpaquePointer?
+        defer { if let number { BN_clear_free(number) } }
+        return EVP_PKEY_get_bn_param(key.pointer, "priv", &number) == 1 && number != nil
+    }
+
+    // MARK: Export
+
+    /// An EC key's uncompressed X9.63 point.
+    static func ecPoint(_ key: PKeyHandle) -> Data? {
+        defer { ERR_clear_error() }
+        var buffer: UnsafeMutablePointer<UInt8>?
+        let count = EVP_PKEY_get1_encoded_public_key(key.pointer, &buffer)
+        guard count > 0, let buffer else { return nil }
+        defer { latchkey_openssl_free(buffer) }
+        return Data(bytes: buffer, count: count)
+    }
+
+    /// An EC private key's scalar, left-padded to `length` bytes.
+    static func ecScalar(_ key: PKeyHandle, length: Int) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        var number: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(key.pointer, "priv", &number) == 1, let number else { return nil }
+        defer { BN_clear_free(number) }
+        return try? SecureBytes(count: length) { (buffer: UnsafeMutableRawBufferPointer) throws(KeyError) in
+            guard BN_bn2binpad(number, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(length)) == Int32(length) else {
+                throw KeyError(.param, "the private scalar does not fit")  // Caught here: nil.
+            }
+        }
+    }
+
+    /// An RSA key's PKCS #1 DER: RSAPublicKey, or RSAPrivateKey when `privateKey`.
+    static func rsaDER(_ key: PKeyHandle, privateKey: Bool) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        let count = privateKey ? i2d_PrivateKey(key.pointer, nil) : i2d_PublicKey(key.pointer, nil)
+        guard count > 0 else { return nil }
+        return try? SecureBytes(count: Int(count)) { (buffer: UnsafeMutableRawBufferPointer) throws(KeyError) in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.bindMemory(to: UInt8.self).baseAddress
+            let written = privateKey ? i2d_PrivateKey(key.pointer, &cursor) : i2d_PublicKey(key.pointer, &cursor)
+            guard written == count else { throw KeyError(.param, "the key's encoding changed size") }  // Caught: nil.
+        }
+    }
+
+    // MARK: Signatures
+
+    /// Signs `message` (hashed with `digest` by OpenSSL), or a ready `digest` value (`hashed`: the input is
+    /// already the digest; `digest` nil signs it as it is, as RSA's raw PKCS #1 v1.5 digest signing does).
+    static func sign(_ key: PKeyHandle, input: Data, digest: String?, hashed: Bool, padding: RSAPadding?) -> Data? {
+        defer { ERR_clear_error() }
+        var signature = [UInt8](repeating: 0, count: maximumOutput(key))
+        var length = signature.count
+        let ok = input.withUnsafeBytes { raw -> Bool in
+            let bytes = raw.bindMemory(to: UInt8.self).baseAddress
+            if hashed {
+                guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return false }
+                defer { EVP_PKEY_CTX_free(context) }
+                guard EVP_PKEY_sign_init(context) == 1, configure(context, digest: digest, padding: padding, signing: true)
+                else { return false }
+                return EVP_PKEY_sign(context, &signature, &length, bytes, raw.count) == 1
+            }
+            guard let context = EVP_MD_CTX_new() else { return false }
+            defer { EVP_MD_CTX_free(context) }
+            var keyContext: OpaquePointer?
+            guard EVP_DigestSignInit(context, &keyContext, digest.flatMap { EVP_get_digestbyname($0) }, nil, key.pointer) == 1,
+                let keyContext, configure(keyContext, digest: nil, padding: padding, signing: true)
+            else { return false }
+            return EVP_DigestSign(context, &signature, &length, bytes, raw.count) == 1
+        }
+        return ok ? Data(signature.prefix(length)) : nil
+    }
+
+    /// Verifies what `sign` makes.
+    static func verify(_ key: PKeyHandle, input: Data, signature: Data, digest: String?, hashed: Bool, padding: RSAPadding?) -> Bool {
+        defer { ERR_clear_error() }
+        return input.withUnsafeBytes { raw -> Bool in
+            signature.withUnsafeBytes { sig -> Bool in
+                let bytes = raw.bindMemory(to: UInt8.self).baseAddress
+                let signatureBytes = sig.bindMemory(to: UInt8.self).baseAddress
+                if hashed {
+                    guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return false }
+                    defer { EVP_PKEY_CTX_free(context) }
+                    guard EVP_PKEY_verify_init(context) == 1, configure(context, digest: digest, padding: padding, signing: true)
+                    else { return false }
+                    return EVP_PKEY_verify(context, signatureBytes, sig.count, bytes, raw.count) == 1
+                }
+                guard let context = EVP_MD_CTX_new() else { return false }
+                defer { EVP_MD_CTX_free(context) }
+                var keyContext: OpaquePointer?
+                guard EVP_DigestVerifyInit(context, &keyContext, digest.flatMap { EVP_get_digestbyname($0) }, nil, key.pointer) == 1,
+                    let keyContext, configure(keyContext, digest: nil, padding: padding, signing: true)
+                else { return false }
+                return EVP_DigestVerify(context, signatureBytes, sig.count, bytes, raw.count) == 1
+            }
+        }
+    }
+
+    private static func configure(_ context: OpaquePointer, digest: String?, padding: RSAPadding?, signing: Bool) -> Bool {
+        if let digest {
+            guard let md = EVP_get_digestbyname(digest), EVP_PKEY_CTX_set_signature_md(context, md) == 1 else { return false }
+        }
+        switch padding {
+        case nil: return true
+        case .pkcs1?: return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
+        case .pss(let salt)?:
+            return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
+                && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, Int32(salt)) == 1
+        case .oaep(let name)?:
+            guard let md = EVP_get_digestbyname(name) else { return false }
+            return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1
+                && EVP_PKEY_CTX_set_rsa_oaep_md(context, md) == 1 && EVP_PKEY_CTX_set_rsa_mgf1_md(context, md) == 1
+        }
+    }
+
+    /// An ECDSA signature from DER (X9.62) to r‖s of `size` bytes each (RFC 4754), and back.
+    static func ecdsaRaw(fromDER der: Data, size: Int) -> Data? {
+        defer { ERR_clear_error() }
+        return der.withUnsafeBytes { raw -> Data? in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let signature = d2i_ECDSA_SIG(nil, &cursor, raw.count) else { return nil }
+            defer { ECDSA_SIG_free(signature) }
+            var out = [UInt8](repeating: 0, count: size * 2)
+            guard BN_bn2binpad(ECDSA_SIG_get0_r(signature), &out, Int32(size)) == Int32(size),
+                out.withUnsafeMutableBufferPointer({ BN_bn2binpad(ECDSA_SIG_get0_s(signature), $0.baseAddress! + size, Int32(size)) }) == Int32(size)
+            else { return nil }
+            return Data(out)
+        }
+    }
+
+    static func ecdsaDER(fromRaw raw: Data) -> Data? {
+        defer { ERR_clear_error() }
+        guard raw.count % 2 == 0, !raw.isEmpty else { return nil }
+        let half = raw.count / 2
+        let bytes = [UInt8](raw)
+        guard let r = BN_bin2bn(bytes, Int32(half), nil) else { return nil }
+        guard let s = bytes.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress! + half, Int32(half), nil) }) else {
+            BN_free(r)
+            return nil
+        }
+        guard let signature = ECDSA_SIG_new() else {
+            BN_free(r)
+            BN_free(s)
+            return nil
+        }
+        defer { ECDSA_SIG_free(signature) }
+        guard ECDSA_SIG_set0(signature, r, s) == 1 else {
+            BN_free(r)
+            BN_free(s)
+            return nil
+        }
+        let count = i2d_ECDSA_SIG(signature, nil)
+        guard count > 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: Int(count))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_ECDSA_SIG(signature, &cursor)
+        }
+        return written == count ? Data(out) : nil
+    }
+
+    // MARK: Encryption and key agreement
+
+    /// RSA encryption with PKCS #1 v1.5 or OAEP padding.
+    static func rsaEncrypt(_ key: PKeyHandle, _ plaintext: Data, padding: RSAPadding) -> Data? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_encrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false) else { return nil }
+        var out = [UInt8](repeating: 0, count: maximumOutput(key))
+        var length = out.count
+        let ok = plaintext.withUnsafeBytes { raw in
+            EVP_PKEY_encrypt(context, &out, &length, raw.bindMemory(to: UInt8.self).baseAddress, raw.count) == 1
+        }
+        return ok ? Data(out.prefix(length)) : nil
+    }
+
+    /// RSA decryption; nil when the padding does not check.
+    static func rsaDecrypt(_ key: PKeyHandle, _ ciphertext: Data, padding: RSAPadding) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_decrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false) else { return nil }
+        let scratch = SecureBytes(count: maximumOutput(key), lifetime: .transient) { _ in }
+        var length = scratch.count
+        let ok = scratch.withUnsafeBytes { out in
+            ciphertext.withUnsafeBytes { raw in
+                EVP_PKEY_decrypt(context, UnsafeMutablePointer(mutating: out.bindMemory(to: UInt8.self).baseAddress), &length,
+                                 raw.bindMemory(to: UInt8.self).baseAddress, raw.count) == 1
+            }
+        }
+        guard ok else { return nil }
+        return scratch.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+    }
+
+    /// ECDH (`EVP_PKEY_derive`): the shared X coordinate of `key` (private) and `peer` (public).
+    static func derive(_ key: PKeyHandle, peer: PKeyHandle) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var length = 0
+        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pointer) == 1,
+            EVP_PKEY_derive(context, nil, &length) == 1, length > 0
+        else { return nil }
+        var failed = false
+        let secret = SecureBytes(count: length, lifetime: .transient) { buffer in
+            var written = length
+            failed = EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) != 1 || written != length
+        }
+        return failed ? nil : secret
+    }
+
+    // MARK: Digests and AES-GCM
+
+    /// `EVP_Digest` by name ("SHA1", "SHA224", "SHA256", "SHA384", "SHA512").
+    static func digest(_ name: String, _ parts: [UnsafeRawBufferPointer]) -> Data? {
+        defer { ERR_clear_error() }
+        guard let md = EVP_get_digestbyname(name), let context = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestInit_ex(context, md, nil) == 1 else { return nil }
+        for part in parts where part.count > 0 {
+            guard EVP_DigestUpdate(context, part.baseAddress, part.count) == 1 else { return nil }
+        }
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        guard EVP_DigestFinal_ex(context, &out, &length) == 1 else { return nil }
+        return Data(out.prefix(Int(length)))
+    }
+
+    /// AES-GCM with a key of 16, 24 or 32 bytes and an IV of any length; ciphertext and 16-byte tag.
+    static func aesGCMSeal(key: SecureBytes, iv: [UInt8], aad: Data?, plaintext: Data) -> (ciphertext: Data, tag: Data)? {
+        gcm(encrypt: true, key: key, iv: iv, aad: aad, input: plaintext, tag: nil).map { ($0.output, $0.tag) }
+    }
+
+    /// Opens what `aesGCMSeal` made; nil when the tag does not authenticate.
+    static func aesGCMOpen(key: SecureBytes, iv: [UInt8], aad: Data?, ciphertext: Data, tag: Data) -> Data? {
+        gcm(encrypt: false, key: key, iv: iv, aad: aad, input: ciphertext, tag: tag)?.output
+    }
+
+    private static func gcm(encrypt: Bool, key: SecureBytes, iv: [UInt8], aad: Data?, input: Data, tag: Data?)
+        -> (output: Data, tag: Data)?
+    {
+        defer { ERR_clear_error() }
+        let cipher: OpaquePointer?
+        switch key.count {
+        case 16: cipher = EVP_aes_128_gcm()
+        case 24: cipher = EVP_aes_192_gcm()
+        case 32: cipher = EVP_aes_256_gcm()
+        default: return nil
+        }
+        guard let context = EVP_CIPHER_CTX_new() else { return nil }
+        defer { EVP_CIPHER_CTX_free(context) }
+        let initialize = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
+        guard initialize(context, cipher, nil, nil, nil) == 1,
+            EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_iv_length(), Int32(iv.count), nil) == 1
+        else { return nil }
+        let keyed = key.withUnsafeBytes { raw in initialize(context, nil, nil, raw.bindMemory(to: UInt8.self).baseAddress, iv) == 1 }
+        guard keyed else { return nil }
+        let update = encrypt ? EVP_EncryptUpdate : EVP_DecryptUpdate
+        var length: Int32 = 0
+        if let aad, !aad.isEmpty {
+            let ok = aad.withUnsafeBytes { raw in update(context, nil, &length, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1 }
+            guard ok else { return nil }
+        }
+        var output = [UInt8](repeating: 0, count: input.count + 16)
+        var written: Int32 = 0
+        if !input.isEmpty {
+            let ok = input.withUnsafeBytes { raw in update(context, &output, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1 }
+            guard ok else { return nil }
+        }
+        if var expected = tag.map(Array.init) {
+            guard expected.count == 16, EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_tag(), 16, &expected) == 1 else { return nil }
+        }
+        var final: Int32 = 0
+        let finished = output.withUnsafeMutableBufferPointer { buffer in
+            (encrypt ? EVP_EncryptFinal_ex : EVP_DecryptFinal_ex)(context, buffer.baseAddress! + Int(written), &final) == 1
+        }
+        guard finished else { return nil }
+        var producedTag = [UInt8](repeating: 0, count: 16)
+        if encrypt {
+            guard EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_get_tag(), 16, &producedTag) == 1 else { return nil }
+        }
+        return (Data(output.prefix(Int(written + final))), Data(producedTag))
     }
 }
