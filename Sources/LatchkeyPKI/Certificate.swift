@@ -107,6 +107,13 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         return Data(normalized)
     }
 
+    /// The subject's public key (`SecCertificateCopyKey`): EC (an uncompressed point on P-256, P-384 or
+    /// P-521) or RSA; nil for other kinds.
+    public var publicKey: AsymmetricKey? {
+        let type: KeyType = publicKeyBits.first == 0x04 ? .ellipticCurve : .rsa
+        return try? AsymmetricKey(externalRepresentation: publicKeyBits, type: type, isPrivate: false)  // Other kinds: nil, as Apple.
+    }
+
     /// SHA-1 of the DER bytes (the fingerprint `security find-certificate -Z` prints and
     /// `delete-certificate -Z` takes).
     public var sha1Fingerprint: Data { OpenSSL.sha1(derRepresentation) }

@@ -97,6 +97,7 @@ private func foundationObject(_ value: Any) -> AnyObject {
     case let date as Date: return NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate)
     case let control as AccessControl: return SecAccessControl(control)
     case let certificate as Certificate: return SecCertificate(certificate)
+    case let key as AsymmetricKey: return SecKey(key)
     default: return value as AnyObject
     }
 }

@@ -128,6 +128,27 @@ extension GlobalSecItemTests {
             #expect(SecCertificateCopySubjectSummary(certificate) as String? == "www.example.com")
         }
 
+        @Test func latchkeySecurityKeys() throws {
+            InMemoryKeychain().install()
+            // README: "LatchkeySecurity", keys
+            var error: Unmanaged<CFError>?
+            let serverKey = SecKeyCreateRandomKey([
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                kSecAttrKeySizeInBits as String: 256,
+                kSecPrivateKeyAttrs as String: [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: Data("server".utf8)],
+            ] as CFDictionary, &error)!
+
+            let sealed = SecKeyCreateEncryptedData(SecKeyCopyPublicKey(serverKey)!, .eciesEncryptionCofactorVariableIVX963SHA256AESGCM,
+                                                   Data("card 4111".utf8) as CFData, &error)!
+            let opened = SecKeyCreateDecryptedData(serverKey, .eciesEncryptionCofactorVariableIVX963SHA256AESGCM, sealed, &error) as Data?
+
+            #expect(opened == Data("card 4111".utf8))
+            var stored: CFTypeRef?
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Data("server".utf8),
+                                         kSecReturnRef as String: true] as CFDictionary, &stored) == errSecSuccess)
+            #expect((stored as? SecKey) == serverKey)
+        }
+
         @Test func latchkeyTesting() throws {
             // README: "LatchkeyTesting"
             let memory = InMemoryKeychain()                       // no file, no passphrase, well under a millisecond

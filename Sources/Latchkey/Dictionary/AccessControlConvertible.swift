@@ -21,3 +21,15 @@ extension Certificate: CertificateConvertible {
     /// Itself.
     public var certificate: Certificate { self }
 }
+
+/// A value that stands for an `AsymmetricKey` in an Apple-style dictionary (`kSecValueRef`, and what
+/// `kSecReturnRef` hands back): `LatchkeySecurity`'s `SecKey`, or an `AsymmetricKey` itself.
+public protocol KeyConvertible {
+    /// The key it stands for.
+    var asymmetricKey: AsymmetricKey { get }
+}
+
+extension AsymmetricKey: KeyConvertible {
+    /// Itself.
+    public var asymmetricKey: AsymmetricKey { self }
+}

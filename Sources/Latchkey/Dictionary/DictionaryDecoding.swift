@@ -26,6 +26,8 @@ enum DictionaryDecoding {
         var operationPrompt: String?
         /// `kSecValueRef`: the certificate an add stores or a query names.
         var certificate: Certificate?
+        /// `kSecValueRef`: the key an add stores or a query names.
+        var key: AsymmetricKey?
         /// `kSecMatchIssuers`, `kSecMatchValidOnDate`, `kSecMatchSubjectContains`,
         /// `kSecMatchEmailAddressIfPresent`, `kSecMatchCaseInsensitive`.
         var certificateMatch = CertificateMatch()
@@ -63,6 +65,25 @@ enum DictionaryDecoding {
     /// a search, update or delete matches the attributes Apple derives from it, beside any given
     /// (given ones win, as on Apple's platforms).
     private static func applyValueReference(to decoded: inout Decoded, operation: Operation) throws(KeychainError) {
+        if let key = decoded.key {
+            guard decoded.itemClass == .key else {
+                throw KeychainError.param("kSecValueRef is a key but kSecClass is \(decoded.itemClass.rawValue)")
+            }
+            if operation == .add {
+                guard decoded.data == nil else { throw KeychainError.param("give kSecValueRef or kSecValueData, not both") }
+                let external: SecureKeyBytes
+                do {
+                    external = try key.externalRepresentation()
+                } catch {
+                    throw KeychainError.param("the key cannot be exported to be stored: \(error.reason)")
+                }
+                decoded.data = external.copiedData()
+                decoded.attributes.merge(KeyAttributes.derived(from: key)) { given, _ in given }
+            } else {
+                decoded.attributes.merge(KeyAttributes.identifying(key)) { given, _ in given }
+            }
+            return
+        }
         guard let certificate = decoded.certificate else { return }
         guard decoded.itemClass == .certificate else {
             throw KeychainError.param("kSecValueRef is a certificate but kSecClass is \(decoded.itemClass.rawValue)")
@@ -80,6 +101,7 @@ enum DictionaryDecoding {
         guard let value = dictionary[SecItemKey.class] else {
             // Apple takes the class from a kSecValueRef's own attributes.
             if dictionary[SecItemKey.valueRef] is any CertificateConvertible { return .certificate }
+            if dictionary[SecItemKey.valueRef] is any KeyConvertible { return .key }
             if let reference = dictionary[SecItemKey.valuePersistentRef] as? Data,
                 let parsed = PersistentReference.parse(reference)
             {
@@ -137,9 +159,13 @@ enum DictionaryDecoding {
             }
             decoded.persistentReference = bytes
         case SecItemKey.valueRef:
+            if let convertible = value as? any KeyConvertible {
+                decoded.key = convertible.asymmetricKey
+                return
+            }
             guard let convertible = value as? any CertificateConvertible else {
                 throw KeychainError.param(
-                    "kSecValueRef must be a SecCertificate (keys and identities arrive later), not \(DictionaryValue.typeName(value))")
+                    "kSecValueRef must be a SecCertificate or a SecKey (identities arrive later), not \(DictionaryValue.typeName(value))")
             }
             decoded.certificate = convertible.certificate
         default:

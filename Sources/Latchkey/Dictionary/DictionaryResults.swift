@@ -11,12 +11,24 @@ enum DictionaryResults {
         return single ? shaped.first : shaped
     }
 
-    /// A certificate's reference is the certificate (Apple's `SecCertificateRef`): alone when only
-    /// `kSecReturnRef` was asked for, else under `kSecValueRef` in the dictionary.
+    /// What to fetch for what the caller asked: a key's reference needs its class and type attributes too
+    /// (they are left out of the result unless asked for).
+    static func fetched(_ returning: ReturnOptions, itemClass: ItemClass) -> ReturnOptions {
+        returning.contains(.reference) && itemClass == .key ? returning.union(.attributes) : returning
+    }
+
+    /// A certificate's reference is the certificate (Apple's `SecCertificateRef`), a key's the key
+    /// (`SecKeyRef`): alone when only `kSecReturnRef` was asked for, else under `kSecValueRef` in the
+    /// dictionary.
     static func element(_ result: ItemResult, returning: ReturnOptions) throws(KeychainError) -> Any {
         if returning == .data { return result.data ?? Data() }
         if returning == .persistentReference { return result.persistentReference }
-        var certificate: Certificate?
+        var reference: Any?
+        if returning.contains(.reference) && result.itemClass == .key {
+            let key = try KeyAttributes.key(data: result.data ?? Data(), attributes: result.attributes)
+            if returning == .reference { return key }
+            reference = key
+        }
         if returning.contains(.reference) && result.itemClass == .certificate {
             let decoded: Certificate
             do {
@@ -25,7 +37,7 @@ enum DictionaryResults {
                 throw KeychainError.decode("a certificate item's data is not a certificate, so it has no reference: \(error.reason)")
             }
             if returning == .reference { return decoded }
-            certificate = decoded
+            reference = decoded
         }
         var dictionary: [String: Any] = [:]
         if returning.contains(.attributes) {
@@ -39,13 +51,13 @@ enum DictionaryResults {
                 }
             }
         }
-        if let certificate {
-            dictionary[SecItemKey.valueRef] = certificate
+        if let reference {
+            dictionary[SecItemKey.valueRef] = reference
             if returning.contains(.data) { dictionary[SecItemKey.valueData] = result.data ?? Data() }
         } else if returning.contains(.data) || returning.contains(.reference) {
             dictionary[SecItemKey.valueData] = result.data ?? Data()
         }
-        if returning.contains(.reference) && certificate == nil { dictionary[SecItemKey.class] = result.itemClass.rawValue }
+        if returning.contains(.reference) && reference == nil { dictionary[SecItemKey.class] = result.itemClass.rawValue }
         if returning.contains(.persistentReference) {
             dictionary[SecItemKey.valuePersistentRef] = result.persistentReference
         }

@@ -43,17 +43,16 @@ public struct ServiceBackend: KeychainBackend {
     public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(attributes, for: .add)
         let item = NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data)
-        if decoded.returning.contains(.reference) && item.itemClass == .key {
-            throw KeychainError(.unimplemented, "r_Ref for keys arrives with SecKey support")
-        }
-        let result = try service.add(item, returning: decoded.returning)
+        let result = try service.add(item, returning: DictionaryResults.fetched(decoded.returning, itemClass: item.itemClass))
         return try DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true)
     }
 
     public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(query, for: .search)
         let limit = decoded.limit ?? .one
-        let results = try service.copyMatching(itemQuery(decoded, limit: limit))
+        var query = itemQuery(decoded, limit: limit)
+        query.returning = DictionaryResults.fetched(decoded.returning, itemClass: decoded.itemClass)
+        let results = try service.copyMatching(query)
         return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one)
     }
 

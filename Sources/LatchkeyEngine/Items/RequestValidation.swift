@@ -230,9 +230,6 @@ enum RequestValidation {
             guard count > 0 else { throw KeychainError.param("m_Limit must be a positive number, not \(count)") }
             limit = count
         }
-        if query.returning.contains(.reference) && query.itemClass == .key {
-            throw KeychainError(.unimplemented, "r_Ref for keys arrives with SecKey support")
-        }
         if let prompt = query.operationPrompt, prompt.utf8.count > 1_024 {
             throw KeychainError.param("u_OpPrompt is \(prompt.utf8.count) bytes; the limit is 1024")
         }

@@ -1,0 +1,249 @@
+public import Foundation
+public import Latchkey
+
+/// `SecKey`: an EC (P-256, P-384, P-521) or RSA key, public or private, on OpenSSL. Make one with
+/// `SecKeyCreateRandomKey` or `SecKeyCreateWithData`, store it with `SecItemAdd` (`kSecValueRef`), get it back
+/// with `kSecReturnRef`, and use it with Apple's algorithms. Keys with the same type, half and public key
+/// compare equal.
+///
+/// ```swift
+/// var error: Unmanaged<CFError>?
+/// let key = SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: 256] as CFDictionary, &error)!
+/// let signature = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, Data("hello".utf8) as CFData, &error)
+/// ```
+public final class SecKey: NSObject, KeyConvertible, @unchecked Sendable {
+    // @unchecked: immutable (one `AsymmetricKey`, itself Sendable).
+    /// The key.
+    public let asymmetricKey: AsymmetricKey
+
+    /// Wraps a key.
+    public init(_ key: AsymmetricKey) {
+        self.asymmetricKey = key
+        super.init()
+    }
+
+    /// Same type, same half, same public key.
+    public override func isEqual(_ object: Any?) -> Bool { (object as? SecKey)?.asymmetricKey == asymmetricKey }
+
+    /// Consistent with `isEqual`.
+    public override var hash: Int { asymmetricKey.hashValue }
+
+    /// `<SecKey EC private key, 256 bits>`: never key material.
+    public override var description: String { "<SecKey \(asymmetricKey.description)>" }
+}
+
+/// Sets Apple's out-parameter error (`NSOSStatusErrorDomain`, the status as code) and returns nil.
+func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ status: OSStatus, _ message: String) -> T? {
+    error?.pointee = Unmanaged.passRetained(NSError(
+        domain: NSOSStatusErrorDomain, code: Int(status), userInfo: [NSLocalizedDescriptionKey: message]))
+    return nil
+}
+
+private func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ failure: KeyError) -> T? {
+    failing(error, failure.kind.rawValue, failure.reason)
+}
+
+/// The Swift dictionary of a `CFDictionary` (string keys only).
+private func entries(_ dictionary: CFDictionary?) -> [String: Any] {
+    var result: [String: Any] = [:]
+    for (key, value) in dictionary ?? [:] { if let name = key as? String { result[name] = value } }
+    return result
+}
+
+/// A key type from `kSecAttrKeyType` ("73"/"42", as text or number).
+private func keyType(_ value: Any?) -> KeyType? {
+    if let text = value as? String { return KeyType(rawValue: text) }
+    if let number = value as? NSNumber, !(value is Bool) { return KeyType(rawValue: number.stringValue) }
+    return nil
+}
+
+/// An integer from a number or its text (`kSecAttrKeySizeInBits` is given both ways).
+private func integer(_ value: Any?) -> Int? {
+    if let number = value as? NSNumber { return number.intValue }
+    if let text = value as? String { return Int(text) }
+    return nil
+}
+
+/// `SecKeyCreateRandomKey`: a new private key of `kSecAttrKeyType` (`kSecAttrKeyTypeECSECPrimeRandom` with
+/// 256, 384 or 521 bits; `kSecAttrKeyTypeRSA` with 1024 to 8192) and `kSecAttrKeySizeInBits`. As on Apple's
+/// platforms, `kSecPrivateKeyAttrs` and `kSecPublicKeyAttrs` are merged over the top-level attributes and
+/// each half is stored in the keychain when its merged `kSecAttrIsPermanent` is true (default false), with
+/// its attributes (`kSecAttrApplicationTag`, `kSecAttrLabel`, …). The Secure Enclave token is refused with
+/// `errSecUnimplemented` (keys held by the agent are not built yet).
+public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
+    let given = entries(parameters)
+    guard let type = keyType(given[kSecAttrKeyType as String]) else {
+        return failing(error, errSecParam, "kSecAttrKeyType must be kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
+    }
+    if given[kSecAttrTokenID as String] != nil {
+        return failing(error, errSecUnimplemented, "token keys (kSecAttrTokenID, the Secure Enclave) are not supported yet")
+    }
+    guard let bits = integer(given[kSecAttrKeySizeInBits as String]) else {
+        return failing(error, errSecParam, "kSecAttrKeySizeInBits is missing")
+    }
+    let key: AsymmetricKey
+    do {
+        key = try AsymmetricKey.generate(type, bits: bits)
+    } catch let failure {
+        return failing(error, failure)
+    }
+    func merged(_ part: String) -> [String: Any] {
+        var result = given
+        if let specific = given[part] as? NSDictionary { result.merge(entries(specific)) { _, own in own } }
+        for top in [kSecPublicKeyAttrs as String, kSecPrivateKeyAttrs as String, kSecAttrKeyType as String, kSecAttrKeySizeInBits as String] {
+            result[top] = nil
+        }
+        return result
+    }
+    for (part, half) in [(kSecPublicKeyAttrs as String, key.publicKey), (kSecPrivateKeyAttrs as String, key)] {
+        var attributes = merged(part)
+        guard DictionaryValue.boolean(attributes[kSecAttrIsPermanent as String] ?? false) == true else { continue }
+        attributes[kSecClass as String] = kSecClassKey as String
+        attributes[kSecValueRef as String] = SecKey(half)
+        let status = SecItemAdd(attributes as CFDictionary, nil)
+        guard status == errSecSuccess else {
+            return failing(error, status, SecCopyLastErrorDetail() ?? "the key could not be stored")
+        }
+    }
+    return SecKey(key)
+}
+
+/// `SecKeyCreateWithData`: a key from Apple's external representation; `attributes` give
+/// `kSecAttrKeyType` and `kSecAttrKeyClass` (public or private), and may give `kSecAttrKeySizeInBits`, which
+/// must then match.
+public func SecKeyCreateWithData(
+    _ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecKey? {
+    let given = entries(attributes)
+    guard let type = keyType(given[kSecAttrKeyType as String]) else {
+        return failing(error, errSecParam, "kSecAttrKeyType must be kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
+    }
+    guard let keyClass = integer(given[kSecAttrKeyClass as String]), keyClass == 0 || keyClass == 1 else {
+        return failing(error, errSecParam, "kSecAttrKeyClass must be kSecAttrKeyClassPublic or kSecAttrKeyClassPrivate")
+    }
+    do {
+        let key = try AsymmetricKey(externalRepresentation: Data(referencing: keyData), type: type, isPrivate: keyClass == 1)
+        if let bits = integer(given[kSecAttrKeySizeInBits as String]), bits != key.sizeInBits {
+            return failing(error, errSecParam, "the key has \(key.sizeInBits) bits, not the \(bits) of kSecAttrKeySizeInBits")
+        }
+        return SecKey(key)
+    } catch let failure {
+        return failing(error, failure)
+    }
+}
+
+/// `SecKeyCopyExternalRepresentation`: EC public `04‖X‖Y`, EC private `04‖X‖Y‖K`, RSA PKCS #1.
+public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+    do {
+        return NSData(data: try key.asymmetricKey.externalRepresentation().copiedData())
+    } catch let failure {
+        return failing(error, failure)
+    }
+}
+
+/// `SecKeyCopyPublicKey`: the public half (the key itself when public).
+public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? { SecKey(key.asymmetricKey.publicKey) }
+
+/// `SecKeyCopyAttributes`: as Apple's software keys report them — class, type (`kSecAttrKeyType…`), sizes,
+/// application label, the usage flags, and the external representation as `kSecValueData`.
+public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
+    let asymmetric = key.asymmetricKey
+    var result: [String: Any] = [kSecClass as String: kSecClassKey as String]
+    for (name, value) in KeyAttributes.derived(from: asymmetric) {
+        switch name {
+        case .keyClass: result[name.rawValue] = asymmetric.isPrivate ? "1" : "0"
+        case .type: result[name.rawValue] = asymmetric.type.rawValue
+        case .keySizeInBits, .effectiveKeySize: result[name.rawValue] = asymmetric.sizeInBits
+        case .applicationLabel: result[name.rawValue] = asymmetric.applicationLabel
+        default: if case .number(let flag) = value { result[name.rawValue] = flag != 0 }
+        }
+    }
+    do {
+        result[kSecValueData as String] = try asymmetric.externalRepresentation().copiedData()
+    } catch {
+        return nil  // Apple's contract: nil when the attributes cannot be produced.
+    }
+    return NSDictionary(dictionary: result)
+}
+
+/// `SecKeyIsAlgorithmSupported`.
+public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm) -> Bool {
+    key.asymmetricKey.supports(operation, algorithm.keyAlgorithm)
+}
+
+/// `SecKeyGetBlockSize`: the RSA modulus in bytes; for EC, the largest signature.
+public func SecKeyGetBlockSize(_ key: SecKey) -> Int { key.asymmetricKey.blockSize }
+
+/// `SecKeyCreateSignature`: signs the message (or digest, for the digest algorithms) with a private key.
+public func SecKeyCreateSignature(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
+    do {
+        return NSData(data: try key.asymmetricKey.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)))
+    } catch let failure {
+        return failing(error, failure)
+    }
+}
+
+/// `SecKeyVerifySignature`: true when the signature is right; false with `errSecVerifyFailed` when not.
+public func SecKeyVerifySignature(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ signedData: CFData, _ signature: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> Bool {
+    do {
+        try key.asymmetricKey.verify(algorithm.keyAlgorithm, Data(referencing: signedData), signature: Data(referencing: signature))
+        return true
+    } catch let failure {
+        let _: Bool? = failing(error, failure)
+        return false
+    }
+}
+
+/// `SecKeyCreateEncryptedData`: RSA PKCS #1, OAEP and OAEP-AES-GCM; ECIES in Apple's byte layout.
+public func SecKeyCreateEncryptedData(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
+    do {
+        return NSData(data: try key.asymmetricKey.encrypt(algorithm.keyAlgorithm, Data(referencing: plaintext)))
+    } catch let failure {
+        return failing(error, failure)
+    }
+}
+
+/// `SecKeyCreateDecryptedData`: with the private key; a ciphertext that does not decrypt is `errSecParam`.
+public func SecKeyCreateDecryptedData(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
+    do {
+        return NSData(data: try key.asymmetricKey.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)))
+    } catch let failure {
+        return failing(error, failure)
+    }
+}
+
+/// `SecKeyCopyKeyExchangeResult`: ECDH of a private key with a public key; the X9.63 algorithms need
+/// `kSecKeyKeyExchangeParameterRequestedSize` and take `kSecKeyKeyExchangeParameterSharedInfo`.
+public func SecKeyCopyKeyExchangeResult(
+    _ privateKey: SecKey, _ algorithm: SecKeyAlgorithm, _ publicKey: SecKey, _ parameters: CFDictionary,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
+    let given = entries(parameters)
+    var options = KeyOperationParameters()
+    options.requestedSize = integer(given[kSecKeyKeyExchangeParameterRequestedSize as String])
+    if let info = given[kSecKeyKeyExchangeParameterSharedInfo as String] {
+        guard let bytes = info as? Data else {
+            return failing(error, errSecParam, "ECDHKeyExchange wrong sharedInfo type (must be CFData/NSData)")
+        }
+        options.sharedInfo = bytes
+    }
+    do {
+        return NSData(data: try privateKey.asymmetricKey.keyExchange(algorithm.keyAlgorithm, with: publicKey.asymmetricKey, parameters: options))
+    } catch let failure {
+        return failing(error, failure)
+    }
+}
+
+/// `SecCertificateCopyKey`: the certificate's public key; nil for kinds other than EC and RSA.
+public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
+    certificate.certificate.publicKey.map(SecKey.init)
+}
