@@ -8,7 +8,7 @@ import LatchkeyProtocol
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
 /// invariants it can (a decoded message re-encodes to the same bytes).
 enum FuzzTargets {
-    static let names = ["query", "backup", "cli", "agent", "certificate"]
+    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12"]
 
     static func run(_ name: String, _ data: Data) {
         switch name {
@@ -17,6 +17,7 @@ enum FuzzTargets {
         case "cli": commandLine(data)
         case "agent": agent(data)
         case "certificate": certificate(data)
+        case "pkcs12": pkcs12(data)
         default: preconditionFailure("unknown fuzz target \(name); one of \(names)")
         }
     }
@@ -167,5 +168,19 @@ enum FuzzTargets {
         precondition(Certificate.normalizedName(certificate.normalizedIssuerSequence) == certificate.normalizedIssuer,
                      "normalizing a normalized name changed it")
         _ = CertificateAttributes.derived(from: certificate, label: true)
+    }
+
+    // MARK: pkcs12: PKCS #12 files through OpenSSL (with the fixtures' passphrase, so the seeds decrypt)
+
+    static func pkcs12(_ data: Data) {
+        do {
+            let contents = try PKCS12Contents(data, passphrase: "fixture p12")
+            precondition(!contents.certificates.isEmpty, "a PKCS #12 file accepted without a certificate")
+            if let identity = contents.identity {
+                precondition(identity.privateKey.publicKeyData == identity.certificate.publicKeyBits, "an identity whose key is not its certificate's")
+            }
+        } catch {
+            precondition([.decode, .authFailed].contains(error.kind), "unexpected PKCS #12 failure \(error.kind)")
+        }
     }
 }

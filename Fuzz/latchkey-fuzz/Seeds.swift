@@ -10,7 +10,7 @@ enum Seeds {
     static func write(to directory: String) throws {
         let corpus: [String: [Data]] = [
             "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
-            "certificate": try certificates(),
+            "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"),
         ]
         for (target, inputs) in corpus {
             let folder = directory + "/" + target
@@ -22,9 +22,12 @@ enum Seeds {
     }
 
     /// The committed test certificates (run from the repository's root).
-    static func certificates() throws -> [Data] {
+    static func certificates() throws -> [Data] { try fixtures(ending: ".der") }
+
+    /// The files of Tests/Fixtures/certificates whose names end with `suffix`.
+    static func fixtures(ending suffix: String) throws -> [Data] {
         let folder = "Tests/Fixtures/certificates"
-        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".der") }.sorted()
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(suffix) }.sorted()
             .map { try Data(contentsOf: URL(fileURLWithPath: folder + "/" + $0)) }
     }
 

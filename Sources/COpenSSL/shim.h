@@ -8,6 +8,8 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
+#include <openssl/pkcs12.h>
+#include <openssl/provider.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -43,4 +45,9 @@ static inline int latchkey_gcm_set_tag(void) { return EVP_CTRL_GCM_SET_TAG; }
 /// `EVP_PKEY_RSA` and `EVP_PKEY_EC`.
 static inline int latchkey_pkey_rsa(void) { return EVP_PKEY_RSA; }
 static inline int latchkey_pkey_ec(void) { return EVP_PKEY_EC; }
+
+/// `sk_X509_num`, `sk_X509_value` and `sk_X509_pop_free(…, X509_free)`.
+static inline int latchkey_certificates_count(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
+static inline X509 *latchkey_certificate_at(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
+static inline void latchkey_certificates_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
 #endif

@@ -28,7 +28,7 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     /// The public key's external representation: the X9.63 point for EC, PKCS #1 RSAPublicKey for RSA.
     public let publicKeyData: Data
 
-    private init(handle: PKeyHandle, type: KeyType, isPrivate: Bool) throws(KeyError) {
+    init(handle: PKeyHandle, type: KeyType, isPrivate: Bool) throws(KeyError) {
         self.handle = handle
         self.type = type
         self.isPrivate = isPrivate

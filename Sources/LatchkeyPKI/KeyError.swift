@@ -11,6 +11,8 @@ public struct KeyError: Error, Sendable, Hashable, CustomStringConvertible {
         case decode = -26275
         /// `errSecUnimplemented` (−4): an algorithm Latchkey does not offer.
         case unimplemented = -4
+        /// `errSecAuthFailed` (−25293): a wrong passphrase (PKCS #12).
+        case authFailed = -25293
     }
 
     /// The kind, whose raw value is Apple's status.

@@ -536,4 +536,86 @@ extension OpenSSL {
         }
         return (Data(output.prefix(Int(written + final))), Data(producedTag))
     }
+
+    // MARK: PKCS #12
+
+    /// What a PKCS #12 file holds.
+    struct PKCS12Contents {
+        var key: PKeyHandle?
+        var certificate: Data?
+        var chain: [Data] = []
+        var friendlyName: String?
+        var localKeyID: Data?
+    }
+
+    enum PKCS12Failure: Error {
+        case malformed, wrongPassphrase
+    }
+
+    /// Loads OpenSSL's "legacy" provider (beside "default") once, so files made by older tools — RC2-40 and
+    /// Triple DES — decrypt. It only makes those algorithms available; Latchkey chooses its own explicitly.
+    private static let legacyLoaded: Bool = {
+        defer { ERR_clear_error() }
+        return OSSL_PROVIDER_load(nil, "legacy") != nil && OSSL_PROVIDER_load(nil, "default") != nil
+    }()
+
+    /// `d2i_PKCS12`, `PKCS12_verify_mac`, `PKCS12_parse`: the key, the certificate, the other certificates,
+    /// and the certificate's friendly name and local key ID.
+    static func parsePKCS12(_ der: Data, passphrase: String) -> Result<PKCS12Contents, PKCS12Failure> {
+        defer { ERR_clear_error() }
+        _ = legacyLoaded  // Without it only modern files open; their import still works.
+        return der.withUnsafeBytes { raw -> Result<PKCS12Contents, PKCS12Failure> in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return .failure(.malformed) }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let file = d2i_PKCS12(nil, &cursor, raw.count), cursor == base + raw.count else { return .failure(.malformed) }
+            defer { PKCS12_free(file) }
+            // A file without a MAC is not checked; an empty passphrase may have been given to the MAC as none.
+            let password: String?
+            if PKCS12_mac_present(file) != 1 || PKCS12_verify_mac(file, passphrase, Int32(passphrase.utf8.count)) == 1 {
+                password = passphrase
+            } else if passphrase.isEmpty && PKCS12_verify_mac(file, nil, 0) == 1 {
+                password = nil
+            } else {
+                return .failure(.wrongPassphrase)
+            }
+            var key: OpaquePointer?
+            var certificate: OpaquePointer?
+            var others: OpaquePointer?
+            guard PKCS12_parse(file, password, &key, &certificate, &others) == 1 else { return .failure(.malformed) }
+            defer {
+                if let certificate { X509_free(certificate) }
+                if let others { latchkey_certificates_free(others) }
+            }
+            var contents = PKCS12Contents()
+            if let key { contents.key = PKeyHandle(key) }
+            if let certificate {
+                contents.certificate = encode(certificate)
+                var length: Int32 = 0
+                if let alias = X509_alias_get0(certificate, &length), length > 0 {
+                    contents.friendlyName = String(decoding: UnsafeBufferPointer(start: alias, count: Int(length)), as: UTF8.self)
+                }
+                if let keyID = X509_keyid_get0(certificate, &length), length > 0 {
+                    contents.localKeyID = Data(bytes: keyID, count: Int(length))
+                }
+            }
+            if let others {
+                for index in 0..<latchkey_certificates_count(others) {
+                    if let other = latchkey_certificate_at(others, index), let der = encode(other) { contents.chain.append(der) }
+                }
+            }
+            return .success(contents)
+        }
+    }
+
+    /// `i2d_X509`.
+    private static func encode(_ certificate: OpaquePointer) -> Data? {
+        let count = i2d_X509(certificate, nil)
+        guard count > 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: Int(count))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_X509(certificate, &cursor)
+        }
+        return written == count ? Data(out) : nil
+    }
 }

@@ -137,7 +137,8 @@ import Testing
         #expect(all.count == 3)
     }
 
-    @Test func identitiesAreNotSupportedYet() throws {
+    /// Identities are composed above the engine (a certificate joined with its key); the engine stores none.
+    @Test func theEngineHasNoIdentityItems() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         #expect(status { try keychain.add(NewItem(.identity), caller: Fixture.app) } == .unimplemented)
         #expect(status { _ = try keychain.copyMatching(ItemQuery(.identity), caller: Fixture.app) } == .unimplemented)

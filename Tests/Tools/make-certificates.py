@@ -13,11 +13,14 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import NameOID
 
@@ -151,6 +154,44 @@ write("dns-only.der", dns, dns_key, "api.example.net", [], [])
 old_key = ec.generate_private_key(ec.SECP256R1())
 old = build(name((NameOID.COMMON_NAME, "expired.example.com", U)), ca_name, old_key, ca_key, 80, days=(-730, -365))
 write("expired.der", old, old_key, "expired.example.com", ["expired.example.com"], [])
+
+def apple_private(key):
+    """Apple's external representation of a private key: 04||X||Y||K for EC, PKCS #1 for RSA."""
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        size = (key.curve.key_size + 7) // 8
+        return key_bits(key) + key.private_numbers().private_value.to_bytes(size, "big")
+    return key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.TraditionalOpenSSL,
+                             serialization.NoEncryption())
+
+
+# The private keys of the leaf and the root, for the identity tests (Apple's external representations).
+with open(os.path.join(out, "leaf-ec256.key"), "wb") as handle:
+    handle.write(apple_private(leaf_key))
+with open(os.path.join(out, "root-rsa.key"), "wb") as handle:
+    handle.write(apple_private(root_key))
+
+# PKCS #12 files of the leaf's identity with its chain: today's encryption (AES-256, PBKDF2), Triple DES with
+# SHA-1 (older tools), and RC2-40 (made by the openssl command with its legacy provider, as very old tools did).
+password = b"fixture p12"
+modern = pkcs12.serialize_key_and_certificates(b"leaf", leaf_key, leaf, [ca, root],
+                                               serialization.BestAvailableEncryption(password))
+with open(os.path.join(out, "leaf-aes.p12"), "wb") as handle:
+    handle.write(modern)
+triple_des = (serialization.PrivateFormat.PKCS12.encryption_builder()
+              .kdf_rounds(2048).key_cert_algorithm(pkcs12.PBES.PBESv1SHA1And3KeyTripleDESCBC)
+              .hmac_hash(hashes.SHA1()).build(password))
+with open(os.path.join(out, "leaf-3des.p12"), "wb") as handle:
+    handle.write(pkcs12.serialize_key_and_certificates(b"leaf", leaf_key, leaf, [ca, root], triple_des))
+with tempfile.TemporaryDirectory() as scratch:
+    with open(os.path.join(scratch, "key.pem"), "wb") as handle:
+        handle.write(leaf_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                            serialization.NoEncryption()))
+    with open(os.path.join(scratch, "cert.pem"), "wb") as handle:
+        handle.write(leaf.public_bytes(serialization.Encoding.PEM))
+    subprocess.run(["openssl", "pkcs12", "-export", "-legacy", "-certpbe", "PBE-SHA1-RC2-40", "-keypbe",
+                    "PBE-SHA1-3DES", "-in", os.path.join(scratch, "cert.pem"), "-inkey",
+                    os.path.join(scratch, "key.pem"), "-name", "leaf", "-passout", "pass:fixture p12", "-out",
+                    os.path.join(out, "leaf-rc2.p12")], check=True)
 
 with open(os.path.join(out, "expected.json"), "w") as handle:
     json.dump(expected, handle, indent=1, sort_keys=True, ensure_ascii=False)

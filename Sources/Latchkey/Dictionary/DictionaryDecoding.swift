@@ -28,6 +28,8 @@ enum DictionaryDecoding {
         var certificate: Certificate?
         /// `kSecValueRef`: the key an add stores or a query names.
         var key: AsymmetricKey?
+        /// `kSecValueRef`: the identity an add stores or a query names (by its certificate).
+        var identity: Identity?
         /// `kSecMatchIssuers`, `kSecMatchValidOnDate`, `kSecMatchSubjectContains`,
         /// `kSecMatchEmailAddressIfPresent`, `kSecMatchCaseInsensitive`.
         var certificateMatch = CertificateMatch()
@@ -65,6 +67,17 @@ enum DictionaryDecoding {
     /// a search, update or delete matches the attributes Apple derives from it, beside any given
     /// (given ones win, as on Apple's platforms).
     private static func applyValueReference(to decoded: inout Decoded, operation: Operation) throws(KeychainError) {
+        if let identity = decoded.identity {
+            guard decoded.itemClass == .identity else {
+                throw KeychainError.param("kSecValueRef is an identity but kSecClass is \(decoded.itemClass.rawValue)")
+            }
+            guard decoded.data == nil else { throw KeychainError.param("an identity is added by kSecValueRef alone, without kSecValueData") }
+            if operation != .add {
+                // An identity is named by its certificate.
+                decoded.attributes.merge(CertificateAttributes.derived(from: identity.certificate, label: false)) { given, _ in given }
+            }
+            return
+        }
         if let key = decoded.key {
             guard decoded.itemClass == .key else {
                 throw KeychainError.param("kSecValueRef is a key but kSecClass is \(decoded.itemClass.rawValue)")
@@ -102,6 +115,7 @@ enum DictionaryDecoding {
             // Apple takes the class from a kSecValueRef's own attributes.
             if dictionary[SecItemKey.valueRef] is any CertificateConvertible { return .certificate }
             if dictionary[SecItemKey.valueRef] is any KeyConvertible { return .key }
+            if dictionary[SecItemKey.valueRef] is any IdentityConvertible { return .identity }
             if let reference = dictionary[SecItemKey.valuePersistentRef] as? Data,
                 let parsed = PersistentReference.parse(reference)
             {
@@ -163,9 +177,13 @@ enum DictionaryDecoding {
                 decoded.key = convertible.asymmetricKey
                 return
             }
+            if let convertible = value as? any IdentityConvertible {
+                decoded.identity = convertible.identity
+                return
+            }
             guard let convertible = value as? any CertificateConvertible else {
                 throw KeychainError.param(
-                    "kSecValueRef must be a SecCertificate or a SecKey (identities arrive later), not \(DictionaryValue.typeName(value))")
+                    "kSecValueRef must be a SecCertificate, a SecKey or a SecIdentity, not \(DictionaryValue.typeName(value))")
             }
             decoded.certificate = convertible.certificate
         default:

@@ -42,6 +42,7 @@ public struct ServiceBackend: KeychainBackend {
 
     public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(attributes, for: .add)
+        if decoded.itemClass == .identity { return try addIdentity(decoded) }
         let item = NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data)
         let result = try service.add(item, returning: DictionaryResults.fetched(decoded.returning, itemClass: item.itemClass))
         return try DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true)
@@ -50,6 +51,7 @@ public struct ServiceBackend: KeychainBackend {
     public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
         let decoded = try DictionaryDecoding.decode(query, for: .search)
         let limit = decoded.limit ?? .one
+        if decoded.itemClass == .identity { return try copyIdentities(decoded, limit: limit) }
         var query = itemQuery(decoded, limit: limit)
         query.returning = DictionaryResults.fetched(decoded.returning, itemClass: decoded.itemClass)
         let results = try service.copyMatching(query)
@@ -58,12 +60,16 @@ public struct ServiceBackend: KeychainBackend {
 
     public func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError) {
         let decoded = try DictionaryDecoding.decode(query, for: .update)
+        if decoded.itemClass == .identity {
+            throw KeychainError(.unimplemented, "identities are updated through their certificate or their key, not as kSecClassIdentity")
+        }
         let changes = try DictionaryDecoding.decodeChanges(attributesToUpdate, itemClass: decoded.itemClass)
         _ = try service.update(itemQuery(decoded, limit: .all), with: changes)
     }
 
     public func delete(_ query: [String: Any]) throws(KeychainError) {
         let decoded = try DictionaryDecoding.decode(query, for: .delete)
+        if decoded.itemClass == .identity { return try deleteIdentities(decoded) }
         _ = try service.delete(itemQuery(decoded, limit: .all))
     }
 
@@ -72,7 +78,7 @@ public struct ServiceBackend: KeychainBackend {
         _ = try service.addOrUpdate(NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data))
     }
 
-    private func itemQuery(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) -> ItemQuery {
+    func itemQuery(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) -> ItemQuery {
         ItemQuery(
             decoded.itemClass, matching: decoded.attributes,
             synchronizable: decoded.synchronizableAny ? .any : .no,

@@ -57,7 +57,7 @@ enum RequestValidation {
     static func schema(for itemClass: ItemClass) throws(KeychainError) -> ItemSchema {
         guard let schema = ItemSchema.of(itemClass) else {
             throw KeychainError(
-                .unimplemented, "class idnt (identities) arrives with certificate parsing; see the roadmap")
+                .unimplemented, "class idnt has no items of its own: an identity is a certificate joined with its private key, which the SecItem functions (the dictionary layer) compose")
         }
         return schema
     }

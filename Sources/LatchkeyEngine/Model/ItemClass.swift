@@ -9,7 +9,8 @@ public enum ItemClass: String, CaseIterable, Hashable, Sendable {
     /// `kSecClassKey` ("keys"): a cryptographic key.
     case key = "keys"
     /// `kSecClassIdentity` ("idnt"): a certificate joined with its private key. A virtual class with no
-    /// table of its own; Latchkey will support it once certificates are parsed (see the roadmap).
+    /// rows of its own: the SecItem functions (the dictionary layer) compose it from certificates and keys;
+    /// the engine's own operations refuse it with `errSecUnimplemented`.
     case identity = "idnt"
 
     /// The classes that are stored as rows (all but `identity`).

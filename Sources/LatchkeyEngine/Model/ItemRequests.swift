@@ -21,7 +21,7 @@ public enum MatchLimit: Hashable, Sendable {
     case count(Int)
 
     /// The number of items at most, nil for all.
-    var maximum: Int? {
+    package var maximum: Int? {
         switch self {
         case .one: 1
         case .all: nil

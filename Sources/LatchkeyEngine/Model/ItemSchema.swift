@@ -114,3 +114,12 @@ public enum ItemLimits {
     /// ends refuse what cannot be a TCP or UDP port.
     public static let ports: ClosedRange<Int> = 0...65_535
 }
+
+/// Which attributes a stored class has, for the layers above the engine that compose classes (an identity is
+/// a certificate joined with its private key).
+package enum SchemaCatalog {
+    /// Every attribute name `itemClass` has (bookkeeping included); empty for `identity`.
+    package static func attributes(of itemClass: ItemClass) -> Set<AttributeKey> {
+        Set(ItemSchema.of(itemClass)?.kinds.keys.map { $0 } ?? [])
+    }
+}

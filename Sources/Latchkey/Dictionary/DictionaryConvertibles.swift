@@ -33,3 +33,15 @@ extension AsymmetricKey: KeyConvertible {
     /// Itself.
     public var asymmetricKey: AsymmetricKey { self }
 }
+
+/// A value that stands for an `Identity` in an Apple-style dictionary (`kSecValueRef`, and what
+/// `kSecReturnRef` hands back for `kSecClassIdentity`): `LatchkeySecurity`'s `SecIdentity`, or an `Identity`.
+public protocol IdentityConvertible {
+    /// The identity it stands for.
+    var identity: Identity { get }
+}
+
+extension Identity: IdentityConvertible {
+    /// Itself.
+    public var identity: Identity { self }
+}
