@@ -50,4 +50,8 @@ static inline int latchkey_pkey_ec(void) { return EVP_PKEY_EC; }
 static inline int latchkey_certificates_count(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
 static inline X509 *latchkey_certificate_at(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
 static inline void latchkey_certificates_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+
+/// `sk_X509_new_null` and `sk_X509_push`.
+static inline STACK_OF(X509) *latchkey_certificates_new(void) { return sk_X509_new_null(); }
+static inline int latchkey_certificates_push(STACK_OF(X509) *stack, X509 *certificate) { return sk_X509_push(stack, certificate); }
 #endif

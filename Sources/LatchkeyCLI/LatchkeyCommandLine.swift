@@ -10,7 +10,7 @@ public enum LatchkeyCommandLine {
     /// Exit status when an item is not found: errSecItemNotFound's low byte, as `security` exits.
     public static let notFoundStatus: Int32 = 44
 
-    static let commands: [Command] = KeychainCommands.all + PasswordCommands.all + CertificateCommands.all + ApplicationCommands.all + [
+    static let commands: [Command] = KeychainCommands.all + PasswordCommands.all + CertificateCommands.all + IdentityCommands.all + ApplicationCommands.all + [
         DumpCommand.command, BackupCommands.export, BackupCommands.import_, DoctorCommand.command,
         ToolCommands.completion, ToolCommands.manual,
     ]

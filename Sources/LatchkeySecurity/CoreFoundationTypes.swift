@@ -13,6 +13,8 @@ public typealias CFDictionary = NSDictionary
 public typealias CFData = NSData
 /// `CFArray` (a bridged `NSArray`).
 public typealias CFArray = NSArray
+/// `CFDate` (a bridged `NSDate`).
+public typealias CFDate = NSDate
 /// `CFNumber` (a bridged `NSNumber`).
 public typealias CFNumber = NSNumber
 /// `CFBoolean` (an `NSNumber` made from a `Bool`).

@@ -45,7 +45,13 @@ extension GlobalSecItemTests {
             let chain = try #require(item[kSecImportItemCertChain as String] as? [SecCertificate])
             let expected = name == "leaf-rc2.p12" ? ["www.example.com"] : ["www.example.com", "  issuing   authority ", "Latchkey Test Root"]
             #expect(chain.map { SecCertificateCopySubjectSummary($0) as String? } == expected)
-            #expect(item[kSecImportItemTrust as String] == nil)
+            // The trust holds the file's chain; with the root as the anchor, the 3-certificate files evaluate as trusted.
+            let trust = try #require(item[kSecImportItemTrust as String] as? SecTrust)
+            #expect(SecTrustGetCertificateCount(trust) >= 1)
+            let root = try #require(SecCertificateCreateWithData(nil, try CertificateFixtures.der("root-rsa.der") as CFData))
+            #expect(SecTrustSetAnchorCertificates(trust, [root] as CFArray) == errSecSuccess)
+            var trustError: CFError?
+            #expect(SecTrustEvaluateWithError(trust, &trustError) == (name != "leaf-rc2.p12"))
         }
 
         @Test func wrongPassphrasesAndDamagedFilesGetApplesStatuses() throws {
