@@ -101,7 +101,7 @@ public enum LatchkeyCommandLine {
         }
         context.commandName = command.name
         do {
-            let parsed = try ArgumentParser.parse(Array(arguments.dropFirst()), options: command.options)
+            let parsed = try command.parse(Array(arguments.dropFirst()))
             if parsed.has("help") {
                 stdout.write(command.help)
                 return 0

@@ -723,4 +723,37 @@ extension OpenSSL {
         default: -67843
         }
     }
+
+    /// `PKCS12_create` with OpenSSL's default algorithms, then `i2d_PKCS12`.
+    static func makePKCS12(key: PKeyHandle, certificate: Data, chain: [Data], passphrase: String, name: String?) -> Data? {
+        defer { ERR_clear_error() }
+        func load(_ der: Data) -> OpaquePointer? {
+            der.withUnsafeBytes { raw -> OpaquePointer? in
+                guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return nil }
+                var cursor: UnsafePointer<UInt8>? = base
+                return d2i_X509(nil, &cursor, raw.count)
+            }
+        }
+        guard let leaf = load(certificate) else { return nil }
+        defer { X509_free(leaf) }
+        guard let others = latchkey_certificates_new() else { return nil }
+        defer { latchkey_certificates_free(others) }
+        for der in chain {
+            guard let other = load(der) else { return nil }
+            guard latchkey_certificates_push(others, other) > 0 else {
+                X509_free(other)
+                return nil
+            }
+        }
+        guard let file = PKCS12_create(passphrase, name, key.pointer, leaf, others, 0, 0, 0, 0, 0) else { return nil }
+        defer { PKCS12_free(file) }
+        let count = i2d_PKCS12(file, nil)
+        guard count > 0 else { return nil }
+        var out = [UInt8](repeating: 0, count: Int(count))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
+            return i2d_PKCS12(file, &cursor)
+        }
+        return written == count ? Data(out) : nil
+    }
 }

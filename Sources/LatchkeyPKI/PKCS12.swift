@@ -54,3 +54,15 @@ public struct PKCS12Contents: Sendable {
         keyID = contents.localKeyID
     }
 }
+
+extension Identity {
+    /// A PKCS #12 file of this identity and `chain` (certificates after its own), encrypted with
+    /// `passphrase` as OpenSSL 3 does by default (AES-256-CBC with PBKDF2, an HMAC-SHA-256 MAC), under the
+    /// friendly name `label`.
+    public func pkcs12(chain: [Certificate] = [], passphrase: String, label: String? = nil) throws(KeyError) -> Data {
+        guard let data = OpenSSL.makePKCS12(key: privateKey.handle, certificate: certificate.derRepresentation,
+                                            chain: chain.map(\.derRepresentation), passphrase: passphrase, name: label)
+        else { throw KeyError(.param, "OpenSSL could not make the PKCS #12 file") }
+        return data
+    }
+}

@@ -57,10 +57,14 @@ enum BackupCommands {
     }
 
     static let export = Command(
-        "export", synopsis: "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain]",
-        summary: "Write an encrypted backup of a keychain.",
+        "export", synopsis: "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain] | -t type [-f format] [-P passphrase] [-o file] [-k keychain]",
+        summary: "Write an encrypted backup of a keychain, or export certificates or an identity.",
         details: """
-            Writes every item of the keychain, in every access group, to an encrypted backup file for moving it \
+            With -t, exports as `security` does: -t certs writes every certificate as PEM (-f pemseq, the \
+            default) or the only one as DER (-f x509); -t identities writes the keychain's identity — its \
+            certificate, private key and the other certificates as its chain — as a PKCS #12 file (-f pkcs12) \
+            encrypted with -P's passphrase (AES-256 with PBKDF2), to -o's file or standard output. \
+            Without -t, it writes every item of the keychain, in every access group, to an encrypted backup file for moving it \
             to another machine. The backup has its own passphrase (asked for twice, or read from \
             --backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE), turned into a key with Argon2id; the items \
             are sealed with XChaCha20-Poly1305. Items whose accessibility is "this device only" stay behind \
@@ -72,8 +76,9 @@ enum BackupCommands {
         options: [
             OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
             OptionSpec(nil, "include-this-device-only", "Include items whose accessibility is \"this device only\"."),
-        ] + backupPassphraseOptions + passphraseOptions
+        ] + PKITransfer.exportOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
+        if PKITransfer.isPKIExport(arguments) { return try PKITransfer.runExport(arguments, context: context) }
         guard let output = arguments.value("output") else { throw UsageError(message: "-o file is required") }
         guard FileStatus.of(path: output) == nil else {
             throw CommandFailure(message: "\(output) already exists; choose a new file name")
@@ -114,10 +119,16 @@ enum BackupCommands {
     }
 
     static let import_ = Command(
-        "import", synopsis: "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain]",
-        summary: "Restore items from an encrypted backup.",
+        "import", synopsis: "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase]",
+        summary: "Restore items from an encrypted backup, or import certificates or a PKCS #12 identity.",
         details: """
-            Reads a backup written by `latchkey export` and adds its items to the keychain, in one transaction: \
+            With a file and no -i, imports as `security` does: certificates (PEM, every block, or DER) or a \
+            PKCS #12 file (-P its passphrase; files from older tools with RC2 or Triple DES open too), whose \
+            identity is stored as its certificate and its private key and whose other certificates are added \
+            beside it, into the keychain of -k (else the default one). It prints how many identities and \
+            certificates it imported and how many were already there. A wrong passphrase exits with 51 and \
+            a damaged file with 93, adding nothing. \
+            With -i, reads a backup written by `latchkey export` and adds its items to the keychain, in one transaction: \
             all of them or, on any error, none. An item whose primary key is already taken is skipped (the \
             default), replaces the existing one (--on-conflict replace), or replaces it only when the backup's \
             copy was modified later (--on-conflict newer). It reports how many items it added, updated and \
@@ -132,8 +143,10 @@ enum BackupCommands {
             OptionSpec(nil, "on-conflict", .required, value: "policy", "skip (the default), replace, or newer."),
             OptionSpec(nil, "allow-expensive-kdf",
                        "Derive the backup's key even when it asks for more memory or passes than the keychain's own."),
-        ] + backupPassphraseOptions + passphraseOptions
+        ] + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions,
+        leadingPositional: true
     ) { arguments, context in
+        if PKITransfer.isPKIImport(arguments) { return try PKITransfer.runImport(arguments, context: context) }
         guard let input = arguments.value("input") else { throw UsageError(message: "-i file is required") }
         let policyName = arguments.value("on-conflict") ?? "skip"
         guard let policy = ConflictPolicy(rawValue: policyName) else {

@@ -13,12 +13,16 @@ struct Command: Sendable {
     let options: [OptionSpec]
     /// How many words may follow the options.
     let positionals: ClosedRange<Int>
+    /// Whether a first word that is not an option may come before the options, as `security import file -k
+    /// keychain -P passphrase` has it.
+    let leadingPositional: Bool
     let body: Body
 
     init(
         _ name: String, synopsis: String, summary: String, details: String, options: [OptionSpec],
-        positionals: ClosedRange<Int> = 0...1, body: @escaping Body
+        positionals: ClosedRange<Int> = 0...1, leadingPositional: Bool = false, body: @escaping Body
     ) {
+        self.leadingPositional = leadingPositional
         self.name = name
         self.synopsis = synopsis
         self.summary = summary
@@ -29,6 +33,16 @@ struct Command: Sendable {
     }
 
     var usageLine: String { "Usage: latchkey \(name) \(synopsis)" }
+
+    /// Parses the words after the command's name (a leading positional first, when the command takes one).
+    func parse(_ words: [String]) throws(UsageError) -> ParsedArguments {
+        if leadingPositional, let first = words.first, !first.hasPrefix("-") {
+            var parsed = try ArgumentParser.parse(Array(words.dropFirst()), options: options)
+            parsed.positionals.insert(first, at: 0)
+            return parsed
+        }
+        return try ArgumentParser.parse(words, options: options)
+    }
 
     /// The full help text.
     var help: String {

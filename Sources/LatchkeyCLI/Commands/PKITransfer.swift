@@ -1,0 +1,144 @@
+import Foundation
+import Latchkey
+
+/// `import FILE` and `export -t …` in `security`'s sense: certificates, keys and identities in PEM, DER and
+/// PKCS #12 (the encrypted backups are `import -i` and `export -o` without `-t`).
+enum PKITransfer {
+    static let importOptions = [
+        OptionSpec("k", nil, .required, value: "keychain", "The keychain to import into (when importing a certificate or PKCS #12 file)."),
+        OptionSpec("t", nil, .required, value: "type", "What the file holds: cert or agg (an identity with its chain)."),
+        OptionSpec("f", nil, .required, value: "format", "The file's format: pkcs12, x509, pemseq (found from the contents when omitted)."),
+        OptionSpec("P", nil, .required, value: "passphrase", "The PKCS #12 file's passphrase (a passphrase on the command line is visible to other users)."),
+    ]
+
+    static let exportOptions = [
+        OptionSpec("k", nil, .required, value: "keychain", "The keychain to export from (with -t)."),
+        OptionSpec("t", nil, .required, value: "type", "What to export: certs or identities (instead of an encrypted backup)."),
+        OptionSpec("f", nil, .required, value: "format", "pemseq or x509 for certs (default pemseq); pkcs12 for identities."),
+        OptionSpec("P", nil, .required, value: "passphrase", "The PKCS #12 file's passphrase."),
+    ]
+
+    /// Whether the import is `security`'s (a file to read certificates or identities from).
+    static func isPKIImport(_ arguments: ParsedArguments) -> Bool { !arguments.has("input") }
+
+    /// Whether the export is `security`'s (`-t`).
+    static func isPKIExport(_ arguments: ParsedArguments) -> Bool { arguments.has("t") || arguments.has("f") }
+
+    /// Adds an item, counting a duplicate instead of failing.
+    private static func add(_ item: NewItem, store: ItemStore) throws -> Bool {
+        do {
+            _ = try store.run { try store.service.add(item, returning: []) }
+            return true
+        } catch let error as KeychainError where error.status == .duplicateItem {
+            return false
+        }
+    }
+
+    static func runImport(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
+        guard let file = arguments.positionals.first else { throw UsageError(message: "name the file to import (or -i for a backup)") }
+        guard arguments.positionals.count == 1 else { throw UsageError(message: "import takes one file; name the keychain with -k") }
+        let format = arguments.value("f")
+        guard [nil, "pkcs12", "x509", "pemseq"].contains(format) else {
+            throw UsageError(message: "unsupported format \"\(format!)\"; use pkcs12, x509 or pemseq")
+        }
+        guard [nil, "cert", "agg"].contains(arguments.value("t")) else {
+            throw UsageError(message: "unsupported type \"\(arguments.value("t")!)\"; use cert or agg (bare keys cannot be imported yet)")
+        }
+        guard FileManager.default.fileExists(atPath: file) else { throw CommandFailure(message: "cannot read \(file): no such file") }
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            throw CommandFailure(message: "cannot read \(file): \((error as NSError).localizedDescription)")
+        }
+        var identity: Identity?
+        var certificates: [Certificate] = []
+        let looksLikePKCS12 = format == "pkcs12" || (format == nil && (try? Certificate(derRepresentation: bytes)) == nil
+            && !String(decoding: bytes.prefix(4096), as: UTF8.self).contains("-----BEGIN CERTIFICATE-----"))
+        if looksLikePKCS12 {
+            let contents: PKCS12Contents
+            do {
+                contents = try PKCS12Contents(bytes, passphrase: arguments.value("P") ?? "")
+            } catch {
+                throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
+            }
+            identity = contents.identity
+            certificates = identity == nil ? contents.certificates : Array(contents.certificates.dropFirst())
+        } else {
+            certificates = try CertificateCommands.certificates(inFile: file)
+        }
+        let store = try ItemStore.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
+        var identities = 0, added = 0, present = 0
+        if let identity {
+            let external = try identity.privateKey.externalRepresentation()
+            let certificateAdded = try add(NewItem(.certificate, data: identity.certificate.derRepresentation), store: store)
+            var attributes = KeyAttributes.derived(from: identity.privateKey)
+            if let summary = identity.certificate.subjectSummary { attributes[.label] = .string(summary) }
+            let keyAdded = try add(NewItem(.key, attributes: attributes, data: external.copiedData()), store: store)
+            if certificateAdded || keyAdded { identities += 1 } else { present += 1 }
+        }
+        for certificate in certificates {
+            if try add(NewItem(.certificate, data: certificate.derRepresentation), store: store) { added += 1 } else { present += 1 }
+        }
+        if identities > 0 { context.stdout.line("\(identities) identit\(identities == 1 ? "y" : "ies") imported.") }
+        if added > 0 { context.stdout.line("\(added) certificate\(added == 1 ? "" : "s") imported.") }
+        if present > 0 { context.stdout.line("\(present) item\(present == 1 ? " was" : "s were") already in the keychain.") }
+        return 0
+    }
+
+    static func runExport(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
+        let type = arguments.value("t") ?? "certs"
+        let store = try ItemStore.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
+        let output: Data
+        switch type {
+        case "certs":
+            let format = arguments.value("f") ?? "pemseq"
+            let certificates = try CertificateCommands.stored(store).map(\.certificate)
+            guard !certificates.isEmpty else { throw KeychainError(.itemNotFound) }
+            switch format {
+            case "pemseq": output = Data(certificates.map(CertificateCommands.pem).joined().utf8)
+            case "x509":
+                guard certificates.count == 1 else {
+                    throw CommandFailure(message: "x509 holds one certificate and the keychain has \(certificates.count); use -f pemseq")
+                }
+                output = certificates[0].derRepresentation
+            default: throw UsageError(message: "certs are exported as pemseq or x509, not \"\(format)\"")
+            }
+        case "identities":
+            guard (arguments.value("f") ?? "pkcs12") == "pkcs12" else { throw UsageError(message: "identities are exported as pkcs12") }
+            let stored = try CertificateCommands.stored(store)
+            var found: [Identity] = []
+            for (_, certificate) in stored {
+                let query = ItemQuery(.key, matching: [.keyClass: .number(1), .applicationLabel: .data(certificate.publicKeyHash)],
+                                      synchronizable: .any, returning: [.attributes, .data])
+                let keys: [ItemResult]
+                do {
+                    keys = try store.run { try store.service.copyMatching(query) }
+                } catch let error as KeychainError where error.status == .itemNotFound {
+                    continue
+                }
+                guard let item = keys.first, let data = item.data else { continue }
+                let key = try KeyAttributes.key(data: data, attributes: item.attributes)
+                if let identity = try? Identity(certificate: certificate, privateKey: key) { found.append(identity) }  // A key that is not the certificate's: no identity.
+            }
+            guard let identity = found.first else { throw KeychainError(.itemNotFound) }
+            guard found.count == 1 else {
+                throw CommandFailure(message: "the keychain has \(found.count) identities; PKCS #12 export takes one (delete or move the others)")
+            }
+            let chain = stored.map(\.certificate).filter { $0 != identity.certificate }
+            do {
+                output = try identity.pkcs12(chain: chain, passphrase: arguments.value("P") ?? "", label: identity.certificate.subjectSummary)
+            } catch {
+                throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+            }
+        default:
+            throw UsageError(message: "unsupported type \"\(type)\"; Latchkey exports certs and identities (keys alone: not yet)")
+        }
+        if let path = arguments.value("output") {
+            try BackupCommands.writeNew(path, contents: output)
+        } else {
+            context.stdout.write(output)
+        }
+        return 0
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+/// `import FILE` and `export -t …`: PKCS #12 identities and certificates into and out of a keychain, checked
+/// by the `openssl` command on the way out; and encrypted backups that carry certificates and keys.
+@Suite(.dedicatedThreads) struct PKITransferTests {
+    let sandbox = CLISandbox()
+
+    func fixture(_ name: String) -> String { CertificateFixtures.directory.appendingPathComponent(name).path }
+
+    @Test func aPKCS12IdentityImportsOnceAndExportsForOpenSSL() throws {
+        try sandbox.createKeychain()
+        let first = try sandbox.run("import", fixture("leaf-aes.p12"), "-P", "fixture p12")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout == "1 identity imported.\n2 certificates imported.\n")
+        let again = try sandbox.run("import", fixture("leaf-3des.p12"), "-P", "fixture p12", "-f", "pkcs12")
+        #expect(again.stdout == "3 items were already in the keychain.\n")
+        #expect(try sandbox.run("find-identity", "-v").stdout.hasSuffix("     0 valid identities found\n"))
+        #expect(try sandbox.run("find-identity").stdout.contains("     1 identities found\n"))
+
+        let out = sandbox.directory.file("out.p12")
+        let export = try sandbox.run("export", "-t", "identities", "-P", "new pass", "-o", out)
+        #expect(export.status == 0 && export.stdout == "" && export.stderr == "", "\(export.stderr)")
+        // openssl reads it with the new passphrase: the leaf's key and certificate, and the two CA certificates.
+        let keys = try HelperProcess.run("/usr/bin/openssl", ["pkcs12", "-in", out, "-passin", "pass:new pass", "-nocerts", "-nodes"])
+        #expect(keys.status == 0, "\(keys.stderr)")
+        #expect(keys.stdout.contains("-----BEGIN PRIVATE KEY-----"))
+        let certificates = try HelperProcess.run("/usr/bin/openssl", ["pkcs12", "-in", out, "-passin", "pass:new pass", "-nokeys"])
+        #expect(certificates.stdout.components(separatedBy: "-----BEGIN CERTIFICATE-----").count == 4)
+        #expect(try HelperProcess.run("/usr/bin/openssl", ["pkcs12", "-in", out, "-passin", "pass:wrong", "-nokeys"]).status != 0)
+        // And back into another keychain.
+        try sandbox.createKeychain(sandbox.directory.file("other.keychain"))
+        let back = try sandbox.run("import", out, "-P", "new pass", "-k", sandbox.directory.file("other.keychain"))
+        #expect(back.stdout == "1 identity imported.\n2 certificates imported.\n", "\(back.stderr)")
+    }
+
+    @Test func aWrongPassphraseOrADamagedFileAddsNothing() throws {
+        try sandbox.createKeychain()
+        let wrong = try sandbox.run("import", fixture("leaf-rc2.p12"), "-P", "wrong")
+        #expect(wrong.status == 51)
+        #expect(wrong.stderr == "latchkey: import: The user name or passphrase you entered is not correct. (\(fixture("leaf-rc2.p12")): the passphrase does not open the PKCS #12 file)\n")
+        let junk = sandbox.directory.file("junk.p12")
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: junk))
+        #expect(try sandbox.run("import", junk, "-P", "x").status == 93)
+        #expect(try sandbox.run("find-certificate", "-a").stdout == "")
+        #expect(try sandbox.run("import", fixture("leaf-rc2.p12"), "-t", "priv").status == 64)
+        #expect(try sandbox.run("import", fixture("leaf-rc2.p12"), "-f", "openssl").status == 64)
+        #expect(try sandbox.run("import").status == 64)
+    }
+
+    @Test func certificatesImportFromPEMAndExportAsPEMOrDER() throws {
+        try sandbox.createKeychain()
+        let pem = sandbox.directory.file("root.pem")
+        let der = try CertificateFixtures.der("root-rsa.der")
+        try ("-----BEGIN CERTIFICATE-----\n" + der.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+             + "\n-----END CERTIFICATE-----\n").write(toFile: pem, atomically: true, encoding: .utf8)
+        #expect(try sandbox.run("import", pem).stdout == "1 certificate imported.\n")
+        let x509 = try sandbox.run("export", "-t", "certs", "-f", "x509")
+        #expect(x509.status == 0 && Data(x509.stdout.utf8).count > 0)
+        let out = sandbox.directory.file("root.der")
+        #expect(try sandbox.run("export", "-t", "certs", "-f", "x509", "-o", out).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == der)
+        #expect(try sandbox.run("import", fixture("leaf-ec256.der")).stdout == "1 certificate imported.\n")
+        let both = try sandbox.run("export", "-t", "certs")
+        #expect(both.stdout.components(separatedBy: "-----BEGIN CERTIFICATE-----").count == 3)
+        let tooMany = try sandbox.run("export", "-t", "certs", "-f", "x509")
+        #expect(tooMany.status == 1)
+        #expect(tooMany.stderr == "latchkey: export: x509 holds one certificate and the keychain has 2; use -f pemseq\n")
+        #expect(try sandbox.run("export", "-t", "identities", "-P", "x").status == 44)
+        #expect(try sandbox.run("export", "-t", "allKeys").status == 64)
+    }
+
+    @Test func anEncryptedBackupCarriesCertificatesAndKeys() throws {
+        try sandbox.createKeychain()
+        #expect(try sandbox.run("import", fixture("leaf-aes.p12"), "-P", "fixture p12").status == 0)
+        #expect(try sandbox.run("create-keypair", "-a", "ec", "spare").status == 0)
+        let backup = sandbox.directory.file("all.backup")
+        let environment = sandbox.unattended.merging(["LATCHKEY_BACKUP_PASSPHRASE": "backup pass"]) { _, new in new }
+        #expect(try sandbox.run(["export", "-o", backup], environment: environment).stderr == "exported 6 items to \(backup)\n")
+        let other = sandbox.directory.file("restored.keychain")
+        try sandbox.createKeychain(other)
+        #expect(try sandbox.run(["import", "-i", backup, other], environment: environment).stdout == "added 6, updated 0, skipped 0\n")
+        let identities = try sandbox.run("find-identity", other)
+        #expect(identities.stdout.contains("     1 identities found\n"), "\(identities.stdout)")
+        #expect(try sandbox.run("export", "-t", "identities", "-P", "p", "-k", other).status == 0)
+    }
+}
