@@ -4,6 +4,7 @@
 //   latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
 //                  [--peers [--peers-size N] [--peers-samples N]] [--json FILE] [--plot DIR]
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
+//   latchkey-bench --pki [--samples N]
 //
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
@@ -24,6 +25,7 @@ let usage = """
                           [--peers [--peers-size N] [--peers-samples N] [--python PATH] [--peers-script PATH]]
                           [--json FILE] [--plot DIR]
            latchkey-bench --plot DIR --from FILE [--reliability FILE]
+           latchkey-bench --pki [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
@@ -38,7 +40,7 @@ while position < arguments.count {
     let argument = arguments[position]
     if valueOptions.contains(argument) {
         position += 2
-    } else if argument == "--full" || argument == "--peers" {
+    } else if argument == "--full" || argument == "--peers" || argument == "--pki" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -77,6 +79,13 @@ if let from = option("--from") {
 }
 
 let samples = Int(option("--samples") ?? "2000") ?? 2000
+
+if arguments.contains("--pki") {
+    // Key and certificate operations beside the raw OpenSSL floor; nothing else is measured.
+    let rows = try PKIWorkloads(samples: samples).run()
+    print(PKIWorkloads.render(rows, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()
 
 if let child = option("--child") {

@@ -1,0 +1,37 @@
+package import Foundation
+import LatchkeyCrypto
+
+/// The benchmark's floor for key operations: the same OpenSSL EVP calls Latchkey makes, with nothing around
+/// them — no algorithm parsing, no checks, no result shaping. What `AsymmetricKey` cannot beat.
+package struct PKIFloor: Sendable {
+    let key: AsymmetricKey
+
+    /// The floor for operations with `key`.
+    package init(_ key: AsymmetricKey) { self.key = key }
+
+    /// `EVP_DigestSign` with SHA-256 (ECDSA, or RSA PKCS #1 v1.5 when `rsa`).
+    package func signSHA256(_ message: Data) -> Data? {
+        OpenSSL.sign(key.handle, input: message, digest: "SHA256", hashed: false, padding: key.type == .rsa ? .pkcs1 : nil)
+    }
+
+    /// `EVP_DigestVerify` with SHA-256.
+    package func verifySHA256(_ message: Data, signature: Data) -> Bool {
+        OpenSSL.verify(key.handle, input: message, signature: signature, digest: "SHA256", hashed: false,
+                       padding: key.type == .rsa ? .pkcs1 : nil)
+    }
+
+    /// ECIES's raw steps to a recipient on P-256: an ephemeral key, ECDH, one SHA-256 for the X9.63 KDF
+    /// (32 bytes: key and IV), AES-128-GCM.
+    package func eciesSeal(_ plaintext: Data, to recipient: AsymmetricKey) -> Data? {
+        guard let ephemeral = OpenSSL.generateEC(group: "P-256"), let point = OpenSSL.ecPoint(ephemeral),
+            let shared = OpenSSL.derive(ephemeral, peer: recipient.handle)
+        else { return nil }
+        var counter = UInt32(1).bigEndian
+        guard let derived = shared.withUnsafeBytes({ z in
+            withUnsafeBytes(of: &counter) { c in point.withUnsafeBytes { info in OpenSSL.digest("SHA256", [z, c, info]) } }
+        }) else { return nil }
+        let aesKey = SecureBytes(copying: [UInt8](derived.prefix(16)))
+        guard let sealed = OpenSSL.aesGCMSeal(key: aesKey, iv: [UInt8](derived.suffix(16)), aad: nil, plaintext: plaintext) else { return nil }
+        return point + sealed.ciphertext + sealed.tag
+    }
+}
