@@ -45,18 +45,27 @@ enum DistinguishedName {
             var attributes: [NameAttribute] = []
             var inner = DERReader(bytes, range: rdn.contents)
             while !inner.isAtEnd {
-                let pair = try inner.next(tag: DER.sequence, "an attribute type and value")
-                var fields = DERReader(bytes, range: pair.contents)
-                let type = try fields.next(tag: DER.objectIdentifier, "an attribute type")
-                guard !type.contents.isEmpty else { throw DERError(reason: "an empty attribute type") }
-                let value = try fields.next()
-                guard fields.isAtEnd else { throw DERError(reason: "an attribute with more than a type and a value") }
+                let (_, type, value) = try attribute(bytes, &inner)
                 attributes.append(NameAttribute(
                     type: Array(bytes[type.contents]), valueTag: value.tag, value: Array(bytes[value.contents])))
             }
             names.append(attributes)
         }
         return names
+    }
+
+    /// The next attribute of an RDN: a SEQUENCE of a non-empty OBJECT IDENTIFIER and one value, nothing
+    /// more, as Apple's parser requires.
+    private static func attribute(_ bytes: [UInt8], _ reader: inout DERReader) throws(DERError)
+        -> (pair: DERElement, type: DERElement, value: DERElement)
+    {
+        let pair = try reader.next(tag: DER.sequence, "an attribute type and value")
+        var fields = DERReader(bytes, range: pair.contents)
+        let type = try fields.next(tag: DER.objectIdentifier, "an attribute type")
+        guard !type.contents.isEmpty else { throw DERError(reason: "an empty attribute type") }
+        let value = try fields.next()
+        guard fields.isAtEnd else { throw DERError(reason: "an attribute with more than a type and a value") }
+        return (pair, type, value)
     }
 
     /// Apple's normalized name contents (`createNormalizedX501Name`): every PrintableString value
@@ -73,12 +82,7 @@ enum DistinguishedName {
             var lengthChanged = false
             var inner = DERReader(bytes, range: rdn.contents)
             while !inner.isAtEnd {
-                let pair = try inner.next(tag: DER.sequence, "an attribute type and value")
-                var fields = DERReader(bytes, range: pair.contents)
-                let type = try fields.next(tag: DER.objectIdentifier, "an attribute type")
-                guard !type.contents.isEmpty else { throw DERError(reason: "an empty attribute type") }
-                let value = try fields.next()
-                guard fields.isAtEnd else { throw DERError(reason: "an attribute with more than a type and a value") }
+                let (pair, type, value) = try attribute(bytes, &inner)
                 guard value.tag == DER.printableString else {
                     rdnContents += bytes[pair.whole]
                     continue

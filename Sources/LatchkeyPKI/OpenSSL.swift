@@ -404,14 +404,34 @@ extension OpenSSL {
             BN_free(s)
             return nil
         }
-        let count = i2d_ECDSA_SIG(signature, nil)
+        return encodeDER { i2d_ECDSA_SIG(signature, $0) }
+    }
+
+    /// Runs an `i2d_…` function twice — for the length, then into a buffer of that length — and checks that
+    /// both agree.
+    private static func encodeDER(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> Data? {
+        let count = encode(nil)
         guard count > 0 else { return nil }
         var out = [UInt8](repeating: 0, count: Int(count))
         let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
             var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
-            return i2d_ECDSA_SIG(signature, &cursor)
+            return encode(&cursor)
         }
         return written == count ? Data(out) : nil
+    }
+
+    /// `d2i_X509` of a whole DER certificate (the caller frees it with `X509_free`).
+    private static func loadCertificate(_ der: Data) -> OpaquePointer? {
+        der.withUnsafeBytes { raw -> OpaquePointer? in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let certificate = d2i_X509(nil, &cursor, raw.count) else { return nil }
+            guard cursor == base + raw.count else {
+                X509_free(certificate)
+                return nil
+            }
+            return certificate
+        }
     }
 
     // MARK: Encryption and key agreement
@@ -617,16 +637,7 @@ extension OpenSSL {
     }
 
     /// `i2d_X509`.
-    private static func encode(_ certificate: OpaquePointer) -> Data? {
-        let count = i2d_X509(certificate, nil)
-        guard count > 0 else { return nil }
-        var out = [UInt8](repeating: 0, count: Int(count))
-        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
-            return i2d_X509(certificate, &cursor)
-        }
-        return written == count ? Data(out) : nil
-    }
+    private static func encode(_ certificate: OpaquePointer) -> Data? { encodeDER { i2d_X509(certificate, $0) } }
 
     // MARK: Trust
 
@@ -655,27 +666,20 @@ extension OpenSSL {
     /// are allowed, as Apple trusts any anchor). Nil when a certificate does not load.
     static func verify(_ request: VerificationRequest) -> Verification? {
         defer { ERR_clear_error() }
-        func load(_ der: Data) -> OpaquePointer? {
-            der.withUnsafeBytes { raw -> OpaquePointer? in
-                guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return nil }
-                var cursor: UnsafePointer<UInt8>? = base
-                return d2i_X509(nil, &cursor, raw.count)
-            }
-        }
         guard let store = X509_STORE_new() else { return nil }
         defer { X509_STORE_free(store) }
         if !request.anchorsOnly { _ = X509_STORE_set_default_paths(store) }  // A missing store leaves only the anchors.
         for anchor in request.anchors {
-            guard let certificate = load(anchor) else { return nil }
+            guard let certificate = loadCertificate(anchor) else { return nil }
             defer { X509_free(certificate) }
             _ = X509_STORE_add_cert(store, certificate)  // Fails only for a duplicate, which changes nothing.
         }
-        guard let leaf = load(request.leaf) else { return nil }
+        guard let leaf = loadCertificate(request.leaf) else { return nil }
         defer { X509_free(leaf) }
         guard let untrusted = latchkey_certificates_new() else { return nil }
         defer { latchkey_certificates_free(untrusted) }
         for intermediate in request.intermediates {
-            guard let certificate = load(intermediate) else { return nil }
+            guard let certificate = loadCertificate(intermediate) else { return nil }
             guard latchkey_certificates_push(untrusted, certificate) > 0 else {
                 X509_free(certificate)
                 return nil
@@ -727,19 +731,12 @@ extension OpenSSL {
     /// `PKCS12_create` with OpenSSL's default algorithms, then `i2d_PKCS12`.
     static func makePKCS12(key: PKeyHandle, certificate: Data, chain: [Data], passphrase: String, name: String?) -> Data? {
         defer { ERR_clear_error() }
-        func load(_ der: Data) -> OpaquePointer? {
-            der.withUnsafeBytes { raw -> OpaquePointer? in
-                guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return nil }
-                var cursor: UnsafePointer<UInt8>? = base
-                return d2i_X509(nil, &cursor, raw.count)
-            }
-        }
-        guard let leaf = load(certificate) else { return nil }
+        guard let leaf = loadCertificate(certificate) else { return nil }
         defer { X509_free(leaf) }
         guard let others = latchkey_certificates_new() else { return nil }
         defer { latchkey_certificates_free(others) }
         for der in chain {
-            guard let other = load(der) else { return nil }
+            guard let other = loadCertificate(der) else { return nil }
             guard latchkey_certificates_push(others, other) > 0 else {
                 X509_free(other)
                 return nil
@@ -747,13 +744,6 @@ extension OpenSSL {
         }
         guard let file = PKCS12_create(passphrase, name, key.pointer, leaf, others, 0, 0, 0, 0, 0) else { return nil }
         defer { PKCS12_free(file) }
-        let count = i2d_PKCS12(file, nil)
-        guard count > 0 else { return nil }
-        var out = [UInt8](repeating: 0, count: Int(count))
-        let written = out.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor: UnsafeMutablePointer<UInt8>? = buffer.baseAddress
-            return i2d_PKCS12(file, &cursor)
-        }
-        return written == count ? Data(out) : nil
+        return encodeDER { i2d_PKCS12(file, $0) }
     }
 }
