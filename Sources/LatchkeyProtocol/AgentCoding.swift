@@ -113,6 +113,7 @@ extension ByteWriter {
         appendOptional(match.subjectContains.map { Data($0.utf8) })
         appendOptional(match.emailAddressIfPresent.map { Data($0.utf8) })
         append(match.caseInsensitive ? 1 as UInt8 : 0)
+        append(match.trustedOnly ? 1 as UInt8 : 0)
     }
 
     package mutating func append(_ changes: ItemChanges) {
@@ -273,6 +274,7 @@ extension ByteReader {
         match.subjectContains = try optionalText("a subject filter")
         match.emailAddressIfPresent = try optionalText("an e-mail filter")
         match.caseInsensitive = try flag()
+        match.trustedOnly = try flag()
         return match
     }
 

@@ -221,7 +221,17 @@ extension GlobalSecItemTests {
             let (status, one) = find([kSecMatchSubjectContains as String: "expired", kSecReturnRef as String: true])
             #expect(status == errSecSuccess)
             #expect((one as? SecCertificate) == (try Self.certificate("expired.der")))
-            for bad: [String: Any] in [[kSecMatchIssuers as String: "x"], [kSecMatchValidOnDate as String: "today"],
+            // Trusted only: none of the fixtures chains to Debian's CA store; one of its roots does.
+            #expect(labels([kSecMatchTrustedOnly as String: true]) == ["status \(errSecItemNotFound)"])
+            #expect(labels([kSecMatchTrustedOnly as String: false]).count == 7)
+            let directory = "/etc/ssl/certs"
+            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).sorted().first { $0.hasSuffix(".pem") })
+            let base64 = try String(contentsOfFile: directory + "/" + name, encoding: .utf8).components(separatedBy: "\n")
+                .filter { !$0.hasPrefix("-----") }.joined()
+            let systemRoot = try #require(Data(base64Encoded: base64))
+            #expect(add([kSecValueData as String: systemRoot, kSecAttrLabel as String: "system root"]) == errSecSuccess)
+            #expect(labels([kSecMatchTrustedOnly as String: true]) == ["system root"])
+            for bad: [String: Any] in [[kSecMatchIssuers as String: "x"], [kSecMatchTrustedOnly as String: "yes"], [kSecMatchValidOnDate as String: "today"],
                                        [kSecMatchSubjectContains as String: 3], [kSecMatchCaseInsensitive as String: "yes"]] {
                 #expect(find(bad).0 == errSecParam)
             }

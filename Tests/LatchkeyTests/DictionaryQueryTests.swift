@@ -115,9 +115,9 @@ import Testing
     }
 
     @Test func trustMatchingIsUnimplementedNotIgnored() throws {
-        let failure = error { _ = try backend().copyMatching(["class": "cert", "m_TrustedOnly": true]) }
+        let failure = error { _ = try backend().copyMatching(["class": "cert", "m_Policy": [Data()]]) }
         #expect(failure?.status == .unimplemented)
-        #expect(failure?.detail == "'m_TrustedOnly' matching is not supported yet")
+        #expect(failure?.detail == "'m_Policy' matching is not supported yet")
     }
 
     @Test func caseInsensitiveMatchingIsAcceptedButMatchingStaysExact() throws {

@@ -31,7 +31,7 @@ enum DictionaryDecoding {
         /// `kSecValueRef`: the identity an add stores or a query names (by its certificate).
         var identity: Identity?
         /// `kSecMatchIssuers`, `kSecMatchValidOnDate`, `kSecMatchSubjectContains`,
-        /// `kSecMatchEmailAddressIfPresent`, `kSecMatchCaseInsensitive`.
+        /// `kSecMatchEmailAddressIfPresent`, `kSecMatchCaseInsensitive`, `kSecMatchTrustedOnly`.
         var certificateMatch = CertificateMatch()
     }
 
@@ -259,6 +259,11 @@ enum DictionaryDecoding {
             } else {
                 throw KeychainError.param("kSecMatchValidOnDate must be a date or kCFNull, not \(DictionaryValue.typeName(value))")
             }
+        case SecItemKey.matchTrustedOnly:
+            guard let flag = DictionaryValue.boolean(value) else {
+                throw KeychainError.param("kSecMatchTrustedOnly must be a boolean, not \(DictionaryValue.typeName(value))")
+            }
+            decoded.certificateMatch.trustedOnly = flag
         case SecItemKey.matchSubjectContains, SecItemKey.matchEmailAddressIfPresent:
             guard let text = value as? String else {
                 throw KeychainError.param("'\(key)' must be a string, not \(DictionaryValue.typeName(value))")

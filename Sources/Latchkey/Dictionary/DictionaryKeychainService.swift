@@ -43,6 +43,7 @@ struct DictionaryKeychainService: KeychainService {
         if let text = match.subjectContains { dictionary[SecItemKey.matchSubjectContains] = text }
         if let address = match.emailAddressIfPresent { dictionary[SecItemKey.matchEmailAddressIfPresent] = address }
         if match.caseInsensitive { dictionary[SecItemKey.matchCaseInsensitive] = true }
+        if match.trustedOnly { dictionary[SecItemKey.matchTrustedOnly] = true }
     }
 
     /// DER length octets (the issuers travel as whole Name SEQUENCEs, as Apple's callers give them).

@@ -35,6 +35,8 @@ package enum SecItemKey {
     package static let matchSubjectContains = "m_SubjectContains"
     /// `kSecMatchEmailAddressIfPresent`.
     package static let matchEmailAddressIfPresent = "m_EmailAddressIfPresent"
+    /// `kSecMatchTrustedOnly`.
+    package static let matchTrustedOnly = "m_TrustedOnly"
     /// `kSecAttrSynchronizableAny`, a value of `kSecAttrSynchronizable` in queries.
     package static let synchronizableAny = "syna"
     /// `kSecUseDataProtectionKeychain` (accepted and ignored: Latchkey is a data-protection keychain).
@@ -52,7 +54,7 @@ package enum SecItemKey {
     /// subject matches). A query naming one fails with `errSecUnimplemented` rather than silently matching
     /// more than asked.
     static let unsupportedMatches: Set<String> = [
-        "m_Policy", "m_ItemList", "m_SearchList", "m_HostOrSubdomainOfHost", "m_TrustedOnly", "m_SubjectStartsWith",
+        "m_Policy", "m_ItemList", "m_SearchList", "m_HostOrSubdomainOfHost", "m_SubjectStartsWith",
         "m_SubjectEndsWith", "m_SubjectWholeString", "m_DiacriticInsensitive", "m_WidthInsensitive",
     ]
 

@@ -42,8 +42,10 @@ package enum CertificateAttributes {
 extension CertificateMatch {
     /// Whether a certificate passes the filters other than `issuers` (which need the keychain and are
     /// checked by the search): valid on the date, subject containing the text, e-mail address present and
-    /// equal or absent.
+    /// equal or absent, trusted by the system's CA store (as Apple's `_FilterWithTrust`: the certificate
+    /// alone, basic X.509).
     func admits(_ certificate: Certificate) -> Bool {
+        if trustedOnly, TrustEvaluation(certificates: [certificate], policies: [.basicX509]).evaluate().failure != nil { return false }
         if let date = validOn, !certificate.isValid(on: date) { return false }
         if let text = subjectContains {
             let options: String.CompareOptions = caseInsensitive ? [.caseInsensitive] : []

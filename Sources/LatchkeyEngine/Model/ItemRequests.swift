@@ -49,7 +49,8 @@ public struct ReturnOptions: OptionSet, Hashable, Sendable {
 }
 
 /// The certificate filters of a search (`kSecMatchIssuers`, `kSecMatchValidOnDate`,
-/// `kSecMatchSubjectContains`, `kSecMatchEmailAddressIfPresent`): each looks inside the certificate, so
+/// `kSecMatchSubjectContains`, `kSecMatchEmailAddressIfPresent`, `kSecMatchTrustedOnly`): each looks
+/// inside the certificate, so
 /// the search decrypts and decodes every candidate. They apply to certificate searches only.
 public struct CertificateMatch: Sendable, Hashable {
     /// Normalized issuer names (Name contents, as `kSecAttrIssuer` holds them): a certificate matches when
@@ -64,12 +65,15 @@ public struct CertificateMatch: Sendable, Hashable {
     public var emailAddressIfPresent: String?
     /// Whether `subjectContains` ignores case (`kSecMatchCaseInsensitive`).
     public var caseInsensitive: Bool
+    /// Only certificates the system's CA store trusts under the basic X.509 policy (`kSecMatchTrustedOnly`).
+    public var trustedOnly: Bool
 
     /// Creates a filter; with no arguments it admits every certificate.
     public init(
         issuers: [Data] = [], validOn: Date? = nil, subjectContains: String? = nil,
-        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false
+        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false, trustedOnly: Bool = false
     ) {
+        self.trustedOnly = trustedOnly
         self.issuers = issuers
         self.validOn = validOn
         self.subjectContains = subjectContains
