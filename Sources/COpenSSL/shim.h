@@ -8,6 +8,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
+#include <openssl/pem.h>
 #include <openssl/pkcs12.h>
 #include <openssl/provider.h>
 #include <openssl/rsa.h>
@@ -54,4 +55,7 @@ static inline void latchkey_certificates_free(STACK_OF(X509) *stack) { sk_X509_p
 /// `sk_X509_new_null` and `sk_X509_push`.
 static inline STACK_OF(X509) *latchkey_certificates_new(void) { return sk_X509_new_null(); }
 static inline int latchkey_certificates_push(STACK_OF(X509) *stack, X509 *certificate) { return sk_X509_push(stack, certificate); }
+
+/// `BIO_get_mem_data`: the bytes written to a memory BIO so far.
+static inline long latchkey_bio_contents(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 #endif

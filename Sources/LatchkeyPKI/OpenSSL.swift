@@ -746,4 +746,51 @@ extension OpenSSL {
         defer { PKCS12_free(file) }
         return encodeDER { i2d_PKCS12(file, $0) }
     }
+
+    // MARK: PEM keys
+
+    /// The bytes a memory BIO holds, in a zeroizing buffer (they may be a private key).
+    private static func contents(of bio: OpaquePointer) -> SecureBytes? {
+        var data: UnsafeMutablePointer<CChar>?
+        let count = latchkey_bio_contents(bio, &data)
+        guard count > 0, let data else { return nil }
+        return SecureBytes(copying: UnsafeRawBufferPointer(start: data, count: count))
+    }
+
+    /// `PEM_write_bio_PUBKEY`: "-----BEGIN PUBLIC KEY-----" (SubjectPublicKeyInfo).
+    static func publicKeyPEM(_ key: PKeyHandle) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        defer { BIO_free(bio) }
+        guard PEM_write_bio_PUBKEY(bio, key.pointer) == 1 else { return nil }
+        return contents(of: bio)
+    }
+
+    /// `PEM_write_bio_PKCS8PrivateKey` with AES-256-CBC: "-----BEGIN ENCRYPTED PRIVATE KEY-----".
+    static func encryptedPrivateKeyPEM(_ key: PKeyHandle, passphrase: String) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        defer { BIO_free(bio) }
+        let written = passphrase.withCString { pass in
+            PEM_write_bio_PKCS8PrivateKey(bio, key.pointer, EVP_aes_256_cbc(), nil, 0, nil, UnsafeMutableRawPointer(mutating: pass))
+        }
+        guard written == 1 else { return nil }
+        return contents(of: bio)
+    }
+
+    /// One PEM key block: a public key ("PUBLIC KEY") or a private key ("PRIVATE KEY", "EC PRIVATE KEY",
+    /// "RSA PRIVATE KEY", or "ENCRYPTED PRIVATE KEY" with `passphrase`). Nil when it is none of them or the
+    /// passphrase does not open it.
+    static func readKeyPEM(_ pem: Data, passphrase: String) -> (key: PKeyHandle, isPrivate: Bool)? {
+        defer { ERR_clear_error() }
+        return pem.withUnsafeBytes { raw -> (PKeyHandle, Bool)? in
+            guard let base = raw.baseAddress, raw.count > 0, raw.count < Int(Int32.max) else { return nil }
+            guard let bio = BIO_new_mem_buf(base, Int32(raw.count)) else { return nil }
+            defer { BIO_free(bio) }
+            if let key = PEM_read_bio_PUBKEY(bio, nil, nil, nil) { return (PKeyHandle(key), false) }
+            _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)  // BIO_reset: back to the start of the buffer.
+            let key = passphrase.withCString { pass in PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(mutating: pass)) }
+            return key.map { (PKeyHandle($0), true) }
+        }
+    }
 }

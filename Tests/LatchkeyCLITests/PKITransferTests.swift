@@ -68,7 +68,40 @@ import Testing
         #expect(tooMany.status == 1)
         #expect(tooMany.stderr == "latchkey: export: x509 holds one certificate and the keychain has 2; use -f pemseq\n")
         #expect(try sandbox.run("export", "-t", "identities", "-P", "x").status == 44)
-        #expect(try sandbox.run("export", "-t", "allKeys").status == 64)
+        #expect(try sandbox.run("export", "-t", "pubKeys").status == 44)
+        #expect(try sandbox.run("export", "-t", "secretKeys").status == 64)
+    }
+
+    @Test func keysTravelAsPEMThatOpenSSLReads() throws {
+        try sandbox.createKeychain()
+        #expect(try sandbox.run("create-keypair", "-a", "ec", "signing").status == 0)
+        let publicFile = sandbox.directory.file("public.pem"), allFile = sandbox.directory.file("all.pem")
+        #expect(try sandbox.run("export", "-t", "pubKeys", "-f", "openssl", "-o", publicFile).status == 0)
+        #expect(try String(contentsOfFile: publicFile, encoding: .utf8).components(separatedBy: "-----BEGIN PUBLIC KEY-----").count == 2)
+        let publicCheck = try HelperProcess.run("/usr/bin/openssl", ["pkey", "-pubin", "-in", publicFile, "-noout", "-text"])
+        #expect(publicCheck.status == 0 && publicCheck.stdout.contains("P-256"), "\(publicCheck.stderr)")
+        #expect(try sandbox.run("export", "-t", "allKeys").status == 64, "private keys leave only encrypted")
+        #expect(try sandbox.run("export", "-t", "allKeys", "-P", "pem pass", "-o", allFile).status == 0)
+        let text = try String(contentsOfFile: allFile, encoding: .utf8)
+        #expect(text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") && !text.contains("-----BEGIN PRIVATE KEY-----"))
+        // openssl opens the private key with the passphrase, and its public key is the exported one.
+        let opened = try HelperProcess.run("/usr/bin/openssl", ["pkey", "-in", allFile, "-passin", "pass:pem pass", "-pubout"])
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(opened.stdout == (try String(contentsOfFile: publicFile, encoding: .utf8)))
+        #expect(try HelperProcess.run("/usr/bin/openssl", ["pkey", "-in", allFile, "-passin", "pass:wrong", "-noout"]).status != 0)
+        // Back into another keychain: the public and the private key.
+        let other = sandbox.directory.file("other.keychain")
+        try sandbox.createKeychain(other)
+        #expect(try sandbox.run("import", allFile, "-P", "wrong", "-k", other).status == 51)
+        #expect(try sandbox.run("import", allFile, "-P", "pem pass", "-k", other).stdout == "2 keys imported.\n")
+        #expect(try sandbox.run("import", allFile, "-P", "pem pass", "-k", other).stdout == "2 items were already in the keychain.\n")
+        // A key openssl made, unencrypted, imports too.
+        let made = sandbox.directory.file("made.pem")
+        #expect(try HelperProcess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", made]).status == 0)
+        #expect(try sandbox.run("import", made).stdout == "1 key imported.\n")
+        let unsupported = sandbox.directory.file("ed.pem")
+        #expect(try HelperProcess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "ED25519", "-out", unsupported]).status == 0)
+        #expect(try sandbox.run("import", unsupported).status == 93)
     }
 
     @Test func anEncryptedBackupCarriesCertificatesAndKeys() throws {

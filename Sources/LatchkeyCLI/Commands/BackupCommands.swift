@@ -63,7 +63,9 @@ enum BackupCommands {
             With -t, exports as `security` does: -t certs writes every certificate as PEM (-f pemseq, the \
             default) or the only one as DER (-f x509); -t identities writes the keychain's identity — its \
             certificate, private key and the other certificates as its chain — as a PKCS #12 file (-f pkcs12) \
-            encrypted with -P's passphrase (AES-256 with PBKDF2), to -o's file or standard output. \
+            encrypted with -P's passphrase (AES-256 with PBKDF2); -t pubKeys writes every public key as PEM and \
+            -t allKeys adds the private keys as encrypted PKCS #8 PEM under -P's passphrase; all to -o's file or \
+            standard output. \
             Without -t, it writes every item of the keychain, in every access group, to an encrypted backup file for moving it \
             to another machine. The backup has its own passphrase (asked for twice, or read from \
             --backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE), turned into a key with Argon2id; the items \
@@ -122,11 +124,12 @@ enum BackupCommands {
         "import", synopsis: "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase]",
         summary: "Restore items from an encrypted backup, or import certificates or a PKCS #12 identity.",
         details: """
-            With a file and no -i, imports as `security` does: certificates (PEM, every block, or DER) or a \
+            With a file and no -i, imports as `security` does: certificates (PEM, every block, or DER), PEM keys \
+            (public, private, or encrypted private with -P), or a \
             PKCS #12 file (-P its passphrase; files from older tools with RC2 or Triple DES open too), whose \
             identity is stored as its certificate and its private key and whose other certificates are added \
-            beside it, into the keychain of -k (else the default one). It prints how many identities and \
-            certificates it imported and how many were already there. A wrong passphrase exits with 51 and \
+            beside it, into the keychain of -k (else the default one). It prints how many identities, \
+            certificates and keys it imported and how many were already there. A wrong passphrase exits with 51 and \
             a damaged file with 93, adding nothing. \
             With -i, reads a backup written by `latchkey export` and adds its items to the keychain, in one transaction: \
             all of them or, on any error, none. An item whose primary key is already taken is skipped (the \

@@ -8,14 +8,14 @@ enum PKITransfer {
         OptionSpec("k", nil, .required, value: "keychain", "The keychain to import into (when importing a certificate or PKCS #12 file)."),
         OptionSpec("t", nil, .required, value: "type", "What the file holds: cert or agg (an identity with its chain)."),
         OptionSpec("f", nil, .required, value: "format", "The file's format: pkcs12, x509, pemseq (found from the contents when omitted)."),
-        OptionSpec("P", nil, .required, value: "passphrase", "The PKCS #12 file's passphrase (a passphrase on the command line is visible to other users)."),
+        OptionSpec("P", nil, .required, value: "passphrase", "The passphrase of a PKCS #12 file or an encrypted private key (a passphrase on the command line is visible to other users)."),
     ]
 
     static let exportOptions = [
         OptionSpec("k", nil, .required, value: "keychain", "The keychain to export from (with -t)."),
-        OptionSpec("t", nil, .required, value: "type", "What to export: certs or identities (instead of an encrypted backup)."),
-        OptionSpec("f", nil, .required, value: "format", "pemseq or x509 for certs (default pemseq); pkcs12 for identities."),
-        OptionSpec("P", nil, .required, value: "passphrase", "The PKCS #12 file's passphrase."),
+        OptionSpec("t", nil, .required, value: "type", "What to export: certs, identities, pubKeys or allKeys (instead of an encrypted backup)."),
+        OptionSpec("f", nil, .required, value: "format", "pemseq or x509 for certs (default pemseq); pkcs12 for identities; openssl (PEM) for keys."),
+        OptionSpec("P", nil, .required, value: "passphrase", "The passphrase of the PKCS #12 file or of the exported private keys."),
     ]
 
     /// Whether the import is `security`'s (a file to read certificates or identities from).
@@ -53,8 +53,9 @@ enum PKITransfer {
         }
         var identity: Identity?
         var certificates: [Certificate] = []
+        var keys: [AsymmetricKey] = []
         let looksLikePKCS12 = format == "pkcs12" || (format == nil && (try? Certificate(derRepresentation: bytes)) == nil
-            && !String(decoding: bytes.prefix(4096), as: UTF8.self).contains("-----BEGIN CERTIFICATE-----"))
+            && !String(decoding: bytes, as: UTF8.self).contains("-----BEGIN "))
         if looksLikePKCS12 {
             let contents: PKCS12Contents
             do {
@@ -64,11 +65,27 @@ enum PKITransfer {
             }
             identity = contents.identity
             certificates = identity == nil ? contents.certificates : Array(contents.certificates.dropFirst())
+        } else if String(decoding: bytes, as: UTF8.self).contains("KEY-----") {
+            let text = String(decoding: bytes, as: UTF8.self)
+            do {
+                keys = try AsymmetricKey.keys(inPEM: text, passphrase: arguments.value("P") ?? "")
+            } catch {
+                throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
+            }
+            if text.contains("-----BEGIN CERTIFICATE-----") { certificates = try CertificateCommands.certificates(inFile: file) }
         } else {
             certificates = try CertificateCommands.certificates(inFile: file)
         }
         let store = try ItemStore.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
-        var identities = 0, added = 0, present = 0
+        var identities = 0, added = 0, present = 0, keysAdded = 0
+        for key in keys {
+            let external = try key.externalRepresentation()
+            if try add(NewItem(.key, attributes: KeyAttributes.derived(from: key), data: external.copiedData()), store: store) {
+                keysAdded += 1
+            } else {
+                present += 1
+            }
+        }
         if let identity {
             let external = try identity.privateKey.externalRepresentation()
             let certificateAdded = try add(NewItem(.certificate, data: identity.certificate.derRepresentation), store: store)
@@ -82,8 +99,34 @@ enum PKITransfer {
         }
         if identities > 0 { context.stdout.line("\(identities) identit\(identities == 1 ? "y" : "ies") imported.") }
         if added > 0 { context.stdout.line("\(added) certificate\(added == 1 ? "" : "s") imported.") }
+        if keysAdded > 0 { context.stdout.line("\(keysAdded) key\(keysAdded == 1 ? "" : "s") imported.") }
         if present > 0 { context.stdout.line("\(present) item\(present == 1 ? " was" : "s were") already in the keychain.") }
         return 0
+    }
+
+    /// Every asymmetric key of the keychain as PEM: the public keys (each once), then, with
+    /// `includePrivate`, the private keys as encrypted PKCS #8.
+    static func exportKeys(store: ItemStore, includePrivate: Bool, passphrase: String) throws -> Data {
+        let items = try store.run { try store.service.copyMatching(ItemQuery(.key, synchronizable: .any, limit: .all, returning: [.attributes, .data])) }
+        var publicKeys: [AsymmetricKey] = []
+        var privateKeys: [AsymmetricKey] = []
+        for item in items {
+            // Symmetric keys and items whose bytes are not their key have no PEM form: left out.
+            guard let data = item.data, let key = try? KeyAttributes.key(data: data, attributes: item.attributes) else { continue }
+            if !publicKeys.contains(where: { $0.publicKeyData == key.publicKeyData }) { publicKeys.append(key.publicKey) }
+            if key.isPrivate { privateKeys.append(key) }
+        }
+        guard !publicKeys.isEmpty else { throw KeychainError(.itemNotFound) }
+        var output = Data()
+        do {
+            for key in publicKeys { output += Data(try key.publicKeyPEM().utf8) }
+            if includePrivate {
+                for key in privateKeys { output += try key.encryptedPrivateKeyPEM(passphrase: passphrase).copiedData() }
+            }
+        } catch {
+            throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+        }
+        return output
     }
 
     static func runExport(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
@@ -131,8 +174,17 @@ enum PKITransfer {
             } catch {
                 throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
             }
+        case "pubKeys", "allKeys":
+            guard [nil, "openssl", "pemseq"].contains(arguments.value("f")) else {
+                throw UsageError(message: "keys are exported as PEM (-f openssl), not \"\(arguments.value("f")!)\"")
+            }
+            let passphrase = arguments.value("P") ?? ""
+            if type == "allKeys" && passphrase.isEmpty {
+                throw UsageError(message: "-t allKeys writes private keys, encrypted: give their passphrase with -P")
+            }
+            output = try exportKeys(store: store, includePrivate: type == "allKeys", passphrase: passphrase)
         default:
-            throw UsageError(message: "unsupported type \"\(type)\"; Latchkey exports certs and identities (keys alone: not yet)")
+            throw UsageError(message: "unsupported type \"\(type)\"; use certs, identities, pubKeys or allKeys")
         }
         if let path = arguments.value("output") {
             try BackupCommands.writeNew(path, contents: output)
