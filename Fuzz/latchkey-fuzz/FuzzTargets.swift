@@ -8,7 +8,7 @@ import LatchkeyProtocol
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
 /// invariants it can (a decoded message re-encodes to the same bytes).
 enum FuzzTargets {
-    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12"]
+    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem"]
 
     static func run(_ name: String, _ data: Data) {
         switch name {
@@ -18,6 +18,7 @@ enum FuzzTargets {
         case "agent": agent(data)
         case "certificate": certificate(data)
         case "pkcs12": pkcs12(data)
+        case "pem": pem(data)
         default: preconditionFailure("unknown fuzz target \(name); one of \(names)")
         }
     }
@@ -181,6 +182,18 @@ enum FuzzTargets {
             }
         } catch {
             precondition([.decode, .authFailed].contains(error.kind), "unexpected PKCS #12 failure \(error.kind)")
+        }
+    }
+
+    // MARK: pem: PEM key blocks (the block splitting is Latchkey's, the key parsing OpenSSL's)
+
+    static func pem(_ data: Data) {
+        do {
+            for key in try AsymmetricKey.keys(inPEM: String(decoding: data, as: UTF8.self), passphrase: "fixture p12") {
+                precondition(key.applicationLabel.count == 20, "a key without its public half")
+            }
+        } catch {
+            precondition([.decode, .authFailed].contains(error.kind), "unexpected PEM failure \(error.kind)")
         }
     }
 }

@@ -10,7 +10,7 @@ enum Seeds {
     static func write(to directory: String) throws {
         let corpus: [String: [Data]] = [
             "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
-            "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"),
+            "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"), "pem": try pemKeys(),
         ]
         for (target, inputs) in corpus {
             let folder = directory + "/" + target
@@ -23,6 +23,17 @@ enum Seeds {
 
     /// The committed test certificates (run from the repository's root).
     static func certificates() throws -> [Data] { try fixtures(ending: ".der") }
+
+    /// PEM keys: public and encrypted private, EC and RSA, made here (the fuzzer's passphrase opens them).
+    static func pemKeys() throws -> [Data] {
+        var seeds: [Data] = []
+        for (type, bits) in [(KeyType.ellipticCurve, 256), (.ellipticCurve, 384), (.rsa, 1024)] {
+            let key = try AsymmetricKey.generate(type, bits: bits)
+            seeds.append(Data(try key.publicKeyPEM().utf8))
+            seeds.append(try key.encryptedPrivateKeyPEM(passphrase: "fixture p12").copiedData())
+        }
+        return seeds
+    }
 
     /// The files of Tests/Fixtures/certificates whose names end with `suffix`.
     static func fixtures(ending suffix: String) throws -> [Data] {

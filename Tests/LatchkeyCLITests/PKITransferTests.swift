@@ -99,6 +99,11 @@ import Testing
         let made = sandbox.directory.file("made.pem")
         #expect(try HelperProcess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", made]).status == 0)
         #expect(try sandbox.run("import", made).stdout == "1 key imported.\n")
+        // On a terminal, an encrypted key without -P is refused, never prompted for by OpenSSL itself.
+        let session = try PseudoTerminalSession(executable: sandbox.binary, arguments: ["import", allFile, "-k", other],
+                                                environment: sandbox.unattended)
+        #expect(session.wait(timeout: 30) == 51)
+        #expect(!session.transcript.contains("pass phrase"), "\(session.transcript)")
         let unsupported = sandbox.directory.file("ed.pem")
         #expect(try HelperProcess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "ED25519", "-out", unsupported]).status == 0)
         #expect(try sandbox.run("import", unsupported).status == 93)
