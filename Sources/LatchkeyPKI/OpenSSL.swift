@@ -772,7 +772,7 @@ extension OpenSSL {
         guard let bio = BIO_new(BIO_s_mem()) else { return nil }
         defer { BIO_free(bio) }
         let written = passphrase.withCString { pass in
-            PEM_write_bio_PKCS8PrivateKey(bio, key.pointer, EVP_aes_256_cbc(), nil, 0, nil, UnsafeMutableRawPointer(mutating: pass))
+            PEM_write_bio_PKCS8PrivateKey(bio, key.pointer, EVP_aes_256_cbc(), nil, 0, Self.passphraseCallback, UnsafeMutableRawPointer(mutating: pass))
         }
         guard written == 1 else { return nil }
         return contents(of: bio)
