@@ -113,7 +113,48 @@ import Testing
             .count(try service.delete(ItemQuery(.genericPassword, matching: [.synchronizable: .bool(true)], limit: .all)))
         }),
         ("the settings", { service throws(KeychainError) in .settings(try service.settings()) }),
+        ("add certificates, deriving their attributes", { service throws(KeychainError) in
+            var added: [Normalized] = []
+            for name in ["root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der", "expired.der"] {
+                if let result = try service.add(NewItem(.certificate, data: fixture(name)), returning: .attributes) { added.append(Normalized(result)) }
+            }
+            return .items(added)
+        }),
+        ("add bytes that are no certificate", { service throws(KeychainError) in
+            .item(try service.add(NewItem(.certificate, data: Data("not a certificate".utf8)), returning: []).map(Normalized.init))
+        }),
+        ("find certificates by issuer chain, date and subject", { service throws(KeychainError) in
+            let rootSubject = (try? Certificate(derRepresentation: fixture("root-rsa.der")))?.normalizedSubject ?? Data()
+            return .items(try service.copyMatching(ItemQuery(.certificate, limit: .all, returning: [.attributes, .data], certificateMatch: CertificateMatch(
+                issuers: [rootSubject], validOn: Date(timeIntervalSince1970: 1_800_000_000), subjectContains: "EXAMPLE",
+                caseInsensitive: true))).map(Normalized.init))
+        }),
+        ("find only trusted certificates", { service throws(KeychainError) in
+            .items(try service.copyMatching(ItemQuery(.certificate, limit: .all, returning: .attributes,
+                                                      certificateMatch: CertificateMatch(trustedOnly: true))).map(Normalized.init))
+        }),
+        ("an identity, composed over the service", { service throws(KeychainError) in
+            let key = fixture("leaf-ec256.key")
+            let privateKey: AsymmetricKey
+            do {
+                privateKey = try AsymmetricKey(externalRepresentation: key, type: .ellipticCurve, isPrivate: true)
+            } catch let failure as KeyError {
+                throw KeychainError(.decode, failure.reason)
+            } catch {
+                throw KeychainError(.decode, "\(error)")
+            }
+            _ = try service.add(NewItem(.key, attributes: KeyAttributes.derived(from: privateKey), data: key), returning: [])
+            let found = try ServiceBackend(service: service).copyMatching([
+                "class": "idnt", "m_Limit": "m_LimitAll", "r_Attributes": true,
+            ])
+            return .count((found as? [[String: Any]])?.count ?? -1)
+        }),
     ]
+
+    /// A committed certificate fixture (empty when missing, which the results then show).
+    static func fixture(_ name: String) -> Data {
+        (try? CertificateFixtures.der(name)) ?? Data()  // A missing fixture makes both sides fail alike.
+    }
 
     @Test func theAgentAndTheEmbeddedKeychainAnswerAlike() throws {
         let sandbox = try AgentSandbox()
@@ -148,8 +189,24 @@ import Testing
         }
         // The table exercises failures as well as successes (so a path that fails everything cannot pass):
         // the duplicate, the foreign group, the size limit, the unknown attribute, three not-found lookups or
-        // updates, the clashing update, the second delete.
-        #expect(failures == 9)
+        // updates, the clashing update, the second delete, the bytes that are no certificate, no trusted one.
+        #expect(failures == 11)
+        guard case .items(let certificates)? = outcomes["add certificates, deriving their attributes"] else {
+            Issue.record("no certificates added")
+            return
+        }
+        #expect(certificates.map { $0.attributes[.label] } == [
+            .string("Latchkey Test Root"), .string("  issuing   authority "), .string("www.example.com"), .string("expired.example.com"),
+        ])
+        #expect(outcomes["add bytes that are no certificate"] == .failure(KeychainError(.decode,
+            "kSecValueData of a certificate item must be one DER-encoded X.509 certificate: the data is not a DER-encoded X.509 certificate")))
+        guard case .items(let filtered)? = outcomes["find certificates by issuer chain, date and subject"] else {
+            Issue.record("no filtered search")
+            return
+        }
+        #expect(filtered.map { $0.attributes[.label] } == [.string("www.example.com")])
+        #expect(outcomes["find only trusted certificates"] == .failure(KeychainError(.itemNotFound)))
+        #expect(outcomes["an identity, composed over the service"] == .count(1))
         guard case .items(let all)? = outcomes["read back after the writes"] else {
             Issue.record("no read-back")
             return
