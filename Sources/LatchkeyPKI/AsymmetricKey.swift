@@ -1,5 +1,6 @@
 public import Foundation
 import LatchkeyCrypto
+import Synchronization
 
 /// The two key types Apple's keychain generates (`kSecAttrKeyType`).
 public enum KeyType: String, Sendable, Hashable {
@@ -27,6 +28,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     public let sizeInBits: Int
     /// The public key's external representation: the X9.63 point for EC, PKCS #1 RSAPublicKey for RSA.
     public let publicKeyData: Data
+    /// A private key's public half, made on first use (loading it checks the point, which costs as much as
+    /// a signature) and kept.
+    private let publicHalf = Mutex<AsymmetricKey?>(nil)
 
     init(handle: PKeyHandle, type: KeyType, isPrivate: Bool) throws(KeyError) {
         self.handle = handle
@@ -114,10 +118,15 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     /// The public half (itself when public).
     public var publicKey: AsymmetricKey {
         guard isPrivate else { return self }
-        do {
-            return try AsymmetricKey(externalRepresentation: publicKeyData, type: type, isPrivate: false)
-        } catch {
-            preconditionFailure("a key's own public half does not load: \(error)")  // OpenSSL made these bytes.
+        return publicHalf.withLock { cached in
+            if let cached { return cached }
+            do {
+                let made = try AsymmetricKey(externalRepresentation: publicKeyData, type: type, isPrivate: false)
+                cached = made
+                return made
+            } catch {
+                preconditionFailure("a key's own public half does not load: \(error)")  // OpenSSL made these bytes.
+            }
         }
     }
 

@@ -111,6 +111,9 @@ import Testing
             #expect(key.publicKeyData.count == 1 + 2 * coordinate && key.publicKeyData.first == 4)
             let again = try AsymmetricKey(externalRepresentation: external.copiedData(), type: .ellipticCurve, isPrivate: true)
             #expect(again == key)
+            // The public half is made once and kept (loading it checks the point, as costly as a signature).
+            #expect(key.publicKey === key.publicKey)
+            #expect(key.publicKey.publicKey === key.publicKey)
             #expect(key.applicationLabel.count == 20)
             #expect(key.description == "EC private key, \(bits) bits")
         }
