@@ -54,9 +54,12 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var certificateEncoding: Int { 3 }
 
     /// The normalized issuer as a whole SEQUENCE (`SecCertificateCopyNormalizedIssuerSequence`).
-    public var normalizedIssuerSequence: Data { Data(DER.element(DER.sequence, Array(normalizedIssuer))) }
+    public var normalizedIssuerSequence: Data { Self.nameSequence(normalizedIssuer) }
     /// The normalized subject as a whole SEQUENCE (`SecCertificateCopyNormalizedSubjectSequence`).
-    public var normalizedSubjectSequence: Data { Data(DER.element(DER.sequence, Array(normalizedSubject))) }
+    public var normalizedSubjectSequence: Data { Self.nameSequence(normalizedSubject) }
+
+    /// Name contents wrapped in their SEQUENCE header (what `kSecMatchIssuers` takes).
+    package static func nameSequence(_ contents: Data) -> Data { Data(DER.element(DER.sequence, Array(contents))) }
 
     /// Decodes a DER certificate.
     ///
@@ -101,7 +104,8 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     package static func normalizedName(_ sequence: Data) -> Data? {
         let bytes = [UInt8](sequence)
         var reader = DERReader(bytes)
-        guard let name = try? reader.next(tag: DER.sequence, "a name"), reader.isAtEnd,  // Not a Name: nil, as Apple.
+        // Bytes that are not one Name (or whose attributes Apple's parser refuses) normalize to nil, as Apple's.
+        guard let name = try? reader.next(tag: DER.sequence, "a name"), reader.isAtEnd,
             let normalized = try? DistinguishedName.normalized(bytes, contents: name.contents)
         else { return nil }
         return Data(normalized)

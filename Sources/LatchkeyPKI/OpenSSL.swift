@@ -278,10 +278,8 @@ extension OpenSSL {
         var number: OpaquePointer?
         guard EVP_PKEY_get_bn_param(key.pointer, "priv", &number) == 1, let number else { return nil }
         defer { BN_clear_free(number) }
-        return try? SecureBytes(count: length) { (buffer: UnsafeMutableRawBufferPointer) throws(KeyError) in
-            guard BN_bn2binpad(number, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(length)) == Int32(length) else {
-                throw KeyError(.param, "the private scalar does not fit")  // Caught here: nil.
-            }
+        return secureBytes(count: length) { buffer in
+            BN_bn2binpad(number, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(length)) == Int32(length)
         }
     }
 
@@ -290,10 +288,24 @@ extension OpenSSL {
         defer { ERR_clear_error() }
         let count = privateKey ? i2d_PrivateKey(key.pointer, nil) : i2d_PublicKey(key.pointer, nil)
         guard count > 0 else { return nil }
-        return try? SecureBytes(count: Int(count)) { (buffer: UnsafeMutableRawBufferPointer) throws(KeyError) in
+        return secureBytes(count: Int(count)) { buffer in
             var cursor: UnsafeMutablePointer<UInt8>? = buffer.bindMemory(to: UInt8.self).baseAddress
-            let written = privateKey ? i2d_PrivateKey(key.pointer, &cursor) : i2d_PublicKey(key.pointer, &cursor)
-            guard written == count else { throw KeyError(.param, "the key's encoding changed size") }  // Caught: nil.
+            return (privateKey ? i2d_PrivateKey(key.pointer, &cursor) : i2d_PublicKey(key.pointer, &cursor)) == count
+        }
+    }
+
+    /// A zeroizing buffer of `count` bytes that `fill` writes; nil when `fill` reports a failure (the
+    /// partly written bytes are wiped by `SecureBytes`).
+    private static func secureBytes(
+        count: Int, lifetime: SecureBytes.Lifetime = .longLived, _ fill: (UnsafeMutableRawBufferPointer) -> Bool
+    ) -> SecureBytes? {
+        struct Unfilled: Error {}
+        do {
+            return try SecureBytes(count: count, lifetime: lifetime) { (buffer) throws(Unfilled) in
+                if !fill(buffer) { throw Unfilled() }
+            }
+        } catch {
+            return nil  // `fill` failed; there is nothing more to say than OpenSSL's cleared error queue.
         }
     }
 
@@ -477,12 +489,10 @@ extension OpenSSL {
         guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pointer) == 1,
             EVP_PKEY_derive(context, nil, &length) == 1, length > 0
         else { return nil }
-        var failed = false
-        let secret = SecureBytes(count: length, lifetime: .transient) { buffer in
+        return secureBytes(count: length, lifetime: .transient) { buffer in
             var written = length
-            failed = EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) != 1 || written != length
+            return EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1 && written == length
         }
-        return failed ? nil : secret
     }
 
     // MARK: Digests and AES-GCM

@@ -37,20 +37,13 @@ struct DictionaryKeychainService: KeychainService {
     /// The certificate filters as Apple's `kSecMatch…` keys (searches only: update and delete refuse them).
     private static func matching(_ match: CertificateMatch, into dictionary: inout [String: Any]) {
         if !match.issuers.isEmpty {
-            dictionary[SecItemKey.matchIssuers] = match.issuers.map { Data([0x30] + Self.length($0.count)) + $0 }
+            dictionary[SecItemKey.matchIssuers] = match.issuers.map(Certificate.nameSequence)
         }
         if let date = match.validOn { dictionary[SecItemKey.matchValidOnDate] = date }
         if let text = match.subjectContains { dictionary[SecItemKey.matchSubjectContains] = text }
         if let address = match.emailAddressIfPresent { dictionary[SecItemKey.matchEmailAddressIfPresent] = address }
         if match.caseInsensitive { dictionary[SecItemKey.matchCaseInsensitive] = true }
         if match.trustedOnly { dictionary[SecItemKey.matchTrustedOnly] = true }
-    }
-
-    /// DER length octets (the issuers travel as whole Name SEQUENCEs, as Apple's callers give them).
-    private static func length(_ count: Int) -> [UInt8] {
-        if count < 0x80 { return [UInt8(count)] }
-        let octets = withUnsafeBytes(of: UInt64(count).bigEndian) { Array($0.drop { $0 == 0 }) }
-        return [0x80 | UInt8(octets.count)] + octets
     }
 
     /// Asks for everything, as a dictionary per item.

@@ -7,13 +7,21 @@ enum CertificateCommands {
 
     /// The certificates in a file: every PEM "CERTIFICATE" block, or the whole file as DER when it has none.
     static func certificates(inFile path: String) throws -> [Certificate] {
+        try certificates(in: try readFile(path), path: path)
+    }
+
+    /// A file's bytes, or a failure naming it ("no such file", else Foundation's reason).
+    static func readFile(_ path: String) throws -> Data {
         guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure(message: "cannot read \(path): no such file") }
-        let bytes: Data
         do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw CommandFailure(message: "cannot read \(path): \((error as NSError).localizedDescription)")
         }
+    }
+
+    /// The certificates in a file's bytes (`path` names it in errors).
+    static func certificates(in bytes: Data, path: String) throws -> [Certificate] {
         let text = String(decoding: bytes, as: UTF8.self)
         let begin = "-----BEGIN CERTIFICATE-----", end = "-----END CERTIFICATE-----"
         var blocks: [Data] = []
@@ -55,6 +63,27 @@ enum CertificateCommands {
             }
             return (item, certificate)
         }
+    }
+
+    /// `kSecClassIdentity` through the SecItem layer's join (`ServiceBackend`), every access group and
+    /// synchronizable or not; nothing when there is no identity.
+    static func identityQuery(_ store: ItemStore, returning: String) throws -> [Any] {
+        let query: [String: Any] = ["class": "idnt", "sync": "syna", "m_Limit": "m_LimitAll", returning: true]
+        do {
+            return try store.run { try ServiceBackend(service: store.service).copyMatching(query) } as? [Any] ?? []
+        } catch let error as KeychainError where error.status == .itemNotFound {
+            return []
+        }
+    }
+
+    /// The public key hashes of the certificates that have their private key in the keychain (no key is read).
+    static func identityKeyHashes(_ store: ItemStore) throws -> Set<Data> {
+        Set(try identityQuery(store, returning: "r_Attributes").compactMap { ($0 as? [String: Any])?[AttributeKey.publicKeyHash.rawValue] as? Data })
+    }
+
+    /// The keychain's identities, each a certificate with its private key.
+    static func identities(_ store: ItemStore) throws -> [Identity] {
+        try identityQuery(store, returning: "r_Ref").compactMap { $0 as? Identity }
     }
 
     static func hex(_ data: Data) -> String { data.map { String(format: "%02X", $0) }.joined() }

@@ -51,15 +51,9 @@ enum IdentityCommands {
         let (policy, title) = try policy(arguments.value("p"), host: arguments.value("s"))
         let store = try ItemStore.open(arguments, context: context, group: nil)
         let certificates = try CertificateCommands.stored(store)
+        let withKeys = try CertificateCommands.identityKeyHashes(store)
         var identities: [(certificate: Certificate, failure: TrustFailure?)] = []
-        for (_, certificate) in certificates {
-            let query = ItemQuery(.key, matching: [.keyClass: .number(1), .applicationLabel: .data(certificate.publicKeyHash)],
-                                  synchronizable: .any, returning: [])
-            do {
-                _ = try store.run { try store.service.copyMatching(query) }
-            } catch let error as KeychainError where error.status == .itemNotFound {
-                continue
-            }
+        for (_, certificate) in certificates where withKeys.contains(certificate.publicKeyHash) {
             var evaluation = TrustEvaluation(certificates: [certificate] + certificates.map(\.certificate).filter { $0 != certificate },
                                              policies: [policy])
             evaluation.anchorsOnly = false

@@ -44,16 +44,12 @@ enum PKITransfer {
         guard [nil, "cert", "agg"].contains(arguments.value("t")) else {
             throw UsageError(message: "unsupported type \"\(arguments.value("t")!)\"; use cert or agg (bare keys cannot be imported yet)")
         }
-        guard FileManager.default.fileExists(atPath: file) else { throw CommandFailure(message: "cannot read \(file): no such file") }
-        let bytes: Data
-        do {
-            bytes = try Data(contentsOf: URL(fileURLWithPath: file))
-        } catch {
-            throw CommandFailure(message: "cannot read \(file): \((error as NSError).localizedDescription)")
-        }
+        let bytes = try CertificateCommands.readFile(file)
         var identity: Identity?
         var certificates: [Certificate] = []
         var keys: [AsymmetricKey] = []
+        // PKCS #12 when told, or when the bytes are neither PEM nor one DER certificate (`try?`: not being a
+        // certificate is the answer sought, not a failure).
         let looksLikePKCS12 = format == "pkcs12" || (format == nil && (try? Certificate(derRepresentation: bytes)) == nil
             && !String(decoding: bytes, as: UTF8.self).contains("-----BEGIN "))
         if looksLikePKCS12 {
@@ -72,9 +68,9 @@ enum PKITransfer {
             } catch {
                 throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
             }
-            if text.contains("-----BEGIN CERTIFICATE-----") { certificates = try CertificateCommands.certificates(inFile: file) }
+            if text.contains("-----BEGIN CERTIFICATE-----") { certificates = try CertificateCommands.certificates(in: bytes, path: file) }
         } else {
-            certificates = try CertificateCommands.certificates(inFile: file)
+            certificates = try CertificateCommands.certificates(in: bytes, path: file)
         }
         let store = try ItemStore.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
         var identities = 0, added = 0, present = 0, keysAdded = 0
@@ -150,20 +146,7 @@ enum PKITransfer {
         case "identities":
             guard (arguments.value("f") ?? "pkcs12") == "pkcs12" else { throw UsageError(message: "identities are exported as pkcs12") }
             let stored = try CertificateCommands.stored(store)
-            var found: [Identity] = []
-            for (_, certificate) in stored {
-                let query = ItemQuery(.key, matching: [.keyClass: .number(1), .applicationLabel: .data(certificate.publicKeyHash)],
-                                      synchronizable: .any, returning: [.attributes, .data])
-                let keys: [ItemResult]
-                do {
-                    keys = try store.run { try store.service.copyMatching(query) }
-                } catch let error as KeychainError where error.status == .itemNotFound {
-                    continue
-                }
-                guard let item = keys.first, let data = item.data else { continue }
-                let key = try KeyAttributes.key(data: data, attributes: item.attributes)
-                if let identity = try? Identity(certificate: certificate, privateKey: key) { found.append(identity) }  // A key that is not the certificate's: no identity.
-            }
+            let found = try CertificateCommands.identities(store)
             guard let identity = found.first else { throw KeychainError(.itemNotFound) }
             guard found.count == 1 else {
                 throw CommandFailure(message: "the keychain has \(found.count) identities; PKCS #12 export takes one (delete or move the others)")
