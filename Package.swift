@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX", "LatchkeyPKI"]),
         // The agent's protocol, shared by the agent and its client (package access): framing, the greeting,
         // typed messages, where the socket is and whether it may be trusted.
-        .target(name: "LatchkeyProtocol", dependencies: ["LatchkeyEngine", "LatchkeyPOSIX"]),
+        .target(name: "LatchkeyProtocol", dependencies: ["LatchkeyEngine", "LatchkeyPOSIX", "LatchkeyPKI"]),
         // The library users import: the engine re-exported, the service seam (in process or through the
         // agent), the SecItem dictionary layer and the friendly API.
         .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyPKI"]),
@@ -63,7 +63,7 @@ let package = Package(
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The agent: holds the unlocked keys and decides which program sees which items.
-        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus"]),
+        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI"]),
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyEngine
+import LatchkeyPKI
 import LatchkeyPOSIX
 import LatchkeyProtocol
 
@@ -164,6 +165,11 @@ struct ConnectionHandler {
         case .update(let query, let changes): return .count(try service(peer).update(query, with: changes))
         case .delete(let query): return .count(try service(peer).delete(query))
         case .addOrUpdate(let item): return .flag(try service(peer).addOrUpdate(item))
+        case .createHeldKey(let request, let returning):
+            let made = try service(peer).createHeldKey(request, returning: returning)
+            log("made a key held by the agent for pid \(peer.pid) (\(request.type == .rsa ? "RSA" : "EC") \(request.bits) bits)")
+            return .item(made)
+        case .useHeldKey(let reference, let use): return .bytes(try service(peer).useHeldKey(reference, for: use))
         case .register(var bytes, let path, let identifier, let groups):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: identifier, accessGroups: groups)

@@ -28,6 +28,11 @@ extension AsymmetricKey {
     /// `SecKeyIsAlgorithmSupported`: whether this key can do `operation` with `algorithm` (signing,
     /// decryption and key exchange need the private key; verifying and encryption take either).
     public func supports(_ operation: KeyOperation, _ algorithm: KeyAlgorithm) -> Bool {
+        Self.supports(operation, algorithm, type: type, isPrivate: isPrivate)
+    }
+
+    /// Whether a key of `type`, private or public, can do `operation` with `algorithm`.
+    public static func supports(_ operation: KeyOperation, _ algorithm: KeyAlgorithm, type: KeyType, isPrivate: Bool) -> Bool {
         guard let spec = algorithm.spec, spec.keyType == type else { return false }
         switch (operation, spec.operation) {
         case (.sign, .sign), (.decrypt, .encrypt), (.keyExchange, .keyExchange): return isPrivate

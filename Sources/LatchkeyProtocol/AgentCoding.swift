@@ -1,5 +1,6 @@
 package import Foundation
 package import LatchkeyEngine
+internal import LatchkeyPKI
 
 /// The byte layout of the agent's typed messages, over the engine's `ByteWriter`/`ByteReader`: attribute
 /// dictionaries travel in the encoding of the encrypted attribute blob (`AttributeBlob`), everything else
@@ -185,7 +186,35 @@ extension ByteWriter {
             append(UInt32(registrations.count))
             for registration in registrations { append(registration) }
         case .settings(let settings): append(settings)
+        case .bytes(let bytes): appendField(bytes)
         }
+    }
+
+    package mutating func append(_ request: HeldKeyRequest) {
+        appendField(request.type.rawValue)
+        append(UInt32(clamping: request.bits))
+        appendField(AttributeBlob.encode(request.attributes))
+    }
+
+    package mutating func append(_ use: KeyUse) {
+        append(UInt8(use.operation.rawValue))
+        appendField(use.algorithm.rawValue)
+        switch use {
+        case .sign(_, let data): appendField(data)
+        case .decrypt(_, let data, let parameters):
+            appendField(data)
+            append(parameters)
+        case .keyExchange(_, let peer, let parameters):
+            appendField(peer)
+            append(parameters)
+        }
+    }
+
+    private mutating func append(_ parameters: KeyOperationParameters) {
+        append(Int64(parameters.requestedSize ?? -1))
+        appendOptional(parameters.sharedInfo)
+        append(Int64(parameters.symmetricKeySizeInBits ?? -1))
+        appendOptional(parameters.additionalAuthenticatedData)
     }
 
     private mutating func appendOptional(_ data: Data?) {
@@ -360,6 +389,37 @@ extension ByteReader {
             for _ in 0..<count { registrations.append(try readRegistration()) }
             return .registrations(registrations)
         case .settings: return .settings(try readSettings())
+        case .bytes: return .bytes(try AgentCoding.field(&self))
         }
+    }
+
+    package mutating func readHeldKeyRequest() throws(AgentProtocolError) -> HeldKeyRequest {
+        guard let type = KeyType(rawValue: try AgentCoding.text(&self)) else { throw .malformed("unknown key type") }
+        let bits = Int(try AgentCoding.read(&self) { try $0.readUInt32() })
+        return HeldKeyRequest(type: type, bits: bits, attributes: try attributes())
+    }
+
+    package mutating func readKeyUse() throws(AgentProtocolError) -> KeyUse {
+        let operation = try AgentCoding.byte(&self)
+        let algorithm = KeyAlgorithm(rawValue: try AgentCoding.text(&self))
+        let data = try AgentCoding.field(&self)
+        switch KeyOperation(rawValue: Int(operation)) {
+        case .sign?: return .sign(algorithm, data)
+        case .decrypt?: return .decrypt(algorithm, data, try keyParameters())
+        case .keyExchange?: return .keyExchange(algorithm, peerPublicKey: data, try keyParameters())
+        default: throw .malformed("a key use is sign, decrypt or key exchange")
+        }
+    }
+
+    private mutating func keyParameters() throws(AgentProtocolError) -> KeyOperationParameters {
+        func size(_ value: Int64) throws(AgentProtocolError) -> Int? {
+            guard value >= -1, value <= Int64(Int32.max) else { throw .malformed("a key operation size out of range") }
+            return value < 0 ? nil : Int(value)
+        }
+        let requested = try size(try AgentCoding.read(&self) { try $0.readInt64() })
+        let sharedInfo = try optional()
+        let symmetric = try size(try AgentCoding.read(&self) { try $0.readInt64() })
+        return KeyOperationParameters(requestedSize: requested, sharedInfo: sharedInfo, symmetricKeySizeInBits: symmetric,
+                                      additionalAuthenticatedData: try optional())
     }
 }

@@ -1,14 +1,15 @@
 package import Foundation
 package import LatchkeyEngine
+internal import LatchkeyPKI
 
 /// The operations of the agent protocol, with their codes and what each needs and answers: one table, so
 /// the request decoder, the reply decoder and the agent's policy cannot disagree.
 package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1, status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
-        listRegistrations, updateSettings, settings
+        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey
 
     /// The shape of a successful reply's value.
-    package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings }
+    package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings, bytes }
 
     /// The operation's table row: its reply's shape, and whether the agent must know exactly which program
     /// sends it (item operations run as that program; the others need only the user, or the passphrase).
@@ -16,7 +17,8 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
         switch self {
         case .hello, .unlock, .lock, .updateSettings: (.none, false)
         case .status: (.status, false)
-        case .add: (.item, true)
+        case .add, .createHeldKey: (.item, true)
+        case .useHeldKey: (.bytes, true)
         case .copyMatching: (.items, true)
         case .update, .delete: (.count, true)
         case .addOrUpdate: (.flag, true)
@@ -58,6 +60,10 @@ package enum AgentRequest: Sendable {
     case updateSettings(passphrase: [UInt8], settings: KeychainSettings)
     /// `settings()`.
     case settings
+    /// `createHeldKey(_:returning:)`: the agent makes the key and keeps it.
+    case createHeldKey(HeldKeyRequest, returning: ReturnOptions)
+    /// `useHeldKey(_:for:)`: the agent uses the key; only the result comes back.
+    case useHeldKey(reference: Data, use: KeyUse)
 
     /// The request's operation.
     package var operation: AgentOperation {
@@ -76,6 +82,8 @@ package enum AgentRequest: Sendable {
         case .listRegistrations: .listRegistrations
         case .updateSettings: .updateSettings
         case .settings: .settings
+        case .createHeldKey: .createHeldKey
+        case .useHeldKey: .useHeldKey
         }
     }
 
@@ -89,7 +97,7 @@ package enum AgentRequest: Sendable {
         case .copyMatching(let query):
             query.authenticationUI == .allow && !query.returning.isDisjoint(with: [.data, .reference])
         case .update(let query, _): query.authenticationUI == .allow
-        case .addOrUpdate: true
+        case .addOrUpdate, .useHeldKey: true
         default: false
         }
     }
@@ -123,6 +131,12 @@ package enum AgentRequest: Sendable {
         case .updateSettings(let passphrase, let settings):
             writer.appendField(Data(passphrase))
             writer.append(settings)
+        case .createHeldKey(let request, let returning):
+            writer.append(request)
+            writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
+        case .useHeldKey(let reference, let use):
+            writer.appendField(reference)
+            writer.append(use)
         }
         return writer.data
     }
@@ -160,6 +174,12 @@ package enum AgentRequest: Sendable {
                 let passphrase = Array(try AgentCoding.field(&reader))
                 request = .updateSettings(passphrase: passphrase, settings: try reader.readSettings())
             case .settings: request = .settings
+            case .createHeldKey:
+                let held = try reader.readHeldKeyRequest()
+                request = .createHeldKey(held, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
+            case .useHeldKey:
+                let reference = try AgentCoding.field(&reader)
+                request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
             }
             return (id, request)
         }
@@ -177,6 +197,7 @@ package enum AgentReply: Sendable, Equatable {
     case registration(ApplicationRegistration)
     case registrations([ApplicationRegistration])
     case settings(KeychainSettings)
+    case bytes(Data)
 
     var shape: AgentOperation.ReplyShape {
         switch self {
@@ -189,6 +210,7 @@ package enum AgentReply: Sendable, Equatable {
         case .registration: .registration
         case .registrations: .registrations
         case .settings: .settings
+        case .bytes: .bytes
         }
     }
 }

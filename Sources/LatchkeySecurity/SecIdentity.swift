@@ -51,7 +51,7 @@ public func SecIdentityCreateWithCertificate(
         kSecReturnRef as String: true,
     ] as CFDictionary, &found)
     guard status == errSecSuccess else { return status }
-    guard let key = found as? SecKey, let identity = try? Identity(certificate: certificateRef.certificate, privateKey: key.asymmetricKey) else {
+    guard let key = (found as? SecKey)?.asymmetricKey, let identity = try? Identity(certificate: certificateRef.certificate, privateKey: key) else {
         return errSecItemNotFound  // A key stored under the certificate's hash that is not its key: no identity.
     }
     identityRef.pointee = SecIdentity(identity)

@@ -98,6 +98,7 @@ private func foundationObject(_ value: Any) -> AnyObject {
     case let control as AccessControl: return SecAccessControl(control)
     case let certificate as Certificate: return SecCertificate(certificate)
     case let key as AsymmetricKey: return SecKey(key)
+    case let key as HeldKey: return SecKey(held: key)
     case let identity as Identity: return SecIdentity(identity)
     default: return value as AnyObject
     }

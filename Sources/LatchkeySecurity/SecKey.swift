@@ -1,10 +1,12 @@
 public import Foundation
 public import Latchkey
 
-/// `SecKey`: an EC (P-256, P-384, P-521) or RSA key, public or private, on OpenSSL. Make one with
-/// `SecKeyCreateRandomKey` or `SecKeyCreateWithData`, store it with `SecItemAdd` (`kSecValueRef`), get it back
-/// with `kSecReturnRef`, and use it with Apple's algorithms. Keys with the same type, half and public key
-/// compare equal.
+/// `SecKey`: an EC (P-256, P-384, P-521) or RSA key, public or private, on OpenSSL — in this process, or
+/// a private key the keychain holds (made by `SecKeyCreateRandomKey` with `kSecAttrTokenID` or
+/// `kSecAttrIsExtractable` false), which signs, decrypts and derives where it is held and is never exported.
+/// Make one with `SecKeyCreateRandomKey` or `SecKeyCreateWithData`, store it with `SecItemAdd`
+/// (`kSecValueRef`), get it back with `kSecReturnRef`, and use it with Apple's algorithms. Keys with the
+/// same type, half and public key compare equal (held keys: the same item, too).
 ///
 /// ```swift
 /// var error: Unmanaged<CFError>?
@@ -12,24 +14,49 @@ public import Latchkey
 /// let signature = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, Data("hello".utf8) as CFData, &error)
 /// ```
 public final class SecKey: NSObject, KeyConvertible, @unchecked Sendable {
-    // @unchecked: immutable (one `AsymmetricKey`, itself Sendable).
-    /// The key.
-    public let asymmetricKey: AsymmetricKey
+    // @unchecked: immutable (one `KeyReference`, itself Sendable).
+    /// The key: in this process, or held by the keychain.
+    public let keyReference: KeyReference
 
-    /// Wraps a key.
+    /// Wraps a key in this process.
     public init(_ key: AsymmetricKey) {
-        self.asymmetricKey = key
+        self.keyReference = .inProcess(key)
         super.init()
     }
 
-    /// Same type, same half, same public key.
-    public override func isEqual(_ object: Any?) -> Bool { (object as? SecKey)?.asymmetricKey == asymmetricKey }
+    /// Wraps a key the keychain holds.
+    public init(held: HeldKey) {
+        self.keyReference = .held(held)
+        super.init()
+    }
+
+    /// The key when it is in this process; nil for a key the keychain holds.
+    public var asymmetricKey: AsymmetricKey? {
+        if case .inProcess(let key) = keyReference { key } else { nil }
+    }
+
+    /// The public key (the key itself when public), which is always in this process.
+    var publicHalf: AsymmetricKey {
+        switch keyReference {
+        case .inProcess(let key): key.publicKey
+        case .held(let held): held.publicKey
+        }
+    }
+
+    /// Same key (see the type's summary).
+    public override func isEqual(_ object: Any?) -> Bool { (object as? SecKey)?.keyReference == keyReference }
 
     /// Consistent with `isEqual`.
-    public override var hash: Int { asymmetricKey.hashValue }
+    public override var hash: Int { keyReference.hashValue }
 
-    /// `<SecKey EC private key, 256 bits>`: never key material.
-    public override var description: String { "<SecKey \(asymmetricKey.description)>" }
+    /// `<SecKey EC private key, 256 bits>`, `<SecKey EC private key, 256 bits, held by com.apple.setoken>`:
+    /// never key material.
+    public override var description: String {
+        switch keyReference {
+        case .inProcess(let key): "<SecKey \(key.description)>"
+        case .held(let held): "<SecKey \(held.description)>"
+        }
+    }
 }
 
 /// Sets Apple's out-parameter error (`NSOSStatusErrorDomain`, the status as code) and returns nil.
@@ -41,6 +68,10 @@ func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ status: O
 
 private func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ failure: KeyError) -> T? {
     failing(error, failure.kind.rawValue, failure.reason)
+}
+
+private func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ failure: KeychainError) -> T? {
+    failing(error, failure.status.rawValue, failure.detail ?? failure.message)
 }
 
 /// The Swift dictionary of a `CFDictionary` (string keys only).
@@ -68,24 +99,19 @@ private func integer(_ value: Any?) -> Int? {
 /// 256, 384 or 521 bits; `kSecAttrKeyTypeRSA` with 1024 to 8192) and `kSecAttrKeySizeInBits`. As on Apple's
 /// platforms, `kSecPrivateKeyAttrs` and `kSecPublicKeyAttrs` are merged over the top-level attributes and
 /// each half is stored in the keychain when its merged `kSecAttrIsPermanent` is true (default false), with
-/// its attributes (`kSecAttrApplicationTag`, `kSecAttrLabel`, …). The Secure Enclave token is refused with
-/// `errSecUnimplemented` (keys held by the agent are not built yet).
+/// its attributes (`kSecAttrApplicationTag`, `kSecAttrLabel`, …).
+///
+/// With `kSecAttrTokenID` (`kSecAttrTokenIDSecureEnclave`) or a private `kSecAttrIsExtractable` false, the
+/// private key is made and kept where the keychain runs — inside `latchkeyd` when the agent serves it — and
+/// never leaves it: the key returned signs, decrypts and derives there. Such a key must be permanent, and
+/// its accessibility `…ThisDeviceOnly` (the default: `kSecAttrAccessibleWhenUnlockedThisDeviceOnly`).
 public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
     let given = entries(parameters)
     guard let type = keyType(given[kSecAttrKeyType as String]) else {
         return failing(error, errSecParam, "kSecAttrKeyType must be kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
     }
-    if given[kSecAttrTokenID as String] != nil {
-        return failing(error, errSecUnimplemented, "token keys (kSecAttrTokenID, the Secure Enclave) are not supported yet")
-    }
     guard let bits = integer(given[kSecAttrKeySizeInBits as String]) else {
         return failing(error, errSecParam, "kSecAttrKeySizeInBits is missing")
-    }
-    let key: AsymmetricKey
-    do {
-        key = try AsymmetricKey.generate(type, bits: bits)
-    } catch let failure {
-        return failing(error, failure)
     }
     func merged(_ part: String) -> [String: Any] {
         var result = given
@@ -95,17 +121,46 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
         }
         return result
     }
-    for (part, half) in [(kSecPublicKeyAttrs as String, key.publicKey), (kSecPrivateKeyAttrs as String, key)] {
-        var attributes = merged(part)
-        guard DictionaryValue.boolean(attributes[kSecAttrIsPermanent as String] ?? false) == true else { continue }
+    func isPermanent(_ attributes: [String: Any]) -> Bool {
+        DictionaryValue.boolean(attributes[kSecAttrIsPermanent as String] ?? false) == true
+    }
+    let privateAttributes = merged(kSecPrivateKeyAttrs as String)
+    let held = privateAttributes[kSecAttrTokenID as String] != nil
+        || DictionaryValue.boolean(privateAttributes[kSecAttrIsExtractable as String] ?? true) == false
+    let key: SecKey
+    if held {
+        guard isPermanent(privateAttributes) else {
+            return failing(error, errSecUnimplemented, "a key the keychain holds is stored when it is made: set kSecAttrIsPermanent (ephemeral held keys are not supported)")
+        }
+        var attributes = privateAttributes
+        attributes[kSecAttrIsPermanent as String] = nil
+        do {
+            key = SecKey(held: try SecItemConfiguration.backend().createHeldKey(type, bits: bits, attributes: attributes))
+        } catch let failure {
+            return failing(error, failure)
+        }
+    } else {
+        do {
+            key = SecKey(try AsymmetricKey.generate(type, bits: bits))
+        } catch let failure {
+            return failing(error, failure)
+        }
+    }
+    let halves: [(attributes: [String: Any], key: SecKey)] =
+        held ? [(merged(kSecPublicKeyAttrs as String), SecKey(key.publicHalf))]
+        : [(merged(kSecPublicKeyAttrs as String), SecKey(key.publicHalf)), (privateAttributes, key)]
+    for (partAttributes, half) in halves {
+        var attributes = partAttributes
+        guard isPermanent(attributes) else { continue }
         attributes[kSecClass as String] = kSecClassKey as String
-        attributes[kSecValueRef as String] = SecKey(half)
+        attributes[kSecValueRef as String] = half
+        attributes[kSecAttrTokenID as String] = nil
         let status = SecItemAdd(attributes as CFDictionary, nil)
         guard status == errSecSuccess else {
             return failing(error, status, SecCopyLastErrorDetail() ?? "the key could not be stored")
         }
     }
-    return SecKey(key)
+    return key
 }
 
 /// `SecKeyCreateWithData`: a key from Apple's external representation; `attributes` give
@@ -132,56 +187,82 @@ public func SecKeyCreateWithData(
     }
 }
 
-/// `SecKeyCopyExternalRepresentation`: EC public `04‖X‖Y`, EC private `04‖X‖Y‖K`, RSA PKCS #1.
+/// `SecKeyCopyExternalRepresentation`: EC public `04‖X‖Y`, EC private `04‖X‖Y‖K`, RSA PKCS #1. A key the
+/// keychain holds is not exported (`errSecUnimplemented`, as Apple's token keys answer).
 public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+    guard let asymmetric = key.asymmetricKey else {
+        return failing(error, errSecUnimplemented, "export not implemented for key \(key): the keychain holds it and never hands it out")
+    }
     do {
-        return NSData(data: try key.asymmetricKey.externalRepresentation().copiedData())
+        return NSData(data: try asymmetric.externalRepresentation().copiedData())
     } catch let failure {
         return failing(error, failure)
     }
 }
 
 /// `SecKeyCopyPublicKey`: the public half (the key itself when public).
-public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? { SecKey(key.asymmetricKey.publicKey) }
+public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? { SecKey(key.publicHalf) }
 
 /// `SecKeyCopyAttributes`: as Apple's software keys report them — class, type (`kSecAttrKeyType…`), sizes,
-/// application label, the usage flags, and the external representation as `kSecValueData`.
+/// application label, the usage flags, and the external representation as `kSecValueData`. A key the
+/// keychain holds reports what Apple's token keys do: sensitive, not extractable, its `kSecAttrTokenID`,
+/// and no data.
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
-    let asymmetric = key.asymmetricKey
     var result: [String: Any] = [kSecClass as String: kSecClassKey as String]
-    for (name, value) in KeyAttributes.derived(from: asymmetric) {
+    let derived: [AttributeKey: AttributeValue]
+    switch key.keyReference {
+    case .inProcess(let asymmetric):
+        derived = KeyAttributes.derived(from: asymmetric)
+        do {
+            result[kSecValueData as String] = try asymmetric.externalRepresentation().copiedData()
+        } catch {
+            return nil  // Apple's contract: nil when the attributes cannot be produced.
+        }
+    case .held(let held):
+        derived = KeyAttributes.derived(from: held.publicKey, held: true)
+        result[kSecAttrTokenID as String] = held.tokenID
+    }
+    let half = key.publicHalf
+    for (name, value) in derived {
         switch name {
-        case .keyClass: result[name.rawValue] = asymmetric.isPrivate ? "1" : "0"
-        case .type: result[name.rawValue] = asymmetric.type.rawValue
-        case .keySizeInBits, .effectiveKeySize: result[name.rawValue] = asymmetric.sizeInBits
-        case .applicationLabel: result[name.rawValue] = asymmetric.applicationLabel
+        case .keyClass: result[name.rawValue] = value == .number(1) ? "1" : "0"
+        case .type: result[name.rawValue] = half.type.rawValue
+        case .keySizeInBits, .effectiveKeySize: result[name.rawValue] = half.sizeInBits
+        case .applicationLabel: result[name.rawValue] = half.applicationLabel
         default: if case .number(let flag) = value { result[name.rawValue] = flag != 0 }
         }
-    }
-    do {
-        result[kSecValueData as String] = try asymmetric.externalRepresentation().copiedData()
-    } catch {
-        return nil  // Apple's contract: nil when the attributes cannot be produced.
     }
     return NSDictionary(dictionary: result)
 }
 
 /// `SecKeyIsAlgorithmSupported`.
 public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm) -> Bool {
-    key.asymmetricKey.supports(operation, algorithm.keyAlgorithm)
+    switch key.keyReference {
+    case .inProcess(let asymmetric): asymmetric.supports(operation, algorithm.keyAlgorithm)
+    case .held(let held): held.supports(operation, algorithm.keyAlgorithm)
+    }
 }
 
 /// `SecKeyGetBlockSize`: the RSA modulus in bytes; for EC, the largest signature.
-public func SecKeyGetBlockSize(_ key: SecKey) -> Int { key.asymmetricKey.blockSize }
+public func SecKeyGetBlockSize(_ key: SecKey) -> Int { key.publicHalf.blockSize }
 
 /// `SecKeyCreateSignature`: signs the message (or digest, for the digest algorithms) with a private key.
 public func SecKeyCreateSignature(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    do {
-        return NSData(data: try key.asymmetricKey.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)))
-    } catch let failure {
-        return failing(error, failure)
+    switch key.keyReference {
+    case .inProcess(let asymmetric):
+        do {
+            return NSData(data: try asymmetric.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)))
+        } catch let failure {
+            return failing(error, failure)
+        }
+    case .held(let held):
+        do {
+            return NSData(data: try held.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)))
+        } catch let failure {
+            return failing(error, failure)
+        }
     }
 }
 
@@ -191,7 +272,7 @@ public func SecKeyVerifySignature(
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> Bool {
     do {
-        try key.asymmetricKey.verify(algorithm.keyAlgorithm, Data(referencing: signedData), signature: Data(referencing: signature))
+        try (key.asymmetricKey ?? key.publicHalf).verify(algorithm.keyAlgorithm, Data(referencing: signedData), signature: Data(referencing: signature))
         return true
     } catch let failure {
         let _: Bool? = failing(error, failure)
@@ -204,7 +285,7 @@ public func SecKeyCreateEncryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
     do {
-        return NSData(data: try key.asymmetricKey.encrypt(algorithm.keyAlgorithm, Data(referencing: plaintext)))
+        return NSData(data: try (key.asymmetricKey ?? key.publicHalf).encrypt(algorithm.keyAlgorithm, Data(referencing: plaintext)))
     } catch let failure {
         return failing(error, failure)
     }
@@ -214,10 +295,19 @@ public func SecKeyCreateEncryptedData(
 public func SecKeyCreateDecryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    do {
-        return NSData(data: try key.asymmetricKey.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)))
-    } catch let failure {
-        return failing(error, failure)
+    switch key.keyReference {
+    case .inProcess(let asymmetric):
+        do {
+            return NSData(data: try asymmetric.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)))
+        } catch let failure {
+            return failing(error, failure)
+        }
+    case .held(let held):
+        do {
+            return NSData(data: try held.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)))
+        } catch let failure {
+            return failing(error, failure)
+        }
     }
 }
 
@@ -236,10 +326,19 @@ public func SecKeyCopyKeyExchangeResult(
         }
         options.sharedInfo = bytes
     }
-    do {
-        return NSData(data: try privateKey.asymmetricKey.keyExchange(algorithm.keyAlgorithm, with: publicKey.asymmetricKey, parameters: options))
-    } catch let failure {
-        return failing(error, failure)
+    switch privateKey.keyReference {
+    case .inProcess(let asymmetric):
+        do {
+            return NSData(data: try asymmetric.keyExchange(algorithm.keyAlgorithm, with: publicKey.publicHalf, parameters: options))
+        } catch let failure {
+            return failing(error, failure)
+        }
+    case .held(let held):
+        do {
+            return NSData(data: try held.keyExchange(algorithm.keyAlgorithm, with: publicKey.publicHalf, parameters: options))
+        } catch let failure {
+            return failing(error, failure)
+        }
     }
 }
 

@@ -19,7 +19,8 @@ import sys
 import time
 
 mode, path, keychain, registered, query_hex, result = sys.argv[1:7]
-VERSION = 4
+# The protocol version of the request the test encoded ("LK", version, ...): the hello speaks the same.
+VERSION = bytes.fromhex(query_hex)[2]
 
 
 def field(data):

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import LatchkeyEngine
 package import LatchkeyProtocol
 import LatchkeyPOSIX
@@ -151,6 +151,16 @@ package struct AgentKeychainService: KeychainService {
     package func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool {
         guard case .flag(let added) = try reply(.addOrUpdate(item)) else { throw AgentClient.unexpected }
         return added
+    }
+
+    package func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        guard case .item(let item) = try reply(.createHeldKey(request, returning: returning)) else { throw AgentClient.unexpected }
+        return item
+    }
+
+    package func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
+        guard case .bytes(let bytes) = try reply(.useHeldKey(reference: reference, use: use)) else { throw AgentClient.unexpected }
+        return bytes
     }
 
     package func status() throws(KeychainError) -> KeychainServiceStatus { try client.status() }

@@ -22,16 +22,29 @@ extension Certificate: CertificateConvertible {
     public var certificate: Certificate { self }
 }
 
-/// A value that stands for an `AsymmetricKey` in an Apple-style dictionary (`kSecValueRef`, and what
-/// `kSecReturnRef` hands back): `LatchkeySecurity`'s `SecKey`, or an `AsymmetricKey` itself.
+/// A key as an Apple-style dictionary names it: one in this process, or one the keychain holds.
+public enum KeyReference: Sendable, Hashable {
+    /// A key in this process.
+    case inProcess(AsymmetricKey)
+    /// A private key the keychain holds (`kSecAttrTokenID`).
+    case held(HeldKey)
+}
+
+/// A value that stands for a key in an Apple-style dictionary (`kSecValueRef`, and what `kSecReturnRef`
+/// hands back): `LatchkeySecurity`'s `SecKey`, an `AsymmetricKey` or a `HeldKey`.
 public protocol KeyConvertible {
     /// The key it stands for.
-    var asymmetricKey: AsymmetricKey { get }
+    var keyReference: KeyReference { get }
 }
 
 extension AsymmetricKey: KeyConvertible {
-    /// Itself.
-    public var asymmetricKey: AsymmetricKey { self }
+    /// Itself, in this process.
+    public var keyReference: KeyReference { .inProcess(self) }
+}
+
+extension HeldKey: KeyConvertible {
+    /// Itself, held by the keychain.
+    public var keyReference: KeyReference { .held(self) }
 }
 
 /// A value that stands for an `Identity` in an Apple-style dictionary (`kSecValueRef`, and what

@@ -27,7 +27,7 @@ enum DictionaryDecoding {
         /// `kSecValueRef`: the certificate an add stores or a query names.
         var certificate: Certificate?
         /// `kSecValueRef`: the key an add stores or a query names.
-        var key: AsymmetricKey?
+        var key: KeyReference?
         /// `kSecValueRef`: the identity an add stores or a query names (by its certificate).
         var identity: Identity?
         /// `kSecMatchIssuers`, `kSecMatchValidOnDate`, `kSecMatchSubjectContains`,
@@ -78,9 +78,19 @@ enum DictionaryDecoding {
             }
             return
         }
-        if let key = decoded.key {
+        if let reference = decoded.key {
             guard decoded.itemClass == .key else {
                 throw KeychainError.param("kSecValueRef is a key but kSecClass is \(decoded.itemClass.rawValue)")
+            }
+            guard case .inProcess(let key) = reference else {
+                guard case .held(let held) = reference else { return }
+                if operation == .add {
+                    throw KeychainError(.duplicateItem, "the key is held by the keychain, which stored it when it made it")
+                }
+                var identifying = KeyAttributes.identifying(held.publicKey)
+                identifying[.keyClass] = .number(1)
+                decoded.attributes.merge(identifying) { given, _ in given }
+                return
             }
             if operation == .add {
                 guard decoded.data == nil else { throw KeychainError.param("give kSecValueRef or kSecValueData, not both") }
@@ -174,7 +184,7 @@ enum DictionaryDecoding {
             decoded.persistentReference = bytes
         case SecItemKey.valueRef:
             if let convertible = value as? any KeyConvertible {
-                decoded.key = convertible.asymmetricKey
+                decoded.key = convertible.keyReference
                 return
             }
             if let convertible = value as? any IdentityConvertible {

@@ -135,6 +135,14 @@ struct DictionaryKeychainService: KeychainService {
         return false
     }
 
+    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        throw KeychainError(.unimplemented, "a dictionary backend makes held keys with SecKeyCreateRandomKey, not as typed requests")
+    }
+
+    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
+        throw KeychainError(.unimplemented, "a dictionary backend uses held keys through SecKey, not as typed requests")
+    }
+
     private static let unsupported = KeychainError(.unimplemented, "a dictionary backend has no lock state, settings or registrations")
     func status() throws(KeychainError) -> KeychainServiceStatus { throw Self.unsupported }
     func unlock(with passphrase: Passphrase) throws(KeychainError) { throw Self.unsupported }

@@ -4,10 +4,11 @@ import Foundation
 enum DictionaryResults {
     /// No return key: nil. Only data: the data. Only a persistent reference: the reference. Anything else:
     /// a dictionary. A limit above one: an array of those, even for one match.
-    static func shape(_ results: [ItemResult], returning: ReturnOptions, single: Bool) throws(KeychainError) -> Any? {
+    /// A key the keychain holds comes back as a `HeldKey` that uses it through `service`.
+    static func shape(_ results: [ItemResult], returning: ReturnOptions, single: Bool, service: any KeychainService) throws(KeychainError) -> Any? {
         guard !returning.isEmpty else { return nil }
         var shaped: [Any] = []
-        for result in results { shaped.append(try element(result, returning: returning)) }
+        for result in results { shaped.append(try element(result, returning: returning, service: service)) }
         return single ? shaped.first : shaped
     }
 
@@ -20,12 +21,14 @@ enum DictionaryResults {
     /// A certificate's reference is the certificate (Apple's `SecCertificateRef`), a key's the key
     /// (`SecKeyRef`): alone when only `kSecReturnRef` was asked for, else under `kSecValueRef` in the
     /// dictionary.
-    static func element(_ result: ItemResult, returning: ReturnOptions) throws(KeychainError) -> Any {
+    static func element(_ result: ItemResult, returning: ReturnOptions, service: any KeychainService) throws(KeychainError) -> Any {
         if returning == .data { return result.data ?? Data() }
         if returning == .persistentReference { return result.persistentReference }
         var reference: Any?
         if returning.contains(.reference) && result.itemClass == .key {
-            let key = try KeyAttributes.key(data: result.data ?? Data(), attributes: result.attributes)
+            let key: Any = result.attributes[.tokenID] != nil
+                ? try HeldKey(result: result, service: service)
+                : try KeyAttributes.key(data: result.data ?? Data(), attributes: result.attributes)
             if returning == .reference { return key }
             reference = key
         }

@@ -77,6 +77,9 @@ extension ServiceBackend {
     private func shape(_ found: FoundIdentity, returning: ReturnOptions) throws(KeychainError) -> Any {
         var reference: Identity?
         if returning.contains(.reference) {
+            if found.key.attributes[.tokenID] != nil {
+                throw KeychainError(.unimplemented, "an identity whose private key the keychain holds has no reference yet; find its certificate and its key by their own classes")
+            }
             let key = try KeyAttributes.key(data: found.key.data ?? Data(), attributes: found.key.attributes)
             do {
                 reference = try Identity(certificate: try Certificate(derRepresentation: found.certificate.data ?? Data()), privateKey: key)

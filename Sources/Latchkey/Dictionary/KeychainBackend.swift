@@ -1,5 +1,6 @@
 import Foundation
 public import LatchkeyEngine
+public import LatchkeyPKI
 
 /// The four SecItem operations over Apple-style dictionaries: the Apple-compatible edge. Latchkey serves it
 /// with `ServiceBackend` over any `KeychainService` (`DatabaseBackend` over a keychain you opened); on Apple
@@ -19,9 +20,17 @@ public protocol KeychainBackend: Sendable {
     /// exists. The default implementation adds and, on `errSecDuplicateItem`, updates — never
     /// delete-then-add, so a failure cannot lose the old value; `ServiceBackend` does it in one transaction.
     func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError)
+    /// `SecKeyCreateRandomKey` with a token (`kSecAttrTokenID`, or `kSecAttrIsExtractable` false): a private
+    /// key made and kept where the keychain runs, with the private key's `attributes` (Apple's keys); its
+    /// handle. The default implementation answers `errSecUnimplemented`: a backend of your own holds no keys.
+    func createHeldKey(_ type: KeyType, bits: Int, attributes: [String: Any]) throws(KeychainError) -> HeldKey
 }
 
 extension KeychainBackend {
+    public func createHeldKey(_ type: KeyType, bits: Int, attributes: [String: Any]) throws(KeychainError) -> HeldKey {
+        throw KeychainError(.unimplemented, "this keychain backend cannot hold keys")
+    }
+
     public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
         do {
             _ = try add(query.merging(attributes) { _, new in new })
@@ -45,7 +54,7 @@ public struct ServiceBackend: KeychainBackend {
         if decoded.itemClass == .identity { return try addIdentity(decoded) }
         let item = NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data)
         let result = try service.add(item, returning: DictionaryResults.fetched(decoded.returning, itemClass: item.itemClass))
-        return try DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true)
+        return try DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true, service: service)
     }
 
     public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
@@ -55,7 +64,7 @@ public struct ServiceBackend: KeychainBackend {
         var query = itemQuery(decoded, limit: limit)
         query.returning = DictionaryResults.fetched(decoded.returning, itemClass: decoded.itemClass)
         let results = try service.copyMatching(query)
-        return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one)
+        return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one, service: service)
     }
 
     public func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError) {
@@ -71,6 +80,17 @@ public struct ServiceBackend: KeychainBackend {
         let decoded = try DictionaryDecoding.decode(query, for: .delete)
         if decoded.itemClass == .identity { return try deleteIdentities(decoded) }
         _ = try service.delete(itemQuery(decoded, limit: .all))
+    }
+
+    public func createHeldKey(_ type: KeyType, bits: Int, attributes: [String: Any]) throws(KeychainError) -> HeldKey {
+        var dictionary = attributes
+        dictionary[SecItemKey.class] = ItemClass.key.rawValue
+        let decoded = try DictionaryDecoding.decode(dictionary, for: .add)
+        let request = HeldKeyRequest(type: type, bits: bits, attributes: decoded.attributes)
+        guard let made = try service.createHeldKey(request, returning: [.attributes, .data]) else {
+            throw KeychainError(.internal, "the new key's item did not come back")
+        }
+        return try HeldKey(result: made, service: service)
     }
 
     public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
@@ -113,5 +133,8 @@ public struct DatabaseBackend: KeychainBackend {
     public func delete(_ query: [String: Any]) throws(KeychainError) { try backend.delete(query) }
     public func upsert(_ query: [String: Any], attributes: [String: Any]) throws(KeychainError) {
         try backend.upsert(query, attributes: attributes)
+    }
+    public func createHeldKey(_ type: KeyType, bits: Int, attributes: [String: Any]) throws(KeychainError) -> HeldKey {
+        try backend.createHeldKey(type, bits: bits, attributes: attributes)
     }
 }

@@ -77,6 +77,10 @@ struct EmbeddedService: KeychainService {
     }
     func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try local().delete(query) }
     func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try local().addOrUpdate(item) }
+    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try local().createHeldKey(request, returning: returning)
+    }
+    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data { try local().useHeldKey(reference, for: use) }
     func status() throws(KeychainError) -> KeychainServiceStatus { try local().status() }
     func unlock(with passphrase: Passphrase) throws(KeychainError) { try local().unlock(with: passphrase) }
     func lock() throws(KeychainError) { try local().lock() }
@@ -143,6 +147,12 @@ struct AutomaticService: KeychainService {
     }
     func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try run { (s) throws(KeychainError) in try s.delete(query) } }
     func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try run { (s) throws(KeychainError) in try s.addOrUpdate(item) } }
+    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try run { (s) throws(KeychainError) in try s.createHeldKey(request, returning: returning) }
+    }
+    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
+        try run { (s) throws(KeychainError) in try s.useHeldKey(reference, for: use) }
+    }
     func status() throws(KeychainError) -> KeychainServiceStatus {
         if let client = try AgentRouting.client(for: path) { return try client.status() }
         return try embedded.status()

@@ -91,6 +91,7 @@ enum BackupCommands {
         let caller = commandLineCaller(group: nil, environment: context.environment)
         var items: [KeychainBackup.Item] = []
         var leftBehind = 0
+        var heldLeftBehind = 0
         for itemClass in ItemClass.stored {
             let found: [ItemResult]
             do throws(KeychainError) {
@@ -104,6 +105,10 @@ enum BackupCommands {
                 continue
             }
             for item in found {
+                if item[.tokenID] != nil {
+                    heldLeftBehind += 1  // A key the keychain holds never leaves it, not even in a backup.
+                    continue
+                }
                 let accessibility = item[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:))
                 if accessibility?.isThisDeviceOnly == true && !arguments.has("include-this-device-only") {
                     leftBehind += 1
@@ -116,7 +121,8 @@ enum BackupCommands {
         defer { wipe(&backup) }
         try writeNew(output, contents: backup)
         context.stderr.line("exported \(items.count) items to \(output)"
-            + (leftBehind > 0 ? "; left \(leftBehind) this-device-only items behind (--include-this-device-only takes them)" : ""))
+            + (leftBehind > 0 ? "; left \(leftBehind) this-device-only items behind (--include-this-device-only takes them)" : "")
+            + (heldLeftBehind > 0 ? "; left \(heldLeftBehind) key\(heldLeftBehind == 1 ? "" : "s") the keychain holds behind (they never leave it)" : ""))
         return 0
     }
 

@@ -101,12 +101,20 @@ enum PKITransfer {
     }
 
     /// Every asymmetric key of the keychain as PEM: the public keys (each once), then, with
-    /// `includePrivate`, the private keys as encrypted PKCS #8.
-    static func exportKeys(store: ItemStore, includePrivate: Bool, passphrase: String) throws -> Data {
+    /// `includePrivate`, the private keys as encrypted PKCS #8 — but for those the keychain holds, which
+    /// never leave it (counted in `heldLeftOut`; their public keys are exported).
+    static func exportKeys(store: ItemStore, includePrivate: Bool, passphrase: String) throws -> (pem: Data, heldLeftOut: Int) {
         let items = try store.run { try store.service.copyMatching(ItemQuery(.key, synchronizable: .any, limit: .all, returning: [.attributes, .data])) }
         var publicKeys: [AsymmetricKey] = []
         var privateKeys: [AsymmetricKey] = []
-        for item in items {
+        var heldLeftOut = 0
+        for var item in items {
+            if item.attributes[.tokenID] != nil {
+                // A held key's data is its public key.
+                item = ItemResult(itemClass: .key, attributes: item.attributes.merging([.keyClass: .number(0)]) { _, new in new },
+                                  data: item.data, persistentReference: item.persistentReference)
+                if includePrivate { heldLeftOut += 1 }
+            }
             // Symmetric keys and items whose bytes are not their key have no PEM form: left out.
             guard let data = item.data, let key = try? KeyAttributes.key(data: data, attributes: item.attributes) else { continue }
             if !publicKeys.contains(where: { $0.publicKeyData == key.publicKeyData }) { publicKeys.append(key.publicKey) }
@@ -122,7 +130,7 @@ enum PKITransfer {
         } catch {
             throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
         }
-        return output
+        return (output, heldLeftOut)
     }
 
     static func runExport(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
@@ -165,7 +173,11 @@ enum PKITransfer {
             if type == "allKeys" && passphrase.isEmpty {
                 throw UsageError(message: "-t allKeys writes private keys, encrypted: give their passphrase with -P")
             }
-            output = try exportKeys(store: store, includePrivate: type == "allKeys", passphrase: passphrase)
+            let (pem, heldLeftOut) = try exportKeys(store: store, includePrivate: type == "allKeys", passphrase: passphrase)
+            output = pem
+            if heldLeftOut > 0 {
+                context.stderr.line("latchkey: export: left \(heldLeftOut) private key\(heldLeftOut == 1 ? "" : "s") the keychain holds out (they never leave it); their public keys are exported")
+            }
         default:
             throw UsageError(message: "unsupported type \"\(type)\"; use certs, identities, pubKeys or allKeys")
         }

@@ -127,12 +127,21 @@ struct ItemSelection {
     }
 
     /// The result for an opened item, with what `returning` asks for.
-    static func result(_ opened: Opened, returning: ReturnOptions) throws(KeychainError) -> ItemResult {
+    /// What a search hands out for an opened item. A key held by the keychain gives its public key as its
+    /// data unless `releasingHeldKeys` (for `useHeldKey` alone).
+    static func result(_ opened: Opened, returning: ReturnOptions, releasingHeldKeys: Bool = false) throws(KeychainError) -> ItemResult {
         let wantsData = returning.contains(.data) || returning.contains(.reference)
+        var data = wantsData ? (try ItemSealing.openData(opened.row, itemKey: opened.itemKey) ?? Data()) : nil
+        if opened.row.itemClass == .key, !releasingHeldKeys, var stored = data, HeldKeyData.isHeld(stored) {
+            data = nil
+            defer { stored.resetBytes(in: 0..<stored.count) }
+            guard let publicPart = HeldKeyData.publicPart(stored) else { throw KeychainError.decode("a held key's data is damaged") }
+            data = publicPart
+        }
         return ItemResult(
             itemClass: opened.row.itemClass,
             attributes: returning.contains(.attributes) ? (opened.attributes ?? [:]) : [:],
-            data: wantsData ? (try ItemSealing.openData(opened.row, itemKey: opened.itemKey) ?? Data()) : nil,
+            data: data,
             persistentReference: PersistentReference.make(
                 itemClass: opened.row.itemClass, rowID: opened.row.rowID ?? 0, id: opened.row.id))
     }

@@ -5,10 +5,13 @@ package import LatchkeyPKI
 /// a software key, `SecKey.m`): class, type, sizes, application label (SHA-1 of the public key), the
 /// flags, and what it may be used for.
 package enum KeyAttributes {
-    package static func derived(from key: AsymmetricKey) -> [AttributeKey: AttributeValue] {
-        let isPrivate = key.isPrivate
+    /// `held`: the private key of `key` (which may be its public half) as the keychain holds it —
+    /// sensitive, always sensitive, not extractable and never extractable, as Apple's token keys report
+    /// (`SecCTKKey.m`).
+    package static func derived(from key: AsymmetricKey, held: Bool = false) -> [AttributeKey: AttributeValue] {
+        let isPrivate = key.isPrivate || held
         func flag(_ value: Bool) -> AttributeValue { .number(value ? 1 : 0) }
-        return [
+        var attributes: [AttributeKey: AttributeValue] = [
             .keyClass: .number(isPrivate ? 1 : 0), .applicationLabel: .data(key.applicationLabel),
             .isPermanent: flag(true), "priv": flag(true), "modi": flag(true),
             .type: .number(Int64(key.type.rawValue) ?? 0),
@@ -18,6 +21,11 @@ package enum KeyAttributes {
             "vrfy": flag(!isPrivate), "snrc": flag(false), "vyrc": flag(false), "wrap": flag(!isPrivate),
             "unwp": flag(isPrivate),
         ]
+        if held {
+            for name: AttributeKey in ["sens", "asen", "next"] { attributes[name] = flag(true) }
+            attributes["extr"] = flag(false)
+        }
+        return attributes
     }
 
     /// The attributes a key named by `kSecValueRef` in a search, update or delete matches: its class,

@@ -21,6 +21,15 @@ extension KeychainDatabase {
         _ query: ItemQuery, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil,
         progress: ProgressHandler? = nil
     ) throws(KeychainError) -> [ItemResult] {
+        try copyMatching(query, caller: caller, presence: presence, progress: progress, releasingHeldKeys: false)
+    }
+
+    /// `copyMatching`; with `releasingHeldKeys`, a held key's data is its whole stored form (private half
+    /// included) — only for `useHeldKey`, never handed out.
+    func copyMatching(
+        _ query: ItemQuery, caller: CallerIdentity, presence: (any UserPresenceVerifier)?, progress: ProgressHandler?,
+        releasingHeldKeys: Bool
+    ) throws(KeychainError) -> [ItemResult] {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
         // Certificate filters look inside the certificate, so they read the data (and ask for it as a read would).
@@ -28,7 +37,8 @@ extension KeychainDatabase {
             || validated.certificateMatch != nil
         var confirmed = false
         while true {
-            let found = try search(selection, wantsData: wantsData, confirmed: confirmed, progress: progress)
+            let found = try search(selection, wantsData: wantsData, confirmed: confirmed, progress: progress,
+                                   releasingHeldKeys: releasingHeldKeys)
             guard let results = found else {
                 // A match needs the user's confirmation: ask with no transaction open, then search again.
                 try confirmPresence(caller: caller, query: validated, presence: presence)
@@ -41,7 +51,7 @@ extension KeychainDatabase {
 
     /// One search in one read transaction; nil when a match needs the user's confirmation first.
     private func search(
-        _ selection: ItemSelection, wantsData: Bool, confirmed: Bool, progress: ProgressHandler?
+        _ selection: ItemSelection, wantsData: Bool, confirmed: Bool, progress: ProgressHandler?, releasingHeldKeys: Bool
     ) throws(KeychainError) -> [ItemResult]? {
         let validated = selection.query
         return try mappingStorageErrors {
@@ -69,7 +79,7 @@ extension KeychainDatabase {
                         {
                             continue
                         }
-                        results.append(try ItemSelection.result(opened, returning: validated.returning))
+                        results.append(try ItemSelection.result(opened, returning: validated.returning, releasingHeldKeys: releasingHeldKeys))
                     } catch KeychainError.decode {
                         damaged += 1
                         continue

@@ -82,6 +82,14 @@ extension KeychainDatabase {
                 attributes.merge(change.attributes) { _, new in new }
                 let group = change.group ?? attributes[.accessGroup]?.stringValue ?? ""
                 let accessibility = change.accessibility ?? opened.row.accessibility
+                if opened.attributes?[.tokenID] != nil {
+                    if change.data != nil {
+                        throw KeychainError.param("a key the keychain holds keeps its key: its data cannot be replaced")
+                    }
+                    if !accessibility.isThisDeviceOnly {
+                        throw KeychainError.param("a key the keychain holds never leaves this device: its accessibility stays …ThisDeviceOnly")
+                    }
+                }
                 let synchronizable = change.synchronizable ?? opened.row.synchronizable
                 // The access control after the change (the new one, or the item's own).
                 let control = attributes[.accessControl].flatMap(AccessControl.init(attributeValue:))

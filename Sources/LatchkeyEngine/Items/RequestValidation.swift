@@ -170,6 +170,16 @@ enum RequestValidation {
         return classified
     }
 
+    /// Only `createHeldKey` makes held keys: an add or update may not set `tkid` or store a held key's form.
+    private static func refuseHeldKeyForms(_ attributes: [AttributeKey: AttributeValue], data: Data?) throws(KeychainError) {
+        if attributes[.tokenID] != nil {
+            throw KeychainError.param("kSecAttrTokenID is set by the keychain on the keys it makes and holds (SecKeyCreateRandomKey with a token)")
+        }
+        if let data, HeldKeyData.isHeld(data) {
+            throw KeychainError.param("the data is the stored form of a key the keychain holds, which only the keychain writes")
+        }
+    }
+
     static func validate(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> ValidatedAdd {
         let schema = try schema(for: item.itemClass)
         try requireGroups(caller)
@@ -180,6 +190,7 @@ enum RequestValidation {
         if item.itemClass == .certificate, let data = item.data {
             attributes = try CertificateAttributes.completing(attributes, data: data, label: true)
         }
+        if !item.isHeldKey { try refuseHeldKeyForms(attributes, data: item.data) }
         let synchronizable = classified.synchronizable ?? false
         guard let resolvedGroup = classified.group ?? caller.defaultGroup else {
             throw KeychainError(
@@ -247,6 +258,7 @@ enum RequestValidation {
         let classified = try classify(changes.attributes, schema: schema, caller: caller, datesAllowed: false)
         let (accessibility, control) = (classified.accessibility, classified.control)
         var attributes = classified.attributes
+        try refuseHeldKeyForms(attributes, data: changes.data)
         if schema.itemClass == .certificate, let data = changes.data {
             // New certificate bytes bring their own attributes (not the label: the item keeps its name).
             attributes = try CertificateAttributes.completing(attributes, data: data, label: false)

@@ -96,4 +96,6 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Cu
     public static let endDate: AttributeKey = "edat"
     /// `kSecAttrIsPermanent`.
     public static let isPermanent: AttributeKey = "perm"
+    /// `kSecAttrTokenID`: set on keys the keychain holds and never hands out (`HeldKeyRequest`).
+    public static let tokenID: AttributeKey = "tkid"
 }

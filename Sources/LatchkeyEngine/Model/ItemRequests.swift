@@ -100,6 +100,9 @@ public struct NewItem: Sendable, CustomStringConvertible {
     public var attributes: [AttributeKey: AttributeValue]
     /// The secret (`kSecValueData`), if any.
     public var data: Data?
+    /// Whether this is a held key made by `createHeldKey` (the only adds that may carry `tkid` and a held
+    /// key's stored form). Never sent over the agent protocol.
+    package var isHeldKey = false
 
     /// Creates an item description.
     public init(_ itemClass: ItemClass, attributes: [AttributeKey: AttributeValue] = [:], data: Data? = nil) {

@@ -1,3 +1,4 @@
+public import Foundation
 /// The keychain's operations for one caller, typed: the one seam the friendly API, the SecItem functions
 /// and the command line use. `LocalKeychainService` serves it in this process over a `KeychainDatabase`;
 /// the agent serves it to other processes (the `Latchkey` library's `KeychainConnection` picks one). The
@@ -19,6 +20,11 @@ public protocol KeychainService: Sendable {
     func delete(_ query: ItemQuery) throws(KeychainError) -> Int
     /// Adds the item or, when its primary key is taken, updates that item, in one transaction; true when added.
     func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool
+    /// Makes a private key the keychain holds and never hands out (`HeldKeyRequest`; through the agent, it
+    /// is made and kept inside `latchkeyd`); returns what `returning` asks for, its data being the public key.
+    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult?
+    /// Signs, decrypts or derives with the held key a persistent reference names (`KeyUse`).
+    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data
 
     /// The lock state and who the service takes the caller for.
     func status() throws(KeychainError) -> KeychainServiceStatus

@@ -1,3 +1,4 @@
+public import Foundation
 /// `KeychainService` in this process: a `KeychainDatabase` you opened, used as `caller`.
 public struct LocalKeychainService: KeychainService {
     /// The keychain.
@@ -30,6 +31,14 @@ public struct LocalKeychainService: KeychainService {
     public func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try database.delete(query, caller: caller) }
 
     public func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try database.addOrUpdate(item, caller: caller, presence: presence) }
+
+    public func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try database.createHeldKey(request, caller: caller, returning: returning)
+    }
+
+    public func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
+        try database.useHeldKey(reference, for: use, caller: caller, presence: presence)
+    }
 
     public func status() throws(KeychainError) -> KeychainServiceStatus {
         KeychainServiceStatus(lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,

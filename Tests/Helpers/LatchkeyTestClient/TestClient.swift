@@ -42,6 +42,37 @@ public enum TestClient {
                     kSecAttrAccount as String: arguments[2], kSecValueData as String: Data(arguments[3].utf8),
                 ] as CFDictionary, nil)
                 say("SecItemAdd \(status)")
+            case "held-key" where arguments.count == 3:
+                // held-key <tag> <trigger file>: makes a key the agent holds (as Apple code makes a Secure Enclave
+                // key), signs with it, finds it again by its tag and signs again; prints the public key and the
+                // signatures, then waits for the trigger file (the test reads this process's memory meanwhile).
+                var error: Unmanaged<CFError>?
+                let tag = Data(arguments[1].utf8)
+                guard let key = SecKeyCreateRandomKey([
+                    kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits as String: 256,
+                    kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+                    kSecPrivateKeyAttrs as String: [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: tag],
+                ] as CFDictionary, &error) else {
+                    say("SecKeyCreateRandomKey \(error?.takeRetainedValue().code ?? 0)")
+                    return 1
+                }
+                let message = Data("signed where the key is held".utf8) as CFData
+                var found: CFTypeRef?
+                let status = SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag,
+                                                  kSecReturnRef as String: true] as CFDictionary, &found)
+                guard status == errSecSuccess, let again = found as? SecKey,
+                    let first = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error) as Data?,
+                    let second = SecKeyCreateSignature(again, .ecdsaSignatureMessageX962SHA256, message, &error) as Data?,
+                    let publicKey = SecKeyCopyExternalRepresentation(SecKeyCopyPublicKey(key)!, &error) as Data?
+                else {
+                    say("failed \(status) \(error?.takeRetainedValue().code ?? 0)")
+                    return 1
+                }
+                let exported = SecKeyCopyExternalRepresentation(key, &error) == nil ? "refused \(error?.takeRetainedValue().code ?? 0)" : "exported"
+                func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+                say("public \(hex(publicKey)) first \(hex(first)) second \(hex(second)) export \(exported)")
+                while !FileManager.default.fileExists(atPath: arguments[2]) { usleep(10_000) }
+                withExtendedLifetime((key, again)) { say("done") }
             case "secitem-get" where arguments.count == 3:
                 var result: CFTypeRef?
                 let status = SecItemCopyMatching([

@@ -1,0 +1,59 @@
+import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyPKI
+
+/// How a key held by the keychain is stored in its item's data: `"LKHK"`, format 1, the public key's
+/// external representation (2-byte big-endian length, then the bytes), then the private key's. No key's
+/// external representation starts with `"L"` (EC starts with 0x04, RSA's DER with 0x30), so a held key is
+/// known by its data alone. The engine hands out only the public part (`publicPart`); the private part is
+/// read by `KeychainDatabase.useHeldKey` and nothing else.
+enum HeldKeyData {
+    private static let magic: [UInt8] = Array("LKHK".utf8) + [1]
+
+    /// Whether `data` is a held key's.
+    static func isHeld(_ data: Data) -> Bool { data.starts(with: magic) }
+
+    /// The stored form of `key` (a private key); the caller wipes it once stored.
+    static func seal(_ key: AsymmetricKey) throws(KeychainError) -> Data {
+        let external: SecureKeyBytes
+        do {
+            external = try key.externalRepresentation()
+        } catch {
+            throw KeychainError(.internal, "the new key cannot be encoded: \(error.reason)")
+        }
+        let publicData = key.publicKeyData
+        var sealed = Data(capacity: magic.count + 2 + publicData.count + external.count)
+        sealed.append(contentsOf: magic)
+        sealed.append(UInt8(publicData.count >> 8))
+        sealed.append(UInt8(publicData.count & 0xff))
+        sealed.append(publicData)
+        external.withUnsafeBytes { sealed.append(contentsOf: $0) }
+        return sealed
+    }
+
+    /// The public key's external representation inside a held key's data; nil when the data is damaged.
+    static func publicPart(_ data: Data) -> Data? {
+        guard let (start, length) = publicRange(data) else { return nil }
+        return Data(data[start..<start + length])
+    }
+
+    /// The private key inside a held key's data.
+    static func privateKey(_ data: Data, type: KeyType) throws(KeychainError) -> AsymmetricKey {
+        guard let (start, length) = publicRange(data), start + length < data.endIndex else {
+            throw KeychainError.decode("a held key's data is damaged")
+        }
+        do {
+            return try AsymmetricKey(externalRepresentation: Data(data[(start + length)...]), type: type, isPrivate: true)
+        } catch {
+            throw KeychainError.decode("a held key's data is not its key: \(error.reason)")
+        }
+    }
+
+    private static func publicRange(_ data: Data) -> (start: Int, length: Int)? {
+        let header = data.startIndex + magic.count
+        guard isHeld(data), data.endIndex >= header + 2 else { return nil }
+        let length = Int(data[header]) << 8 | Int(data[header + 1])
+        guard data.endIndex >= header + 2 + length else { return nil }
+        return (header + 2, length)
+    }
+}

@@ -1,0 +1,103 @@
+public import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyPKI
+
+extension KeychainDatabase {
+    /// Makes a private key the keychain holds (`HeldKeyRequest`) and stores it for `caller`: generated here,
+    /// stored with its derived attributes, `tkid`, and a `…ThisDeviceOnly` accessibility. Returns what
+    /// `returning` asks for; its data is the public key.
+    ///
+    /// - Throws: `errSecParam` for a size the type does not have, a token other than the two Latchkey
+    ///   knows, or an accessibility that is not `…ThisDeviceOnly`; the errors of `add` (a duplicate, a
+    ///   locked class, a group the caller lacks).
+    public func createHeldKey(_ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions = [])
+        throws(KeychainError) -> ItemResult?
+    {
+        var attributes = request.attributes
+        let token = attributes[.tokenID]?.stringValue ?? HeldKeyRequest.latchkeyTokenID
+        guard HeldKeyRequest.tokenIDs.contains(token) else {
+            throw KeychainError.param("kSecAttrTokenID '\(token)' is no token of Latchkey's (kSecAttrTokenIDSecureEnclave or \(HeldKeyRequest.latchkeyTokenID))")
+        }
+        let accessibility: Accessibility
+        if let control = attributes[.accessControl].flatMap(AccessControl.init(attributeValue:)) {
+            accessibility = control.protection
+        } else if let given = attributes[.accessible] {
+            guard let code = given.stringValue, let parsed = Accessibility(rawValue: code) else {
+                throw KeychainError.param("pdmn must be one of the accessibility codes")
+            }
+            accessibility = parsed
+        } else {
+            accessibility = .whenUnlockedThisDeviceOnly
+            attributes[.accessible] = .string(accessibility.rawValue)
+        }
+        guard accessibility.isThisDeviceOnly else {
+            throw KeychainError.param("a key the keychain holds never leaves this device: its accessibility must be …ThisDeviceOnly, not \(accessibility.rawValue)")
+        }
+        let key: AsymmetricKey
+        do {
+            key = try AsymmetricKey.generate(request.type, bits: request.bits)
+        } catch {
+            throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+        }
+        attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
+        attributes[.tokenID] = .string(token)
+        var sealed = try HeldKeyData.seal(key)
+        defer { sealed.resetBytes(in: 0..<sealed.count) }
+        var item = NewItem(.key, attributes: attributes, data: sealed)
+        item.isHeldKey = true
+        // Asked without its data (the stored form): the public key is put in its place below.
+        let added = try add(item, caller: caller, returning: returning.subtracting([.data, .reference]).union(.persistentReference))
+        item.data = nil  // The last other reference: the wipe above then clears the only copy.
+        guard !returning.isEmpty, let added else { return nil }
+        let wantsData = returning.contains(.data) || returning.contains(.reference)
+        return ItemResult(itemClass: .key, attributes: added.attributes, data: wantsData ? key.publicKeyData : nil,
+                          persistentReference: added.persistentReference)
+    }
+
+    /// Uses the held key `reference` names (a persistent reference) for `caller`: signs, decrypts or derives
+    /// with its private half, which never leaves this call. An access control that asks the user asks them
+    /// through `presence`, as a read of the item's data would.
+    ///
+    /// - Throws: `errSecItemNotFound` when the reference names no key of the caller's groups;
+    ///   `errSecParam` when it names a key the keychain does not hold (use the key itself) or the algorithm
+    ///   does not suit it or the input is wrong; `errSecInteractionNotAllowed` while locked.
+    public func useHeldKey(_ reference: Data, for use: KeyUse, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil)
+        throws(KeychainError) -> Data
+    {
+        guard PersistentReference.parse(reference)?.itemClass == .key else {
+            throw KeychainError.param("the reference does not name a key")
+        }
+        let query = ItemQuery(.key, synchronizable: .any, persistentReference: reference, limit: .one, returning: [.attributes, .data])
+        guard let found = try copyMatching(query, caller: caller, presence: presence, progress: nil, releasingHeldKeys: true).first,
+            var stored = found.data
+        else { throw KeychainError(.itemNotFound) }
+        defer { stored.resetBytes(in: 0..<stored.count) }
+        guard HeldKeyData.isHeld(stored), found.attributes[.tokenID] != nil else {
+            throw KeychainError.param("the key is not held by the keychain; use it in this process")
+        }
+        guard let typeCode = found.attributes[.type].map({ value -> String in
+            if case .number(let number) = value { return String(number) }
+            return value.stringValue ?? ""
+        }), let type = KeyType(rawValue: typeCode) else {
+            throw KeychainError.decode("a held key's type is neither kSecAttrKeyTypeRSA nor kSecAttrKeyTypeECSECPrimeRandom")
+        }
+        let key = try HeldKeyData.privateKey(stored, type: type)
+        do throws(KeyError) {
+            switch use {
+            case .sign(let algorithm, let data): return try key.sign(algorithm, data)
+            case .decrypt(let algorithm, let data, let parameters): return try key.decrypt(algorithm, data, parameters: parameters)
+            case .keyExchange(let algorithm, let peerData, let parameters):
+                let peer: AsymmetricKey
+                do {
+                    peer = try AsymmetricKey(externalRepresentation: peerData, type: type, isPrivate: false)
+                } catch {
+                    throw KeyError(.param, "the peer's public key: \(error.reason)")
+                }
+                return try key.keyExchange(algorithm, with: peer, parameters: parameters)
+            }
+        } catch {
+            throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+        }
+    }
+
+}
