@@ -73,6 +73,17 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     /// `04‖X‖Y‖K` (the curve follows from the length); RSA public PKCS #1 RSAPublicKey (or a
     /// SubjectPublicKeyInfo), RSA private PKCS #1 RSAPrivateKey.
     public convenience init(externalRepresentation data: Data, type: KeyType, isPrivate: Bool) throws(KeyError) {
+        try self.init(externalRepresentation: data, type: type, isPrivate: isPrivate, checked: true)
+    }
+
+    /// A private key whose external representation the keychain itself stored and authenticated (a key it
+    /// holds): loaded without OpenSSL's consistency checks, which cost a scalar multiplication for EC and
+    /// a primality test for RSA on every use.
+    package convenience init(storedPrivateKey data: Data, type: KeyType) throws(KeyError) {
+        try self.init(externalRepresentation: data, type: type, isPrivate: true, checked: false)
+    }
+
+    private convenience init(externalRepresentation data: Data, type: KeyType, isPrivate: Bool, checked: Bool) throws(KeyError) {
         let handle: PKeyHandle?
         switch type {
         case .ellipticCurve:
@@ -84,15 +95,24 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
                 throw KeyError(.decode, "EC \(isPrivate ? "private" : "public") key data must be \(isPrivate ? "04‖X‖Y‖K" : "04‖X‖Y") for P-256, P-384 or P-521 (\(data.count) bytes given)")
             }
             let point = data.prefix(1 + 2 * coordinate)
-            let scalar = isPrivate ? SecureBytes(copying: [UInt8](data.suffix(coordinate))) : nil
-            handle = OpenSSL.importEC(group: group, point: Data(point), scalar: scalar)
+            let scalar = isPrivate ? Self.secureCopy(data.suffix(coordinate), transient: !checked) : nil
+            handle = OpenSSL.importEC(group: group, point: Data(point), scalar: scalar, checked: checked)
         case .rsa:
-            handle = isPrivate ? OpenSSL.importRSAPrivate(SecureBytes(copying: [UInt8](data))) : OpenSSL.importRSAPublic(data)
+            handle = isPrivate ? OpenSSL.importRSAPrivate(Self.secureCopy(data, transient: !checked), checked: checked) : OpenSSL.importRSAPublic(data)
         }
         guard let handle, (type == .rsa) == OpenSSL.isRSA(handle), OpenSSL.hasPrivate(handle) == isPrivate else {
             throw KeyError(.decode, "the data is not a valid \(type == .rsa ? "RSA" : "EC") \(isPrivate ? "private" : "public") key")
         }
         try self.init(handle: handle, type: type, isPrivate: isPrivate)
+    }
+
+    /// Key bytes in a zeroizing buffer; `transient` ones (a stored key loaded for one operation) are not
+    /// `mlock`ed — locking and unlocking cost four system calls that change the memory map, more than the
+    /// operation's own work, and the buffer is gone long before the kernel could swap it out.
+    private static func secureCopy(_ bytes: Data, transient: Bool) -> SecureBytes {
+        SecureBytes(count: bytes.count, lifetime: transient ? .transient : .longLived) { buffer in
+            _ = bytes.copyBytes(to: buffer.bindMemory(to: UInt8.self))
+        }
     }
 
     /// Apple's external representation (`SecKeyCopyExternalRepresentation`), in a zeroizing buffer.

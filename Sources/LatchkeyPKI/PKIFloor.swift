@@ -34,4 +34,23 @@ package struct PKIFloor: Sendable {
         guard let sealed = OpenSSL.aesGCMSeal(key: aesKey, iv: [UInt8](derived.suffix(16)), aad: nil, plaintext: plaintext) else { return nil }
         return point + sealed.ciphertext + sealed.tag
     }
+
+    /// ECIES's raw steps to open what `eciesSeal` sealed to this key (a P-256 private key): load the
+    /// ephemeral point, ECDH, one SHA-256, AES-128-GCM.
+    package func eciesOpen(_ sealed: Data) -> Data? {
+        let point = Data(sealed.prefix(65))
+        guard sealed.count >= 65 + 16, let ephemeral = OpenSSL.importEC(group: "P-256", point: point, scalar: nil),
+            let shared = OpenSSL.derive(key.handle, peer: ephemeral)
+        else { return nil }
+        var counter = UInt32(1).bigEndian
+        guard let derived = shared.withUnsafeBytes({ z in
+            withUnsafeBytes(of: &counter) { c in point.withUnsafeBytes { info in OpenSSL.digest("SHA256", [z, c, info]) } }
+        }) else { return nil }
+        let body = sealed.dropFirst(65)
+        return OpenSSL.aesGCMOpen(key: SecureBytes(copying: [UInt8](derived.prefix(16))), iv: [UInt8](derived.suffix(16)), aad: nil,
+                                  ciphertext: Data(body.dropLast(16)), tag: Data(body.suffix(16)))
+    }
+
+    /// `d2i_X509` alone: the floor for decoding a certificate.
+    package static func decodeCertificate(_ der: Data) -> Bool { OpenSSL.parsesAsCertificate(der) }
 }

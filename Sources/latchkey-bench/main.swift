@@ -4,7 +4,7 @@
 //   latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
 //                  [--peers [--peers-size N] [--peers-samples N]] [--json FILE] [--plot DIR]
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
-//   latchkey-bench --pki [--samples N]
+//   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
 //
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
@@ -29,7 +29,7 @@ let usage = """
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
-    "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability",
+    "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability", "--echo-socket",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -80,10 +80,17 @@ if let from = option("--from") {
 
 let samples = Int(option("--samples") ?? "2000") ?? 2000
 
+if let path = option("--echo-socket") {
+    // The other end of `--pki`'s socket floor.
+    try PKIAgentWorkloads.echo(at: path)
+    exit(0)
+}
+
 if arguments.contains("--pki") {
     // Key and certificate operations beside the raw OpenSSL floor; nothing else is measured.
     let rows = try PKIWorkloads(samples: samples).run()
     print(PKIWorkloads.render(rows, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    print(PKIAgentWorkloads.render(try PKIAgentWorkloads(samples: samples).run()))
     exit(0)
 }
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()

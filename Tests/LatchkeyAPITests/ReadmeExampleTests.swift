@@ -147,6 +147,21 @@ extension GlobalSecItemTests {
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Data("server".utf8),
                                          kSecReturnRef as String: true] as CFDictionary, &stored) == errSecSuccess)
             #expect((stored as? SecKey) == serverKey)
+
+            // README: "LatchkeySecurity", a key the keychain holds
+            let deviceKey = SecKeyCreateRandomKey([
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                kSecAttrKeySizeInBits as String: 256,
+                kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+                kSecPrivateKeyAttrs as String: [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: Data("device".utf8)],
+            ] as CFDictionary, &error)!
+            let signature = SecKeyCreateSignature(deviceKey, .ecdsaSignatureMessageX962SHA256, Data("challenge".utf8) as CFData, &error)!
+            let exported = SecKeyCopyExternalRepresentation(deviceKey, &error)   // nil: the key never leaves the keychain
+
+            #expect(exported == nil)
+            #expect(error?.takeRetainedValue().code == Int(errSecUnimplemented))
+            #expect(SecKeyVerifySignature(SecKeyCopyPublicKey(deviceKey)!, .ecdsaSignatureMessageX962SHA256, Data("challenge".utf8) as CFData,
+                                          signature, nil))
         }
 
         @Test func latchkeyTesting() throws {

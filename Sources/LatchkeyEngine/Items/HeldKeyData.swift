@@ -37,13 +37,24 @@ enum HeldKeyData {
         return Data(data[start..<start + length])
     }
 
+    /// The key's type, from its public key: an X9.63 point (0x04) is EC, PKCS #1 DER (0x30) is RSA.
+    static func type(_ data: Data) throws(KeychainError) -> KeyType {
+        guard let (start, length) = publicRange(data), length > 0 else { throw KeychainError.decode("a held key's data is damaged") }
+        switch data[start] {
+        case 0x04: return .ellipticCurve
+        case 0x30: return .rsa
+        default: throw KeychainError.decode("a held key's public key is neither an EC point nor RSA DER")
+        }
+    }
+
     /// The private key inside a held key's data.
     static func privateKey(_ data: Data, type: KeyType) throws(KeychainError) -> AsymmetricKey {
         guard let (start, length) = publicRange(data), start + length < data.endIndex else {
             throw KeychainError.decode("a held key's data is damaged")
         }
         do {
-            return try AsymmetricKey(externalRepresentation: Data(data[(start + length)...]), type: type, isPrivate: true)
+            // Stored by the keychain and authenticated by its sealing: loaded without OpenSSL's costly checks.
+            return try AsymmetricKey(storedPrivateKey: Data(data[(start + length)...]), type: type)
         } catch {
             throw KeychainError.decode("a held key's data is not its key: \(error.reason)")
         }

@@ -67,20 +67,16 @@ extension KeychainDatabase {
         guard PersistentReference.parse(reference)?.itemClass == .key else {
             throw KeychainError.param("the reference does not name a key")
         }
-        let query = ItemQuery(.key, synchronizable: .any, persistentReference: reference, limit: .one, returning: [.attributes, .data])
-        guard let found = try copyMatching(query, caller: caller, presence: presence, progress: nil, releasingHeldKeys: true).first,
-            var stored = found.data
-        else { throw KeychainError(.itemNotFound) }
+        // The data alone: the stored form says what it is (only `createHeldKey` writes it) and which type.
+        let query = ItemQuery(.key, synchronizable: .any, persistentReference: reference, limit: .one, returning: [.data])
+        var found = try copyMatching(query, caller: caller, presence: presence, progress: nil, releasingHeldKeys: true)
+        guard var stored = found.first?.data else { throw KeychainError(.itemNotFound) }
+        found = []  // The only other reference to the bytes: the wipe below then clears them, not a copy.
         defer { stored.resetBytes(in: 0..<stored.count) }
-        guard HeldKeyData.isHeld(stored), found.attributes[.tokenID] != nil else {
+        guard HeldKeyData.isHeld(stored) else {
             throw KeychainError.param("the key is not held by the keychain; use it in this process")
         }
-        guard let typeCode = found.attributes[.type].map({ value -> String in
-            if case .number(let number) = value { return String(number) }
-            return value.stringValue ?? ""
-        }), let type = KeyType(rawValue: typeCode) else {
-            throw KeychainError.decode("a held key's type is neither kSecAttrKeyTypeRSA nor kSecAttrKeyTypeECSECPrimeRandom")
-        }
+        let type = try HeldKeyData.type(stored)
         let key = try HeldKeyData.privateKey(stored, type: type)
         do throws(KeyError) {
             switch use {

@@ -1,0 +1,222 @@
+import Foundation
+import Latchkey
+import LatchkeyPOSIX
+import LatchkeyProtocol
+
+/// `latchkey-bench --pki`'s second table: the keychain's key and certificate operations in this process and
+/// through a `latchkeyd` the bench starts for the run (on a keychain of its own, with this program registered
+/// with it) — keys the keychain holds (P-256 and RSA-2048 signatures, ECIES decryption), certificate add and
+/// identity lookup. Both sides run the same typed service calls on a keychain file of the same make; what
+/// differs is the agent's round trip. Verification and encryption use the public key in the calling process
+/// either way, so they are in the first table only.
+struct PKIAgentWorkloads {
+    let samples: Int
+
+    struct Row {
+        let name: String
+        let inProcess: Samples
+        let agent: Samples
+        /// Whether the 60 µs goal applies (not to the status request, which is the agent's own floor).
+        var judged = true
+    }
+
+    /// What the run measured: the rows, and the floor — a framed message of the size of a signing request
+    /// sent to another process that echoes it, over a Unix socket, as the agent's requests travel.
+    struct Results {
+        let rows: [Row]
+        let socketRoundTrip: Samples
+    }
+
+    static let passphrase = Passphrase("benchmark passphrase")
+    static let caller = CallerIdentity(applicationIdentifier: "bench.app", accessGroups: ["bench.app"])
+
+    /// Runs `body` `count` times (after a warm-up), timing each call.
+    func measure(_ count: Int, _ body: () throws -> Void) rethrows -> Samples {
+        for _ in 0..<min(20, count) { try body() }
+        var values: [Double] = []
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(try time(body)) }
+        return Samples(values)
+    }
+
+    func run() throws -> Results {
+        let directory = NSTemporaryDirectory() + "/latchkey-bench-pki-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
+        let agent = try RunningAgent(directory: directory)
+        defer { agent.stop() }
+        let local = LocalKeychainService(
+            database: try KeychainDatabase.create(at: directory + "/embedded.keychain", passphrase: Self.passphrase, keyDerivation: .minimum),
+            caller: Self.caller)
+        let sides: [any KeychainService] = [local, agent.service]
+
+        let socketRoundTrip = try Self.echoRoundTrips(directory: directory, count: samples)
+        let message = Data(repeating: 0x42, count: 256)
+        let ecdsa = KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256")
+        let pkcs1 = KeyAlgorithm(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA256")
+        let ecies = KeyAlgorithm(rawValue: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV")
+        var rows: [Row] = []
+        func row(_ name: String, count: Int? = nil, _ body: (any KeychainService) throws -> () throws -> Void) throws {
+            let measured = try sides.map { service in try measure(count ?? samples, try body(service)) }
+            rows.append(Row(name: name, inProcess: measured[0], agent: measured[1]))
+        }
+        try row("agent round trip (status)") { service in { _ = try service.status() } }
+        rows[rows.count - 1].judged = false
+        func heldKey(_ service: any KeychainService, _ type: KeyType, bits: Int, label: String) throws -> HeldKey {
+            guard let made = try service.createHeldKey(HeldKeyRequest(type: type, bits: bits, attributes: [.label: .string(label)]),
+                                                       returning: [.attributes, .data])
+            else { throw KeychainError(.internal, "the held key did not come back") }
+            return try HeldKey(result: made, service: service)
+        }
+        try row("held P-256 sign") { service in
+            let key = try heldKey(service, .ellipticCurve, bits: 256, label: "p256")
+            return { _ = try key.sign(ecdsa, message) }
+        }
+        try row("held RSA-2048 sign") { service in
+            let key = try heldKey(service, .rsa, bits: 2048, label: "rsa")
+            return { _ = try key.sign(pkcs1, message) }
+        }
+        try row("held ECIES P-256 decrypt") { service in
+            let key = try heldKey(service, .ellipticCurve, bits: 256, label: "ecies")
+            let sealed = try key.publicKey.encrypt(ecies, message)
+            return { _ = try key.decrypt(ecies, sealed) }
+        }
+        // Each add is a durable transaction (a disk sync), so fewer of them.
+        let certificateDER = try PKIWorkloads.selfIssuedCertificate()
+        try row("certificate add", count: min(samples, 300)) { service in
+            var added = 0
+            return {
+                added += 1
+                _ = try service.add(NewItem(.certificate, attributes: [.label: .string("c\(added)"), .serialNumber: .data(Data("\(added)".utf8))],
+                                            data: certificateDER), returning: [])
+            }
+        }
+        let hash = try Certificate(derRepresentation: certificateDER).publicKeyHash
+        try row("identity lookup") { service in
+            _ = try service.add(NewItem(.key, attributes: [.keyClass: .number(1), .applicationLabel: .data(hash)], data: Data(count: 97)),
+                                returning: [])
+            return {
+                let certificate = try service.copyMatching(ItemQuery(.certificate, matching: [.label: .string("c1")], returning: [.attributes, .data]))
+                _ = try service.copyMatching(ItemQuery(.key, matching: [.keyClass: .number(1), .applicationLabel: certificate[0][.publicKeyHash]!],
+                                                       returning: [.attributes, .data]))
+            }
+        }
+        return Results(rows: rows, socketRoundTrip: socketRoundTrip)
+    }
+
+    /// The floor of a request's trip: `count` round trips of a 320-byte framed message to a child process
+    /// (`latchkey-bench --echo-socket PATH`) that sends each back.
+    static func echoRoundTrips(directory: String, count: Int) throws -> Samples {
+        let path = directory + "/echo.sock"
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        child.arguments = ["--echo-socket", path]
+        try child.run()
+        defer {
+            child.terminate()
+            child.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(10)
+        var connected: AgentStream?
+        while connected == nil {
+            guard Date() < deadline, child.isRunning else { throw KeychainError(.notAvailable, "the echo process did not start") }
+            connected = FileManager.default.fileExists(atPath: path) ? AgentStream.connect(path: path) : nil
+            if connected == nil { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        guard let stream = connected else { throw KeychainError(.notAvailable, "the echo process did not answer") }
+        let message = Data(repeating: 0x42, count: 320)
+        for _ in 0..<min(50, count) {
+            try stream.send(message)
+            _ = try stream.receive()
+        }
+        var values: [Double] = []
+        for _ in 0..<count {
+            values.append(try time {
+                try stream.send(message)
+                _ = try stream.receive()
+            })
+        }
+        return Samples(values)
+    }
+
+    /// `latchkey-bench --echo-socket PATH`: accepts one connection on `PATH` and sends every frame back
+    /// until it closes.
+    static func echo(at path: String) throws {
+        let listener = try UnixSocket.listen(at: path)
+        let stream = AgentStream(descriptor: try UnixSocket.accept(listener))
+        while true {
+            let frame: Data
+            do {
+                frame = try stream.receive()
+            } catch .closed {
+                return
+            }
+            try stream.send(frame)
+        }
+    }
+
+    /// The table: both medians, the agent's p10–p90, and the difference against the goal (≤ 60 µs), after
+    /// the floor of any round trip between two processes on this machine.
+    static func render(_ results: Results) -> String {
+        let floor = results.socketRoundTrip
+        var lines = ["## Keys and certificates through the agent", "",
+                     "The same service calls on a keychain opened in this process and through a `latchkeyd` started for the run "
+                        + "(this program registered with it). Goal (issue 13): through the agent within 60 µs of in process. "
+                        + "The floor of any request's trip, measured in the same run: a 320-byte framed message to another "
+                        + "process and back over a Unix socket, median \(formatDuration(floor.median)) "
+                        + "(p10–p90 \(formatDuration(floor.p10))–\(formatDuration(floor.p90))).", "",
+                     "| operation | in process median | through the agent median | agent p10–p90 | difference | within 60 µs |",
+                     "|---|---|---|---|---|---|"]
+        for row in results.rows {
+            let difference = row.agent.median - row.inProcess.median
+            let verdict = row.judged ? (difference <= 60_000 ? "yes" : "no") : "–"
+            lines.append("| \(row.name) | \(formatDuration(row.inProcess.median)) | \(formatDuration(row.agent.median)) | "
+                + "\(formatDuration(row.agent.p10))–\(formatDuration(row.agent.p90)) | \(formatDuration(difference)) | \(verdict) |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A `latchkeyd` for the run: its own keychain and socket in `directory`, unlocked, with this program
+/// registered; stopped by its pid.
+final class RunningAgent {
+    let process = Process()
+    let service: AgentKeychainService
+
+    init(directory: String) throws {
+        let keychain = directory + "/agent.keychain"
+        let socket = directory + "/agent.sock"
+        _ = try KeychainDatabase.create(at: keychain, passphrase: PKIAgentWorkloads.passphrase, keyDerivation: .minimum)
+        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        process.executableURL = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("latchkeyd")
+        process.arguments = ["--keychain", keychain, "--socket", socket]
+        // No system bus (no logind) and no pinentry: nothing outside the run is reached.
+        process.environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "LATCHKEY_PINENTRY": directory + "/no-pinentry",
+                               "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory + "/no-system-bus"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let environment = ["LATCHKEY_AGENT_SOCKET": socket, "HOME": directory]
+        let deadline = Date().addingTimeInterval(10)
+        var client: AgentClient?
+        while client == nil {
+            guard Date() < deadline, process.isRunning else {
+                process.terminate()
+                throw KeychainError(.notAvailable, "latchkeyd did not start (\(process.executableURL?.path ?? ""))")
+            }
+            if FileManager.default.fileExists(atPath: socket) { client = try AgentClient.connect(keychainPath: keychain, environment: environment) }
+            if client == nil { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        guard let client else { throw KeychainError(.notAvailable, "latchkeyd did not answer") }
+        service = AgentKeychainService(client: client)
+        try service.unlock(with: PKIAgentWorkloads.passphrase)
+        _ = try service.register(executableAt: me, applicationIdentifier: PKIAgentWorkloads.caller.applicationIdentifier,
+                                 accessGroups: PKIAgentWorkloads.caller.accessGroups, passphrase: PKIAgentWorkloads.passphrase)
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
