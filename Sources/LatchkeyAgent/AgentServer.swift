@@ -1,6 +1,7 @@
 import Foundation
 public import LatchkeyEngine
 import LatchkeyProtocol
+import LatchkeySecretService
 import LatchkeyPOSIX
 import Synchronization
 
@@ -24,13 +25,16 @@ public final class AgentServer: Sendable {
         /// else `pinentry` on the `PATH`, else nobody — such items then fail with
         /// `errSecInteractionNotAllowed`).
         public var pinentry: String?
+        /// Whether to provide the Secret Service (`org.freedesktop.secrets`) on the session bus too.
+        public var secretService: Bool
 
         /// Creates options.
-        public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil) {
+        public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false) {
             self.keychainPath = keychainPath
             self.socketPath = socketPath
             self.verbose = verbose
             self.pinentry = pinentry
+            self.secretService = secretService
         }
     }
 
@@ -67,6 +71,17 @@ public final class AgentServer: Sendable {
         let presence = pinentry.map { PinentryPresence(program: $0, environment: environment, log: log) }
         log(pinentry.map { "asking for protected items through \($0)" } ?? "no pinentry: protected items cannot be confirmed")
         self.state = try AgentState(keychainPath: keychainPath, presence: presence, log: log)
+        if options.secretService {
+            let state = state
+            let configuration = SecretServiceProvider.Configuration(
+                database: state.keychain, unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase) },
+                lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence, log: log)
+            do {
+                try SecretServiceProvider.start(configuration)
+            } catch {
+                throw KeychainError(.notAvailable, "cannot provide the Secret Service: \(error)")
+            }
+        }
         if let inherited = Self.systemdSocket() {
             listener = inherited
             log("listening on the socket systemd passed")

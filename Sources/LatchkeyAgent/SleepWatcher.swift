@@ -28,7 +28,7 @@ enum SleepWatcher {
     }
 
     private static func watch(state: AgentState, log: @escaping @Sendable (String) -> Void) throws(BusError) -> Never {
-        let bus = try SystemBus()
+        let bus = try Bus(.system)
         var inhibitor: Int32 = -1
         func takeInhibitor() {
             do {

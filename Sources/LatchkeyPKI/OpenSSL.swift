@@ -583,6 +583,92 @@ extension OpenSSL {
         return (Data(output.prefix(Int(written + final))), Data(producedTag))
     }
 
+    // MARK: Finite-field Diffie-Hellman, HMAC and AES-CBC (the Secret Service's transport)
+
+    /// `base` ^ `exponent` mod `modulus` (all big-endian), in constant time for the secret exponent, padded
+    /// on the left to the modulus's length; nil when `base` is not in 2…modulus − 2 (a peer's public value
+    /// of 0, 1 or p − 1 would give away the result).
+    static func modularExponent(base: Data, exponent: SecureBytes, modulus: Data) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        guard let context = BN_CTX_new() else { return nil }
+        defer { BN_CTX_free(context) }
+        func number(_ bytes: Data) -> OpaquePointer? {
+            bytes.withUnsafeBytes { BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+        }
+        guard let p = number(modulus), let g = number(base) else { return nil }
+        defer {
+            BN_free(p)
+            BN_free(g)
+        }
+        let x = exponent.withUnsafeBytes { BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+        guard let x, let result = BN_new(), let limit = BN_dup(p) else { return nil }
+        defer {
+            BN_clear_free(x)
+            BN_clear_free(result)
+            BN_free(limit)
+        }
+        BN_set_flags(x, BN_FLG_CONSTTIME)
+        guard BN_sub_word(limit, 1) == 1, BN_cmp(g, BN_value_one()) > 0, BN_cmp(g, limit) < 0,
+            BN_mod_exp_mont_consttime(result, g, x, p, context, nil) == 1
+        else { return nil }
+        return secureBytes(count: modulus.count, lifetime: .transient) { buffer in
+            BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count)) == Int32(buffer.count)
+        }
+    }
+
+    /// HMAC-SHA-256 of `parts` under `key`.
+    static func hmacSHA256(key: UnsafeRawBufferPointer, _ parts: [UnsafeRawBufferPointer]) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
+        defer { EVP_MAC_free(mac) }
+        guard let context = EVP_MAC_CTX_new(mac) else { return nil }
+        defer { EVP_MAC_CTX_free(context) }
+        var parameters = [
+            OSSL_PARAM_construct_utf8_string(cString("digest"), UnsafeMutablePointer(mutating: cString("SHA256")), 0),
+            OSSL_PARAM_construct_end(),
+        ]
+        guard EVP_MAC_init(context, key.bindMemory(to: UInt8.self).baseAddress, key.count, &parameters) == 1 else { return nil }
+        for part in parts where part.count > 0 {
+            guard EVP_MAC_update(context, part.bindMemory(to: UInt8.self).baseAddress, part.count) == 1 else { return nil }
+        }
+        return secureBytes(count: 32, lifetime: .transient) { buffer in
+            var written = 0
+            return EVP_MAC_final(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written, 32) == 1 && written == 32
+        }
+    }
+
+    /// AES-128-CBC with PKCS #7 padding; nil when the key or IV is not 16 bytes, or a decryption's padding
+    /// is wrong.
+    static func aes128CBC(encrypt: Bool, key: SecureBytes, iv: Data, input: Data) -> Data? {
+        defer { ERR_clear_error() }
+        guard key.count == 16, iv.count == 16, let context = EVP_CIPHER_CTX_new() else { return nil }
+        defer { EVP_CIPHER_CTX_free(context) }
+        let initialize = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
+        let keyed = key.withUnsafeBytes { raw in
+            iv.withUnsafeBytes { vector in
+                initialize(context, EVP_aes_128_cbc(), nil, raw.bindMemory(to: UInt8.self).baseAddress,
+                           vector.bindMemory(to: UInt8.self).baseAddress) == 1
+            }
+        }
+        guard keyed else { return nil }
+        var output = [UInt8](repeating: 0, count: input.count + 16)
+        var written: Int32 = 0
+        let update = encrypt ? EVP_EncryptUpdate : EVP_DecryptUpdate
+        if !input.isEmpty {
+            let ok = input.withUnsafeBytes { raw in
+                update(context, &output, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1
+            }
+            guard ok else { return nil }
+        }
+        var final: Int32 = 0
+        let finished = output.withUnsafeMutableBufferPointer { buffer in
+            (encrypt ? EVP_EncryptFinal_ex : EVP_DecryptFinal_ex)(context, buffer.baseAddress.map { $0 + Int(written) }, &final) == 1
+        }
+        defer { output.withUnsafeMutableBytes { wipeBytes($0) } }
+        guard finished else { return nil }
+        return Data(output.prefix(Int(written + final)))
+    }
+
     // MARK: PKCS #12
 
     /// What a PKCS #12 file holds.

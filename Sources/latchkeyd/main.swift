@@ -15,6 +15,8 @@ var keychain = KeychainLocation.defaultPath()
 var socketPath = AgentLocation.socketPath()
 var verbose = false
 var pinentry: String?
+// The setting for the socket-activated service (contrib/systemd reads it from latchkeyd.env).
+var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE"] == "1"
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -22,6 +24,7 @@ while let argument = arguments.first {
     case "--socket" where !arguments.isEmpty: socketPath = arguments.removeFirst()
     case "--pinentry" where !arguments.isEmpty: pinentry = arguments.removeFirst()
     case "--verbose", "-v": verbose = true
+    case "--secret-service": secretService = true
     case "--help", "-h":
         print(usage, terminator: "")
         exit(0)
@@ -43,7 +46,8 @@ while let argument = arguments.first {
 
 let server: AgentServer
 do {
-    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry))
+    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
+                                            secretService: secretService))
 } catch {
     FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))

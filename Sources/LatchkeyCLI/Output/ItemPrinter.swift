@@ -59,10 +59,13 @@ enum ItemPrinter {
         Column("type", .uint32),
     ]
 
-    /// The columns for a class: `security`'s for passwords; every stored attribute, sorted, for the others.
+    /// The columns for a class: `security`'s for passwords (and, after them, a Secret Service item's own
+    /// `ss.` attributes, sorted); every stored attribute, sorted, for the others.
     static func columns(for result: ItemResult) -> [Column] {
         switch result.itemClass {
-        case .genericPassword: return genericPasswordColumns
+        case .genericPassword:
+            return genericPasswordColumns
+                + result.attributes.keys.filter(AttributeKey.isSecretServiceAttribute).sorted().map { Column($0.rawValue, .blob) }
         case .internetPassword: return internetPasswordColumns
         default:
             return result.attributes.keys.sorted().map { key in

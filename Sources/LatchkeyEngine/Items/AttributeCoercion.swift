@@ -3,6 +3,7 @@ import Foundation
 extension ItemSchema {
     /// The kind of `key` in this class; `errSecNoSuchAttr` when the class has no such attribute.
     func kind(of key: AttributeKey) throws(KeychainError) -> SchemaKind {
+        if itemClass == .genericPassword, AttributeKey.isSecretServiceAttribute(key) { return .string }
         guard let kind = kinds[key] else {
             throw KeychainError(
                 .noSuchAttribute, "attribute '\(key.rawValue)' does not exist in class \(itemClass.rawValue)")

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyPKI
 internal import LatchkeyStorage
@@ -157,5 +157,30 @@ extension KeychainDatabase {
             throw KeychainError.locked("the keychain has not been unlocked since it was opened (and has no device key)")
         }
         return key
+    }
+}
+
+extension KeychainDatabase {
+    /// The items `query` names, by persistent reference, each with whether its class key is available now —
+    /// found through the index digests alone, without opening any item. For listing a locked keychain's
+    /// matches as locked rather than hiding them (the Secret Service's `SearchItems`): an entry is unproven
+    /// until the item is read with `copyMatching`, which proves it (a damaged index can list an item that
+    /// a read then refuses). Only attributes that are indexed can be matched (`cdat`/`mdat` are
+    /// `errSecParam`).
+    public func locate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [(reference: Data, available: Bool)] {
+        let validated = try RequestValidation.validate(query, caller: caller)
+        let selection = try selection(for: validated)
+        guard selection.unindexedFilters.isEmpty else {
+            throw KeychainError.param("only indexed attributes can be matched without opening items")
+        }
+        return try mappingStorageErrors {
+            try pool.read { db in
+                try selection.candidates(db, includeData: false).compactMap { row in
+                    for digest in selection.filterDigests where !row.indexDigests.contains(digest) { return nil }
+                    let reference = PersistentReference.make(itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
+                    return (reference, selection.keys.classKey(for: row.accessibility) != nil)
+                }
+            }
+        }
     }
 }

@@ -98,4 +98,17 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Cu
     public static let isPermanent: AttributeKey = "perm"
     /// `kSecAttrTokenID`: set on keys the keychain holds and never hands out (`HeldKeyRequest`).
     public static let tokenID: AttributeKey = "tkid"
+
+    /// The prefix of the Secret Service's free-form attributes on generic passwords: the attribute `name`
+    /// of a Secret Service item is stored as `ss.name`, text, sealed and indexed by its keyed digest like
+    /// every other attribute (so an exact-match search of them reads no other item).
+    public static let secretServicePrefix = "ss."
+
+    /// The attribute a Secret Service item's attribute `name` is stored as.
+    public static func secretService(_ name: String) -> AttributeKey { AttributeKey(rawValue: secretServicePrefix + name) }
+
+    /// Whether `key` is one of the Secret Service's free-form attributes (a name after the prefix).
+    public static func isSecretServiceAttribute(_ key: AttributeKey) -> Bool {
+        key.rawValue.hasPrefix(secretServicePrefix) && key.rawValue.count > secretServicePrefix.count
+    }
 }

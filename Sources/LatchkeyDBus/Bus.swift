@@ -1,0 +1,371 @@
+import CSystemd
+import LatchkeyPOSIX
+
+/// A failed call on the system bus: the negative errno sd-bus returned and, for a method call, the D-Bus
+/// error it carried.
+package struct BusError: Error, CustomStringConvertible {
+    /// What was being done ("connecting to the system bus", "org.freedesktop.login1.Manager.Inhibit").
+    package let operation: String
+    /// sd-bus's negative errno.
+    package let code: Int32
+    /// The D-Bus error's message, when the peer sent one.
+    package let detail: String?
+
+    package var description: String {
+        "\(operation): \(detail ?? Errno(-code).description)"
+    }
+}
+
+/// A D-Bus connection through libsystemd's sd-bus — this file holds every call to libsystemd (module
+/// `LatchkeyDBus` alone imports it). sd-bus objects are not thread-safe: a `Bus` is made, used and dropped
+/// on one thread (it is not `Sendable`). `DBUS_SYSTEM_BUS_ADDRESS` and `DBUS_SESSION_BUS_ADDRESS` point it
+/// at another bus (the tests' private ones).
+package final class Bus {
+    /// Holds a signal handler for as long as the bus lives; sd-bus keeps only a raw pointer to it.
+    private final class Handler {
+        let call: (Bool) -> Void
+        init(_ call: @escaping (Bool) -> Void) { self.call = call }
+    }
+
+    /// Holds an object handler for as long as the bus lives.
+    private final class ObjectHandler {
+        let call: (BusMessage) -> Bool
+        init(_ call: @escaping (BusMessage) -> Bool) { self.call = call }
+    }
+
+    private let bus: OpaquePointer
+    private var handlers: [Unmanaged<Handler>] = []
+    private var objectHandlers: [Unmanaged<ObjectHandler>] = []
+
+    /// Which bus.
+    package enum Kind: Sendable { case system, session }
+
+    /// Connects to the system bus or to the session bus.
+    package init(_ kind: Kind = .system) throws(BusError) {
+        var opened: OpaquePointer?
+        let code = kind == .system ? sd_bus_open_system(&opened) : sd_bus_open_user(&opened)
+        guard code >= 0, let opened else {
+            throw BusError(operation: "connecting to the \(kind == .system ? "system" : "session") bus", code: code, detail: nil)
+        }
+        bus = opened
+    }
+
+    deinit {
+        sd_bus_flush_close_unref(bus)
+        for handler in handlers { handler.release() }
+        for handler in objectHandlers { handler.release() }
+    }
+
+    /// Takes a well-known name (fails when another connection owns it).
+    package func requestName(_ name: String) throws(BusError) {
+        let code = sd_bus_request_name(bus, name, 0)
+        guard code >= 0 else { throw BusError(operation: "taking the name \(name)", code: code, detail: nil) }
+    }
+
+    /// This connection's unique name (":1.42").
+    package var uniqueName: String? {
+        var name: UnsafePointer<CChar>?
+        guard sd_bus_get_unique_name(bus, &name) >= 0, let name else { return nil }
+        return String(cString: name)
+    }
+
+    /// Hands every method call to `path` and the objects below it to `handler`, which answers it (a reply
+    /// or an error, through `reply`/`fail`) and returns true — or returns false to let sd-bus answer
+    /// `UnknownMethod`/`UnknownObject`.
+    package func handleObjects(under path: String, _ handler: @escaping (BusMessage) -> Bool) throws(BusError) {
+        let box = Unmanaged.passRetained(ObjectHandler(handler))
+        let code = sd_bus_add_fallback(bus, nil, path, { message, userdata, _ in
+            guard let message, let userdata else { return 0 }
+            let handled = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
+            return handled ? 1 : 0
+        }, box.toOpaque())
+        guard code >= 0 else {
+            box.release()
+            throw BusError(operation: "serving objects under \(path)", code: code, detail: nil)
+        }
+        objectHandlers.append(box)
+    }
+
+    /// Calls `handler` with the name of every peer that leaves the bus (NameOwnerChanged to no owner).
+    package func onPeerGone(_ handler: @escaping (String) -> Void) throws(BusError) {
+        let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+        let box = Unmanaged.passRetained(ObjectHandler { message in
+            guard let name = try? message.readString(), let _ = try? message.readString(),
+                let newOwner = try? message.readString()
+            else { return false }  // A malformed signal from the bus itself: nothing to do.
+            if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
+            return false
+        })
+        let code = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
+            guard let message, let userdata else { return 0 }
+            _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
+            return 0
+        }, box.toOpaque())
+        guard code >= 0 else {
+            box.release()
+            throw BusError(operation: "watching peers leave", code: code, detail: nil)
+        }
+        objectHandlers.append(box)
+    }
+
+    /// A reply to `call`, to fill and `send`.
+    package func reply(to call: BusMessage) throws(BusError) -> BusMessage {
+        var reply: OpaquePointer?
+        let code = sd_bus_message_new_method_return(call.message, &reply)
+        guard code >= 0, let reply else { throw BusError(operation: "replying", code: code, detail: nil) }
+        return BusMessage(adopting: reply)
+    }
+
+    /// Answers `call` with the D-Bus error `name` and `text`.
+    package func fail(_ call: BusMessage, name: String, _ text: String) {
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        _ = sd_bus_error_set(&error, name, text)
+        _ = sd_bus_reply_method_error(call.message, &error)  // A caller that left gets no answer: nothing to do.
+    }
+
+    /// A signal to fill and `send`.
+    package func signal(path: String, interface: String, member: String) throws(BusError) -> BusMessage {
+        var signal: OpaquePointer?
+        let code = sd_bus_message_new_signal(bus, &signal, path, interface, member)
+        guard code >= 0, let signal else { throw BusError(operation: "emitting \(interface).\(member)", code: code, detail: nil) }
+        return BusMessage(adopting: signal)
+    }
+
+    /// Sends a reply or a signal.
+    package func send(_ message: BusMessage) throws(BusError) {
+        let code = sd_bus_send(bus, message.message, nil)
+        guard code >= 0 else { throw BusError(operation: "sending", code: code, detail: nil) }
+    }
+
+    /// The user and process of a peer, as the bus daemon knows them (from its socket credentials).
+    package func credentials(of peer: String) throws(BusError) -> (uid: UInt32, pid: Int32) {
+        var creds: OpaquePointer?
+        let mask = UInt64(SD_BUS_CREDS_EUID) | UInt64(SD_BUS_CREDS_PID)
+        let code = sd_bus_get_name_creds(bus, peer, mask, &creds)
+        guard code >= 0, let creds else { throw BusError(operation: "asking who \(peer) is", code: code, detail: nil) }
+        defer { sd_bus_creds_unref(creds) }
+        var uid: uid_t = 0
+        var pid: pid_t = 0
+        guard sd_bus_creds_get_euid(creds, &uid) >= 0, sd_bus_creds_get_pid(creds, &pid) >= 0 else {
+            throw BusError(operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
+        }
+        return (uid, pid)
+    }
+
+    /// Calls `handler` with the first (boolean) argument of every signal `member` of `interface` that
+    /// `sender` emits on `path`. The bus checks the sender: a signal from another peer is not delivered.
+    package func onBooleanSignal(
+        sender: String, path: String, interface: String, member: String, _ handler: @escaping (Bool) -> Void
+    ) throws(BusError) {
+        let rule = "type='signal',sender='\(sender)',path='\(path)',interface='\(interface)',member='\(member)'"
+        let box = Unmanaged.passRetained(Handler(handler))
+        let code = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
+            guard let message, let userdata else { return 0 }
+            var value: Int32 = 0
+            // A signal without a boolean argument is ignored (returning 0 lets other matches see it).
+            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value) > 0 else { return 0 }
+            Unmanaged<Handler>.fromOpaque(userdata).takeUnretainedValue().call(value != 0)
+            return 0
+        }, box.toOpaque())
+        guard code >= 0 else {
+            box.release()
+            throw BusError(operation: "watching \(interface).\(member)", code: code, detail: nil)
+        }
+        handlers.append(box)
+    }
+
+    /// Calls a method whose arguments are strings and whose reply is one file descriptor; returns a
+    /// duplicate of that descriptor, which the caller owns and closes.
+    package func callReturningFileDescriptor(
+        destination: String, path: String, interface: String, member: String, arguments: [String]
+    ) throws(BusError) -> Int32 {
+        let operation = "\(interface).\(member)"
+        var call: OpaquePointer?
+        var code = sd_bus_message_new_method_call(bus, &call, destination, path, interface, member)
+        guard code >= 0, let call else { throw BusError(operation: operation, code: code, detail: nil) }
+        defer { sd_bus_message_unref(call) }
+        for argument in arguments {
+            code = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+            guard code >= 0 else { throw BusError(operation: operation, code: code, detail: nil) }
+        }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        code = sd_bus_call(bus, call, 5_000_000, &error, &reply)
+        guard code >= 0, let reply else {
+            let detail = error.message.map { String(cString: $0) }
+            throw BusError(operation: operation, code: code, detail: detail)
+        }
+        defer { sd_bus_message_unref(reply) }
+        var descriptor: Int32 = -1
+        code = sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "h")), &descriptor)
+        guard code > 0, descriptor >= 0 else {
+            throw BusError(operation: operation, code: code < 0 ? code : -Errno.badMessage.code,
+                           detail: "the reply holds no file descriptor")
+        }
+        // The descriptor belongs to the reply, which is freed on return.
+        do throws(Errno) {
+            return try Descriptors.duplicate(descriptor)
+        } catch {
+            throw BusError(operation: operation, code: -error.code, detail: nil)
+        }
+    }
+
+    /// Dispatches messages to the handlers as they arrive, and calls `tick` at least every
+    /// `intervalMicroseconds` (for work other threads leave for this one), until the connection fails.
+    package func run(intervalMicroseconds: UInt64, tick: () -> Void) throws(BusError) -> Never {
+        while true {
+            tick()
+            let processed = sd_bus_process(bus, nil)
+            guard processed >= 0 else { throw BusError(operation: "reading the bus", code: processed, detail: nil) }
+            if processed > 0 { continue }
+            let waited = sd_bus_wait(bus, intervalMicroseconds)
+            guard waited >= 0 || waited == -Errno.interrupted.code else {
+                throw BusError(operation: "waiting on the bus", code: waited, detail: nil)
+            }
+        }
+    }
+
+    /// Dispatches messages to the handlers as they arrive, until the connection fails.
+    package func run() throws(BusError) -> Never {
+        while true {
+            let processed = sd_bus_process(bus, nil)
+            guard processed >= 0 else { throw BusError(operation: "reading the bus", code: processed, detail: nil) }
+            if processed > 0 { continue }
+            let waited = sd_bus_wait(bus, UInt64.max)
+            guard waited >= 0 || waited == -Errno.interrupted.code else {
+                throw BusError(operation: "waiting on the bus", code: waited, detail: nil)
+            }
+        }
+    }
+}
+
+/// A D-Bus message (a call, reply or signal): read its arguments in order, or append a reply's. Owns one
+/// reference to the sd-bus message.
+package final class BusMessage {
+    let message: OpaquePointer
+
+    init(retaining message: OpaquePointer) {
+        self.message = message
+        sd_bus_message_ref(message)
+    }
+
+    init(adopting message: OpaquePointer) { self.message = message }
+
+    deinit { sd_bus_message_unref(message) }
+
+    private func text(_ value: UnsafePointer<CChar>?) -> String { value.map { String(cString: $0) } ?? "" }
+
+    /// The object path, interface, member, sender and signature of a call.
+    package var path: String { text(sd_bus_message_get_path(message)) }
+    package var interface: String { text(sd_bus_message_get_interface(message)) }
+    package var member: String { text(sd_bus_message_get_member(message)) }
+    package var sender: String { text(sd_bus_message_get_sender(message)) }
+    package var signature: String { text(sd_bus_message_get_signature(message, 1)) }
+
+    private static func code(_ character: Character) -> CChar { CChar(UInt8(ascii: character.unicodeScalars.first!)) }
+
+    private func failed(_ what: String, _ code: Int32) -> BusError {
+        BusError(operation: "reading \(what) of \(member)", code: code < 0 ? code : -Errno.badMessage.code,
+                 detail: code < 0 ? nil : "the message has no \(what) here")
+    }
+
+    // MARK: Reading
+
+    /// Reads a string ("s") or an object path ("o").
+    package func readString(_ type: Character = "s") throws(BusError) -> String {
+        var value: UnsafePointer<CChar>?
+        let code = sd_bus_message_read_basic(message, Self.code(type), &value)
+        guard code > 0, let value else { throw failed(type == "o" ? "an object path" : "a string", code) }
+        return String(cString: value)
+    }
+
+    /// Reads a boolean.
+    package func readBool() throws(BusError) -> Bool {
+        var value: Int32 = 0
+        let code = sd_bus_message_read_basic(message, Self.code("b"), &value)
+        guard code > 0 else { throw failed("a boolean", code) }
+        return value != 0
+    }
+
+    /// Reads a byte array ("ay").
+    package func readBytes() throws(BusError) -> [UInt8] {
+        var pointer: UnsafeRawPointer?
+        var size = 0
+        let code = sd_bus_message_read_array(message, Self.code("y"), &pointer, &size)
+        guard code >= 0 else { throw failed("a byte array", code) }
+        guard let pointer, size > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: size))
+    }
+
+    /// Enters an array, struct, variant or dict entry ("a", "r", "v", "e") of `contents`; false at the end
+    /// of the enclosing array.
+    package func enter(_ type: Character, _ contents: String) throws(BusError) -> Bool {
+        let code = sd_bus_message_enter_container(message, Self.code(type), contents)
+        guard code >= 0 else { throw failed("a \(type)(\(contents))", code) }
+        return code > 0
+    }
+
+    /// Leaves the container entered last.
+    package func exit() throws(BusError) {
+        let code = sd_bus_message_exit_container(message)
+        guard code >= 0 else { throw failed("the end of a container", code) }
+    }
+
+    /// The type and contents of the next value, or nil at the end of the container.
+    package func peek() throws(BusError) -> (type: Character, contents: String)? {
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>?
+        let code = sd_bus_message_peek_type(message, &type, &contents)
+        guard code >= 0 else { throw failed("a value", code) }
+        guard code > 0 else { return nil }
+        return (Character(UnicodeScalar(UInt8(bitPattern: type))), text(contents))
+    }
+
+    /// Skips the next value, whatever it is.
+    package func skip() throws(BusError) {
+        let code = sd_bus_message_skip(message, nil)
+        guard code >= 0 else { throw failed("a value to skip", code) }
+    }
+
+    // MARK: Appending
+
+    /// Appends a string ("s"), an object path ("o") or a signature ("g").
+    package func append(_ value: String, as type: Character = "s") throws(BusError) {
+        let code = value.withCString { sd_bus_message_append_basic(message, Self.code(type), $0) }
+        guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+
+    /// Appends a boolean.
+    package func append(_ value: Bool) throws(BusError) {
+        var flag: Int32 = value ? 1 : 0
+        let code = sd_bus_message_append_basic(message, Self.code("b"), &flag)
+        guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+
+    /// Appends an unsigned 64-bit integer ("t").
+    package func append(_ value: UInt64) throws(BusError) {
+        var number = value
+        let code = sd_bus_message_append_basic(message, Self.code("t"), &number)
+        guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+
+    /// Appends a byte array ("ay").
+    package func append(bytes: [UInt8]) throws(BusError) {
+        let code = bytes.withUnsafeBytes { sd_bus_message_append_array(message, Self.code("y"), $0.baseAddress, $0.count) }
+        guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+
+    /// Opens an array, struct, variant or dict entry of `contents`.
+    package func open(_ type: Character, _ contents: String) throws(BusError) {
+        let code = sd_bus_message_open_container(message, Self.code(type), contents)
+        guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+
+    /// Closes the container opened last.
+    package func close() throws(BusError) {
+        let code = sd_bus_message_close_container(message)
+        guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+}

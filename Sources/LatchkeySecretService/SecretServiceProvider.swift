@@ -1,0 +1,102 @@
+import Foundation
+package import LatchkeyDBus
+package import LatchkeyEngine
+import LatchkeyPKI
+import Synchronization
+
+/// `latchkeyd --secret-service`: the freedesktop.org Secret Service (`org.freedesktop.secrets`) on the
+/// session bus, over the keychain the agent holds — so GNOME and KDE programs, libsecret's `secret-tool`,
+/// Python's `keyring`/`secretstorage` and Chromium keep their secrets in Latchkey. It runs on a thread of
+/// its own, which alone touches its bus connection; prompts run on threads of their own and hand their
+/// results back through a queue.
+package enum SecretServiceProvider {
+    /// What the provider needs from the agent.
+    package struct Configuration: Sendable {
+        /// The keychain.
+        package let database: KeychainDatabase
+        /// Unlocks it (the agent's own unlock: keys, registrations, settings).
+        package let unlock: @Sendable (Passphrase) throws(KeychainError) -> Void
+        /// Locks it.
+        package let lock: @Sendable () -> Void
+        /// Asks the user for the passphrase (pinentry), for an `Unlock` prompt; nil: prompts are dismissed.
+        package let presence: (any UserPresenceVerifier)?
+        /// The agent's log.
+        package let log: @Sendable (String) -> Void
+
+        /// A configuration.
+        package init(database: KeychainDatabase, unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
+                     lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void) {
+            self.database = database
+            self.unlock = unlock
+            self.lock = lock
+            self.presence = presence
+            self.log = log
+        }
+    }
+
+    /// The well-known name.
+    package static let busName = "org.freedesktop.secrets"
+
+    /// Connects to the session bus, takes the name and serves it on a new thread; throws when the bus cannot
+    /// be reached or another provider owns the name (GNOME Keyring, KWallet, KeePassXC).
+    package static func start(_ configuration: Configuration) throws(BusError) {
+        final class Outcome: Sendable {
+            let result = Mutex<Result<Void, BusError>?>(nil)
+        }
+        let ready = Outcome()
+        let thread = Thread {
+            let bus: Bus
+            let server: SecretServiceServer
+            do throws(BusError) {
+                bus = try Bus(.session)
+                try bus.requestName(busName)
+                server = SecretServiceServer(bus: bus, configuration: configuration)
+                try server.install()
+            } catch {
+                ready.result.withLock { $0 = .failure(error) }
+                return
+            }
+            ready.result.withLock { $0 = .success(()) }
+            configuration.log("serving the Secret Service (\(busName)) on the session bus")
+            do {
+                try bus.run(intervalMicroseconds: 50_000) { server.drainCompletedPrompts() }
+            } catch {
+                configuration.log("the Secret Service stopped: \(error)")
+            }
+        }
+        thread.name = "secret-service"
+        thread.start()
+        while true {
+            if let result = ready.result.withLock({ $0 }) { return try result.get() }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+}
+
+/// A D-Bus error a method answers with.
+struct SecretServiceError: Error {
+    let name: String
+    let message: String
+
+    static func isLocked(_ message: String) -> Self { Self(name: "org.freedesktop.Secret.Error.IsLocked", message: message) }
+    static func noSuchObject(_ message: String) -> Self { Self(name: "org.freedesktop.Secret.Error.NoSuchObject", message: message) }
+    static func noSession(_ message: String) -> Self { Self(name: "org.freedesktop.Secret.Error.NoSession", message: message) }
+    static func notSupported(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.NotSupported", message: message) }
+    static func invalidArguments(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message) }
+
+    /// A keychain failure as the Secret Service names it.
+    init(_ error: KeychainError) {
+        switch error.status {
+        case .interactionNotAllowed: self = .isLocked("the keychain is locked: \(error.message)")
+        case .itemNotFound: self = .noSuchObject("no such item")
+        default: self.init(name: "org.freedesktop.DBus.Error.Failed", message: error.message)
+        }
+    }
+
+    init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    init(_ error: BusError) { self.init(name: "org.freedesktop.DBus.Error.InvalidArgs", message: error.description) }
+}

@@ -1,0 +1,509 @@
+import Foundation
+import LatchkeyDBus
+import LatchkeyEngine
+import LatchkeyPKI
+import Synchronization
+
+/// Answers the method calls of the Secret Service's objects (the service, the `login` collection and its
+/// `default` alias, items, sessions, prompts), with `org.freedesktop.DBus.Properties` and introspection.
+/// Used on the bus thread only.
+final class SecretServiceServer {
+    let bus: Bus
+    let configuration: SecretServiceProvider.Configuration
+    let store: SecretStore
+    var sessions = SecretSessions()
+    /// Prompts made and not yet completed: their owners and the objects they unlock.
+    var prompts: [String: (owner: String, objects: [String])] = [:]
+    var nextPrompt = 1
+    /// Prompts completed on their own threads, waiting for the bus thread to emit `Completed`.
+    let completed = CompletedPrompts()
+
+    final class CompletedPrompts: Sendable {
+        let queue = Mutex<[(path: String, dismissed: Bool, objects: [String])]>([])
+    }
+
+    init(bus: Bus, configuration: SecretServiceProvider.Configuration) {
+        self.bus = bus
+        self.configuration = configuration
+        self.store = SecretStore(database: configuration.database)
+    }
+
+    func install() throws(BusError) {
+        try bus.handleObjects(under: SecretPaths.service) { [unowned self] message in self.handle(message) }
+        try bus.onPeerGone { [unowned self] peer in self.sessions.closeAll(of: peer) }
+    }
+
+    // MARK: Dispatch
+
+    /// Answers a call; false for a path or method the provider does not have (sd-bus then says so).
+    func handle(_ message: BusMessage) -> Bool {
+        do {
+            guard let reply = try answer(message) else { return false }
+            try bus.send(reply)
+        } catch let error as SecretServiceError {
+            bus.fail(message, name: error.name, error.message)
+        } catch let error as BusError {
+            bus.fail(message, name: "org.freedesktop.DBus.Error.InvalidArgs", error.description)
+        } catch let error as KeychainError {
+            let mapped = SecretServiceError(error)
+            bus.fail(message, name: mapped.name, mapped.message)
+        } catch let error as KeyError {
+            // A public value or secret the session's cryptography refuses.
+            bus.fail(message, name: "org.freedesktop.DBus.Error.InvalidArgs", error.reason)
+        } catch {
+            bus.fail(message, name: "org.freedesktop.DBus.Error.Failed", "\(error)")
+        }
+        return true
+    }
+
+    private enum Target {
+        case service, collection, item(Data), session(String), prompt(String)
+    }
+
+    private func target(_ path: String) -> Target? {
+        if path == SecretPaths.service { return .service }
+        if SecretPaths.isCollection(path) { return .collection }
+        if let reference = SecretPaths.reference(path) { return .item(reference) }
+        if path.hasPrefix(SecretPaths.session + "/") { return .session(path) }
+        if path.hasPrefix(SecretPaths.prompt + "/") { return .prompt(path) }
+        return nil
+    }
+
+    /// The reply to a call, or nil when there is no such method on that object.
+    private func answer(_ message: BusMessage) throws -> BusMessage? {
+        let interface = message.interface, member = message.member
+        guard let target = target(message.path) else {
+            if interface == "org.freedesktop.DBus.Introspectable" && member == "Introspect" {
+                let reply = try bus.reply(to: message)
+                try reply.append(SecretIntrospection.xml(for: message.path))
+                return reply
+            }
+            throw SecretServiceError(name: "org.freedesktop.DBus.Error.UnknownObject", message: "no object \(message.path)")
+        }
+        if interface == "org.freedesktop.DBus.Introspectable" && member == "Introspect" {
+            let reply = try bus.reply(to: message)
+            try reply.append(SecretIntrospection.xml(for: message.path))
+            return reply
+        }
+        if interface == "org.freedesktop.DBus.Properties" { return try properties(message, target) }
+        switch (target, interface, member) {
+        case (.service, "org.freedesktop.Secret.Service", _): return try service(message, member)
+        case (.collection, "org.freedesktop.Secret.Collection", _): return try collection(message, member)
+        case (.item(let reference), "org.freedesktop.Secret.Item", _): return try item(message, member, reference)
+        case (.session(let path), "org.freedesktop.Secret.Session", "Close"):
+            guard sessions.close(path, caller: message.sender) else { throw SecretServiceError.noSession("no such session of yours") }
+            return try bus.reply(to: message)
+        case (.prompt(let path), "org.freedesktop.Secret.Prompt", _): return try prompt(message, member, path)
+        default: return nil
+        }
+    }
+
+    // MARK: Service
+
+    private func service(_ message: BusMessage, _ member: String) throws -> BusMessage? {
+        switch member {
+        case "OpenSession":
+            let algorithm = try message.readString()
+            guard let (type, contents) = try message.peek(), type == "v" else { throw SecretServiceError.invalidArguments("OpenSession needs (s, v)") }
+            _ = try message.enter("v", contents)
+            let reply = try bus.reply(to: message)
+            switch algorithm {
+            case "plain":
+                let path = sessions.open(owner: message.sender, transport: nil)
+                try reply.open("v", "s")
+                try reply.append("")
+                try reply.close()
+                try reply.append(path, as: "o")
+            case SecretTransport.algorithm:
+                guard contents == "ay" else { throw SecretServiceError.invalidArguments("\(algorithm) takes the client's public value as ay") }
+                let transport = try SecretTransport(peerPublicKey: Data(try message.readBytes()))
+                let path = sessions.open(owner: message.sender, transport: transport)
+                try reply.open("v", "ay")
+                try reply.append(bytes: Array(transport.publicKey))
+                try reply.close()
+                try reply.append(path, as: "o")
+            default:
+                throw SecretServiceError.notSupported("session algorithm \(algorithm) is not supported (plain, \(SecretTransport.algorithm))")
+            }
+            return reply
+        case "SearchItems":
+            let found = try store.search(try readAttributes(message))
+            let reply = try bus.reply(to: message)
+            try appendPaths(found.unlocked.map(SecretPaths.item), to: reply)
+            try appendPaths(found.locked.map(SecretPaths.item), to: reply)
+            return reply
+        case "GetSecrets":
+            let items = try readPaths(message)
+            let session = try session(try message.readString("o"), caller: message.sender)
+            let reply = try bus.reply(to: message)
+            try reply.open("a", "{o(oayays)}")
+            for path in items {
+                guard let reference = SecretPaths.reference(path) else { continue }
+                let secret: (value: Data, contentType: String)
+                do {
+                    secret = try store.secret(reference)
+                } catch {
+                    continue  // GetSecrets leaves out what it cannot give (locked or gone), as the specification says.
+                }
+                try reply.open("e", "o(oayays)")
+                try reply.append(path, as: "o")
+                try appendSecret(secret, session: session, to: reply)
+                try reply.close()
+            }
+            try reply.close()
+            return reply
+        case "Unlock":
+            let objects = try readPaths(message)
+            let reply = try bus.reply(to: message)
+            if store.isLocked {
+                try appendPaths([], to: reply)
+                try reply.append(makePrompt(owner: message.sender, objects: objects), as: "o")
+            } else {
+                try appendPaths(objects, to: reply)
+                try reply.append(SecretPaths.none, as: "o")
+            }
+            return reply
+        case "Lock":
+            let objects = try readPaths(message)
+            configuration.lock()
+            configuration.log("locked through the Secret Service by \(message.sender)")
+            let reply = try bus.reply(to: message)
+            try appendPaths(objects, to: reply)
+            try reply.append(SecretPaths.none, as: "o")
+            return reply
+        case "ReadAlias":
+            let name = try message.readString()
+            let reply = try bus.reply(to: message)
+            try reply.append(["default", "login"].contains(name) ? SecretPaths.collection : SecretPaths.none, as: "o")
+            return reply
+        case "SetAlias":
+            let name = try message.readString()
+            let path = try message.readString("o")
+            guard ["default", "login"].contains(name), SecretPaths.isCollection(path) else {
+                throw SecretServiceError.notSupported("Latchkey's one collection is login, and default names it")
+            }
+            return try bus.reply(to: message)
+        case "CreateCollection":
+            _ = try readProperties(message)
+            let alias = try message.readString()
+            guard ["", "default", "login"].contains(alias) else {
+                throw SecretServiceError.notSupported("Latchkey has one collection per keychain (login, alias default)")
+            }
+            let reply = try bus.reply(to: message)
+            try reply.append(SecretPaths.collection, as: "o")
+            try reply.append(SecretPaths.none, as: "o")
+            return reply
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Collection
+
+    private func collection(_ message: BusMessage, _ member: String) throws -> BusMessage? {
+        switch member {
+        case "SearchItems":
+            let found = try store.search(try readAttributes(message))
+            let reply = try bus.reply(to: message)
+            try appendPaths((found.unlocked + found.locked).map(SecretPaths.item), to: reply)
+            return reply
+        case "CreateItem":
+            let properties = try readProperties(message)
+            let secret = try readSecret(message)
+            let replace = try message.readBool()
+            let reference = try store.create(label: properties.label ?? "", attributes: properties.attributes ?? [:],
+                                             secret: secret.value, contentType: secret.contentType, replace: replace)
+            let path = SecretPaths.item(reference)
+            let reply = try bus.reply(to: message)
+            try reply.append(path, as: "o")
+            try reply.append(SecretPaths.none, as: "o")
+            emit("ItemCreated", path)
+            return reply
+        case "Delete":
+            throw SecretServiceError.notSupported("the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain")
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Item
+
+    private func item(_ message: BusMessage, _ member: String, _ reference: Data) throws -> BusMessage? {
+        let path = SecretPaths.item(reference)
+        switch member {
+        case "GetSecret":
+            let session = try session(try message.readString("o"), caller: message.sender)
+            let reply = try bus.reply(to: message)
+            try appendSecret(try store.secret(reference), session: session, to: reply)
+            return reply
+        case "SetSecret":
+            let secret = try readSecret(message)
+            try store.update(reference, changes: ItemChanges(attributes: [.itemDescription: .string(secret.contentType)], data: secret.value))
+            emit("ItemChanged", path)
+            return try bus.reply(to: message)
+        case "Delete":
+            try store.delete(reference)
+            emit("ItemDeleted", path)
+            let reply = try bus.reply(to: message)
+            try reply.append(SecretPaths.none, as: "o")
+            return reply
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Prompts
+
+    private func makePrompt(owner: String, objects: [String]) -> String {
+        let path = SecretPaths.prompt + "/p\(nextPrompt)"
+        nextPrompt += 1
+        prompts[path] = (owner, objects)
+        return path
+    }
+
+    private func prompt(_ message: BusMessage, _ member: String, _ path: String) throws -> BusMessage? {
+        guard let pending = prompts[path], pending.owner == message.sender else {
+            throw SecretServiceError.noSuchObject("no such prompt of yours")
+        }
+        switch member {
+        case "Prompt":
+            prompts[path] = nil
+            let reply = try bus.reply(to: message)
+            // Reply first; the answer comes in Completed, from the prompt's own thread.
+            let configuration = configuration, completed = completed
+            let thread = Thread {
+                var dismissed = true
+                if let presence = configuration.presence {
+                    do throws(KeychainError) {
+                        try presence.confirm(
+                            PresenceRequest(applicationIdentifier: "a program on the desktop (\(pending.owner))",
+                                            operationPrompt: "unlock the keychain for the Secret Service"),
+                            verify: { (passphrase) throws(KeychainError) in try configuration.unlock(passphrase) })
+                        dismissed = false
+                        configuration.log("unlocked through a Secret Service prompt for \(pending.owner)")
+                    } catch {
+                        configuration.log("a Secret Service prompt for \(pending.owner) ended without unlocking: \(error.message)")
+                    }
+                }
+                completed.queue.withLock { $0.append((path, dismissed, dismissed ? [] : pending.objects)) }
+            }
+            thread.start()
+            return reply
+        case "Dismiss":
+            prompts[path] = nil
+            completed.queue.withLock { $0.append((path, true, [])) }
+            return try bus.reply(to: message)
+        default:
+            return nil
+        }
+    }
+
+    /// Emits `Completed` for the prompts that finished (called on the bus thread).
+    func drainCompletedPrompts() {
+        let finished = completed.queue.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+        for (path, dismissed, objects) in finished {
+            do {
+                let signal = try bus.signal(path: path, interface: "org.freedesktop.Secret.Prompt", member: "Completed")
+                try signal.append(dismissed)
+                try signal.open("v", "ao")
+                try appendPaths(objects, to: signal)
+                try signal.close()
+                try bus.send(signal)
+            } catch {
+                configuration.log("the Secret Service could not emit Completed for \(path): \(error)")
+            }
+        }
+    }
+
+    private func emit(_ member: String, _ item: String) {
+        do {
+            let signal = try bus.signal(path: SecretPaths.collection, interface: "org.freedesktop.Secret.Collection", member: member)
+            try signal.append(item, as: "o")
+            try bus.send(signal)
+        } catch {
+            configuration.log("the Secret Service could not emit \(member): \(error)")
+        }
+    }
+
+    // MARK: Properties
+
+    private func properties(_ message: BusMessage, _ target: Target) throws -> BusMessage? {
+        switch message.member {
+        case "Get":
+            let interface = try message.readString(), name = try message.readString()
+            let values = try propertyValues(target, interface: interface)
+            guard let value = values.first(where: { $0.name == name }) else {
+                throw SecretServiceError(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name)")
+            }
+            let reply = try bus.reply(to: message)
+            try reply.open("v", value.signature)
+            try value.write(reply)
+            try reply.close()
+            return reply
+        case "GetAll":
+            let interface = try message.readString()
+            let reply = try bus.reply(to: message)
+            try reply.open("a", "{sv}")
+            for value in try propertyValues(target, interface: interface) {
+                try reply.open("e", "sv")
+                try reply.append(value.name)
+                try reply.open("v", value.signature)
+                try value.write(reply)
+                try reply.close()
+                try reply.close()
+            }
+            try reply.close()
+            return reply
+        case "Set":
+            let interface = try message.readString(), name = try message.readString()
+            guard case .item(let reference) = target, interface == "org.freedesktop.Secret.Item" else {
+                throw SecretServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
+            }
+            guard let (type, contents) = try message.peek(), type == "v" else { throw SecretServiceError.invalidArguments("Set needs a variant") }
+            _ = try message.enter("v", contents)
+            switch (name, contents) {
+            case ("Label", "s"): try store.update(reference, changes: ItemChanges(attributes: [.label: .string(try message.readString())]))
+            case ("Attributes", "a{ss}"): try store.setAttributes(reference, try readAttributes(message))
+            default:
+                throw SecretServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
+            }
+            emit("ItemChanged", SecretPaths.item(reference))
+            return try bus.reply(to: message)
+        default:
+            return nil
+        }
+    }
+
+    /// A property: its name, signature and how to write its value.
+    private struct Property {
+        let name: String
+        let signature: String
+        let write: (BusMessage) throws -> Void
+    }
+
+    private func propertyValues(_ target: Target, interface: String) throws -> [Property] {
+        switch (target, interface) {
+        case (.service, "org.freedesktop.Secret.Service"):
+            return [Property(name: "Collections", signature: "ao") { try self.appendPaths([SecretPaths.collection], to: $0) }]
+        case (.collection, "org.freedesktop.Secret.Collection"):
+            let found = try store.search([:])
+            let locked = store.isLocked
+            return [
+                Property(name: "Items", signature: "ao") { try self.appendPaths((found.unlocked + found.locked).map(SecretPaths.item), to: $0) },
+                Property(name: "Label", signature: "s") { try $0.append("Login") },
+                Property(name: "Locked", signature: "b") { try $0.append(locked) },
+                Property(name: "Created", signature: "t") { try $0.append(UInt64(0)) },
+                Property(name: "Modified", signature: "t") { try $0.append(UInt64(0)) },
+            ]
+        case (.item(let reference), "org.freedesktop.Secret.Item"):
+            let item = try store.item(reference)
+            return [
+                Property(name: "Locked", signature: "b") { try $0.append(false) },
+                Property(name: "Attributes", signature: "a{ss}") { try self.appendAttributes(item.attributes, to: $0) },
+                Property(name: "Label", signature: "s") { try $0.append(item.label) },
+                Property(name: "Created", signature: "t") { try $0.append(UInt64(max(0, item.created.timeIntervalSince1970))) },
+                Property(name: "Modified", signature: "t") { try $0.append(UInt64(max(0, item.modified.timeIntervalSince1970))) },
+            ]
+        default:
+            return []
+        }
+    }
+
+    // MARK: Marshalling
+
+    private func session(_ path: String, caller: String) throws -> (path: String, session: SecretSessions.Session) {
+        guard let session = sessions.session(path, caller: caller) else {
+            throw SecretServiceError.noSession("the session \(path) is not one of yours")
+        }
+        return (path, session)
+    }
+
+    private func readAttributes(_ message: BusMessage) throws -> [String: String] {
+        var attributes: [String: String] = [:]
+        _ = try message.enter("a", "{ss}")
+        while try message.enter("e", "ss") {
+            let name = try message.readString()
+            attributes[name] = try message.readString()
+            try message.exit()
+        }
+        try message.exit()
+        return attributes
+    }
+
+    private func readPaths(_ message: BusMessage) throws -> [String] {
+        var paths: [String] = []
+        _ = try message.enter("a", "o")
+        while try message.peek() != nil { paths.append(try message.readString("o")) }
+        try message.exit()
+        return paths
+    }
+
+    /// `CreateItem`'s and `CreateCollection`'s property map: the label and the attributes.
+    private func readProperties(_ message: BusMessage) throws -> (label: String?, attributes: [String: String]?) {
+        var label: String?
+        var attributes: [String: String]?
+        _ = try message.enter("a", "{sv}")
+        while try message.enter("e", "sv") {
+            let name = try message.readString()
+            guard let (_, contents) = try message.peek() else { throw SecretServiceError.invalidArguments("a property without a value") }
+            _ = try message.enter("v", contents)
+            switch (name, contents) {
+            case ("org.freedesktop.Secret.Item.Label", "s"), ("org.freedesktop.Secret.Collection.Label", "s"): label = try message.readString()
+            case ("org.freedesktop.Secret.Item.Attributes", "a{ss}"): attributes = try readAttributes(message)
+            default: try message.skip()
+            }
+            try message.exit()
+            try message.exit()
+        }
+        try message.exit()
+        return (label, attributes)
+    }
+
+    /// A client's secret `(oayays)`, decrypted with its session.
+    private func readSecret(_ message: BusMessage) throws -> (value: Data, contentType: String) {
+        _ = try message.enter("r", "oayays")
+        let (_, session) = try session(try message.readString("o"), caller: message.sender)
+        let parameters = Data(try message.readBytes())
+        let value = Data(try message.readBytes())
+        let contentType = try message.readString()
+        try message.exit()
+        guard let transport = session.transport else { return (value, contentType) }
+        return (try transport.decrypt(iv: parameters, ciphertext: value), contentType)
+    }
+
+    private func appendSecret(_ secret: (value: Data, contentType: String), session: (path: String, session: SecretSessions.Session),
+                              to message: BusMessage) throws {
+        try message.open("r", "oayays")
+        try message.append(session.path, as: "o")
+        if let transport = session.session.transport {
+            let (iv, ciphertext) = try transport.encrypt(secret.value)
+            try message.append(bytes: Array(iv))
+            try message.append(bytes: Array(ciphertext))
+        } else {
+            try message.append(bytes: [])
+            try message.append(bytes: Array(secret.value))
+        }
+        try message.append(secret.contentType)
+        try message.close()
+    }
+
+    func appendPaths(_ paths: [String], to message: BusMessage) throws {
+        try message.open("a", "o")
+        for path in paths { try message.append(path, as: "o") }
+        try message.close()
+    }
+
+    private func appendAttributes(_ attributes: [String: String], to message: BusMessage) throws {
+        try message.open("a", "{ss}")
+        for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
+            try message.open("e", "ss")
+            try message.append(name)
+            try message.append(value)
+            try message.close()
+        }
+        try message.close()
+    }
+}

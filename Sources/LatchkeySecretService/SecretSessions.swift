@@ -1,0 +1,75 @@
+import Foundation
+import LatchkeyPKI
+
+/// The sessions clients open (`OpenSession`): `plain`, or the DH transport. A session belongs to the bus
+/// connection that opened it and dies with it (`Close`, or the peer leaving the bus).
+struct SecretSessions {
+    struct Session {
+        let owner: String
+        /// nil for `plain`.
+        let transport: SecretTransport?
+    }
+
+    private var sessions: [String: Session] = [:]
+    private var next = 1
+
+    /// Opens a session for `owner`; its object path.
+    mutating func open(owner: String, transport: SecretTransport?) -> String {
+        let path = SecretPaths.session + "/s\(next)"
+        next += 1
+        sessions[path] = Session(owner: owner, transport: transport)
+        return path
+    }
+
+    /// The session at `path` if `caller` opened it.
+    func session(_ path: String, caller: String) -> Session? {
+        guard let session = sessions[path], session.owner == caller else { return nil }
+        return session
+    }
+
+    /// Closes the session at `path` (its owner only).
+    mutating func close(_ path: String, caller: String) -> Bool {
+        guard sessions[path]?.owner == caller else { return false }
+        sessions[path] = nil
+        return true
+    }
+
+    /// Closes every session of a peer that left the bus.
+    mutating func closeAll(of owner: String) { sessions = sessions.filter { $0.value.owner != owner } }
+
+    var count: Int { sessions.count }
+}
+
+/// The object paths of the provider.
+enum SecretPaths {
+    static let service = "/org/freedesktop/secrets"
+    static let collection = "/org/freedesktop/secrets/collection/login"
+    static let defaultAlias = "/org/freedesktop/secrets/aliases/default"
+    static let session = "/org/freedesktop/secrets/session"
+    static let prompt = "/org/freedesktop/secrets/prompt"
+    static let none = "/"
+
+    /// An item's path: its persistent reference in hex, under the collection.
+    static func item(_ reference: Data) -> String { collection + "/" + reference.map { String(format: "%02x", $0) }.joined() }
+
+    /// The persistent reference an item path names (under the collection or its alias), or nil.
+    static func reference(_ path: String) -> Data? {
+        for prefix in [collection + "/", defaultAlias + "/"] where path.hasPrefix(prefix) {
+            let hex = path.dropFirst(prefix.count)
+            guard hex.count == 64, !hex.contains("/") else { return nil }
+            var bytes: [UInt8] = []
+            var index = hex.startIndex
+            while index < hex.endIndex {
+                let next = hex.index(index, offsetBy: 2)
+                guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+                bytes.append(byte)
+                index = next
+            }
+            return Data(bytes)
+        }
+        return nil
+    }
+
+    /// Whether `path` is the collection (by its own path or the `default` alias).
+    static func isCollection(_ path: String) -> Bool { path == collection || path == defaultAlias }
+}

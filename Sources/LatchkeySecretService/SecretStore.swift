@@ -1,0 +1,125 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyEngine
+
+/// The Secret Service's items as Latchkey items — the mapping, in one place:
+///
+/// | Secret Service | Latchkey generic password |
+/// |---|---|
+/// | the `login` collection (alias `default`) | the keychain; access group `org.freedesktop.secrets`, service `org.freedesktop.secrets` |
+/// | an item | an item with a random account (32 hex digits) |
+/// | its object path | `…/collection/login/` + its persistent reference in hex |
+/// | `Label` | `labl` |
+/// | `Attributes` | one `ss.<name>` attribute per pair: text, sealed and indexed like every attribute |
+/// | the secret, its content type | the item's data; `desc` |
+/// | `Created`, `Modified` | `cdat`, `mdat` (seconds since 1970) |
+/// | `Locked` | the item's class key is unavailable (`kSecAttrAccessibleWhenUnlocked` items, a locked keychain) |
+struct SecretStore {
+    let database: KeychainDatabase
+    static let group = "org.freedesktop.secrets"
+    static let service = "org.freedesktop.secrets"
+    let caller = CallerIdentity(applicationIdentifier: group, accessGroups: [group])
+
+    /// An item as the Secret Service shows it.
+    struct Item {
+        let reference: Data
+        let label: String
+        let attributes: [String: String]
+        let contentType: String
+        let created: Date
+        let modified: Date
+    }
+
+    private func matching(_ attributes: [String: String]) -> [AttributeKey: AttributeValue] {
+        var matching: [AttributeKey: AttributeValue] = [.service: .string(Self.service)]
+        for (name, value) in attributes { matching[AttributeKey.secretService(name)] = .string(value) }
+        return matching
+    }
+
+    /// The items whose attributes include every pair of `attributes` (all of them for none), split into those
+    /// readable now and those locked.
+    func search(_ attributes: [String: String]) throws(KeychainError) -> (unlocked: [Data], locked: [Data]) {
+        let found = try database.locate(ItemQuery(.genericPassword, matching: matching(attributes), limit: .all), caller: caller)
+        return (found.filter(\.available).map(\.reference), found.filter { !$0.available }.map(\.reference))
+    }
+
+    /// Whether the keychain is locked (its `…WhenUnlocked` class keys are gone).
+    var isLocked: Bool { database.lockState != .unlocked }
+
+    private func query(_ reference: Data, returning: ReturnOptions) -> ItemQuery {
+        ItemQuery(.genericPassword, persistentReference: reference, returning: returning, authenticationUI: .fail)
+    }
+
+    /// One item's attributes: `errSecItemNotFound` when it is gone, `errSecInteractionNotAllowed` when locked.
+    func item(_ reference: Data) throws(KeychainError) -> Item {
+        guard let found = try database.copyMatching(query(reference, returning: .attributes), caller: caller).first else {
+            throw KeychainError(.itemNotFound)
+        }
+        return Self.item(found)
+    }
+
+    static func item(_ found: ItemResult) -> Item {
+        var attributes: [String: String] = [:]
+        // An attribute removed by `setAttributes` is left empty (the engine's updates merge): empty is absent.
+        for (key, value) in found.attributes where AttributeKey.isSecretServiceAttribute(key) {
+            guard let text = value.stringValue, !text.isEmpty else { continue }
+            attributes[String(key.rawValue.dropFirst(AttributeKey.secretServicePrefix.count))] = text
+        }
+        func date(_ key: AttributeKey) -> Date {
+            if case .date(let date)? = found.attributes[key] { return date }
+            return Date(timeIntervalSince1970: 0)
+        }
+        return Item(reference: found.persistentReference, label: found.attributes[.label]?.stringValue ?? "",
+                    attributes: attributes, contentType: found.attributes[.itemDescription]?.stringValue ?? "text/plain",
+                    created: date(.creationDate), modified: date(.modificationDate))
+    }
+
+    /// One item's secret and content type.
+    func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String) {
+        guard let found = try database.copyMatching(query(reference, returning: [.attributes, .data]), caller: caller).first else {
+            throw KeychainError(.itemNotFound)
+        }
+        return (found.data ?? Data(), found.attributes[.itemDescription]?.stringValue ?? "text/plain")
+    }
+
+    /// Stores a new item, or — with `replace` — overwrites the first unlocked item whose attributes are exactly
+    /// `attributes`; returns its reference.
+    func create(label: String, attributes: [String: String], secret: Data, contentType: String, replace: Bool)
+        throws(KeychainError) -> Data
+    {
+        if replace {
+            for reference in try search(attributes).unlocked where try item(reference).attributes == attributes {
+                try update(reference, changes: ItemChanges(attributes: [.label: .string(label), .itemDescription: .string(contentType)],
+                                                           data: secret))
+                return reference
+            }
+        }
+        var fields = matching(attributes)
+        fields[.account] = .string(SecureRandom.bytes(16).map { String(format: "%02x", $0) }.joined())
+        fields[.label] = .string(label)
+        fields[.itemDescription] = .string(contentType)
+        guard let added = try database.add(NewItem(.genericPassword, attributes: fields, data: secret), caller: caller,
+                                           returning: .persistentReference)
+        else { throw KeychainError(.internal, "the new item did not come back") }
+        return added.persistentReference
+    }
+
+    /// Changes one item.
+    func update(_ reference: Data, changes: ItemChanges) throws(KeychainError) {
+        _ = try database.update(query(reference, returning: []), with: changes, caller: caller)
+    }
+
+    /// Replaces one item's attribute map (every `ss.` attribute it had goes, the new ones come).
+    func setAttributes(_ reference: Data, _ attributes: [String: String]) throws(KeychainError) {
+        let current = try item(reference)
+        var changes: [AttributeKey: AttributeValue] = [:]
+        for name in current.attributes.keys where attributes[name] == nil { changes[AttributeKey.secretService(name)] = .string("") }
+        for (name, value) in attributes { changes[AttributeKey.secretService(name)] = .string(value) }
+        try update(reference, changes: ItemChanges(attributes: changes))
+    }
+
+    /// Deletes one item.
+    func delete(_ reference: Data) throws(KeychainError) {
+        _ = try database.delete(query(reference, returning: []), caller: caller)
+    }
+}

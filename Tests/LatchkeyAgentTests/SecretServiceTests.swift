@@ -1,0 +1,255 @@
+import Foundation
+import Latchkey
+import LatchkeyTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `latchkeyd --secret-service` on a private session bus (a `dbus-daemon` of the test's own, configured with
+/// no service directories, so nothing else is activated in its place), driven by the clients people use:
+/// libsecret's `secret-tool` (DH session) and Python's `secretstorage`, plus raw calls for the errors.
+@Suite(.serialized, .dedicatedThreads) struct SecretServiceTests {
+    /// A sandbox with its own session bus; the agent provides the Secret Service on it.
+    final class Desktop {
+        let sandbox: AgentSandbox
+        let bus: SpawnedProcess
+        var address: String { "unix:path=" + sandbox.directory.file("session-bus") }
+        var environment: [String: String] { sandbox.environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, new in new } }
+
+        init(pinentryAnswer: String? = nil, startingTheAgent: Bool = true) throws {
+            sandbox = try AgentSandbox()
+            let configuration = sandbox.directory.file("session-bus.conf")
+            try """
+                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                <busconfig>
+                  <type>session</type>
+                  <listen>unix:path=\(sandbox.directory.file("session-bus"))</listen>
+                  <auth>EXTERNAL</auth>
+                  <policy context="default">
+                    <allow send_destination="*" eavesdrop="true"/>
+                    <allow eavesdrop="true"/>
+                    <allow own="*"/>
+                  </policy>
+                </busconfig>
+                """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            bus = try SpawnedProcess("/usr/bin/dbus-daemon", ["--config-file=" + configuration, "--nofork", "--nopidfile"],
+                                     environment: ["PATH": "/usr/bin:/bin"], log: sandbox.directory.file("session-bus.log"))
+            let socket = sandbox.directory.file("session-bus")
+            try waitUntil("the session bus") { FileManager.default.fileExists(atPath: socket) }
+            sandbox.agentEnvironment["DBUS_SESSION_BUS_ADDRESS"] = address
+            if let pinentryAnswer {
+                sandbox.agentEnvironment["LATCHKEY_PINENTRY"] = AgentHardeningTests.tools + "/fake-pinentry.py"
+                sandbox.agentEnvironment["FAKE_PINENTRY_LOG"] = sandbox.directory.file("pinentry.log")
+                sandbox.agentEnvironment["FAKE_PINENTRY_ANSWER"] = sandbox.directory.file("pinentry.answer")
+                try (pinentryAnswer + "\n").write(toFile: sandbox.directory.file("pinentry.answer"), atomically: true, encoding: .utf8)
+            }
+            if startingTheAgent { try sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"]) }
+        }
+
+        deinit {
+            sandbox.stop()
+            bus.stop()
+        }
+
+        func secretTool(_ arguments: String..., input: String? = nil) throws -> HelperProcess.Output {
+            try HelperProcess.run("/usr/bin/secret-tool", arguments, environment: environment, input: input.map { Data($0.utf8) })
+        }
+
+        /// Runs a Python script (Debian's python3, with `secretstorage` and `dbus`) on the session bus.
+        func python(_ script: String, _ arguments: String...) throws -> HelperProcess.Output {
+            try HelperProcess.run("/usr/bin/python3", ["-c", script] + arguments, environment: environment)
+        }
+    }
+
+    @Test func secretToolStoresLooksUpSearchesAndClearsLatchkeyItems() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        #expect(desktop.sandbox.agentLog.contains("serving the Secret Service (org.freedesktop.secrets) on the session bus"))
+        let stored = try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret")
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(try desktop.secretTool("store", "--label=Other", "service", "mail", "user", "bob", input: "open").status == 0)
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
+        // Storing again with the same attributes replaces the item (secret-tool asks to).
+        #expect(try desktop.secretTool("store", "--label=Mail again", "service", "mail", "user", "alice", input: "n3w").status == 0)
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w")
+
+        let search = try desktop.secretTool("search", "--all", "service", "mail")
+        #expect(search.status == 0, "\(search.stderr)")
+        let labels = search.stdout.split(separator: "\n").filter { $0.hasPrefix("label = ") }.sorted()
+        #expect(labels == ["label = Mail again", "label = Other"])
+        // secret-tool writes the attributes to its standard error.
+        #expect(search.stderr.contains("attribute.user = alice\n") && search.stderr.contains("attribute.service = mail\n"), "\(search.stderr)")
+
+        // They are keychain items: the CLI sees them, in the Secret Service's group.
+        let dump = try desktop.sandbox.cli("dump-keychain", "-d")
+        #expect(dump.stdout.contains("\"agrp\"<blob>=\"org.freedesktop.secrets\""))
+        #expect(dump.stdout.contains("\"ss.user\"<blob>=\"alice\""), "\(dump.stdout)")
+        #expect(dump.stdout.contains("data:\n\"n3w\""), "\(dump.stdout)")
+
+        #expect(try desktop.secretTool("clear", "service", "mail", "user", "bob").status == 0)
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "bob").status == 1)
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w")
+    }
+
+    static let secretStorage = """
+        import sys, secretstorage
+        bus = secretstorage.dbus_init()
+        collection = secretstorage.get_default_collection(bus)
+        print("collection", collection.collection_path, collection.get_label(), collection.is_locked())
+        item = collection.create_item("Token", {"app": "ci", "kind": "api"}, b"t0ken", replace=True)
+        print("created", item.get_label(), sorted(item.get_attributes().items()))
+        found = list(collection.search_items({"app": "ci"}))
+        print("found", len(found), found[0].get_secret())
+        found[0].set_label("Token 2")
+        found[0].set_attributes({"app": "ci", "kind": "deploy"})
+        again = list(secretstorage.search_items(bus, {"kind": "deploy"}))
+        print("changed", again[0].get_label(), sorted(again[0].get_attributes().items()), again[0].get_secret_content_type())
+        again[0].set_secret(b"rotated", "application/octet-stream")
+        print("secret", again[0].get_secret(), again[0].get_secret_content_type())
+        print("old attribute gone", list(secretstorage.search_items(bus, {"kind": "api"})) == [])
+        again[0].delete()
+        print("deleted", list(collection.search_items({"app": "ci"})) == [])
+        """
+
+    @Test func pythonSecretStorageDoesEverythingThroughTheDHSession() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        let run = try desktop.python(Self.secretStorage)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == """
+            collection /org/freedesktop/secrets/aliases/default Login False
+            created Token [('app', 'ci'), ('kind', 'api')]
+            found 1 b't0ken'
+            changed Token 2 [('app', 'ci'), ('kind', 'deploy')] text/plain
+            secret b'rotated' application/octet-stream
+            old attribute gone True
+            deleted True
+
+            """)
+    }
+
+    static let rawCalls = """
+        import sys, dbus
+        bus = dbus.SessionBus()
+        service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        def error(call):
+            try:
+                call()
+                return "no error"
+            except dbus.exceptions.DBusException as failure:
+                return failure.get_dbus_name()
+        print("unknown algorithm", error(lambda: service.OpenSession("dh-unknown", dbus.String("", variant_level=1))))
+        print("bad public value", error(lambda: service.OpenSession("dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.ByteArray(b"\\x01", variant_level=1))))
+        output, session = service.OpenSession("plain", dbus.String("", variant_level=1))
+        print("plain", repr(str(output)), session.startswith("/org/freedesktop/secrets/session/"))
+        print("alias", service.ReadAlias("default"), service.ReadAlias("nothing"))
+        print("another collection", error(lambda: service.CreateCollection({}, "work")))
+        collection = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.Secret.Collection")
+        secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"plain secret"), "text/plain"), signature="oayays")
+        item, prompt = collection.CreateItem({"org.freedesktop.Secret.Item.Label": "Raw", "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary({"raw": "1"}, signature="ss")}, secret, False)
+        print("created", prompt)
+        secrets = service.GetSecrets([item], session)
+        print("secret", bytes(secrets[item][2]))
+        other = dbus.SessionBus(private=True)
+        foreign = dbus.Interface(other.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        print("foreign session", error(lambda: foreign.GetSecrets([item], session)))
+        missing = item[:-4] + "0000"
+        print("missing item", error(lambda: dbus.Interface(bus.get_object("org.freedesktop.secrets", missing), "org.freedesktop.Secret.Item").GetSecret(session)))
+        print("not an object", error(lambda: dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/elsewhere"), "org.freedesktop.Secret.Item").GetSecret(session)))
+        dbus.Interface(bus.get_object("org.freedesktop.secrets", session), "org.freedesktop.Secret.Session").Close()
+        print("closed session", error(lambda: service.GetSecrets([item], session)))
+        print("collection delete", error(lambda: collection.Delete()))
+        """
+
+    @Test func errorsAreTheOnesClientsExpect() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        let run = try desktop.python(Self.rawCalls)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == """
+            unknown algorithm org.freedesktop.DBus.Error.NotSupported
+            bad public value org.freedesktop.DBus.Error.InvalidArgs
+            plain '' True
+            alias /org/freedesktop/secrets/collection/login /
+            another collection org.freedesktop.DBus.Error.NotSupported
+            created /
+            secret b'plain secret'
+            foreign session org.freedesktop.Secret.Error.NoSession
+            missing item org.freedesktop.Secret.Error.NoSuchObject
+            not an object org.freedesktop.DBus.Error.UnknownObject
+            closed session org.freedesktop.Secret.Error.NoSession
+            collection delete org.freedesktop.DBus.Error.NotSupported
+
+            """)
+    }
+
+    static let lockedLookup = """
+        import sys, dbus
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+        DBusGMainLoop(set_as_default=True)
+        bus = dbus.SessionBus()
+        service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        unlocked, locked = service.SearchItems({"service": "mail"})
+        print("search while locked", len(unlocked), len(locked))
+        done, prompt = service.Unlock(locked)
+        print("unlock", len(done), prompt.startswith("/org/freedesktop/secrets/prompt/"))
+        loop = GLib.MainLoop()
+        def completed(dismissed, result):
+            print("completed", bool(dismissed), len(result))
+            loop.quit()
+        bus.add_signal_receiver(completed, "Completed", "org.freedesktop.Secret.Prompt", None, prompt)
+        dbus.Interface(bus.get_object("org.freedesktop.secrets", prompt), "org.freedesktop.Secret.Prompt").Prompt("")
+        GLib.timeout_add_seconds(20, loop.quit)
+        loop.run()
+        unlocked, locked = service.SearchItems({"service": "mail"})
+        print("search after", len(unlocked), len(locked))
+        """
+
+    @Test(arguments: [("pin:" + AgentSandbox.passphrase, "completed False 1\nsearch after 1 0\n"),
+                      ("cancel", "completed True 0\nsearch after 0 1\n")])
+    func aLockedKeychainListsItsMatchesAsLockedAndUnlocksThroughAPrompt(_ answer: String, _ expected: String) throws {
+        let desktop = try Desktop(pinentryAnswer: answer)
+        try desktop.sandbox.unlock()
+        #expect(try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret").status == 0)
+        #expect(try desktop.sandbox.cli("lock-keychain").status == 0)
+        let run = try desktop.python(Self.lockedLookup)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "search while locked 0 1\nunlock 0 True\n" + expected, "\(desktop.sandbox.agentLog)")
+        let asked = desktop.sandbox.file(desktop.sandbox.directory.file("pinentry.log"))
+        #expect(asked.contains("GETPIN"), "\(asked)")
+    }
+
+    @Test func theReadmeSessionRuns() throws {
+        let desktop = try Desktop(startingTheAgent: false)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```sh\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let session = try #require(blocks.first { $0.contains("LATCHKEY_SECRET_SERVICE=1 latchkey unlock-keychain") })
+        var environment = desktop.environment.merging(desktop.sandbox.agentEnvironment) { _, new in new }
+        environment["LATCHKEY_PASSPHRASE"] = AgentSandbox.passphrase
+        environment["PATH"] = URL(fileURLWithPath: HelperProcess.product("latchkey")).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        // The session starts an agent, which outlives it: stopped by its pid (in the keychain's agent lock) after.
+        defer {
+            let holder = desktop.sandbox.file(desktop.sandbox.keychainPath + ".agent-lock")
+            if let pid = holder.split(separator: " ").first.flatMap({ Int32($0) }), pid > 0 { kill(pid, SIGTERM) }
+        }
+        let output = try HelperProcess.run("/bin/bash", ["-c", "set -e\n" + session], environment: environment)
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout == "s3cret", "\(output.stderr)")
+    }
+
+    @Test func anotherProviderOnTheBusStopsTheAgentWithAReason() throws {
+        let desktop = try Desktop()
+        _ = try KeychainDatabase.create(at: desktop.sandbox.directory.file("other.keychain"), passphrase: Passphrase("other"),
+                                        keyDerivation: .minimum)
+        let second = try HelperProcess.run(
+            HelperProcess.product("latchkeyd"), ["--secret-service", "--keychain", desktop.sandbox.directory.file("other.keychain"),
+                                                 "--socket", desktop.sandbox.directory.file("run/other.sock")],
+            environment: desktop.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + desktop.sandbox.directory.file("none")]) { _, new in new })
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("cannot provide the Secret Service: taking the name org.freedesktop.secrets"), "\(second.stderr)")
+    }
+}
