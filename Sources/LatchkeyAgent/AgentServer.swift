@@ -27,14 +27,19 @@ public final class AgentServer: Sendable {
         public var pinentry: String?
         /// Whether to provide the Secret Service (`org.freedesktop.secrets`) on the session bus too.
         public var secretService: Bool
+        /// Whether each program sees only its own Secret Service items and its groups' (else every program
+        /// of the user sees them all, as with GNOME Keyring).
+        public var isolatedSecretService: Bool
 
         /// Creates options.
-        public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false) {
+        public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
+                    isolatedSecretService: Bool = false) {
             self.keychainPath = keychainPath
             self.socketPath = socketPath
             self.verbose = verbose
             self.pinentry = pinentry
             self.secretService = secretService
+            self.isolatedSecretService = isolatedSecretService
         }
     }
 
@@ -75,7 +80,10 @@ public final class AgentServer: Sendable {
             let state = state
             let configuration = SecretServiceProvider.Configuration(
                 database: state.keychain, unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase) },
-                lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence, log: log)
+                lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
+                policy: options.isolatedSecretService ? .isolated : .shared,
+                identify: { pid, uid in Self.secretServiceCaller(pid: pid, uid: uid, state: state) }, log: log)
+            log("Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")")
             do {
                 try SecretServiceProvider.start(configuration)
             } catch {
@@ -88,6 +96,22 @@ public final class AgentServer: Sendable {
         } else {
             listener = try Self.listen(at: options.socketPath)
             log("listening on \(options.socketPath)")
+        }
+    }
+
+    /// Who a Secret Service client acts as under isolation: a registered program as its registration; any
+    /// other as its executable (application identifier its path, one access group `secret-service:<path>`) —
+    /// never a name it could choose. A registered path whose binary changed is refused, as on the socket.
+    static func secretServiceCaller(pid: Int32, uid: UInt32, state: AgentState) -> Result<CallerIdentity, KeychainError> {
+        let peer = PeerIdentity.identify(pid: pid, uid: uid, digests: state.digests)
+        guard let registrations = state.currentRegistrations else {
+            return .failure(KeychainError(.interactionNotAllowed,
+                                          "the agent has not been unlocked since it started (registrations are sealed under the passphrase)"))
+        }
+        switch CallerPolicy.standing(of: peer, registrations: registrations) {
+        case .registered(let registration): return .success(registration.caller)
+        case .unregistered(let path): return .success(CallerIdentity(applicationIdentifier: path, accessGroups: ["secret-service:" + path]))
+        case .refused(let error): return .failure(error)
         }
     }
 

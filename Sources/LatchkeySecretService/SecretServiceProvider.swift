@@ -22,14 +22,23 @@ package enum SecretServiceProvider {
         package let presence: (any UserPresenceVerifier)?
         /// The agent's log.
         package let log: @Sendable (String) -> Void
+        /// Which items each program sees.
+        package let policy: SecretServicePolicy
+        /// The identity a process (pid, uid) acts as under isolation — its registration's, else its
+        /// executable's own — or why it is refused.
+        package let identify: @Sendable (_ pid: Int32, _ uid: UInt32) -> Result<CallerIdentity, KeychainError>
 
         /// A configuration.
         package init(database: KeychainDatabase, unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
-                     lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void) {
+                     lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
+                     identify: @escaping @Sendable (_ pid: Int32, _ uid: UInt32) -> Result<CallerIdentity, KeychainError>,
+                     log: @escaping @Sendable (String) -> Void) {
             self.database = database
             self.unlock = unlock
             self.lock = lock
             self.presence = presence
+            self.policy = policy
+            self.identify = identify
             self.log = log
         }
     }
@@ -73,6 +82,16 @@ package enum SecretServiceProvider {
     }
 }
 
+/// Which Secret Service items a program sees.
+package enum SecretServicePolicy: String, Sendable, CaseIterable {
+    /// Every program of the user sees every Secret Service item (as with GNOME Keyring): the compatible
+    /// default.
+    case shared
+    /// A program sees the items it created and those of the access groups it is registered for
+    /// (`latchkey register-application` grants more); an unregistered program is its executable (path).
+    case isolated
+}
+
 /// A D-Bus error a method answers with.
 struct SecretServiceError: Error {
     let name: String
@@ -83,12 +102,14 @@ struct SecretServiceError: Error {
     static func noSession(_ message: String) -> Self { Self(name: "org.freedesktop.Secret.Error.NoSession", message: message) }
     static func notSupported(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.NotSupported", message: message) }
     static func invalidArguments(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message) }
+    static func accessDenied(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.AccessDenied", message: message) }
 
     /// A keychain failure as the Secret Service names it.
     init(_ error: KeychainError) {
         switch error.status {
         case .interactionNotAllowed: self = .isLocked("the keychain is locked: \(error.message)")
         case .itemNotFound: self = .noSuchObject("no such item")
+        case .missingEntitlement: self = .accessDenied(error.message)
         default: self.init(name: "org.freedesktop.DBus.Error.Failed", message: error.message)
         }
     }

@@ -10,7 +10,6 @@ import Synchronization
 final class SecretServiceServer {
     let bus: Bus
     let configuration: SecretServiceProvider.Configuration
-    let store: SecretStore
     var sessions = SecretSessions()
     /// Prompts made and not yet completed: their owners and the objects they unlock.
     var prompts: [String: (owner: String, objects: [String])] = [:]
@@ -25,12 +24,28 @@ final class SecretServiceServer {
     init(bus: Bus, configuration: SecretServiceProvider.Configuration) {
         self.bus = bus
         self.configuration = configuration
-        self.store = SecretStore(database: configuration.database)
+    }
+
+    /// The store as the sender of `message` sees it: another user's program is refused; under isolation the
+    /// program acts as itself, asked anew at every call (a process may run another program since).
+    private func store(for message: BusMessage) throws -> SecretStore {
+        let (uid, pid) = try bus.credentials(of: message.sender)
+        guard uid == getuid() else {
+            configuration.log("refused a Secret Service call from pid \(pid): uid \(uid) is not the agent's user")
+            throw SecretServiceError.accessDenied("programs of another user (uid \(uid)) are refused")
+        }
+        switch configuration.policy {
+        case .shared: return SecretStore(database: configuration.database, caller: SecretStore.shared)
+        case .isolated: return SecretStore(database: configuration.database, caller: try configuration.identify(pid, uid).get())
+        }
     }
 
     func install() throws(BusError) {
         try bus.handleObjects(under: SecretPaths.service) { [unowned self] message in self.handle(message) }
-        try bus.onPeerGone { [unowned self] peer in self.sessions.closeAll(of: peer) }
+        try bus.onPeerGone { [unowned self] peer in
+            let closed = self.sessions.closeAll(of: peer)
+            if closed > 0 { self.configuration.log("closed \(closed) Secret Service session(s) of \(peer), which left the bus") }
+        }
     }
 
     // MARK: Dispatch
@@ -101,6 +116,7 @@ final class SecretServiceServer {
     // MARK: Service
 
     private func service(_ message: BusMessage, _ member: String) throws -> BusMessage? {
+        let store = try store(for: message)
         switch member {
         case "OpenSession":
             let algorithm = try message.readString()
@@ -201,6 +217,7 @@ final class SecretServiceServer {
     // MARK: Collection
 
     private func collection(_ message: BusMessage, _ member: String) throws -> BusMessage? {
+        let store = try store(for: message)
         switch member {
         case "SearchItems":
             let found = try store.search(try readAttributes(message))
@@ -218,6 +235,7 @@ final class SecretServiceServer {
             try reply.append(path, as: "o")
             try reply.append(SecretPaths.none, as: "o")
             emit("ItemCreated", path)
+            propertiesChanged(SecretPaths.collection, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
             return reply
         case "Delete":
             throw SecretServiceError.notSupported("the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain")
@@ -229,6 +247,7 @@ final class SecretServiceServer {
     // MARK: Item
 
     private func item(_ message: BusMessage, _ member: String, _ reference: Data) throws -> BusMessage? {
+        let store = try store(for: message)
         let path = SecretPaths.item(reference)
         switch member {
         case "GetSecret":
@@ -240,10 +259,12 @@ final class SecretServiceServer {
             let secret = try readSecret(message)
             try store.update(reference, changes: ItemChanges(attributes: [.itemDescription: .string(secret.contentType)], data: secret.value))
             emit("ItemChanged", path)
+            propertiesChanged(path, interface: "org.freedesktop.Secret.Item", invalidated: ["Modified"])
             return try bus.reply(to: message)
         case "Delete":
             try store.delete(reference)
             emit("ItemDeleted", path)
+            propertiesChanged(SecretPaths.collection, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
             let reply = try bus.reply(to: message)
             try reply.append(SecretPaths.none, as: "o")
             return reply
@@ -331,10 +352,11 @@ final class SecretServiceServer {
     // MARK: Properties
 
     private func properties(_ message: BusMessage, _ target: Target) throws -> BusMessage? {
+        let store = try store(for: message)
         switch message.member {
         case "Get":
             let interface = try message.readString(), name = try message.readString()
-            let values = try propertyValues(target, interface: interface)
+            let values = try propertyValues(target, interface: interface, store: store)
             guard let value = values.first(where: { $0.name == name }) else {
                 throw SecretServiceError(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name)")
             }
@@ -347,7 +369,7 @@ final class SecretServiceServer {
             let interface = try message.readString()
             let reply = try bus.reply(to: message)
             try reply.open("a", "{sv}")
-            for value in try propertyValues(target, interface: interface) {
+            for value in try propertyValues(target, interface: interface, store: store) {
                 try reply.open("e", "sv")
                 try reply.append(value.name)
                 try reply.open("v", value.signature)
@@ -371,9 +393,27 @@ final class SecretServiceServer {
                 throw SecretServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
             }
             emit("ItemChanged", SecretPaths.item(reference))
+            propertiesChanged(SecretPaths.item(reference), interface: "org.freedesktop.Secret.Item", invalidated: [name, "Modified"])
             return try bus.reply(to: message)
         default:
             return nil
+        }
+    }
+
+    /// `PropertiesChanged` for `path`, naming the changed properties as invalidated: clients read them again,
+    /// each as what it may see (under isolation the values depend on who asks).
+    private func propertiesChanged(_ path: String, interface: String, invalidated: [String]) {
+        do {
+            let signal = try bus.signal(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+            try signal.append(interface)
+            try signal.open("a", "{sv}")
+            try signal.close()
+            try signal.open("a", "s")
+            for name in invalidated { try signal.append(name) }
+            try signal.close()
+            try bus.send(signal)
+        } catch {
+            configuration.log("the Secret Service could not emit PropertiesChanged for \(path): \(error)")
         }
     }
 
@@ -384,7 +424,7 @@ final class SecretServiceServer {
         let write: (BusMessage) throws -> Void
     }
 
-    private func propertyValues(_ target: Target, interface: String) throws -> [Property] {
+    private func propertyValues(_ target: Target, interface: String, store: SecretStore) throws -> [Property] {
         switch (target, interface) {
         case (.service, "org.freedesktop.Secret.Service"):
             return [Property(name: "Collections", signature: "ao") { try self.appendPaths([SecretPaths.collection], to: $0) }]
@@ -399,7 +439,19 @@ final class SecretServiceServer {
                 Property(name: "Modified", signature: "t") { try $0.append(UInt64(0)) },
             ]
         case (.item(let reference), "org.freedesktop.Secret.Item"):
-            let item = try store.item(reference)
+            let item: SecretStore.Item
+            do {
+                item = try store.item(reference)
+            } catch KeychainError.interactionNotAllowed {
+                // Sealed while locked: the item says so, and shows its other properties after an unlock.
+                return [
+                    Property(name: "Locked", signature: "b") { try $0.append(true) },
+                    Property(name: "Attributes", signature: "a{ss}") { try self.appendAttributes([:], to: $0) },
+                    Property(name: "Label", signature: "s") { try $0.append("") },
+                    Property(name: "Created", signature: "t") { try $0.append(UInt64(0)) },
+                    Property(name: "Modified", signature: "t") { try $0.append(UInt64(0)) },
+                ]
+            }
             return [
                 Property(name: "Locked", signature: "b") { try $0.append(false) },
                 Property(name: "Attributes", signature: "a{ss}") { try self.appendAttributes(item.attributes, to: $0) },

@@ -34,8 +34,12 @@ struct SecretSessions {
         return true
     }
 
-    /// Closes every session of a peer that left the bus.
-    mutating func closeAll(of owner: String) { sessions = sessions.filter { $0.value.owner != owner } }
+    /// Closes every session of a peer that left the bus; how many.
+    mutating func closeAll(of owner: String) -> Int {
+        let before = sessions.count
+        sessions = sessions.filter { $0.value.owner != owner }
+        return before - sessions.count
+    }
 
     var count: Int { sessions.count }
 }

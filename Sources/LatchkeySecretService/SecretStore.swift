@@ -14,11 +14,17 @@ import LatchkeyEngine
 /// | the secret, its content type | the item's data; `desc` |
 /// | `Created`, `Modified` | `cdat`, `mdat` (seconds since 1970) |
 /// | `Locked` | the item's class key is unavailable (`kSecAttrAccessibleWhenUnlocked` items, a locked keychain) |
+///
+/// Under the shared policy every program of the user acts as one caller of group `org.freedesktop.secrets`;
+/// under isolation each acts as itself (`SecretServicePolicy`), and its items go to its first access group.
 struct SecretStore {
     let database: KeychainDatabase
+    /// Who the operations run for.
+    let caller: CallerIdentity
     static let group = "org.freedesktop.secrets"
     static let service = "org.freedesktop.secrets"
-    let caller = CallerIdentity(applicationIdentifier: group, accessGroups: [group])
+    /// The caller every program is under the shared policy.
+    static let shared = CallerIdentity(applicationIdentifier: group, accessGroups: [group])
 
     /// An item as the Secret Service shows it.
     struct Item {

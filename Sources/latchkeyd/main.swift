@@ -17,6 +17,7 @@ var verbose = false
 var pinentry: String?
 // The setting for the socket-activated service (contrib/systemd reads it from latchkeyd.env).
 var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE"] == "1"
+var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -25,6 +26,14 @@ while let argument = arguments.first {
     case "--pinentry" where !arguments.isEmpty: pinentry = arguments.removeFirst()
     case "--verbose", "-v": verbose = true
     case "--secret-service": secretService = true
+    case "--secret-service-policy" where !arguments.isEmpty:
+        switch arguments.removeFirst() {
+        case "shared": isolatedSecretService = false
+        case "isolated": isolatedSecretService = true
+        case let other:
+            FileHandle.standardError.write(Data("latchkeyd: --secret-service-policy is shared or isolated, not \"\(other)\"\n".utf8))
+            exit(64)
+        }
     case "--help", "-h":
         print(usage, terminator: "")
         exit(0)
@@ -47,7 +56,7 @@ while let argument = arguments.first {
 let server: AgentServer
 do {
     server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
-                                            secretService: secretService))
+                                            secretService: secretService, isolatedSecretService: isolatedSecretService))
 } catch {
     FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))

@@ -14,19 +14,23 @@ import Glibc
     final class Desktop {
         let sandbox: AgentSandbox
         let bus: SpawnedProcess
-        var address: String { "unix:path=" + sandbox.directory.file("session-bus") }
+        let socketPath: String
+        var address: String { "unix:path=" + socketPath }
         var environment: [String: String] { sandbox.environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, new in new } }
 
-        init(pinentryAnswer: String? = nil, startingTheAgent: Bool = true) throws {
+        init(pinentryAnswer: String? = nil, startingTheAgent: Bool = true, agentArguments: [String] = [], busDirectory: String? = nil,
+             busPolicy: String = "") throws {
             sandbox = try AgentSandbox()
+            socketPath = (busDirectory ?? sandbox.directory.path) + "/session-bus"
             let configuration = sandbox.directory.file("session-bus.conf")
             try """
                 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
                  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
                 <busconfig>
                   <type>session</type>
-                  <listen>unix:path=\(sandbox.directory.file("session-bus"))</listen>
+                  <listen>unix:path=\(socketPath)</listen>
                   <auth>EXTERNAL</auth>
+                  \(busPolicy)
                   <policy context="default">
                     <allow send_destination="*" eavesdrop="true"/>
                     <allow eavesdrop="true"/>
@@ -36,7 +40,7 @@ import Glibc
                 """.write(toFile: configuration, atomically: true, encoding: .utf8)
             bus = try SpawnedProcess("/usr/bin/dbus-daemon", ["--config-file=" + configuration, "--nofork", "--nopidfile"],
                                      environment: ["PATH": "/usr/bin:/bin"], log: sandbox.directory.file("session-bus.log"))
-            let socket = sandbox.directory.file("session-bus")
+            let socket = socketPath
             try waitUntil("the session bus") { FileManager.default.fileExists(atPath: socket) }
             sandbox.agentEnvironment["DBUS_SESSION_BUS_ADDRESS"] = address
             if let pinentryAnswer {
@@ -45,7 +49,7 @@ import Glibc
                 sandbox.agentEnvironment["FAKE_PINENTRY_ANSWER"] = sandbox.directory.file("pinentry.answer")
                 try (pinentryAnswer + "\n").write(toFile: sandbox.directory.file("pinentry.answer"), atomically: true, encoding: .utf8)
             }
-            if startingTheAgent { try sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"]) }
+            if startingTheAgent { try sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"] + agentArguments) }
         }
 
         deinit {
@@ -239,6 +243,135 @@ import Glibc
         let output = try HelperProcess.run("/bin/bash", ["-c", "set -e\n" + session], environment: environment)
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stdout == "s3cret", "\(output.stderr)")
+    }
+
+    static let signalsAndLockedProperties = """
+        import sys, dbus
+        from dbus.mainloop.glib import DBusGMainLoop
+        from gi.repository import GLib
+        DBusGMainLoop(set_as_default=True)
+        bus = dbus.SessionBus()
+        heard = []
+        bus.add_signal_receiver(lambda item: heard.append("ItemCreated"), "ItemCreated", "org.freedesktop.Secret.Collection")
+        bus.add_signal_receiver(lambda item: heard.append("ItemChanged"), "ItemChanged", "org.freedesktop.Secret.Collection")
+        bus.add_signal_receiver(lambda item: heard.append("ItemDeleted"), "ItemDeleted", "org.freedesktop.Secret.Collection")
+        bus.add_signal_receiver(lambda interface, changed, invalidated, path=None: heard.append("PropertiesChanged " + interface.split(".")[-1] + " " + ",".join(invalidated)),
+                                "PropertiesChanged", "org.freedesktop.DBus.Properties", path_keyword="path")
+        service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        output, session = service.OpenSession("plain", dbus.String("", variant_level=1))
+        collection = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.Secret.Collection")
+        secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"v1"), "text/plain"), signature="oayays")
+        item, prompt = collection.CreateItem({"org.freedesktop.Secret.Item.Label": "One", "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary({"k": "v"}, signature="ss")}, secret, False)
+        properties = dbus.Interface(bus.get_object("org.freedesktop.secrets", item), "org.freedesktop.DBus.Properties")
+        properties.Set("org.freedesktop.Secret.Item", "Label", dbus.String("Two", variant_level=1))
+        print("label", properties.Get("org.freedesktop.Secret.Item", "Label"))
+        dbus.Interface(bus.get_object("org.freedesktop.secrets", item), "org.freedesktop.Secret.Item").Delete()
+        loop = GLib.MainLoop()
+        GLib.timeout_add(300, loop.quit)
+        loop.run()
+        print("\\n".join(heard))
+        secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"v2"), "text/plain"), signature="oayays")
+        item, prompt = collection.CreateItem({"org.freedesktop.Secret.Item.Label": "Kept"}, secret, False)
+        print(item)
+        """
+
+    static let lockedProperties = """
+        import sys, dbus
+        bus = dbus.SessionBus()
+        properties = dbus.Interface(bus.get_object("org.freedesktop.secrets", sys.argv[1]), "org.freedesktop.DBus.Properties")
+        values = properties.GetAll("org.freedesktop.Secret.Item")
+        print("locked", bool(values["Locked"]), dict(values["Attributes"]), repr(str(values["Label"])))
+        collection = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.DBus.Properties")
+        print("collection locked", bool(collection.Get("org.freedesktop.Secret.Collection", "Locked")))
+        """
+
+    @Test func changesAreSignalledAndALockedItemSaysSo() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        let run = try desktop.python(Self.signalsAndLockedProperties)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        #expect(Array(lines.dropLast()) == [
+            "label Two", "ItemCreated", "PropertiesChanged Collection Items", "ItemChanged", "PropertiesChanged Item Label,Modified",
+            "ItemDeleted", "PropertiesChanged Collection Items",
+        ])
+        // The client's connection is gone: its session went with it.
+        try waitUntil("the agent to close the session") { desktop.sandbox.agentLog.contains("closed 1 Secret Service session(s) of :") }
+        #expect(try desktop.sandbox.cli("lock-keychain").status == 0)
+        let locked = try desktop.python(Self.lockedProperties, try #require(lines.last))
+        #expect(locked.stdout == "locked True {} ''\ncollection locked True\n", "\(locked.stderr)")
+    }
+
+    @Test func secretServiceItemsTravelInBackups() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        #expect(try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret").status == 0)
+        let backup = desktop.sandbox.directory.file("backup.lkb")
+        let exported = try HelperProcess.run(
+            HelperProcess.product("latchkey"), ["export", "-o", backup, "--backup-passphrase-fd", "0"],
+            environment: desktop.sandbox.withPassphrase, input: Data("backup words\n".utf8))
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(try desktop.secretTool("clear", "service", "mail", "user", "alice").status == 0)
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").status == 1)
+        let imported = try HelperProcess.run(
+            HelperProcess.product("latchkey"), ["import", "-i", backup, "--backup-passphrase-fd", "0"],
+            environment: desktop.sandbox.withPassphrase, input: Data("backup words\n".utf8))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
+    }
+
+    static let findMail = """
+        import secretstorage
+        bus = secretstorage.dbus_init()
+        print(len(list(secretstorage.search_items(bus, {"service": "mail"}))))
+        """
+
+    @Test func isolatedEachProgramSeesItsOwnItemsAndWhatItsRegistrationGrants() throws {
+        let desktop = try Desktop(agentArguments: ["--secret-service-policy", "isolated"])
+        try desktop.sandbox.unlock()
+        #expect(desktop.sandbox.agentLog.contains("Secret Service items: each program sees its own and its groups'"))
+        #expect(try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret").status == 0)
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
+        // Another program (python3, unregistered) does not see secret-tool's item.
+        var run = try desktop.python(Self.findMail)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "0\n")
+        // The item went to secret-tool's own group; registering python3 for that group lets it see the item.
+        let secretTool = URL(fileURLWithPath: "/usr/bin/secret-tool").resolvingSymlinksInPath().path
+        #expect(try desktop.sandbox.cli("dump-keychain").stdout.contains("\"agrp\"<blob>=\"secret-service:\(secretTool)\""))
+        let python = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
+        try desktop.sandbox.register(python, appID: "python", groups: ["python", "secret-service:" + secretTool])
+        run = try desktop.python(Self.findMail)
+        #expect(run.stdout == "1\n", "\(run.stderr)")
+    }
+
+    static let anotherUsersSearch = """
+        import dbus
+        bus = dbus.SessionBus()
+        service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        try:
+            service.SearchItems({"service": "mail"})
+            print("answered")
+        except dbus.exceptions.DBusException as failure:
+            print(failure.get_dbus_name())
+        """
+
+    @Test(.enabled(if: getuid() == 0 && getpwnam("nobody") != nil, "acting as another user needs root"))
+    func programsOfAnotherUserAreRefused() throws {
+        // A bus that lets any user connect, in a directory any user can reach: only the provider refuses.
+        let open = TemporaryDirectory()
+        #expect(chmod(open.path, 0o755) == 0)
+        let desktop = try Desktop(busDirectory: open.path, busPolicy: "<allow_anonymous/><policy context=\"default\"><allow user=\"*\"/></policy>")
+        #expect(chmod(desktop.socketPath, 0o777) == 0)
+        try desktop.sandbox.unlock()
+        #expect(try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret").status == 0)
+        let entry = try #require(getpwnam("nobody"))
+        let run = try HelperProcess.run(
+            "/usr/bin/setpriv", ["--reuid=\(entry.pointee.pw_uid)", "--regid=\(entry.pointee.pw_gid)", "--clear-groups", "/usr/bin/python3",
+                                 "-c", Self.anotherUsersSearch],
+            environment: ["PATH": "/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS": desktop.address, "HOME": "/"])
+        #expect(run.stdout == "org.freedesktop.DBus.Error.AccessDenied\n", "\(run.stderr)")
+        #expect(desktop.sandbox.agentLog.contains("is not the agent's user"))
     }
 
     @Test func anotherProviderOnTheBusStopsTheAgentWithAReason() throws {
