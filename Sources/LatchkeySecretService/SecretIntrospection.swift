@@ -91,9 +91,9 @@ enum SecretIntrospection {
         let body: String
         if path == SecretPaths.service {
             body = service
-        } else if SecretPaths.isCollection(path) {
+        } else if SecretPaths.collection(of: path) != nil {
             body = collection
-        } else if SecretPaths.reference(path) != nil {
+        } else if SecretPaths.parseItem(path) != nil {
             body = item
         } else if path.hasPrefix(SecretPaths.session + "/") {
             body = session

@@ -11,6 +11,8 @@ final class SecretServiceServer {
     let bus: Bus
     let configuration: SecretServiceProvider.Configuration
     var sessions = SecretSessions()
+    /// The `session` collection's items.
+    let sessionItems = SessionItems()
     /// Prompts made and not yet completed: their owners and the objects they unlock.
     var prompts: [String: (owner: String, objects: [String])] = [:]
     var nextPrompt = 1
@@ -26,19 +28,25 @@ final class SecretServiceServer {
         self.configuration = configuration
     }
 
-    /// The store as the sender of `message` sees it: another user's program is refused; under isolation the
-    /// program acts as itself, asked anew at every call (a process may run another program since).
-    private func store(for message: BusMessage) throws -> SecretStore {
+    /// The collections as the sender of `message` sees them, by path: another user's program is refused;
+    /// under isolation the program acts as itself, asked anew at every call (a process may run another
+    /// program since).
+    private func collections(for message: BusMessage) throws -> [String: any SecretCollection] {
         let (uid, pid) = try bus.credentials(of: message.sender)
         guard uid == getuid() else {
             configuration.log("refused a Secret Service call from pid \(pid): uid \(uid) is not the agent's user")
             throw SecretServiceError.accessDenied("programs of another user (uid \(uid)) are refused")
         }
+        let caller: CallerIdentity
         switch configuration.policy {
-        case .shared: return SecretStore(database: configuration.database, caller: SecretStore.shared)
-        case .isolated: return SecretStore(database: configuration.database, caller: try configuration.identify(pid, uid).get())
+        case .shared: caller = SecretStore.shared
+        case .isolated: caller = try configuration.identify(pid, uid).get()
         }
+        return [SecretPaths.collection: SecretStore(database: configuration.database, caller: caller),
+                SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller)]
     }
+
+    private static let order = [SecretPaths.collection, SecretPaths.sessionCollection]
 
     func install() throws(BusError) {
         try bus.handleObjects(under: SecretPaths.service) { [unowned self] message in self.handle(message) }
@@ -72,13 +80,13 @@ final class SecretServiceServer {
     }
 
     private enum Target {
-        case service, collection, item(Data), session(String), prompt(String)
+        case service, collection(String), item(collection: String, reference: Data), session(String), prompt(String)
     }
 
     private func target(_ path: String) -> Target? {
         if path == SecretPaths.service { return .service }
-        if SecretPaths.isCollection(path) { return .collection }
-        if let reference = SecretPaths.reference(path) { return .item(reference) }
+        if let collection = SecretPaths.collection(of: path) { return .collection(collection) }
+        if let (collection, reference) = SecretPaths.parseItem(path) { return .item(collection: collection, reference: reference) }
         if path.hasPrefix(SecretPaths.session + "/") { return .session(path) }
         if path.hasPrefix(SecretPaths.prompt + "/") { return .prompt(path) }
         return nil
@@ -103,8 +111,10 @@ final class SecretServiceServer {
         if interface == "org.freedesktop.DBus.Properties" { return try properties(message, target) }
         switch (target, interface, member) {
         case (.service, "org.freedesktop.Secret.Service", _): return try service(message, member)
-        case (.collection, "org.freedesktop.Secret.Collection", _): return try collection(message, member)
-        case (.item(let reference), "org.freedesktop.Secret.Item", _): return try item(message, member, reference)
+        case (.collection(let path), "org.freedesktop.Secret.Collection", _):
+            return try collection(message, member, try collections(for: message)[path]!)
+        case (.item(let collection, let reference), "org.freedesktop.Secret.Item", _):
+            return try item(message, member, try collections(for: message)[collection]!, reference)
         case (.session(let path), "org.freedesktop.Secret.Session", "Close"):
             guard sessions.close(path, caller: message.sender) else { throw SecretServiceError.noSession("no such session of yours") }
             return try bus.reply(to: message)
@@ -116,7 +126,8 @@ final class SecretServiceServer {
     // MARK: Service
 
     private func service(_ message: BusMessage, _ member: String) throws -> BusMessage? {
-        let store = try store(for: message)
+        let collections = try collections(for: message)
+        let store = collections[SecretPaths.collection]!
         switch member {
         case "OpenSession":
             let algorithm = try message.readString()
@@ -143,10 +154,17 @@ final class SecretServiceServer {
             }
             return reply
         case "SearchItems":
-            let found = try store.search(try readAttributes(message))
+            let attributes = try readAttributes(message)
+            var unlocked: [String] = [], locked: [String] = []
+            for path in Self.order {
+                guard let collection = collections[path] else { continue }
+                let found = try collection.search(attributes)
+                unlocked += found.unlocked.map { SecretPaths.item($0, in: path) }
+                locked += found.locked.map { SecretPaths.item($0, in: path) }
+            }
             let reply = try bus.reply(to: message)
-            try appendPaths(found.unlocked.map(SecretPaths.item), to: reply)
-            try appendPaths(found.locked.map(SecretPaths.item), to: reply)
+            try appendPaths(unlocked, to: reply)
+            try appendPaths(locked, to: reply)
             return reply
         case "GetSecrets":
             let items = try readPaths(message)
@@ -154,10 +172,10 @@ final class SecretServiceServer {
             let reply = try bus.reply(to: message)
             try reply.open("a", "{o(oayays)}")
             for path in items {
-                guard let reference = SecretPaths.reference(path) else { continue }
+                guard let (collection, reference) = SecretPaths.parseItem(path), let holder = collections[collection] else { continue }
                 let secret: (value: Data, contentType: String)
                 do {
-                    secret = try store.secret(reference)
+                    secret = try holder.secret(reference)
                 } catch {
                     continue  // GetSecrets leaves out what it cannot give (locked or gone), as the specification says.
                 }
@@ -190,23 +208,23 @@ final class SecretServiceServer {
         case "ReadAlias":
             let name = try message.readString()
             let reply = try bus.reply(to: message)
-            try reply.append(["default", "login"].contains(name) ? SecretPaths.collection : SecretPaths.none, as: "o")
+            try reply.append(SecretPaths.alias(name) ?? SecretPaths.none, as: "o")
             return reply
         case "SetAlias":
             let name = try message.readString()
             let path = try message.readString("o")
-            guard ["default", "login"].contains(name), SecretPaths.isCollection(path) else {
-                throw SecretServiceError.notSupported("Latchkey's one collection is login, and default names it")
+            guard let named = SecretPaths.alias(name), SecretPaths.collection(of: path) == named else {
+                throw SecretServiceError.notSupported("Latchkey's aliases are fixed: default and login name the keychain, session the session collection")
             }
             return try bus.reply(to: message)
         case "CreateCollection":
             _ = try readProperties(message)
             let alias = try message.readString()
-            guard ["", "default", "login"].contains(alias) else {
-                throw SecretServiceError.notSupported("Latchkey has one collection per keychain (login, alias default)")
+            guard let existing = alias.isEmpty ? SecretPaths.collection : SecretPaths.alias(alias) else {
+                throw SecretServiceError.notSupported("Latchkey's collections are the keychain (login, alias default) and session")
             }
             let reply = try bus.reply(to: message)
-            try reply.append(SecretPaths.collection, as: "o")
+            try reply.append(existing, as: "o")
             try reply.append(SecretPaths.none, as: "o")
             return reply
         default:
@@ -216,13 +234,12 @@ final class SecretServiceServer {
 
     // MARK: Collection
 
-    private func collection(_ message: BusMessage, _ member: String) throws -> BusMessage? {
-        let store = try store(for: message)
+    private func collection(_ message: BusMessage, _ member: String, _ store: any SecretCollection) throws -> BusMessage? {
         switch member {
         case "SearchItems":
             let found = try store.search(try readAttributes(message))
             let reply = try bus.reply(to: message)
-            try appendPaths((found.unlocked + found.locked).map(SecretPaths.item), to: reply)
+            try appendPaths((found.unlocked + found.locked).map { SecretPaths.item($0, in: store.path) }, to: reply)
             return reply
         case "CreateItem":
             let properties = try readProperties(message)
@@ -230,15 +247,17 @@ final class SecretServiceServer {
             let replace = try message.readBool()
             let reference = try store.create(label: properties.label ?? "", attributes: properties.attributes ?? [:],
                                              secret: secret.value, contentType: secret.contentType, replace: replace)
-            let path = SecretPaths.item(reference)
+            let path = SecretPaths.item(reference, in: store.path)
             let reply = try bus.reply(to: message)
             try reply.append(path, as: "o")
             try reply.append(SecretPaths.none, as: "o")
-            emit("ItemCreated", path)
-            propertiesChanged(SecretPaths.collection, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
+            emit("ItemCreated", path, collection: store.path)
+            propertiesChanged(store.path, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
             return reply
         case "Delete":
-            throw SecretServiceError.notSupported("the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain")
+            throw SecretServiceError.notSupported(store.path == SecretPaths.collection
+                ? "the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain"
+                : "the session collection lasts as long as the agent; delete its items")
         default:
             return nil
         }
@@ -246,9 +265,8 @@ final class SecretServiceServer {
 
     // MARK: Item
 
-    private func item(_ message: BusMessage, _ member: String, _ reference: Data) throws -> BusMessage? {
-        let store = try store(for: message)
-        let path = SecretPaths.item(reference)
+    private func item(_ message: BusMessage, _ member: String, _ store: any SecretCollection, _ reference: Data) throws -> BusMessage? {
+        let path = SecretPaths.item(reference, in: store.path)
         switch member {
         case "GetSecret":
             let session = try session(try message.readString("o"), caller: message.sender)
@@ -257,14 +275,14 @@ final class SecretServiceServer {
             return reply
         case "SetSecret":
             let secret = try readSecret(message)
-            try store.update(reference, changes: ItemChanges(attributes: [.itemDescription: .string(secret.contentType)], data: secret.value))
-            emit("ItemChanged", path)
+            try store.setSecret(reference, secret.value, contentType: secret.contentType)
+            emit("ItemChanged", path, collection: store.path)
             propertiesChanged(path, interface: "org.freedesktop.Secret.Item", invalidated: ["Modified"])
             return try bus.reply(to: message)
         case "Delete":
             try store.delete(reference)
-            emit("ItemDeleted", path)
-            propertiesChanged(SecretPaths.collection, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
+            emit("ItemDeleted", path, collection: store.path)
+            propertiesChanged(store.path, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
             let reply = try bus.reply(to: message)
             try reply.append(SecretPaths.none, as: "o")
             return reply
@@ -339,9 +357,9 @@ final class SecretServiceServer {
         }
     }
 
-    private func emit(_ member: String, _ item: String) {
+    private func emit(_ member: String, _ item: String, collection: String) {
         do {
-            let signal = try bus.signal(path: SecretPaths.collection, interface: "org.freedesktop.Secret.Collection", member: member)
+            let signal = try bus.signal(path: collection, interface: "org.freedesktop.Secret.Collection", member: member)
             try signal.append(item, as: "o")
             try bus.send(signal)
         } catch {
@@ -352,11 +370,11 @@ final class SecretServiceServer {
     // MARK: Properties
 
     private func properties(_ message: BusMessage, _ target: Target) throws -> BusMessage? {
-        let store = try store(for: message)
+        let collections = try collections(for: message)
         switch message.member {
         case "Get":
             let interface = try message.readString(), name = try message.readString()
-            let values = try propertyValues(target, interface: interface, store: store)
+            let values = try propertyValues(target, interface: interface, collections: collections)
             guard let value = values.first(where: { $0.name == name }) else {
                 throw SecretServiceError(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name)")
             }
@@ -369,7 +387,7 @@ final class SecretServiceServer {
             let interface = try message.readString()
             let reply = try bus.reply(to: message)
             try reply.open("a", "{sv}")
-            for value in try propertyValues(target, interface: interface, store: store) {
+            for value in try propertyValues(target, interface: interface, collections: collections) {
                 try reply.open("e", "sv")
                 try reply.append(value.name)
                 try reply.open("v", value.signature)
@@ -381,19 +399,21 @@ final class SecretServiceServer {
             return reply
         case "Set":
             let interface = try message.readString(), name = try message.readString()
-            guard case .item(let reference) = target, interface == "org.freedesktop.Secret.Item" else {
+            guard case .item(let collection, let reference) = target, interface == "org.freedesktop.Secret.Item",
+                let store = collections[collection]
+            else {
                 throw SecretServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
             }
             guard let (type, contents) = try message.peek(), type == "v" else { throw SecretServiceError.invalidArguments("Set needs a variant") }
             _ = try message.enter("v", contents)
             switch (name, contents) {
-            case ("Label", "s"): try store.update(reference, changes: ItemChanges(attributes: [.label: .string(try message.readString())]))
+            case ("Label", "s"): try store.setLabel(reference, try message.readString())
             case ("Attributes", "a{ss}"): try store.setAttributes(reference, try readAttributes(message))
             default:
                 throw SecretServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
             }
-            emit("ItemChanged", SecretPaths.item(reference))
-            propertiesChanged(SecretPaths.item(reference), interface: "org.freedesktop.Secret.Item", invalidated: [name, "Modified"])
+            emit("ItemChanged", SecretPaths.item(reference, in: store.path), collection: store.path)
+            propertiesChanged(SecretPaths.item(reference, in: store.path), interface: "org.freedesktop.Secret.Item", invalidated: [name, "Modified"])
             return try bus.reply(to: message)
         default:
             return nil
@@ -424,21 +444,25 @@ final class SecretServiceServer {
         let write: (BusMessage) throws -> Void
     }
 
-    private func propertyValues(_ target: Target, interface: String, store: SecretStore) throws -> [Property] {
+    private func propertyValues(_ target: Target, interface: String, collections: [String: any SecretCollection]) throws -> [Property] {
         switch (target, interface) {
         case (.service, "org.freedesktop.Secret.Service"):
-            return [Property(name: "Collections", signature: "ao") { try self.appendPaths([SecretPaths.collection], to: $0) }]
-        case (.collection, "org.freedesktop.Secret.Collection"):
+            return [Property(name: "Collections", signature: "ao") { try self.appendPaths(Self.order, to: $0) }]
+        case (.collection(let path), "org.freedesktop.Secret.Collection"):
+            guard let store = collections[path] else { return [] }
             let found = try store.search([:])
-            let locked = store.isLocked
+            let locked = store.isLocked, label = store.label
             return [
-                Property(name: "Items", signature: "ao") { try self.appendPaths((found.unlocked + found.locked).map(SecretPaths.item), to: $0) },
-                Property(name: "Label", signature: "s") { try $0.append("Login") },
+                Property(name: "Items", signature: "ao") {
+                    try self.appendPaths((found.unlocked + found.locked).map { SecretPaths.item($0, in: path) }, to: $0)
+                },
+                Property(name: "Label", signature: "s") { try $0.append(label) },
                 Property(name: "Locked", signature: "b") { try $0.append(locked) },
                 Property(name: "Created", signature: "t") { try $0.append(UInt64(0)) },
                 Property(name: "Modified", signature: "t") { try $0.append(UInt64(0)) },
             ]
-        case (.item(let reference), "org.freedesktop.Secret.Item"):
+        case (.item(let collection, let reference), "org.freedesktop.Secret.Item"):
+            guard let store = collections[collection] else { return [] }
             let item: SecretStore.Item
             do {
                 item = try store.item(reference)

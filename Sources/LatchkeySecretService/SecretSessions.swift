@@ -48,19 +48,24 @@ struct SecretSessions {
 enum SecretPaths {
     static let service = "/org/freedesktop/secrets"
     static let collection = "/org/freedesktop/secrets/collection/login"
+    static let sessionCollection = "/org/freedesktop/secrets/collection/session"
     static let defaultAlias = "/org/freedesktop/secrets/aliases/default"
     static let session = "/org/freedesktop/secrets/session"
     static let prompt = "/org/freedesktop/secrets/prompt"
     static let none = "/"
 
-    /// An item's path: its persistent reference in hex, under the collection.
-    static func item(_ reference: Data) -> String { collection + "/" + reference.map { String(format: "%02x", $0) }.joined() }
+    /// An item's path: its reference in hex, under its collection.
+    static func item(_ reference: Data, in collection: String) -> String {
+        collection + "/" + reference.map { String(format: "%02x", $0) }.joined()
+    }
 
-    /// The persistent reference an item path names (under the collection or its alias), or nil.
-    static func reference(_ path: String) -> Data? {
-        for prefix in [collection + "/", defaultAlias + "/"] where path.hasPrefix(prefix) {
+    /// The collection (canonical path) and reference an item path names, or nil. Keychain items have
+    /// 32-byte references (their persistent references), session items 16-byte ones.
+    static func parseItem(_ path: String) -> (collection: String, reference: Data)? {
+        for (prefix, collection, length) in [(self.collection + "/", self.collection, 32), (defaultAlias + "/", self.collection, 32),
+                                             (sessionCollection + "/", sessionCollection, 16)] where path.hasPrefix(prefix) {
             let hex = path.dropFirst(prefix.count)
-            guard hex.count == 64, !hex.contains("/") else { return nil }
+            guard hex.count == length * 2, !hex.contains("/") else { return nil }
             var bytes: [UInt8] = []
             var index = hex.startIndex
             while index < hex.endIndex {
@@ -69,11 +74,26 @@ enum SecretPaths {
                 bytes.append(byte)
                 index = next
             }
-            return Data(bytes)
+            return (collection, Data(bytes))
         }
         return nil
     }
 
-    /// Whether `path` is the collection (by its own path or the `default` alias).
-    static func isCollection(_ path: String) -> Bool { path == collection || path == defaultAlias }
+    /// The canonical path of the collection `path` names (itself, or `login` for the `default` alias).
+    static func collection(of path: String) -> String? {
+        switch path {
+        case collection, defaultAlias: collection
+        case sessionCollection: sessionCollection
+        default: nil
+        }
+    }
+
+    /// The collection an alias names, or nil.
+    static func alias(_ name: String) -> String? {
+        switch name {
+        case "default", "login": collection
+        case "session": sessionCollection
+        default: nil
+        }
+    }
 }

@@ -320,6 +320,53 @@ import Glibc
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
     }
 
+    static let sessionCollection = """
+        import sys, dbus
+        bus = dbus.SessionBus()
+        service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        properties = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.DBus.Properties")
+        print("collections", [str(path) for path in properties.Get("org.freedesktop.Secret.Service", "Collections")])
+        path = service.ReadAlias("session")
+        print("alias", path)
+        if sys.argv[1] == "store":
+            output, session = service.OpenSession("plain", dbus.String("", variant_level=1))
+            collection = dbus.Interface(bus.get_object("org.freedesktop.secrets", path), "org.freedesktop.Secret.Collection")
+            secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"for now"), "text/plain"), signature="oayays")
+            item, prompt = collection.CreateItem({"org.freedesktop.Secret.Item.Label": "Ephemeral", "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary({"scope": "session"}, signature="ss")}, secret, True)
+            print("item in session", item.startswith(path + "/"))
+            unlocked, locked = service.SearchItems({"scope": "session"})
+            print("found", [str(found) == str(item) for found in unlocked], len(locked))
+            print("secret", bytes(service.GetSecrets(unlocked, session)[item][2]))
+            label = dbus.Interface(bus.get_object("org.freedesktop.secrets", item), "org.freedesktop.DBus.Properties").Get("org.freedesktop.Secret.Item", "Label")
+            print("label", label)
+        else:
+            unlocked, locked = service.SearchItems({"scope": "session"})
+            print("after restart", len(unlocked), len(locked))
+        """
+
+    @Test func theSessionCollectionLivesInTheAgentsMemoryOnly() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        var run = try desktop.python(Self.sessionCollection, "store")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == """
+            collections ['/org/freedesktop/secrets/collection/login', '/org/freedesktop/secrets/collection/session']
+            alias /org/freedesktop/secrets/collection/session
+            item in session True
+            found [True] 0
+            secret b'for now'
+            label Ephemeral
+
+            """)
+        // Not in the keychain; gone when the agent stops.
+        #expect(!(try desktop.sandbox.cli("dump-keychain").stdout.contains("Ephemeral")))
+        desktop.sandbox.stop()
+        try desktop.sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"])
+        try desktop.sandbox.unlock()
+        run = try desktop.python(Self.sessionCollection, "check")
+        #expect(run.stdout.hasSuffix("after restart 0 0\n"), "\(run.stderr)")
+    }
+
     static let findMail = """
         import secretstorage
         bus = secretstorage.dbus_init()
