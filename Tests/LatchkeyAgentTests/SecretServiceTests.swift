@@ -283,6 +283,13 @@ import Glibc
         print("locked", bool(values["Locked"]), dict(values["Attributes"]), repr(str(values["Label"])))
         collection = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.DBus.Properties")
         print("collection locked", bool(collection.Get("org.freedesktop.Secret.Collection", "Locked")))
+        service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+        output, session = service.OpenSession("plain", dbus.String("", variant_level=1))
+        try:
+            dbus.Interface(bus.get_object("org.freedesktop.secrets", sys.argv[1]), "org.freedesktop.Secret.Item").GetSecret(session)
+            print("secret given")
+        except dbus.exceptions.DBusException as failure:
+            print("secret", failure.get_dbus_name())
         """
 
     @Test func changesAreSignalledAndALockedItemSaysSo() throws {
@@ -299,7 +306,7 @@ import Glibc
         try waitUntil("the agent to close the session") { desktop.sandbox.agentLog.contains("closed 1 Secret Service session(s) of :") }
         #expect(try desktop.sandbox.cli("lock-keychain").status == 0)
         let locked = try desktop.python(Self.lockedProperties, try #require(lines.last))
-        #expect(locked.stdout == "locked True {} ''\ncollection locked True\n", "\(locked.stderr)")
+        #expect(locked.stdout == "locked True {} ''\ncollection locked True\nsecret org.freedesktop.Secret.Error.IsLocked\n", "\(locked.stderr)")
     }
 
     @Test func secretServiceItemsTravelInBackups() throws {
@@ -365,6 +372,24 @@ import Glibc
         try desktop.sandbox.unlock()
         run = try desktop.python(Self.sessionCollection, "check")
         #expect(run.stdout.hasSuffix("after restart 0 0\n"), "\(run.stderr)")
+    }
+
+    static let pythonKeyring = """
+        import keyring
+        from keyring.backends import SecretService
+        keyring.set_keyring(SecretService.Keyring())
+        keyring.set_password("example.org", "alice", "k3yring")
+        print(keyring.get_password("example.org", "alice"))
+        keyring.delete_password("example.org", "alice")
+        print(keyring.get_password("example.org", "alice"))
+        """
+
+    @Test func pythonKeyringKeepsItsPasswordsInTheKeychain() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        let run = try desktop.python(Self.pythonKeyring)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "k3yring\nNone\n")
     }
 
     static let findMail = """
