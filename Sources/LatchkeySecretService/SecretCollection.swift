@@ -22,8 +22,7 @@ protocol SecretCollection {
 }
 
 extension SecretStore: SecretCollection {
-    var path: String { SecretPaths.collection }
-    var label: String { "Login" }
+    var path: String { SecretPaths.collection(id: collectionID) }
 
     func setLabel(_ reference: Data, _ label: String) throws(KeychainError) {
         try update(reference, changes: ItemChanges(attributes: [.label: .string(label)]))

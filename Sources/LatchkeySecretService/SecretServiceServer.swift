@@ -42,11 +42,24 @@ final class SecretServiceServer {
         case .shared: caller = SecretStore.shared
         case .isolated: caller = try configuration.identify(pid, uid).get()
         }
-        return [SecretPaths.collection: SecretStore(database: configuration.database, caller: caller),
-                SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller)]
+        var collections: [String: any SecretCollection] = [
+            SecretPaths.collection: SecretStore(database: configuration.database, caller: caller),
+            SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
+        ]
+        for entry in registry.list() {
+            collections[SecretPaths.collection(id: entry.id)] = SecretStore(database: configuration.database, caller: caller,
+                                                                           collectionID: entry.id, label: entry.label)
+        }
+        return collections
     }
 
-    private static let order = [SecretPaths.collection, SecretPaths.sessionCollection]
+    /// The collections' paths in the order they are listed: login, session, then the others by id.
+    private static func order(_ collections: [String: any SecretCollection]) -> [String] {
+        let fixed = [SecretPaths.collection, SecretPaths.sessionCollection]
+        return fixed + collections.keys.filter { !fixed.contains($0) }.sorted()
+    }
+
+    private var registry: CollectionRegistry { CollectionRegistry(database: configuration.database) }
 
     func install() throws(BusError) {
         try bus.handleObjects(under: SecretPaths.service) { [unowned self] message in self.handle(message) }
@@ -112,15 +125,21 @@ final class SecretServiceServer {
         switch (target, interface, member) {
         case (.service, "org.freedesktop.Secret.Service", _): return try service(message, member)
         case (.collection(let path), "org.freedesktop.Secret.Collection", _):
-            return try collection(message, member, try collections(for: message)[path]!)
+            return try collection(message, member, try existing(path, in: try collections(for: message)))
         case (.item(let collection, let reference), "org.freedesktop.Secret.Item", _):
-            return try item(message, member, try collections(for: message)[collection]!, reference)
+            return try item(message, member, try existing(collection, in: try collections(for: message)), reference)
         case (.session(let path), "org.freedesktop.Secret.Session", "Close"):
             guard sessions.close(path, caller: message.sender) else { throw SecretServiceError.noSession("no such session of yours") }
             return try bus.reply(to: message)
         case (.prompt(let path), "org.freedesktop.Secret.Prompt", _): return try prompt(message, member, path)
         default: return nil
         }
+    }
+
+    /// The collection at `path`, or `NoSuchObject`.
+    private func existing(_ path: String, in collections: [String: any SecretCollection]) throws -> any SecretCollection {
+        guard let collection = collections[path] else { throw SecretServiceError.noSuchObject("no collection \(path)") }
+        return collection
     }
 
     // MARK: Service
@@ -156,7 +175,7 @@ final class SecretServiceServer {
         case "SearchItems":
             let attributes = try readAttributes(message)
             var unlocked: [String] = [], locked: [String] = []
-            for path in Self.order {
+            for path in Self.order(collections) {
                 guard let collection = collections[path] else { continue }
                 let found = try collection.search(attributes)
                 unlocked += found.unlocked.map { SecretPaths.item($0, in: path) }
@@ -208,23 +227,40 @@ final class SecretServiceServer {
         case "ReadAlias":
             let name = try message.readString()
             let reply = try bus.reply(to: message)
-            try reply.append(SecretPaths.alias(name) ?? SecretPaths.none, as: "o")
+            let made = registry.list().first { $0.alias == name }.map { SecretPaths.collection(id: $0.id) }
+            try reply.append(SecretPaths.alias(name) ?? made ?? SecretPaths.none, as: "o")
             return reply
         case "SetAlias":
             let name = try message.readString()
             let path = try message.readString("o")
-            guard let named = SecretPaths.alias(name), SecretPaths.collection(of: path) == named else {
-                throw SecretServiceError.notSupported("Latchkey's aliases are fixed: default and login name the keychain, session the session collection")
+            if let fixed = SecretPaths.alias(name) {
+                guard SecretPaths.collection(of: path) == fixed else {
+                    throw SecretServiceError.notSupported("default and login always name the keychain, session the session collection")
+                }
+            } else {
+                guard let target = SecretPaths.collection(of: path), target.hasPrefix(SecretPaths.collectionPrefix),
+                    let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == target })
+                else { throw SecretServiceError.noSuchObject("no collection \(path) to alias") }
+                try registry.setAlias(name, to: entry.id)
             }
             return try bus.reply(to: message)
         case "CreateCollection":
-            _ = try readProperties(message)
+            let properties = try readProperties(message)
             let alias = try message.readString()
-            guard let existing = alias.isEmpty ? SecretPaths.collection : SecretPaths.alias(alias) else {
-                throw SecretServiceError.notSupported("Latchkey's collections are the keychain (login, alias default) and session")
-            }
+            // An alias that names a collection already gives that one (the specification's rule).
+            let existing = SecretPaths.alias(alias)
+                ?? registry.list().first { !alias.isEmpty && $0.alias == alias }.map { SecretPaths.collection(id: $0.id) }
             let reply = try bus.reply(to: message)
-            try reply.append(existing, as: "o")
+            if let existing {
+                try reply.append(existing, as: "o")
+            } else {
+                let id = try registry.create(label: properties.label ?? "", alias: alias.isEmpty ? nil : alias)
+                let path = SecretPaths.collection(id: id)
+                try reply.append(path, as: "o")
+                serviceSignal("CollectionCreated", path)
+                propertiesChanged(SecretPaths.service, interface: "org.freedesktop.Secret.Service", invalidated: ["Collections"])
+                configuration.log("the Secret Service made the collection \(id) for \(message.sender)")
+            }
             try reply.append(SecretPaths.none, as: "o")
             return reply
         default:
@@ -255,9 +291,17 @@ final class SecretServiceServer {
             propertiesChanged(store.path, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
             return reply
         case "Delete":
-            throw SecretServiceError.notSupported(store.path == SecretPaths.collection
-                ? "the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain"
-                : "the session collection lasts as long as the agent; delete its items")
+            guard let store = store as? SecretStore, store.collectionID != "login" else {
+                throw SecretServiceError.notSupported(store.path == SecretPaths.collection
+                    ? "the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain"
+                    : "the session collection lasts as long as the agent; delete its items")
+            }
+            try registry.delete(store.collectionID)
+            serviceSignal("CollectionDeleted", store.path)
+            propertiesChanged(SecretPaths.service, interface: "org.freedesktop.Secret.Service", invalidated: ["Collections"])
+            let reply = try bus.reply(to: message)
+            try reply.append(SecretPaths.none, as: "o")
+            return reply
         default:
             return nil
         }
@@ -357,6 +401,17 @@ final class SecretServiceServer {
         }
     }
 
+    /// A signal of the service (`CollectionCreated`, `CollectionDeleted`, `CollectionChanged`).
+    private func serviceSignal(_ member: String, _ collection: String) {
+        do {
+            let signal = try bus.signal(path: SecretPaths.service, interface: "org.freedesktop.Secret.Service", member: member)
+            try signal.append(collection, as: "o")
+            try bus.send(signal)
+        } catch {
+            configuration.log("the Secret Service could not emit \(member): \(error)")
+        }
+    }
+
     private func emit(_ member: String, _ item: String, collection: String) {
         do {
             let signal = try bus.signal(path: collection, interface: "org.freedesktop.Secret.Collection", member: member)
@@ -399,6 +454,18 @@ final class SecretServiceServer {
             return reply
         case "Set":
             let interface = try message.readString(), name = try message.readString()
+            if case .collection(let path) = target, interface == "org.freedesktop.Secret.Collection", name == "Label",
+                let store = collections[path] as? SecretStore, store.collectionID != "login"
+            {
+                guard let (type, contents) = try message.peek(), type == "v", contents == "s" else {
+                    throw SecretServiceError.invalidArguments("Label is a string")
+                }
+                _ = try message.enter("v", contents)
+                try registry.rename(store.collectionID, label: try message.readString())
+                serviceSignal("CollectionChanged", path)
+                propertiesChanged(path, interface: interface, invalidated: ["Label"])
+                return try bus.reply(to: message)
+            }
             guard case .item(let collection, let reference) = target, interface == "org.freedesktop.Secret.Item",
                 let store = collections[collection]
             else {
@@ -447,7 +514,8 @@ final class SecretServiceServer {
     private func propertyValues(_ target: Target, interface: String, collections: [String: any SecretCollection]) throws -> [Property] {
         switch (target, interface) {
         case (.service, "org.freedesktop.Secret.Service"):
-            return [Property(name: "Collections", signature: "ao") { try self.appendPaths(Self.order, to: $0) }]
+            let order = Self.order(collections)
+            return [Property(name: "Collections", signature: "ao") { try self.appendPaths(order, to: $0) }]
         case (.collection(let path), "org.freedesktop.Secret.Collection"):
             guard let store = collections[path] else { return [] }
             let found = try store.search([:])

@@ -7,6 +7,7 @@ import LatchkeyEngine
 /// | Secret Service | Latchkey generic password |
 /// |---|---|
 /// | the `login` collection (alias `default`) | the keychain; access group `org.freedesktop.secrets`, service `org.freedesktop.secrets` |
+/// | a collection made by `CreateCollection` | service `org.freedesktop.secrets/<id>` (see `CollectionRegistry`) |
 /// | an item | an item with a random account (32 hex digits) |
 /// | its object path | `…/collection/login/` + its persistent reference in hex |
 /// | `Label` | `labl` |
@@ -21,8 +22,18 @@ struct SecretStore {
     let database: KeychainDatabase
     /// Who the operations run for.
     let caller: CallerIdentity
+    /// The collection's id: `login` (the keychain's own), or one made by `CreateCollection`.
+    var collectionID = "login"
+    /// Its label.
+    var label = "Login"
     static let group = "org.freedesktop.secrets"
     static let service = "org.freedesktop.secrets"
+
+    /// The service (`svce`) of the collection's items: `org.freedesktop.secrets` for `login`,
+    /// `org.freedesktop.secrets/<id>` for the others.
+    static func service(of collectionID: String) -> String { collectionID == "login" ? service : service + "/" + collectionID }
+
+    var itemService: String { Self.service(of: collectionID) }
     /// The caller every program is under the shared policy.
     static let shared = CallerIdentity(applicationIdentifier: group, accessGroups: [group])
 
@@ -37,7 +48,7 @@ struct SecretStore {
     }
 
     private func matching(_ attributes: [String: String]) -> [AttributeKey: AttributeValue] {
-        var matching: [AttributeKey: AttributeValue] = [.service: .string(Self.service)]
+        var matching: [AttributeKey: AttributeValue] = [.service: .string(itemService)]
         for (name, value) in attributes { matching[AttributeKey.secretService(name)] = .string(value) }
         return matching
     }
@@ -52,8 +63,10 @@ struct SecretStore {
     /// Whether the keychain is locked (its `…WhenUnlocked` class keys are gone).
     var isLocked: Bool { database.lockState != .unlocked }
 
+    /// The item a reference names, if it is one of this collection's.
     private func query(_ reference: Data, returning: ReturnOptions) -> ItemQuery {
-        ItemQuery(.genericPassword, persistentReference: reference, returning: returning, authenticationUI: .fail)
+        ItemQuery(.genericPassword, matching: [.service: .string(itemService)], persistentReference: reference, returning: returning,
+                  authenticationUI: .fail)
     }
 
     /// One item's attributes: `errSecItemNotFound` when it is gone, `errSecInteractionNotAllowed` when locked.

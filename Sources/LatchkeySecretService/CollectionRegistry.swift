@@ -1,0 +1,95 @@
+import Foundation
+import LatchkeyEngine
+
+/// The collections made by `CreateCollection`, beside the keychain's own `login` and the in-memory
+/// `session`: one generic password each (service `org.freedesktop.secrets.collections`, account the
+/// collection's id, label its label, `ss.alias` its alias if it has one), readable after the first unlock
+/// (`kSecAttrAccessibleAfterFirstUnlock`) so a locked keychain still lists them. Their items are the
+/// keychain items of service `org.freedesktop.secrets/<id>`.
+struct CollectionRegistry {
+    let database: KeychainDatabase
+    static let service = "org.freedesktop.secrets.collections"
+    static let reserved: Set<String> = ["login", "session"]
+    private let caller = SecretStore.shared
+    /// Deleting a collection deletes its items in every program's group.
+    private let everyGroup = CallerIdentity(applicationIdentifier: SecretStore.group, accessGroups: [CallerIdentity.wildcardGroup])
+
+    struct Entry {
+        let id: String
+        let label: String
+        let alias: String?
+    }
+
+    /// The collections, by id; none while the keychain has not been unlocked since the agent started.
+    func list() -> [Entry] {
+        let found: [ItemResult]
+        do {
+            found = try database.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string(Self.service)], limit: .all,
+                                                        returning: .attributes), caller: caller)
+        } catch {
+            return []  // None made (itemNotFound), or not readable before the first unlock: only login and session.
+        }
+        return found.compactMap { item in
+            guard let id = item[.account]?.stringValue, SecretPaths.isValidID(Substring(id)) else { return nil }
+            let alias = item[AttributeKey.secretService("alias")]?.stringValue
+            return Entry(id: id, label: item[.label]?.stringValue ?? id, alias: alias?.isEmpty == false ? alias : nil)
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// Makes a collection labelled `label` (its id from the label: letters, digits and `_`, made unique),
+    /// with `alias` if given; its id.
+    func create(label: String, alias: String?) throws(KeychainError) -> String {
+        var base = String(label.lowercased().unicodeScalars.map {
+            isIDCharacter($0) ? Character($0) : "_"
+        })
+        if base.isEmpty { base = "collection" }
+        let taken = Set(list().map(\.id)).union(Self.reserved)
+        var id = base
+        var suffix = 2
+        while taken.contains(id) {
+            id = "\(base)_\(suffix)"
+            suffix += 1
+        }
+        var attributes: [AttributeKey: AttributeValue] = [
+            .service: .string(Self.service), .account: .string(id), .label: .string(label), .accessible: .string("ck"),
+        ]
+        if let alias, !alias.isEmpty { attributes[AttributeKey.secretService("alias")] = .string(alias) }
+        try database.add(NewItem(.genericPassword, attributes: attributes, data: Data()), caller: caller)
+        return id
+    }
+
+    private func entryQuery(_ id: String) -> ItemQuery {
+        ItemQuery(.genericPassword, matching: [.service: .string(Self.service), .account: .string(id)])
+    }
+
+    /// Relabels a collection.
+    func rename(_ id: String, label: String) throws(KeychainError) {
+        _ = try database.update(entryQuery(id), with: ItemChanges(attributes: [.label: .string(label)]), caller: caller)
+    }
+
+    /// Gives a collection an alias (taking it from another collection that had it).
+    func setAlias(_ alias: String, to id: String) throws(KeychainError) {
+        for entry in list() where entry.alias == alias && entry.id != id {
+            _ = try database.update(entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
+                                    caller: caller)
+        }
+        _ = try database.update(entryQuery(id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string(alias)]),
+                                caller: caller)
+    }
+
+    /// Deletes a collection and its items (in every program's group).
+    func delete(_ id: String) throws(KeychainError) {
+        do {
+            _ = try database.delete(ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all),
+                                    caller: everyGroup)
+        } catch KeychainError.itemNotFound {
+            // An empty collection: only its entry goes.
+        }
+        _ = try database.delete(entryQuery(id), caller: caller)
+    }
+}
+
+/// Whether a character may stand in a collection id as it is.
+private func isIDCharacter(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "_")
+}
