@@ -110,6 +110,7 @@ struct SecretServiceError: Error {
         case .interactionNotAllowed: self = .isLocked("the keychain is locked: \(error.message)")
         case .itemNotFound: self = .noSuchObject("no such item")
         case .missingEntitlement: self = .accessDenied(error.message)
+        case .param: self = .invalidArguments(error.message)
         default: self.init(name: "org.freedesktop.DBus.Error.Failed", message: error.message)
         }
     }

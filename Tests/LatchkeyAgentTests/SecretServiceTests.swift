@@ -57,6 +57,20 @@ import Glibc
             bus.stop()
         }
 
+        /// Checks every file of the keychain's directory (the database, its journal, the device key) for the
+        /// words, in UTF-8.
+        func expectNothingInTheClear(_ words: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let directory = URL(fileURLWithPath: sandbox.keychainPath).deletingLastPathComponent().path
+            let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+            #expect(files.contains { $0.hasSuffix(".keychain") }, sourceLocation: sourceLocation)
+            for name in files {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
+                for word in words {
+                    #expect(bytes.range(of: Data(word.utf8)) == nil, "\(word) in \(name)", sourceLocation: sourceLocation)
+                }
+            }
+        }
+
         func secretTool(_ arguments: String..., input: String? = nil) throws -> HelperProcess.Output {
             try HelperProcess.run("/usr/bin/secret-tool", arguments, environment: environment, input: input.map { Data($0.utf8) })
         }
@@ -92,6 +106,9 @@ import Glibc
         #expect(dump.stdout.contains("\"ss.user\"<blob>=\"alice\""), "\(dump.stdout)")
         #expect(dump.stdout.contains("data:\n\"n3w\""), "\(dump.stdout)")
 
+        // On disk, nothing of it in the clear: not the secret, the label or an attribute's value.
+        try desktop.expectNothingInTheClear(["n3w", "Mail again", "alice", "open"])
+
         #expect(try desktop.secretTool("clear", "service", "mail", "user", "bob").status == 0)
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "bob").status == 1)
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w")
@@ -122,6 +139,7 @@ import Glibc
         try desktop.sandbox.unlock()
         let run = try desktop.python(Self.secretStorage)
         #expect(run.status == 0, "\(run.stderr)")
+        try desktop.expectNothingInTheClear(["t0ken", "rotated", "Token 2", "deploy"])
         #expect(run.stdout == """
             collection /org/freedesktop/secrets/aliases/default Login False
             created Token [('app', 'ci'), ('kind', 'api')]
@@ -457,6 +475,119 @@ import Glibc
 
             """, "\(run.stderr)")
         #expect(!(try desktop.sandbox.cli("dump-keychain").stdout.contains("work_passwords")))
+    }
+
+    static let badInput = """
+        import sys, dbus
+        bus = dbus.SessionBus()
+        def error(call):
+            try:
+                call()
+                return "no error"
+            except dbus.exceptions.DBusException as failure:
+                return failure.get_dbus_name()
+        secrets = bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets")
+        service = dbus.Interface(secrets, "org.freedesktop.Secret.Service")
+        raw = lambda member, signature, arguments: bus.call_blocking("org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", member, signature, arguments)
+        print("wrong signature", error(lambda: raw("SearchItems", "s", ("x",))))
+        print("missing argument", error(lambda: raw("OpenSession", "s", ("plain",))))
+        for size in [0, 64, 127, 129, 1000]:
+            print("dh public key of", size, "bytes", error(lambda: service.OpenSession("dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.ByteArray(b"\\x07" * size, variant_level=1))))
+        output, session = service.OpenSession("plain", dbus.String("", variant_level=1))
+        collection = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.Secret.Collection")
+        def create(attributes, value, label="L"):
+            secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(value), "text/plain"), signature="oayays")
+            return error(lambda: collection.CreateItem({"org.freedesktop.Secret.Item.Label": label, "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary(attributes, signature="ss")}, secret, False))
+        print("huge secret", create({"a": "1"}, b"x" * (17 << 20)))
+        print("huge attribute", create({"a": "x" * 70000}, b"v"))
+        print("many attributes", create(dict(("k%d" % i, "v") for i in range(5000)), b"v"))
+        print("a good one still", create({"good": "1"}, b"kept"))
+        # A DH session's secret with a wrong IV or padding.
+        import os
+        dh = service.OpenSession("dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.ByteArray(b"\\x05", variant_level=1))[1]
+        for parameters, value in [(b"short", b"\\x00" * 16), (os.urandom(16), b"\\x00" * 15), (os.urandom(16), os.urandom(32))]:
+            secret = dbus.Struct((dh, dbus.ByteArray(parameters), dbus.ByteArray(value), "text/plain"), signature="oayays")
+            print("bad ciphertext", error(lambda: collection.CreateItem({"org.freedesktop.Secret.Item.Label": "x"}, secret, False)))
+        prompt = service.Unlock([])[1]
+        print("nothing to unlock", prompt)
+        service.Lock([])
+        unlocked, locked = service.SearchItems({"good": "1"})
+        print("locked", len(unlocked), len(locked))
+        done, prompt = service.Unlock(locked)
+        dbus.Interface(bus.get_object("org.freedesktop.secrets", prompt), "org.freedesktop.Secret.Prompt").Dismiss()
+        print("prompt dismissed twice", error(lambda: dbus.Interface(bus.get_object("org.freedesktop.secrets", prompt), "org.freedesktop.Secret.Prompt").Dismiss()))
+        xml = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.DBus.Introspectable").Introspect()
+        print("introspection", all(name in xml for name in ["org.freedesktop.Secret.Collection", "CreateItem", "org.freedesktop.DBus.Properties"]))
+        """
+
+    @Test func badInputOnTheBusIsAnErrorAndLosesNothing() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        #expect(try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret").status == 0)
+        let run = try desktop.python(Self.badInput)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == """
+            wrong signature org.freedesktop.DBus.Error.InvalidArgs
+            missing argument org.freedesktop.DBus.Error.InvalidArgs
+            dh public key of 0 bytes org.freedesktop.DBus.Error.InvalidArgs
+            dh public key of 64 bytes no error
+            dh public key of 127 bytes no error
+            dh public key of 129 bytes org.freedesktop.DBus.Error.InvalidArgs
+            dh public key of 1000 bytes org.freedesktop.DBus.Error.InvalidArgs
+            huge secret org.freedesktop.DBus.Error.InvalidArgs
+            huge attribute org.freedesktop.DBus.Error.InvalidArgs
+            many attributes org.freedesktop.DBus.Error.InvalidArgs
+            a good one still no error
+            bad ciphertext org.freedesktop.DBus.Error.InvalidArgs
+            bad ciphertext org.freedesktop.DBus.Error.InvalidArgs
+            bad ciphertext org.freedesktop.DBus.Error.InvalidArgs
+            nothing to unlock /
+            locked 0 1
+            prompt dismissed twice org.freedesktop.Secret.Error.NoSuchObject
+            introspection True
+
+            """)
+        // Nothing lost, and the provider still serves.
+        try desktop.sandbox.unlock()
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
+        #expect(try desktop.secretTool("lookup", "good", "1").stdout == "kept")
+    }
+
+    @Test func theBusStartsTheProviderAndStartsItAgainAfterItIsKilled() throws {
+        // The shipped activation file hands the name to the systemd user unit; here the bus starts latchkeyd
+        // itself (there is no systemd), from a service directory of the test's own.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let shipped = try String(contentsOf: root.appendingPathComponent("contrib/systemd/org.freedesktop.secrets.service"), encoding: .utf8)
+        #expect(shipped.contains("[D-BUS Service]\nName=org.freedesktop.secrets\n"))
+        #expect(shipped.contains("\nSystemdService=latchkeyd.service\n"))
+        let services = TemporaryDirectory()
+        let desktop = try Desktop(startingTheAgent: false, busPolicy: "<servicedir>\(services.path)</servicedir>")
+        let sandbox = desktop.sandbox
+        try """
+            [D-BUS Service]
+            Name=org.freedesktop.secrets
+            Exec=\(HelperProcess.product("latchkeyd")) --verbose --secret-service --keychain \(sandbox.keychainPath) --socket \(sandbox.socketPath)
+            """.write(toFile: services.file("org.freedesktop.secrets.service"), atomically: true, encoding: .utf8)
+        func agentPID() -> Int32? {
+            sandbox.file(sandbox.keychainPath + ".agent-lock").split(separator: " ").first.flatMap { Int32($0) }
+        }
+        defer { if let pid = agentPID() { kill(pid, SIGTERM) } }
+        for round in 1...2 {
+            // Any call starts it; it starts locked, and the command line unlocks it.
+            let started = try desktop.python("import dbus; print(dbus.Interface(dbus.SessionBus().get_object('org.freedesktop.secrets', '/org/freedesktop/secrets'), 'org.freedesktop.Secret.Service').ReadAlias('default'))")
+            #expect(started.stdout == "/org/freedesktop/secrets/collection/login\n", "round \(round): \(started.stderr)")
+            try waitUntil("the agent's socket") { FileManager.default.fileExists(atPath: sandbox.socketPath) }
+            try sandbox.unlock()
+            if round == 1 {
+                #expect(try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret").status == 0)
+                let pid = try #require(agentPID())
+                #expect(kill(pid, SIGKILL) == 0)
+                try waitUntil("the agent to die") { kill(pid, 0) != 0 }
+                try? FileManager.default.removeItem(atPath: sandbox.socketPath)  // A killed agent leaves its socket behind.
+            } else {
+                #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
+            }
+        }
     }
 
     static let findMail = """

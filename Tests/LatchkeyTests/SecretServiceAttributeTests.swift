@@ -40,6 +40,10 @@ import Testing
         #expect(throws: KeychainError(.noSuchAttribute, "attribute 'ss.' does not exist in class genp")) {
             try keychain.add(NewItem(.genericPassword, attributes: ["ss.": .string("x")]), caller: Self.caller)
         }
+        // At most 256 of them on one item (each is an index entry).
+        #expect(throws: KeychainError.param("an item may have at most 256 Secret Service attributes, not 257")) {
+            try keychain.add(item("d", Dictionary(uniqueKeysWithValues: (0..<257).map { ("k\($0)", "v") })), caller: Self.caller)
+        }
         // Sealed: neither name nor value is in any file of the keychain (the database, its journal).
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(files.count >= 2)

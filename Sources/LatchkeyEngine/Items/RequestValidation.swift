@@ -150,6 +150,11 @@ enum RequestValidation {
         _ given: [AttributeKey: AttributeValue], schema: ItemSchema, caller: CallerIdentity, datesAllowed: Bool
     ) throws(KeychainError) -> Classified {
         var classified = Classified()
+        let freeForm = given.keys.count(where: AttributeKey.isSecretServiceAttribute)
+        guard freeForm <= ItemLimits.maximumSecretServiceAttributes else {
+            throw KeychainError.param(
+                "an item may have at most \(ItemLimits.maximumSecretServiceAttributes) Secret Service attributes, not \(freeForm)")
+        }
         for (key, value) in given {
             switch key {
             case .accessGroup: classified.group = try group(from: value, schema: schema, caller: caller)

@@ -109,6 +109,8 @@ public enum ItemLimits {
     public static let maximumDataBytes = 16 << 20
     /// The largest value of one attribute (text or data): 64 KiB.
     public static let maximumAttributeBytes = 64 << 10
+    /// The most Secret Service attributes (`ss.<name>`) one item may have: each is an index entry.
+    public static let maximumSecretServiceAttributes = 256
     /// The ports the `Keychain` API and the command line accept for an internet password. Apple's schema
     /// stores `kSecAttrPort` as any integer, so the SecItem functions take any number; the typed front
     /// ends refuse what cannot be a TCP or UDP port.
