@@ -175,6 +175,30 @@ package final class Bus {
         handlers.append(box)
     }
 
+    /// Calls a method of `destination`, with the arguments `build` appends; its reply, to read. A D-Bus error
+    /// reply is thrown, its name and message in the detail.
+    package func call(
+        _ destination: String, path: String, interface: String, member: String, timeoutSeconds: UInt64 = 25,
+        _ build: (BusMessage) throws(BusError) -> Void = { _ throws(BusError) in }
+    ) throws(BusError) -> BusMessage {
+        let operation = "\(interface).\(member)"
+        var call: OpaquePointer?
+        var code = sd_bus_message_new_method_call(bus, &call, destination, path, interface, member)
+        guard code >= 0, let call else { throw BusError(operation: operation, code: code, detail: nil) }
+        let message = BusMessage(adopting: call)
+        try build(message)
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        code = sd_bus_call(bus, message.message, timeoutSeconds * 1_000_000, &error, &reply)
+        guard code >= 0, let reply else {
+            let name = error.name.map { String(cString: $0) }
+            let text = error.message.map { String(cString: $0) }
+            throw BusError(operation: operation, code: code, detail: name.map { "\($0): \(text ?? "")" } ?? text)
+        }
+        return BusMessage(adopting: reply)
+    }
+
     /// Calls a method whose arguments are strings and whose reply is one file descriptor; returns a
     /// duplicate of that descriptor, which the caller owns and closes.
     package func callReturningFileDescriptor(

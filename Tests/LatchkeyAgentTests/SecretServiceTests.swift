@@ -590,6 +590,51 @@ import Glibc
         }
     }
 
+    @Test func importCopiesEveryItemOfGnomeKeyringOnce() throws {
+        let desktop = try Desktop(startingTheAgent: false)
+        let sandbox = desktop.sandbox
+        // GNOME Keyring on the same private bus, unlocked with its own password at start.
+        let home = sandbox.directory.file("gnome")
+        try FileManager.default.createDirectory(atPath: home + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try "gnome password".write(toFile: home + "/password", atomically: true, encoding: .utf8)
+        let gnome = try SpawnedProcess(
+            "/bin/sh", ["-c", "exec /usr/bin/gnome-keyring-daemon --foreground --unlock --components=secrets < \"$HOME/password\""],
+            environment: ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_RUNTIME_DIR": home + "/run",
+                          "DBUS_SESSION_BUS_ADDRESS": desktop.address],
+            log: sandbox.directory.file("gnome-keyring.log"))
+        defer { gnome.stop() }
+        try waitUntil("GNOME Keyring to take the name") {
+            (try? desktop.python("import dbus; print(dbus.SessionBus().name_has_owner('org.freedesktop.secrets'))"))?.stdout == "True\n"
+        }
+        #expect(try desktop.secretTool("store", "--label=GK Mail", "service", "mail", "user", "alice", input: "one").status == 0)
+        #expect(try desktop.secretTool("store", "--label=GK Web", "service", "web", "user", "bob", input: "two").status == 0)
+
+        func importFromGnome() throws -> HelperProcess.Output {
+            try HelperProcess.run(HelperProcess.product("latchkey"), ["import", "--from-secret-service", "-k", sandbox.keychainPath],
+                                  environment: sandbox.withPassphrase.merging(["DBUS_SESSION_BUS_ADDRESS": desktop.address]) { _, new in new })
+        }
+        var run = try importFromGnome()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "copied 2 items from org.freedesktop.secrets (Login: 2)\n")
+        run = try importFromGnome()
+        #expect(run.stdout == "copied 0 items from org.freedesktop.secrets\nskipped 2 already in the keychain\n", "\(run.stderr)")
+        // Without a provider on the bus: a clear failure, nothing changed.
+        gnome.stop()
+        try waitUntil("GNOME Keyring to leave the bus") {
+            (try? desktop.python("import dbus; print(dbus.SessionBus().name_has_owner('org.freedesktop.secrets'))"))?.stdout == "False\n"
+        }
+        run = try importFromGnome()
+        #expect(run.status != 0)
+        #expect(run.stderr.hasPrefix("latchkey: import: cannot read the Secret Service org.freedesktop.secrets: "), "\(run.stderr)")
+
+        // Latchkey takes over the name, and the programs find their secrets.
+        try sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"])
+        try sandbox.unlock()
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "one")
+        #expect(try desktop.secretTool("lookup", "service", "web", "user", "bob").stdout == "two")
+        try desktop.expectNothingInTheClear(["GK Mail", "GK Web", "alice"])
+    }
+
     static let findMail = """
         import secretstorage
         bus = secretstorage.dbus_init()

@@ -127,7 +127,7 @@ enum BackupCommands {
     }
 
     static let import_ = Command(
-        "import", synopsis: "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase]",
+        "import", synopsis: "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase] | --from-secret-service [bus-name] [-k keychain]",
         summary: "Restore items from an encrypted backup, or import certificates or a PKCS #12 identity.",
         details: """
             With a file and no -i, imports as `security` does: certificates (PEM, every block, or DER), PEM keys \
@@ -152,9 +152,12 @@ enum BackupCommands {
             OptionSpec(nil, "on-conflict", .required, value: "policy", "skip (the default), replace, or newer."),
             OptionSpec(nil, "allow-expensive-kdf",
                        "Derive the backup's key even when it asks for more memory or passes than the keychain's own."),
+            OptionSpec(nil, "from-secret-service",
+                       "Copy every item of another Secret Service provider on the session bus (GNOME Keyring, KeePassXC, KWallet; the positional argument names its bus name, org.freedesktop.secrets by default) into the keychain of -k."),
         ] + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions,
         leadingPositional: true
     ) { arguments, context in
+        if arguments.has("from-secret-service") { return try SecretServiceImport.run(arguments, context: context) }
         if PKITransfer.isPKIImport(arguments) { return try PKITransfer.runImport(arguments, context: context) }
         guard let input = arguments.value("input") else { throw UsageError(message: "-i file is required") }
         let policyName = arguments.value("on-conflict") ?? "skip"

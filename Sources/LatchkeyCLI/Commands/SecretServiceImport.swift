@@ -1,0 +1,181 @@
+import Foundation
+import Latchkey
+import LatchkeyDBus
+
+/// `latchkey import --from-secret-service [BUS-NAME]`: copies every item another Secret Service provider
+/// (GNOME Keyring, KeePassXC, KWallet; `org.freedesktop.secrets` unless named) holds on the session bus into
+/// the keychain, as Latchkey's own provider stores them (group and service `org.freedesktop.secrets`, the
+/// label, the attributes as `ss.<name>`, the content type in `desc`), through a `plain` session on the
+/// session bus (the bus is the user's own). Items the provider keeps locked are skipped and counted, and so
+/// are those already in the keychain (same attributes, label and secret); nothing already there changes.
+enum SecretServiceImport {
+    struct Report {
+        var copied: [String: Int] = [:]
+        var locked = 0
+        var present = 0
+        var unreadable = 0
+    }
+
+    /// One item as the provider gives it.
+    struct SourceItem {
+        let label: String
+        let attributes: [String: String]
+        let secret: Data
+        let contentType: String
+    }
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
+        guard arguments.positionals.count <= 1 else {
+            throw UsageError(message: "--from-secret-service takes at most one bus name; name the keychain with -k")
+        }
+        let name = arguments.positionals.first ?? "org.freedesktop.secrets"
+        let store = try ItemStore.open(arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+        var report: Report
+        let collections: [(label: String, items: [SourceItem])]
+        do throws(BusError) {
+            (collections, report) = try read(from: name)
+        } catch {
+            throw CommandFailure(message: "cannot read the Secret Service \(name): \(error)")
+        }
+        for (label, items) in collections {
+            for item in items {
+                if try store.run({ try present(item, store: store) }) {
+                    report.present += 1
+                    continue
+                }
+                var attributes: [AttributeKey: AttributeValue] = [
+                    .service: .string("org.freedesktop.secrets"), .accessGroup: .string("org.freedesktop.secrets"),
+                    .account: .string(RandomText.hex(16)), .label: .string(item.label), .itemDescription: .string(item.contentType),
+                ]
+                for (key, value) in item.attributes { attributes[AttributeKey.secretService(key)] = .string(value) }
+                _ = try store.run { try store.service.add(NewItem(.genericPassword, attributes: attributes, data: item.secret), returning: []) }
+                report.copied[label, default: 0] += 1
+            }
+        }
+        let total = report.copied.values.reduce(0, +)
+        let by = report.copied.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+        context.stdout.line("copied \(total) item\(total == 1 ? "" : "s") from \(name)\(by.isEmpty ? "" : " (\(by))")")
+        var skipped: [String] = []
+        if report.present > 0 { skipped.append("\(report.present) already in the keychain") }
+        if report.locked > 0 { skipped.append("\(report.locked) locked (unlock them in \(name) first)") }
+        if report.unreadable > 0 { skipped.append("\(report.unreadable) whose secret \(name) did not give") }
+        if !skipped.isEmpty { context.stdout.line("skipped " + skipped.joined(separator: ", ")) }
+        return 0
+    }
+
+    /// Whether an item with the same attributes, label and secret is in the keychain already.
+    static func present(_ item: SourceItem, store: ItemStore) throws -> Bool {
+        var matching: [AttributeKey: AttributeValue] = [.service: .string("org.freedesktop.secrets")]
+        for (key, value) in item.attributes { matching[AttributeKey.secretService(key)] = .string(value) }
+        let found: [ItemResult]
+        do throws(KeychainError) {
+            found = try store.service.copyMatching(ItemQuery(.genericPassword, matching: matching, limit: .all, returning: [.attributes, .data]))
+        } catch {
+            guard error.status == .itemNotFound else { throw error }
+            return false
+        }
+        return found.contains { result in
+            let attributes = result.attributes.filter { AttributeKey.isSecretServiceAttribute($0.key) && $0.value != .string("") }
+            return attributes.count == item.attributes.count && result[.label] == .string(item.label) && result.data == item.secret
+        }
+    }
+
+    /// Every collection's label and readable items.
+    static func read(from name: String) throws(BusError) -> (collections: [(label: String, items: [SourceItem])], report: Report) {
+        var report = Report()
+        let bus = try Bus(.session)
+        let service = "/org/freedesktop/secrets"
+        let opened = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "OpenSession") { (message) throws(BusError) in
+            try message.append("plain")
+            try message.open("v", "s")
+            try message.append("")
+            try message.close()
+        }
+        _ = try opened.enter("v", "s")
+        _ = try opened.readString()
+        try opened.exit()
+        let session = try opened.readString("o")
+        var result: [(label: String, items: [SourceItem])] = []
+        for collection in try paths(try property(bus, name, service, "org.freedesktop.Secret.Service", "Collections", "ao")) {
+            let label = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Label", "s").readString()
+            let all = try paths(try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Items", "ao"))
+            var unlocked: [String] = []
+            for item in all {
+                if try property(bus, name, item, "org.freedesktop.Secret.Item", "Locked", "b").readBool() {
+                    report.locked += 1
+                } else {
+                    unlocked.append(item)
+                }
+            }
+            var items: [SourceItem] = []
+            let wanted = unlocked
+            let secrets = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "GetSecrets") { (message) throws(BusError) in
+                try message.open("a", "o")
+                for item in wanted { try message.append(item, as: "o") }
+                try message.close()
+                try message.append(session, as: "o")
+            }
+            var values: [String: (Data, String)] = [:]
+            _ = try secrets.enter("a", "{o(oayays)}")
+            while try secrets.enter("e", "o(oayays)") {
+                let item = try secrets.readString("o")
+                _ = try secrets.enter("r", "oayays")
+                _ = try secrets.readString("o")
+                _ = try secrets.readBytes()
+                let value = Data(try secrets.readBytes())
+                let contentType = try secrets.readString()
+                try secrets.exit()
+                try secrets.exit()
+                values[item] = (value, contentType)
+            }
+            try secrets.exit()
+            for item in unlocked {
+                guard let (value, contentType) = values[item] else {
+                    report.unreadable += 1
+                    continue
+                }
+                let itemLabel = try property(bus, name, item, "org.freedesktop.Secret.Item", "Label", "s").readString()
+                let attributesMessage = try property(bus, name, item, "org.freedesktop.Secret.Item", "Attributes", "a{ss}")
+                var attributes: [String: String] = [:]
+                _ = try attributesMessage.enter("a", "{ss}")
+                while try attributesMessage.enter("e", "ss") {
+                    let key = try attributesMessage.readString()
+                    attributes[key] = try attributesMessage.readString()
+                    try attributesMessage.exit()
+                }
+                items.append(SourceItem(label: itemLabel, attributes: attributes, secret: value, contentType: contentType.isEmpty ? "text/plain" : contentType))
+            }
+            result.append((label, items))
+        }
+        _ = try bus.call(name, path: session, interface: "org.freedesktop.Secret.Session", member: "Close")
+        return (result, report)
+    }
+
+    /// A property's value, the reply positioned inside its variant.
+    private static func property(_ bus: Bus, _ name: String, _ path: String, _ interface: String, _ property: String, _ type: String)
+        throws(BusError) -> BusMessage
+    {
+        let reply = try bus.call(name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get") { (message) throws(BusError) in
+            try message.append(interface)
+            try message.append(property)
+        }
+        _ = try reply.enter("v", type)
+        return reply
+    }
+
+    private static func paths(_ message: BusMessage) throws(BusError) -> [String] {
+        var paths: [String] = []
+        _ = try message.enter("a", "o")
+        while try message.peek() != nil { paths.append(try message.readString("o")) }
+        try message.exit()
+        return paths
+    }
+}
+
+/// Random hexadecimal text (an item's account; the system's CSPRNG, getrandom).
+enum RandomText {
+    static func hex(_ bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}
