@@ -635,6 +635,36 @@ import Glibc
         try desktop.expectNothingInTheClear(["GK Mail", "GK Web", "alice"])
     }
 
+    static let libsecret = """
+        import gi
+        gi.require_version("Secret", "1")
+        from gi.repository import Secret
+        schema = Secret.Schema.new("org.example.Mail", Secret.SchemaFlags.NONE,
+                                   {"server": Secret.SchemaAttributeType.STRING, "port": Secret.SchemaAttributeType.INTEGER})
+        print(Secret.password_store_sync(schema, {"server": "imap.example.org", "port": "993"}, Secret.COLLECTION_DEFAULT, "IMAP", "imap pw", None))
+        print(Secret.password_lookup_sync(schema, {"server": "imap.example.org", "port": "993"}, None))
+        service = Secret.Service.get_sync(Secret.ServiceFlags.LOAD_COLLECTIONS, None)
+        items = service.search_sync(schema, {"server": "imap.example.org"}, Secret.SearchFlags.ALL | Secret.SearchFlags.LOAD_SECRETS, None)
+        print(len(items), items[0].get_label(), sorted(items[0].get_attributes().items()), items[0].get_secret().get_text())
+        print(Secret.password_clear_sync(schema, {"server": "imap.example.org"}, None))
+        print(Secret.password_lookup_sync(schema, {"server": "imap.example.org", "port": "993"}, None))
+        """
+
+    @Test func libsecretThroughGObjectIntrospection() throws {
+        let desktop = try Desktop()
+        try desktop.sandbox.unlock()
+        let run = try desktop.python(Self.libsecret)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == """
+            True
+            imap pw
+            1 IMAP [('port', '993'), ('server', 'imap.example.org'), ('xdg:schema', 'org.example.Mail')] imap pw
+            True
+            None
+
+            """)
+    }
+
     static let findMail = """
         import secretstorage
         bus = secretstorage.dbus_init()
