@@ -87,25 +87,56 @@ def measure_add_delete(size, samples, store, clear):
     r["delete"] = measure_cli(len(added), size, delete)
     return r
 
-def peer_secret_tool(size, samples, results, notes):
+def latchkey_secret_service(sandbox, args):
+    """A private D-Bus session with latchkeyd --secret-service serving org.freedesktop.secrets on a keychain of
+    its own, unlocked."""
+    out = run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"], sandbox.env).stdout.decode().split()
+    sandbox.env["DBUS_SESSION_BUS_ADDRESS"] = out[0]
+    sandbox.pids.append(int(out[1]))
+    bin = args.latchkey_bin
+    keychain = f"{sandbox.root}/secret-service.keychain"
+    sandbox.env.update(LATCHKEY_KEYCHAIN=keychain, LATCHKEY_AGENT_SOCKET=f"{sandbox.root}/run/agent.sock")
+    with_passphrase = dict(sandbox.env, LATCHKEY_PASSPHRASE="peer-password")
+    run([f"{bin}/latchkey", "create-keychain", keychain], with_passphrase)
+    agent = subprocess.Popen([f"{bin}/latchkeyd", "--secret-service", "--keychain", keychain, "--socket", sandbox.env["LATCHKEY_AGENT_SOCKET"]],
+                             env=sandbox.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sandbox.pids.append(agent.pid)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(sandbox.env["LATCHKEY_AGENT_SOCKET"]):
+        if time.monotonic() > deadline or agent.poll() is not None:
+            raise RuntimeError("latchkeyd --secret-service did not start")
+        time.sleep(0.01)
+    run([f"{bin}/latchkey", "unlock-keychain"], with_passphrase)
+
+def peer_secret_tool(size, samples, results, notes, provider="GNOME Keyring", args=None):
+    """secret-tool and the in-process clients against one provider: GNOME Keyring, or Latchkey's."""
     sandbox = Sandbox("secret-tool")
+    suffix = "" if provider == "GNOME Keyring" else f" ({provider})"
     try:
-        secret_service(sandbox)
+        if provider == "GNOME Keyring":
+            secret_service(sandbox)
+        else:
+            latchkey_secret_service(sandbox, args)
         env = sandbox.env
         start = time.perf_counter_ns()
         # Fill through the Secret Service from one process (secret-tool would take one process per item).
         filler = subprocess.Popen([sys.executable, "-c", FILL_SECRET_SERVICE, str(size)], env=env)
         if filler.wait() != 0:
             raise RuntimeError("filling GNOME Keyring failed")
-        notes["secret-tool fill seconds"] = ns(start) / 1e9
+        notes[f"secret-tool{suffix} fill seconds"] = ns(start) / 1e9
         r = {}
         r["find"] = measure_cli(samples, size, lambda i: run(["secret-tool", "lookup", "service", item(i)[0], "account", item(i)[1]], env))
         r.update(measure_add_delete(size, samples,
             lambda s, a, t: run(["secret-tool", "store", "--label", s, "service", s, "account", a], env, input=t.encode()),
             lambda s, a: run(["secret-tool", "clear", "service", s, "account", a], env)))
-        results["secret-tool"] = r
+        results["secret-tool" + suffix] = r
         # In-process through Python keyring's Secret Service backend, same daemon.
-        results["keyring (Secret Service)"] = in_process(env, "keyring.backends.SecretService.Keyring", size, samples, prefilled=True)
+        results["keyring (Secret Service)" + suffix] = in_process(env, "keyring.backends.SecretService.Keyring", size, samples, prefilled=True)
+        # The provider's own round trips from one process: GetSecret of a found item, CreateItem.
+        out = subprocess.run([sys.executable, "-c", ROUND_TRIPS, str(size), str(samples)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if out.returncode != 0:
+            raise RuntimeError(f"round trips: {out.stderr.decode()[-300:]}")
+        results["Secret Service round trips (" + provider + ")"] = json.loads(out.stdout)
     finally:
         sandbox.close()
 
@@ -117,6 +148,30 @@ collection = secretstorage.get_default_collection(bus)
 for i in range(size):
     collection.create_item(f"service-{i // 10}", {"service": f"service-{i // 10}", "account": f"account-{i}",
                             "username": f"account-{i}"}, f"token-{i:026d}".encode())
+"""
+
+ROUND_TRIPS = r"""
+import json, random, sys, time, secretstorage
+from secretstorage.util import open_session
+size, samples = int(sys.argv[1]), int(sys.argv[2])
+bus = secretstorage.dbus_init()
+collection = secretstorage.get_default_collection(bus)
+picked = [random.randrange(size) for _ in range(samples)]
+# One DH session for the whole loop (a client's usual state): each call is then the round trip and one
+# AES-CBC decryption, not a new key exchange.
+session = open_session(bus)
+items = [secretstorage.Item(bus, next(collection.search_items({"account": f"account-{i}"})).item_path, session=session) for i in picked]
+r = {"GetSecret": [], "CreateItem": []}
+for item, i in zip(items, picked):
+    start = time.perf_counter_ns()
+    secret = item.get_secret()
+    r["GetSecret"].append(time.perf_counter_ns() - start)
+    assert secret == f"token-{i:026d}".encode()
+for n in range(max(20, samples // 5)):
+    start = time.perf_counter_ns()
+    collection.create_item("fresh", {"service": "fresh", "account": f"fresh-{n}"}, b"fresh token")
+    r["CreateItem"].append(time.perf_counter_ns() - start)
+print(json.dumps(r))
 """
 
 IN_PROCESS = r"""
@@ -303,6 +358,9 @@ def main():
     for peer in (peer_secret_tool, peer_pass, peer_keepassxc, peer_keyring_files):
         peers.append(lambda *a, peer=peer: peer(args.size, args.samples, results, notes))
     names = ["process start", "latchkey", "secret-tool", "pass", "keepassxc-cli", "keyring files"]
+    if args.latchkey_bin:
+        peers.append(lambda *a: peer_secret_tool(args.size, args.samples, results, notes, provider="Latchkey", args=args))
+        names.append("Latchkey's Secret Service")
     for name, peer in zip(names, peers):
         print(f"latchkey-bench: peers: {name}...", file=sys.stderr, flush=True)
         try:

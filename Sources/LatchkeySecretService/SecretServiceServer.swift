@@ -28,11 +28,21 @@ final class SecretServiceServer {
         self.configuration = configuration
     }
 
+    /// The user and process behind each connection, asked of the bus once per connection (they cannot
+    /// change; the program a process runs can, so isolation asks `identify` at every call).
+    private var peers: [String: (uid: UInt32, pid: Int32)] = [:]
+
     /// The collections as the sender of `message` sees them, by path: another user's program is refused;
     /// under isolation the program acts as itself, asked anew at every call (a process may run another
     /// program since).
     private func collections(for message: BusMessage) throws -> [String: any SecretCollection] {
-        let (uid, pid) = try bus.credentials(of: message.sender)
+        let (uid, pid): (UInt32, Int32)
+        if let known = peers[message.sender] {
+            (uid, pid) = known
+        } else {
+            (uid, pid) = try bus.credentials(of: message.sender)
+            peers[message.sender] = (uid, pid)
+        }
         guard uid == getuid() else {
             configuration.log("refused a Secret Service call from pid \(pid): uid \(uid) is not the agent's user")
             throw SecretServiceError.accessDenied("programs of another user (uid \(uid)) are refused")
@@ -64,6 +74,7 @@ final class SecretServiceServer {
     func install() throws(BusError) {
         try bus.handleObjects(under: SecretPaths.service) { [unowned self] message in self.handle(message) }
         try bus.onPeerGone { [unowned self] peer in
+            self.peers[peer] = nil
             let closed = self.sessions.closeAll(of: peer)
             if closed > 0 { self.configuration.log("closed \(closed) Secret Service session(s) of \(peer), which left the bus") }
         }
@@ -518,10 +529,11 @@ final class SecretServiceServer {
             return [Property(name: "Collections", signature: "ao") { try self.appendPaths(order, to: $0) }]
         case (.collection(let path), "org.freedesktop.Secret.Collection"):
             guard let store = collections[path] else { return [] }
-            let found = try store.search([:])
             let locked = store.isLocked, label = store.label
             return [
+                // Listed only when asked for (a Get of Locked must not walk every item).
                 Property(name: "Items", signature: "ao") {
+                    let found = try store.search([:])
                     try self.appendPaths((found.unlocked + found.locked).map { SecretPaths.item($0, in: path) }, to: $0)
                 },
                 Property(name: "Label", signature: "s") { try $0.append(label) },

@@ -128,6 +128,7 @@ enum Report {
                 100 * max(0, embedded - opening) / embedded, derivation))
         }
         lines.append(contentsOf: inProcessVersusPeers(peers))
+        lines.append(contentsOf: secretServiceVersusGnomeKeyring(peers))
         if let ours = reference, let theirs = peers.median("secret-tool", "find") {
             let met = ours < theirs / 2
             lines.append(String(format: "Goal (issue 6): a CLI find through the agent in under half of `secret-tool lookup`'s time: %@ against %@ (%.2f×) — %@.",
@@ -140,6 +141,42 @@ enum Report {
             lines.append("- \(key): \(value)")
         }
         return lines + [""]
+    }
+
+    /// Issue 12's goal: Latchkey's Secret Service beside GNOME Keyring's, the same clients on the same kind
+    /// of private bus — every figure ahead, and a GetSecret round trip at most half of GNOME Keyring's.
+    static func secretServiceVersusGnomeKeyring(_ peers: PeerResults) -> [String] {
+        let rows: [(String, String, String, String)] = [
+            ("secret-tool lookup (per process)", "secret-tool", "secret-tool (Latchkey)", "find"),
+            ("secret-tool store (per process)", "secret-tool", "secret-tool (Latchkey)", "add"),
+            ("secret-tool clear (per process)", "secret-tool", "secret-tool (Latchkey)", "delete"),
+            ("keyring get_password (in process)", "keyring (Secret Service)", "keyring (Secret Service) (Latchkey)", "find"),
+            ("keyring set_password (in process)", "keyring (Secret Service)", "keyring (Secret Service) (Latchkey)", "add"),
+            ("GetSecret (in process)", "Secret Service round trips (GNOME Keyring)", "Secret Service round trips (Latchkey)", "GetSecret"),
+            ("CreateItem (in process)", "Secret Service round trips (GNOME Keyring)", "Secret Service round trips (Latchkey)", "CreateItem"),
+        ]
+        var lines = ["", "#### The Secret Service: Latchkey beside GNOME Keyring", "",
+                     "The same clients (secret-tool, Python keyring, secretstorage) against each provider on a private D-Bus session.", "",
+                     "| operation | GNOME Keyring median | Latchkey median | Latchkey ÷ GNOME Keyring |", "|---|---:|---:|---:|"]
+        var ratios: [String: Double] = [:]
+        for (name, gnome, latchkey, workload) in rows {
+            let theirs = peers.median(gnome, workload), ours = peers.median(latchkey, workload)
+            var ratio = "–"
+            if let theirs, let ours {
+                ratios[name] = ours / theirs
+                ratio = String(format: "%.2f", ours / theirs)
+            }
+            lines.append("| \(name) | \(theirs.map(formatDuration) ?? "–") | \(ours.map(formatDuration) ?? "–") | \(ratio) |")
+        }
+        lines.append("")
+        if ratios.count == rows.count, let getSecret = ratios["GetSecret (in process)"] {
+            let behind = ratios.filter { $0.value >= 1 }.keys.sorted()
+            lines.append("Goal (issue 12): every figure ahead of GNOME Keyring — " + (behind.isEmpty ? "met" : "**not met** (\(behind.joined(separator: ", ")))")
+                + String(format: "; GetSecret at most half of GNOME Keyring's: %.2f× — %@.", getSecret, getSecret <= 0.5 ? "met" : "**not met**"))
+        } else {
+            lines.append("Goal (issue 12): Latchkey's Secret Service beside GNOME Keyring — **not measured** (a provider failed: see the notes).")
+        }
+        return lines
     }
 
     /// Issue 5's in-process target: every figure of the Swift API (embedded, and through the agent) beside

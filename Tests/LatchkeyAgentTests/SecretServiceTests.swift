@@ -112,6 +112,9 @@ import Glibc
         #expect(try desktop.secretTool("clear", "service", "mail", "user", "bob").status == 0)
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "bob").status == 1)
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w")
+
+        // (`secret-tool lock` of Debian 12's libsecret 0.20.5 crashes once Lock has answered, with GNOME Keyring
+        // too: Lock is tested through raw calls in badInputOnTheBusIsAnErrorAndLosesNothing.)
     }
 
     static let secretStorage = """
@@ -677,10 +680,13 @@ import Glibc
         #expect(desktop.sandbox.agentLog.contains("Secret Service items: each program sees its own and its groups'"))
         #expect(try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret").status == 0)
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
-        // Another program (python3, unregistered) does not see secret-tool's item.
+        // Another program (python3, unregistered) does not see secret-tool's item, nor secret-tool python's.
         var run = try desktop.python(Self.findMail)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "0\n")
+        run = try desktop.python("import secretstorage; secretstorage.get_default_collection(secretstorage.dbus_init()).create_item('Py', {'owner': 'python'}, b'py')")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try desktop.secretTool("lookup", "owner", "python").status == 1)
         // The item went to secret-tool's own group; registering python3 for that group lets it see the item.
         let secretTool = URL(fileURLWithPath: "/usr/bin/secret-tool").resolvingSymlinksInPath().path
         #expect(try desktop.sandbox.cli("dump-keychain").stdout.contains("\"agrp\"<blob>=\"secret-service:\(secretTool)\""))
