@@ -90,9 +90,11 @@ package final class Bus {
     package func onPeerGone(_ handler: @escaping (String) -> Void) throws(BusError) {
         let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
         let box = Unmanaged.passRetained(ObjectHandler { message in
+            // NameOwnerChanged(name, old owner, new owner); `try?`: a malformed signal from the bus itself
+            // tells nothing, and there is no caller to report it to.
             guard let name = try? message.readString(), let _ = try? message.readString(),
                 let newOwner = try? message.readString()
-            else { return false }  // A malformed signal from the bus itself: nothing to do.
+            else { return false }
             if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
             return false
         })
@@ -351,6 +353,28 @@ package final class BusMessage {
     package func skip() throws(BusError) {
         let code = sd_bus_message_skip(message, nil)
         guard code >= 0 else { throw failed("a value to skip", code) }
+    }
+
+    /// Reads a string dictionary (`a{ss}`).
+    package func readStringDictionary() throws(BusError) -> [String: String] {
+        var dictionary: [String: String] = [:]
+        _ = try enter("a", "{ss}")
+        while try enter("e", "ss") {
+            let key = try readString()
+            dictionary[key] = try readString()
+            try exit()
+        }
+        try exit()
+        return dictionary
+    }
+
+    /// Reads an array of object paths (`ao`).
+    package func readObjectPaths() throws(BusError) -> [String] {
+        var paths: [String] = []
+        _ = try enter("a", "o")
+        while try peek() != nil { paths.append(try readString("o")) }
+        try exit()
+        return paths
     }
 
     // MARK: Appending

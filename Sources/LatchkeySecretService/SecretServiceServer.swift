@@ -157,7 +157,7 @@ final class SecretServiceServer {
 
     private func service(_ message: BusMessage, _ member: String) throws -> BusMessage? {
         let collections = try collections(for: message)
-        let store = collections[SecretPaths.collection]!
+        let store = try existing(SecretPaths.collection, in: collections)
         switch member {
         case "OpenSession":
             let algorithm = try message.readString()
@@ -577,25 +577,9 @@ final class SecretServiceServer {
         return (path, session)
     }
 
-    private func readAttributes(_ message: BusMessage) throws -> [String: String] {
-        var attributes: [String: String] = [:]
-        _ = try message.enter("a", "{ss}")
-        while try message.enter("e", "ss") {
-            let name = try message.readString()
-            attributes[name] = try message.readString()
-            try message.exit()
-        }
-        try message.exit()
-        return attributes
-    }
+    private func readAttributes(_ message: BusMessage) throws -> [String: String] { try message.readStringDictionary() }
 
-    private func readPaths(_ message: BusMessage) throws -> [String] {
-        var paths: [String] = []
-        _ = try message.enter("a", "o")
-        while try message.peek() != nil { paths.append(try message.readString("o")) }
-        try message.exit()
-        return paths
-    }
+    private func readPaths(_ message: BusMessage) throws -> [String] { try message.readObjectPaths() }
 
     /// `CreateItem`'s and `CreateCollection`'s property map: the label and the attributes.
     private func readProperties(_ message: BusMessage) throws -> (label: String?, attributes: [String: String]?) {

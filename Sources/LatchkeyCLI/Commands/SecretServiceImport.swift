@@ -96,9 +96,9 @@ enum SecretServiceImport {
         try opened.exit()
         let session = try opened.readString("o")
         var result: [(label: String, items: [SourceItem])] = []
-        for collection in try paths(try property(bus, name, service, "org.freedesktop.Secret.Service", "Collections", "ao")) {
+        for collection in try property(bus, name, service, "org.freedesktop.Secret.Service", "Collections", "ao").readObjectPaths() {
             let label = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Label", "s").readString()
-            let all = try paths(try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Items", "ao"))
+            let all = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Items", "ao").readObjectPaths()
             var unlocked: [String] = []
             for item in all {
                 if try property(bus, name, item, "org.freedesktop.Secret.Item", "Locked", "b").readBool() {
@@ -135,14 +135,7 @@ enum SecretServiceImport {
                     continue
                 }
                 let itemLabel = try property(bus, name, item, "org.freedesktop.Secret.Item", "Label", "s").readString()
-                let attributesMessage = try property(bus, name, item, "org.freedesktop.Secret.Item", "Attributes", "a{ss}")
-                var attributes: [String: String] = [:]
-                _ = try attributesMessage.enter("a", "{ss}")
-                while try attributesMessage.enter("e", "ss") {
-                    let key = try attributesMessage.readString()
-                    attributes[key] = try attributesMessage.readString()
-                    try attributesMessage.exit()
-                }
+                let attributes = try property(bus, name, item, "org.freedesktop.Secret.Item", "Attributes", "a{ss}").readStringDictionary()
                 items.append(SourceItem(label: itemLabel, attributes: attributes, secret: value, contentType: contentType.isEmpty ? "text/plain" : contentType))
             }
             result.append((label, items))
@@ -161,14 +154,6 @@ enum SecretServiceImport {
         }
         _ = try reply.enter("v", type)
         return reply
-    }
-
-    private static func paths(_ message: BusMessage) throws(BusError) -> [String] {
-        var paths: [String] = []
-        _ = try message.enter("a", "o")
-        while try message.peek() != nil { paths.append(try message.readString("o")) }
-        try message.exit()
-        return paths
     }
 }
 
