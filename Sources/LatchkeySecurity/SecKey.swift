@@ -74,6 +74,28 @@ private func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ f
     failing(error, failure.status.rawValue, failure.detail ?? failure.message)
 }
 
+/// Runs an operation that needs the private key where the key is — in this process, or where the keychain
+/// holds it — and gives its result or Apple's out-parameter error.
+private func privateOperation(
+    _ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ inProcess: (AsymmetricKey) throws(KeyError) -> Data,
+    held: (HeldKey) throws(KeychainError) -> Data
+) -> CFData? {
+    switch key.keyReference {
+    case .inProcess(let asymmetric):
+        do {
+            return NSData(data: try inProcess(asymmetric))
+        } catch let failure {
+            return failing(error, failure)
+        }
+    case .held(let heldKey):
+        do {
+            return NSData(data: try held(heldKey))
+        } catch let failure {
+            return failing(error, failure)
+        }
+    }
+}
+
 /// The Swift dictionary of a `CFDictionary` (string keys only).
 private func entries(_ dictionary: CFDictionary?) -> [String: Any] {
     var result: [String: Any] = [:]
@@ -250,20 +272,8 @@ public func SecKeyGetBlockSize(_ key: SecKey) -> Int { key.publicHalf.blockSize 
 public func SecKeyCreateSignature(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    switch key.keyReference {
-    case .inProcess(let asymmetric):
-        do {
-            return NSData(data: try asymmetric.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)))
-        } catch let failure {
-            return failing(error, failure)
-        }
-    case .held(let held):
-        do {
-            return NSData(data: try held.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)))
-        } catch let failure {
-            return failing(error, failure)
-        }
-    }
+    privateOperation(key, error) { (asymmetric) throws(KeyError) in try asymmetric.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)) }
+        held: { (held) throws(KeychainError) in try held.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)) }
 }
 
 /// `SecKeyVerifySignature`: true when the signature is right; false with `errSecVerifyFailed` when not.
@@ -295,20 +305,8 @@ public func SecKeyCreateEncryptedData(
 public func SecKeyCreateDecryptedData(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    switch key.keyReference {
-    case .inProcess(let asymmetric):
-        do {
-            return NSData(data: try asymmetric.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)))
-        } catch let failure {
-            return failing(error, failure)
-        }
-    case .held(let held):
-        do {
-            return NSData(data: try held.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)))
-        } catch let failure {
-            return failing(error, failure)
-        }
-    }
+    privateOperation(key, error) { (asymmetric) throws(KeyError) in try asymmetric.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)) }
+        held: { (held) throws(KeychainError) in try held.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)) }
 }
 
 /// `SecKeyCopyKeyExchangeResult`: ECDH of a private key with a public key; the X9.63 algorithms need
@@ -326,19 +324,10 @@ public func SecKeyCopyKeyExchangeResult(
         }
         options.sharedInfo = bytes
     }
-    switch privateKey.keyReference {
-    case .inProcess(let asymmetric):
-        do {
-            return NSData(data: try asymmetric.keyExchange(algorithm.keyAlgorithm, with: publicKey.publicHalf, parameters: options))
-        } catch let failure {
-            return failing(error, failure)
-        }
-    case .held(let held):
-        do {
-            return NSData(data: try held.keyExchange(algorithm.keyAlgorithm, with: publicKey.publicHalf, parameters: options))
-        } catch let failure {
-            return failing(error, failure)
-        }
+    return privateOperation(privateKey, error) { (asymmetric) throws(KeyError) in
+        try asymmetric.keyExchange(algorithm.keyAlgorithm, with: publicKey.publicHalf, parameters: options)
+    } held: { (held) throws(KeychainError) in
+        try held.keyExchange(algorithm.keyAlgorithm, with: publicKey.publicHalf, parameters: options)
     }
 }
 

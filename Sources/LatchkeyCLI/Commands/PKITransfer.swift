@@ -128,7 +128,7 @@ enum PKITransfer {
                 for key in privateKeys { output += try key.encryptedPrivateKeyPEM(passphrase: passphrase).copiedData() }
             }
         } catch {
-            throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+            throw KeychainError(error)
         }
         return (output, heldLeftOut)
     }
@@ -163,7 +163,7 @@ enum PKITransfer {
             do {
                 output = try identity.pkcs12(chain: chain, passphrase: arguments.value("P") ?? "", label: identity.certificate.subjectSummary)
             } catch {
-                throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+                throw KeychainError(error)
             }
         case "pubKeys", "allKeys":
             guard [nil, "openssl", "pemseq"].contains(arguments.value("f")) else {

@@ -37,7 +37,7 @@ extension KeychainDatabase {
         do {
             key = try AsymmetricKey.generate(request.type, bits: request.bits)
         } catch {
-            throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+            throw KeychainError(error)
         }
         attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
         attributes[.tokenID] = .string(token)
@@ -92,7 +92,7 @@ extension KeychainDatabase {
                 return try key.keyExchange(algorithm, with: peer, parameters: parameters)
             }
         } catch {
-            throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), error.reason)
+            throw KeychainError(error)
         }
     }
 
