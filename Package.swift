@@ -35,6 +35,9 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL",
             pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CPostgres", path: "Sources/CPostgres",
+            pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The libc calls Swift cannot make (variadic prctl, SO_PEERCRED/SO_PASSCRED, CMSG macros), in C.
         .target(name: "CPOSIX"),
         // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.
@@ -64,6 +67,8 @@ let package = Package(
 
         // The agent: holds the unlocked keys and decides which program sees which items.
         // The Secret Service provider (org.freedesktop.secrets) that latchkeyd runs with --secret-service.
+        // End-to-end-encrypted sync through PostgreSQL: the only importer of libpq (CPostgres).
+        .target(name: "LatchkeySync", dependencies: ["CPostgres", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         .target(name: "LatchkeySecretService", dependencies: ["LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto"]),
         .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService"]),
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
@@ -121,6 +126,7 @@ let package = Package(
                 "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
         .testTarget(name: "SecurityModuleTests", dependencies: ["Security"]),
+        .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAPITests",
             dependencies: [

@@ -72,4 +72,28 @@ extension Descriptors {
             return ready > 0
         }
     }
+
+    /// Waits until any of `fds` has something to read, at most `milliseconds` (-1: no limit); returns those
+    /// that do (empty on timeout).
+    package static func waitReadable(_ fds: [Int32], milliseconds: Int32) -> [Int32] {
+        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        while true {
+            let ready = poll(&entries, nfds_t(entries.count), milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return [] }
+            return entries.filter { $0.revents != 0 }.map(\.fd)
+        }
+    }
+
+    /// Reads and drops whatever is waiting on a non-blocking or readable descriptor (a wake-up pipe).
+    package static func drain(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        _ = read(fd, &buffer, buffer.count)
+    }
+
+    /// Writes one byte (a wake-up pipe's doorbell); a full pipe already rings.
+    package static func ring(_ fd: Int32) {
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)
+    }
 }

@@ -17,7 +17,7 @@ import Testing
             ok       keychain file mode 0600
             ok       directory mode 0700
             ok       durability: journal mode wal, synchronous FULL, secure_delete on (an acknowledged write survives a power cut)
-            ok       format version 3 (this Latchkey reads up to 3)
+            ok       format version 4 (this Latchkey reads up to 4)
             warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
             ok       device key present: items readable at any time open without the passphrase
             ok       no agent serves it: programs open it themselves, with the passphrase
@@ -32,7 +32,7 @@ import Testing
         try sandbox.createKeychain()
         let doctor = try sandbox.run(["doctor"], environment: sandbox.environment)  // No LATCHKEY_PASSPHRASE, no terminal.
         #expect(doctor.status == 0, "\(doctor.stderr)")
-        #expect(doctor.stdout.contains("ok       format version 3 (this Latchkey reads up to 3)\n"))
+        #expect(doctor.stdout.contains("ok       format version 4 (this Latchkey reads up to 4)\n"))
         #expect(doctor.stdout.hasSuffix("""
             ok       no agent serves it: programs open it themselves, with the passphrase
             skipped  integrity: it needs the passphrase, and no terminal to prompt on; use --passphrase-fd, a key file, or LATCHKEY_PASSPHRASE

@@ -60,7 +60,7 @@ import Testing
         #expect(info.stderr == "Keychain \"\(sandbox.defaultKeychain)\" no-timeout\n")
         #expect(info.stdout == """
             path: \(sandbox.defaultKeychain)
-            format: 3 (this Latchkey reads up to 3)
+            format: 4 (this Latchkey reads up to 4)
             key derivation: Argon2id, 19 MiB, 2 passes
             items: 0
             device key: present

@@ -24,6 +24,16 @@ internal import LatchkeyStorage
 ///   whether the user must confirm before the secret is released without decrypting the attributes. The
 ///   column is bound into the item key's associated data whenever it is not 0, so clearing it makes the row
 ///   fail to open rather than release the secret unconfirmed.
+///
+/// Format v4 (sync; every table empty until the keychain is set up for sync):
+/// - `items_by_id`: items by their random id, which sync names them by;
+/// - `sync_state`: the vault this keychain syncs with, this device's id and the server cursor;
+/// - `sync_items`: per synced item, the version the server holds as far as this device knows (what a push
+///   expects, and below which a row is a replay);
+/// - `sync_inbox`: rows pulled but not applied yet (still under the vault key: a locked keychain stores them
+///   until it can write the items);
+/// - `sync_conflicts`: losing versions, sealed under the vault key, until the user restores or drops them;
+/// - `sync_rejected`: rows the server sent that failed verification, with the reason (no content).
 enum KeychainSchema {
     /// `PRAGMA application_id`: "LKCH". A SQLite file without it is not a Latchkey keychain.
     static let applicationID: Int64 = 0x4C4B_4348
@@ -83,6 +93,47 @@ enum KeychainSchema {
         },
         Migrator.Step(version: 3) { db in
             try db.execute("ALTER TABLE items ADD COLUMN acl INTEGER NOT NULL DEFAULT 0")
+        },
+        Migrator.Step(version: 4) { db in
+            try db.execute(
+                """
+                CREATE INDEX items_by_id ON items (id);
+                CREATE TABLE sync_state (
+                    name TEXT PRIMARY KEY NOT NULL,
+                    value BLOB NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE sync_items (
+                    item BLOB PRIMARY KEY NOT NULL,
+                    version INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE sync_inbox (
+                    seq INTEGER PRIMARY KEY,
+                    item BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL,
+                    key_id INTEGER NOT NULL,
+                    ciphertext BLOB NOT NULL,
+                    author BLOB NOT NULL
+                );
+                CREATE TABLE sync_conflicts (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    item BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    key_id INTEGER NOT NULL,
+                    sealed BLOB NOT NULL,
+                    reason TEXT NOT NULL,
+                    recorded INTEGER NOT NULL
+                );
+                CREATE TABLE sync_rejected (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    seq INTEGER NOT NULL,
+                    item BLOB NOT NULL,
+                    version INTEGER NOT NULL,
+                    reason TEXT NOT NULL,
+                    recorded INTEGER NOT NULL
+                );
+                """)
         },
     ])
 

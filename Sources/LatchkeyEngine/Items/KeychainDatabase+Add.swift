@@ -130,7 +130,7 @@ extension KeychainDatabase {
                               checkTombstones: checkTombstones)
         }
 
-        private func sealed(id: Data, version: Int64, rowID: Int64?) -> ItemRow {
+        func sealed(id: Data, version: Int64, rowID: Int64?) -> ItemRow {
             var row = template
             row.id = id
             row.version = version

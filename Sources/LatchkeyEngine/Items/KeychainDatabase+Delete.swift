@@ -42,14 +42,8 @@ extension KeychainDatabase {
                     if candidate.synchronizable, let opened, var attributes = opened.attributes,
                         let classKey = keys.classKey(for: candidate.accessibility)
                     {
-                        var tombstone = opened.row
                         attributes[.modificationDate] = .date(now)
-                        tombstone.tombstone = true
-                        tombstone.version += 1
-                        tombstone.indexDigests = []
-                        let itemKey = ItemSealing.newItemKey()
-                        ItemSealing.seal(attributes: attributes, data: nil, into: &tombstone, itemKey: itemKey)
-                        ItemSealing.wrap(itemKey, into: &tombstone, classKey: classKey)
+                        let tombstone = Self.tombstoneRow(of: opened.row, attributes: attributes, classKey: classKey)
                         try ItemStore.tombstone(candidate, as: tombstone, in: db)
                     } else {
                         try ItemStore.delete(candidate, in: db)
@@ -60,5 +54,21 @@ extension KeychainDatabase {
                 return deleted
             }
         }
+    }
+}
+
+extension KeychainDatabase {
+    /// A synchronizable item's tombstone: the same row, its attributes sealed again under a new item key
+    /// without the secret, no index entries, the next version.
+    static func tombstoneRow(of row: ItemRow, attributes: [AttributeKey: AttributeValue], classKey: SecureBytes) -> ItemRow {
+        var tombstone = row
+        tombstone.tombstone = true
+        tombstone.version += 1
+        tombstone.indexDigests = []
+        tombstone.sealedData = nil
+        let itemKey = ItemSealing.newItemKey()
+        ItemSealing.seal(attributes: attributes, data: nil, into: &tombstone, itemKey: itemKey)
+        ItemSealing.wrap(itemKey, into: &tombstone, classKey: classKey)
+        return tombstone
     }
 }

@@ -23,6 +23,8 @@ public struct KeychainChange: Hashable, Sendable, CustomStringConvertible {
         case request = 0
         /// A restore from a backup (`latchkey import`).
         case restore = 1
+        /// A change another device made, applied by sync (the agent does not push it back).
+        case sync = 2
     }
 
     /// The position in the feed: increases with every change, in commit order, across processes; never
@@ -45,7 +47,7 @@ public struct KeychainChange: Hashable, Sendable, CustomStringConvertible {
 
     /// `#12 updated genp v3`.
     public var description: String {
-        "#\(sequence) \(kind) \(itemClass.rawValue) v\(version)\(synchronizable ? " sync" : "")\(origin == .restore ? " (restore)" : "")"
+        "#\(sequence) \(kind) \(itemClass.rawValue) v\(version)\(synchronizable ? " sync" : "")\(origin == .restore ? " (restore)" : origin == .sync ? " (sync)" : "")"
     }
 }
 

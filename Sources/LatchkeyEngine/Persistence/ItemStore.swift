@@ -50,18 +50,32 @@ enum ItemStore {
         try ChangeLog.record(.updated, new, rowID: new.rowID!, origin: origin, in: db)
     }
 
-    /// Removes an item that does not sync, with its index entries.
-    static func delete(_ row: ItemRow, in db: Connection) throws {
+    /// Removes an item that does not sync (or, from sync, one another device deleted), with its index entries.
+    static func delete(_ row: ItemRow, origin: KeychainChange.Origin = .request, in db: Connection) throws {
         try IndexTable.remove(row, in: db)
         try ItemTable.delete(rowID: row.rowID!, in: db)
-        try ChangeLog.record(.deleted, row, rowID: row.rowID!, origin: .request, in: db)
+        try ChangeLog.record(.deleted, row, rowID: row.rowID!, origin: origin, in: db)
+    }
+
+    /// Stores an item another device made, under its own id and version (never over a tombstone's id, as
+    /// `add` does: sync names items by id). A live item with the same primary key is `errSecDuplicateItem`.
+    static func addSynced(_ row: ItemRow, in db: Connection) throws -> ItemRow {
+        var stored = row
+        do {
+            stored.rowID = try ItemTable.insert(row, in: db)
+        } catch let error as StorageError where error.isConstraintViolation {
+            throw KeychainError(.duplicateItem)
+        }
+        try IndexTable.insert(stored, rowID: stored.rowID!, in: db)
+        try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: .sync, in: db)
+        return stored
     }
 
     /// Turns a synchronizable item into its tombstone (`tombstone`: the same row, sealed again without its
     /// secret, with the next version), dropping its index entries.
-    static func tombstone(_ old: ItemRow, as tombstone: ItemRow, in db: Connection) throws {
+    static func tombstone(_ old: ItemRow, as tombstone: ItemRow, origin: KeychainChange.Origin = .request, in db: Connection) throws {
         try IndexTable.remove(old, in: db)
         try ItemTable.replace(tombstone, in: db)
-        try ChangeLog.record(.tombstoned, tombstone, rowID: tombstone.rowID!, origin: .request, in: db)
+        try ChangeLog.record(.tombstoned, tombstone, rowID: tombstone.rowID!, origin: origin, in: db)
     }
 }

@@ -104,6 +104,18 @@ enum ItemTable {
         return found.map { (rowID: $0.0, id: $0.1, version: $0.2) }
     }
 
+    /// The row (tombstone or live, with its data) whose random id is `id`, through `items_by_id`.
+    static func row(id: Data, in db: Connection) throws -> ItemRow? {
+        var found: ItemRow?
+        try db.forEachRow("SELECT \(selectColumns), data, class FROM items WHERE id = ?", [.blob(id)]) { row in
+            let itemClass = row.text(classColumn).flatMap(ItemClass.init(rawValue:)) ?? .genericPassword
+            var decoded = decode(row, itemClass: itemClass, includeData: true)
+            if row.text(classColumn).flatMap(ItemClass.init(rawValue:)) == nil { decoded.malformed = true }
+            found = decoded
+        }
+        return found
+    }
+
     /// Whether the file holds any tombstone (a batch checks once, not per item).
     static func hasTombstones(in db: Connection) throws -> Bool {
         try db.integer("SELECT EXISTS (SELECT 1 FROM items WHERE tomb = 1)") == 1

@@ -1,0 +1,442 @@
+package import Foundation
+internal import LatchkeyCrypto
+internal import LatchkeyStorage
+
+/// The keychain's side of sync (package API for LatchkeySync): what to push, what the server holds, the
+/// inbox of pulled rows, applying another device's versions, and the conflict and rejection records. Every
+/// method is one transaction; the sync layer does the cryptography and talks to the server.
+extension KeychainDatabase {
+    /// The accessibility classes that sync (never a `…ThisDeviceOnly` one), as SQL.
+    private static let syncingClasses = "('ak', 'ck', 'dk')"
+    /// `ItemTable.selectColumns` of the `items` table aliased `i`.
+    private static let qualifiedColumns = ItemTable.selectColumns.split(separator: ", ").map { "i." + $0 }.joined(separator: ", ")
+
+    // MARK: State
+
+    /// A value of the sync state (`vault`, `device`, `cursor`…), nil when unset.
+    package func syncValue(_ name: String) throws(KeychainError) -> Data? {
+        try mappingStorageErrors {
+            try pool.read { db in
+                var value: Data?
+                try db.forEachRow("SELECT value FROM sync_state WHERE name = ?", [.text(name)]) { value = $0.blob(0) }
+                return value
+            }
+        }
+    }
+
+    /// Sets (or with nil removes) values of the sync state together.
+    package func setSyncValues(_ values: [String: Data?]) throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { db in
+                for (name, value) in values {
+                    if let value {
+                        try db.run("INSERT OR REPLACE INTO sync_state (name, value) VALUES (?, ?)", [.text(name), .blob(value)])
+                    } else {
+                        try db.run("DELETE FROM sync_state WHERE name = ?", [.text(name)])
+                    }
+                }
+            }
+        }
+    }
+
+    /// Forgets everything sync knew (leaving a vault): state, server versions, inbox, conflicts, rejections.
+    /// The items stay.
+    package func resetSync() throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { db in
+                try db.execute(
+                    "DELETE FROM sync_state; DELETE FROM sync_items; DELETE FROM sync_inbox; DELETE FROM sync_conflicts; DELETE FROM sync_rejected;")
+            }
+        }
+    }
+
+    /// Counts for `latchkey sync status`: local changes waiting to be pushed, rows waiting in the inbox,
+    /// conflicts and rejections.
+    package func syncCounts() throws(KeychainError) -> (pending: Int, inbox: Int, conflicts: Int, rejected: Int) {
+        try mappingStorageErrors {
+            try pool.read { db in
+                let pending = try db.integer(
+                    """
+                    SELECT (SELECT count(*) FROM items i LEFT JOIN sync_items s ON s.item = i.id
+                            WHERE i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)
+                            AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version))
+                         + (SELECT count(*) FROM sync_items s WHERE s.deleted = 0 AND NOT EXISTS
+                            (SELECT 1 FROM items i WHERE i.id = s.item AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)))
+                    """) ?? 0
+                return (Int(pending), Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0),
+                        Int(try db.integer("SELECT count(*) FROM sync_conflicts") ?? 0),
+                        Int(try db.integer("SELECT count(*) FROM sync_rejected") ?? 0))
+            }
+        }
+    }
+
+    // MARK: Push
+
+    /// Local changes to push, at most `limit`: synchronizable items (not `…ThisDeviceOnly`) whose version is
+    /// not the one the server holds, and deletions — tombstones, and synced items that are gone or no longer
+    /// sync. `waiting` counts those whose class key is unavailable (pushed after unlock: a locked device
+    /// pushes nothing it cannot decrypt).
+    package func syncOutgoing(limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int) {
+        let keys = vault.snapshot()
+        return try mappingStorageErrors {
+            try pool.read { db in
+                var items: [SyncOutgoing] = []
+                var waiting = 0
+                try db.forEachRow(
+                    """
+                    SELECT \(Self.qualifiedColumns), i.data, i.class, coalesce(s.version, 0) FROM items i
+                    LEFT JOIN sync_items s ON s.item = i.id
+                    WHERE i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)
+                    AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version)
+                    LIMIT ?
+                    """, [.integer(Int64(limit))]
+                ) { statement in
+                    guard let itemClass = statement.text(ItemTable.classColumn).flatMap(ItemClass.init(rawValue:)) else { return }
+                    let row = ItemTable.decode(statement, itemClass: itemClass, includeData: true)
+                    let expected = statement.integer(ItemTable.classColumn + 1)
+                    guard keys.classKey(for: row.accessibility) != nil else {
+                        waiting += 1
+                        return
+                    }
+                    items.append(SyncOutgoing(record: try Self.record(of: row, keys: keys), expectedVersion: expected))
+                }
+                if items.count < limit {
+                    try db.forEachRow(
+                        """
+                        SELECT s.item, s.version FROM sync_items s WHERE s.deleted = 0 AND NOT EXISTS
+                        (SELECT 1 FROM items i WHERE i.id = s.item AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses))
+                        LIMIT ?
+                        """, [.integer(Int64(limit - items.count))]
+                    ) { statement in
+                        guard let id = statement.blob(0) else { return }
+                        let version = statement.integer(1)
+                        items.append(SyncOutgoing(
+                            record: SyncRecord(itemID: id, version: version + 1, deleted: true, itemClass: .genericPassword,
+                                               attributes: [:], data: nil),
+                            expectedVersion: version))
+                    }
+                }
+                return (items, waiting)
+            }
+        }
+    }
+
+    /// Records what the server now holds for pushed items (each one's version and deleted flag).
+    package func syncAcknowledge(_ items: [(itemID: Data, version: Int64, deleted: Bool)]) throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { db in
+                for item in items { try Self.setKnown(item.itemID, version: item.version, deleted: item.deleted, in: db) }
+            }
+        }
+    }
+
+    /// The version of an item the server holds as far as this device knows (nil: none yet).
+    package func syncKnownVersion(_ itemID: Data) throws(KeychainError) -> (version: Int64, deleted: Bool)? {
+        try mappingStorageErrors { try pool.read { db in try Self.known(itemID, in: db) } }
+    }
+
+    // MARK: Pull
+
+    /// Stores pulled rows in the inbox and moves the cursor, together: a crash keeps both or neither.
+    package func syncReceive(_ envelopes: [SyncEnvelope], cursor: Int64) throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { db in
+                for envelope in envelopes {
+                    try db.run(
+                        """
+                        INSERT OR REPLACE INTO sync_inbox (seq, item, version, deleted, key_id, ciphertext, author)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                        [.integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
+                         .integer(envelope.deleted ? 1 : 0), .integer(Int64(envelope.keyID)), .blob(envelope.ciphertext),
+                         .blob(envelope.author)])
+                }
+                try db.run("INSERT OR REPLACE INTO sync_state (name, value) VALUES ('cursor', ?)", [.blob(Self.encode(cursor))])
+            }
+        }
+    }
+
+    /// The server cursor: the highest change sequence pulled (0 before the first pull).
+    package func syncCursor() throws(KeychainError) -> Int64 {
+        guard let value = try syncValue("cursor") else { return 0 }
+        return Self.decodeInteger(value)
+    }
+
+    /// Inbox rows in the server's order, at most `limit`.
+    package func syncInbox(limit: Int) throws(KeychainError) -> [SyncEnvelope] {
+        try mappingStorageErrors {
+            try pool.read { db in
+                var envelopes: [SyncEnvelope] = []
+                try db.forEachRow(
+                    "SELECT seq, item, version, deleted, key_id, ciphertext, author FROM sync_inbox ORDER BY seq LIMIT ?",
+                    [.integer(Int64(limit))]
+                ) { row in
+                    envelopes.append(SyncEnvelope(
+                        sequence: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2), deleted: row.integer(3) != 0,
+                        keyID: Int32(truncatingIfNeeded: row.integer(4)), ciphertext: row.blob(5) ?? Data(), author: row.blob(6) ?? Data()))
+                }
+                return envelopes
+            }
+        }
+    }
+
+    /// Drops an inbox row that needs no applying (this device's own write coming back, or a version it has).
+    package func syncDiscard(_ envelope: SyncEnvelope) throws(KeychainError) {
+        try mappingStorageErrors { try pool.write { db in try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)]) } }
+    }
+
+    /// Refuses an inbox row that failed verification: it leaves the inbox and is recorded with the reason
+    /// (no content); nothing of it is applied.
+    package func syncReject(_ envelope: SyncEnvelope, reason: String) throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { db in
+                try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
+                try db.run(
+                    "INSERT INTO sync_rejected (seq, item, version, reason, recorded) VALUES (?, ?, ?, ?, ?)",
+                    [.integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version), .text(reason),
+                     .integer(Int64(Date().timeIntervalSince1970))])
+            }
+        }
+    }
+
+    /// The rows refused so far, newest last.
+    package func syncRejections() throws(KeychainError) -> [SyncRejection] {
+        try mappingStorageErrors {
+            try pool.read { db in
+                var rejections: [SyncRejection] = []
+                try db.forEachRow("SELECT seq, item, version, reason, recorded FROM sync_rejected ORDER BY id") { row in
+                    rejections.append(SyncRejection(
+                        sequence: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2), reason: row.text(3) ?? "",
+                        recorded: Date(timeIntervalSince1970: Double(row.integer(4)))))
+                }
+                return rejections
+            }
+        }
+    }
+
+    /// Applies another device's version of an item (verified by the sync layer), in one transaction with its
+    /// bookkeeping: the inbox row `sequence` leaves, the server version is recorded.
+    ///
+    /// - A local change not pushed yet loses to it (the server took the other first: the same winner on
+    ///   every device) and is kept as a conflict record sealed by `sealer`.
+    /// - A new item whose primary key a live local item with another id holds: the lower id wins on every
+    ///   device; the loser is kept as a conflict record (and, when it is the local item and the server has
+    ///   it, becomes a tombstone that is pushed).
+    /// - A deletion removes the local item.
+    /// - `locked` when the class key needed is unavailable: the row stays in the inbox.
+    package func syncApply(_ record: SyncRecord, sequence: Int64, sealer: SyncConflictSealer) throws(KeychainError) -> SyncApplyOutcome {
+        let keys = vault.snapshot()
+        // Validation and sealing happen before the transaction, through the engine's schema like any add.
+        var prepared: PreparedAdd?
+        if !record.deleted {
+            var attributes = record.attributes
+            let created = attributes[.creationDate]?.dateValue ?? Date()
+            let modified = attributes[.modificationDate]?.dateValue ?? created
+            attributes[.creationDate] = nil
+            attributes[.modificationDate] = nil
+            guard let group = attributes[.accessGroup]?.stringValue, record.attributes[.synchronizable] == .number(1),
+                let accessibility = attributes[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:)), !accessibility.isThisDeviceOnly
+            else { throw KeychainError.decode("a synced item lacks its access group, sync flag or a class that syncs") }
+            let caller = CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group])
+            do throws(KeychainError) {
+                prepared = try prepareAdd(NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
+                                          dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
+            } catch {
+                if error.status == .interactionNotAllowed { return .locked }
+                throw error
+            }
+        }
+        return try mappingStorageErrors {
+            try pool.write { db in
+                let outcome = try apply(record, prepared: prepared, keys: keys, sealer: sealer, in: db)
+                if outcome != .locked {
+                    try db.run("DELETE FROM sync_inbox WHERE item = ? AND version <= ?", [.blob(record.itemID), .integer(record.version)])
+                }
+                return outcome
+            }
+        }
+    }
+
+    private func apply(_ record: SyncRecord, prepared: PreparedAdd?, keys: KeyVault.Snapshot, sealer: SyncConflictSealer,
+                       in db: Connection) throws -> SyncApplyOutcome {
+        let known = try Self.known(record.itemID, in: db)
+        let local = try ItemTable.row(id: record.itemID, in: db)
+        var outcome = SyncApplyOutcome.applied
+        if let local, local.version != (known?.version ?? 0), !(local.tombstone && record.deleted) {
+            // Changed here and not pushed yet: the server's version came first and wins.
+            guard keys.classKey(for: local.accessibility) != nil else { return .locked }
+            let loser = try Self.record(of: local, keys: keys)
+            try Self.keepConflict(loser, reason: "changed on this device while another device's change reached the server first",
+                                  sealer: sealer, in: db)
+            outcome = .appliedOverConflict
+        }
+        if record.deleted {
+            if let local { try ItemStore.delete(local, origin: .sync, in: db) }
+        } else if let prepared {
+            let row = prepared.sealed(id: record.itemID, version: record.version, rowID: local?.rowID)
+            if let clash = try ItemTable.sibling(of: row, tombstone: false, in: db, excluding: local?.rowID) {
+                if clash.id.lexicographicallyPrecedes(record.itemID) {
+                    // The local item has the lower id: it wins here as everywhere; this record is kept.
+                    try Self.keepConflict(record, reason: "another item with the same primary key has the lower id",
+                                          sealer: sealer, in: db)
+                    if let local { try ItemStore.delete(local, origin: .sync, in: db) }
+                    try Self.setKnown(record.itemID, version: record.version, deleted: false, in: db)
+                    return .lostToExistingItem
+                }
+                guard let other = try ItemTable.row(id: clash.id, in: db) else {
+                    throw KeychainError(.internal, "an item's primary key names a row that is gone")
+                }
+                guard let otherKey = keys.classKey(for: other.accessibility) else { return .locked }
+                let loser = try Self.record(of: other, keys: keys)
+                try Self.keepConflict(loser, reason: "another device added an item with the same primary key and a lower id",
+                                      sealer: sealer, in: db)
+                if try Self.known(other.id, in: db) != nil {
+                    // The server has it: its deletion must travel (the tombstone is pushed).
+                    let tombstone = Self.tombstoneRow(of: other, attributes: loser.attributes, classKey: otherKey)
+                    try ItemStore.tombstone(other, as: tombstone, origin: .sync, in: db)
+                } else {
+                    try ItemStore.delete(other, origin: .sync, in: db)
+                }
+                outcome = .appliedOverConflict
+            }
+            if let local {
+                try ItemStore.update(local, to: row, keepingData: false, origin: .sync, in: db)
+            } else {
+                _ = try ItemStore.addSynced(row, in: db)
+            }
+        }
+        try Self.setKnown(record.itemID, version: record.version, deleted: record.deleted, in: db)
+        return outcome
+    }
+
+    /// After a full resync: items the server no longer has at all (their tombstones were collected) are
+    /// deleted here, unless changed here since (those are pushed again as new). `present` is every item id
+    /// the server holds.
+    package func syncForgetMissing(present: Set<Data>) throws(KeychainError) -> Int {
+        try mappingStorageErrors {
+            try pool.write { db in
+                var gone: [Data] = []
+                try db.forEachRow("SELECT item FROM sync_items") { row in
+                    if let id = row.blob(0), !present.contains(id) { gone.append(id) }
+                }
+                var removed = 0
+                for id in gone {
+                    let known = try Self.known(id, in: db)
+                    try db.run("DELETE FROM sync_items WHERE item = ?", [.blob(id)])
+                    guard let local = try ItemTable.row(id: id, in: db) else { continue }
+                    if local.tombstone || local.version == known?.version {
+                        try ItemStore.delete(local, origin: .sync, in: db)
+                        removed += 1
+                    }
+                }
+                return removed
+            }
+        }
+    }
+
+    // MARK: Conflicts
+
+    /// The conflict records, oldest first.
+    package func syncConflicts() throws(KeychainError) -> [SyncConflict] {
+        try mappingStorageErrors {
+            try pool.read { db in
+                var conflicts: [SyncConflict] = []
+                try db.forEachRow("SELECT id, item, version, key_id, sealed, reason, recorded FROM sync_conflicts ORDER BY id") { row in
+                    conflicts.append(SyncConflict(
+                        id: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2),
+                        keyID: Int32(truncatingIfNeeded: row.integer(3)), sealed: row.blob(4) ?? Data(), reason: row.text(5) ?? "",
+                        recorded: Date(timeIntervalSince1970: Double(row.integer(6)))))
+                }
+                return conflicts
+            }
+        }
+    }
+
+    /// Drops a conflict record; errSecItemNotFound when there is none with that number.
+    package func syncDropConflict(_ id: Int64) throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { db in
+                guard try db.integer("SELECT count(*) FROM sync_conflicts WHERE id = ?", [.integer(id)]) == 1 else {
+                    throw KeychainError(.itemNotFound, "there is no conflict \(id)")
+                }
+                try db.run("DELETE FROM sync_conflicts WHERE id = ?", [.integer(id)])
+            }
+        }
+    }
+
+    /// Restores a losing version (conflict `id`, opened by the sync layer into `record`) as a local change:
+    /// the item takes its content again with a new version, which the next push sends; another live item
+    /// with its primary key is errSecDuplicateItem. The conflict record goes.
+    package func syncRestoreConflict(_ id: Int64, record: SyncRecord) throws(KeychainError) {
+        guard !record.deleted else { throw KeychainError.param("conflict \(id) is a deletion; there is nothing to restore") }
+        var attributes = record.attributes
+        let created = attributes[.creationDate]?.dateValue ?? Date()
+        attributes[.creationDate] = nil
+        attributes[.modificationDate] = nil
+        guard let group = attributes[.accessGroup]?.stringValue else { throw KeychainError.decode("conflict \(id) has no access group") }
+        let prepared = try prepareAdd(
+            NewItem(record.itemClass, attributes: attributes, data: record.data),
+            caller: CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group]), dates: (created, Date()))
+        try mappingStorageErrors {
+            try pool.write { db in
+                guard try db.integer("SELECT count(*) FROM sync_conflicts WHERE id = ?", [.integer(id)]) == 1 else {
+                    throw KeychainError(.itemNotFound, "there is no conflict \(id)")
+                }
+                let local = try ItemTable.row(id: record.itemID, in: db)
+                let known = try Self.known(record.itemID, in: db)
+                let version = max(local?.version ?? 0, known?.version ?? 0, record.version) + 1
+                let row = prepared.sealed(id: record.itemID, version: version, rowID: local?.rowID)
+                if let local {
+                    try ItemStore.update(local, to: row, keepingData: false, origin: .request, in: db)
+                } else {
+                    var stored = row
+                    do {
+                        stored.rowID = try ItemTable.insert(row, in: db)
+                    } catch let error as StorageError where error.isConstraintViolation {
+                        throw KeychainError(.duplicateItem, "another item has conflict \(id)'s primary key")
+                    }
+                    try IndexTable.insert(stored, rowID: stored.rowID!, in: db)
+                    try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: .request, in: db)
+                }
+                try db.run("DELETE FROM sync_conflicts WHERE id = ?", [.integer(id)])
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    private static func record(of row: ItemRow, keys: KeyVault.Snapshot) throws(KeychainError) -> SyncRecord {
+        let opened = try ItemSelection.open(row, keys: keys, attributes: true)
+        let data = row.tombstone ? nil : try ItemSealing.openData(row, itemKey: opened.itemKey)
+        return SyncRecord(itemID: row.id, version: row.version, deleted: row.tombstone, itemClass: row.itemClass,
+                          attributes: opened.attributes ?? [:], data: data)
+    }
+
+    private static func keepConflict(_ record: SyncRecord, reason: String, sealer: SyncConflictSealer, in db: Connection) throws {
+        let (keyID, sealed) = sealer(record)
+        try db.run(
+            "INSERT INTO sync_conflicts (item, version, key_id, sealed, reason, recorded) VALUES (?, ?, ?, ?, ?, ?)",
+            [.blob(record.itemID), .integer(record.version), .integer(Int64(keyID)), .blob(sealed), .text(reason),
+             .integer(Int64(Date().timeIntervalSince1970))])
+    }
+
+    private static func known(_ itemID: Data, in db: Connection) throws -> (version: Int64, deleted: Bool)? {
+        var known: (Int64, Bool)?
+        try db.forEachRow("SELECT version, deleted FROM sync_items WHERE item = ?", [.blob(itemID)]) { row in
+            known = (row.integer(0), row.integer(1) != 0)
+        }
+        return known.map { (version: $0.0, deleted: $0.1) }
+    }
+
+    private static func setKnown(_ itemID: Data, version: Int64, deleted: Bool, in db: Connection) throws {
+        try db.run(
+            "INSERT OR REPLACE INTO sync_items (item, version, deleted) VALUES (?, ?, ?)",
+            [.blob(itemID), .integer(version), .integer(deleted ? 1 : 0)])
+    }
+
+    private static func encode(_ value: Int64) -> Data { withUnsafeBytes(of: value.bigEndian) { Data($0) } }
+
+    private static func decodeInteger(_ data: Data) -> Int64 {
+        data.count == 8 ? data.reduce(Int64(0)) { ($0 << 8) | Int64($1) } : 0
+    }
+}

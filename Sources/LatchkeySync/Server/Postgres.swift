@@ -1,0 +1,187 @@
+internal import CPostgres
+package import Foundation
+package import LatchkeyEngine
+internal import LatchkeyPOSIX
+
+/// A value sent to or read from PostgreSQL. Parameters travel in binary for `bytes` and as text otherwise;
+/// results are read in binary (`int8`, `int4`, `bool`, `bytea`, `text`).
+package enum PostgresValue: Hashable, Sendable {
+    case integer(Int64)
+    case bool(Bool)
+    case bytes(Data)
+    case text(String)
+    case null
+
+    package var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
+    package var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    package var bytes: Data? { if case .bytes(let value) = self { value } else { nil } }
+    package var text: String? { if case .text(let value) = self { value } else { nil } }
+}
+
+/// A failure PostgreSQL reported: its SQLSTATE (`"40001"`, `"LK001"`…) and message, or a lost connection.
+package struct PostgresError: Error, Sendable, CustomStringConvertible {
+    /// The SQLSTATE, or nil when the connection failed or broke.
+    package let state: String?
+    /// libpq's or the server's message (never a parameter value: the server's messages name none of ours).
+    package let message: String
+    /// Whether the connection is gone (the caller reconnects).
+    package let connectionLost: Bool
+
+    package var description: String { state.map { "\(message) (SQLSTATE \($0))" } ?? message }
+
+    /// As a keychain error: a lost or refused connection is errSecNotAvailable; anything else errSecIO.
+    package var keychainError: KeychainError {
+        KeychainError(connectionLost ? .notAvailable : .io, "the sync server: \(message)")
+    }
+}
+
+/// One libpq connection: the only file that calls libpq. Used by one thread at a time (the sync client
+/// owns its connection and is not shared), hence the unchecked `Sendable`.
+package final class PostgresConnection: @unchecked Sendable {
+    // @unchecked: the PGconn is used by the one thread that owns this object at a time (the sync client's).
+    private let connection: OpaquePointer
+
+    /// Connects with a libpq connection string or URI (`postgresql://…`, `host=… dbname=…`); the `PG*`
+    /// environment variables fill in what it leaves out. Refuses a server older than PostgreSQL 12.
+    package init(_ conninfo: String) throws(PostgresError) {
+        guard let connection = PQconnectdb(conninfo) else {
+            throw PostgresError(state: nil, message: "out of memory", connectionLost: true)
+        }
+        self.connection = connection
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresError(state: nil, message: message, connectionLost: true)
+        }
+        guard PQserverVersion(connection) >= 120_000 else {
+            PQfinish(connection)
+            throw PostgresError(state: nil, message: "the server is older than PostgreSQL 12", connectionLost: false)
+        }
+    }
+
+    deinit { PQfinish(connection) }
+
+    /// Whether the connection is still usable.
+    package var isHealthy: Bool { PQstatus(connection) == CONNECTION_OK }
+
+    /// The socket, for waiting on notifications.
+    package var socket: Int32 { PQsocket(connection) }
+
+    /// Runs one or more statements without parameters (schema scripts, LISTEN, transactions).
+    package func execute(_ sql: String) throws(PostgresError) {
+        guard let result = PQexec(connection, sql) else { throw failure(nil) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
+    }
+
+    /// Runs one statement with parameters (`$1`, `$2`…) and returns its rows, every column read in binary.
+    @discardableResult
+    package func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> [[PostgresValue]] {
+        var buffers: [Data] = []
+        var formats: [Int32] = []
+        var isNull: [Bool] = []
+        for parameter in parameters {
+            switch parameter {
+            case .integer(let value): buffers.append(Data(String(value).utf8)); formats.append(0); isNull.append(false)
+            case .bool(let value): buffers.append(Data((value ? "t" : "f").utf8)); formats.append(0); isNull.append(false)
+            case .text(let value): buffers.append(Data(value.utf8)); formats.append(0); isNull.append(false)
+            case .bytes(let value): buffers.append(value); formats.append(1); isNull.append(false)
+            case .null: buffers.append(Data()); formats.append(0); isNull.append(true)
+            }
+        }
+        // Text parameters must be NUL-terminated; binary ones carry their length.
+        let storage = buffers.enumerated().map { index, data -> UnsafeMutablePointer<CChar>? in
+            if isNull[index] { return nil }
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: data.count + 1)
+            data.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { pointer.update(from: base.assumingMemoryBound(to: CChar.self), count: data.count) }
+            }
+            pointer[data.count] = 0
+            return pointer
+        }
+        defer { for pointer in storage { pointer?.deallocate() } }
+        let lengths = buffers.map { Int32($0.count) }
+        let values = storage.map { UnsafePointer($0) }
+        let result = values.withUnsafeBufferPointer { valuePointers in
+            lengths.withUnsafeBufferPointer { lengthPointers in
+                formats.withUnsafeBufferPointer { formatPointers in
+                    PQexecParams(
+                        connection, sql, Int32(parameters.count), nil, valuePointers.baseAddress,
+                        lengthPointers.baseAddress, formatPointers.baseAddress, 1)
+                }
+            }
+        }
+        guard let result else { throw failure(nil) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
+        let rows = PQntuples(result), columns = PQnfields(result)
+        var table: [[PostgresValue]] = []
+        table.reserveCapacity(Int(rows))
+        for row in 0..<rows {
+            var values: [PostgresValue] = []
+            values.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                if PQgetisnull(result, row, column) != 0 { values.append(.null); continue }
+                let length = Int(PQgetlength(result, row, column))
+                let bytes = Data(bytes: PQgetvalue(result, row, column), count: length)
+                values.append(try Self.decode(bytes, type: PQftype(result, column)))
+            }
+            table.append(values)
+        }
+        return table
+    }
+
+    /// Waits up to `milliseconds` for a notification on a channel this connection LISTENs to; returns the
+    /// channels that rang (empty on timeout). A broken connection throws.
+    package func notifications(waitingUpTo milliseconds: Int32) throws(PostgresError) -> [String] {
+        var channels = drainNotifications()
+        if !channels.isEmpty { return channels }
+        guard Descriptors.waitReadable(socket, milliseconds: milliseconds) else { return [] }
+        guard PQconsumeInput(connection) == 1 else { throw failure(nil) }
+        channels = drainNotifications()
+        return channels
+    }
+
+    private func drainNotifications() -> [String] {
+        var channels: [String] = []
+        while let notification = PQnotifies(connection) {
+            channels.append(String(cString: notification.pointee.relname))
+            PQfreemem(notification)
+        }
+        return channels
+    }
+
+    private static func decode(_ bytes: Data, type: UInt32) throws(PostgresError) -> PostgresValue {
+        func integer(_ count: Int) -> Int64 {
+            bytes.prefix(count).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+        }
+        switch type {
+        case 20:  // int8
+            guard bytes.count == 8 else { break }
+            return .integer(integer(8))
+        case 23:  // int4
+            guard bytes.count == 4 else { break }
+            return .integer(Int64(Int32(truncatingIfNeeded: integer(4))))
+        case 16: return .bool(bytes.first == 1)
+        case 17: return .bytes(bytes)
+        case 25, 1043, 19: return .text(String(decoding: bytes, as: UTF8.self))
+        default: break
+        }
+        throw PostgresError(state: nil, message: "unexpected column type \(type)", connectionLost: false)
+    }
+
+    private func failure(_ result: OpaquePointer?) -> PostgresError {
+        let lost = PQstatus(connection) != CONNECTION_OK
+        guard let result else { return PostgresError(state: nil, message: Self.trimmed(PQerrorMessage(connection)), connectionLost: lost) }
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+        return PostgresError(state: state, message: primary ?? Self.trimmed(PQresultErrorMessage(result)), connectionLost: lost)
+    }
+
+    private static func trimmed(_ message: UnsafeMutablePointer<CChar>?) -> String {
+        guard let message else { return "unknown error" }
+        return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import LatchkeyEngine
+import LatchkeySync
+import LatchkeyTestSupport
+import Testing
+
+/// One device of a test vault: its own keychain (unlocked) and sync client.
+final class SyncDevice {
+    static let app = CallerIdentity(applicationIdentifier: "com.example.app")
+    let directory = TemporaryDirectory()
+    let keychain: KeychainDatabase
+    var client: SyncClient!
+    let name: String
+
+    init(_ name: String) throws {
+        self.name = name
+        keychain = try KeychainDatabase.create(at: directory.file("\(name).keychain"), passphrase: Passphrase("pass-\(name)"),
+                                               keyDerivation: .minimum)
+    }
+
+    /// Sets up a vault on `cluster`; returns the recovery code.
+    @discardableResult
+    func setup(_ cluster: PostgresCluster) throws -> String {
+        let made = try SyncClient.setup(keychain, server: cluster.conninfo, deviceName: name)
+        client = made.client
+        return made.recoveryCode
+    }
+
+    /// Joins with the recovery code.
+    func join(_ cluster: PostgresCluster, recoveryCode: String) throws {
+        client = try SyncClient.join(keychain, server: cluster.conninfo, vault: nil, deviceName: name, recoveryCode: recoveryCode).client
+    }
+
+    /// Joins through approval by `approver`.
+    func join(_ cluster: PostgresCluster, approvedBy approver: SyncDevice) throws {
+        let made = try SyncClient.join(keychain, server: cluster.conninfo, vault: nil, deviceName: name, recoveryCode: nil)
+        client = made.client
+        #expect(try approver.client.approve(code: made.joinCode) == name)
+        #expect(try client.completeJoin())
+        #expect(client.fingerprint == approver.client.fingerprint)
+    }
+
+    @discardableResult
+    func sync() throws -> SyncReport { try client.sync() }
+
+    func add(_ account: String, _ secret: String, service: String = "mail", sync: Bool = true) throws {
+        try keychain.add(NewItem(.genericPassword, attributes: [
+            .service: .string(service), .account: .string(account), .synchronizable: .bool(sync),
+        ], data: Data(secret.utf8)), caller: Self.app)
+    }
+
+    func update(_ account: String, _ secret: String, service: String = "mail") throws {
+        _ = try keychain.update(
+            ItemQuery(.genericPassword, matching: [.service: .string(service), .account: .string(account)], synchronizable: .yes, limit: .all),
+            with: ItemChanges(data: Data(secret.utf8)), caller: Self.app)
+    }
+
+    func delete(_ account: String, service: String = "mail") throws {
+        _ = try keychain.delete(
+            ItemQuery(.genericPassword, matching: [.service: .string(service), .account: .string(account)], synchronizable: .yes, limit: .all),
+            caller: Self.app)
+    }
+
+    /// Every synchronizable item of the app: "service/account" → secret.
+    func contents() throws -> [String: String] {
+        let found: [ItemResult]
+        do throws(KeychainError) {
+            found = try keychain.copyMatching(ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes, .data]),
+                                              caller: Self.app)
+        } catch {
+            guard error.status == .itemNotFound else { throw error }
+            return [:]
+        }
+        var contents: [String: String] = [:]
+        for item in found {
+            contents["\(item[.service]?.stringValue ?? "")/\(item[.account]?.stringValue ?? "")"] = String(decoding: item.data ?? Data(), as: UTF8.self)
+        }
+        return contents
+    }
+}
