@@ -375,17 +375,18 @@ package final class SyncClient {
                         report.rejected += 1
                         continue
                     }
-                    if envelope.version == known.version {
-                        try keychain.syncDiscard(envelope)
-                        continue
-                    }
                 }
                 let record: SyncRecord
                 do throws(KeychainError) {
                     record = try VaultCrypto.open(envelope, vault: vault, keyring: keyring)
                 } catch {
-                    try keychain.syncReject(envelope, reason: error.message)
+                    try keychain.syncReject(envelope, reason: error.detail ?? error.message)
                     report.rejected += 1
+                    continue
+                }
+                if let known = try keychain.syncKnownVersion(envelope.itemID), envelope.version == known.version {
+                    // A version this device has (its own push coming back): verified above, nothing to write.
+                    try keychain.syncDiscard(envelope)
                     continue
                 }
                 let outcome: SyncApplyOutcome
@@ -393,7 +394,7 @@ package final class SyncClient {
                     outcome = try keychain.syncApply(record, sequence: envelope.sequence, sealer: sealer)
                 } catch {
                     guard error.status == .param || error.status == .decode || error.status == .noSuchAttribute else { throw error }
-                    try keychain.syncReject(envelope, reason: "its content is not a valid item: \(error.message)")
+                    try keychain.syncReject(envelope, reason: "its content is not a valid item: \(error.detail ?? error.message)")
                     report.rejected += 1
                     continue
                 }

@@ -1,0 +1,80 @@
+import Foundation
+import LatchkeyEngine
+import LatchkeySync
+import LatchkeyTestSupport
+import Testing
+
+@Suite("Sync conflicts: one winner everywhere, the loser kept", .serialized)
+struct SyncConflictTests {
+    @Test func concurrentChangesKeepTheServersFirstAndTheLoserAsAConflictThatCanBeRestored() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        try a.add("alice", "v1")
+        let code = try a.setup(cluster)
+        try a.sync()
+        try b.join(cluster, recoveryCode: code)
+        try b.sync()
+
+        try a.update("alice", "from-a")
+        try b.update("alice", "from-b")
+        try a.sync()
+        let report = try b.sync()
+        #expect(report.conflicts == 1)
+        #expect(try a.contents() == ["mail/alice": "from-a"])
+        #expect(try b.contents() == ["mail/alice": "from-a"])
+
+        let conflicts = try b.client.conflicts()
+        #expect(conflicts.count == 1)
+        #expect(conflicts.first?.record?.data == Data("from-b".utf8))
+        #expect(conflicts.first?.conflict.reason == "changed on this device while another device's change reached the server first")
+        #expect(try a.client.conflicts().isEmpty)
+
+        // Restoring the loser makes it a new local change that wins from now on.
+        try b.client.restoreConflict(conflicts[0].conflict.id)
+        #expect(try b.client.conflicts().isEmpty)
+        #expect(try b.sync().pushed == 1)
+        try a.sync()
+        #expect(try a.contents() == ["mail/alice": "from-b"])
+        #expect(status { try b.client.restoreConflict(99) } == .itemNotFound)
+    }
+
+    @Test func theSamePrimaryKeyAddedOnTwoDevicesConvergesToTheLowerIDEverywhere() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b"), c = try SyncDevice("c")
+        let code = try a.setup(cluster)
+        try b.join(cluster, recoveryCode: code)
+        try c.join(cluster, recoveryCode: code)
+        try a.add("shared", "from-a")
+        try b.add("shared", "from-b")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        try b.sync()
+        try c.sync()
+        let winner = try a.contents()
+        #expect(winner.count == 1)
+        #expect(try b.contents() == winner)
+        #expect(try c.contents() == winner)
+        // The loser is a conflict record on a device that held it, never dropped silently.
+        let losers = try a.client.conflicts() + b.client.conflicts()
+        #expect(losers.contains { $0.record?.data.map { String(decoding: $0, as: UTF8.self) } != winner["mail/shared"] })
+        // The server holds one live row for the pair: the loser was deleted there.
+        #expect(try cluster.psql("SELECT count(*) FROM latchkey.items WHERE NOT deleted").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+
+    @Test func aDeleteAndAnUpdateOfTheSameItemKeepTheFirstAndTheOtherAsAConflict() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        try a.add("alice", "v1")
+        let code = try a.setup(cluster)
+        try a.sync()
+        try b.join(cluster, recoveryCode: code)
+        try b.sync()
+        try a.delete("alice")
+        try b.update("alice", "kept?")
+        try a.sync()
+        #expect(try b.sync().conflicts == 1)
+        #expect(try b.contents() == [:])
+        #expect(try b.client.conflicts().first?.record?.data == Data("kept?".utf8))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import LatchkeyEngine
+import LatchkeySync
+import LatchkeyTestSupport
+import Testing
+
+@Suite("What syncs: synchronizable items, never ThisDeviceOnly ones; locked devices", .serialized)
+struct SyncScopeTests {
+    @Test func thisDeviceOnlyAndNonSynchronizableItemsNeverLeaveTheDevice() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        try a.add("plain", "local", sync: false)
+        try a.keychain.add(NewItem(.genericPassword, attributes: [
+            .service: .string("mail"), .account: .string("pinned"), .synchronizable: .bool(true),
+            .accessible: .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue),
+        ], data: Data("device-only".utf8)), caller: SyncDevice.app)
+        try a.add("travels", "yes")
+        let code = try a.setup(cluster)
+        #expect(try a.sync().pushed == 1)
+        try b.join(cluster, recoveryCode: code)
+        try b.sync()
+        #expect(try b.contents() == ["mail/travels": "yes"])
+        // Deleting the device-only item leaves nothing to push either.
+        try a.delete("pinned")
+        #expect(try a.keychain.syncCounts().pending == 0)
+    }
+
+    @Test func aLockedDeviceReceivesChangesAndWritesThemAfterUnlockAndPushesNothingItCannotRead() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        let code = try a.setup(cluster)
+        try b.join(cluster, recoveryCode: code)
+        try b.sync()
+        try b.add("mine", "unpushed")
+        b.keychain.lock()
+        try a.add("alice", "while-b-locked")
+        try a.sync()
+        let locked = try b.sync()
+        #expect(locked.pulled == 1)
+        #expect(locked.pushed == 0)
+        #expect(locked.waiting == 2)  // its own change, and the row it cannot write yet
+        #expect(try b.keychain.syncCounts().inbox == 1)
+        try b.keychain.unlock(with: Passphrase("pass-b"))
+        let unlocked = try b.sync()
+        #expect(unlocked.applied == 1)
+        #expect(unlocked.pushed == 1)
+        #expect(try b.contents() == ["mail/alice": "while-b-locked", "mail/mine": "unpushed"])
+        try a.sync()
+        #expect(try a.contents() == ["mail/alice": "while-b-locked", "mail/mine": "unpushed"])
+    }
+
+    @Test func joiningNeedsApprovalOrTheRightRecoveryCode() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b"), c = try SyncDevice("c")
+        let code = try a.setup(cluster)
+        try a.add("alice", "secret")
+        try a.sync()
+
+        // A wrong code of the right shape, and text that is no code at all.
+        let wrong = String(code.reversed())
+        #expect(status { try c.join(cluster, recoveryCode: wrong.replacingOccurrences(of: "I", with: "J")) } == .authFailed)
+        #expect(status { try c.join(cluster, recoveryCode: "not a code") } == .param)
+        #expect(try SyncConfiguration.load(from: c.keychain) == nil)
+
+        // Pending: nothing to read until a device of the vault approves the code it shows.
+        let pending = try SyncClient.join(b.keychain, server: cluster.conninfo, vault: nil, deviceName: "b", recoveryCode: nil)
+        #expect(try pending.client.completeJoin() == false)
+        #expect(status { try pending.client.sync() } == .interactionNotAllowed)
+        #expect(status { _ = try a.client.approve(code: "000-000") } == .itemNotFound)
+        #expect(try a.client.pendingDevices().map(\.code) == [pending.joinCode])
+        #expect(try a.client.approve(code: pending.joinCode) == "b")
+        #expect(try pending.client.completeJoin())
+        #expect(pending.client.fingerprint == a.client.fingerprint)
+        try pending.client.sync()
+        b.client = pending.client
+        #expect(try b.contents() == ["mail/alice": "secret"])
+        // A second device with the same name is refused.
+        #expect(status { try c.join(cluster, approvedBy: a) } == nil)
+        let d = try SyncDevice("a")
+        #expect(status { try d.join(cluster, recoveryCode: code) } == .duplicateItem)
+    }
+}

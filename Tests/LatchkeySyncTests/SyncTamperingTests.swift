@@ -1,0 +1,112 @@
+import Foundation
+import LatchkeyEngine
+import LatchkeySync
+import LatchkeyTestSupport
+import Testing
+
+/// A server that misbehaves: every change it makes to the rows is refused with a clear reason, nothing of
+/// it applied, the other items unaffected.
+@Suite("Sync against a server that misbehaves", .serialized)
+struct SyncTamperingTests {
+    /// A vault with two devices and items a and b on both; the server's rows then get `tamper`, and the
+    /// reader pulls: returns the reader and what it refused.
+    func tampered(_ tamper: (PostgresCluster) throws -> Void)
+        throws -> (reader: SyncDevice, rejections: [SyncRejection], contents: [String: String], cluster: PostgresCluster)
+    {
+        let cluster = try PostgresCluster()
+        let writer = try SyncDevice("writer"), reader = try SyncDevice("reader")
+        try writer.add("a", "secret-a")
+        try writer.add("b", "secret-b")
+        let code = try writer.setup(cluster)
+        try writer.sync()
+        try reader.join(cluster, recoveryCode: code)
+        try reader.sync()
+        try tamper(cluster)
+        try writer.add("c", "secret-c")
+        try writer.sync()
+        try reader.sync()
+        return (reader, try reader.keychain.syncRejections(), try reader.contents(), cluster)
+    }
+
+    /// Gives the row of `account`'s item a new sequence number, as if the server wrote it again just now.
+    static func bump(_ cluster: PostgresCluster, _ condition: String) throws {
+        try cluster.psql("""
+            WITH v AS (UPDATE latchkey.vaults SET seq = seq + 1 RETURNING id, seq)
+            UPDATE latchkey.items i SET seq = v.seq FROM v WHERE i.vault = v.id AND \(condition)
+            """)
+    }
+
+    @Test func aFlippedCiphertextIsRefused() throws {
+        let result = try tampered { cluster in
+            try cluster.psql("UPDATE latchkey.items SET ciphertext = overlay(ciphertext placing '\\xff'::bytea from 30 for 1) WHERE seq = 1")
+            try Self.bump(cluster, "i.seq = 1")
+        }
+        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
+    }
+
+    @Test func aRowMovedToAnotherItemIsRefused() throws {
+        let result = try tampered { cluster in
+            // Item 2's ciphertext (and version) copied over item 1, as a new change of item 1.
+            try cluster.psql("""
+                UPDATE latchkey.items t SET ciphertext = s.ciphertext, version = t.version + 1
+                FROM latchkey.items s WHERE t.seq = 1 AND s.seq = 2
+                """)
+            try Self.bump(cluster, "i.seq = 1")
+        }
+        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
+    }
+
+    @Test func anOldVersionReplayedIsRefused() throws {
+        let cluster = try PostgresCluster()
+        let writer = try SyncDevice("writer"), reader = try SyncDevice("reader")
+        try writer.add("a", "version-1")
+        let code = try writer.setup(cluster)
+        try writer.sync()
+        try reader.join(cluster, recoveryCode: code)
+        try reader.sync()
+        try cluster.psql("CREATE TABLE public.saved AS SELECT * FROM latchkey.items")
+        try writer.update("a", "version-2")
+        try writer.sync()
+        try reader.sync()
+        // The server puts the first version back, as if it were the newest change.
+        try cluster.psql("""
+            WITH v AS (UPDATE latchkey.vaults SET seq = seq + 1 RETURNING id, seq)
+            UPDATE latchkey.items i SET version = s.version, ciphertext = s.ciphertext, deleted = s.deleted, seq = v.seq
+            FROM public.saved s, v WHERE i.vault = v.id AND i.item = s.item
+            """)
+        let report = try reader.sync()
+        #expect(report.rejected == 1)
+        #expect(report.applied == 0)
+        #expect(try reader.keychain.syncRejections().map(\.reason) == ["version 1 is older than version 2 this device has: replayed or rolled back"])
+        #expect(try reader.contents() == ["mail/a": "version-2"])
+    }
+
+    @Test func aRowOfAnotherVaultCopiedInIsRefused() throws {
+        let result = try tampered { cluster in
+            let other = try SyncDevice("other")
+            try other.add("a", "other-vault")
+            _ = try SyncClient.setup(other.keychain, server: cluster.conninfo, deviceName: "other").client.sync()
+            // The other vault's row, under the same item id as a, sent as a new version of a.
+            try cluster.psql("""
+                WITH mine AS (SELECT vault, item FROM latchkey.items WHERE seq = 1 AND vault = (SELECT id FROM latchkey.vaults ORDER BY created LIMIT 1)),
+                     theirs AS (SELECT ciphertext, author FROM latchkey.items WHERE vault = (SELECT id FROM latchkey.vaults ORDER BY created DESC LIMIT 1))
+                UPDATE latchkey.items i SET ciphertext = theirs.ciphertext, author = theirs.author, version = i.version + 1
+                FROM mine, theirs WHERE i.vault = mine.vault AND i.item = mine.item
+                """)
+            try Self.bump(cluster, "i.seq = 1")
+        }
+        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
+    }
+
+    @Test func aForgedDeletionIsRefused() throws {
+        let result = try tampered { cluster in
+            try cluster.psql("UPDATE latchkey.items SET deleted = true, version = version + 1 WHERE seq = 1")
+            try Self.bump(cluster, "i.seq = 1")
+        }
+        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
+    }
+}
