@@ -41,7 +41,7 @@ final class SyncDevice {
     }
 
     @discardableResult
-    func sync() throws -> SyncReport { try client.sync() }
+    func sync() throws(KeychainError) -> SyncReport { try client.sync() }
 
     func add(_ account: String, _ secret: String, service: String = "mail", sync: Bool = true) throws {
         try keychain.add(NewItem(.genericPassword, attributes: [

@@ -33,7 +33,8 @@ public final class PostgresCluster: @unchecked Sendable {
         }
         try run(Self.binaries + "/initdb", ["-D", directory + "/data", "-U", "latchkey", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
         var settings = "listen_addresses = ''\nunix_socket_directories = '\(directory)'\nmax_connections = 200\n"
-        if !durable { settings += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n" }
+        // fsync off loses nothing when only the server's processes crash (the OS keeps the WAL); commits stay synchronous.
+        if !durable { settings += "fsync = off\n" }
         let configuration = directory + "/data/postgresql.conf"
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: configuration))
         handle.seekToEndOfFile()

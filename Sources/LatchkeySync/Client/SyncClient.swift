@@ -279,6 +279,18 @@ package final class SyncClient {
     /// primary-key losers). `collectTombstonesOlderThan` (seconds) also collects tombstones on the server.
     @discardableResult
     package func sync(collectTombstonesOlderThan horizon: Int? = nil) throws(KeychainError) -> SyncReport {
+        // A connection kept from an earlier round may have died with a server restart; libpq learns that
+        // only when it is used. Such a round runs once more on a fresh connection.
+        let reused = server != nil
+        do throws(KeychainError) {
+            return try round(collectTombstonesOlderThan: horizon)
+        } catch {
+            guard reused, error.status == .notAvailable, server == nil else { throw error }
+            return try round(collectTombstonesOlderThan: horizon)
+        }
+    }
+
+    private func round(collectTombstonesOlderThan horizon: Int?) throws(KeychainError) -> SyncReport {
         var report = SyncReport()
         guard try completeJoin() else {
             throw KeychainError(.interactionNotAllowed, "this device waits for approval: run latchkey sync approve \(joinCode) on a device of the vault")
@@ -386,6 +398,13 @@ package final class SyncClient {
                 }
                 if let known = try keychain.syncKnownVersion(envelope.itemID), envelope.version == known.version {
                     // A version this device has (its own push coming back): verified above, nothing to write.
+                    try keychain.syncDiscard(envelope)
+                    continue
+                }
+                if envelope.author == configuration.device {
+                    // This device's own push, whose acknowledgement was lost with the connection: the server has
+                    // it, so it is the version to build on; the content is what this device wrote.
+                    try keychain.syncAcknowledge([(envelope.itemID, envelope.version, envelope.deleted)])
                     try keychain.syncDiscard(envelope)
                     continue
                 }

@@ -47,16 +47,16 @@ package final class PostgresConnection: @unchecked Sendable {
         guard let connection = PQconnectdb(conninfo) else {
             throw PostgresError(state: nil, message: "out of memory", connectionLost: true)
         }
+        // From here on deinit finishes the connection, on failure too.
         self.connection = connection
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(connection))
-            PQfinish(connection)
-            throw PostgresError(state: nil, message: message, connectionLost: true)
+            throw PostgresError(state: nil, message: Self.trimmed(PQerrorMessage(connection)), connectionLost: true)
         }
         guard PQserverVersion(connection) >= 120_000 else {
-            PQfinish(connection)
             throw PostgresError(state: nil, message: "the server is older than PostgreSQL 12", connectionLost: false)
         }
+        // The server's notices (NOTICE: … already exists) are not for the user's terminal.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
     }
 
     deinit { PQfinish(connection) }

@@ -1,0 +1,55 @@
+import Foundation
+import LatchkeyEngine
+import LatchkeySync
+import LatchkeyTestSupport
+import Testing
+
+@Suite("Tombstones: collected after every device passed them, or after a horizon and a full resync", .serialized)
+struct SyncTombstoneTests {
+    func count(_ cluster: PostgresCluster, _ condition: String) throws -> String {
+        try cluster.psql("SELECT count(*) FROM latchkey.items WHERE \(condition)").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func tombstonesStayUntilEveryActiveDeviceHasPulledPastThem() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        try a.add("x", "1")
+        let code = try a.setup(cluster)
+        try a.sync()
+        try b.join(cluster, recoveryCode: code)
+        try b.sync()
+        try a.delete("x")
+        // b has not pulled the deletion: a long horizon keeps the tombstone.
+        try a.client.sync(collectTombstonesOlderThan: 86_400)
+        #expect(try count(cluster, "deleted") == "1")
+        try b.sync()
+        #expect(try b.contents() == [:])
+        try a.client.sync(collectTombstonesOlderThan: 86_400)
+        #expect(try count(cluster, "deleted") == "0")
+        #expect(try cluster.psql("SELECT collected FROM latchkey.vaults").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
+    @Test func aDeviceThatComesBackAfterTheHorizonResyncsInFullAndLosesNothing() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), away = try SyncDevice("away")
+        try a.add("gone", "1")
+        try a.add("kept", "2")
+        let code = try a.setup(cluster)
+        try a.sync()
+        try away.join(cluster, recoveryCode: code)
+        try away.sync()
+        try away.add("offline-work", "3")
+        try a.delete("gone")
+        try a.add("new", "4")
+        try a.sync()
+        // Past the horizon (0 s here) the tombstone goes although `away` never saw it.
+        try cluster.psql("UPDATE latchkey.items SET changed = now() - interval '1 day' WHERE deleted")
+        try a.client.sync(collectTombstonesOlderThan: 3_600)
+        #expect(try count(cluster, "deleted") == "0")
+        let report = try away.sync()
+        #expect(report.fullResync)
+        #expect(try away.contents() == ["mail/kept": "2", "mail/new": "4", "mail/offline-work": "3"])
+        try a.sync()
+        #expect(try a.contents() == ["mail/kept": "2", "mail/new": "4", "mail/offline-work": "3"])
+    }
+}
