@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
-        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus"]),
+        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync"]),
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The agent: holds the unlocked keys and decides which program sees which items.

@@ -295,13 +295,17 @@ package final class SyncClient {
         guard try completeJoin() else {
             throw KeychainError(.interactionNotAllowed, "this device waits for approval: run latchkey sync approve \(joinCode) on a device of the vault")
         }
+        let server = try connection()
+        let state = try serverCall { try server.checkIn(vault: configuration.vault, device: configuration.device) }
+        guard state == "active" else {
+            throw KeychainError(.authFailed, state == nil ? "the server does not know this device" : "this device was removed from the vault")
+        }
         try refreshKeys()
         let refused = try push(into: &report)
         try pull(into: &report)
         try applyInbox(into: &report)
         if refused || report.applied > 0 || report.conflicts > 0 { _ = try push(into: &report) }
         if let horizon {
-            let server = try connection()
             _ = try serverCall { try server.collectTombstones(vault: configuration.vault, horizonSeconds: horizon) }
         }
         return report

@@ -129,6 +129,14 @@ package struct SyncServer {
         Set(try connection.query("SELECT item FROM latchkey.items WHERE vault = $1", [.bytes(vault)]).compactMap { $0[0].bytes })
     }
 
+    /// Marks the device as seen and returns its state (nil when the server does not know it).
+    package func checkIn(vault: Data, device: Data) throws(PostgresError) -> String? {
+        try connection.query(
+            "UPDATE latchkey.devices SET last_seen = now() WHERE vault = $1 AND id = $2 RETURNING state",
+            [.bytes(vault), .bytes(device)]
+        ).first?.first?.text
+    }
+
     /// Records how far the device has pulled (tombstone collection waits for every active device).
     package func reportCursor(vault: Data, device: Data, cursor: Int64) throws(PostgresError) {
         try connection.query(
