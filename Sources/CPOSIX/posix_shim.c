@@ -103,6 +103,8 @@ int latchkey_pidfd_exited(int pidfd) {
 
 int latchkey_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
+int latchkey_doorbell_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
+
 int latchkey_terminal_columns(int fd) {
     struct winsize size;
     if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;

@@ -2,6 +2,7 @@ import Foundation
 public import LatchkeyEngine
 import LatchkeyProtocol
 import LatchkeySecretService
+import LatchkeySync
 import LatchkeyPOSIX
 import Synchronization
 
@@ -30,10 +31,13 @@ public final class AgentServer: Sendable {
         /// Whether each program sees only its own Secret Service items and its groups' (else every program
         /// of the user sees them all, as with GNOME Keyring).
         public var isolatedSecretService: Bool
+        /// Whether to sync in the background when the keychain is set up for sync.
+        public var backgroundSync: Bool
 
         /// Creates options.
         public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
-                    isolatedSecretService: Bool = false) {
+                    isolatedSecretService: Bool = false, backgroundSync: Bool = true) {
+            self.backgroundSync = backgroundSync
             self.keychainPath = keychainPath
             self.socketPath = socketPath
             self.verbose = verbose
@@ -75,7 +79,7 @@ public final class AgentServer: Sendable {
         let pinentry = options.pinentry ?? PinentryPresence.find(environment: environment)
         let presence = pinentry.map { PinentryPresence(program: $0, environment: environment, log: log) }
         log(pinentry.map { "asking for protected items through \($0)" } ?? "no pinentry: protected items cannot be confirmed")
-        self.state = try AgentState(keychainPath: keychainPath, presence: presence, log: log)
+        self.state = try AgentState(keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync)
         if options.secretService {
             let state = state
             let configuration = SecretServiceProvider.Configuration(

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyEngine
+import LatchkeySync
 import Synchronization
 
 /// What the agent holds: the open keychain (its keys, once unlocked), the registrations (readable after
@@ -14,8 +15,10 @@ final class AgentState: Sendable {
     private let settings: Mutex<KeychainSettings>
     private let lastActivity = Mutex(ContinuousClock.now)
     private let log: @Sendable (String) -> Void
+    /// Background sync, when the agent runs it (it idles until the keychain is set up for sync).
+    let sync: SyncWorker?
 
-    init(keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void)
+    init(keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void, sync: Bool = false)
         throws(KeychainError)
     {
         self.keychainPath = keychainPath
@@ -23,7 +26,12 @@ final class AgentState: Sendable {
         self.keychain = try KeychainDatabase.open(at: keychainPath)
         self.settings = Mutex(try keychain.settings)
         self.log = log
+        self.sync = sync ? try SyncWorker(keychain: keychain, log: log) : nil
+        self.sync?.start()
     }
+
+    /// Tells background sync that the keychain changed (or unlocked): it pushes now, not at its next tick.
+    func changed() { sync?.nudge() }
 
     /// Marks activity now (every request counts).
     func touch() { lastActivity.withLock { $0 = .now } }
@@ -37,6 +45,7 @@ final class AgentState: Sendable {
         let current = try keychain.settings
         settings.withLock { $0 = current }
         log("unlocked")
+        changed()
     }
 
     func lock(reason: String) {

@@ -160,11 +160,19 @@ struct ConnectionHandler {
         case .lock:
             state.lock(reason: "requested by pid \(peer.pid)")
             return .none
-        case .add(let item, let returning): return .item(try service(peer).add(item, returning: returning))
+        case .add(let item, let returning):
+            defer { state.changed() }
+            return .item(try service(peer).add(item, returning: returning))
         case .copyMatching(let query): return .items(try service(peer).copyMatching(query))
-        case .update(let query, let changes): return .count(try service(peer).update(query, with: changes))
-        case .delete(let query): return .count(try service(peer).delete(query))
-        case .addOrUpdate(let item): return .flag(try service(peer).addOrUpdate(item))
+        case .update(let query, let changes):
+            defer { state.changed() }
+            return .count(try service(peer).update(query, with: changes))
+        case .delete(let query):
+            defer { state.changed() }
+            return .count(try service(peer).delete(query))
+        case .addOrUpdate(let item):
+            defer { state.changed() }
+            return .flag(try service(peer).addOrUpdate(item))
         case .createHeldKey(let request, let returning):
             let made = try service(peer).createHeldKey(request, returning: returning)
             log("made a key held by the agent for pid \(peer.pid) (\(request.type == .rsa ? "RSA" : "EC") \(request.bits) bits)")

@@ -22,6 +22,14 @@ package enum Pipes {
         guard latchkey_pipe(&fds) == 0 else { throw Errno.current }
         return (fds[0], fds[1])
     }
+
+    /// A close-on-exec, non-blocking pipe for waking a thread: `Descriptors.ring` on `write` never blocks,
+    /// `Descriptors.drain` on `read` empties it.
+    package static func doorbell() throws(Errno) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard latchkey_doorbell_pipe(&fds) == 0 else { throw Errno.current }
+        return (fds[0], fds[1])
+    }
 }
 
 /// Signals, for programs that handle them with Dispatch.
@@ -85,10 +93,10 @@ extension Descriptors {
         }
     }
 
-    /// Reads and drops whatever is waiting on a non-blocking or readable descriptor (a wake-up pipe).
+    /// Reads and drops whatever is waiting on a doorbell's non-blocking read end.
     package static func drain(_ fd: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        _ = read(fd, &buffer, buffer.count)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(fd, &buffer, buffer.count) > 0 {}
     }
 
     /// Writes one byte (a wake-up pipe's doorbell); a full pipe already rings.

@@ -22,6 +22,8 @@ enum AgentOptions {
                     help: "Provide the Secret Service (org.freedesktop.secrets) on the session bus too, so libsecret, secret-tool, Python keyring and browsers keep their secrets in the keychain (also LATCHKEY_SECRET_SERVICE=1)."),
         AgentOption(name: "secret-service-policy", value: "shared|isolated",
                     help: "Which Secret Service items a program sees: all of them (shared, the default, as GNOME Keyring), or those it created and those of the access groups it is registered for (isolated; also LATCHKEY_SECRET_SERVICE_POLICY)."),
+        AgentOption(name: "no-sync", value: nil,
+                    help: "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."),
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
         AgentOption(name: "manual", value: nil, help: "Print the manual page latchkeyd(1), in roff, and exit."),
         AgentOption(name: "completion", value: "shell", help: "Print shell completions (bash, zsh or fish) and exit."),

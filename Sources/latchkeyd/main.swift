@@ -18,6 +18,7 @@ var pinentry: String?
 // The setting for the socket-activated service (contrib/systemd reads it from latchkeyd.env).
 var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE"] == "1"
 var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
+var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -26,6 +27,7 @@ while let argument = arguments.first {
     case "--pinentry" where !arguments.isEmpty: pinentry = arguments.removeFirst()
     case "--verbose", "-v": verbose = true
     case "--secret-service": secretService = true
+    case "--no-sync": backgroundSync = false
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
         case "shared": isolatedSecretService = false
@@ -56,7 +58,8 @@ while let argument = arguments.first {
 let server: AgentServer
 do {
     server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
-                                            secretService: secretService, isolatedSecretService: isolatedSecretService))
+                                            secretService: secretService, isolatedSecretService: isolatedSecretService,
+                                            backgroundSync: backgroundSync))
 } catch {
     FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))

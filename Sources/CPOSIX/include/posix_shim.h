@@ -47,6 +47,9 @@ int latchkey_pidfd_exited(int pidfd);
 /* pipe2(O_CLOEXEC): fds[0] reads, fds[1] writes. 0 or -1/errno. */
 int latchkey_pipe(int fds[2]);
 
+/* A close-on-exec, non-blocking pipe: a doorbell whose ring never blocks (a full pipe already rings). */
+int latchkey_doorbell_pipe(int fds[2]);
+
 /* POSIX_SPAWN_SETSID: the spawned child starts a new session (detached from the terminal). */
 short latchkey_spawn_new_session_flag(void);
 

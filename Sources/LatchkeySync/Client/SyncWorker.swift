@@ -1,0 +1,124 @@
+internal import Foundation
+package import LatchkeyEngine
+internal import LatchkeyPOSIX
+internal import Synchronization
+
+/// Sync in the background (the agent runs one): a round after each local change (`nudge`, and the change
+/// feed, read every two seconds, for writers that do not nudge), a pull whenever the server's NOTIFY rings
+/// — a doorbell only: the pull reads by sequence, so a lost notification loses nothing — a round every
+/// minute regardless, and retries with backoff (1 s doubling to 60 s) while the server is away. Offline,
+/// the keychain works as ever; changes wait in it.
+package final class SyncWorker: Sendable {
+    private let keychain: KeychainDatabase
+    private let log: @Sendable (String) -> Void
+    private let doorbell: (read: Int32, write: Int32)
+    private let rounds = Atomic<Int>(0)
+
+    /// A worker for `keychain` (not started). errSecIO when its wake-up pipe cannot be made.
+    package init(keychain: KeychainDatabase, log: @escaping @Sendable (String) -> Void) throws(KeychainError) {
+        self.keychain = keychain
+        self.log = log
+        do {
+            doorbell = try Pipes.doorbell()
+        } catch {
+            throw KeychainError(.io, "cannot make the sync worker's pipe: \(error)")
+        }
+    }
+
+    /// Rounds completed so far (for tests and the benchmark).
+    package var completedRounds: Int { rounds.load(ordering: .acquiring) }
+
+    /// Wakes the worker for a round now (after a local change, an unlock).
+    package func nudge() { Descriptors.ring(doorbell.write) }
+
+    /// Starts the worker's thread; it runs for the life of the process.
+    package func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "latchkey-sync"
+        thread.start()
+    }
+
+    private func run() {
+        var client: SyncClient?
+        var backoff: Int32 = 1_000
+        var seenChange = (try? keychain.lastChangeSequence) ?? 0  // A feed that cannot be read now is read on the next tick.
+        var listening: ObjectIdentifier?
+        while true {
+            if client == nil {
+                guard keychain.lockState.isProtectedDataAvailable else {
+                    wait(milliseconds: 5_000, socket: nil)
+                    continue
+                }
+                do throws(KeychainError) {
+                    // The plaintext sync state says whether to read the configuration at all.
+                    guard try keychain.syncValue("vault") != nil else { throw KeychainError(.notAvailable) }
+                    client = try SyncClient.open(keychain)
+                    log("sync: this keychain syncs with vault \(client!.configuration.vault.hexString) as \(client!.configuration.deviceName)")
+                } catch {
+                    // Not set up for sync (or not readable yet): look again in a minute, whatever rings meanwhile.
+                    Thread.sleep(forTimeInterval: 60)
+                    Descriptors.drain(doorbell.read)
+                    continue
+                }
+            }
+            guard let active = client else { continue }
+            do throws(KeychainError) {
+                let report = try active.sync()
+                rounds.add(1, ordering: .releasing)
+                if report != SyncReport() {
+                    log("sync: pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied), conflicts \(report.conflicts), rejected \(report.rejected)")
+                }
+                backoff = 1_000
+                let server = try active.connection()
+                if listening != ObjectIdentifier(server.connection) {
+                    do throws(PostgresError) {
+                        try server.listen(vault: active.configuration.vault)
+                        listening = ObjectIdentifier(server.connection)
+                    } catch {
+                        throw error.keychainError
+                    }
+                }
+                seenChange = try keychain.lastChangeSequence
+                // Until something happens: the server rings, a nudge, a local change, or a minute passes.
+                var waited: Int32 = 0
+                while waited < 60_000 {
+                    if wait(milliseconds: 2_000, socket: server.connection) { break }
+                    waited += 2_000
+                    let latest = try keychain.lastChangeSequence
+                    if latest != seenChange {
+                        let local = try keychain.changes(after: seenChange, limit: 1_000).contains { $0.synchronizable && $0.origin != .sync }
+                        seenChange = latest
+                        if local { break }
+                    }
+                }
+            } catch {
+                switch error.status {
+                case .authFailed:
+                    log("sync: stopped: \(error.message)")
+                    client = nil
+                    wait(milliseconds: 600_000, socket: nil)
+                case .interactionNotAllowed:
+                    wait(milliseconds: 5_000, socket: nil)
+                default:
+                    log("sync: \(error.message); retrying in \(backoff / 1_000) s")
+                    active.disconnect()
+                    listening = nil
+                    wait(milliseconds: backoff, socket: nil)
+                    backoff = min(backoff * 2, 60_000)
+                }
+            }
+        }
+    }
+
+    /// Waits for the doorbell or the server's notification; true when either rang.
+    @discardableResult
+    private func wait(milliseconds: Int32, socket connection: PostgresConnection?) -> Bool {
+        let ready = Descriptors.waitReadable([doorbell.read] + (connection.map { [$0.socket] } ?? []), milliseconds: milliseconds)
+        if ready.contains(doorbell.read) { Descriptors.drain(doorbell.read) }
+        if let connection, ready.contains(connection.socket) {
+            // A closed connection reads as ready too; the next round finds it broken and reconnects.
+            _ = try? connection.notifications(waitingUpTo: 0)
+        }
+        return !ready.isEmpty
+    }
+}
