@@ -74,7 +74,7 @@ let package = Package(
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
-        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX"]),
+        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync"]),
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
         .executableTarget(

@@ -5,6 +5,7 @@
 //                  [--peers [--peers-size N] [--peers-samples N]] [--json FILE] [--plot DIR]
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
+//   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
 //
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
@@ -26,10 +27,12 @@ let usage = """
                           [--json FILE] [--plot DIR]
            latchkey-bench --plot DIR --from FILE [--reliability FILE]
            latchkey-bench --pki [--samples N]
+           latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
     "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability", "--echo-socket",
+    "--sync-items", "--sync-vaults",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -40,7 +43,7 @@ while position < arguments.count {
     let argument = arguments[position]
     if valueOptions.contains(argument) {
         position += 2
-    } else if argument == "--full" || argument == "--peers" || argument == "--pki" {
+    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -91,6 +94,15 @@ if arguments.contains("--pki") {
     let rows = try PKIWorkloads(samples: samples).run()
     print(PKIWorkloads.render(rows, command: "latchkey-bench " + arguments.joined(separator: " ")))
     print(PKIAgentWorkloads.render(try PKIAgentWorkloads(samples: samples).run()))
+    exit(0)
+}
+if arguments.contains("--sync") {
+    // Sync through a PostgreSQL the bench starts; nothing else is measured.
+    let items = Int(option("--sync-items") ?? "100000") ?? 100_000
+    let vaults = Int(option("--sync-vaults") ?? "1000") ?? 1_000
+    guard items >= 10, vaults >= 1 else { fail("--sync-items needs at least 10 and --sync-vaults at least 1") }
+    let workload = SyncWorkloads(items: items, samples: Int(option("--samples") ?? "200") ?? 200, vaults: vaults)
+    print(SyncWorkloads.render(try workload.run(), items: items, vaults: vaults, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()

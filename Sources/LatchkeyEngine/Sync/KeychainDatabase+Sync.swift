@@ -72,25 +72,27 @@ extension KeychainDatabase {
 
     // MARK: Push
 
-    /// Local changes to push, at most `limit`: synchronizable items (not `…ThisDeviceOnly`) whose version is
-    /// not the one the server holds, and deletions — tombstones, and synced items that are gone or no longer
-    /// sync. `waiting` counts those whose class key is unavailable (pushed after unlock: a locked device
-    /// pushes nothing it cannot decrypt).
-    package func syncOutgoing(limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int) {
+    /// Local changes to push, in row order after row `after`, at most `limit`: synchronizable items (not
+    /// `…ThisDeviceOnly`) whose version is not the one the server holds, tombstones included. `waiting`
+    /// counts those whose class key is unavailable (pushed after unlock: a locked device pushes nothing it
+    /// cannot decrypt); `last` is the last row looked at (nil when there were none left).
+    package func syncOutgoing(after: Int64, limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int, last: Int64?) {
         let keys = vault.snapshot()
         return try mappingStorageErrors {
             try pool.read { db in
                 var items: [SyncOutgoing] = []
                 var waiting = 0
+                var last: Int64?
                 try db.forEachRow(
                     """
                     SELECT \(Self.qualifiedColumns), i.data, i.class, coalesce(s.version, 0) FROM items i
                     LEFT JOIN sync_items s ON s.item = i.id
-                    WHERE i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)
+                    WHERE i.row_id > ? AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)
                     AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version)
-                    LIMIT ?
-                    """, [.integer(Int64(limit))]
+                    ORDER BY i.row_id LIMIT ?
+                    """, [.integer(after), .integer(Int64(limit))]
                 ) { statement in
+                    last = statement.integer(0)
                     guard let itemClass = statement.text(ItemTable.classColumn).flatMap(ItemClass.init(rawValue:)) else { return }
                     let row = ItemTable.decode(statement, itemClass: itemClass, includeData: true)
                     let expected = statement.integer(ItemTable.classColumn + 1)
@@ -100,23 +102,31 @@ extension KeychainDatabase {
                     }
                     items.append(SyncOutgoing(record: try Self.record(of: row, keys: keys), expectedVersion: expected))
                 }
-                if items.count < limit {
-                    try db.forEachRow(
-                        """
-                        SELECT s.item, s.version FROM sync_items s WHERE s.deleted = 0 AND NOT EXISTS
-                        (SELECT 1 FROM items i WHERE i.id = s.item AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses))
-                        LIMIT ?
-                        """, [.integer(Int64(limit - items.count))]
-                    ) { statement in
-                        guard let id = statement.blob(0) else { return }
-                        let version = statement.integer(1)
-                        items.append(SyncOutgoing(
-                            record: SyncRecord(itemID: id, version: version + 1, deleted: true, itemClass: .genericPassword,
-                                               attributes: [:], data: nil),
-                            expectedVersion: version))
-                    }
+                return (items, waiting, last)
+            }
+        }
+    }
+
+    /// Deletions to push that no row shows: synced items that are gone from this keychain (another item
+    /// won their primary key, a full resync) or no longer sync. At most `limit`.
+    package func syncOutgoingDeletions(limit: Int) throws(KeychainError) -> [SyncOutgoing] {
+        try mappingStorageErrors {
+            try pool.read { db in
+                var items: [SyncOutgoing] = []
+                try db.forEachRow(
+                    """
+                    SELECT s.item, s.version FROM sync_items s WHERE s.deleted = 0 AND NOT EXISTS
+                    (SELECT 1 FROM items i WHERE i.id = s.item AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses))
+                    LIMIT ?
+                    """, [.integer(Int64(limit))]
+                ) { statement in
+                    guard let id = statement.blob(0) else { return }
+                    let version = statement.integer(1)
+                    items.append(SyncOutgoing(
+                        record: SyncRecord(itemID: id, version: version + 1, deleted: true, itemClass: .genericPassword, attributes: [:], data: nil),
+                        expectedVersion: version))
                 }
-                return (items, waiting)
+                return items
             }
         }
     }
@@ -180,25 +190,6 @@ extension KeychainDatabase {
         }
     }
 
-    /// Drops an inbox row that needs no applying (this device's own write coming back, or a version it has).
-    package func syncDiscard(_ envelope: SyncEnvelope) throws(KeychainError) {
-        try mappingStorageErrors { try pool.write { db in try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)]) } }
-    }
-
-    /// Refuses an inbox row that failed verification: it leaves the inbox and is recorded with the reason
-    /// (no content); nothing of it is applied.
-    package func syncReject(_ envelope: SyncEnvelope, reason: String) throws(KeychainError) {
-        try mappingStorageErrors {
-            try pool.write { db in
-                try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
-                try db.run(
-                    "INSERT INTO sync_rejected (seq, item, version, reason, recorded) VALUES (?, ?, ?, ?, ?)",
-                    [.integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version), .text(reason),
-                     .integer(Int64(Date().timeIntervalSince1970))])
-            }
-        }
-    }
-
     /// The rows refused so far, newest last.
     package func syncRejections() throws(KeychainError) -> [SyncRejection] {
         try mappingStorageErrors {
@@ -214,47 +205,100 @@ extension KeychainDatabase {
         }
     }
 
-    /// Applies another device's version of an item (verified by the sync layer), in one transaction with its
-    /// bookkeeping: the inbox row `sequence` leaves, the server version is recorded.
+    /// Processes a page of the inbox in one transaction, in order: each row is dropped (`discard`: a version
+    /// this device has), recorded as this device's own push (`acknowledge`), refused with its reason
+    /// (`reject`), or applied (`apply`, with the record the sync layer verified and opened). Returns what
+    /// each applied row did (nil for the others).
     ///
-    /// - A local change not pushed yet loses to it (the server took the other first: the same winner on
-    ///   every device) and is kept as a conflict record sealed by `sealer`.
-    /// - A new item whose primary key a live local item with another id holds: the lower id wins on every
-    ///   device; the loser is kept as a conflict record (and, when it is the local item and the server has
-    ///   it, becomes a tombstone that is pushed).
-    /// - A deletion removes the local item.
-    /// - `locked` when the class key needed is unavailable: the row stays in the inbox.
-    package func syncApply(_ record: SyncRecord, sequence: Int64, sealer: SyncConflictSealer) throws(KeychainError) -> SyncApplyOutcome {
+    /// Applying: a local change not pushed yet loses to the server's version (the server took the other
+    /// first: the same winner on every device) and is kept as a conflict record sealed by `sealer`. A new
+    /// item whose primary key a live local item with another id holds: the lower id wins on every device;
+    /// the loser is kept as a conflict record (and, when it is the local item and the server has it,
+    /// becomes a tombstone that is pushed). A deletion removes the local item. `locked` when the class key
+    /// needed is unavailable: the row stays in the inbox. Validation and sealing run on every core before
+    /// the transaction, through the engine's schema like any add.
+    package func syncProcess(_ page: [(envelope: SyncEnvelope, action: SyncInboxAction)], sealer: SyncConflictSealer)
+        throws(KeychainError) -> [SyncApplyOutcome?]
+    {
         let keys = vault.snapshot()
-        // Validation and sealing happen before the transaction, through the engine's schema like any add.
-        var prepared: PreparedAdd?
-        if !record.deleted {
-            var attributes = record.attributes
-            let created = attributes[.creationDate]?.dateValue ?? Date()
-            let modified = attributes[.modificationDate]?.dateValue ?? created
-            attributes[.creationDate] = nil
-            attributes[.modificationDate] = nil
-            guard let group = attributes[.accessGroup]?.stringValue, record.attributes[.synchronizable] == .number(1),
-                let accessibility = attributes[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:)), !accessibility.isThisDeviceOnly
-            else { throw KeychainError.decode("a synced item lacks its access group, sync flag or a class that syncs") }
-            let caller = CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group])
+        let records: [SyncRecord?] = page.map { if case .apply(let record) = $0.action { record } else { nil } }
+        let prepared = try ParallelMap.map(records) { (record) throws(KeychainError) -> Result<PreparedAdd, KeychainError>? in
+            guard let record, !record.deleted else { return nil }
             do throws(KeychainError) {
-                prepared = try prepareAdd(NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
-                                          dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
+                return .success(try prepareSynced(record, keys: keys))
             } catch {
-                if error.status == .interactionNotAllowed { return .locked }
-                throw error
+                return .failure(error)
             }
         }
         return try mappingStorageErrors {
             try pool.write { db in
-                let outcome = try apply(record, prepared: prepared, keys: keys, sealer: sealer, in: db)
-                if outcome != .locked {
-                    try db.run("DELETE FROM sync_inbox WHERE item = ? AND version <= ?", [.blob(record.itemID), .integer(record.version)])
+                var outcomes: [SyncApplyOutcome?] = []
+                outcomes.reserveCapacity(page.count)
+                for (index, (envelope, action)) in page.enumerated() {
+                    var outcome: SyncApplyOutcome?
+                    var reason: String?
+                    switch action {
+                    case .discard:
+                        break
+                    case .acknowledge:
+                        try Self.setKnown(envelope.itemID, version: envelope.version, deleted: envelope.deleted, in: db)
+                    case .reject(let why):
+                        reason = why
+                    case .apply(let record):
+                        switch prepared[index] {
+                        case .failure(let error) where error.status == .interactionNotAllowed:
+                            outcome = .locked
+                        case .failure(let error):
+                            reason = "its content is not a valid item: \(error.detail ?? error.message)"
+                        case .success(let add):
+                            outcome = try apply(record, prepared: add, keys: keys, sealer: sealer, in: db)
+                        case nil:
+                            outcome = try apply(record, prepared: nil, keys: keys, sealer: sealer, in: db)
+                        }
+                    }
+                    if let reason {
+                        try db.run(
+                            "INSERT INTO sync_rejected (seq, item, version, reason, recorded) VALUES (?, ?, ?, ?, ?)",
+                            [.integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version), .text(reason),
+                             .integer(Int64(Date().timeIntervalSince1970))])
+                    }
+                    if outcome != .locked {
+                        try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
+                        if case .apply(let record) = action {
+                            try db.run("DELETE FROM sync_inbox WHERE item = ? AND version <= ?", [.blob(record.itemID), .integer(record.version)])
+                        }
+                    }
+                    outcomes.append(outcome)
                 }
-                return outcome
+                return outcomes
             }
         }
+    }
+
+    /// The known server versions of many items at once.
+    package func syncKnownVersions(_ itemIDs: [Data]) throws(KeychainError) -> [Data: (version: Int64, deleted: Bool)] {
+        try mappingStorageErrors {
+            try pool.read { db in
+                var known: [Data: (version: Int64, deleted: Bool)] = [:]
+                for id in Set(itemIDs) { if let value = try Self.known(id, in: db) { known[id] = value } }
+                return known
+            }
+        }
+    }
+
+    /// A synced record's add, validated and sealed (errSecDecode when it lacks what every synced item has).
+    private func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot) throws(KeychainError) -> PreparedAdd {
+        var attributes = record.attributes
+        let created = attributes[.creationDate]?.dateValue ?? Date()
+        let modified = attributes[.modificationDate]?.dateValue ?? created
+        attributes[.creationDate] = nil
+        attributes[.modificationDate] = nil
+        guard let group = attributes[.accessGroup]?.stringValue, record.attributes[.synchronizable] == .number(1),
+            let accessibility = attributes[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:)), !accessibility.isThisDeviceOnly
+        else { throw KeychainError.decode("a synced item lacks its access group, sync flag or a class that syncs") }
+        let caller = CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group])
+        return try prepareAdd(NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
+                              dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
     }
 
     private func apply(_ record: SyncRecord, prepared: PreparedAdd?, keys: KeyVault.Snapshot, sealer: SyncConflictSealer,

@@ -140,5 +140,17 @@ package enum SyncApplyOutcome: Sendable, Equatable {
     case locked
 }
 
+/// What to do with one inbox row (the sync layer decides after verifying it).
+package enum SyncInboxAction: Sendable {
+    /// Drop it: this device has that version.
+    case discard
+    /// Record it as the server's version: this device's own push whose acknowledgement was lost.
+    case acknowledge
+    /// Refuse it, with the reason (no content).
+    case reject(String)
+    /// Apply the verified record.
+    case apply(SyncRecord)
+}
+
 /// How the sync layer seals a losing version for the conflict list: (key id, sealed bytes).
 package typealias SyncConflictSealer = (SyncRecord) -> (keyID: Int32, sealed: Data)

@@ -317,25 +317,40 @@ package final class SyncClient {
         guard let key = configuration.keyring.current else { return false }
         let keyID = configuration.keyring.currentID
         var refusedAny = false
-        var skip: Set<Data> = []
-        while true {
-            let (outgoing, waiting) = try keychain.syncOutgoing(limit: batchSize + skip.count)
-            report.waiting = max(report.waiting, waiting)
-            let batch = outgoing.filter { !skip.contains($0.record.itemID) }.prefix(batchSize)
-            guard !batch.isEmpty else { break }
+        func send(_ batch: [SyncOutgoing]) throws(KeychainError) -> Set<Data> {
             let rows = batch.map { (VaultCrypto.seal($0.record, vault: configuration.vault, keyID: keyID, key: key, author: configuration.device), $0.expectedVersion) }
             let results = try serverCall { try server.push(vault: configuration.vault, device: configuration.device, rows) }
             var acknowledged: [(itemID: Data, version: Int64, deleted: Bool)] = []
+            var refused: Set<Data> = []
             for (row, result) in zip(rows, results) {
                 if result.sequence != nil {
                     acknowledged.append((row.0.itemID, row.0.version, row.0.deleted))
                 } else {
-                    refusedAny = true
-                    skip.insert(row.0.itemID)
+                    refused.insert(row.0.itemID)
                 }
             }
             report.pushed += acknowledged.count
             try keychain.syncAcknowledge(acknowledged)
+            if !refused.isEmpty { refusedAny = true }
+            return refused
+        }
+        // Changed items, in row order (each row looked at once per round)…
+        var after: Int64 = 0
+        var waiting = 0
+        while true {
+            let (batch, locked, last) = try keychain.syncOutgoing(after: after, limit: batchSize)
+            waiting += locked
+            guard let last else { break }
+            after = last
+            if !batch.isEmpty { _ = try send(batch) }
+        }
+        report.waiting = max(report.waiting, waiting)
+        // …then deletions no row shows (refused ones are left for the next round, after the pull).
+        var skip: Set<Data> = []
+        while true {
+            let batch = try keychain.syncOutgoingDeletions(limit: batchSize + skip.count).filter { !skip.contains($0.record.itemID) }
+            guard !batch.isEmpty else { break }
+            skip.formUnion(try send(Array(batch.prefix(batchSize))))
         }
         return refusedAny
     }
@@ -381,54 +396,45 @@ package final class SyncClient {
         }
         var after: Int64 = -1
         while true {
-            let inbox = try keychain.syncInbox(limit: batchSize).filter { $0.sequence > after }
+            let inbox = try keychain.syncInbox(limit: batchSize * 2).filter { $0.sequence > after }
             guard let last = inbox.last else { break }
             after = last.sequence
-            for envelope in inbox {
-                if let known = try keychain.syncKnownVersion(envelope.itemID) {
-                    if envelope.version < known.version {
-                        try keychain.syncReject(envelope, reason: "version \(envelope.version) is older than version \(known.version) this device has: replayed or rolled back")
-                        report.rejected += 1
-                        continue
-                    }
-                }
-                let record: SyncRecord
-                do throws(KeychainError) {
-                    record = try VaultCrypto.open(envelope, vault: vault, keyring: keyring)
-                } catch {
-                    try keychain.syncReject(envelope, reason: error.detail ?? error.message)
-                    report.rejected += 1
-                    continue
-                }
-                if let known = try keychain.syncKnownVersion(envelope.itemID), envelope.version == known.version {
-                    // A version this device has (its own push coming back): verified above, nothing to write.
-                    try keychain.syncDiscard(envelope)
-                    continue
-                }
-                if envelope.author == configuration.device {
-                    // This device's own push, whose acknowledgement was lost with the connection: the server has
-                    // it, so it is the version to build on; the content is what this device wrote.
-                    try keychain.syncAcknowledge([(envelope.itemID, envelope.version, envelope.deleted)])
-                    try keychain.syncDiscard(envelope)
-                    continue
-                }
-                let outcome: SyncApplyOutcome
-                do throws(KeychainError) {
-                    outcome = try keychain.syncApply(record, sequence: envelope.sequence, sealer: sealer)
-                } catch {
-                    guard error.status == .param || error.status == .decode || error.status == .noSuchAttribute else { throw error }
-                    try keychain.syncReject(envelope, reason: "its content is not a valid item: \(error.detail ?? error.message)")
-                    report.rejected += 1
-                    continue
-                }
+            let known = try keychain.syncKnownVersions(inbox.map(\.itemID))
+            let page = inbox.map { envelope -> (envelope: SyncEnvelope, action: SyncInboxAction) in
+                (envelope, Self.action(for: envelope, known: known[envelope.itemID], vault: vault, keyring: keyring, device: configuration.device))
+            }
+            let outcomes = try keychain.syncProcess(page, sealer: sealer)
+            for ((_, action), outcome) in zip(page, outcomes) {
+                if case .reject = action { report.rejected += 1 }
                 switch outcome {
-                case .applied: report.applied += 1
-                case .appliedOverConflict: report.applied += 1; report.conflicts += 1
-                case .lostToExistingItem: report.conflicts += 1
-                case .locked: report.waiting += 1
+                case .applied?: report.applied += 1
+                case .appliedOverConflict?: report.applied += 1; report.conflicts += 1
+                case .lostToExistingItem?: report.conflicts += 1
+                case .locked?: report.waiting += 1
+                case nil: if case .apply = action { report.rejected += 1 }
                 }
             }
         }
+    }
+
+    /// What to do with a pulled row. One older than the version this device has is a replay or a rollback,
+    /// and one that fails to open was altered or moved: both are refused. A version this device has is
+    /// dropped (verified first); this device's own push whose acknowledgement was lost is recorded as the
+    /// server's version; anything else is applied.
+    private static func action(for envelope: SyncEnvelope, known: (version: Int64, deleted: Bool)?, vault: Data, keyring: VaultKeyring,
+                               device: Data) -> SyncInboxAction {
+        if let known, envelope.version < known.version {
+            return .reject("version \(envelope.version) is older than version \(known.version) this device has: replayed or rolled back")
+        }
+        let record: SyncRecord
+        do throws(KeychainError) {
+            record = try VaultCrypto.open(envelope, vault: vault, keyring: keyring)
+        } catch {
+            return .reject(error.detail ?? error.message)
+        }
+        if let known, envelope.version == known.version { return .discard }
+        if envelope.author == device { return .acknowledge }
+        return .apply(record)
     }
 
     // MARK: Status and conflicts

@@ -133,6 +133,35 @@ package final class PostgresConnection: @unchecked Sendable {
         return table
     }
 
+    /// Runs a `COPY … TO STDOUT` and returns how many bytes it sent (the benchmark's floor: the server's
+    /// fastest way to hand over rows).
+    package func copyOut(_ sql: String) throws(PostgresError) -> Int {
+        guard let started = PQexec(connection, sql) else { throw failure(nil) }
+        let status = PQresultStatus(started)
+        guard status == PGRES_COPY_OUT else {
+            defer { PQclear(started) }
+            throw failure(started)
+        }
+        PQclear(started)
+        var total = 0
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let count = PQgetCopyData(connection, &buffer, 0)
+            if count > 0 {
+                total += Int(count)
+                PQfreemem(buffer)
+                continue
+            }
+            guard count == -1 else { throw failure(nil) }
+            break
+        }
+        while let result = PQgetResult(connection) {
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw failure(result) }
+        }
+        return total
+    }
+
     /// Waits up to `milliseconds` for a notification on a channel this connection LISTENs to; returns the
     /// channels that rang (empty on timeout). A broken connection throws.
     package func notifications(waitingUpTo milliseconds: Int32) throws(PostgresError) -> [String] {
