@@ -33,7 +33,9 @@ internal import LatchkeyStorage
 /// - `sync_inbox`: rows pulled but not applied yet (still under the vault key: a locked keychain stores them
 ///   until it can write the items);
 /// - `sync_conflicts`: losing versions, sealed under the vault key, until the user restores or drops them;
-/// - `sync_rejected`: rows the server sent that failed verification, with the reason (no content).
+/// - `sync_rejected`: rows the server sent that failed verification, with the reason (no content);
+/// - `sync_dirty`: the ids of synchronizable items written since sync last looked at them, kept by
+///   triggers on `items`, so a push examines what changed rather than every item.
 enum KeychainSchema {
     /// `PRAGMA application_id`: "LKCH". A SQLite file without it is not a Latchkey keychain.
     static let applicationID: Int64 = 0x4C4B_4348
@@ -116,6 +118,7 @@ enum KeychainSchema {
                     ciphertext BLOB NOT NULL,
                     author BLOB NOT NULL
                 );
+                CREATE INDEX sync_inbox_by_item ON sync_inbox (item);
                 CREATE TABLE sync_conflicts (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     item BLOB NOT NULL,
@@ -125,6 +128,15 @@ enum KeychainSchema {
                     reason TEXT NOT NULL,
                     recorded INTEGER NOT NULL
                 );
+                CREATE TABLE sync_dirty (
+                    item BLOB PRIMARY KEY NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TRIGGER items_sync_dirty_insert AFTER INSERT ON items WHEN NEW.sync = 1
+                BEGIN INSERT OR IGNORE INTO sync_dirty (item) VALUES (NEW.id); END;
+                CREATE TRIGGER items_sync_dirty_update AFTER UPDATE ON items WHEN NEW.sync = 1 OR OLD.sync = 1
+                BEGIN INSERT OR IGNORE INTO sync_dirty (item) VALUES (NEW.id); END;
+                CREATE TRIGGER items_sync_dirty_delete AFTER DELETE ON items WHEN OLD.sync = 1
+                BEGIN INSERT OR IGNORE INTO sync_dirty (item) VALUES (OLD.id); END;
                 CREATE TABLE sync_rejected (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     seq INTEGER NOT NULL,

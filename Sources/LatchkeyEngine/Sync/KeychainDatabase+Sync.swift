@@ -39,13 +39,17 @@ extension KeychainDatabase {
         }
     }
 
-    /// Forgets everything sync knew (leaving a vault): state, server versions, inbox, conflicts, rejections.
-    /// The items stay.
+    /// Forgets everything sync knew (leaving a vault, or before joining one): state, server versions, inbox,
+    /// conflicts, rejections; every synchronizable item is to be looked at by the next push. The items stay.
     package func resetSync() throws(KeychainError) {
         try mappingStorageErrors {
             try pool.write { db in
                 try db.execute(
-                    "DELETE FROM sync_state; DELETE FROM sync_items; DELETE FROM sync_inbox; DELETE FROM sync_conflicts; DELETE FROM sync_rejected;")
+                    """
+                    DELETE FROM sync_state; DELETE FROM sync_items; DELETE FROM sync_inbox; DELETE FROM sync_conflicts;
+                    DELETE FROM sync_rejected; DELETE FROM sync_dirty;
+                    INSERT INTO sync_dirty (item) SELECT DISTINCT id FROM items WHERE sync = 1;
+                    """)
             }
         }
     }
@@ -57,11 +61,9 @@ extension KeychainDatabase {
             try pool.read { db in
                 let pending = try db.integer(
                     """
-                    SELECT (SELECT count(*) FROM items i LEFT JOIN sync_items s ON s.item = i.id
-                            WHERE i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)
-                            AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version))
-                         + (SELECT count(*) FROM sync_items s WHERE s.deleted = 0 AND NOT EXISTS
-                            (SELECT 1 FROM items i WHERE i.id = s.item AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)))
+                    SELECT count(*) FROM sync_dirty d LEFT JOIN items i ON i.id = d.item LEFT JOIN sync_items s ON s.item = d.item
+                    WHERE (i.sync = 1 AND i.pdmn IN \(Self.syncingClasses) AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version))
+                       OR (s.deleted = 0 AND (i.id IS NULL OR i.sync = 0 OR i.pdmn NOT IN \(Self.syncingClasses)))
                     """) ?? 0
                 return (Int(pending), Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0),
                         Int(try db.integer("SELECT count(*) FROM sync_conflicts") ?? 0),
@@ -72,61 +74,50 @@ extension KeychainDatabase {
 
     // MARK: Push
 
-    /// Local changes to push, in row order after row `after`, at most `limit`: synchronizable items (not
-    /// `…ThisDeviceOnly`) whose version is not the one the server holds, tombstones included. `waiting`
-    /// counts those whose class key is unavailable (pushed after unlock: a locked device pushes nothing it
-    /// cannot decrypt); `last` is the last row looked at (nil when there were none left).
-    package func syncOutgoing(after: Int64, limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int, last: Int64?) {
+    /// Local changes to push, at most `limit`, among the items written since sync last looked (`sync_dirty`,
+    /// in id order after `after`): synchronizable items (not `…ThisDeviceOnly`) whose version is not the one
+    /// the server holds, tombstones included, and deletions no row shows — synced items that are gone or no
+    /// longer sync. `waiting` counts those whose class key is unavailable (pushed after unlock: a locked
+    /// device pushes nothing it cannot decrypt); `last` is the last id looked at (nil when none were left).
+    /// Items found to need nothing leave `sync_dirty`.
+    package func syncOutgoing(after: Data?, limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int, last: Data?) {
         let keys = vault.snapshot()
         return try mappingStorageErrors {
-            try pool.read { db in
+            try pool.write { db in
                 var items: [SyncOutgoing] = []
                 var waiting = 0
-                var last: Int64?
-                try db.forEachRow(
-                    """
-                    SELECT \(Self.qualifiedColumns), i.data, i.class, coalesce(s.version, 0) FROM items i
-                    LEFT JOIN sync_items s ON s.item = i.id
-                    WHERE i.row_id > ? AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses)
-                    AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version)
-                    ORDER BY i.row_id LIMIT ?
-                    """, [.integer(after), .integer(Int64(limit))]
-                ) { statement in
-                    last = statement.integer(0)
-                    guard let itemClass = statement.text(ItemTable.classColumn).flatMap(ItemClass.init(rawValue:)) else { return }
-                    let row = ItemTable.decode(statement, itemClass: itemClass, includeData: true)
-                    let expected = statement.integer(ItemTable.classColumn + 1)
-                    guard keys.classKey(for: row.accessibility) != nil else {
-                        waiting += 1
-                        return
+                var last: Data?
+                var clean: [Data] = []
+                var ids: [Data] = []
+                try db.forEachRow("SELECT item FROM sync_dirty WHERE item > ? ORDER BY item LIMIT ?",
+                                  [.blob(after ?? Data()), .integer(Int64(limit))]) { row in
+                    if let id = row.blob(0) { ids.append(id) }
+                }
+                for id in ids {
+                    last = id
+                    let known = try Self.known(id, in: db)
+                    let row = try ItemTable.row(id: id, in: db)
+                    if let row, row.synchronizable, !row.accessibility.isThisDeviceOnly, !row.malformed {
+                        guard row.version != (known?.version ?? 0), !(row.tombstone && known == nil) else {
+                            clean.append(id)
+                            continue
+                        }
+                        guard keys.classKey(for: row.accessibility) != nil else {
+                            waiting += 1
+                            continue
+                        }
+                        items.append(SyncOutgoing(record: try Self.record(of: row, keys: keys), expectedVersion: known?.version ?? 0))
+                    } else if let known, !known.deleted {
+                        items.append(SyncOutgoing(
+                            record: SyncRecord(itemID: id, version: known.version + 1, deleted: true, itemClass: .genericPassword,
+                                               attributes: [:], data: nil),
+                            expectedVersion: known.version))
+                    } else {
+                        clean.append(id)
                     }
-                    items.append(SyncOutgoing(record: try Self.record(of: row, keys: keys), expectedVersion: expected))
                 }
+                for id in clean { try db.run("DELETE FROM sync_dirty WHERE item = ?", [.blob(id)]) }
                 return (items, waiting, last)
-            }
-        }
-    }
-
-    /// Deletions to push that no row shows: synced items that are gone from this keychain (another item
-    /// won their primary key, a full resync) or no longer sync. At most `limit`.
-    package func syncOutgoingDeletions(limit: Int) throws(KeychainError) -> [SyncOutgoing] {
-        try mappingStorageErrors {
-            try pool.read { db in
-                var items: [SyncOutgoing] = []
-                try db.forEachRow(
-                    """
-                    SELECT s.item, s.version FROM sync_items s WHERE s.deleted = 0 AND NOT EXISTS
-                    (SELECT 1 FROM items i WHERE i.id = s.item AND i.sync = 1 AND i.pdmn IN \(Self.syncingClasses))
-                    LIMIT ?
-                    """, [.integer(Int64(limit))]
-                ) { statement in
-                    guard let id = statement.blob(0) else { return }
-                    let version = statement.integer(1)
-                    items.append(SyncOutgoing(
-                        record: SyncRecord(itemID: id, version: version + 1, deleted: true, itemClass: .genericPassword, attributes: [:], data: nil),
-                        expectedVersion: version))
-                }
-                return items
             }
         }
     }
@@ -135,7 +126,14 @@ extension KeychainDatabase {
     package func syncAcknowledge(_ items: [(itemID: Data, version: Int64, deleted: Bool)]) throws(KeychainError) {
         try mappingStorageErrors {
             try pool.write { db in
-                for item in items { try Self.setKnown(item.itemID, version: item.version, deleted: item.deleted, in: db) }
+                for item in items {
+                    try Self.setKnown(item.itemID, version: item.version, deleted: item.deleted, in: db)
+                    // Unless the item changed again meanwhile (its row's version moved on), nothing is left to push.
+                    let current = try ItemTable.row(id: item.itemID, in: db)
+                    if current == nil || current?.version == item.version {
+                        try db.run("DELETE FROM sync_dirty WHERE item = ?", [.blob(item.itemID)])
+                    }
+                }
             }
         }
     }
@@ -371,6 +369,8 @@ extension KeychainDatabase {
                     if local.tombstone || local.version == known?.version {
                         try ItemStore.delete(local, origin: .sync, in: db)
                         removed += 1
+                    } else {
+                        try db.run("INSERT OR IGNORE INTO sync_dirty (item) VALUES (?)", [.blob(id)])
                     }
                 }
                 return removed

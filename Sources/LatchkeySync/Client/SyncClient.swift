@@ -317,7 +317,7 @@ package final class SyncClient {
         guard let key = configuration.keyring.current else { return false }
         let keyID = configuration.keyring.currentID
         var refusedAny = false
-        func send(_ batch: [SyncOutgoing]) throws(KeychainError) -> Set<Data> {
+        func send(_ batch: [SyncOutgoing]) throws(KeychainError) {
             let rows = batch.map { (VaultCrypto.seal($0.record, vault: configuration.vault, keyID: keyID, key: key, author: configuration.device), $0.expectedVersion) }
             let results = try serverCall { try server.push(vault: configuration.vault, device: configuration.device, rows) }
             var acknowledged: [(itemID: Data, version: Int64, deleted: Bool)] = []
@@ -332,26 +332,19 @@ package final class SyncClient {
             report.pushed += acknowledged.count
             try keychain.syncAcknowledge(acknowledged)
             if !refused.isEmpty { refusedAny = true }
-            return refused
         }
-        // Changed items, in row order (each row looked at once per round)…
-        var after: Int64 = 0
+        // The items written since the last look, in id order, each looked at once per round (refused ones
+        // stay marked and go again after the pull).
+        var after: Data?
         var waiting = 0
         while true {
             let (batch, locked, last) = try keychain.syncOutgoing(after: after, limit: batchSize)
             waiting += locked
             guard let last else { break }
             after = last
-            if !batch.isEmpty { _ = try send(batch) }
+            if !batch.isEmpty { try send(batch) }
         }
         report.waiting = max(report.waiting, waiting)
-        // …then deletions no row shows (refused ones are left for the next round, after the pull).
-        var skip: Set<Data> = []
-        while true {
-            let batch = try keychain.syncOutgoingDeletions(limit: batchSize + skip.count).filter { !skip.contains($0.record.itemID) }
-            guard !batch.isEmpty else { break }
-            skip.formUnion(try send(Array(batch.prefix(batchSize))))
-        }
         return refusedAny
     }
 
