@@ -66,6 +66,8 @@ struct SyncWorkloads {
     let vaults: Int
 
     static let caller = CallerIdentity(applicationIdentifier: "bench.app", accessGroups: ["bench.app"])
+    /// Items in each vault of the simulated load (a person's keychain is hundreds to a few thousand).
+    static let itemsPerLoadedVault = 1_000
 
     struct Results {
         var pushPerSecond = 0.0
@@ -174,11 +176,11 @@ struct SyncWorkloads {
             INSERT INTO latchkey.items (vault, item, version, seq, deleted, key_id, ciphertext, author)
                 SELECT decode(lpad(to_hex(v), 32, '0'), 'hex'), decode(md5(v || '-' || i), 'hex'), 1, i, false, 1,
                        decode(repeat(md5(v || '/' || i), \(max(1, ciphertext / 16))), 'hex'), decode(lpad(to_hex(1), 32, '0'), 'hex')
-                FROM generate_series(1, \(vaults)) v, generate_series(1, \(items / 10)) i;
+                FROM generate_series(1, \(vaults)) v, generate_series(1, \(Self.itemsPerLoadedVault)) i;
             ANALYZE;
             """)
         results.loadedVaults = vaults + 1
-        results.loadedRows = vaults * (items / 10) + items
+        results.loadedRows = vaults * Self.itemsPerLoadedVault + items
         results.databaseBytes = Int(try floorConnection.query("SELECT pg_database_size('latchkey')::int8").first?.first?.integer ?? 0)
         results.loadedRoundTrip = try round()
         return results

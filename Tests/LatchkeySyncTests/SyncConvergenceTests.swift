@@ -84,7 +84,8 @@ struct SyncConvergenceTests {
         for device in devices {
             #expect(try device.keychain.syncCounts().pending == 0)
             #expect(try device.keychain.syncCounts().inbox == 0)
-            #expect(try device.keychain.syncRejections().isEmpty)
+            let rejections = try device.keychain.syncRejections().map { "#\($0.sequence) v\($0.version): \($0.reason)" }
+            #expect(rejections.isEmpty, "\(device.name): \(rejections)")
             let all = try device.keychain.copyMatching(ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes]),
                                                        caller: SyncDevice.app)
             #expect(all.count == finals[0].count, "an item appears twice")

@@ -81,10 +81,10 @@ public final class PostgresCluster: @unchecked Sendable {
         }
     }
 
-    /// Runs SQL with psql and returns its unaligned, tuples-only output.
+    /// Runs SQL with psql (as the superuser `latchkey`, in `database`) and returns its unaligned, tuples-only output.
     @discardableResult
-    public func psql(_ sql: String) throws -> String {
-        try run(Self.binaries + "/psql", ["-h", directory, "-U", "latchkey", "-d", "latchkey", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+    public func psql(_ sql: String, database: String = "latchkey") throws -> String {
+        try run(Self.binaries + "/psql", ["-h", directory, "-U", "latchkey", "-d", database, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
     }
 
     /// Runs a PostgreSQL program as the server's user; throws when it fails.

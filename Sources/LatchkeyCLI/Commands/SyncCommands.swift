@@ -204,6 +204,7 @@ enum SyncCommands {
         var text = "pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied), conflicts \(report.conflicts), rejected \(report.rejected)"
         if report.waiting > 0 { text += ", \(report.waiting) waiting for the keychain to unlock" }
         if report.fullResync { text += " (full resync: deletions this device had missed were collected)" }
+        if report.serverWentBack { text += " (the server had gone back in time, restored from a backup?: what it lost was pushed again)" }
         return text
     }
 

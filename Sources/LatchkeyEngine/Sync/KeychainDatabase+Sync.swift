@@ -128,6 +128,9 @@ extension KeychainDatabase {
             try pool.write { db in
                 for item in items {
                     try Self.setKnown(item.itemID, version: item.version, deleted: item.deleted, in: db)
+                    // Rows of this item pulled earlier and not applied yet are history now: the server took this
+                    // version over the one this device knew, which they led up to.
+                    try db.run("DELETE FROM sync_inbox WHERE item = ? AND version <= ?", [.blob(item.itemID), .integer(item.version)])
                     // Unless the item changed again meanwhile (its row's version moved on), nothing is left to push.
                     let current = try ItemTable.row(id: item.itemID, in: db)
                     if current == nil || current?.version == item.version {
@@ -260,6 +263,10 @@ extension KeychainDatabase {
                             [.integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version), .text(reason),
                              .integer(Int64(Date().timeIntervalSince1970))])
                     }
+                    if outcome == .applied || outcome == .appliedOverConflict {
+                        // Written as the server has it: nothing of this item is left to push.
+                        try db.run("DELETE FROM sync_dirty WHERE item = ?", [.blob(envelope.itemID)])
+                    }
                     if outcome != .locked {
                         try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
                         if case .apply(let record) = action {
@@ -323,6 +330,8 @@ extension KeychainDatabase {
                                           sealer: sealer, in: db)
                     if let local { try ItemStore.delete(local, origin: .sync, in: db) }
                     try Self.setKnown(record.itemID, version: record.version, deleted: false, in: db)
+                    // Its deletion goes to the server with the next push (every device settles on the lower id).
+                    try db.run("INSERT OR IGNORE INTO sync_dirty (item) VALUES (?)", [.blob(record.itemID)])
                     return .lostToExistingItem
                 }
                 guard let other = try ItemTable.row(id: clash.id, in: db) else {
@@ -374,6 +383,29 @@ extension KeychainDatabase {
                     }
                 }
                 return removed
+            }
+        }
+    }
+
+    /// After the server went back in time: each synced item's known version becomes what the server holds
+    /// when that is older (or nothing, when the server lost the item), and the item is marked for the next
+    /// push — so what the server lost is pushed again, with the server's version as the expected one.
+    package func syncRebase(onto server: [Data: (version: Int64, deleted: Bool)]) throws(KeychainError) {
+        try mappingStorageErrors {
+            try pool.write { db in
+                var known: [(Data, Int64, Bool)] = []
+                try db.forEachRow("SELECT item, version, deleted FROM sync_items") { row in
+                    if let id = row.blob(0) { known.append((id, row.integer(1), row.integer(2) != 0)) }
+                }
+                for (id, version, _) in known {
+                    if let held = server[id] {
+                        guard held.version < version else { continue }
+                        try Self.setKnown(id, version: held.version, deleted: held.deleted, in: db)
+                    } else {
+                        try db.run("DELETE FROM sync_items WHERE item = ?", [.blob(id)])
+                    }
+                    try db.run("INSERT OR IGNORE INTO sync_dirty (item) VALUES (?)", [.blob(id)])
+                }
             }
         }
     }

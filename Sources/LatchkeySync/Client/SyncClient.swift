@@ -18,6 +18,9 @@ package struct SyncReport: Sendable, Equatable {
     package var waiting = 0
     /// Whether the round resynchronised in full (this device came back after tombstones were collected).
     package var fullResync = false
+    /// Whether the server was found older than this device's last pull (restored from a backup): the round
+    /// pushed again what it lost and read everything again.
+    package var serverWentBack = false
 
     package init() {}
 }
@@ -329,6 +332,7 @@ package final class SyncClient {
                     refused.insert(row.0.itemID)
                 }
             }
+            trace("push \(rows.map { "\($0.0.itemID.hexString.prefix(6)) v\($0.0.version)/e\($0.1)" }) -> \(results.map { $0.sequence.map { "#\($0)" } ?? "refused@v\($0.serverVersion)" })")
             report.pushed += acknowledged.count
             try keychain.syncAcknowledge(acknowledged)
             if !refused.isEmpty { refusedAny = true }
@@ -356,7 +360,19 @@ package final class SyncClient {
         var cursor = try keychain.syncCursor()
         var first = true
         while true {
-            let (rows, collected) = try serverCall { try server.pull(vault: vault, after: cursor, limit: batchSize * 2) }
+            let (rows, collected, newest) = try serverCall { try server.pull(vault: vault, after: cursor, limit: batchSize * 2) }
+            if first, cursor > newest {
+                // The server's newest change is older than one this device pulled: it went back in time (restored
+                // from a backup, or a standby promoted without the last commits). What it lost is pushed again.
+                report.serverWentBack = true
+                trace("server went back: cursor \(cursor) > newest \(newest)")
+                let versions = try serverCall { try server.versions(vault: vault) }
+                try keychain.syncRebase(onto: versions)
+                _ = try push(into: &report)
+                cursor = 0
+                first = false
+                continue
+            }
             if first, cursor > 0, collected > cursor {
                 // Tombstones this device had not seen are gone: read everything again and drop what vanished.
                 report.fullResync = true
@@ -368,6 +384,7 @@ package final class SyncClient {
             }
             first = false
             guard let last = rows.last else { break }
+            trace("pull after \(cursor): \(rows.map { "#\($0.sequence) \($0.itemID.hexString.prefix(6)) v\($0.version)" }) newest \(newest)")
             try keychain.syncReceive(rows, cursor: last.sequence)
             report.pulled += rows.count
             cursor = last.sequence
@@ -397,6 +414,9 @@ package final class SyncClient {
                 (envelope, Self.action(for: envelope, known: known[envelope.itemID], vault: vault, keyring: keyring, device: configuration.device))
             }
             let outcomes = try keychain.syncProcess(page, sealer: sealer)
+            for ((envelope, action), outcome) in zip(page, outcomes) {
+                trace("inbox #\(envelope.sequence) \(envelope.itemID.hexString.prefix(6)) v\(envelope.version) by \(envelope.author.hexString.prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(action) \(outcome.map { "\($0)" } ?? "")")
+            }
             for ((_, action), outcome) in zip(page, outcomes) {
                 if case .reject = action { report.rejected += 1 }
                 switch outcome {
@@ -571,6 +591,15 @@ package final class SyncClient {
         default: KeychainError(.internal, "sync: \(error)")
         }
     }
+}
+
+/// With LATCHKEY_SYNC_TRACE=FILE, what each round does (ids and versions, never content), appended to FILE.
+private let traceFile: FileHandle? = ProcessInfo.processInfo.environment["LATCHKEY_SYNC_TRACE"].flatMap { path in
+    guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else { return nil }
+    return FileHandle(forWritingAtPath: path)
+}
+private func trace(_ message: @autoclosure () -> String) {
+    traceFile?.write(Data("sync: \(message())\n".utf8))
 }
 
 extension Data {

@@ -110,18 +110,28 @@ package struct SyncServer {
 
     /// Rows with a change sequence above `cursor`, in sequence order, at most `limit`; and the sequence below
     /// which collected tombstones may be missing.
-    package func pull(vault: Data, after cursor: Int64, limit: Int) throws(PostgresError) -> (rows: [SyncEnvelope], collected: Int64) {
+    package func pull(vault: Data, after cursor: Int64, limit: Int) throws(PostgresError) -> (rows: [SyncEnvelope], collected: Int64, newest: Int64) {
         let rows = try connection.query(
             """
             SELECT seq, item, version, deleted, key_id, ciphertext, author FROM latchkey.items
             WHERE vault = $1 AND seq > $2::int8 ORDER BY seq LIMIT $3::int8
             """, [.bytes(vault), .integer(cursor), .integer(Int64(limit))])
-        let collected = try connection.query("SELECT collected FROM latchkey.vaults WHERE id = $1", [.bytes(vault)]).first?.first?.integer ?? 0
+        let state = try connection.query("SELECT collected, seq FROM latchkey.vaults WHERE id = $1", [.bytes(vault)]).first
+        let collected = state?[0].integer ?? 0, newest = state?[1].integer ?? 0
         return (rows.map { row in
             SyncEnvelope(sequence: row[0].integer ?? 0, itemID: row[1].bytes ?? Data(), version: row[2].integer ?? 0,
                          deleted: row[3].bool ?? false, keyID: Int32(truncatingIfNeeded: row[4].integer ?? 0),
                          ciphertext: row[5].bytes ?? Data(), author: row[6].bytes ?? Data())
-        }, collected)
+        }, collected, newest)
+    }
+
+    /// Every item the server holds for the vault, with its version and deleted flag (no ciphertext).
+    package func versions(vault: Data) throws(PostgresError) -> [Data: (version: Int64, deleted: Bool)] {
+        var versions: [Data: (version: Int64, deleted: Bool)] = [:]
+        for row in try connection.query("SELECT item, version, deleted FROM latchkey.items WHERE vault = $1", [.bytes(vault)]) {
+            if let id = row[0].bytes { versions[id] = (row[1].integer ?? 0, row[2].bool ?? false) }
+        }
+        return versions
     }
 
     /// Every item id the server holds for the vault (tombstones included): a full resync compares with it.

@@ -146,6 +146,14 @@ package enum SyncServerSchema {
     /// Brings the server's schema to `latest`: creates it, or applies the steps it lacks. Refuses a server
     /// whose schema is newer than this Latchkey knows.
     package static func migrate(_ connection: PostgresConnection) throws(PostgresError) {
+        // A schema already current needs nothing, not even CREATE on the database (a device's role may lack it).
+        let installed = try connection.query(
+            "SELECT CASE WHEN to_regclass('latchkey.schema_version') IS NULL THEN 0 ELSE 1 END::int8").first?.first?.integer ?? 0
+        if installed == 1,
+            try connection.query("SELECT coalesce(max(version), 0)::int8 FROM latchkey.schema_version").first?.first?.integer == Int64(latest)
+        {
+            return
+        }
         try connection.execute("BEGIN")
         do throws(PostgresError) {
             // One migrator at a time across every client of the server.

@@ -1,0 +1,82 @@
+import Foundation
+import LatchkeyEngine
+import LatchkeySync
+import LatchkeyTestSupport
+import Testing
+
+/// What docs/SYNC.md tells a DBA: the roles it lists are enough, and a server restored from a backup loses
+/// nothing the devices still have.
+@Suite("Running the sync server", .serialized)
+struct SyncServerOperationsTests {
+    @Test func theRolesDocsSyncMDListsAreEnoughForEveryDeviceOperation() throws {
+        let cluster = try PostgresCluster()
+        let schema = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("contrib/postgresql/latchkey-sync.sql"), encoding: .utf8)
+        try cluster.psql("CREATE ROLE latchkey_owner NOLOGIN")
+        try cluster.psql("CREATE DATABASE vaults OWNER latchkey_owner")
+        try cluster.psql("SET ROLE latchkey_owner;\n" + schema, database: "vaults")
+        try cluster.psql("""
+            CREATE ROLE latchkey_device LOGIN;
+            SET ROLE latchkey_owner;
+            GRANT USAGE ON SCHEMA latchkey TO latchkey_device;
+            GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA latchkey TO latchkey_device;
+            GRANT DELETE ON latchkey.vault_keys, latchkey.items TO latchkey_device;
+            GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA latchkey TO latchkey_device;
+            """, database: "vaults")
+        #expect(try cluster.psql("SELECT has_database_privilege('latchkey_device', 'vaults', 'CREATE')", database: "vaults")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "f")
+        let server = "host=\(cluster.directory) port=5432 user=latchkey_device dbname=vaults"
+        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        try a.add("x", "1")
+        let made = try SyncClient.setup(a.keychain, server: server, deviceName: "a")
+        a.client = made.client
+        try a.sync()
+        b.client = try SyncClient.join(b.keychain, server: server, vault: nil, deviceName: "b", recoveryCode: made.recoveryCode).client
+        try b.sync()
+        try b.delete("x")
+        try b.sync()
+        try a.client.sync(collectTombstonesOlderThan: 0)
+        try a.client.removeDevice(named: "b")
+        #expect(try a.contents() == [:])
+        #expect(try cluster.psql("SELECT count(*) FROM latchkey.items", database: "vaults").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
+    @Test func aServerRestoredFromAnOlderBackupGetsBackWhatItLost() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        try a.add("kept", "1")
+        try a.add("changed", "old")
+        try a.add("removed", "r")
+        let code = try a.setup(cluster)
+        try a.sync()
+        try b.join(cluster, recoveryCode: code)
+        try b.sync()
+        // The backup…
+        try cluster.psql("CREATE TABLE public.items_backup AS SELECT * FROM latchkey.items; CREATE TABLE public.vaults_backup AS SELECT * FROM latchkey.vaults")
+        // …then life goes on…
+        try a.update("changed", "new")
+        try a.delete("removed")
+        try b.add("added", "b")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        // …and the server is restored from the backup.
+        try cluster.psql("""
+            DELETE FROM latchkey.items; INSERT INTO latchkey.items SELECT * FROM public.items_backup;
+            UPDATE latchkey.vaults v SET seq = b.seq, collected = b.collected FROM public.vaults_backup b WHERE v.id = b.id;
+            """)
+        let report = try a.sync()
+        #expect(report.serverWentBack)
+        #expect(report.rejected == 0)
+        try b.sync()
+        let expected = ["mail/kept": "1", "mail/changed": "new", "mail/added": "b"]
+        #expect(try a.contents() == expected)
+        #expect(try b.contents() == expected)
+        #expect(try a.keychain.syncRejections().isEmpty)
+        // A new device gets the whole present, not the backup's past.
+        let c = try SyncDevice("c")
+        try c.join(cluster, recoveryCode: code)
+        try c.sync()
+        #expect(try c.contents() == expected)
+    }
+}
