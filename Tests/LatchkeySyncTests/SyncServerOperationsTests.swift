@@ -80,3 +80,40 @@ struct SyncServerOperationsTests {
         #expect(try c.contents() == expected)
     }
 }
+
+@Suite("The server's schema and its migrations", .serialized)
+struct SyncServerSchemaTests {
+    @Test func aServerWhoseSchemaIsNewerThanThisLatchkeyIsRefusedAndLeftAlone() throws {
+        let cluster = try PostgresCluster()
+        let a = try SyncDevice("a")
+        try a.setup(cluster)
+        try cluster.psql("INSERT INTO latchkey.schema_version VALUES (\(SyncServerSchema.latest + 1))")
+        let b = try SyncDevice("b")
+        #expect(throws: KeychainError(.io, "the sync server: the server's schema is version \(SyncServerSchema.latest + 1); this Latchkey knows \(SyncServerSchema.latest): upgrade it")) {
+            _ = try SyncClient.join(b.keychain, server: cluster.conninfo, vault: nil, deviceName: "b", recoveryCode: nil)
+        }
+        #expect(try cluster.psql("SELECT count(*) FROM latchkey.devices").trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+    }
+
+    @Test func twoClientsCreatingTheSchemaAtOnceMakeItOnce() throws {
+        let cluster = try PostgresCluster()
+        final class Outcome: @unchecked Sendable {
+            // @unchecked: each thread writes its own slot; read after both joined.
+            var errors: [PostgresError?] = [nil, nil]
+        }
+        let outcome = Outcome()
+        let group = DispatchGroup()
+        for index in 0..<2 {
+            group.enter()
+            let conninfo = cluster.conninfo
+            Thread.detachNewThread {
+                do throws(PostgresError) { _ = try SyncServer.connect(conninfo) } catch { outcome.errors[index] = error }
+                group.leave()
+            }
+        }
+        group.wait()
+        #expect(outcome.errors.allSatisfy { $0 == nil }, "\(outcome.errors)")
+        #expect(try cluster.psql("SELECT string_agg(version::text, ',') FROM latchkey.schema_version").trimmingCharacters(in: .whitespacesAndNewlines)
+            == "\(SyncServerSchema.latest)")
+    }
+}

@@ -68,6 +68,13 @@ package final class SyncWorker: Sendable {
                 if report != SyncReport() {
                     log("sync: pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied), conflicts \(report.conflicts), rejected \(report.rejected)")
                 }
+                if report.rejected > 0 {
+                    // Name what the server did (ids, versions and reasons; never content).
+                    for rejection in try keychain.syncRejections().suffix(report.rejected) {
+                        log("sync: refused change \(rejection.sequence) of item \(rejection.itemID.hexString) version \(rejection.version): \(rejection.reason)")
+                    }
+                }
+                if report.serverWentBack { log("sync: the server had gone back in time (restored from a backup?); what it lost was pushed again") }
                 backoff = 1_000
                 let server = try active.connection()
                 if listening != ObjectIdentifier(server.connection) {
