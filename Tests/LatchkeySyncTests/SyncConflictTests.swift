@@ -8,12 +8,8 @@ import Testing
 struct SyncConflictTests {
     @Test func concurrentChangesKeepTheServersFirstAndTheLoserAsAConflictThatCanBeRestored() throws {
         let cluster = try PostgresCluster()
-        let a = try SyncDevice("a"), b = try SyncDevice("b")
-        try a.add("alice", "v1")
-        let code = try a.setup(cluster)
-        try a.sync()
-        try b.join(cluster, recoveryCode: code)
-        try b.sync()
+        let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("alice", "v1")])
+        let (a, b) = (devices[0], devices[1])
 
         try a.update("alice", "from-a")
         try b.update("alice", "from-b")
@@ -64,12 +60,8 @@ struct SyncConflictTests {
 
     @Test func aDeleteAndAnUpdateOfTheSameItemKeepTheFirstAndTheOtherAsAConflict() throws {
         let cluster = try PostgresCluster()
-        let a = try SyncDevice("a"), b = try SyncDevice("b")
-        try a.add("alice", "v1")
-        let code = try a.setup(cluster)
-        try a.sync()
-        try b.join(cluster, recoveryCode: code)
-        try b.sync()
+        let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("alice", "v1")])
+        let (a, b) = (devices[0], devices[1])
         try a.delete("alice")
         try b.update("alice", "kept?")
         try a.sync()

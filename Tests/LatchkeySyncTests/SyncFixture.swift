@@ -40,6 +40,22 @@ final class SyncDevice {
         #expect(client.fingerprint == approver.client.fingerprint)
     }
 
+    /// Devices named `names` in one vault on `cluster`, all in step: the first holds `items` (account →
+    /// secret) and sets the vault up, the others join with the recovery code; everyone has synced.
+    static func vault(_ cluster: PostgresCluster, _ names: String..., items: [(String, String)] = []) throws
+        -> (devices: [SyncDevice], recoveryCode: String)
+    {
+        let devices = try names.map { try SyncDevice($0) }
+        for (account, secret) in items { try devices[0].add(account, secret) }
+        let code = try devices[0].setup(cluster)
+        try devices[0].sync()
+        for device in devices.dropFirst() {
+            try device.join(cluster, recoveryCode: code)
+            try device.sync()
+        }
+        return (devices, code)
+    }
+
     @discardableResult
     func sync() throws(KeychainError) -> SyncReport { try client.sync() }
 

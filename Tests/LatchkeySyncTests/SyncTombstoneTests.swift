@@ -12,12 +12,8 @@ struct SyncTombstoneTests {
 
     @Test func tombstonesStayUntilEveryActiveDeviceHasPulledPastThem() throws {
         let cluster = try PostgresCluster()
-        let a = try SyncDevice("a"), b = try SyncDevice("b")
-        try a.add("x", "1")
-        let code = try a.setup(cluster)
-        try a.sync()
-        try b.join(cluster, recoveryCode: code)
-        try b.sync()
+        let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("x", "1")])
+        let (a, b) = (devices[0], devices[1])
         try a.delete("x")
         // b has not pulled the deletion: a long horizon keeps the tombstone.
         try a.client.sync(collectTombstonesOlderThan: 86_400)

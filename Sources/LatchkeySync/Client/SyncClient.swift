@@ -415,7 +415,7 @@ package final class SyncClient {
             }
             let outcomes = try keychain.syncProcess(page, sealer: sealer)
             for ((envelope, action), outcome) in zip(page, outcomes) {
-                trace("inbox #\(envelope.sequence) \(envelope.itemID.hexString.prefix(6)) v\(envelope.version) by \(envelope.author.hexString.prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(action) \(outcome.map { "\($0)" } ?? "")")
+                trace("inbox #\(envelope.sequence) \(envelope.itemID.hexString.prefix(6)) v\(envelope.version) by \(envelope.author.hexString.prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")")
             }
             for ((_, action), outcome) in zip(page, outcomes) {
                 if case .reject = action { report.rejected += 1 }
@@ -427,6 +427,16 @@ package final class SyncClient {
                 case nil: if case .apply = action { report.rejected += 1 }
                 }
             }
+        }
+    }
+
+    /// An action's name for the trace (never the record it carries).
+    private static func name(of action: SyncInboxAction) -> String {
+        switch action {
+        case .discard: "discard"
+        case .acknowledge: "acknowledge"
+        case .reject(let reason): "reject (\(reason))"
+        case .apply: "apply"
         }
     }
 
