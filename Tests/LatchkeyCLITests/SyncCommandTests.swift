@@ -54,6 +54,7 @@ import Testing
             fingerprint: <CODE>
             server: \(cluster.conninfo)
             vault key: 1
+            last sync: <DATE>
             cursor: 1
             pending: 0 local changes
             inbox: 0 rows waiting to be written (the keychain was locked)

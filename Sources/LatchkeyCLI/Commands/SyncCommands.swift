@@ -157,6 +157,7 @@ enum SyncCommands {
         if let fingerprint = client.fingerprint { context.stdout.line("fingerprint: \(fingerprint)") }
         context.stdout.line("server: \(redacted(configuration.server))")
         context.stdout.line("vault key: \(configuration.keyring.currentID)")
+        context.stdout.line("last sync: \(try client.lastSync ?? "never")")
         context.stdout.line("cursor: \(try keychain.syncCursor())")
         context.stdout.line("pending: \(counts.pending) local change\(counts.pending == 1 ? "" : "s")")
         context.stdout.line("inbox: \(counts.inbox) row\(counts.inbox == 1 ? "" : "s") waiting to be written (the keychain was locked)")

@@ -179,6 +179,11 @@ package final class SyncClient {
     /// The code this device shows while it waits for approval.
     package var joinCode: String { VaultCrypto.joinCode(vault: configuration.vault, publicKey: configuration.keyPair.publicKey) }
 
+    /// When this device last completed a round (nil: never).
+    package var lastSync: String? {
+        get throws(KeychainError) { try keychain.syncValue("last-sync").map { String(decoding: $0, as: UTF8.self) } }
+    }
+
     /// The vault's fingerprint (nil before the join completes).
     package var fingerprint: String? {
         configuration.keyring[1].map { VaultCrypto.fingerprint(vault: configuration.vault, firstKey: $0) }
@@ -311,6 +316,7 @@ package final class SyncClient {
         if let horizon {
             _ = try serverCall { try server.collectTombstones(vault: configuration.vault, horizonSeconds: horizon) }
         }
+        try keychain.setSyncValues(["last-sync": Data(ISO8601DateFormatter().string(from: Date()).utf8)])
         return report
     }
 
