@@ -43,8 +43,8 @@ package final class SyncClient {
     package private(set) var configuration: SyncConfiguration
     private var server: SyncServer?
 
-    /// Rows per push and per pull page.
-    package var batchSize = 500
+    /// Rows per push and per page applied; a pull page is four times as many.
+    package var batchSize = 1_000
 
     package init(keychain: KeychainDatabase, configuration: SyncConfiguration) {
         self.keychain = keychain
@@ -309,10 +309,16 @@ package final class SyncClient {
             throw KeychainError(.authFailed, state == nil ? "the server does not know this device" : "this device was removed from the vault")
         }
         try refreshKeys()
+        let clock = ContinuousClock()
+        let started = clock.now
         let refused = try push(into: &report)
+        let pushed = clock.now
         try pull(into: &report)
+        let pulled = clock.now
         try applyInbox(into: &report)
+        let applied = clock.now
         if refused || report.applied > 0 || report.conflicts > 0 { _ = try push(into: &report) }
+        trace("round: push \(pushed - started), pull \(pulled - pushed), apply \(applied - pulled), push again \(clock.now - applied)")
         if let horizon {
             _ = try serverCall { try server.collectTombstones(vault: configuration.vault, horizonSeconds: horizon) }
         }
@@ -366,7 +372,7 @@ package final class SyncClient {
         var cursor = try keychain.syncCursor()
         var first = true
         while true {
-            let (rows, collected, newest) = try serverCall { try server.pull(vault: vault, after: cursor, limit: batchSize * 2) }
+            let (rows, collected, newest) = try serverCall { try server.pull(vault: vault, after: cursor, limit: batchSize * 4) }
             if first, cursor > newest {
                 // The server's newest change is older than one this device pulled: it went back in time (restored
                 // from a backup, or a standby promoted without the last commits). What it lost is pushed again.
@@ -390,11 +396,14 @@ package final class SyncClient {
             }
             first = false
             guard let last = rows.last else { break }
-            trace("pull after \(cursor): \(rows.map { "#\($0.sequence) \($0.itemID.hexString.prefix(6)) v\($0.version)" }) newest \(newest)")
-            try keychain.syncReceive(rows, cursor: last.sequence)
+            trace("pull after \(cursor): \(rows.count) rows, #\(rows[0].sequence)…#\(last.sequence), newest \(newest)")
+            // This device's own pushes coming back at the version it knows need no inbox: it wrote them.
+            let known = try keychain.syncKnownVersions(rows.filter { $0.author == configuration.device }.map(\.itemID))
+            let incoming = rows.filter { $0.author != configuration.device || known[$0.itemID]?.version != $0.version }
+            try keychain.syncReceive(incoming, cursor: last.sequence)
             report.pulled += rows.count
             cursor = last.sequence
-            if rows.count < batchSize * 2 { break }
+            if rows.count < batchSize * 4 { break }
         }
         try serverCall { try server.reportCursor(vault: vault, device: configuration.device, cursor: cursor) }
     }
@@ -412,7 +421,7 @@ package final class SyncClient {
         }
         var after: Int64 = -1
         while true {
-            let inbox = try keychain.syncInbox(limit: batchSize * 2).filter { $0.sequence > after }
+            let inbox = try keychain.syncInbox(limit: batchSize).filter { $0.sequence > after }
             guard let last = inbox.last else { break }
             after = last.sequence
             let known = try keychain.syncKnownVersions(inbox.map(\.itemID))
