@@ -122,6 +122,29 @@ import Testing
         #expect(refused.stderr == "latchkey: sync: The user name or passphrase you entered is not correct. (the recovery code is not this vault's)\n")
     }
 
+    @Test func aFirstSyncShowsItsProgressOnATerminalAndNothingOnAPipe() throws {
+        let cluster = try PostgresCluster()
+        let laptop = CLISandbox(), desktop = CLISandbox()
+        for device in [laptop, desktop] { try device.createKeychain() }
+        for account in ["a", "b", "c"] {
+            #expect(try laptop.run("add-generic-password", "-a", account, "-s", "mail", "--synchronizable", "-w", "x").status == 0)
+        }
+        let setup = try laptop.run("sync", "setup", "--server", cluster.conninfo, "--name", "laptop")
+        #expect(!setup.stderr.contains("syncing"), "no progress on a pipe")
+        let code = try #require(setup.stdout.firstMatch(of: /recovery code (\S+)/)?.1).description
+        let codeFile = desktop.directory.file("recovery")
+        #expect(FileManager.default.createFile(atPath: codeFile, contents: Data(code.utf8), attributes: [.posixPermissions: 0o600]))
+        let e = "\r\u{1B}[K"
+        let joining = try PseudoTerminalSession(
+            executable: desktop.binary, arguments: ["sync", "join", "--server", cluster.conninfo, "--name", "desktop", "--recovery-code-file", codeFile],
+            environment: desktop.unattended)
+        #expect(joining.expect(e + "syncing: reading 3 of 3 items (100%)"))
+        #expect(joining.expect(e + "syncing: writing 0 of 3 items (0%)"))
+        #expect(joining.expect(e + "syncing: writing 3 of 3 items (100%)"))
+        #expect(joining.expect(e + "pushed 0, pulled 3, applied 3, conflicts 0, rejected 0\r\n"), "the meter's line is erased before the summary")
+        #expect(joining.wait() == 0, "\(joining.transcript)")
+    }
+
     @Test func theSchemaCommandPrintsTheCommittedSQLFile() throws {
         let sandbox = CLISandbox()
         let printed = try sandbox.run("sync", "schema")

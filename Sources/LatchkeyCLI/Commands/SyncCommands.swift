@@ -82,7 +82,7 @@ enum SyncCommands {
                 throw KeychainError(.interactionNotAllowed,
                                     "this device waits for approval: run latchkey sync approve \(client.joinCode) on a device of the vault")
             }
-            let report = try client.sync(collectTombstonesOlderThan: horizon)
+            let report = try syncing(client, context: context) { () throws(KeychainError) in try client.sync(collectTombstonesOlderThan: horizon) }
             context.stdout.line(summary(report))
         case "remove-device":
             guard let name = argument else { throw UsageError(message: "sync remove-device needs the device's name") }
@@ -105,7 +105,7 @@ enum SyncCommands {
         context.stdout.line("fingerprint \(made.fingerprint)")
         context.stdout.line("recovery code \(made.recoveryCode)")
         context.stdout.line("Write the recovery code down and keep it away from this device: it is shown only now, and with it any device can join the vault.")
-        context.stdout.line(summary(try made.client.sync()))
+        context.stdout.line(summary(try syncing(made.client, context: context) { () throws(KeychainError) in try made.client.sync() }))
         return 0
     }
 
@@ -145,7 +145,7 @@ enum SyncCommands {
         }
         context.stdout.line("joined vault \(client.configuration.vault.hexString) as \(client.configuration.deviceName)")
         context.stdout.line("fingerprint \(client.fingerprint ?? "?") (every device of the vault shows the same)")
-        context.stdout.line(summary(try client.sync()))
+        context.stdout.line(summary(try syncing(client, context: context) { () throws(KeychainError) in try client.sync() }))
         return 0
     }
 
@@ -198,6 +198,15 @@ enum SyncCommands {
         for (conflict, record) in conflicts {
             let what = record.map { $0.deleted ? "deletion" : $0.summary } ?? "(sealed under a vault key this device lacks)"
             context.stdout.line("\(conflict.id)  \(formatter.string(from: conflict.recorded))  version \(conflict.version)  \(what)  — \(conflict.reason)")
+        }
+    }
+
+    /// Runs a round with its progress drawn on standard error when that is a terminal.
+    static func syncing(_ client: SyncClient, context: CLIContext, _ round: () throws(KeychainError) -> SyncReport) throws -> SyncReport {
+        try context.withProgress("syncing") { (progress) throws(KeychainError) -> SyncReport in
+            client.progress = progress
+            defer { client.progress = nil }
+            return try round()
         }
     }
 

@@ -46,6 +46,11 @@ package final class SyncClient {
     /// Rows per push and per page applied; a pull page is four times as many.
     package var batchSize = 1_000
 
+    /// Hears of the rows pulled (`reading`, of about as many as the server has changes after the cursor)
+    /// and of those written (`writing`, of the inbox), page by page — a first sync of a large vault takes a
+    /// while. Rounds with nothing to pull or apply report nothing.
+    package var progress: ProgressHandler?
+
     package init(keychain: KeychainDatabase, configuration: SyncConfiguration) {
         self.keychain = keychain
         self.configuration = configuration
@@ -371,6 +376,7 @@ package final class SyncClient {
         let vault = configuration.vault
         var cursor = try keychain.syncCursor()
         var first = true
+        var reading: (start: Int64, total: Int, done: Int)?
         while true {
             let (rows, collected, newest) = try serverCall { try server.pull(vault: vault, after: cursor, limit: batchSize * 4) }
             if first, cursor > newest {
@@ -396,12 +402,18 @@ package final class SyncClient {
             }
             first = false
             guard let last = rows.last else { break }
+            if reading == nil { reading = (cursor, max(Int(newest - cursor), rows.count), 0) }
             trace("pull after \(cursor): \(rows.count) rows, #\(rows[0].sequence)…#\(last.sequence), newest \(newest)")
             // This device's own pushes coming back at the version it knows need no inbox: it wrote them.
             let known = try keychain.syncKnownVersions(rows.filter { $0.author == configuration.device }.map(\.itemID))
             let incoming = rows.filter { $0.author != configuration.device || known[$0.itemID]?.version != $0.version }
             try keychain.syncReceive(incoming, cursor: last.sequence)
             report.pulled += rows.count
+            if var current = reading {
+                current.done += rows.count
+                reading = current
+                progress?(OperationProgress(.reading, completed: current.done, total: max(current.total, current.done)))
+            }
             cursor = last.sequence
             if rows.count < batchSize * 4 { break }
         }
@@ -420,9 +432,16 @@ package final class SyncClient {
             return (keyID, VaultCrypto.seal(record, vault: vault, keyID: keyID, key: key, author: configuration.device).ciphertext)
         }
         var after: Int64 = -1
+        let waiting = try keychain.syncCounts().inbox
+        var written = 0
         while true {
             let inbox = try keychain.syncInbox(limit: batchSize).filter { $0.sequence > after }
             guard let last = inbox.last else { break }
+            if written == 0 { progress?(OperationProgress(.writing, completed: 0, total: waiting)) }
+            defer {
+                written += inbox.count
+                progress?(OperationProgress(.writing, completed: min(written, waiting), total: waiting))
+            }
             after = last.sequence
             let known = try keychain.syncKnownVersions(inbox.map(\.itemID))
             let page = inbox.map { envelope -> (envelope: SyncEnvelope, action: SyncInboxAction) in
