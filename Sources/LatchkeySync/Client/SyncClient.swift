@@ -443,11 +443,15 @@ package final class SyncClient {
                 progress?(OperationProgress(.writing, completed: min(written, waiting), total: waiting))
             }
             after = last.sequence
+            let clock = ContinuousClock(), started = clock.now
             let known = try keychain.syncKnownVersions(inbox.map(\.itemID))
+            let looked = clock.now
             let page = inbox.map { envelope -> (envelope: SyncEnvelope, action: SyncInboxAction) in
                 (envelope, Self.action(for: envelope, known: known[envelope.itemID], vault: vault, keyring: keyring, device: configuration.device))
             }
+            let opened = clock.now
             let outcomes = try keychain.syncProcess(page, sealer: sealer)
+            trace("page of \(page.count): known \(looked - started), open \(opened - looked), write \(clock.now - opened)")
             for ((envelope, action), outcome) in zip(page, outcomes) {
                 trace("inbox #\(envelope.sequence) \(envelope.itemID.hexString.prefix(6)) v\(envelope.version) by \(envelope.author.hexString.prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")")
             }
