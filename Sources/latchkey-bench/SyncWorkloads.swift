@@ -29,6 +29,7 @@ final class BenchPostgres {
                                   + ["-D", directory + "/data"],
                               environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], options: Spawn.Options(outputPath: directory + "/server.log"))
         let deadline = Date().addingTimeInterval(30)
+        // pg_isready fails until the server accepts connections: its failure is the answer, not an error.
         while (try? run(Self.binaries + "/pg_isready", ["-q", "-h", directory, "-p", "5432"])) == nil {
             guard Date() < deadline else { throw BenchError("PostgreSQL did not start (\(directory)/server.log)") }
             Thread.sleep(forTimeInterval: 0.05)
