@@ -89,6 +89,8 @@ struct SyncConvergenceTests {
             let all = try device.keychain.copyMatching(ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes]),
                                                        caller: SyncDevice.app)
             #expect(all.count == finals[0].count, "an item appears twice")
+            #expect(try device.keychain.orphanIndexEntries() == 0)
+            #expect(try device.keychain.verifyIntegrity().damaged.isEmpty)
         }
         let conflictValues = Set(try devices.flatMap { try $0.client.conflicts() }.compactMap { $0.record?.data }.map { String(decoding: $0, as: UTF8.self) })
         for (key, value) in finals[0] {

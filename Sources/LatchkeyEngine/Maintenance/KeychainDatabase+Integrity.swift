@@ -109,6 +109,15 @@ extension KeychainDatabase {
         }
     }
 
+    /// Index entries that name no live item (for the tests of code that defers index writes).
+    package func orphanIndexEntries() throws(KeychainError) -> Int {
+        try mappingStorageErrors {
+            try pool.read { db in
+                Int(try db.integer("SELECT count(*) FROM item_index WHERE item NOT IN (SELECT row_id FROM items WHERE tomb = 0)") ?? 0)
+            }
+        }
+    }
+
     /// How many rows the file holds (tombstones included); for tests and benchmarks.
     public func rowCount() throws(KeychainError) -> Int {
         try mappingStorageErrors { try pool.read { db in try ItemTable.count(in: db) } }

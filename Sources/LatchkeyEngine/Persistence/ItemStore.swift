@@ -59,14 +59,15 @@ enum ItemStore {
 
     /// Stores an item another device made, under its own id and version (never over a tombstone's id, as
     /// `add` does: sync names items by id). A live item with the same primary key is `errSecDuplicateItem`.
-    static func addSynced(_ row: ItemRow, in db: Connection) throws -> ItemRow {
+    /// `indexingLater`: the caller inserts the returned row's index entries itself (a page sorts them).
+    static func addSynced(_ row: ItemRow, in db: Connection, indexingLater: Bool = false) throws -> ItemRow {
         var stored = row
         do {
             stored.rowID = try ItemTable.insert(row, in: db)
         } catch let error as StorageError where error.isConstraintViolation {
             throw KeychainError(.duplicateItem)
         }
-        try IndexTable.insert(stored, rowID: stored.rowID!, in: db)
+        if !indexingLater { try IndexTable.insert(stored, rowID: stored.rowID!, in: db) }
         try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: .sync, in: db)
         return stored
     }

@@ -235,6 +235,12 @@ extension KeychainDatabase {
             try pool.write { db in
                 var outcomes: [SyncApplyOutcome?] = []
                 outcomes.reserveCapacity(page.count)
+                // New items' index entries are inserted at the end, sorted (each index walked once, as a batch
+                // add does) — for items that appear once in the page; a second version of one is indexed at once.
+                var counts: [Data: Int] = [:]
+                for (envelope, _) in page { counts[envelope.itemID, default: 0] += 1 }
+                var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
+                var removedRows: Set<Int64> = []
                 for (index, (envelope, action)) in page.enumerated() {
                     var outcome: SyncApplyOutcome?
                     var reason: String?
@@ -252,7 +258,9 @@ extension KeychainDatabase {
                         case .failure(let error):
                             reason = "its content is not a valid item: \(error.detail ?? error.message)"
                         case .success(let add):
-                            outcome = try apply(record, prepared: add, keys: keys, sealer: sealer, in: db)
+                            outcome = try apply(record, prepared: add, keys: keys, sealer: sealer, in: db,
+                                                index: counts[record.itemID] == 1 ? { entries.append((ItemDigests.orderKey($0), $0, $1)) } : nil,
+                                                removed: { removedRows.insert($0) })
                         case nil:
                             outcome = try apply(record, prepared: nil, keys: keys, sealer: sealer, in: db)
                         }
@@ -275,6 +283,11 @@ extension KeychainDatabase {
                     }
                     outcomes.append(outcome)
                 }
+                // A row added in this page and then removed by a later item of it (a lower id with its primary key)
+                // keeps no entries.
+                entries.removeAll { removedRows.contains($0.rowID) }
+                entries.sort { $0.key < $1.key }
+                try IndexTable.insert(entries.map { ($0.digest, $0.rowID) }, in: db)
                 return outcomes
             }
         }
@@ -306,8 +319,11 @@ extension KeychainDatabase {
                               dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
     }
 
+    /// `index`, when given, takes a new item's index entries (digest, row) instead of inserting them;
+    /// `removed` hears of every row this removes or turns into a tombstone.
     private func apply(_ record: SyncRecord, prepared: PreparedAdd?, keys: KeyVault.Snapshot, sealer: SyncConflictSealer,
-                       in db: Connection) throws -> SyncApplyOutcome {
+                       in db: Connection, index: ((Data, Int64) -> Void)? = nil, removed: (Int64) -> Void = { _ in }) throws
+        -> SyncApplyOutcome {
         let known = try Self.known(record.itemID, in: db)
         let local = try ItemTable.row(id: record.itemID, in: db)
         var outcome = SyncApplyOutcome.applied
@@ -320,7 +336,10 @@ extension KeychainDatabase {
             outcome = .appliedOverConflict
         }
         if record.deleted {
-            if let local { try ItemStore.delete(local, origin: .sync, in: db) }
+            if let local {
+                try ItemStore.delete(local, origin: .sync, in: db)
+                local.rowID.map(removed)
+            }
         } else if let prepared {
             let row = prepared.sealed(id: record.itemID, version: record.version, rowID: local?.rowID)
             if let clash = try ItemTable.sibling(of: row, tombstone: false, in: db, excluding: local?.rowID) {
@@ -328,7 +347,10 @@ extension KeychainDatabase {
                     // The local item has the lower id: it wins here as everywhere; this record is kept.
                     try Self.keepConflict(record, reason: "another item with the same primary key has the lower id",
                                           sealer: sealer, in: db)
-                    if let local { try ItemStore.delete(local, origin: .sync, in: db) }
+                    if let local {
+                try ItemStore.delete(local, origin: .sync, in: db)
+                local.rowID.map(removed)
+            }
                     try Self.setKnown(record.itemID, version: record.version, deleted: false, in: db)
                     // Its deletion goes to the server with the next push (every device settles on the lower id).
                     try db.run("INSERT OR IGNORE INTO sync_dirty (item) VALUES (?)", [.blob(record.itemID)])
@@ -345,15 +367,18 @@ extension KeychainDatabase {
                     // The server has it: its deletion must travel (the tombstone is pushed).
                     let tombstone = Self.tombstoneRow(of: other, attributes: loser.attributes, classKey: otherKey)
                     try ItemStore.tombstone(other, as: tombstone, origin: .sync, in: db)
+                    other.rowID.map(removed)
                 } else {
                     try ItemStore.delete(other, origin: .sync, in: db)
+                    other.rowID.map(removed)
                 }
                 outcome = .appliedOverConflict
             }
             if let local {
                 try ItemStore.update(local, to: row, keepingData: false, origin: .sync, in: db)
             } else {
-                _ = try ItemStore.addSynced(row, in: db)
+                let stored = try ItemStore.addSynced(row, in: db, indexingLater: index != nil)
+                if let index, let rowID = stored.rowID { for digest in stored.indexDigests { index(digest, rowID) } }
             }
         }
         try Self.setKnown(record.itemID, version: record.version, deleted: record.deleted, in: db)
