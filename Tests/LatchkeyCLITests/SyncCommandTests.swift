@@ -145,6 +145,20 @@ import Testing
         #expect(joining.wait() == 0, "\(joining.transcript)")
     }
 
+    @Test func thePGEnvironmentVariablesNameTheServerWhenServerIsLeftOut() throws {
+        let cluster = try PostgresCluster()
+        let device = CLISandbox()
+        try device.createKeychain()
+        let missing = try device.run("sync", "setup", "--name", "x")
+        #expect(missing.status == 64)
+        #expect(missing.stderr.hasPrefix("latchkey: sync: name the server with --server (a libpq connection string or URI) or the PG* environment variables"))
+        let environment = device.unattended.merging(["PGHOST": cluster.directory, "PGUSER": "latchkey", "PGDATABASE": "latchkey"]) { _, new in new }
+        let setup = try device.run(["sync", "setup", "--name", "x"], environment: environment)
+        #expect(setup.status == 0, "\(setup.stderr)")
+        #expect(try device.run(["sync", "status"], environment: environment).stdout.contains("server: (from the PG* environment variables)\n"))
+        #expect(try device.run(["sync", "now"], environment: environment).stdout == "pushed 0, pulled 0, applied 0, conflicts 0, rejected 0\n")
+    }
+
     @Test func theSchemaCommandPrintsTheCommittedSQLFile() throws {
         let sandbox = CLISandbox()
         let printed = try sandbox.run("sync", "schema")
