@@ -101,7 +101,7 @@ enum SyncCommands {
 
     static func setup(_ arguments: ParsedArguments, keychain: KeychainDatabase, context: CLIContext) throws -> Int32 {
         let made = try SyncClient.setup(keychain, server: try server(arguments, context: context), deviceName: deviceName(arguments))
-        context.stdout.line("vault \(made.client.configuration.vault.hexString) set up with this device as \(made.client.configuration.deviceName)")
+        context.stdout.line("vault \(Hex.encode(made.client.configuration.vault)) set up with this device as \(made.client.configuration.deviceName)")
         context.stdout.line("fingerprint \(made.fingerprint)")
         context.stdout.line("recovery code \(made.recoveryCode)")
         context.stdout.line("Write the recovery code down and keep it away from this device: it is shown only now, and with it any device can join the vault.")
@@ -143,7 +143,7 @@ enum SyncCommands {
                 Thread.sleep(forTimeInterval: 0.25)
             }
         }
-        context.stdout.line("joined vault \(client.configuration.vault.hexString) as \(client.configuration.deviceName)")
+        context.stdout.line("joined vault \(Hex.encode(client.configuration.vault)) as \(client.configuration.deviceName)")
         context.stdout.line("fingerprint \(client.fingerprint ?? "?") (every device of the vault shows the same)")
         context.stdout.line(summary(try syncing(client, context: context) { () throws(KeychainError) in try client.sync() }))
         return 0
@@ -152,7 +152,7 @@ enum SyncCommands {
     static func status(_ client: SyncClient, keychain: KeychainDatabase, context: CLIContext) throws {
         let configuration = client.configuration
         let counts = try keychain.syncCounts()
-        context.stdout.line("vault: \(configuration.vault.hexString)")
+        context.stdout.line("vault: \(Hex.encode(configuration.vault))")
         context.stdout.line("device: \(configuration.deviceName)\(configuration.isJoined ? "" : " (waiting for approval: code \(client.joinCode))")")
         if let fingerprint = client.fingerprint { context.stdout.line("fingerprint: \(fingerprint)") }
         context.stdout.line("server: \(redacted(configuration.server))")
@@ -164,7 +164,7 @@ enum SyncCommands {
         context.stdout.line("conflicts: \(counts.conflicts)")
         context.stdout.line("rejected: \(counts.rejected)")
         for rejection in try keychain.syncRejections() {
-            context.stdout.line("  change \(rejection.sequence) of item \(rejection.itemID.hexString) version \(rejection.version): \(rejection.reason)")
+            context.stdout.line("  change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)")
         }
         context.stdout.line("devices:")
         for device in try client.devices() {

@@ -60,7 +60,9 @@ enum ItemStore {
     /// Stores an item another device made, under its own id and version (never over a tombstone's id, as
     /// `add` does: sync names items by id). A live item with the same primary key is `errSecDuplicateItem`.
     /// `indexingLater`: the caller inserts the returned row's index entries itself (a page sorts them).
-    static func addSynced(_ row: ItemRow, in db: Connection, indexingLater: Bool = false) throws -> ItemRow {
+    static func addSynced(_ row: ItemRow, origin: KeychainChange.Origin = .sync, in db: Connection, indexingLater: Bool = false) throws
+        -> ItemRow
+    {
         var stored = row
         do {
             stored.rowID = try ItemTable.insert(row, in: db)
@@ -68,7 +70,7 @@ enum ItemStore {
             throw KeychainError(.duplicateItem)
         }
         if !indexingLater { try IndexTable.insert(stored, rowID: stored.rowID!, in: db) }
-        try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: .sync, in: db)
+        try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: origin, in: db)
         return stored
     }
 

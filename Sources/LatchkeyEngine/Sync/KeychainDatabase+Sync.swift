@@ -173,6 +173,11 @@ extension KeychainDatabase {
         return Self.decodeInteger(value)
     }
 
+    /// How many rows wait in the inbox.
+    package func syncInboxCount() throws(KeychainError) -> Int {
+        try mappingStorageErrors { try pool.read { db in Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0) } }
+    }
+
     /// Inbox rows in the server's order, at most `limit`.
     package func syncInbox(limit: Int) throws(KeychainError) -> [SyncEnvelope] {
         try mappingStorageErrors {
@@ -305,10 +310,13 @@ extension KeychainDatabase {
     }
 
     /// A synced record's add, validated and sealed (errSecDecode when it lacks what every synced item has).
-    private func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot) throws(KeychainError) -> PreparedAdd {
+    /// `modified` replaces the record's modification date (a restored conflict is changed now).
+    private func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil) throws(KeychainError)
+        -> PreparedAdd
+    {
         var attributes = record.attributes
         let created = attributes[.creationDate]?.dateValue ?? Date()
-        let modified = attributes[.modificationDate]?.dateValue ?? created
+        let modified = now ?? attributes[.modificationDate]?.dateValue ?? created
         attributes[.creationDate] = nil
         attributes[.modificationDate] = nil
         guard let group = attributes[.accessGroup]?.stringValue, record.attributes[.synchronizable] == .number(1),
@@ -470,14 +478,7 @@ extension KeychainDatabase {
     /// with its primary key is errSecDuplicateItem. The conflict record goes.
     package func syncRestoreConflict(_ id: Int64, record: SyncRecord) throws(KeychainError) {
         guard !record.deleted else { throw KeychainError.param("conflict \(id) is a deletion; there is nothing to restore") }
-        var attributes = record.attributes
-        let created = attributes[.creationDate]?.dateValue ?? Date()
-        attributes[.creationDate] = nil
-        attributes[.modificationDate] = nil
-        guard let group = attributes[.accessGroup]?.stringValue else { throw KeychainError.decode("conflict \(id) has no access group") }
-        let prepared = try prepareAdd(
-            NewItem(record.itemClass, attributes: attributes, data: record.data),
-            caller: CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group]), dates: (created, Date()))
+        let prepared = try prepareSynced(record, keys: vault.snapshot(), modified: Date())
         try mappingStorageErrors {
             try pool.write { db in
                 guard try db.integer("SELECT count(*) FROM sync_conflicts WHERE id = ?", [.integer(id)]) == 1 else {
@@ -490,14 +491,11 @@ extension KeychainDatabase {
                 if let local {
                     try ItemStore.update(local, to: row, keepingData: false, origin: .request, in: db)
                 } else {
-                    var stored = row
                     do {
-                        stored.rowID = try ItemTable.insert(row, in: db)
-                    } catch let error as StorageError where error.isConstraintViolation {
+                        _ = try ItemStore.addSynced(row, origin: .request, in: db)
+                    } catch KeychainError.duplicateItem {
                         throw KeychainError(.duplicateItem, "another item has conflict \(id)'s primary key")
                     }
-                    try IndexTable.insert(stored, rowID: stored.rowID!, in: db)
-                    try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: .request, in: db)
                 }
                 try db.run("DELETE FROM sync_conflicts WHERE id = ?", [.integer(id)])
             }

@@ -1,6 +1,7 @@
 package import Foundation
 internal import LatchkeyCrypto
 package import LatchkeyEngine
+internal import LatchkeyPOSIX
 
 /// Setting a vault up, joining one, approving and removing devices, leaving; the vault keys' chain.
 extension SyncClient {
@@ -71,7 +72,7 @@ extension SyncClient {
             vault = only
         }
         let devices = try serverCall { try server.devices(vault: vault) }
-        guard !devices.isEmpty else { throw KeychainError(.itemNotFound, "the server has no vault \(vault.hexString)") }
+        guard !devices.isEmpty else { throw KeychainError(.itemNotFound, "the server has no vault \(Hex.encode(vault))") }
         guard !devices.contains(where: { $0.name == deviceName && $0.state != "removed" }) else {
             throw KeychainError(.duplicateItem, "the vault has a device named \(deviceName) already")
         }

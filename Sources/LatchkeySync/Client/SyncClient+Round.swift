@@ -1,6 +1,7 @@
 internal import Foundation
 internal import LatchkeyCrypto
 package import LatchkeyEngine
+internal import LatchkeyPOSIX
 
 /// A round: fetch new keys, push, pull, verify and apply.
 extension SyncClient {
@@ -58,18 +59,16 @@ extension SyncClient {
             let rows = batch.map { (VaultCrypto.seal($0.record, vault: configuration.vault, keyID: keyID, key: key, author: configuration.device), $0.expectedVersion) }
             let results = try serverCall { try server.push(vault: configuration.vault, device: configuration.device, rows) }
             var acknowledged: [(itemID: Data, version: Int64, deleted: Bool)] = []
-            var refused: Set<Data> = []
             for (row, result) in zip(rows, results) {
                 if result.sequence != nil {
                     acknowledged.append((row.0.itemID, row.0.version, row.0.deleted))
                 } else {
-                    refused.insert(row.0.itemID)
+                    refusedAny = true
                 }
             }
-            trace("push \(rows.map { "\($0.0.itemID.hexString.prefix(6)) v\($0.0.version)/e\($0.1)" }) -> \(results.map { $0.sequence.map { "#\($0)" } ?? "refused@v\($0.serverVersion)" })")
+            trace("push \(rows.map { "\(Hex.encode($0.0.itemID).prefix(6)) v\($0.0.version)/e\($0.1)" }) -> \(results.map { $0.sequence.map { "#\($0)" } ?? "refused@v\($0.serverVersion)" })")
             report.pushed += acknowledged.count
             try keychain.syncAcknowledge(acknowledged)
-            if !refused.isEmpty { refusedAny = true }
         }
         // The items written since the last look, in id order, each looked at once per round (refused ones
         // stay marked and go again after the pull).
@@ -149,7 +148,7 @@ extension SyncClient {
             return (keyID, VaultCrypto.seal(record, vault: vault, keyID: keyID, key: key, author: configuration.device).ciphertext)
         }
         var after: Int64 = -1
-        let waiting = try keychain.syncCounts().inbox
+        let waiting = try keychain.syncInboxCount()
         var written = 0
         while true {
             let inbox = try keychain.syncInbox(limit: batchSize).filter { $0.sequence > after }
@@ -170,7 +169,7 @@ extension SyncClient {
             let outcomes = try keychain.syncProcess(page, sealer: sealer)
             trace("page of \(page.count): known \(looked - started), open \(opened - looked), write \(clock.now - opened)")
             for ((envelope, action), outcome) in zip(page, outcomes) {
-                trace("inbox #\(envelope.sequence) \(envelope.itemID.hexString.prefix(6)) v\(envelope.version) by \(envelope.author.hexString.prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")")
+                trace("inbox #\(envelope.sequence) \(Hex.encode(envelope.itemID).prefix(6)) v\(envelope.version) by \(Hex.encode(envelope.author).prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")")
             }
             for ((_, action), outcome) in zip(page, outcomes) {
                 if case .reject = action { report.rejected += 1 }

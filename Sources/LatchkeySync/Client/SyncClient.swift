@@ -1,4 +1,4 @@
-package import Foundation
+internal import Foundation
 internal import LatchkeyCrypto
 package import LatchkeyEngine
 
@@ -93,9 +93,4 @@ private let traceFile: FileHandle? = ProcessInfo.processInfo.environment["LATCHK
 }
 func trace(_ message: @autoclosure () -> String) {
     traceFile?.write(Data("sync: \(message())\n".utf8))
-}
-
-extension Data {
-    /// Lowercase hex, for ids in messages.
-    package var hexString: String { map { String(format: "%02x", $0) }.joined() }
 }

@@ -53,7 +53,7 @@ package final class SyncWorker: Sendable {
                     // The plaintext sync state says whether to read the configuration at all.
                     guard try keychain.syncValue("vault") != nil else { throw KeychainError(.notAvailable) }
                     client = try SyncClient.open(keychain)
-                    log("sync: this keychain syncs with vault \(client!.configuration.vault.hexString) as \(client!.configuration.deviceName)")
+                    log("sync: this keychain syncs with vault \(Hex.encode(client!.configuration.vault)) as \(client!.configuration.deviceName)")
                 } catch {
                     // Not set up for sync (or not readable yet): look again in a minute, whatever rings meanwhile.
                     Thread.sleep(forTimeInterval: 60)
@@ -71,7 +71,7 @@ package final class SyncWorker: Sendable {
                 if report.rejected > 0 {
                     // Name what the server did (ids, versions and reasons; never content).
                     for rejection in try keychain.syncRejections().suffix(report.rejected) {
-                        log("sync: refused change \(rejection.sequence) of item \(rejection.itemID.hexString) version \(rejection.version): \(rejection.reason)")
+                        log("sync: refused change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)")
                     }
                 }
                 if report.serverWentBack { log("sync: the server had gone back in time (restored from a backup?); what it lost was pushed again") }
