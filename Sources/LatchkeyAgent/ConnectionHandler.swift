@@ -96,6 +96,7 @@ struct ConnectionHandler {
                 saidHello = true
                 greeted()
                 stream.setTimeout(seconds: Self.idleSeconds)
+                stream.spinNanoseconds = AgentFrame.requestSpinNanoseconds
             }
             var encoded = response.encoded()
             defer { encoded.resetBytes(in: 0..<encoded.count) }

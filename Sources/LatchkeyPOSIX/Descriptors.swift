@@ -81,6 +81,29 @@ extension Descriptors {
         }
     }
 
+    /// Polls `fd` without sleeping until it has something to read or `nanoseconds` have passed; false when
+    /// the time ran out. For a reply known to come within microseconds: waking a thread that sleeps in
+    /// `recv` costs tens of microseconds on a virtual machine (an inter-processor interrupt each way), more
+    /// than the work behind most agent requests. The caller blocks afterwards as usual, so the spin only
+    /// bounds the CPU spent, never the wait. Yields the processor between polls, so a peer on the same core
+    /// still runs.
+    package static func spinUntilReadable(_ fd: Int32, nanoseconds: Int) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let deadline = monotonicNanoseconds() + nanoseconds
+        repeat {
+            if poll(&entry, 1, 0) > 0 { return true }
+            sched_yield()
+        } while monotonicNanoseconds() < deadline
+        return false
+    }
+
+    /// `CLOCK_MONOTONIC` in nanoseconds.
+    package static func monotonicNanoseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1_000_000_000 + now.tv_nsec
+    }
+
     /// Waits until any of `fds` has something to read, at most `milliseconds` (-1: no limit); returns those
     /// that do (empty on timeout).
     package static func waitReadable(_ fds: [Int32], milliseconds: Int32) -> [Int32] {

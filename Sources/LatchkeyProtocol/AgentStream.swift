@@ -31,6 +31,11 @@ package final class AgentStream: @unchecked Sendable {
     /// Bounds how long one read or write may block.
     package func setTimeout(seconds: Int) { UnixSocket.setTimeouts(descriptor, seconds: seconds) }
 
+    /// How long a receive polls for the next frame before it sleeps in the kernel (0: it sleeps at once).
+    /// A client sets it for replies, the agent for a client's next request; see
+    /// `Descriptors.spinUntilReadable`.
+    package var spinNanoseconds = 0
+
     /// Ends the connection now, from any thread: a read blocked on it returns.
     package func shutDown() { UnixSocket.shutDown(descriptor) }
 
@@ -83,6 +88,10 @@ package final class AgentStream: @unchecked Sendable {
 
     private func receiveFrame(limit: Int, budget: ByteBudget?, checkingSender sender: UnixSocket.Credentials?) throws(Failure) -> Data {
         if pending.count < 4 {
+            if spinNanoseconds > 0 {
+                // Whether anything came or not, the read below blocks as usual; this only avoids the sleep.
+                _ = Descriptors.spinUntilReadable(descriptor, nanoseconds: spinNanoseconds)
+            }
             var ahead = [UInt8](repeating: 0, count: Self.readAhead)
             let start = pending.count
             guard let count = try readSome(into: &ahead, from: 0, minimum: 4 - start, sender: sender) else {

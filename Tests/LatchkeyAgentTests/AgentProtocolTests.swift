@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPOSIX
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
@@ -122,6 +123,28 @@ import Glibc
         #expect(try reader.receive() == Data())
         _ = header.withUnsafeBytes { write(fds[0], $0.baseAddress!, 4) }
         #expect(throws: AgentStream.Failure.oversized(1 << 30)) { _ = try reader.receive() }
+    }
+
+    /// Polling before sleeping changes when a receive returns, never what it returns: a frame that is
+    /// there, one that comes after the polling ran out, and a closed connection.
+    @Test func aPollingReceiveGetsWhatASleepingOneGets() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let writer = AgentStream(descriptor: fds[0])
+        let reader = AgentStream(descriptor: fds[1])
+        reader.spinNanoseconds = 200_000
+        #expect(!Descriptors.spinUntilReadable(fds[1], nanoseconds: 200_000))  // Nothing came: false, after the time.
+        try writer.send(Data("first".utf8))
+        #expect(Descriptors.spinUntilReadable(fds[1], nanoseconds: 200_000))
+        #expect(try reader.receive() == Data("first".utf8))
+        let late = Thread {
+            Thread.sleep(forTimeInterval: 0.05)  // Long after the reader stopped polling and went to sleep.
+            try? writer.send(Data("second".utf8))  // A failure shows as the reader's error below.
+            writer.shutDown()
+        }
+        late.start()
+        #expect(try reader.receive() == Data("second".utf8))
+        #expect(throws: AgentStream.Failure.closed) { _ = try reader.receive() }
     }
 }
 

@@ -45,6 +45,7 @@ package final class AgentClient: Sendable {
     private static func hello(socket: String, keychainPath: String) throws(KeychainError) -> AgentStream? {
         guard let stream = AgentStream.connect(path: socket) else { return nil }
         try AgentLocation.verifyListener(stream.descriptor, socketPath: socket)
+        stream.spinNanoseconds = AgentFrame.replySpinNanoseconds
         do {
             let greeting = try AgentGreeting.decode(try stream.receive())
             try stream.send(AgentRequest.hello(keychainPath: keychainPath, challenge: greeting.challenge).encoded(id: 1))

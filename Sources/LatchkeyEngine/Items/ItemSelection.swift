@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
 
@@ -24,23 +25,37 @@ struct ItemSelection {
     /// Filters no digest can prove (the engine sets `cdat` and `mdat` itself and does not index them).
     let unindexedFilters: [AttributeKey]
 
-    init(query: ValidatedQuery, keys: KeyVault.Snapshot, indexKey: SecureBytes) {
+    /// A selection for `query`; `vault` (when given) remembers the caller's group digests across searches.
+    init(query: ValidatedQuery, keys: KeyVault.Snapshot, indexKey: SecureBytes, vault: KeyVault? = nil) {
         self.query = query
         self.keys = keys
         self.indexKey = indexKey
         if case .only(let groups) = query.groups {
-            groupDigests = Array(Set(groups.map { ItemDigests.group($0, key: indexKey) }))
+            var digests: [Data] = []
+            digests.reserveCapacity(groups.count)
+            for group in groups {
+                let digest = vault?.groupDigest(group, in: keys, key: indexKey) ?? ItemDigests.group(group, key: indexKey)
+                if !digests.contains(digest) { digests.append(digest) }
+            }
+            groupDigests = digests
         } else {
             groupDigests = nil
         }
         let itemClass = query.schema.itemClass
-        primaryKeyDigest = query.namesWholePrimaryKey
+        let wholePrimaryKey = query.namesWholePrimaryKey
+        primaryKeyDigest = wholePrimaryKey
             ? ItemDigests.primaryKey(schema: query.schema, attributes: query.filters, key: indexKey) : nil
-        let provenByPrimaryKey = Set(primaryKeyDigest == nil ? [] : query.schema.primaryKey)
-        filterDigests = query.filters.sorted { $0.key < $1.key }
-            .filter { !ItemDigests.unindexed.contains($0.key) && !provenByPrimaryKey.contains($0.key) }
-            .map { ItemDigests.index(itemClass: itemClass, attribute: $0.key, value: $0.value, key: indexKey) }
-        unindexedFilters = query.filters.keys.filter { ItemDigests.unindexed.contains($0) }
+        var digests: [Data] = []
+        var unindexed: [AttributeKey] = []
+        for (name, value) in query.filters.sorted(by: { $0.key < $1.key }) {
+            if ItemDigests.unindexed.contains(name) {
+                unindexed.append(name)
+            } else if !(wholePrimaryKey && query.schema.primaryKey.contains(name)) {
+                digests.append(ItemDigests.index(itemClass: itemClass, attribute: name, value: value, key: indexKey))
+            }
+        }
+        filterDigests = digests
+        unindexedFilters = unindexed
     }
 
     func candidates(_ db: Connection, includeData: Bool) throws -> [ItemRow] {
@@ -54,35 +69,62 @@ struct ItemSelection {
 
     /// The SELECT that finds the candidates, and its arguments.
     func statement(includeData: Bool) -> (sql: String, arguments: [SQLValue]) {
-        var sql = "SELECT \(ItemTable.selectColumns)\(includeData ? ", data" : "") FROM items WHERE class = ? AND tomb = 0"
+        let shape = StatementShape(
+            includeData: includeData, synchronizable: query.synchronizable, groups: groupDigests?.count,
+            accessibility: query.accessibility != nil, reference: query.reference != nil,
+            primaryKey: primaryKeyDigest != nil, filters: filterDigests.count)
         var arguments: [SQLValue] = [.text(query.schema.itemClass.rawValue)]
-        switch query.synchronizable {
-        case .no: sql += " AND sync = 0"
-        case .yes: sql += " AND sync = 1"
-        case .any: break
+        arguments.reserveCapacity(3 + (groupDigests?.count ?? 0) + filterDigests.count)
+        if let groupDigests { arguments += groupDigests.map { .blob($0) } }
+        if let accessibility = query.accessibility { arguments.append(.text(accessibility.rawValue)) }
+        if let reference = query.reference { arguments += [.integer(reference.rowID), .blob(reference.id)] }
+        if let primaryKeyDigest { arguments.append(.blob(primaryKeyDigest)) }
+        arguments += filterDigests.map { .blob($0) }
+        return (shape.sql, arguments)
+    }
+
+    /// What a candidate SELECT's text depends on (never on values, which are bound): searches of one shape
+    /// share one text, built once per process instead of once per search.
+    struct StatementShape: Hashable {
+        let includeData: Bool
+        let synchronizable: SynchronizableFilter
+        let groups: Int?
+        let accessibility: Bool
+        let reference: Bool
+        let primaryKey: Bool
+        let filters: Int
+
+        private static let texts = Mutex<[StatementShape: String]>([:])
+        /// Shapes are few (a handful of flags and small counts); past this many, texts are built, not kept.
+        private static let limit = 256
+
+        var sql: String {
+            if let known = Self.texts.withLock({ $0[self] }) { return known }
+            let text = build()
+            Self.texts.withLock { texts in
+                if texts.count < Self.limit { texts[self] = text }
+            }
+            return text
         }
-        if let groupDigests {
-            sql += " AND agrp IN (" + Array(repeating: "?", count: groupDigests.count).joined(separator: ", ") + ")"
-            arguments += groupDigests.map { .blob($0) }
+
+        /// Arguments bind in this order: class, groups, accessibility, row and id, primary key, filters.
+        private func build() -> String {
+            var sql = "SELECT \(ItemTable.selectColumns)\(includeData ? ", data" : "") FROM items WHERE class = ? AND tomb = 0"
+            switch synchronizable {
+            case .no: sql += " AND sync = 0"
+            case .yes: sql += " AND sync = 1"
+            case .any: break
+            }
+            if let groups {
+                sql += " AND agrp IN (" + Array(repeating: "?", count: groups).joined(separator: ", ") + ")"
+            }
+            if accessibility { sql += " AND pdmn = ?" }
+            if reference { sql += " AND row_id = ? AND id = ?" }
+            if primaryKey { sql += " AND pk = ?" }
+            for _ in 0..<filters { sql += " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)" }
+            sql += " ORDER BY row_id"
+            return sql
         }
-        if let accessibility = query.accessibility {
-            sql += " AND pdmn = ?"
-            arguments.append(.text(accessibility.rawValue))
-        }
-        if let reference = query.reference {
-            sql += " AND row_id = ? AND id = ?"
-            arguments += [.integer(reference.rowID), .blob(reference.id)]
-        }
-        if let primaryKeyDigest {
-            sql += " AND pk = ?"
-            arguments.append(.blob(primaryKeyDigest))
-        }
-        for digest in filterDigests {
-            sql += " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
-            arguments.append(.blob(digest))
-        }
-        sql += " ORDER BY row_id"
-        return (sql, arguments)
     }
 
     /// An opened candidate: its row, its item key, and its attributes when they were decrypted.

@@ -149,7 +149,7 @@ extension KeychainDatabase {
     /// provided it yet.
     func selection(for query: ValidatedQuery) throws(KeychainError) -> ItemSelection {
         let keys = vault.snapshot()
-        return ItemSelection(query: query, keys: keys, indexKey: try indexKey(keys))
+        return ItemSelection(query: query, keys: keys, indexKey: try indexKey(keys), vault: vault)
     }
 
     func indexKey(_ keys: KeyVault.Snapshot) throws(KeychainError) -> SecureBytes {

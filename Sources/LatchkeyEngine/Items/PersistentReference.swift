@@ -9,9 +9,15 @@ package enum PersistentReference {
     package static let length = 32
 
     package static func make(itemClass: ItemClass, rowID: Int64, id: Data) -> Data {
-        var reference = magic + Data(itemClass.rawValue.utf8)
-        withUnsafeBytes(of: rowID.bigEndian) { reference.append(contentsOf: $0) }
-        return reference + id
+        // One allocation: every search result carries a reference, so this is on the path of every find.
+        var reference = Data(count: length)
+        reference.withUnsafeMutableBytes { buffer in
+            buffer.copyBytes(from: "lkp1".utf8)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[4..<8]).copyBytes(from: itemClass.rawValue.utf8.prefix(4))
+            buffer.storeBytes(of: rowID.bigEndian, toByteOffset: 8, as: Int64.self)
+            id.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[16..<length]).copyBytes(from: $0.prefix(16)) }
+        }
+        return reference
     }
 
     /// The class, row and id inside a reference, or nil when the bytes are not a Latchkey persistent
