@@ -64,6 +64,12 @@ struct ItemSelection {
         try db.forEachRow(sql, arguments) { row in
             rows.append(ItemTable.decode(row, itemClass: query.schema.itemClass, includeData: includeData))
         }
+        // In row order, as items were added: which item a `.one` search returns, and the order of a listing,
+        // do not depend on the index SQLite chose. Sorted here rather than by ORDER BY, which costs every
+        // lookup a temporary B-tree even when one row comes back; rows usually arrive in order already.
+        if rows.indices.dropFirst().contains(where: { (rows[$0 - 1].rowID ?? 0) > (rows[$0].rowID ?? 0) }) {
+            rows.sort { ($0.rowID ?? 0) < ($1.rowID ?? 0) }
+        }
         return rows
     }
 
@@ -122,7 +128,6 @@ struct ItemSelection {
             if reference { sql += " AND row_id = ? AND id = ?" }
             if primaryKey { sql += " AND pk = ?" }
             for _ in 0..<filters { sql += " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)" }
-            sql += " ORDER BY row_id"
             return sql
         }
     }

@@ -55,7 +55,7 @@ extension KeychainDatabase {
     ) throws(KeychainError) -> [ItemResult]? {
         let validated = selection.query
         return try mappingStorageErrors {
-            try pool.read { db -> [ItemResult]? in
+            try read(oneStatement: validated.certificateMatch == nil) { db -> [ItemResult]? in
                 var results: [ItemResult] = []
                 var damaged = 0
                 let candidates = try selection.candidates(db, includeData: wantsData)
@@ -94,6 +94,12 @@ extension KeychainDatabase {
                 return results
             }
         }
+    }
+
+    /// Runs a search's reads: one SELECT finds every candidate, which is its own snapshot without BEGIN and
+    /// COMMIT; only certificate filters may read more (the issuers' chain), in a read transaction.
+    private func read<T>(oneStatement: Bool, _ body: (Connection) throws -> T) throws -> T {
+        oneStatement ? try pool.readOneStatement(body) : try pool.read(body)
     }
 
     /// Whether an opened certificate passes the certificate filters: decoded from its data, checked by

@@ -94,7 +94,10 @@ package struct ByteReader {
         // text is accepted only when it decodes to exactly its own bytes. (`String(validating:as:)` is
         // generic over the encoding and instantiated at run time: a third of an attribute blob's decoding.)
         let text = String(decoding: raw, as: UTF8.self)
-        guard text.utf8.elementsEqual(raw) else { throw Truncated() }
+        // ASCII cannot be repaired, so only other texts are compared (attribute names and most values are ASCII).
+        if raw.contains(where: { $0 >= 0x80 }) {
+            guard text.utf8.elementsEqual(raw) else { throw Truncated() }
+        }
         return text
     }
 }
