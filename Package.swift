@@ -35,9 +35,9 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL",
             pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(
-            name: "CPostgres", path: "Sources/CPostgres",
-            pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libpq's headers only (Debian's libpq-dev): LatchkeySync loads libpq.so.5 when it first connects,
+        // so no program that links it pays for libpq's dependencies at start.
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres"),
         // The libc calls Swift cannot make (variadic prctl, SO_PEERCRED/SO_PASSCRED, CMSG macros), in C.
         .target(name: "CPOSIX"),
         // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.
@@ -117,7 +117,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeyCLITests",
             dependencies: [
-                "LatchkeyCLI", "Latchkey", "LatchkeyProtocol", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey", "latchkey-bench",
+                "LatchkeyCLI", "Latchkey", "LatchkeyProtocol", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey", "latchkeyd",
+                "latchkey-bench",
             ]),
         .testTarget(
             name: "LatchkeyAgentTests",

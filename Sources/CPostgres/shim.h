@@ -1,4 +1,5 @@
 #ifndef LATCHKEY_CPOSTGRES_SHIM_H
 #define LATCHKEY_CPOSTGRES_SHIM_H
-#include <libpq-fe.h>
+/* Declarations only: nothing links libpq; LatchkeySync loads it at run time (see Postgres.swift). */
+#include <postgresql/libpq-fe.h>
 #endif

@@ -35,43 +35,46 @@ package struct PostgresError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// One libpq connection: the only file that calls libpq. Used by one thread at a time (the sync client
+/// One libpq connection: the only file that calls libpq (loaded at the first connection, see `LibPQ`). Used by one thread at a time (the sync client
 /// owns its connection and is not shared), hence the unchecked `Sendable`.
 package final class PostgresConnection: @unchecked Sendable {
     // @unchecked: the PGconn is used by the one thread that owns this object at a time (the sync client's).
     private let connection: OpaquePointer
+    private let pq: LibPQ
 
     /// Connects with a libpq connection string or URI (`postgresql://…`, `host=… dbname=…`); the `PG*`
     /// environment variables fill in what it leaves out. Refuses a server older than PostgreSQL 12.
     package init(_ conninfo: String) throws(PostgresError) {
-        guard let connection = PQconnectdb(conninfo) else {
+        let pq = try LibPQ.shared.get()
+        self.pq = pq
+        guard let connection = pq.connectdb(conninfo) else {
             throw PostgresError(state: nil, message: "out of memory", connectionLost: true)
         }
         // From here on deinit finishes the connection, on failure too.
         self.connection = connection
-        guard PQstatus(connection) == CONNECTION_OK else {
-            throw PostgresError(state: nil, message: Self.trimmed(PQerrorMessage(connection)), connectionLost: true)
+        guard pq.status(connection) == CONNECTION_OK else {
+            throw PostgresError(state: nil, message: Self.trimmed(pq.errorMessage(connection)), connectionLost: true)
         }
-        guard PQserverVersion(connection) >= 120_000 else {
+        guard pq.serverVersion(connection) >= 120_000 else {
             throw PostgresError(state: nil, message: "the server is older than PostgreSQL 12", connectionLost: false)
         }
         // The server's notices (NOTICE: … already exists) are not for the user's terminal.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        _ = pq.setNoticeProcessor(connection, { _, _ in }, nil)  // The previous processor (the default) is not kept.
     }
 
-    deinit { PQfinish(connection) }
+    deinit { pq.finish(connection) }
 
     /// Whether the connection is still usable.
-    package var isHealthy: Bool { PQstatus(connection) == CONNECTION_OK }
+    package var isHealthy: Bool { pq.status(connection) == CONNECTION_OK }
 
     /// The socket, for waiting on notifications.
-    package var socket: Int32 { PQsocket(connection) }
+    package var socket: Int32 { pq.socket(connection) }
 
     /// Runs one or more statements without parameters (schema scripts, LISTEN, transactions).
     package func execute(_ sql: String) throws(PostgresError) {
-        guard let result = PQexec(connection, sql) else { throw failure(nil) }
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
+        guard let result = pq.exec(connection, sql) else { throw failure(nil) }
+        defer { pq.clear(result) }
+        let status = pq.resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
     }
 
@@ -106,27 +109,27 @@ package final class PostgresConnection: @unchecked Sendable {
         let result = values.withUnsafeBufferPointer { valuePointers in
             lengths.withUnsafeBufferPointer { lengthPointers in
                 formats.withUnsafeBufferPointer { formatPointers in
-                    PQexecParams(
+                    pq.execParams(
                         connection, sql, Int32(parameters.count), nil, valuePointers.baseAddress,
                         lengthPointers.baseAddress, formatPointers.baseAddress, 1)
                 }
             }
         }
         guard let result else { throw failure(nil) }
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
+        defer { pq.clear(result) }
+        let status = pq.resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
-        let rows = PQntuples(result), columns = PQnfields(result)
+        let rows = pq.ntuples(result), columns = pq.nfields(result)
         var table: [[PostgresValue]] = []
         table.reserveCapacity(Int(rows))
         for row in 0..<rows {
             var values: [PostgresValue] = []
             values.reserveCapacity(Int(columns))
             for column in 0..<columns {
-                if PQgetisnull(result, row, column) != 0 { values.append(.null); continue }
-                let length = Int(PQgetlength(result, row, column))
-                let bytes = Data(bytes: PQgetvalue(result, row, column), count: length)
-                values.append(try Self.decode(bytes, type: PQftype(result, column)))
+                if pq.getisnull(result, row, column) != 0 { values.append(.null); continue }
+                let length = Int(pq.getlength(result, row, column))
+                let bytes = pq.getvalue(result, row, column).map { Data(bytes: $0, count: length) } ?? Data()
+                values.append(try Self.decode(bytes, type: pq.ftype(result, column)))
             }
             table.append(values)
         }
@@ -136,28 +139,28 @@ package final class PostgresConnection: @unchecked Sendable {
     /// Runs a `COPY … TO STDOUT` and returns how many bytes it sent (the benchmark's floor: the server's
     /// fastest way to hand over rows).
     package func copyOut(_ sql: String) throws(PostgresError) -> Int {
-        guard let started = PQexec(connection, sql) else { throw failure(nil) }
-        let status = PQresultStatus(started)
+        guard let started = pq.exec(connection, sql) else { throw failure(nil) }
+        let status = pq.resultStatus(started)
         guard status == PGRES_COPY_OUT else {
-            defer { PQclear(started) }
+            defer { pq.clear(started) }
             throw failure(started)
         }
-        PQclear(started)
+        pq.clear(started)
         var total = 0
         while true {
             var buffer: UnsafeMutablePointer<CChar>?
-            let count = PQgetCopyData(connection, &buffer, 0)
+            let count = pq.getCopyData(connection, &buffer, 0)
             if count > 0 {
                 total += Int(count)
-                PQfreemem(buffer)
+                pq.freemem(buffer)
                 continue
             }
             guard count == -1 else { throw failure(nil) }
             break
         }
-        while let result = PQgetResult(connection) {
-            defer { PQclear(result) }
-            guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw failure(result) }
+        while let result = pq.getResult(connection) {
+            defer { pq.clear(result) }
+            guard pq.resultStatus(result) == PGRES_COMMAND_OK else { throw failure(result) }
         }
         return total
     }
@@ -168,16 +171,16 @@ package final class PostgresConnection: @unchecked Sendable {
         var channels = drainNotifications()
         if !channels.isEmpty { return channels }
         guard Descriptors.waitReadable(socket, milliseconds: milliseconds) else { return [] }
-        guard PQconsumeInput(connection) == 1 else { throw failure(nil) }
+        guard pq.consumeInput(connection) == 1 else { throw failure(nil) }
         channels = drainNotifications()
         return channels
     }
 
     private func drainNotifications() -> [String] {
         var channels: [String] = []
-        while let notification = PQnotifies(connection) {
+        while let notification = pq.notifies(connection) {
             channels.append(String(cString: notification.pointee.relname))
-            PQfreemem(notification)
+            pq.freemem(notification)
         }
         return channels
     }
@@ -202,15 +205,90 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 
     private func failure(_ result: OpaquePointer?) -> PostgresError {
-        let lost = PQstatus(connection) != CONNECTION_OK
-        guard let result else { return PostgresError(state: nil, message: Self.trimmed(PQerrorMessage(connection)), connectionLost: lost) }
-        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-        let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-        return PostgresError(state: state, message: primary ?? Self.trimmed(PQresultErrorMessage(result)), connectionLost: lost)
+        let lost = pq.status(connection) != CONNECTION_OK
+        guard let result else { return PostgresError(state: nil, message: Self.trimmed(pq.errorMessage(connection)), connectionLost: lost) }
+        let state = pq.resultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        let primary = pq.resultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+        return PostgresError(state: state, message: primary ?? Self.trimmed(pq.resultErrorMessage(result)), connectionLost: lost)
     }
 
     private static func trimmed(_ message: UnsafeMutablePointer<CChar>?) -> String {
         guard let message else { return "unknown error" }
         return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// libpq's functions, loaded from `libpq.so.5` at the first connection rather than linked: only sync needs
+/// it, and a linked libpq (with the Kerberos, LDAP and TLS libraries it needs) cost every `latchkey` command
+/// and every process linking `LatchkeySync` about 6 ms at start. Each type is the C declaration's.
+private struct LibPQ: @unchecked Sendable {
+    // @unchecked: immutable function pointers into a library that stays loaded.
+    let connectdb: @convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?
+    let status: @convention(c) (OpaquePointer?) -> ConnStatusType
+    let errorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
+    let serverVersion: @convention(c) (OpaquePointer?) -> Int32
+    let setNoticeProcessor: @convention(c) (OpaquePointer?, PQnoticeProcessor?, UnsafeMutableRawPointer?) -> PQnoticeProcessor?
+    let finish: @convention(c) (OpaquePointer?) -> Void
+    let socket: @convention(c) (OpaquePointer?) -> Int32
+    let exec: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> OpaquePointer?
+    let execParams: @convention(c) (
+        OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?,
+        UnsafePointer<Int32>?, UnsafePointer<Int32>?, Int32
+    ) -> OpaquePointer?
+    let clear: @convention(c) (OpaquePointer?) -> Void
+    let resultStatus: @convention(c) (OpaquePointer?) -> ExecStatusType
+    let ntuples: @convention(c) (OpaquePointer?) -> Int32
+    let nfields: @convention(c) (OpaquePointer?) -> Int32
+    let getisnull: @convention(c) (OpaquePointer?, Int32, Int32) -> Int32
+    let getlength: @convention(c) (OpaquePointer?, Int32, Int32) -> Int32
+    let getvalue: @convention(c) (OpaquePointer?, Int32, Int32) -> UnsafeMutablePointer<CChar>?
+    let ftype: @convention(c) (OpaquePointer?, Int32) -> Oid
+    let getCopyData: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, Int32) -> Int32
+    let freemem: @convention(c) (UnsafeMutableRawPointer?) -> Void
+    let getResult: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    let consumeInput: @convention(c) (OpaquePointer?) -> Int32
+    let notifies: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<PGnotify>?
+    let resultErrorField: @convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<CChar>?
+    let resultErrorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
+
+    /// The library's file name (Debian's `libpq5` package).
+    static let libraryName = "libpq.so.5"
+
+    /// Loaded once per process; a failure is every connection's error (the library is not installed).
+    static let shared: Result<LibPQ, PostgresError> = {
+        do throws(DynamicLibraryError) {
+            return .success(try LibPQ(DynamicLibrary(libraryName)))
+        } catch {
+            return .failure(PostgresError(
+                state: nil, message: "sync needs libpq (Debian package libpq5), which cannot be loaded: \(error)",
+                connectionLost: true))
+        }
+    }()
+
+    private init(_ library: DynamicLibrary) throws(DynamicLibraryError) {
+        connectdb = try library.function("PQconnectdb")
+        status = try library.function("PQstatus")
+        errorMessage = try library.function("PQerrorMessage")
+        serverVersion = try library.function("PQserverVersion")
+        setNoticeProcessor = try library.function("PQsetNoticeProcessor")
+        finish = try library.function("PQfinish")
+        socket = try library.function("PQsocket")
+        exec = try library.function("PQexec")
+        execParams = try library.function("PQexecParams")
+        clear = try library.function("PQclear")
+        resultStatus = try library.function("PQresultStatus")
+        ntuples = try library.function("PQntuples")
+        nfields = try library.function("PQnfields")
+        getisnull = try library.function("PQgetisnull")
+        getlength = try library.function("PQgetlength")
+        getvalue = try library.function("PQgetvalue")
+        ftype = try library.function("PQftype")
+        getCopyData = try library.function("PQgetCopyData")
+        freemem = try library.function("PQfreemem")
+        getResult = try library.function("PQgetResult")
+        consumeInput = try library.function("PQconsumeInput")
+        notifies = try library.function("PQnotifies")
+        resultErrorField = try library.function("PQresultErrorField")
+        resultErrorMessage = try library.function("PQresultErrorMessage")
     }
 }

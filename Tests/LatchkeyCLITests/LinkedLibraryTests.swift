@@ -1,0 +1,43 @@
+import Foundation
+import LatchkeyPOSIX
+import LatchkeyTestSupport
+import Testing
+
+/// What the programs load at start: libpq (and the Kerberos, LDAP and TLS libraries it brings) is loaded by
+/// sync when it first connects, never linked — linked, it cost every `latchkey` command about 6 ms.
+@Suite(.dedicatedThreads) struct LinkedLibraryTests {
+    /// The shared libraries an executable names (`DT_NEEDED`), as `readelf -d` prints them.
+    func needed(_ product: String) throws -> [String] {
+        let output = try HelperProcess.run("/usr/bin/readelf", ["-d", HelperProcess.product(product)])
+        #expect(output.status == 0, "\(output.stderr)")
+        return output.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
+            guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+    }
+
+    @Test(arguments: ["latchkey", "latchkeyd"])
+    func noProgramLinksLibpq(_ product: String) throws {
+        let libraries = try needed(product)
+        #expect(libraries.contains("libsqlite3.so.0"), "\(libraries)")  // The list was read.
+        #expect(!libraries.contains { $0.hasPrefix("libpq") }, "\(libraries)")
+    }
+
+    @Test func aLibraryThatIsNotThereIsTheLoadersMessage() throws {
+        #expect(throws: DynamicLibraryError.self) { _ = try DynamicLibrary("liblatchkey-no-such-library.so.1") }
+        do {
+            _ = try DynamicLibrary("liblatchkey-no-such-library.so.1")
+        } catch {
+            #expect(error.message == "liblatchkey-no-such-library.so.1: cannot open shared object file: No such file or directory")
+        }
+    }
+
+    @Test func aLoadedFunctionIsCalledThroughItsDeclaredType() throws {
+        let libc = try DynamicLibrary("libc.so.6")
+        let getpid: @convention(c) () -> Int32 = try libc.function("getpid")
+        #expect(getpid() == ProcessInfo.processInfo.processIdentifier)
+        #expect(throws: DynamicLibraryError.self) {
+            let _: @convention(c) () -> Int32 = try libc.function("latchkey_no_such_function")
+        }
+    }
+}
