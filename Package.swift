@@ -29,9 +29,8 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Sources/CSQLite",
             pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(
-            name: "CSystemd", path: "Sources/CSystemd",
-            pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // sd-bus's headers only (Debian's libsystemd-dev): LatchkeyDBus loads libsystemd.so.0 at its first bus.
+        .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL",
             pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),

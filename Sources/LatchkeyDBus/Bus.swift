@@ -42,8 +42,11 @@ package final class Bus {
 
     /// Connects to the system bus or to the session bus.
     package init(_ kind: Kind = .system) throws(BusError) {
+        if case .failure(let error) = SDBus.loaded {
+            throw BusError(operation: "loading libsystemd", code: -79, detail: error.message)  // -ELIBACC: cannot access a needed shared library.
+        }
         var opened: OpaquePointer?
-        let code = kind == .system ? sd_bus_open_system(&opened) : sd_bus_open_user(&opened)
+        let code = kind == .system ? SDBus.library.openSystem(&opened) : SDBus.library.openUser(&opened)
         guard code >= 0, let opened else {
             throw BusError(operation: "connecting to the \(kind == .system ? "system" : "session") bus", code: code, detail: nil)
         }
@@ -51,21 +54,21 @@ package final class Bus {
     }
 
     deinit {
-        sd_bus_flush_close_unref(bus)
+        _ = SDBus.library.flushCloseUnref(bus)
         for handler in handlers { handler.release() }
         for handler in objectHandlers { handler.release() }
     }
 
     /// Takes a well-known name (fails when another connection owns it).
     package func requestName(_ name: String) throws(BusError) {
-        let code = sd_bus_request_name(bus, name, 0)
+        let code = SDBus.library.requestName(bus, name, 0)
         guard code >= 0 else { throw BusError(operation: "taking the name \(name)", code: code, detail: nil) }
     }
 
     /// This connection's unique name (":1.42").
     package var uniqueName: String? {
         var name: UnsafePointer<CChar>?
-        guard sd_bus_get_unique_name(bus, &name) >= 0, let name else { return nil }
+        guard SDBus.library.getUniqueName(bus, &name) >= 0, let name else { return nil }
         return String(cString: name)
     }
 
@@ -74,7 +77,7 @@ package final class Bus {
     /// `UnknownMethod`/`UnknownObject`.
     package func handleObjects(under path: String, _ handler: @escaping (BusMessage) -> Bool) throws(BusError) {
         let box = Unmanaged.passRetained(ObjectHandler(handler))
-        let code = sd_bus_add_fallback(bus, nil, path, { message, userdata, _ in
+        let code = SDBus.library.addFallback(bus, nil, path, { message, userdata, _ in
             guard let message, let userdata else { return 0 }
             let handled = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
             return handled ? 1 : 0
@@ -98,7 +101,7 @@ package final class Bus {
             if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
             return false
         })
-        let code = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
+        let code = SDBus.library.addMatch(bus, nil, rule, { message, userdata, _ in
             guard let message, let userdata else { return 0 }
             _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
             return 0
@@ -113,7 +116,7 @@ package final class Bus {
     /// A reply to `call`, to fill and `send`.
     package func reply(to call: BusMessage) throws(BusError) -> BusMessage {
         var reply: OpaquePointer?
-        let code = sd_bus_message_new_method_return(call.message, &reply)
+        let code = SDBus.library.messageNewMethodReturn(call.message, &reply)
         guard code >= 0, let reply else { throw BusError(operation: "replying", code: code, detail: nil) }
         return BusMessage(adopting: reply)
     }
@@ -121,22 +124,22 @@ package final class Bus {
     /// Answers `call` with the D-Bus error `name` and `text`.
     package func fail(_ call: BusMessage, name: String, _ text: String) {
         var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
-        _ = sd_bus_error_set(&error, name, text)
-        _ = sd_bus_reply_method_error(call.message, &error)  // A caller that left gets no answer: nothing to do.
+        defer { SDBus.library.errorFree(&error) }
+        _ = SDBus.library.errorSet(&error, name, text)
+        _ = SDBus.library.replyMethodError(call.message, &error)  // A caller that left gets no answer: nothing to do.
     }
 
     /// A signal to fill and `send`.
     package func signal(path: String, interface: String, member: String) throws(BusError) -> BusMessage {
         var signal: OpaquePointer?
-        let code = sd_bus_message_new_signal(bus, &signal, path, interface, member)
+        let code = SDBus.library.messageNewSignal(bus, &signal, path, interface, member)
         guard code >= 0, let signal else { throw BusError(operation: "emitting \(interface).\(member)", code: code, detail: nil) }
         return BusMessage(adopting: signal)
     }
 
     /// Sends a reply or a signal.
     package func send(_ message: BusMessage) throws(BusError) {
-        let code = sd_bus_send(bus, message.message, nil)
+        let code = SDBus.library.send(bus, message.message, nil)
         guard code >= 0 else { throw BusError(operation: "sending", code: code, detail: nil) }
     }
 
@@ -144,12 +147,12 @@ package final class Bus {
     package func credentials(of peer: String) throws(BusError) -> (uid: UInt32, pid: Int32) {
         var creds: OpaquePointer?
         let mask = UInt64(SD_BUS_CREDS_EUID) | UInt64(SD_BUS_CREDS_PID)
-        let code = sd_bus_get_name_creds(bus, peer, mask, &creds)
+        let code = SDBus.library.getNameCreds(bus, peer, mask, &creds)
         guard code >= 0, let creds else { throw BusError(operation: "asking who \(peer) is", code: code, detail: nil) }
-        defer { sd_bus_creds_unref(creds) }
+        defer { _ = SDBus.library.credsUnref(creds) }
         var uid: uid_t = 0
         var pid: pid_t = 0
-        guard sd_bus_creds_get_euid(creds, &uid) >= 0, sd_bus_creds_get_pid(creds, &pid) >= 0 else {
+        guard SDBus.library.credsGetEuid(creds, &uid) >= 0, SDBus.library.credsGetPid(creds, &pid) >= 0 else {
             throw BusError(operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
         }
         return (uid, pid)
@@ -162,11 +165,11 @@ package final class Bus {
     ) throws(BusError) {
         let rule = "type='signal',sender='\(sender)',path='\(path)',interface='\(interface)',member='\(member)'"
         let box = Unmanaged.passRetained(Handler(handler))
-        let code = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
+        let code = SDBus.library.addMatch(bus, nil, rule, { message, userdata, _ in
             guard let message, let userdata else { return 0 }
             var value: Int32 = 0
             // A signal without a boolean argument is ignored (returning 0 lets other matches see it).
-            guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &value) > 0 else { return 0 }
+            guard SDBus.library.messageReadBasic(message, CChar(UInt8(ascii: "b")), &value) > 0 else { return 0 }
             Unmanaged<Handler>.fromOpaque(userdata).takeUnretainedValue().call(value != 0)
             return 0
         }, box.toOpaque())
@@ -185,14 +188,14 @@ package final class Bus {
     ) throws(BusError) -> BusMessage {
         let operation = "\(interface).\(member)"
         var call: OpaquePointer?
-        var code = sd_bus_message_new_method_call(bus, &call, destination, path, interface, member)
+        var code = SDBus.library.messageNewMethodCall(bus, &call, destination, path, interface, member)
         guard code >= 0, let call else { throw BusError(operation: operation, code: code, detail: nil) }
         let message = BusMessage(adopting: call)
         try build(message)
         var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
+        defer { SDBus.library.errorFree(&error) }
         var reply: OpaquePointer?
-        code = sd_bus_call(bus, message.message, timeoutSeconds * 1_000_000, &error, &reply)
+        code = SDBus.library.call(bus, message.message, timeoutSeconds * 1_000_000, &error, &reply)
         guard code >= 0, let reply else {
             let name = error.name.map { String(cString: $0) }
             let text = error.message.map { String(cString: $0) }
@@ -208,24 +211,24 @@ package final class Bus {
     ) throws(BusError) -> Int32 {
         let operation = "\(interface).\(member)"
         var call: OpaquePointer?
-        var code = sd_bus_message_new_method_call(bus, &call, destination, path, interface, member)
+        var code = SDBus.library.messageNewMethodCall(bus, &call, destination, path, interface, member)
         guard code >= 0, let call else { throw BusError(operation: operation, code: code, detail: nil) }
-        defer { sd_bus_message_unref(call) }
+        defer { _ = SDBus.library.messageUnref(call) }
         for argument in arguments {
-            code = argument.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+            code = argument.withCString { SDBus.library.messageAppendBasic(call, CChar(UInt8(ascii: "s")), $0) }
             guard code >= 0 else { throw BusError(operation: operation, code: code, detail: nil) }
         }
         var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
+        defer { SDBus.library.errorFree(&error) }
         var reply: OpaquePointer?
-        code = sd_bus_call(bus, call, 5_000_000, &error, &reply)
+        code = SDBus.library.call(bus, call, 5_000_000, &error, &reply)
         guard code >= 0, let reply else {
             let detail = error.message.map { String(cString: $0) }
             throw BusError(operation: operation, code: code, detail: detail)
         }
-        defer { sd_bus_message_unref(reply) }
+        defer { _ = SDBus.library.messageUnref(reply) }
         var descriptor: Int32 = -1
-        code = sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "h")), &descriptor)
+        code = SDBus.library.messageReadBasic(reply, CChar(UInt8(ascii: "h")), &descriptor)
         guard code > 0, descriptor >= 0 else {
             throw BusError(operation: operation, code: code < 0 ? code : -Errno.badMessage.code,
                            detail: "the reply holds no file descriptor")
@@ -243,10 +246,10 @@ package final class Bus {
     package func run(intervalMicroseconds: UInt64, tick: () -> Void) throws(BusError) -> Never {
         while true {
             tick()
-            let processed = sd_bus_process(bus, nil)
+            let processed = SDBus.library.process(bus, nil)
             guard processed >= 0 else { throw BusError(operation: "reading the bus", code: processed, detail: nil) }
             if processed > 0 { continue }
-            let waited = sd_bus_wait(bus, intervalMicroseconds)
+            let waited = SDBus.library.wait(bus, intervalMicroseconds)
             guard waited >= 0 || waited == -Errno.interrupted.code else {
                 throw BusError(operation: "waiting on the bus", code: waited, detail: nil)
             }
@@ -256,10 +259,10 @@ package final class Bus {
     /// Dispatches messages to the handlers as they arrive, until the connection fails.
     package func run() throws(BusError) -> Never {
         while true {
-            let processed = sd_bus_process(bus, nil)
+            let processed = SDBus.library.process(bus, nil)
             guard processed >= 0 else { throw BusError(operation: "reading the bus", code: processed, detail: nil) }
             if processed > 0 { continue }
-            let waited = sd_bus_wait(bus, UInt64.max)
+            let waited = SDBus.library.wait(bus, UInt64.max)
             guard waited >= 0 || waited == -Errno.interrupted.code else {
                 throw BusError(operation: "waiting on the bus", code: waited, detail: nil)
             }
@@ -274,21 +277,21 @@ package final class BusMessage {
 
     init(retaining message: OpaquePointer) {
         self.message = message
-        sd_bus_message_ref(message)
+        _ = SDBus.library.messageRef(message)
     }
 
     init(adopting message: OpaquePointer) { self.message = message }
 
-    deinit { sd_bus_message_unref(message) }
+    deinit { _ = SDBus.library.messageUnref(message) }
 
     private func text(_ value: UnsafePointer<CChar>?) -> String { value.map { String(cString: $0) } ?? "" }
 
     /// The object path, interface, member, sender and signature of a call.
-    package var path: String { text(sd_bus_message_get_path(message)) }
-    package var interface: String { text(sd_bus_message_get_interface(message)) }
-    package var member: String { text(sd_bus_message_get_member(message)) }
-    package var sender: String { text(sd_bus_message_get_sender(message)) }
-    package var signature: String { text(sd_bus_message_get_signature(message, 1)) }
+    package var path: String { text(SDBus.library.messageGetPath(message)) }
+    package var interface: String { text(SDBus.library.messageGetInterface(message)) }
+    package var member: String { text(SDBus.library.messageGetMember(message)) }
+    package var sender: String { text(SDBus.library.messageGetSender(message)) }
+    package var signature: String { text(SDBus.library.messageGetSignature(message, 1)) }
 
     private static func code(_ character: Character) -> CChar { CChar(UInt8(ascii: character.unicodeScalars.first!)) }
 
@@ -302,7 +305,7 @@ package final class BusMessage {
     /// Reads a string ("s") or an object path ("o").
     package func readString(_ type: Character = "s") throws(BusError) -> String {
         var value: UnsafePointer<CChar>?
-        let code = sd_bus_message_read_basic(message, Self.code(type), &value)
+        let code = SDBus.library.messageReadBasic(message, Self.code(type), &value)
         guard code > 0, let value else { throw failed(type == "o" ? "an object path" : "a string", code) }
         return String(cString: value)
     }
@@ -310,7 +313,7 @@ package final class BusMessage {
     /// Reads a boolean.
     package func readBool() throws(BusError) -> Bool {
         var value: Int32 = 0
-        let code = sd_bus_message_read_basic(message, Self.code("b"), &value)
+        let code = SDBus.library.messageReadBasic(message, Self.code("b"), &value)
         guard code > 0 else { throw failed("a boolean", code) }
         return value != 0
     }
@@ -319,7 +322,7 @@ package final class BusMessage {
     package func readBytes() throws(BusError) -> [UInt8] {
         var pointer: UnsafeRawPointer?
         var size = 0
-        let code = sd_bus_message_read_array(message, Self.code("y"), &pointer, &size)
+        let code = SDBus.library.messageReadArray(message, Self.code("y"), &pointer, &size)
         guard code >= 0 else { throw failed("a byte array", code) }
         guard let pointer, size > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: size))
@@ -328,14 +331,14 @@ package final class BusMessage {
     /// Enters an array, struct, variant or dict entry ("a", "r", "v", "e") of `contents`; false at the end
     /// of the enclosing array.
     package func enter(_ type: Character, _ contents: String) throws(BusError) -> Bool {
-        let code = sd_bus_message_enter_container(message, Self.code(type), contents)
+        let code = SDBus.library.messageEnterContainer(message, Self.code(type), contents)
         guard code >= 0 else { throw failed("a \(type)(\(contents))", code) }
         return code > 0
     }
 
     /// Leaves the container entered last.
     package func exit() throws(BusError) {
-        let code = sd_bus_message_exit_container(message)
+        let code = SDBus.library.messageExitContainer(message)
         guard code >= 0 else { throw failed("the end of a container", code) }
     }
 
@@ -343,7 +346,7 @@ package final class BusMessage {
     package func peek() throws(BusError) -> (type: Character, contents: String)? {
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
-        let code = sd_bus_message_peek_type(message, &type, &contents)
+        let code = SDBus.library.messagePeekType(message, &type, &contents)
         guard code >= 0 else { throw failed("a value", code) }
         guard code > 0 else { return nil }
         return (Character(UnicodeScalar(UInt8(bitPattern: type))), text(contents))
@@ -351,7 +354,7 @@ package final class BusMessage {
 
     /// Skips the next value, whatever it is.
     package func skip() throws(BusError) {
-        let code = sd_bus_message_skip(message, nil)
+        let code = SDBus.library.messageSkip(message, nil)
         guard code >= 0 else { throw failed("a value to skip", code) }
     }
 
@@ -381,39 +384,145 @@ package final class BusMessage {
 
     /// Appends a string ("s"), an object path ("o") or a signature ("g").
     package func append(_ value: String, as type: Character = "s") throws(BusError) {
-        let code = value.withCString { sd_bus_message_append_basic(message, Self.code(type), $0) }
+        let code = value.withCString { SDBus.library.messageAppendBasic(message, Self.code(type), $0) }
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
     }
 
     /// Appends a boolean.
     package func append(_ value: Bool) throws(BusError) {
         var flag: Int32 = value ? 1 : 0
-        let code = sd_bus_message_append_basic(message, Self.code("b"), &flag)
+        let code = SDBus.library.messageAppendBasic(message, Self.code("b"), &flag)
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
     }
 
     /// Appends an unsigned 64-bit integer ("t").
     package func append(_ value: UInt64) throws(BusError) {
         var number = value
-        let code = sd_bus_message_append_basic(message, Self.code("t"), &number)
+        let code = SDBus.library.messageAppendBasic(message, Self.code("t"), &number)
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
     }
 
     /// Appends a byte array ("ay").
     package func append(bytes: [UInt8]) throws(BusError) {
-        let code = bytes.withUnsafeBytes { sd_bus_message_append_array(message, Self.code("y"), $0.baseAddress, $0.count) }
+        let code = bytes.withUnsafeBytes { SDBus.library.messageAppendArray(message, Self.code("y"), $0.baseAddress, $0.count) }
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
     }
 
     /// Opens an array, struct, variant or dict entry of `contents`.
     package func open(_ type: Character, _ contents: String) throws(BusError) {
-        let code = sd_bus_message_open_container(message, Self.code(type), contents)
+        let code = SDBus.library.messageOpenContainer(message, Self.code(type), contents)
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
     }
 
     /// Closes the container opened last.
     package func close() throws(BusError) {
-        let code = sd_bus_message_close_container(message)
+        let code = SDBus.library.messageCloseContainer(message)
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+}
+
+/// libsystemd's sd-bus functions, loaded from `libsystemd.so.0` at the first use rather than linked: linked,
+/// libsystemd (with its compression and gcrypt libraries) cost every `latchkey` command about 0.4 ms at
+/// start, and only the agent and `latchkey import --from-secret-service` talk D-Bus. Each type is the C
+/// declaration's.
+private struct SDBus: @unchecked Sendable {
+    // @unchecked: immutable function pointers into a library that stays loaded.
+    let addFallback: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, sd_bus_message_handler_t?, UnsafeMutableRawPointer?) -> Int32
+    let addMatch: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, sd_bus_message_handler_t?, UnsafeMutableRawPointer?) -> Int32
+    let call: @convention(c) (OpaquePointer?, OpaquePointer?, UInt64, UnsafeMutablePointer<sd_bus_error>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let credsGetEuid: @convention(c) (OpaquePointer?, UnsafeMutablePointer<uid_t>?) -> Int32
+    let credsGetPid: @convention(c) (OpaquePointer?, UnsafeMutablePointer<pid_t>?) -> Int32
+    let credsUnref: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    let errorFree: @convention(c) (UnsafeMutablePointer<sd_bus_error>?) -> Void
+    let errorSet: @convention(c) (UnsafeMutablePointer<sd_bus_error>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let flushCloseUnref: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    let getNameCreds: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UInt64, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let getUniqueName: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
+    let messageAppendArray: @convention(c) (OpaquePointer?, CChar, UnsafeRawPointer?, Int) -> Int32
+    let messageAppendBasic: @convention(c) (OpaquePointer?, CChar, UnsafeRawPointer?) -> Int32
+    let messageCloseContainer: @convention(c) (OpaquePointer?) -> Int32
+    let messageEnterContainer: @convention(c) (OpaquePointer?, CChar, UnsafePointer<CChar>?) -> Int32
+    let messageExitContainer: @convention(c) (OpaquePointer?) -> Int32
+    let messageGetInterface: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+    let messageGetMember: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+    let messageGetPath: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+    let messageGetSender: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+    let messageGetSignature: @convention(c) (OpaquePointer?, Int32) -> UnsafePointer<CChar>?
+    let messageNewMethodCall: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let messageNewMethodReturn: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let messageNewSignal: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let messageOpenContainer: @convention(c) (OpaquePointer?, CChar, UnsafePointer<CChar>?) -> Int32
+    let messagePeekType: @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
+    let messageReadArray: @convention(c) (OpaquePointer?, CChar, UnsafeMutablePointer<UnsafeRawPointer?>?, UnsafeMutablePointer<Int>?) -> Int32
+    let messageReadBasic: @convention(c) (OpaquePointer?, CChar, UnsafeMutableRawPointer?) -> Int32
+    let messageRef: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    let messageSkip: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
+    let messageUnref: @convention(c) (OpaquePointer?) -> OpaquePointer?
+    let openSystem: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let openUser: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let process: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let replyMethodError: @convention(c) (OpaquePointer?, UnsafePointer<sd_bus_error>?) -> Int32
+    let requestName: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UInt64) -> Int32
+    let send: @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutablePointer<UInt64>?) -> Int32
+    let wait: @convention(c) (OpaquePointer?, UInt64) -> Int32
+
+    /// Loaded once per process; `Bus.init` reports a failure (libsystemd is part of every Debian system, so
+    /// one means a broken installation).
+    static let loaded: Result<SDBus, DynamicLibraryError> = {
+        do throws(DynamicLibraryError) {
+            return .success(try SDBus(DynamicLibrary("libsystemd.so.0")))
+        } catch {
+            return .failure(error)
+        }
+    }()
+
+    /// The functions. Every call is made on a `Bus` or on a message of one, and a `Bus` exists only once
+    /// `Bus.init` found them loaded, so the failure case is unreachable here.
+    static var library: SDBus {
+        switch loaded {
+        case .success(let library): library
+        case .failure(let error): preconditionFailure("sd-bus used before Bus.init checked that it loaded: \(error)")
+        }
+    }
+
+    private init(_ library: DynamicLibrary) throws(DynamicLibraryError) {
+        addFallback = try library.function("sd_bus_add_fallback")
+        addMatch = try library.function("sd_bus_add_match")
+        call = try library.function("sd_bus_call")
+        credsGetEuid = try library.function("sd_bus_creds_get_euid")
+        credsGetPid = try library.function("sd_bus_creds_get_pid")
+        credsUnref = try library.function("sd_bus_creds_unref")
+        errorFree = try library.function("sd_bus_error_free")
+        errorSet = try library.function("sd_bus_error_set")
+        flushCloseUnref = try library.function("sd_bus_flush_close_unref")
+        getNameCreds = try library.function("sd_bus_get_name_creds")
+        getUniqueName = try library.function("sd_bus_get_unique_name")
+        messageAppendArray = try library.function("sd_bus_message_append_array")
+        messageAppendBasic = try library.function("sd_bus_message_append_basic")
+        messageCloseContainer = try library.function("sd_bus_message_close_container")
+        messageEnterContainer = try library.function("sd_bus_message_enter_container")
+        messageExitContainer = try library.function("sd_bus_message_exit_container")
+        messageGetInterface = try library.function("sd_bus_message_get_interface")
+        messageGetMember = try library.function("sd_bus_message_get_member")
+        messageGetPath = try library.function("sd_bus_message_get_path")
+        messageGetSender = try library.function("sd_bus_message_get_sender")
+        messageGetSignature = try library.function("sd_bus_message_get_signature")
+        messageNewMethodCall = try library.function("sd_bus_message_new_method_call")
+        messageNewMethodReturn = try library.function("sd_bus_message_new_method_return")
+        messageNewSignal = try library.function("sd_bus_message_new_signal")
+        messageOpenContainer = try library.function("sd_bus_message_open_container")
+        messagePeekType = try library.function("sd_bus_message_peek_type")
+        messageReadArray = try library.function("sd_bus_message_read_array")
+        messageReadBasic = try library.function("sd_bus_message_read_basic")
+        messageRef = try library.function("sd_bus_message_ref")
+        messageSkip = try library.function("sd_bus_message_skip")
+        messageUnref = try library.function("sd_bus_message_unref")
+        openSystem = try library.function("sd_bus_open_system")
+        openUser = try library.function("sd_bus_open_user")
+        process = try library.function("sd_bus_process")
+        replyMethodError = try library.function("sd_bus_reply_method_error")
+        requestName = try library.function("sd_bus_request_name")
+        send = try library.function("sd_bus_send")
+        wait = try library.function("sd_bus_wait")
     }
 }
