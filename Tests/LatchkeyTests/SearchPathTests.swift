@@ -87,6 +87,18 @@ import Testing
         #expect(again == found)
     }
 
+    @Test(arguments: [["a", "b", "a"], (0..<12).map { "g\($0 % 9)" }])
+    func aGroupNamedTwiceIsSearchedOnce(_ groups: [String]) throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let caller = CallerIdentity(applicationIdentifier: "com.example.groups", accessGroups: groups)
+        let selection = try selection(Fixture.query(service: "mail", account: "alice"), on: keychain, caller: caller)
+        let unique = Set(groups).count
+        #expect(selection.groupDigests?.count == unique)
+        #expect(Set(selection.groupDigests ?? []).count == unique)
+        let placeholders = Array(repeating: "?", count: unique).joined(separator: ", ")
+        #expect(selection.statement(includeData: false).sql.contains(" AND agrp IN (\(placeholders)) AND pk = ?"))
+    }
+
     @Test func aPersistentReferenceHasItsLayout() throws {
         let id = Data((1...16).map { UInt8($0) })
         let reference = PersistentReference.make(itemClass: .internetPassword, rowID: 0x0102_0304_0506_0708, id: id)

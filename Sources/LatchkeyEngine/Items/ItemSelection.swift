@@ -33,9 +33,11 @@ struct ItemSelection {
         if case .only(let groups) = query.groups {
             var digests: [Data] = []
             digests.reserveCapacity(groups.count)
+            var seen = Set<Data>()  // Only for callers of many groups: a linear search is cheaper for a few.
             for group in groups {
                 let digest = vault?.groupDigest(group, in: keys, key: indexKey) ?? ItemDigests.group(group, key: indexKey)
-                if !digests.contains(digest) { digests.append(digest) }
+                let known = groups.count > 8 ? !seen.insert(digest).inserted : digests.contains(digest)
+                if !known { digests.append(digest) }
             }
             groupDigests = digests
         } else {
