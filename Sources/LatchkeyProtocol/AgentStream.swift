@@ -6,8 +6,8 @@ import Synchronization
 /// before reading the body and grow the buffer only as bytes arrive, so a peer that announces a large frame
 /// and stops costs nothing; a peer that stops mid-frame is an error, not a hang (a read timeout applies).
 package final class AgentStream: @unchecked Sendable {
-    // @unchecked: the descriptor is used by one thread at a time (the connection's handler, or a client
-    // under its own lock) and closed once, in deinit; `shutDown` from another thread is safe by design.
+    // @unchecked: the descriptor, the unread bytes and the polling time are used by one thread at a time (the
+    // connection's handler, or a client under its own lock); closed once, in deinit; `shutDown` is thread-safe.
     /// The connected socket's file descriptor (for peer credentials and polling); the stream owns it.
     package let descriptor: Int32
 
