@@ -89,19 +89,12 @@ extension Descriptors {
     /// still runs.
     package static func spinUntilReadable(_ fd: Int32, nanoseconds: Int) -> Bool {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let deadline = monotonicNanoseconds() + nanoseconds
+        let deadline = ContinuousClock.now + .nanoseconds(nanoseconds)
         repeat {
             if poll(&entry, 1, 0) > 0 { return true }
             sched_yield()
-        } while monotonicNanoseconds() < deadline
+        } while ContinuousClock.now < deadline
         return false
-    }
-
-    /// `CLOCK_MONOTONIC` in nanoseconds.
-    package static func monotonicNanoseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1_000_000_000 + now.tv_nsec
     }
 
     /// Waits until any of `fds` has something to read, at most `milliseconds` (-1: no limit); returns those

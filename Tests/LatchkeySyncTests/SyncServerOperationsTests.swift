@@ -43,14 +43,8 @@ struct SyncServerOperationsTests {
 
     @Test func aServerRestoredFromAnOlderBackupGetsBackWhatItLost() throws {
         let cluster = try PostgresCluster()
-        let a = try SyncDevice("a"), b = try SyncDevice("b")
-        try a.add("kept", "1")
-        try a.add("changed", "old")
-        try a.add("removed", "r")
-        let code = try a.setup(cluster)
-        try a.sync()
-        try b.join(cluster, recoveryCode: code)
-        try b.sync()
+        let vault = try SyncDevice.vault(cluster, "a", "b", items: [("kept", "1"), ("changed", "old"), ("removed", "r")])
+        let a = vault.devices[0], b = vault.devices[1]
         // The backup…
         try cluster.psql("CREATE TABLE public.items_backup AS SELECT * FROM latchkey.items; CREATE TABLE public.vaults_backup AS SELECT * FROM latchkey.vaults")
         // …then life goes on…
@@ -75,7 +69,7 @@ struct SyncServerOperationsTests {
         #expect(try a.keychain.syncRejections().isEmpty)
         // A new device gets the whole present, not the backup's past.
         let c = try SyncDevice("c")
-        try c.join(cluster, recoveryCode: code)
+        try c.join(cluster, recoveryCode: vault.recoveryCode)
         try c.sync()
         #expect(try c.contents() == expected)
     }

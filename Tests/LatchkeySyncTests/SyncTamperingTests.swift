@@ -14,13 +14,8 @@ struct SyncTamperingTests {
         throws -> (reader: SyncDevice, rejections: [SyncRejection], contents: [String: String], cluster: PostgresCluster)
     {
         let cluster = try PostgresCluster()
-        let writer = try SyncDevice("writer"), reader = try SyncDevice("reader")
-        try writer.add("a", "secret-a")
-        try writer.add("b", "secret-b")
-        let code = try writer.setup(cluster)
-        try writer.sync()
-        try reader.join(cluster, recoveryCode: code)
-        try reader.sync()
+        let vault = try SyncDevice.vault(cluster, "writer", "reader", items: [("a", "secret-a"), ("b", "secret-b")])
+        let writer = vault.devices[0], reader = vault.devices[1]
         try tamper(cluster)
         try writer.add("c", "secret-c")
         try writer.sync()
@@ -60,12 +55,8 @@ struct SyncTamperingTests {
 
     @Test func anOldVersionReplayedIsRefused() throws {
         let cluster = try PostgresCluster()
-        let writer = try SyncDevice("writer"), reader = try SyncDevice("reader")
-        try writer.add("a", "version-1")
-        let code = try writer.setup(cluster)
-        try writer.sync()
-        try reader.join(cluster, recoveryCode: code)
-        try reader.sync()
+        let vault = try SyncDevice.vault(cluster, "writer", "reader", items: [("a", "version-1")])
+        let writer = vault.devices[0], reader = vault.devices[1]
         try cluster.psql("CREATE TABLE public.saved AS SELECT * FROM latchkey.items")
         try writer.update("a", "version-2")
         try writer.sync()

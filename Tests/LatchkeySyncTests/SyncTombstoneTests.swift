@@ -27,13 +27,8 @@ struct SyncTombstoneTests {
 
     @Test func aDeviceThatComesBackAfterTheHorizonResyncsInFullAndLosesNothing() throws {
         let cluster = try PostgresCluster()
-        let a = try SyncDevice("a"), away = try SyncDevice("away")
-        try a.add("gone", "1")
-        try a.add("kept", "2")
-        let code = try a.setup(cluster)
-        try a.sync()
-        try away.join(cluster, recoveryCode: code)
-        try away.sync()
+        let vault = try SyncDevice.vault(cluster, "a", "away", items: [("gone", "1"), ("kept", "2")])
+        let a = vault.devices[0], away = vault.devices[1]
         try away.add("offline-work", "3")
         try a.delete("gone")
         try a.add("new", "4")

@@ -12,7 +12,7 @@ package enum PersistentReference {
         // One allocation: every search result carries a reference, so this is on the path of every find.
         var reference = Data(count: length)
         reference.withUnsafeMutableBytes { buffer in
-            buffer.copyBytes(from: "lkp1".utf8)
+            buffer.copyBytes(from: magic)
             UnsafeMutableRawBufferPointer(rebasing: buffer[4..<8]).copyBytes(from: itemClass.rawValue.utf8.prefix(4))
             buffer.storeBytes(of: rowID.bigEndian, toByteOffset: 8, as: Int64.self)
             id.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[16..<length]).copyBytes(from: $0.prefix(16)) }
