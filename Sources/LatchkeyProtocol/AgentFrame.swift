@@ -11,8 +11,9 @@ package enum AgentFrame {
     package static let replySeconds = 30
     /// How long a client waits for a reply that may first ask the user (pinentry's own timeout is 120 s).
     package static let userAnswerSeconds = 300
-    /// How long a client polls for a reply before sleeping: most requests are answered within it (a lookup
-    /// in tens of microseconds), and a sleeping thread takes tens of microseconds more to wake.
+    /// How long a client polls for a reply before sleeping, until `ReplyWait` has timed that kind of request:
+    /// most requests are answered within it (a lookup in tens of microseconds), and a sleeping thread takes
+    /// tens of microseconds more to wake.
     package static let replySpinNanoseconds = 250_000
     /// How long the agent polls a connection for the client's next request after answering one: a program
     /// that makes several requests in a row (a listing, then a read) sends the next within microseconds.

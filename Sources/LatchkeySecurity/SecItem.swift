@@ -100,6 +100,7 @@ private func foundationObject(_ value: Any) -> AnyObject {
     case let key as AsymmetricKey: return SecKey(key)
     case let key as HeldKey: return SecKey(held: key)
     case let identity as Identity: return SecIdentity(identity)
+    case let identity as HeldIdentity: return SecIdentity(held: identity)
     default: return value as AnyObject
     }
 }

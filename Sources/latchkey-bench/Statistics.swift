@@ -50,6 +50,7 @@ func diskBytes(directory: String, prefix: String) -> Int {
 /// Formats nanoseconds for a table: "812 ns", "41.2 µs", "3.10 ms", "1.52 s".
 func formatDuration(_ nanoseconds: Double) -> String {
     if nanoseconds.isNaN { return "–" }
+    if nanoseconds < 0 { return "−" + formatDuration(-nanoseconds) }  // A difference can be negative.
     if nanoseconds < 1_000 { return String(format: "%.0f ns", nanoseconds) }
     if nanoseconds < 1_000_000 { return String(format: "%.1f µs", nanoseconds / 1_000) }
     if nanoseconds < 1_000_000_000 { return String(format: "%.2f ms", nanoseconds / 1_000_000) }

@@ -18,6 +18,8 @@ package final class AgentClient: Sendable {
         var nextID: UInt32 = 1
         /// The stream's read and write timeout now (set only when a request needs another).
         var timeout = AgentFrame.replySeconds
+        /// How long to poll for each kind of reply, from how long they took.
+        var wait = ReplyWait()
     }
     private let state: Mutex<State>
 
@@ -92,8 +94,14 @@ package final class AgentClient: Sendable {
                         state.stream!.setTimeout(seconds: wanted)
                         state.timeout = wanted
                     }
+                    let kind = request.waitKind
+                    state.stream!.spinNanoseconds = state.wait.spin(for: kind)
+                    let sent = ContinuousClock.now
                     try state.stream!.send(message)
-                    let response = try AgentResponse.decode(try state.stream!.receive())
+                    let received = try state.stream!.receive()
+                    let elapsed = (ContinuousClock.now - sent).components
+                    state.wait.record(kind, nanoseconds: Int(elapsed.seconds) * 1_000_000_000 + Int(elapsed.attoseconds / 1_000_000_000))
+                    let response = try AgentResponse.decode(received)
                     guard response.id == id || response.id == 0 else {
                         return .failure(KeychainError(.internal, "the agent answered request \(response.id) instead of \(id)"))
                     }

@@ -47,14 +47,45 @@ extension HeldKey: KeyConvertible {
     public var keyReference: KeyReference { .held(self) }
 }
 
-/// A value that stands for an `Identity` in an Apple-style dictionary (`kSecValueRef`, and what
-/// `kSecReturnRef` hands back for `kSecClassIdentity`): `LatchkeySecurity`'s `SecIdentity`, or an `Identity`.
+/// An identity as an Apple-style dictionary names it: one whose private key is in this process, or one
+/// whose private key the keychain holds.
+public enum IdentityReference: Sendable, Hashable {
+    /// A certificate and its private key, both in this process.
+    case inProcess(Identity)
+    /// A certificate and the private key the keychain holds for it.
+    case held(HeldIdentity)
+
+    /// The certificate.
+    public var certificate: Certificate {
+        switch self {
+        case .inProcess(let identity): identity.certificate
+        case .held(let identity): identity.certificate
+        }
+    }
+
+    /// The private key.
+    public var privateKey: KeyReference {
+        switch self {
+        case .inProcess(let identity): .inProcess(identity.privateKey)
+        case .held(let identity): .held(identity.privateKey)
+        }
+    }
+}
+
+/// A value that stands for an identity in an Apple-style dictionary (`kSecValueRef`, and what
+/// `kSecReturnRef` hands back for `kSecClassIdentity`): `LatchkeySecurity`'s `SecIdentity`, an `Identity`
+/// or a `HeldIdentity`.
 public protocol IdentityConvertible {
     /// The identity it stands for.
-    var identity: Identity { get }
+    var identityReference: IdentityReference { get }
 }
 
 extension Identity: IdentityConvertible {
-    /// Itself.
-    public var identity: Identity { self }
+    /// Itself, its key in this process.
+    public var identityReference: IdentityReference { .inProcess(self) }
+}
+
+extension HeldIdentity: IdentityConvertible {
+    /// Itself, its key held by the keychain.
+    public var identityReference: IdentityReference { .held(self) }
 }

@@ -29,7 +29,7 @@ enum DictionaryDecoding {
         /// `kSecValueRef`: the key an add stores or a query names.
         var key: KeyReference?
         /// `kSecValueRef`: the identity an add stores or a query names (by its certificate).
-        var identity: Identity?
+        var identity: IdentityReference?
         /// `kSecMatchIssuers`, `kSecMatchValidOnDate`, `kSecMatchSubjectContains`,
         /// `kSecMatchEmailAddressIfPresent`, `kSecMatchCaseInsensitive`, `kSecMatchTrustedOnly`.
         var certificateMatch = CertificateMatch()
@@ -188,7 +188,7 @@ enum DictionaryDecoding {
                 return
             }
             if let convertible = value as? any IdentityConvertible {
-                decoded.identity = convertible.identity
+                decoded.identity = convertible.identityReference
                 return
             }
             guard let convertible = value as? any CertificateConvertible else {

@@ -60,7 +60,8 @@ extension ServiceBackend {
         return found
     }
 
-    /// `SecItemCopyMatching` for `kSecClassIdentity`: a reference is the `Identity`; attributes are the key's
+    /// `SecItemCopyMatching` for `kSecClassIdentity`: a reference is the `Identity` (a `HeldIdentity` when
+    /// the keychain holds the private key); attributes are the key's
     /// with the certificate's own (type, encoding, subject, issuer, serial number, key identifier, key
     /// hash, label) over them; the data is the key's; the persistent reference is the certificate's.
     func copyIdentities(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) throws(KeychainError) -> Any? {
@@ -75,16 +76,24 @@ extension ServiceBackend {
     }
 
     private func shape(_ found: FoundIdentity, returning: ReturnOptions) throws(KeychainError) -> Any {
-        var reference: Identity?
+        var reference: (any IdentityConvertible)?
         if returning.contains(.reference) {
-            if found.key.attributes[.tokenID] != nil {
-                throw KeychainError(.unimplemented, "an identity whose private key the keychain holds has no reference yet; find its certificate and its key by their own classes")
-            }
-            let key = try KeyAttributes.key(data: found.key.data ?? Data(), attributes: found.key.attributes)
+            let certificate: Certificate
             do {
-                reference = try Identity(certificate: try Certificate(derRepresentation: found.certificate.data ?? Data()), privateKey: key)
-            } catch let error as CertificateError {
+                certificate = try Certificate(derRepresentation: found.certificate.data ?? Data())
+            } catch {
                 throw KeychainError.decode("an identity's certificate is not a certificate: \(error.reason)")
+            }
+            do {
+                if found.key.attributes[.tokenID] != nil {
+                    // Held by the keychain: the search gave its public key; the private key stays where it is.
+                    reference = try HeldIdentity(certificate: certificate, privateKey: try HeldKey(result: found.key, service: service))
+                } else {
+                    let key = try KeyAttributes.key(data: found.key.data ?? Data(), attributes: found.key.attributes)
+                    reference = try Identity(certificate: certificate, privateKey: key)
+                }
+            } catch let error as KeychainError {
+                throw error
             } catch {
                 throw KeychainError.decode("an identity's key is not its certificate's: \(error)")
             }
@@ -111,7 +120,8 @@ extension ServiceBackend {
     /// `SecItemAdd` of a `SecIdentity` (`kSecValueRef`): the certificate, then the private key, each with
     /// the attributes Apple derives and those given (the label goes to both). An identity whose certificate
     /// is stored already only adds its key; one whose certificate and key are both stored is
-    /// `errSecDuplicateItem`.
+    /// `errSecDuplicateItem`. An identity whose key the keychain holds adds its certificate alone (the key
+    /// was stored when it was made).
     func addIdentity(_ decoded: DictionaryDecoding.Decoded) throws(KeychainError) -> Any? {
         guard let identity = decoded.identity else {
             throw KeychainError.param("an identity is added by kSecValueRef (a SecIdentity)")
@@ -120,24 +130,29 @@ extension ServiceBackend {
             throw KeychainError(.unimplemented, "adding an identity returns nothing yet; search for it instead")
         }
         let (certificateAttributes, keyOnly) = split(decoded.attributes)
+        guard case .inProcess(let inProcess) = identity else {
+            // The keychain stored the held key when it made it: only the certificate is new.
+            _ = try service.add(NewItem(.certificate, attributes: certificateAttributes, data: identity.certificate.derRepresentation), returning: [])
+            return nil
+        }
         var keyAttributes = keyOnly
         for shared in [AttributeKey.label, .accessGroup, .accessible, .synchronizable, .accessControl] {
             if let value = certificateAttributes[shared] { keyAttributes[shared] = value }
         }
         let external: SecureKeyBytes
         do {
-            external = try identity.privateKey.externalRepresentation()
+            external = try inProcess.privateKey.externalRepresentation()
         } catch {
             throw KeychainError.param("the identity's key cannot be stored: \(error.reason)")
         }
         var certificateWasThere = false
         do {
-            _ = try service.add(NewItem(.certificate, attributes: certificateAttributes, data: identity.certificate.derRepresentation), returning: [])
+            _ = try service.add(NewItem(.certificate, attributes: certificateAttributes, data: inProcess.certificate.derRepresentation), returning: [])
         } catch KeychainError.duplicateItem {
             certificateWasThere = true
         }
         do {
-            let attributes = keyAttributes.merging(KeyAttributes.derived(from: identity.privateKey)) { given, _ in given }
+            let attributes = keyAttributes.merging(KeyAttributes.derived(from: inProcess.privateKey)) { given, _ in given }
             _ = try service.add(NewItem(.key, attributes: attributes, data: external.copiedData()), returning: [])
         } catch KeychainError.duplicateItem {
             if certificateWasThere { throw KeychainError(.duplicateItem) }

@@ -18,6 +18,8 @@ extension KeychainDatabase {
         let keys = selection.keys
         let indexDecides = selection.unindexedFilters.isEmpty
         let now = Date()
+        // A deleted key's loaded private half (`KeyVault.heldKey`) goes with it.
+        defer { if query.itemClass == .key { vault.forgetHeldKeys() } }
 
         return try mappingStorageErrors {
             try pool.write { db in

@@ -77,7 +77,7 @@ extension KeychainDatabase {
             throw KeychainError.param("the key is not held by the keychain; use it in this process")
         }
         let type = try HeldKeyData.type(stored)
-        let key = try HeldKeyData.privateKey(stored, type: type)
+        let key = try vault.heldKey(reference, stored: stored) { () throws(KeychainError) in try HeldKeyData.privateKey(stored, type: type) }
         do throws(KeyError) {
             switch use {
             case .sign(let algorithm, let data): return try key.sign(algorithm, data)

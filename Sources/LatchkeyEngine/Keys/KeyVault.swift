@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 internal import LatchkeyCrypto
+internal import LatchkeyPKI
 
 /// The keys a keychain holds in memory, and the lock state. Locking drops the `ak`-family class keys; the
 /// `SecureBytes` that held them wipe themselves when the last operation using them finishes.
@@ -22,7 +23,25 @@ final class KeyVault: Sendable {
         }
         var lockState: LockState = .neverUnlocked
         var groupDigests: [String: Data] = [:]
+        /// Private keys the keychain holds, loaded (see `heldKey`); emptied by every lock.
+        var heldKeys: [Data: LoadedHeldKey] = [:]
+        /// Counts locks, so a key loaded before one is not remembered after it.
+        var lockEpoch = 0
     }
+
+    /// A held key's private key as OpenSSL loaded it, with the keyed digest of the stored bytes it came from.
+    private struct LoadedHeldKey: Sendable {
+        let fingerprint: Data
+        let key: AsymmetricKey
+    }
+
+    /// How many loaded held keys are remembered: a program uses a few; the bound caps what a caller naming
+    /// many keys in turn could pin in memory.
+    private static let heldKeyLimit = 64
+
+    /// Keys the fingerprints of stored held keys (random, for this vault's life): the fingerprints say
+    /// nothing of the keys and cannot be compared across processes.
+    private let fingerprintKey = SecureBytes(randomCount: KeyedDigest.keyLength)
 
     /// How many access groups' digests are remembered: callers have a handful each, so this bounds the
     /// memory a stream of made-up group names could take, not the working set.
@@ -54,6 +73,35 @@ final class KeyVault: Sendable {
 
     var lockState: LockState { state.withLock { $0.lockState } }
 
+    /// The private key of the held key `reference` names, whose stored form is `stored` (just read, and so
+    /// readable now by the caller): loaded by `load` the first time, then remembered until the keychain
+    /// locks. Loading an RSA key costs more than using it (OpenSSL's Montgomery and blinding set-up, about
+    /// 600 µs for RSA-2048, on its first use), so every use after the first saves that. A remembered key is
+    /// used only for the exact bytes it came from; reading them goes through the item's access checks
+    /// every time, as before.
+    func heldKey(_ reference: Data, stored: Data, load: () throws(KeychainError) -> AsymmetricKey) throws(KeychainError) -> AsymmetricKey {
+        let fingerprint = KeyedDigest.digest(stored, key: fingerprintKey)
+        let (known, epoch) = state.withLock { ($0.heldKeys[reference], $0.lockEpoch) }
+        if let known, known.fingerprint == fingerprint { return known.key }
+        let key = try load()
+        state.withLock { state in
+            guard state.lockEpoch == epoch else { return }  // Locked while loading: not remembered.
+            if state.heldKeys[reference] == nil, state.heldKeys.count >= Self.heldKeyLimit {
+                state.heldKeys.removeValue(forKey: state.heldKeys.keys.first!)
+            }
+            state.heldKeys[reference] = LoadedHeldKey(fingerprint: fingerprint, key: key)
+        }
+        return key
+    }
+
+    /// How many held keys are loaded now (for the tests of `heldKey`).
+    var loadedHeldKeyCount: Int { state.withLock { $0.heldKeys.count } }
+
+    /// Forgets every loaded held key (when keys are deleted or the items replaced), so none outlives its item.
+    func forgetHeldKeys() {
+        state.withLock { $0.heldKeys = [:] }
+    }
+
     /// Installs the keys unwrapped with the device key (`dk`, `dku`, index).
     func installDeviceTier(_ material: KeyMaterial) {
         state.withLock { state in
@@ -80,6 +128,8 @@ final class KeyVault: Sendable {
                 state.classKeys[accessibility] = nil
             }
             if state.lockState == .unlocked { state.lockState = .locked }
+            state.heldKeys = [:]
+            state.lockEpoch += 1
         }
     }
 
@@ -89,6 +139,8 @@ final class KeyVault: Sendable {
             state.classKeys = [:]
             state.indexKey = nil
             state.lockState = .neverUnlocked
+            state.heldKeys = [:]
+            state.lockEpoch += 1
         }
     }
 }
