@@ -165,6 +165,8 @@ struct ConnectionHandler {
             defer { state.changed() }
             return .item(try service(peer).add(item, returning: returning))
         case .copyMatching(let query): return .items(try service(peer).copyMatching(query))
+        case .copyIdentities(let certificates, let keys, let limit):
+            return .identities(try service(peer).copyIdentities(certificates: certificates, keys: keys, limit: limit))
         case .update(let query, let changes):
             defer { state.changed() }
             return .count(try service(peer).update(query, with: changes))

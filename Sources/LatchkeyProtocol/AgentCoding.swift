@@ -187,6 +187,12 @@ extension ByteWriter {
             for registration in registrations { append(registration) }
         case .settings(let settings): append(settings)
         case .bytes(let bytes): appendField(bytes)
+        case .identities(let matches):
+            append(UInt32(matches.count))
+            for match in matches {
+                append(match.certificate)
+                append(match.key)
+            }
         }
     }
 
@@ -390,6 +396,11 @@ extension ByteReader {
             return .registrations(registrations)
         case .settings: return .settings(try readSettings())
         case .bytes: return .bytes(try AgentCoding.field(&self))
+        case .identities:
+            let count = try AgentCoding.count(&self)
+            var matches: [IdentityMatch] = []
+            for _ in 0..<count { matches.append(IdentityMatch(certificate: try readItemResult(), key: try readItemResult())) }
+            return .identities(matches)
         }
     }
 

@@ -6,10 +6,10 @@ internal import LatchkeyPKI
 /// the request decoder, the reply decoder and the agent's policy cannot disagree.
 package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1, status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
-        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey
+        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities
 
     /// The shape of a successful reply's value.
-    package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings, bytes }
+    package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities }
 
     /// The operation's table row: its reply's shape, and whether the agent must know exactly which program
     /// sends it (item operations run as that program; the others need only the user, or the passphrase).
@@ -20,6 +20,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
         case .add, .createHeldKey: (.item, true)
         case .useHeldKey: (.bytes, true)
         case .copyMatching: (.items, true)
+        case .copyIdentities: (.identities, true)
         case .update, .delete: (.count, true)
         case .addOrUpdate: (.flag, true)
         case .register: (.registration, false)
@@ -64,6 +65,8 @@ package enum AgentRequest: Sendable {
     case createHeldKey(HeldKeyRequest, returning: ReturnOptions)
     /// `useHeldKey(_:for:)`: the agent uses the key; only the result comes back.
     case useHeldKey(reference: Data, use: KeyUse)
+    /// `copyIdentities(certificates:keys:limit:)`: one request for Apple's identity join.
+    case copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?)
 
     /// The request's operation.
     package var operation: AgentOperation {
@@ -84,6 +87,7 @@ package enum AgentRequest: Sendable {
         case .settings: .settings
         case .createHeldKey: .createHeldKey
         case .useHeldKey: .useHeldKey
+        case .copyIdentities: .copyIdentities
         }
     }
 
@@ -97,6 +101,8 @@ package enum AgentRequest: Sendable {
         case .copyMatching(let query):
             query.authenticationUI == .allow && !query.returning.isDisjoint(with: [.data, .reference])
         case .update(let query, _): query.authenticationUI == .allow
+        case .copyIdentities(_, let keys, _):
+            keys.authenticationUI == .allow && !keys.returning.isDisjoint(with: [.data, .reference])
         case .addOrUpdate, .useHeldKey: true
         default: false
         }
@@ -137,6 +143,10 @@ package enum AgentRequest: Sendable {
         case .useHeldKey(let reference, let use):
             writer.appendField(reference)
             writer.append(use)
+        case .copyIdentities(let certificates, let keys, let limit):
+            writer.append(certificates)
+            writer.append(keys)
+            writer.append(UInt32(clamping: limit ?? 0))  // 0: no limit (a given limit is at least 1).
         }
         return writer.data
     }
@@ -180,6 +190,11 @@ package enum AgentRequest: Sendable {
             case .useHeldKey:
                 let reference = try AgentCoding.field(&reader)
                 request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
+            case .copyIdentities:
+                let certificates = try reader.readItemQuery()
+                let keys = try reader.readItemQuery()
+                let limit = Int(try AgentCoding.read(&reader) { try $0.readUInt32() })
+                request = .copyIdentities(certificates: certificates, keys: keys, limit: limit == 0 ? nil : limit)
             }
             return (id, request)
         }
@@ -198,6 +213,7 @@ package enum AgentReply: Sendable, Equatable {
     case registrations([ApplicationRegistration])
     case settings(KeychainSettings)
     case bytes(Data)
+    case identities([IdentityMatch])
 
     var shape: AgentOperation.ReplyShape {
         switch self {
@@ -211,6 +227,7 @@ package enum AgentReply: Sendable, Equatable {
         case .registrations: .registrations
         case .settings: .settings
         case .bytes: .bytes
+        case .identities: .identities
         }
     }
 }

@@ -32,6 +32,10 @@ struct PKIAgentWorkloads {
     /// The row of a password's lookup, judged against issue 16's goal (through the agent within 2× of in process).
     static let passwordLookup = "password lookup (one item's data)"
     static let caller = CallerIdentity(applicationIdentifier: "bench.app", accessGroups: ["bench.app"])
+    /// The identity lookup: the certificate labelled "c1", joined with its private key (what a
+    /// `kSecClassIdentity` search does — one request through the agent).
+    static let identityCertificates = ItemQuery(.certificate, matching: [.label: .string("c1")], limit: .all, returning: [.attributes, .data])
+    static let identityKeys = ItemQuery(.key, returning: [.attributes, .data])
 
     /// Runs `local` and `agent` `count` times each (after a warm-up), timing each call: in ten blocks
     /// taken in turn, so each side runs warm within a block (as a program calling in a loop does) and a slow
@@ -116,11 +120,7 @@ struct PKIAgentWorkloads {
         try row("identity lookup") { service in
             _ = try service.add(NewItem(.key, attributes: [.keyClass: .number(1), .applicationLabel: .data(hash)], data: Data(count: 97)),
                                 returning: [])
-            return {
-                let certificate = try service.copyMatching(ItemQuery(.certificate, matching: [.label: .string("c1")], returning: [.attributes, .data]))
-                _ = try service.copyMatching(ItemQuery(.key, matching: [.keyClass: .number(1), .applicationLabel: certificate[0][.publicKeyHash]!],
-                                                       returning: [.attributes, .data]))
-            }
+            return { _ = try service.copyIdentities(certificates: Self.identityCertificates, keys: Self.identityKeys, limit: 1) }
         }
         return Results(rows: rows, socketRoundTrip: socketRoundTrip)
     }

@@ -45,7 +45,7 @@ struct PKIWorkloads {
                         floor: measure { _ = p256Floor.eciesOpen(sealed) }))
 
         // Keychain operations on certificates, on an in-memory keychain: add (decode and derive the
-        // attributes) and the identity lookup's two searches.
+        // attributes) and the identity lookup (the certificate, joined with its private key).
         let keychain = KeychainDatabase.inMemory()
         try keychain.unlock(with: Passphrase("latchkey-in-memory"))
         let caller = CallerIdentity(applicationIdentifier: "bench.app")
@@ -61,10 +61,9 @@ struct PKIWorkloads {
         rows.append(Row(name: "certificate add", latchkey: add, floor: nil))
         let hash = try Certificate(derRepresentation: certificateDER).publicKeyHash
         try keychain.add(NewItem(.key, attributes: [.keyClass: .number(1), .applicationLabel: .data(hash)], data: Data(count: 97)), caller: caller)
+        let service = LocalKeychainService(database: keychain, caller: caller)
         rows.append(Row(name: "identity lookup", latchkey: try measure {
-            let certificate = try keychain.copyMatching(ItemQuery(.certificate, matching: [.label: .string("c1")], returning: [.attributes, .data]), caller: caller)
-            _ = try keychain.copyMatching(ItemQuery(.key, matching: [.keyClass: .number(1), .applicationLabel: certificate[0][.publicKeyHash]!],
-                                                    returning: [.attributes, .data]), caller: caller)
+            _ = try service.copyIdentities(certificates: PKIAgentWorkloads.identityCertificates, keys: PKIAgentWorkloads.identityKeys, limit: 1)
         }, floor: nil))
         return rows
     }

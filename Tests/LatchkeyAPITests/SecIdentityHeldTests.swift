@@ -25,39 +25,8 @@ extension GlobalSecItemTests {
             ] as CFDictionary, &error))
             let publicKey = try #require(SecKeyCopyPublicKey(key))
             let point = try #require(SecKeyCopyExternalRepresentation(publicKey, &error) as Data?)
-            let der = try Self.issue(publicKeyPoint: point, commonName: commonName)
+            let der = try CertificateIssuer.issue(publicKeyPoint: point, commonName: commonName)
             return (key, try #require(SecCertificateCreateWithData(nil, der as CFData)))
-        }
-
-        /// A certificate for the P-256 public key `point` (X9.63), issued by a fresh CA in Python.
-        static func issue(publicKeyPoint point: Data, commonName: String) throws -> Data {
-            let script = """
-                import sys, datetime
-                from cryptography import x509
-                from cryptography.x509.oid import NameOID
-                from cryptography.hazmat.primitives import hashes, serialization
-                from cryptography.hazmat.primitives.asymmetric import ec
-                subject_key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), bytes.fromhex(sys.argv[1]))
-                ca = ec.generate_private_key(ec.SECP256R1())
-                now = datetime.datetime.now(datetime.timezone.utc)
-                certificate = (x509.CertificateBuilder()
-                    .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, sys.argv[2])]))
-                    .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Throwaway CA")]))
-                    .public_key(subject_key).serial_number(x509.random_serial_number())
-                    .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=30))
-                    .sign(ca, hashes.SHA256()))
-                sys.stdout.buffer.write(certificate.public_bytes(serialization.Encoding.DER))
-                """
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-c", script, point.map { String(format: "%02x", $0) }.joined(), commonName]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let der = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            return der
         }
 
         func sign(_ identity: SecIdentity, _ message: Data) throws -> (SecKey, Data) {

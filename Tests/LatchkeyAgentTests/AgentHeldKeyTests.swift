@@ -180,4 +180,43 @@ import Glibc
                                                caller: CallerIdentity(applicationIdentifier: "held", accessGroups: ["held"]))
         for reply in replies { #expect(reply.range(of: scalar) == nil) }
     }
+
+    @Test func anIdentityOfAHeldKeyIsFoundThroughTheAgentInOneRequest() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        try sandbox.register(me, appID: "held", groups: ["held"])
+        let client = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
+        let agent = AgentKeychainService(client: client)
+        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256), returning: [.attributes, .data]))
+        let der = try CertificateIssuer.issue(publicKeyPoint: try #require(made.data), commonName: "client.example.com")
+        _ = try agent.add(NewItem(.certificate, attributes: [.label: .string("client")], data: der), returning: [])
+        // A certificate of no key of the keychain's is no identity.
+        _ = try agent.add(NewItem(.certificate, data: try CertificateFixtures.der("root-rsa.der")), returning: [])
+
+        let certificates = ItemQuery(.certificate, limit: .all, returning: [.attributes, .data, .persistentReference])
+        let keys = ItemQuery(.key, returning: [.attributes, .data, .persistentReference])
+        let found = try agent.copyIdentities(certificates: certificates, keys: keys, limit: nil)
+        #expect(found.count == 1)
+        let identity = try #require(found.first)
+        #expect(identity.certificate.data == der)
+        #expect(identity.certificate.attributes[.label] == .string("client"))
+        #expect(identity.key.persistentReference == made.persistentReference)
+        #expect(identity.key.data == made.data, "the public key, never the private one")
+        #expect(identity.key.attributes[.tokenID] == .string("com.latchkey.agent"))
+        // The same answer as two kinds of search in this process would give.
+        let local = LocalKeychainService(database: try KeychainDatabase.open(at: sandbox.keychainPath),
+                                         caller: CallerIdentity(applicationIdentifier: "held", accessGroups: ["held"]))
+        try local.unlock(with: Passphrase(AgentSandbox.passphrase))
+        #expect(try local.copyIdentities(certificates: certificates, keys: keys, limit: nil) == found)
+        // Key filters narrow the join; nothing matching is an empty answer.
+        #expect(try agent.copyIdentities(certificates: certificates, keys: ItemQuery(.key, matching: [.label: .string("other")]), limit: nil)
+            .isEmpty)
+        #expect(try agent.copyIdentities(certificates: ItemQuery(.certificate, matching: [.label: .string("none")], limit: .all,
+                                                                 returning: .attributes), keys: keys, limit: nil).isEmpty)
+        // Locked, the agent reads no key.
+        try agent.lock()
+        #expect(status { _ = try agent.copyIdentities(certificates: certificates, keys: keys, limit: nil) } == .interactionNotAllowed)
+    }
 }

@@ -29,6 +29,9 @@ import Glibc
         .unregister(passphrase: [4], executablePath: "/usr/bin/app"), .listRegistrations,
         .updateSettings(passphrase: [5], settings: KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true)),
         .updateSettings(passphrase: [5], settings: KeychainSettings(autoLockAfterSeconds: nil, lockOnSleep: false)), .settings,
+        .copyIdentities(certificates: ItemQuery(.certificate, matching: [.label: .string("web")], limit: .all, returning: [.attributes, .data]),
+                        keys: ItemQuery(.key, matching: [.type: .number(73)], returning: [.attributes, .persistentReference]), limit: nil),
+        .copyIdentities(certificates: ItemQuery(.certificate, limit: .all, returning: .attributes), keys: ItemQuery(.key), limit: 3),
     ]
 
     @Test(arguments: requests.indices)
@@ -59,6 +62,11 @@ import Glibc
             AgentResponse(id: 10, operation: .status, outcome: .success(.status(status))),
             AgentResponse(id: 11, operation: .settings, outcome: .success(.settings(KeychainSettings(autoLockAfterSeconds: 5)))),
             AgentResponse(id: 12, operation: .lock, outcome: .success(.none)),
+            AgentResponse(id: 13, operation: .copyIdentities, outcome: .success(.identities([
+                IdentityMatch(certificate: result, key: ItemResult(itemClass: .key, attributes: [.keyClass: .number(1)], data: Data([4]),
+                                                                    persistentReference: Data([8]))),
+            ]))),
+            AgentResponse(id: 14, operation: .copyIdentities, outcome: .success(.identities([]))),
         ]
         for response in responses {
             #expect(try AgentResponse.decode(response.encoded()) == response)

@@ -147,6 +147,14 @@ package struct AgentKeychainService: KeychainService {
         return items
     }
 
+    /// One request: the agent joins the certificates with their keys.
+    package func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
+        guard case .identities(let matches) = try reply(.copyIdentities(certificates: certificates, keys: keys, limit: limit)) else {
+            throw AgentClient.unexpected
+        }
+        return matches
+    }
+
     package func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
         guard case .count(let count) = try reply(.update(query, changes)) else { throw AgentClient.unexpected }
         return count

@@ -17,47 +17,21 @@ extension ServiceBackend {
         return (certificate, key)
     }
 
-    /// One identity found: the certificate's item and the key's.
-    struct FoundIdentity {
-        let certificate: ItemResult
-        let key: ItemResult
-    }
-
-    /// The identities the query names, in certificate order, up to `limit`; the key's data is read only
-    /// when `keyData` (a reference or the data was asked for — which may ask the user, as reading a key
-    /// does).
-    func identities(_ decoded: DictionaryDecoding.Decoded, limit: Int?, keyData: Bool) throws(KeychainError) -> [FoundIdentity] {
+    /// The identities the query names, in certificate order, up to `limit` (one request through the agent);
+    /// the key's data is read only when `keyData` (a reference or the data was asked for — which may ask the
+    /// user, as reading a key does).
+    func identities(_ decoded: DictionaryDecoding.Decoded, limit: Int?, keyData: Bool) throws(KeychainError) -> [IdentityMatch] {
         let (certificateFilters, keyFilters) = split(decoded.attributes)
         let synchronizable: SynchronizableFilter = decoded.synchronizableAny ? .any : .no
-        let certificates: [ItemResult]
-        do {
-            certificates = try service.copyMatching(ItemQuery(
-                .certificate, matching: certificateFilters, synchronizable: synchronizable, limit: .all,
-                returning: [.attributes, .data, .persistentReference], authenticationUI: decoded.authenticationUI,
-                operationPrompt: decoded.operationPrompt, certificateMatch: decoded.certificateMatch))
-        } catch KeychainError.itemNotFound {
-            return []
-        }
-        var found: [FoundIdentity] = []
-        for certificate in certificates {
-            guard case .data(let hash)? = certificate.attributes[.publicKeyHash] else { continue }
-            var filters = keyFilters
-            filters[.keyClass] = .number(1)
-            filters[.applicationLabel] = .data(hash)
-            let keys: [ItemResult]
-            do {
-                keys = try service.copyMatching(ItemQuery(
-                    .key, matching: filters, synchronizable: .any, limit: .one,
-                    returning: keyData ? [.attributes, .data, .persistentReference] : [.attributes, .persistentReference],
-                    authenticationUI: decoded.authenticationUI, operationPrompt: decoded.operationPrompt))
-            } catch KeychainError.itemNotFound {
-                continue
-            }
-            guard let key = keys.first else { continue }
-            found.append(FoundIdentity(certificate: certificate, key: key))
-            if let limit, found.count >= limit { break }
-        }
-        return found
+        let certificates = ItemQuery(
+            .certificate, matching: certificateFilters, synchronizable: synchronizable, limit: .all,
+            returning: [.attributes, .data, .persistentReference], authenticationUI: decoded.authenticationUI,
+            operationPrompt: decoded.operationPrompt, certificateMatch: decoded.certificateMatch)
+        let keys = ItemQuery(
+            .key, matching: keyFilters, synchronizable: .any, limit: .one,
+            returning: keyData ? [.attributes, .data, .persistentReference] : [.attributes, .persistentReference],
+            authenticationUI: decoded.authenticationUI, operationPrompt: decoded.operationPrompt)
+        return try service.copyIdentities(certificates: certificates, keys: keys, limit: limit)
     }
 
     /// `SecItemCopyMatching` for `kSecClassIdentity`: a reference is the `Identity` (a `HeldIdentity` when
@@ -75,7 +49,7 @@ extension ServiceBackend {
         return limit == .one ? shaped.first : shaped
     }
 
-    private func shape(_ found: FoundIdentity, returning: ReturnOptions) throws(KeychainError) -> Any {
+    private func shape(_ found: IdentityMatch, returning: ReturnOptions) throws(KeychainError) -> Any {
         var reference: (any IdentityConvertible)?
         if returning.contains(.reference) {
             let certificate: Certificate

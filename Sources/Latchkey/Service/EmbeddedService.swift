@@ -142,6 +142,9 @@ struct AutomaticService: KeychainService {
     func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
         try run { (s) throws(KeychainError) in try s.copyMatching(query) }
     }
+    func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
+        try run { (s) throws(KeychainError) in try s.copyIdentities(certificates: certificates, keys: keys, limit: limit) }
+    }
     func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
         try run { (s) throws(KeychainError) in try s.update(query, with: changes) }
     }

@@ -20,6 +20,11 @@ public protocol KeychainService: Sendable {
     func delete(_ query: ItemQuery) throws(KeychainError) -> Int
     /// Adds the item or, when its primary key is taken, updates that item, in one transaction; true when added.
     func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool
+    /// Finds identities (`kSecClassIdentity`): each certificate `certificates` matches (it must ask for
+    /// attributes), in its order, with the first private key whose application label is the certificate's
+    /// public key hash and which `keys` matches (its filters, and what it returns; its limit is ignored) —
+    /// at most `limit` of them. Certificates without such a key are left out; none found is an empty array.
+    func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch]
     /// Makes a private key the keychain holds and never hands out (`HeldKeyRequest`; through the agent, it
     /// is made and kept inside `latchkeyd`); returns what `returning` asks for, its data being the public key.
     func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult?
