@@ -77,6 +77,14 @@ struct CollectionRegistry {
                                 caller: caller)
     }
 
+    /// Takes an alias from whichever collection has it.
+    func removeAlias(_ alias: String) throws(KeychainError) {
+        for entry in list() where entry.alias == alias {
+            _ = try database.update(entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
+                                    caller: caller)
+        }
+    }
+
     /// Deletes a collection and its items (in every program's group).
     func delete(_ id: String) throws(KeychainError) {
         do {

@@ -107,10 +107,23 @@ final class SecretServiceServer {
         case service, collection(String), item(collection: String, reference: Data), session(String), prompt(String)
     }
 
+    /// The collection an alias names now: `login` and `session` their own; `default` the collection given it
+    /// with `SetAlias` (or `CreateCollection`), else `login`; another name the collection given it, else none.
+    private func resolveAlias(_ name: String) -> String? {
+        switch name {
+        case "login", "session": return SecretPaths.alias(name)
+        default:
+            if let entry = registry.list().first(where: { $0.alias == name }) { return SecretPaths.collection(id: entry.id) }
+            return name == "default" ? SecretPaths.collection : nil
+        }
+    }
+
     private func target(_ path: String) -> Target? {
         if path == SecretPaths.service { return .service }
-        if let collection = SecretPaths.collection(of: path) { return .collection(collection) }
-        if let (collection, reference) = SecretPaths.parseItem(path) { return .item(collection: collection, reference: reference) }
+        if let collection = SecretPaths.collection(of: path, alias: resolveAlias) { return .collection(collection) }
+        if let (collection, reference) = SecretPaths.parseItem(path, alias: resolveAlias) {
+            return .item(collection: collection, reference: reference)
+        }
         if path.hasPrefix(SecretPaths.session + "/") { return .session(path) }
         if path.hasPrefix(SecretPaths.prompt + "/") { return .prompt(path) }
         return nil
@@ -202,7 +215,8 @@ final class SecretServiceServer {
             let reply = try bus.reply(to: message)
             try reply.open("a", "{o(oayays)}")
             for path in items {
-                guard let (collection, reference) = SecretPaths.parseItem(path), let holder = collections[collection] else { continue }
+                guard let (collection, reference) = SecretPaths.parseItem(path, alias: resolveAlias), let holder = collections[collection]
+                else { continue }
                 let secret: (value: Data, contentType: String)
                 do {
                     secret = try holder.secret(reference)
@@ -238,29 +252,42 @@ final class SecretServiceServer {
         case "ReadAlias":
             let name = try message.readString()
             let reply = try bus.reply(to: message)
-            let made = registry.list().first { $0.alias == name }.map { SecretPaths.collection(id: $0.id) }
-            try reply.append(SecretPaths.alias(name) ?? made ?? SecretPaths.none, as: "o")
+            try reply.append(resolveAlias(name) ?? SecretPaths.none, as: "o")
             return reply
         case "SetAlias":
             let name = try message.readString()
             let path = try message.readString("o")
-            if let fixed = SecretPaths.alias(name) {
-                guard SecretPaths.collection(of: path) == fixed else {
-                    throw SecretServiceError.notSupported("default and login always name the keychain, session the session collection")
+            guard SecretPaths.isValidID(Substring(name)) else {
+                throw SecretServiceError.invalidArguments("an alias is made of letters, digits and _")
+            }
+            if name == "login" || name == "session" {
+                guard SecretPaths.collection(of: path, alias: resolveAlias) == SecretPaths.alias(name) else {
+                    throw SecretServiceError.notSupported("\(name) always names its own collection")
                 }
+            } else if path == SecretPaths.none {
+                try registry.removeAlias(name)  // Gone; `default` names the keychain's login collection again.
             } else {
-                guard let target = SecretPaths.collection(of: path), target.hasPrefix(SecretPaths.collectionPrefix),
-                    let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == target })
-                else { throw SecretServiceError.noSuchObject("no collection \(path) to alias") }
-                try registry.setAlias(name, to: entry.id)
+                guard let target = SecretPaths.collection(of: path, alias: resolveAlias) else {
+                    throw SecretServiceError.noSuchObject("no collection \(path) to alias")
+                }
+                if let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == target }) {
+                    try registry.setAlias(name, to: entry.id)
+                } else if target == SecretPaths.collection && name == "default" {
+                    try registry.removeAlias(name)
+                } else if target == SecretPaths.collection || target == SecretPaths.sessionCollection {
+                    throw SecretServiceError.notSupported(
+                        name == "default" ? "the default collection is kept in the keychain, not in memory"
+                            : "only default may name the login collection; \(name) may name a collection made with CreateCollection")
+                } else {
+                    throw SecretServiceError.noSuchObject("no collection \(path) to alias")
+                }
             }
             return try bus.reply(to: message)
         case "CreateCollection":
             let properties = try readProperties(message)
             let alias = try message.readString()
             // An alias that names a collection already gives that one (the specification's rule).
-            let existing = SecretPaths.alias(alias)
-                ?? registry.list().first { !alias.isEmpty && $0.alias == alias }.map { SecretPaths.collection(id: $0.id) }
+            let existing = alias.isEmpty ? nil : resolveAlias(alias)
             let reply = try bus.reply(to: message)
             if let existing {
                 try reply.append(existing, as: "o")

@@ -50,7 +50,7 @@ enum SecretPaths {
     static let collectionPrefix = "/org/freedesktop/secrets/collection/"
     static let collection = "/org/freedesktop/secrets/collection/login"
     static let sessionCollection = "/org/freedesktop/secrets/collection/session"
-    static let defaultAlias = "/org/freedesktop/secrets/aliases/default"
+    static let aliasPrefix = "/org/freedesktop/secrets/aliases/"
     static let session = "/org/freedesktop/secrets/session"
     static let prompt = "/org/freedesktop/secrets/prompt"
     static let none = "/"
@@ -68,22 +68,24 @@ enum SecretPaths {
         collection + "/" + reference.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The collection (canonical path) and reference an item path names, or nil. Keychain items have
-    /// 32-byte references (their persistent references), session items 16-byte ones.
-    static func parseItem(_ path: String) -> (collection: String, reference: Data)? {
+    /// The collection (canonical path) and reference an item path names, or nil; an item under an alias
+    /// (`…/aliases/<name>/<reference>`) is in the collection `alias` resolves the name to. Keychain items
+    /// have 32-byte references (their persistent references), session items 16-byte ones.
+    static func parseItem(_ path: String, alias: (String) -> String? = alias) -> (collection: String, reference: Data)? {
         let collection: String
-        let hex: Substring
-        if path.hasPrefix(defaultAlias + "/") {
-            collection = Self.collection
-            hex = path.dropFirst(defaultAlias.count + 1)
+        let rest: [Substring]
+        if path.hasPrefix(aliasPrefix) {
+            rest = path.dropFirst(aliasPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            guard rest.count == 2, isValidID(rest[0]), let resolved = alias(String(rest[0])) else { return nil }
+            collection = resolved
         } else if path.hasPrefix(collectionPrefix) {
-            let rest = path.dropFirst(collectionPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            rest = path.dropFirst(collectionPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
             guard rest.count == 2, isValidID(rest[0]) else { return nil }
             collection = Self.collection(id: String(rest[0]))
-            hex = rest[1]
         } else {
             return nil
         }
+        let hex = rest[1]
         guard hex.count == (collection == sessionCollection ? 32 : 64) else { return nil }
         var bytes: [UInt8] = []
         var index = hex.startIndex
@@ -96,16 +98,21 @@ enum SecretPaths {
         return (collection, Data(bytes))
     }
 
-    /// The canonical path of the collection `path` names (itself, or `login` for the `default` alias), when
-    /// it has a collection's form (whether that collection exists is the server's to say).
-    static func collection(of path: String) -> String? {
-        if path == defaultAlias { return collection }
+    /// The canonical path of the collection `path` names — itself, or for `…/aliases/<name>` the collection
+    /// `alias` resolves the name to — when it has a collection's form (whether that collection exists is
+    /// the server's to say).
+    static func collection(of path: String, alias: (String) -> String? = alias) -> String? {
+        if path.hasPrefix(aliasPrefix) {
+            let name = path.dropFirst(aliasPrefix.count)
+            return isValidID(name) ? alias(String(name)) : nil
+        }
         guard path.hasPrefix(collectionPrefix) else { return nil }
         let id = path.dropFirst(collectionPrefix.count)
         return isValidID(id) ? path : nil
     }
 
-    /// The collection a fixed alias names, or nil.
+    /// The collection an alias names before any is moved: `default` and `login` the keychain's own, `session`
+    /// the session collection (the server resolves `default` and other aliases through its registry).
     static func alias(_ name: String) -> String? {
         switch name {
         case "default", "login": collection
