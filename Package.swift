@@ -68,7 +68,7 @@ let package = Package(
         // The Secret Service provider (org.freedesktop.secrets) that latchkeyd runs with --secret-service.
         // End-to-end-encrypted sync through PostgreSQL: the only importer of libpq (CPostgres).
         .target(name: "LatchkeySync", dependencies: ["CPostgres", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPOSIX"]),
-        .target(name: "LatchkeySecretService", dependencies: ["LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto"]),
+        .target(name: "LatchkeySecretService", dependencies: ["LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync"]),
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
 

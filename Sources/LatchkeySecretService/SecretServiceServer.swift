@@ -35,7 +35,8 @@ final class SecretServiceServer {
     /// The collections as the sender of `message` sees them, by path: another user's program is refused;
     /// under isolation the program acts as itself, asked anew at every call (a process may run another
     /// program since).
-    private func collections(for message: BusMessage) throws -> [String: any SecretCollection] {
+    /// Who the sender of `message` acts as; programs of another user are refused.
+    private func caller(for message: BusMessage) throws -> CallerIdentity {
         let (uid, pid): (UInt32, Int32)
         if let known = peers[message.sender] {
             (uid, pid) = known
@@ -47,11 +48,15 @@ final class SecretServiceServer {
             configuration.log("refused a Secret Service call from pid \(pid): uid \(uid) is not the agent's user")
             throw SecretServiceError.accessDenied("programs of another user (uid \(uid)) are refused")
         }
-        let caller: CallerIdentity
         switch configuration.policy {
-        case .shared: caller = SecretStore.shared
-        case .isolated: caller = try configuration.identify(pid, uid).get()
+        case .shared: return SecretStore.shared
+        case .isolated: return try configuration.identify(pid, uid).get()
         }
+    }
+
+    /// Every collection, as the sender of `message` sees them.
+    private func collections(for message: BusMessage) throws -> [String: any SecretCollection] {
+        let caller = try caller(for: message)
         var collections: [String: any SecretCollection] = [
             SecretPaths.collection: SecretStore(database: configuration.database, caller: caller),
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
@@ -61,6 +66,18 @@ final class SecretServiceServer {
                                                                            collectionID: entry.id, label: entry.label)
         }
         return collections
+    }
+
+    /// The collection at `path` as the sender of `message` sees it, or `NoSuchObject`: the list of made
+    /// collections is read only for one of them (a call on a login or session item reads none).
+    private func collection(at path: String, for message: BusMessage) throws -> any SecretCollection {
+        let caller = try caller(for: message)
+        if path == SecretPaths.collection { return SecretStore(database: configuration.database, caller: caller) }
+        if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
+        guard let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == path }) else {
+            throw SecretServiceError.noSuchObject("no collection \(path)")
+        }
+        return SecretStore(database: configuration.database, caller: caller, collectionID: entry.id, label: entry.label)
     }
 
     /// The collections' paths in the order they are listed: login, session, then the others by id.
@@ -149,9 +166,9 @@ final class SecretServiceServer {
         switch (target, interface, member) {
         case (.service, "org.freedesktop.Secret.Service", _): return try service(message, member)
         case (.collection(let path), "org.freedesktop.Secret.Collection", _):
-            return try collection(message, member, try existing(path, in: try collections(for: message)))
+            return try collection(message, member, try collection(at: path, for: message))
         case (.item(let collection, let reference), "org.freedesktop.Secret.Item", _):
-            return try item(message, member, try existing(collection, in: try collections(for: message)), reference)
+            return try item(message, member, try self.collection(at: collection, for: message), reference)
         case (.session(let path), "org.freedesktop.Secret.Session", "Close"):
             guard sessions.close(path, caller: message.sender) else { throw SecretServiceError.noSession("no such session of yours") }
             return try bus.reply(to: message)
@@ -348,7 +365,7 @@ final class SecretServiceServer {
     // MARK: Item
 
     private func item(_ message: BusMessage, _ member: String, _ store: any SecretCollection, _ reference: Data) throws -> BusMessage? {
-        let path = SecretPaths.item(reference, in: store.path)
+        var path: String { SecretPaths.item(reference, in: store.path) }  // For signals only: GetSecret needs none.
         switch member {
         case "GetSecret":
             let session = try session(try message.readString("o"), caller: message.sender)
@@ -463,7 +480,11 @@ final class SecretServiceServer {
     // MARK: Properties
 
     private func properties(_ message: BusMessage, _ target: Target) throws -> BusMessage? {
-        let collections = try collections(for: message)
+        let collections: [String: any SecretCollection]
+        switch target {
+        case .collection(let path), .item(let path, _): collections = [path: try collection(at: path, for: message)]
+        default: collections = try self.collections(for: message)
+        }
         switch message.member {
         case "Get":
             let interface = try message.readString(), name = try message.readString()

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyPKI
+import LatchkeyPOSIX
 
 /// The sessions clients open (`OpenSession`): `plain`, or the DH transport. A session belongs to the bus
 /// connection that opened it and dies with it (`Close`, or the peer leaving the bus).
@@ -65,7 +66,7 @@ enum SecretPaths {
 
     /// An item's path: its reference in hex, under its collection.
     static func item(_ reference: Data, in collection: String) -> String {
-        collection + "/" + reference.map { String(format: "%02x", $0) }.joined()
+        collection + "/" + Hex.encode(reference)
     }
 
     /// The collection (canonical path) and reference an item path names, or nil; an item under an alias
@@ -86,15 +87,7 @@ enum SecretPaths {
             return nil
         }
         let hex = rest[1]
-        guard hex.count == (collection == sessionCollection ? 32 : 64) else { return nil }
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
+        guard hex.count == (collection == sessionCollection ? 32 : 64), let bytes = Hex.decode(String(hex)) else { return nil }
         return (collection, Data(bytes))
     }
 

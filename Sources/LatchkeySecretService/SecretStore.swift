@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyEngine
+import LatchkeyPOSIX
 
 /// The Secret Service's items as Latchkey items — the mapping, in one place:
 ///
@@ -114,7 +115,7 @@ struct SecretStore {
             }
         }
         var fields = matching(attributes)
-        fields[.account] = .string(SecureRandom.bytes(16).map { String(format: "%02x", $0) }.joined())
+        fields[.account] = .string(Hex.encode(SecureRandom.bytes(16)))
         fields[.label] = .string(label)
         fields[.itemDescription] = .string(contentType)
         guard let added = try database.add(NewItem(.genericPassword, attributes: fields, data: secret), caller: caller,

@@ -39,6 +39,35 @@ import Testing
         #expect(text.contains("SEARCH items USING INTEGER PRIMARY KEY (rowid=?)"), "\(text)")
     }
 
+    @Test func aReferenceWithAttributesLooksUpOnlyItsOwnIndexEntries() throws {
+        let reference = Data("lkp1genp".utf8) + Data([0, 0, 0, 0, 0, 0, 0, 7]) + Data(count: 16)
+        let text = try plan(ItemQuery(.genericPassword, matching: [.service: .string("mail")], persistentReference: reference))
+        #expect(text.contains("SEARCH items USING INTEGER PRIMARY KEY (rowid=?)"), "\(text)")
+        #expect(text.contains("SEARCH item_index USING PRIMARY KEY (digest=? AND item=?)"), "\(text)")
+        #expect(!text.contains("LIST SUBQUERY"), "not every item of the service: \(text)")
+    }
+
+    @Test func aReferenceAndAnAttributeMustBothMatch() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let added = try #require(try keychain.add(NewItem(.genericPassword, attributes: [.service: .string("mail"), .account: .string("a")],
+                                                          data: Data("x".utf8)), caller: Fixture.app, returning: .persistentReference))
+        for other in 0..<20 {
+            try keychain.add(NewItem(.genericPassword, attributes: [.service: .string("mail"), .account: .string("o\(other)")], data: Data()),
+                             caller: Fixture.app)
+        }
+        let found = try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail")],
+                                                        persistentReference: added.persistentReference, returning: .data), caller: Fixture.app)
+        #expect(found.map(\.data) == [Data("x".utf8)])
+        #expect(status {
+            _ = try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("news")],
+                                                    persistentReference: added.persistentReference), caller: Fixture.app)
+        } == .itemNotFound)
+        #expect(status {
+            _ = try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("o3")],
+                                                    persistentReference: added.persistentReference), caller: Fixture.app)
+        } == .itemNotFound)
+    }
+
     @Test func aClassListingUsesTheGroupIndex() throws {
         let text = try plan(ItemQuery(.genericPassword, limit: .all))
         #expect(text.contains("SEARCH items USING INDEX items_by_group"), "\(text)")

@@ -1,6 +1,7 @@
 import Foundation
 import Latchkey
 import LatchkeyDBus
+import LatchkeyPOSIX
 
 /// `latchkey import --from-secret-service [BUS-NAME]`: copies every item another Secret Service provider
 /// (GNOME Keyring, KeePassXC, KWallet; `org.freedesktop.secrets` unless named) holds on the session bus into
@@ -161,6 +162,6 @@ enum SecretServiceImport {
 enum RandomText {
     static func hex(_ bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        return Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }

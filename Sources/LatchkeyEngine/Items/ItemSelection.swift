@@ -129,7 +129,13 @@ struct ItemSelection {
             if accessibility { sql += " AND pdmn = ?" }
             if reference { sql += " AND row_id = ? AND id = ?" }
             if primaryKey { sql += " AND pk = ?" }
-            for _ in 0..<filters { sql += " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)" }
+            // An index filter lists the items having a digest; when a reference or a primary key already pins
+            // the row, each filter is a point lookup of that row's entry instead (listing would read every
+            // item sharing the value — every Secret Service item shares its service — for one row).
+            let filter = reference || primaryKey
+                ? " AND EXISTS (SELECT 1 FROM item_index WHERE digest = ? AND item = items.row_id)"
+                : " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
+            for _ in 0..<filters { sql += filter }
             return sql
         }
     }
