@@ -13,6 +13,9 @@ protocol SecretCollection {
     var isLocked: Bool { get }
     func search(_ attributes: [String: String]) throws(KeychainError) -> (unlocked: [Data], locked: [Data])
     func item(_ reference: Data) throws(KeychainError) -> SecretStore.Item
+    /// Whether the item is sealed now, without reading it: `errSecItemNotFound` when it is not one of the
+    /// caller's in this collection.
+    func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool
     func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String)
     func create(label: String, attributes: [String: String], secret: Data, contentType: String, replace: Bool) throws(KeychainError) -> Data
     func setLabel(_ reference: Data, _ label: String) throws(KeychainError)
@@ -71,6 +74,11 @@ struct SessionCollection: SecretCollection {
     var path: String { SecretPaths.sessionCollection }
     var label: String { "Session" }
     var isLocked: Bool { false }
+
+    func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {
+        _ = try stored(reference)
+        return false
+    }
 
     private func visible(_ stored: SessionItems.Stored) -> Bool {
         caller.hasWildcard || caller.accessGroups.contains(stored.group)

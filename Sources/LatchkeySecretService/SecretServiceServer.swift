@@ -56,7 +56,11 @@ final class SecretServiceServer {
 
     /// Every collection, as the sender of `message` sees them.
     private func collections(for message: BusMessage) throws -> [String: any SecretCollection] {
-        let caller = try caller(for: message)
+        collections(caller: try caller(for: message))
+    }
+
+    /// Every collection, as `caller` sees them.
+    private func collections(caller: CallerIdentity) -> [String: any SecretCollection] {
         var collections: [String: any SecretCollection] = [
             SecretPaths.collection: SecretStore(database: configuration.database, caller: caller),
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
@@ -71,7 +75,11 @@ final class SecretServiceServer {
     /// The collection at `path` as the sender of `message` sees it, or `NoSuchObject`: the list of made
     /// collections is read only for one of them (a call on a login or session item reads none).
     private func collection(at path: String, for message: BusMessage) throws -> any SecretCollection {
-        let caller = try caller(for: message)
+        try collection(at: path, caller: try caller(for: message))
+    }
+
+    /// The collection at `path` as `caller` sees it, or `NoSuchObject`.
+    private func collection(at path: String, caller: CallerIdentity) throws -> any SecretCollection {
         if path == SecretPaths.collection { return SecretStore(database: configuration.database, caller: caller) }
         if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
         guard let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == path }) else {
@@ -177,17 +185,13 @@ final class SecretServiceServer {
         }
     }
 
-    /// The collection at `path`, or `NoSuchObject`.
-    private func existing(_ path: String, in collections: [String: any SecretCollection]) throws -> any SecretCollection {
-        guard let collection = collections[path] else { throw SecretServiceError.noSuchObject("no collection \(path)") }
-        return collection
-    }
-
     // MARK: Service
 
     private func service(_ message: BusMessage, _ member: String) throws -> BusMessage? {
-        let collections = try collections(for: message)
-        let store = try existing(SecretPaths.collection, in: collections)
+        let caller = try caller(for: message)
+        let store = try collection(at: SecretPaths.collection, caller: caller)
+        // Every collection, read from the registry only by the methods that need them all.
+        var collections: [String: any SecretCollection] { self.collections(caller: caller) }
         switch member {
         case "OpenSession":
             let algorithm = try message.readString()
@@ -216,8 +220,9 @@ final class SecretServiceServer {
         case "SearchItems":
             let attributes = try readAttributes(message)
             var unlocked: [String] = [], locked: [String] = []
-            for path in Self.order(collections) {
-                guard let collection = collections[path] else { continue }
+            let all = collections
+            for path in Self.order(all) {
+                guard let collection = all[path] else { continue }
                 let found = try collection.search(attributes)
                 unlocked += found.unlocked.map { SecretPaths.item($0, in: path) }
                 locked += found.locked.map { SecretPaths.item($0, in: path) }
@@ -231,9 +236,20 @@ final class SecretServiceServer {
             let session = try session(try message.readString("o"), caller: message.sender)
             let reply = try bus.reply(to: message)
             try reply.open("a", "{o(oayays)}")
+            var holders: [String: any SecretCollection] = [:]
             for path in items {
-                guard let (collection, reference) = SecretPaths.parseItem(path, alias: resolveAlias), let holder = collections[collection]
-                else { continue }
+                guard let (collection, reference) = SecretPaths.parseItem(path, alias: resolveAlias) else { continue }
+                let holder: any SecretCollection
+                if let known = holders[collection] {
+                    holder = known
+                } else {
+                    do {
+                        holder = try self.collection(at: collection, caller: caller)
+                    } catch {
+                        continue  // No such collection: nothing to give for that path.
+                    }
+                    holders[collection] = holder
+                }
                 let secret: (value: Data, contentType: String)
                 do {
                     secret = try holder.secret(reference)
@@ -591,10 +607,7 @@ final class SecretServiceServer {
             ]
         case (.item(let collection, let reference), "org.freedesktop.Secret.Item"):
             guard let store = collections[collection] else { return [] }
-            let item: SecretStore.Item
-            do {
-                item = try store.item(reference)
-            } catch KeychainError.interactionNotAllowed {
+            if try store.isItemLocked(reference) {
                 // Sealed while locked: the item says so, and shows its other properties after an unlock.
                 return [
                     Property(name: "Locked", signature: "b") { try $0.append(true) },
@@ -604,12 +617,24 @@ final class SecretServiceServer {
                     Property(name: "Modified", signature: "t") { try $0.append(UInt64(0)) },
                 ]
             }
+            // Read once, and only for the properties that need it (a Get of Locked, which clients make before
+            // every secret, reads the index alone).
+            final class Loaded {
+                var item: SecretStore.Item?
+            }
+            let loaded = Loaded()
+            func item() throws -> SecretStore.Item {
+                if let item = loaded.item { return item }
+                let item = try store.item(reference)
+                loaded.item = item
+                return item
+            }
             return [
                 Property(name: "Locked", signature: "b") { try $0.append(false) },
-                Property(name: "Attributes", signature: "a{ss}") { try self.appendAttributes(item.attributes, to: $0) },
-                Property(name: "Label", signature: "s") { try $0.append(item.label) },
-                Property(name: "Created", signature: "t") { try $0.append(UInt64(max(0, item.created.timeIntervalSince1970))) },
-                Property(name: "Modified", signature: "t") { try $0.append(UInt64(max(0, item.modified.timeIntervalSince1970))) },
+                Property(name: "Attributes", signature: "a{ss}") { try self.appendAttributes(try item().attributes, to: $0) },
+                Property(name: "Label", signature: "s") { try $0.append(try item().label) },
+                Property(name: "Created", signature: "t") { try $0.append(UInt64(max(0, try item().created.timeIntervalSince1970))) },
+                Property(name: "Modified", signature: "t") { try $0.append(UInt64(max(0, try item().modified.timeIntervalSince1970))) },
             ]
         default:
             return []

@@ -61,6 +61,14 @@ struct SecretStore {
         return (found.filter(\.available).map(\.reference), found.filter { !$0.available }.map(\.reference))
     }
 
+    /// Whether the item is sealed now, from the index alone (its class key gone): no decryption, for the
+    /// `Locked` property clients read before every secret.
+    func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {
+        let query = ItemQuery(.genericPassword, matching: [.service: .string(itemService)], persistentReference: reference, limit: .all)
+        guard let found = try database.locate(query, caller: caller).first else { throw KeychainError(.itemNotFound) }
+        return !found.available
+    }
+
     /// Whether the keychain is locked (its `…WhenUnlocked` class keys are gone).
     var isLocked: Bool { database.lockState != .unlocked }
 
