@@ -26,6 +26,18 @@ import Glibc
         return try key.externalRepresentation().copiedData().suffix(32)
     }
 
+    /// A started, unlocked agent that serves this test process (registered as "held"), and the service
+    /// through it.
+    static func servedAgent() throws -> (AgentSandbox, AgentKeychainService) {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        try sandbox.register(me, appID: "held", groups: ["held"])
+        let client = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
+        return (sandbox, AgentKeychainService(client: client))
+    }
+
     /// Which of `needles` occur in the writable memory of process `pid` (read through /proc/<pid>/mem).
     static func memory(of pid: pid_t, contains needles: [Data]) throws -> [Bool] {
         let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
@@ -137,14 +149,7 @@ import Glibc
     }
 
     @Test func everyOperationThroughTheAgentAndALockedAgentRefuses() throws {
-        let sandbox = try AgentSandbox()
-        try sandbox.start()
-        try sandbox.unlock()
-        // This test process is the program the agent serves.
-        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        try sandbox.register(me, appID: "held", groups: ["held"])
-        let client = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
-        let agent = AgentKeychainService(client: client)
+        let (sandbox, agent) = try Self.servedAgent()
 
         let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("held")]),
                                                         returning: [.attributes, .data]))
@@ -182,13 +187,7 @@ import Glibc
     }
 
     @Test func anIdentityOfAHeldKeyIsFoundThroughTheAgentInOneRequest() throws {
-        let sandbox = try AgentSandbox()
-        try sandbox.start()
-        try sandbox.unlock()
-        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        try sandbox.register(me, appID: "held", groups: ["held"])
-        let client = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
-        let agent = AgentKeychainService(client: client)
+        let (sandbox, agent) = try Self.servedAgent()
         let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256), returning: [.attributes, .data]))
         let der = try CertificateIssuer.issue(publicKeyPoint: try #require(made.data), commonName: "client.example.com")
         _ = try agent.add(NewItem(.certificate, attributes: [.label: .string("client")], data: der), returning: [])

@@ -480,7 +480,8 @@ import Glibc
         #expect(!(try desktop.sandbox.cli("dump-keychain").stdout.contains("work_passwords")))
     }
 
-    static let aliases = """
+    /// The start of the scripts that call the bus raw: `error(call)` gives a call's D-Bus error name.
+    static let callsWithErrors = """
         import sys, dbus
         bus = dbus.SessionBus()
         def error(call):
@@ -489,6 +490,10 @@ import Glibc
                 return "no error"
             except dbus.exceptions.DBusException as failure:
                 return failure.get_dbus_name()
+
+        """
+
+    static let aliases = callsWithErrors + """
         service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
         label = lambda path: dbus.Interface(bus.get_object("org.freedesktop.secrets", path), "org.freedesktop.DBus.Properties").Get("org.freedesktop.Secret.Collection", "Label")
         work = "/org/freedesktop/secrets/collection/work"
@@ -554,15 +559,7 @@ import Glibc
         #expect(try desktop.secretTool("lookup", "app", "ci").stdout == "t0ken", "moving the alias moves no item")
     }
 
-    static let badInput = """
-        import sys, dbus
-        bus = dbus.SessionBus()
-        def error(call):
-            try:
-                call()
-                return "no error"
-            except dbus.exceptions.DBusException as failure:
-                return failure.get_dbus_name()
+    static let badInput = callsWithErrors + """
         secrets = bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets")
         service = dbus.Interface(secrets, "org.freedesktop.Secret.Service")
         raw = lambda member, signature, arguments: bus.call_blocking("org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", member, signature, arguments)
