@@ -108,37 +108,57 @@ def latchkey_secret_service(sandbox, args):
         time.sleep(0.01)
     run([f"{bin}/latchkey", "unlock-keychain"], with_passphrase)
 
-def peer_secret_tool(size, samples, results, notes, provider="GNOME Keyring", args=None):
-    """secret-tool and the in-process clients against one provider: GNOME Keyring, or Latchkey's."""
-    sandbox = Sandbox("secret-tool")
-    suffix = "" if provider == "GNOME Keyring" else f" ({provider})"
+def merge(into, measured):
+    """Appends each workload's samples of `measured` to those already in `into`."""
+    for workload, values in measured.items():
+        into.setdefault(workload, []).extend(values)
+
+def peer_secret_service(size, samples, results, notes, args=None):
+    """secret-tool and the in-process clients against GNOME Keyring and, given args.latchkey_bin, Latchkey's
+    Secret Service: both started and filled first, then measured in alternating rounds (the order flipped
+    each round), so a slow spell of the machine falls on both providers alike."""
+    providers = [("GNOME Keyring", "")] + ([("Latchkey", " (Latchkey)")] if args and args.latchkey_bin else [])
+    sandboxes, live = {}, []
     try:
-        if provider == "GNOME Keyring":
-            secret_service(sandbox)
-        else:
-            latchkey_secret_service(sandbox, args)
-        env = sandbox.env
-        start = time.perf_counter_ns()
-        # Fill through the Secret Service from one process (secret-tool would take one process per item).
-        filler = subprocess.Popen([sys.executable, "-c", FILL_SECRET_SERVICE, str(size)], env=env)
-        if filler.wait() != 0:
-            raise RuntimeError("filling GNOME Keyring failed")
-        notes[f"secret-tool{suffix} fill seconds"] = ns(start) / 1e9
-        r = {}
-        r["find"] = measure_cli(samples, size, lambda i: run(["secret-tool", "lookup", "service", item(i)[0], "account", item(i)[1]], env))
-        r.update(measure_add_delete(size, samples,
-            lambda s, a, t: run(["secret-tool", "store", "--label", s, "service", s, "account", a], env, input=t.encode()),
-            lambda s, a: run(["secret-tool", "clear", "service", s, "account", a], env)))
-        results["secret-tool" + suffix] = r
-        # In-process through Python keyring's Secret Service backend, same daemon.
-        results["keyring (Secret Service)" + suffix] = in_process(env, "keyring.backends.SecretService.Keyring", size, samples, prefilled=True)
-        # The provider's own round trips from one process: GetSecret of a found item, CreateItem.
-        out = subprocess.run([sys.executable, "-c", ROUND_TRIPS, str(size), str(samples)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        if out.returncode != 0:
-            raise RuntimeError(f"round trips: {out.stderr.decode()[-300:]}")
-        results["Secret Service round trips (" + provider + ")"] = json.loads(out.stdout)
+        for provider, suffix in providers:
+            sandbox = Sandbox("secret-service")
+            sandboxes[provider] = sandbox
+            try:
+                if provider == "GNOME Keyring":
+                    secret_service(sandbox)
+                else:
+                    latchkey_secret_service(sandbox, args)
+                start = time.perf_counter_ns()
+                # Fill through the Secret Service from one process (secret-tool would take one process per item).
+                filler = subprocess.Popen([sys.executable, "-c", FILL_SECRET_SERVICE, str(size)], env=sandbox.env)
+                if filler.wait() != 0:
+                    raise RuntimeError(f"filling {provider} failed")
+                notes[f"secret-tool{suffix} fill seconds"] = ns(start) / 1e9
+                live.append((provider, suffix))
+            except Exception as error:  # One provider failing leaves the other measured.
+                notes[f"Secret Service ({provider}) failed"] = str(error)[-300:]
+        rounds = 5
+        per_round = max(2, samples // rounds)
+        for round_index in range(rounds):
+            for provider, suffix in (live if round_index % 2 == 0 else list(reversed(live))):
+                env = sandboxes[provider].env
+                measured = {"find": measure_cli(per_round, size, lambda i: run(["secret-tool", "lookup", "service", item(i)[0], "account", item(i)[1]], env))}
+                measured.update(measure_add_delete(size, per_round,
+                    lambda s, a, t: run(["secret-tool", "store", "--label", s, "service", s, "account", a], env, input=t.encode()),
+                    lambda s, a: run(["secret-tool", "clear", "service", s, "account", a], env)))
+                merge(results.setdefault("secret-tool" + suffix, {}), measured)
+                # In-process through Python keyring's Secret Service backend, same daemon.
+                merge(results.setdefault("keyring (Secret Service)" + suffix, {}),
+                      in_process(env, "keyring.backends.SecretService.Keyring", size, per_round, prefilled=True))
+                # The provider's own round trips from one process: GetSecret of a found item, CreateItem.
+                out = subprocess.run([sys.executable, "-c", ROUND_TRIPS, str(size), str(per_round)], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                if out.returncode != 0:
+                    raise RuntimeError(f"round trips ({provider}): {out.stderr.decode()[-300:]}")
+                merge(results.setdefault("Secret Service round trips (" + provider + ")", {}), json.loads(out.stdout))
     finally:
-        sandbox.close()
+        for sandbox in sandboxes.values():
+            sandbox.close()
 
 FILL_SECRET_SERVICE = r"""
 import sys, secretstorage
@@ -372,12 +392,11 @@ def main():
     random.seed(7)
     results, notes = {}, {}
     peers = [lambda *a: process_start(args.size, args.samples, results, notes), lambda *a: peer_latchkey(args, results, notes)]
-    for peer in (peer_secret_tool, peer_pass, peer_keepassxc, peer_keyring_files):
+    peers.append(lambda *a: peer_secret_service(args.size, args.samples, results, notes, args=args))
+    for peer in (peer_pass, peer_keepassxc, peer_keyring_files):
         peers.append(lambda *a, peer=peer: peer(args.size, args.samples, results, notes))
-    names = ["process start", "latchkey", "secret-tool", "pass", "keepassxc-cli", "keyring files"]
-    if args.latchkey_bin:
-        peers.append(lambda *a: peer_secret_tool(args.size, args.samples, results, notes, provider="Latchkey", args=args))
-        names.append("Latchkey's Secret Service")
+    names = ["process start", "latchkey", "the Secret Service (GNOME Keyring" + (" and Latchkey, alternating)" if args.latchkey_bin else ")"),
+             "pass", "keepassxc-cli", "keyring files"]
     for name, peer in zip(names, peers):
         print(f"latchkey-bench: peers: {name}...", file=sys.stderr, flush=True)
         try:

@@ -159,7 +159,8 @@ enum Report {
         let floor = ("Peer.Ping: the client and the bus, no provider work", "Secret Service round trips (GNOME Keyring)",
                      "Secret Service round trips (Latchkey)", "Ping")
         var lines = ["", "#### The Secret Service: Latchkey beside GNOME Keyring", "",
-                     "The same clients (secret-tool, Python keyring, secretstorage) against each provider on a private D-Bus session.", "",
+                     "The same clients (secret-tool, Python keyring, secretstorage) against each provider on a private D-Bus session of its own, "
+                        + "both running at once and measured in five alternating rounds.", "",
                      "| operation | GNOME Keyring median | Latchkey median | Latchkey ÷ GNOME Keyring |", "|---|---:|---:|---:|"]
         var ratios: [String: Double] = [:]
         for (name, gnome, latchkey, workload) in rows {
