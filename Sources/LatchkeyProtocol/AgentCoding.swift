@@ -200,6 +200,7 @@ extension ByteWriter {
         appendField(request.type.rawValue)
         append(UInt32(clamping: request.bits))
         appendField(AttributeBlob.encode(request.attributes))
+        append(request.isPermanent ? 1 as UInt8 : 0)
     }
 
     package mutating func append(_ use: KeyUse) {
@@ -407,7 +408,8 @@ extension ByteReader {
     package mutating func readHeldKeyRequest() throws(AgentProtocolError) -> HeldKeyRequest {
         guard let type = KeyType(rawValue: try AgentCoding.text(&self)) else { throw .malformed("unknown key type") }
         let bits = Int(try AgentCoding.read(&self) { try $0.readUInt32() })
-        return HeldKeyRequest(type: type, bits: bits, attributes: try attributes())
+        let attributes = try attributes()
+        return HeldKeyRequest(type: type, bits: bits, attributes: attributes, isPermanent: try flag())
     }
 
     package mutating func readKeyUse() throws(AgentProtocolError) -> KeyUse {

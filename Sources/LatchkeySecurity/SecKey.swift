@@ -125,8 +125,10 @@ private func integer(_ value: Any?) -> Int? {
 ///
 /// With `kSecAttrTokenID` (`kSecAttrTokenIDSecureEnclave`) or a private `kSecAttrIsExtractable` false, the
 /// private key is made and kept where the keychain runs — inside `latchkeyd` when the agent serves it — and
-/// never leaves it: the key returned signs, decrypts and derives there. Such a key must be permanent, and
-/// its accessibility `…ThisDeviceOnly` (the default: `kSecAttrAccessibleWhenUnlockedThisDeviceOnly`).
+/// never leaves it: the key returned signs, decrypts and derives there. Its accessibility is `…ThisDeviceOnly`
+/// (the default: `kSecAttrAccessibleWhenUnlockedThisDeviceOnly`). Without `kSecAttrIsPermanent` it is
+/// ephemeral, as a Secure Enclave key can be: kept in memory where it was made, for this program, until the
+/// keychain locks or that process ends — never stored, and gone for good then.
 public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
     let given = entries(parameters)
     guard let type = keyType(given[kSecAttrKeyType as String]) else {
@@ -151,11 +153,8 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
         || DictionaryValue.boolean(privateAttributes[kSecAttrIsExtractable as String] ?? true) == false
     let key: SecKey
     if held {
-        guard isPermanent(privateAttributes) else {
-            return failing(error, errSecUnimplemented, "a key the keychain holds is stored when it is made: set kSecAttrIsPermanent (ephemeral held keys are not supported)")
-        }
         var attributes = privateAttributes
-        attributes[kSecAttrIsPermanent as String] = nil
+        attributes[kSecAttrIsPermanent as String] = isPermanent(privateAttributes)  // Stored, or ephemeral.
         do {
             key = SecKey(held: try SecItemConfiguration.backend().createHeldKey(type, bits: bits, attributes: attributes))
         } catch let failure {

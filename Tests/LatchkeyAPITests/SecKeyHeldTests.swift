@@ -114,8 +114,6 @@ extension GlobalSecItemTests {
         }
 
         @Test func wrongRequestsAreRefusedWithApplesStatuses() throws {
-            // Not permanent: Latchkey holds only stored keys.
-            #expect(enclaveKey([kSecAttrIsPermanent as String: false]).1 == Int(errSecUnimplemented))
             // An accessibility that lets the key leave this device.
             #expect(enclaveKey([kSecAttrAccessible as String: kSecAttrAccessibleWhenUnlocked]).1 == Int(errSecParam))
             // A token Latchkey does not have.
@@ -126,6 +124,39 @@ extension GlobalSecItemTests {
             var found: CFTypeRef?
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecMatchLimit as String: kSecMatchLimitAll] as CFDictionary, &found)
                 == errSecItemNotFound)
+        }
+
+        @Test func anEphemeralEnclaveKeyIsHeldUsedAndNeverStored() throws {
+            // No kSecAttrIsPermanent (Apple's default, false): an ephemeral Secure Enclave key.
+            var error: Unmanaged<CFError>?
+            let key = try #require(SecKeyCreateRandomKey([
+                kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits as String: 256,
+                kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+            ] as CFDictionary, &error))
+            #expect(error == nil)
+            #expect(key.asymmetricKey == nil)
+            #expect(key.description == "<SecKey EC private key, 256 bits, held by com.apple.setoken>")
+            let message = Data("session".utf8) as CFData
+            let signature = try #require(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error))
+            #expect(SecKeyVerifySignature(try #require(SecKeyCopyPublicKey(key)), .ecdsaSignatureMessageX962SHA256, message, signature, &error))
+            // ECDH with a peer, as ephemeral enclave keys are used.
+            let peer = try #require(SecKeyCreateRandomKey([kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                                                           kSecAttrKeySizeInBits as String: 256] as CFDictionary, &error))
+            let peerPublic = try #require(SecKeyCopyPublicKey(peer)), keyPublic = try #require(SecKeyCopyPublicKey(key))
+            let shared = try #require(SecKeyCopyKeyExchangeResult(key, .ecdhKeyExchangeStandard, peerPublic, [:] as CFDictionary, &error) as Data?)
+            #expect(shared == SecKeyCopyKeyExchangeResult(peer, .ecdhKeyExchangeStandard, keyPublic, [:] as CFDictionary, &error) as Data?)
+            #expect(SecKeyCopyExternalRepresentation(key, &error) == nil)
+            #expect(status(error) == Int(errSecUnimplemented))
+            // Nothing stored.
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecMatchLimit as String: kSecMatchLimitAll] as CFDictionary, nil)
+                == errSecItemNotFound)
+            // Locking destroys it: refused while locked, gone after.
+            memory.lock()
+            #expect(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error) == nil)
+            #expect(status(error) == Int(errSecInteractionNotAllowed))
+            memory.unlock()
+            #expect(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error) == nil)
+            #expect(status(error) == Int(errSecItemNotFound))
         }
     }
 }

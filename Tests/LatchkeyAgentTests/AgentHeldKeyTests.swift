@@ -218,4 +218,24 @@ import Glibc
         try agent.lock()
         #expect(status { _ = try agent.copyIdentities(certificates: certificates, keys: keys, limit: nil) } == .interactionNotAllowed)
     }
+
+    @Test func anEphemeralKeyLivesInTheAgentUntilItLocks() throws {
+        let (sandbox, agent) = try Self.servedAgent()
+        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                                                        returning: [.attributes, .data]))
+        let held = try HeldKey(result: made, service: agent)
+        let signature = try held.sign(Self.ecdsa, Data("m".utf8))
+        try held.publicKey.verify(Self.ecdsa, Data("m".utf8), signature: signature)
+        // Not an item: nothing to find, in the agent or in the file.
+        #expect(status { _ = try agent.copyMatching(ItemQuery(.key, limit: .all)) } == .itemNotFound)
+        #expect((try Data(contentsOf: URL(fileURLWithPath: sandbox.keychainPath))).range(of: try #require(made.data)) == nil)
+        // A new connection of the same program still uses it; locking destroys it.
+        let again = AgentKeychainService(client: try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath,
+                                                                                      environment: sandbox.environment)))
+        _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8)))
+        try agent.lock()
+        #expect(status { _ = try held.sign(Self.ecdsa, Data("m".utf8)) } == .interactionNotAllowed)
+        try agent.unlock(with: Passphrase(AgentSandbox.passphrase))
+        #expect(status { _ = try held.sign(Self.ecdsa, Data("m".utf8)) } == .itemNotFound)
+    }
 }

@@ -32,6 +32,8 @@ import Glibc
         .copyIdentities(certificates: ItemQuery(.certificate, matching: [.label: .string("web")], limit: .all, returning: [.attributes, .data]),
                         keys: ItemQuery(.key, matching: [.type: .number(73)], returning: [.attributes, .persistentReference]), limit: nil),
         .copyIdentities(certificates: ItemQuery(.certificate, limit: .all, returning: .attributes), keys: ItemQuery(.key), limit: 3),
+        .createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("k")]), returning: [.data]),
+        .createHeldKey(HeldKeyRequest(type: .rsa, bits: 2048, isPermanent: false), returning: []),
     ]
 
     @Test(arguments: requests.indices)

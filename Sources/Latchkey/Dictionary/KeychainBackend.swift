@@ -85,8 +85,10 @@ public struct ServiceBackend: KeychainBackend {
     public func createHeldKey(_ type: KeyType, bits: Int, attributes: [String: Any]) throws(KeychainError) -> HeldKey {
         var dictionary = attributes
         dictionary[SecItemKey.class] = ItemClass.key.rawValue
+        // `kSecAttrIsPermanent` says whether the key is stored; it is no attribute of the item.
+        let permanent = dictionary.removeValue(forKey: SecItemKey.isPermanent).map { DictionaryValue.boolean($0) == true } ?? true
         let decoded = try DictionaryDecoding.decode(dictionary, for: .add)
-        let request = HeldKeyRequest(type: type, bits: bits, attributes: decoded.attributes)
+        let request = HeldKeyRequest(type: type, bits: bits, attributes: decoded.attributes, isPermanent: permanent)
         guard let made = try service.createHeldKey(request, returning: [.attributes, .data]) else {
             throw KeychainError(.internal, "the new key's item did not come back")
         }

@@ -10,6 +10,8 @@ package enum SecItemKey {
     package static let valueRef = "v_Ref"
     /// `kSecValuePersistentRef`.
     package static let valuePersistentRef = "v_PersistentRef"
+    /// `kSecAttrIsPermanent`: whether `SecKeyCreateRandomKey` stores a key (no attribute of the item).
+    package static let isPermanent = "perm"
     /// `kSecReturnData`.
     package static let returnData = "r_Data"
     /// `kSecReturnAttributes`.

@@ -68,3 +68,15 @@ enum HeldKeyData {
         return (header + 2, length)
     }
 }
+
+/// The handle of an ephemeral held key (`HeldKeyRequest.isPermanent` false): `"lke1"` and 28 random bytes —
+/// the length of a persistent reference, so it travels where one does, and never parsed as one.
+enum EphemeralKeyHandle {
+    private static let magic = Data("lke1".utf8)
+    static let length = 32
+
+    static func make() -> Data { magic + SecureRandom.bytes(length - magic.count) }
+
+    /// Whether `reference` is an ephemeral key's handle.
+    static func isHandle(_ reference: Data) -> Bool { reference.count == length && reference.prefix(4) == magic }
+}

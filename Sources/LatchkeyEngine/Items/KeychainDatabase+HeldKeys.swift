@@ -41,6 +41,16 @@ extension KeychainDatabase {
         }
         attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
         attributes[.tokenID] = .string(token)
+        guard request.isPermanent else {
+            // Kept in memory for this caller, never stored: made only while unlocked, as a stored one is.
+            guard vault.lockState == .unlocked else {
+                throw KeychainError.locked("an ephemeral key the keychain holds is made only while it is unlocked")
+            }
+            let handle = vault.holdEphemeral(key, owner: caller.applicationIdentifier)
+            guard !returning.isEmpty else { return nil }
+            attributes[.accessGroup] = nil
+            return ItemResult(itemClass: .key, attributes: attributes, data: key.publicKeyData, persistentReference: handle)
+        }
         var sealed = try HeldKeyData.seal(key)
         defer { sealed.resetBytes(in: 0..<sealed.count) }
         var item = NewItem(.key, attributes: attributes, data: sealed)
@@ -64,6 +74,13 @@ extension KeychainDatabase {
     public func useHeldKey(_ reference: Data, for use: KeyUse, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil)
         throws(KeychainError) -> Data
     {
+        if EphemeralKeyHandle.isHandle(reference) {
+            guard vault.lockState == .unlocked else { throw KeychainError.locked("the keychain is locked") }
+            guard let key = vault.ephemeralKey(reference, owner: caller.applicationIdentifier) else {
+                throw KeychainError(.itemNotFound, "no ephemeral key of this program by that handle (gone when the keychain locked)")
+            }
+            return try Self.perform(use, with: key)
+        }
         guard PersistentReference.parse(reference)?.itemClass == .key else {
             throw KeychainError.param("the reference does not name a key")
         }
@@ -78,6 +95,11 @@ extension KeychainDatabase {
         }
         let type = try HeldKeyData.type(stored)
         let key = try vault.heldKey(reference, stored: stored) { () throws(KeychainError) in try HeldKeyData.privateKey(stored, type: type) }
+        return try Self.perform(use, with: key)
+    }
+
+    /// Signs, decrypts or derives with a held key's private half.
+    private static func perform(_ use: KeyUse, with key: AsymmetricKey) throws(KeychainError) -> Data {
         do throws(KeyError) {
             switch use {
             case .sign(let algorithm, let data): return try key.sign(algorithm, data)
@@ -85,7 +107,7 @@ extension KeychainDatabase {
             case .keyExchange(let algorithm, let peerData, let parameters):
                 let peer: AsymmetricKey
                 do {
-                    peer = try AsymmetricKey(externalRepresentation: peerData, type: type, isPrivate: false)
+                    peer = try AsymmetricKey(externalRepresentation: peerData, type: key.type, isPrivate: false)
                 } catch {
                     throw KeyError(.param, "the peer's public key: \(error.reason)")
                 }
@@ -95,5 +117,4 @@ extension KeychainDatabase {
             throw KeychainError(error)
         }
     }
-
 }

@@ -27,7 +27,12 @@ final class KeyVault: Sendable {
         var heldKeys: [Data: LoadedHeldKey] = [:]
         /// Counts locks, so a key loaded before one is not remembered after it.
         var lockEpoch = 0
+        /// Ephemeral held keys (never stored), by handle, oldest first; emptied by every lock.
+        var ephemeralKeys: [(handle: Data, owner: String, key: AsymmetricKey)] = []
     }
+
+    /// How many ephemeral held keys are kept: past this, the oldest goes (its handle then names nothing).
+    static let ephemeralKeyLimit = 256
 
     /// A held key's private key as OpenSSL loaded it, with the keyed digest of the stored bytes it came from.
     private struct LoadedHeldKey: Sendable {
@@ -94,6 +99,22 @@ final class KeyVault: Sendable {
         return key
     }
 
+    /// Keeps an ephemeral held key for `owner` (an application identifier) and returns its handle: `"lke1"`
+    /// and 28 random bytes, the length of a persistent reference, unguessable.
+    func holdEphemeral(_ key: AsymmetricKey, owner: String) -> Data {
+        let handle = EphemeralKeyHandle.make()
+        state.withLock { state in
+            if state.ephemeralKeys.count >= Self.ephemeralKeyLimit { state.ephemeralKeys.removeFirst() }
+            state.ephemeralKeys.append((handle, owner, key))
+        }
+        return handle
+    }
+
+    /// The ephemeral held key `handle` names, if `owner` made it and it is still kept.
+    func ephemeralKey(_ handle: Data, owner: String) -> AsymmetricKey? {
+        state.withLock { state in state.ephemeralKeys.first { $0.handle == handle && $0.owner == owner }?.key }
+    }
+
     /// How many held keys are loaded now (for the tests of `heldKey`).
     var loadedHeldKeyCount: Int { state.withLock { $0.heldKeys.count } }
 
@@ -129,6 +150,7 @@ final class KeyVault: Sendable {
             }
             if state.lockState == .unlocked { state.lockState = .locked }
             state.heldKeys = [:]
+            state.ephemeralKeys = []
             state.lockEpoch += 1
         }
     }
@@ -140,6 +162,7 @@ final class KeyVault: Sendable {
             state.indexKey = nil
             state.lockState = .neverUnlocked
             state.heldKeys = [:]
+            state.ephemeralKeys = []
             state.lockEpoch += 1
         }
     }

@@ -28,17 +28,22 @@ public struct HeldKeyRequest: Sendable, Hashable, CustomStringConvertible {
     /// and `tkid`, `com.latchkey.agent` by default). The key's own attributes (`kcls`, `type`, `bsiz`,
     /// `klbl`, the usage flags) are derived.
     public var attributes: [AttributeKey: AttributeValue]
+    /// Whether the key is stored (`kSecAttrIsPermanent`). An ephemeral one (false) is kept in memory where
+    /// the keychain runs, for the program that made it, until the keychain locks or the process holding the
+    /// keychain ends (or 256 newer ones push it out); its reference is a handle, not an item's.
+    public var isPermanent: Bool
 
     /// A request.
-    public init(type: KeyType, bits: Int, attributes: [AttributeKey: AttributeValue] = [:]) {
+    public init(type: KeyType, bits: Int, attributes: [AttributeKey: AttributeValue] = [:], isPermanent: Bool = true) {
         self.type = type
         self.bits = bits
         self.attributes = attributes
+        self.isPermanent = isPermanent
     }
 
-    /// Type, size and attribute names; never values.
+    /// Type, size, permanence and attribute names; never values.
     public var description: String {
-        "HeldKeyRequest(\(type == .rsa ? "RSA" : "EC") \(bits) bits, attributes: \(attributes.keys.sorted()))"
+        "HeldKeyRequest(\(type == .rsa ? "RSA" : "EC") \(bits) bits\(isPermanent ? "" : ", ephemeral"), attributes: \(attributes.keys.sorted()))"
     }
 }
 

@@ -1,0 +1,74 @@
+import Foundation
+@testable import LatchkeyEngine
+import Latchkey
+import LatchkeyTestSupport
+import Testing
+
+/// Ephemeral held keys (`HeldKeyRequest.isPermanent` false, Apple's non-permanent token keys): made and kept
+/// in memory where the keychain runs, for the program that made them, never written to the file, and
+/// destroyed when the keychain locks.
+@Suite(.dedicatedThreads) struct EphemeralHeldKeyTests {
+    let directory = TemporaryDirectory()
+    static let ecdsa = KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256")
+
+    func make(_ keychain: KeychainDatabase, caller: CallerIdentity = Fixture.app) throws -> ItemResult {
+        try #require(try keychain.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("session")],
+                                                               isPermanent: false),
+                                                caller: caller, returning: [.attributes, .data]))
+    }
+
+    @Test func anEphemeralKeySignsForItsProgramAndIsNeverStored() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let made = try make(keychain)
+        #expect(made.persistentReference.count == 32 && made.persistentReference.prefix(4) == Data("lke1".utf8))
+        #expect(made.attributes[.tokenID] == .string(HeldKeyRequest.latchkeyTokenID))
+        #expect(made.attributes[.label] == .string("session"))
+        let publicKey = try AsymmetricKey(externalRepresentation: try #require(made.data), type: .ellipticCurve, isPrivate: false)
+        let signature = try keychain.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8)), caller: Fixture.app)
+        try publicKey.verify(Self.ecdsa, Data("m".utf8), signature: signature)
+        // No item, and another program cannot use it.
+        #expect(status { _ = try keychain.copyMatching(ItemQuery(.key, limit: .all), caller: Fixture.app) } == .itemNotFound)
+        #expect(status { _ = try keychain.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.other) }
+            == .itemNotFound)
+        // A made-up handle names nothing.
+        var forged = made.persistentReference
+        forged[31] ^= 1
+        #expect(status { _ = try keychain.useHeldKey(forged, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) } == .itemNotFound)
+        // Nothing of it in the keychain's files.
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.file(name)))
+            #expect(bytes.range(of: publicKey.publicKeyData) == nil, "\(name)")
+        }
+    }
+
+    @Test func lockingDestroysEphemeralKeysAndALockedKeychainMakesNone() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let made = try make(keychain)
+        keychain.lock()
+        #expect(status { _ = try keychain.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
+            == .interactionNotAllowed)
+        #expect(status { _ = try make(keychain) } == .interactionNotAllowed)
+        try keychain.unlock(with: Passphrase(Fixture.passphrase))
+        #expect(status { _ = try keychain.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
+            == .itemNotFound)
+    }
+
+    @Test func theOldestGoesPastTheLimit() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let first = try make(keychain)
+        for _ in 0..<KeyVault.ephemeralKeyLimit { _ = try make(keychain) }
+        #expect(status { _ = try keychain.useHeldKey(first.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
+            == .itemNotFound)
+    }
+
+    @Test func anEphemeralKeyNeedsATokensAccessibilityToo() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        #expect(status {
+            _ = try keychain.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.accessible: .string("ak")], isPermanent: false),
+                                           caller: Fixture.app)
+        } == .param)
+        #expect(status {
+            _ = try keychain.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 255, isPermanent: false), caller: Fixture.app)
+        } == .param)
+    }
+}
