@@ -115,6 +115,13 @@ extension ByteWriter {
         appendOptional(match.emailAddressIfPresent.map { Data($0.utf8) })
         append(match.caseInsensitive ? 1 as UInt8 : 0)
         append(match.trustedOnly ? 1 as UInt8 : 0)
+        switch match.policy {
+        case nil: append(0 as UInt8)
+        case .basicX509: append(1 as UInt8)
+        case .ssl(let server, let hostname):
+            append(server ? 2 as UInt8 : 3)
+            appendOptional(hostname.map { Data($0.utf8) })
+        }
     }
 
     package mutating func append(_ changes: ItemChanges) {
@@ -311,6 +318,13 @@ extension ByteReader {
         match.emailAddressIfPresent = try optionalText("an e-mail filter")
         match.caseInsensitive = try flag()
         match.trustedOnly = try flag()
+        switch try AgentCoding.read(&self, { try $0.readByte() }) {
+        case 0: break
+        case 1: match.policy = .basicX509
+        case 2: match.policy = .ssl(server: true, hostname: try optionalText("a host name"))
+        case 3: match.policy = .ssl(server: false, hostname: try optionalText("a host name"))
+        default: throw .malformed("an unknown trust policy")
+        }
         return match
     }
 

@@ -3,10 +3,13 @@ public import Latchkey
 import Synchronization
 
 /// `SecPolicy`: what a trust evaluation checks (`SecPolicyCreateBasicX509`, `SecPolicyCreateSSL`).
-public final class SecPolicy: NSObject, @unchecked Sendable {
+public final class SecPolicy: NSObject, PolicyConvertible, @unchecked Sendable {
     // @unchecked: immutable (one `TrustPolicy` value).
     /// The policy.
     public let policy: TrustPolicy
+
+    /// The policy, for `kSecMatchPolicy`.
+    public var trustPolicy: TrustPolicy { policy }
 
     /// Wraps a policy.
     public init(_ policy: TrustPolicy) {

@@ -236,5 +236,28 @@ extension GlobalSecItemTests {
                 #expect(find(bad).0 == errSecParam)
             }
         }
+
+        @Test func aPolicyMatchesAsApplesFilterDoes() throws {
+            for name in ["root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der", "email-only.der", "two-names.der",
+                         "dns-only.der", "expired.der"] {
+                #expect(add([kSecValueRef as String: try Self.certificate(name)]) == errSecSuccess)
+            }
+            // SSL: the certificate alone, its host name and dates (no chain, as Apple's leaf-only evaluation).
+            #expect(labels([kSecMatchPolicy as String: SecPolicyCreateSSL(true, "www.example.com" as CFString)]) == ["www.example.com"])
+            #expect(labels([kSecMatchPolicy as String: SecPolicyCreateSSL(true, "api.example.net" as CFString)]) == ["api.example.net"])
+            #expect(labels([kSecMatchPolicy as String: SecPolicyCreateSSL(true, "nobody.example.org" as CFString)])
+                == ["status \(errSecItemNotFound)"])
+            // The expired one (its host name in its common name) matches on a date of its period only.
+            let policy = SecPolicyCreateSSL(true, "expired.example.com" as CFString)
+            #expect(labels([kSecMatchPolicy as String: policy]) == ["status \(errSecItemNotFound)"])
+            #expect(labels([kSecMatchPolicy as String: policy, kSecMatchValidOnDate as String: Date(timeIntervalSince1970: 1_735_689_599)])
+                == ["expired.example.com"])
+            // Basic X.509 builds the chain: none of the fixtures reaches Debian's CA store.
+            #expect(labels([kSecMatchPolicy as String: SecPolicyCreateBasicX509()]) == ["status \(errSecItemNotFound)"])
+            // Not a policy; a class that has none.
+            #expect(find([kSecMatchPolicy as String: "ssl"]).0 == errSecParam)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassGenericPassword, kSecMatchPolicy as String: SecPolicyCreateBasicX509()]
+                as CFDictionary, nil) == errSecUnimplemented)
+        }
     }
 }

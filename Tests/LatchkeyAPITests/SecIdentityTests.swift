@@ -82,6 +82,10 @@ extension GlobalSecItemTests {
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeEC] as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeRSA] as CFDictionary, nil) == errSecItemNotFound)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectContains as String: "www"] as CFDictionary, nil) == errSecSuccess)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchPolicy as String: SecPolicyCreateSSL(true, "www.example.com" as CFString)]
+                as CFDictionary, nil) == errSecSuccess)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchPolicy as String: SecPolicyCreateSSL(true, "api.example.net" as CFString)]
+                as CFDictionary, nil) == errSecItemNotFound)
             var attributes: CFTypeRef?
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecReturnAttributes as String: true] as CFDictionary, &attributes) == errSecSuccess)
             let dictionary = try #require(attributes as? [String: Any])

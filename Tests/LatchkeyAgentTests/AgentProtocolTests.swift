@@ -23,7 +23,9 @@ import Glibc
         .delete(ItemQuery(.genericPassword, limit: .all)),
         .copyMatching(ItemQuery(.certificate, limit: .all, returning: .reference, certificateMatch: CertificateMatch(
             issuers: [Data([0x31, 0x00]), Data()], validOn: Date(timeIntervalSinceReferenceDate: 123.5), subjectContains: "exämple",
-            emailAddressIfPresent: "a@b", caseInsensitive: true, trustedOnly: true))),
+            emailAddressIfPresent: "a@b", caseInsensitive: true, trustedOnly: true, policy: .ssl(server: true, hostname: "www.exämple.org")))),
+        .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .basicX509))),
+        .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .ssl(server: false, hostname: nil)))),
         .addOrUpdate(NewItem(.genericPassword, data: Data())),
         .register(passphrase: [1, 2, 3], executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"]),
         .unregister(passphrase: [4], executablePath: "/usr/bin/app"), .listRegistrations,

@@ -115,9 +115,15 @@ import Testing
     }
 
     @Test func trustMatchingIsUnimplementedNotIgnored() throws {
-        let failure = error { _ = try backend().copyMatching(["class": "cert", "m_Policy": [Data()]]) }
+        let keychain = try backend()
+        let failure = error { _ = try keychain.copyMatching(["class": "cert", "m_ItemList": [Data()]]) }
         #expect(failure?.status == .unimplemented)
-        #expect(failure?.detail == "'m_Policy' matching is not supported yet")
+        #expect(failure?.detail == "'m_ItemList' matching is not supported yet")
+        // A policy must be one, and matches certificates and identities only (Apple's errSecUnsupportedOperation, -4).
+        #expect(error { _ = try keychain.copyMatching(["class": "cert", "m_Policy": [Data()]]) }?.status == .param)
+        let password = error { _ = try keychain.copyMatching(["class": "genp", "m_Policy": TrustPolicy.basicX509]) }
+        #expect(password?.status == .unimplemented)
+        #expect(password?.detail == "kSecMatchPolicy matches certificates and identities, not genp")
     }
 
     @Test func caseInsensitiveMatchingIsAcceptedButMatchingStaysExact() throws {

@@ -89,3 +89,15 @@ extension HeldIdentity: IdentityConvertible {
     /// Itself, its key held by the keychain.
     public var identityReference: IdentityReference { .held(self) }
 }
+
+/// A value that stands for a trust policy in an Apple-style dictionary (`kSecMatchPolicy`):
+/// `LatchkeySecurity`'s `SecPolicy`, or a `TrustPolicy` itself.
+public protocol PolicyConvertible {
+    /// The policy it stands for.
+    var trustPolicy: TrustPolicy { get }
+}
+
+extension TrustPolicy: PolicyConvertible {
+    /// Itself.
+    public var trustPolicy: TrustPolicy { self }
+}

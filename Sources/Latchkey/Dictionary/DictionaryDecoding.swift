@@ -283,6 +283,15 @@ enum DictionaryDecoding {
             } else {
                 decoded.certificateMatch.emailAddressIfPresent = text
             }
+        case SecItemKey.matchPolicy:
+            guard let convertible = value as? any PolicyConvertible else {
+                throw KeychainError.param("kSecMatchPolicy must be a SecPolicy, not \(DictionaryValue.typeName(value))")
+            }
+            // Apple's server: errSecUnsupportedOperation (its errSecUnimplemented) for the other classes.
+            guard decoded.itemClass == .certificate || decoded.itemClass == .identity else {
+                throw KeychainError(.unimplemented, "kSecMatchPolicy matches certificates and identities, not \(decoded.itemClass.rawValue)")
+            }
+            decoded.certificateMatch.policy = convertible.trustPolicy
         case let other where SecItemKey.unsupportedMatches.contains(other):
             throw KeychainError(.unimplemented, "'\(other)' matching is not supported yet")
         default:

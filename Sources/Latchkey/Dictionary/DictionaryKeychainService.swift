@@ -41,6 +41,7 @@ struct DictionaryKeychainService: KeychainService {
         }
         if let date = match.validOn { dictionary[SecItemKey.matchValidOnDate] = date }
         if let text = match.subjectContains { dictionary[SecItemKey.matchSubjectContains] = text }
+        if let policy = match.policy { dictionary[SecItemKey.matchPolicy] = policy }
         if let address = match.emailAddressIfPresent { dictionary[SecItemKey.matchEmailAddressIfPresent] = address }
         if match.caseInsensitive { dictionary[SecItemKey.matchCaseInsensitive] = true }
         if match.trustedOnly { dictionary[SecItemKey.matchTrustedOnly] = true }

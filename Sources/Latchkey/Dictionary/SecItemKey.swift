@@ -35,6 +35,8 @@ package enum SecItemKey {
     package static let matchValidOnDate = "m_ValidOnDate"
     /// `kSecMatchSubjectContains`.
     package static let matchSubjectContains = "m_SubjectContains"
+    /// `kSecMatchPolicy`.
+    package static let matchPolicy = "m_Policy"
     /// `kSecMatchEmailAddressIfPresent`.
     package static let matchEmailAddressIfPresent = "m_EmailAddressIfPresent"
     /// `kSecMatchTrustedOnly`.
@@ -56,7 +58,7 @@ package enum SecItemKey {
     /// subject matches). A query naming one fails with `errSecUnimplemented` rather than silently matching
     /// more than asked.
     static let unsupportedMatches: Set<String> = [
-        "m_Policy", "m_ItemList", "m_SearchList", "m_HostOrSubdomainOfHost", "m_SubjectStartsWith",
+        "m_ItemList", "m_SearchList", "m_HostOrSubdomainOfHost", "m_SubjectStartsWith",
         "m_SubjectEndsWith", "m_SubjectWholeString", "m_DiacriticInsensitive", "m_WidthInsensitive",
     ]
 

@@ -41,10 +41,17 @@ package enum CertificateAttributes {
 
 extension CertificateMatch {
     /// Whether a certificate passes the filters other than `issuers` (which need the keychain and are
-    /// checked by the search): valid on the date, subject containing the text, e-mail address present and
+    /// checked by the search): the policy, valid on the date, subject containing the text, e-mail address present and
     /// equal or absent, trusted by the system's CA store (as Apple's `_FilterWithTrust`: the certificate
     /// alone, basic X.509).
     func admits(_ certificate: Certificate) -> Bool {
+        if let policy {
+            var evaluation = TrustEvaluation(certificates: [certificate], policies: [policy])
+            evaluation.date = validOn
+            // Apple builds a chain for the basic policy only; others judge the certificate alone (its own anchor).
+            if policy != .basicX509 { evaluation.anchors = [certificate] }
+            if evaluation.evaluate().failure != nil { return false }
+        }
         if trustedOnly, TrustEvaluation(certificates: [certificate], policies: [.basicX509]).evaluate().failure != nil { return false }
         if let date = validOn, !certificate.isValid(on: date) { return false }
         if let text = subjectContains {

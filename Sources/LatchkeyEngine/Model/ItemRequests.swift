@@ -1,4 +1,5 @@
 public import Foundation
+public import LatchkeyPKI
 
 /// Which items a query sees by their synchronizable flag (SEMANTICS.md §2): a query that says nothing
 /// sees only items that do not sync.
@@ -67,12 +68,17 @@ public struct CertificateMatch: Sendable, Hashable {
     public var caseInsensitive: Bool
     /// Only certificates the system's CA store trusts under the basic X.509 policy (`kSecMatchTrustedOnly`).
     public var trustedOnly: Bool
+    /// Only certificates that satisfy this policy (`kSecMatchPolicy`), as Apple's `_FilterWithPolicy`
+    /// checks: the basic X.509 policy builds the chain to a trusted anchor; another (SSL) checks the
+    /// certificate alone — its host name, purpose and dates — without a chain. At `validOn` when given.
+    public var policy: TrustPolicy?
 
     /// Creates a filter; with no arguments it admits every certificate.
     public init(
         issuers: [Data] = [], validOn: Date? = nil, subjectContains: String? = nil,
-        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false, trustedOnly: Bool = false
+        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false, trustedOnly: Bool = false, policy: TrustPolicy? = nil
     ) {
+        self.policy = policy
         self.trustedOnly = trustedOnly
         self.issuers = issuers
         self.validOn = validOn
