@@ -3,8 +3,9 @@ import Synchronization
 internal import LatchkeyCrypto
 internal import LatchkeyPKI
 
-/// The keys a keychain holds in memory, and the lock state. Locking drops the `ak`-family class keys; the
-/// `SecureBytes` that held them wipe themselves when the last operation using them finishes.
+/// The keys a keychain holds in memory, and the lock state. Locking drops the `ak`-family class keys (the
+/// `SecureBytes` that held them wipe themselves when the last operation using them finishes), the loaded
+/// private keys of held keys, and the ephemeral held keys.
 final class KeyVault: Sendable {
     struct Snapshot: Sendable {
         let classKeys: [Accessibility: SecureBytes]
@@ -91,8 +92,8 @@ final class KeyVault: Sendable {
         let key = try load()
         state.withLock { state in
             guard state.lockEpoch == epoch else { return }  // Locked while loading: not remembered.
-            if state.heldKeys[reference] == nil, state.heldKeys.count >= Self.heldKeyLimit {
-                state.heldKeys.removeValue(forKey: state.heldKeys.keys.first!)
+            if state.heldKeys[reference] == nil, state.heldKeys.count >= Self.heldKeyLimit, let any = state.heldKeys.keys.first {
+                state.heldKeys.removeValue(forKey: any)
             }
             state.heldKeys[reference] = LoadedHeldKey(fingerprint: fingerprint, key: key)
         }
