@@ -35,9 +35,9 @@ extension ServiceBackend {
     }
 
     /// `SecItemCopyMatching` for `kSecClassIdentity`: a reference is the `Identity` (a `HeldIdentity` when
-    /// the keychain holds the private key); attributes are the key's
-    /// with the certificate's own (type, encoding, subject, issuer, serial number, key identifier, key
-    /// hash, label) over them; the data is the key's; the persistent reference is the certificate's.
+    /// the keychain holds the private key); attributes are the key's with the certificate's own (type,
+    /// encoding, subject, issuer, serial number, key identifier, key hash, label) over them; the data is the
+    /// key's; the persistent reference is the certificate's.
     func copyIdentities(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) throws(KeychainError) -> Any? {
         let returning = decoded.returning
         let found = try identities(decoded, limit: limit.maximum,
