@@ -32,10 +32,8 @@ final class SecretServiceServer {
     /// change; the program a process runs can, so isolation asks `identify` at every call).
     private var peers: [String: (uid: UInt32, pid: Int32)] = [:]
 
-    /// The collections as the sender of `message` sees them, by path: another user's program is refused;
-    /// under isolation the program acts as itself, asked anew at every call (a process may run another
-    /// program since).
-    /// Who the sender of `message` acts as; programs of another user are refused.
+    /// Who the sender of `message` acts as: another user's program is refused; under isolation the program
+    /// acts as itself, asked anew at every call (a process may run another program since).
     private func caller(for message: BusMessage) throws -> CallerIdentity {
         let (uid, pid): (UInt32, Int32)
         if let known = peers[message.sender] {

@@ -22,6 +22,12 @@ public final class SecIdentity: NSObject, IdentityConvertible, @unchecked Sendab
         super.init()
     }
 
+    /// Wraps an identity, its key in this process or held by the keychain.
+    public init(_ reference: IdentityReference) {
+        self.identityReference = reference
+        super.init()
+    }
+
     /// The identity when its key is in this process; nil when the keychain holds it.
     public var identity: Identity? {
         if case .inProcess(let identity) = identityReference { identity } else { nil }
@@ -68,14 +74,10 @@ public func SecIdentityCreateWithCertificate(
     ] as CFDictionary, &found)
     guard status == errSecSuccess else { return status }
     guard let key = found as? SecKey else { return errSecItemNotFound }
-    // A key stored under the certificate's hash that is not its key makes no identity (`errSecItemNotFound`).
-    switch key.keyReference {
-    case .inProcess(let key):
-        guard let identity = try? Identity(certificate: certificateRef.certificate, privateKey: key) else { return errSecItemNotFound }
-        identityRef.pointee = SecIdentity(identity)
-    case .held(let key):
-        guard let identity = try? HeldIdentity(certificate: certificateRef.certificate, privateKey: key) else { return errSecItemNotFound }
-        identityRef.pointee = SecIdentity(held: identity)
+    do {
+        identityRef.pointee = SecIdentity(try IdentityReference(certificate: certificateRef.certificate, privateKey: key.keyReference))
+    } catch {
+        return errSecItemNotFound  // A key stored under the certificate's hash that is not its key: no identity.
     }
     return errSecSuccess
 }

@@ -55,6 +55,15 @@ public enum IdentityReference: Sendable, Hashable {
     /// A certificate and the private key the keychain holds for it.
     case held(HeldIdentity)
 
+    /// Pairs a certificate with its private key, wherever that key is; `KeyError` `.param` when the key is
+    /// public or not the certificate's.
+    public init(certificate: Certificate, privateKey: KeyReference) throws(KeyError) {
+        switch privateKey {
+        case .inProcess(let key): self = .inProcess(try Identity(certificate: certificate, privateKey: key))
+        case .held(let key): self = .held(try HeldIdentity(certificate: certificate, privateKey: key))
+        }
+    }
+
     /// The certificate.
     public var certificate: Certificate {
         switch self {

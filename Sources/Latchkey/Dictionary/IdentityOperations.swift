@@ -58,18 +58,17 @@ extension ServiceBackend {
             } catch {
                 throw KeychainError.decode("an identity's certificate is not a certificate: \(error.reason)")
             }
+            // Held by the keychain: the search gave its public key; the private key stays where it is.
+            let key: KeyReference = found.key.attributes[.tokenID] != nil
+                ? .held(try HeldKey(result: found.key, service: service))
+                : .inProcess(try KeyAttributes.key(data: found.key.data ?? Data(), attributes: found.key.attributes))
             do {
-                if found.key.attributes[.tokenID] != nil {
-                    // Held by the keychain: the search gave its public key; the private key stays where it is.
-                    reference = try HeldIdentity(certificate: certificate, privateKey: try HeldKey(result: found.key, service: service))
-                } else {
-                    let key = try KeyAttributes.key(data: found.key.data ?? Data(), attributes: found.key.attributes)
-                    reference = try Identity(certificate: certificate, privateKey: key)
+                switch try IdentityReference(certificate: certificate, privateKey: key) {
+                case .inProcess(let identity): reference = identity
+                case .held(let identity): reference = identity
                 }
-            } catch let error as KeychainError {
-                throw error
             } catch {
-                throw KeychainError.decode("an identity's key is not its certificate's: \(error)")
+                throw KeychainError.decode("an identity's key is not its certificate's: \(error.reason)")
             }
         }
         if returning == .reference, let reference { return reference }
