@@ -91,6 +91,14 @@ int latchkey_pidfd_open(pid_t pid) {
 #endif
 }
 
+int latchkey_open_directory_path(const char *path) {
+    int fd;
+    do {
+        fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
 int latchkey_pidfd_exited(int pidfd) {
     struct pollfd entry = {.fd = pidfd, .events = POLLIN, .revents = 0};
     int ready;

@@ -57,15 +57,18 @@ struct PeerIdentity: Sendable {
             return "a message came from pid \(sender.pid) (uid \(sender.uid)), not from pid \(pid), which connected"
         }
         guard let startTime else { return "pid \(pid) is no longer the process that connected" }
+        let executable: FileStatus?
         if let handle {
             guard !handle.hasExited else { return "pid \(pid) is no longer the process that connected" }
-        } else if Processes.startTime(of: pid) != startTime {
-            return "pid \(pid) is no longer the process that connected"
+            executable = handle.executableStatus
+        } else {
+            guard Processes.startTime(of: pid) == startTime else { return "pid \(pid) is no longer the process that connected" }
+            executable = FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true)
         }
         // A process that made itself not dumpable after connecting cannot be looked at again; exec makes a
         // process dumpable again, so an executable that cannot be looked at means it has not run another
         // program since.
-        guard let now = FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true) else { return nil }
+        guard let now = executable else { return nil }
         guard let executableFile, FileIdentity(now) == executableFile else {
             return "pid \(pid) now runs \(Processes.executablePath(of: pid) ?? "another program"), not the program that connected"
         }

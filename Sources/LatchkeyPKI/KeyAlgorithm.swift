@@ -8,8 +8,36 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
     /// Wraps Apple's string; unknown strings are kept (and supported by no key).
     public init(rawValue: String) {
         self.rawValue = rawValue
-        self.spec = Self.parse(rawValue)
+        // Apple's strings are looked up (every request through the agent names one); others are parsed.
+        self.spec = Self.known[rawValue] ?? Self.parse(rawValue)
     }
+
+    /// Every string `parse` accepts, with what it names: built once from the parts Apple's strings are
+    /// made of, so a lookup costs a hash instead of splitting the string.
+    static let known: [String: Spec] = {
+        let digests = ["SHA1", "SHA224", "SHA256", "SHA384", "SHA512"]
+        var candidates = ["algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
+                          "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC"]
+        for digest in digests {
+            let length = Digest(rawValue: digest)?.length ?? 0
+            candidates += ["algid:sign:ECDSA:digest-X962:\(digest)", "algid:sign:ECDSA:message-X962:\(digest)",
+                           "algid:sign:RSA:digest-PKCS1v15:\(digest)", "algid:sign:RSA:message-PKCS1v15:\(digest)",
+                           "algid:sign:RSA:digest-PSS:\(digest):\(digest):\(length)",
+                           "algid:sign:RSA:message-PSS:\(digest):\(digest):\(length)",
+                           "algid:encrypt:RSA:OAEP:\(digest)", "algid:encrypt:RSA:OAEP:\(digest):AESGCM",
+                           "algid:keyexchange:ECDH:KDFX963:\(digest)", "algid:keyexchange:ECDHC:KDFX963:\(digest)"]
+            for exchange in ["ECDH", "ECDHC"] {
+                for mode in ["AESGCM", "AESGCM-KDFIV"] {
+                    candidates.append("algid:encrypt:ECIES:\(exchange):KDFX963:\(digest):\(mode)")
+                }
+            }
+        }
+        var table: [String: Spec] = [:]
+        for candidate in candidates {
+            if let spec = parse(candidate) { table[candidate] = spec }
+        }
+        return table
+    }()
 
     /// The digest an algorithm names.
     enum Digest: String, Sendable {
@@ -58,7 +86,7 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
         }
     }
 
-    private static func parse(_ text: String) -> Spec? {
+    static func parse(_ text: String) -> Spec? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 3, parts[0] == "algid" else { return nil }
         switch (parts[1], parts[2]) {

@@ -16,6 +16,7 @@ package final class AgentStream: @unchecked Sendable {
 
     deinit {
         for index in pending.indices { pending[index] = 0 }  // Unread bytes may hold a secret.
+        ahead.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }  // So may a broken read's.
         Descriptors.close(descriptor)
     }
 
@@ -85,6 +86,9 @@ package final class AgentStream: @unchecked Sendable {
     private var pending: [UInt8] = []
     /// How much the header read may take at once.
     private static let readAhead = 4_096
+    /// The header read's buffer, kept for the stream's life (a 4 KiB allocation per frame made the allocator
+    /// consolidate its free lists every time); zero between reads.
+    private var ahead = [UInt8](repeating: 0, count: readAhead)
 
     private func receiveFrame(limit: Int, budget: ByteBudget?, checkingSender sender: UnixSocket.Credentials?) throws(Failure) -> Data {
         if pending.count < 4 {
@@ -92,14 +96,13 @@ package final class AgentStream: @unchecked Sendable {
                 // Whether anything came or not, the read below blocks as usual; this only avoids the sleep.
                 _ = Descriptors.spinUntilReadable(descriptor, nanoseconds: spinNanoseconds)
             }
-            var ahead = [UInt8](repeating: 0, count: Self.readAhead)
             let start = pending.count
             guard let count = try readSome(into: &ahead, from: 0, minimum: 4 - start, sender: sender) else {
                 if start == 0 { throw .closed }
                 throw .broken("the peer closed mid-message")
             }
             pending.append(contentsOf: ahead[0..<count])
-            ahead.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            ahead.withUnsafeMutableBytes { _ = UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]).initializeMemory(as: UInt8.self, repeating: 0) }
         }
         let length = Int(UInt32(pending[0]) << 24 | UInt32(pending[1]) << 16 | UInt32(pending[2]) << 8 | UInt32(pending[3]))
         guard length <= limit else { throw .oversized(length) }

@@ -44,6 +44,10 @@ int latchkey_pidfd_open(pid_t pid);
 /* Whether the process of a pidfd has exited (its pidfd polls readable): 1, 0 while it runs, -1/errno. */
 int latchkey_pidfd_exited(int pidfd);
 
+/* open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a directory to look things up in with the *at calls
+   (O_PATH is declared only under _GNU_SOURCE). The descriptor, or -1 with errno set. */
+int latchkey_open_directory_path(const char *path);
+
 /* pipe2(O_CLOEXEC): fds[0] reads, fds[1] writes. 0 or -1/errno. */
 int latchkey_pipe(int fds[2]);
 

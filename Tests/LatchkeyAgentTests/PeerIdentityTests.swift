@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+@testable import LatchkeyAgent
+import LatchkeyPOSIX
+import Testing
+
+/// The check the agent makes before it serves a request: the sender is still the process it identified at
+/// connection (its pidfd), running the very executable it identified (looked at through the `/proc/<pid>`
+/// directory opened with the pidfd). A process that runs another program after connecting, or is gone, is
+/// told apart.
+@Suite struct PeerIdentityTests {
+    /// A python3 that waits for a line on its standard input, then runs `/bin/sleep`.
+    static func startExecer() throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import os, sys; sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])"]
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        return (process, input)
+    }
+
+    @Test func aProcessThatRunsAnotherProgramAfterConnectingIsToldApart() throws {
+        let (process, input) = try Self.startExecer()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let pid = process.processIdentifier
+        // Identified once python3 runs (Process returns once the child is forked; it may not have exec'd yet).
+        var identity = PeerIdentity.identify(pid: pid, uid: getuid(), digests: DigestCache())
+        for _ in 0..<500 where !(identity.executablePath ?? "").contains("python3") {
+            Thread.sleep(forTimeInterval: 0.01)
+            identity = PeerIdentity.identify(pid: pid, uid: getuid(), digests: DigestCache())
+        }
+        #expect(identity.executablePath?.contains("python3") == true)
+        #expect(identity.handle != nil)
+        let sender = UnixSocket.Credentials(pid: pid, uid: getuid(), gid: getgid())
+        #expect(identity.mismatch(sender: sender, digests: DigestCache()) == nil)
+        // Another sender (another pid) is refused whatever it runs.
+        let stranger = UnixSocket.Credentials(pid: getpid(), uid: getuid(), gid: getgid())
+        #expect(identity.mismatch(sender: stranger, digests: DigestCache())
+            == "a message came from pid \(getpid()) (uid \(getuid())), not from pid \(pid), which connected")
+
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        var verdict: String?
+        for _ in 0..<500 {
+            verdict = identity.mismatch(sender: sender, digests: DigestCache())
+            if verdict != nil { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(verdict == "pid \(pid) now runs /usr/bin/sleep, not the program that connected")
+
+        kill(pid, SIGKILL)
+        process.waitUntilExit()
+        #expect(identity.mismatch(sender: sender, digests: DigestCache()) == "pid \(pid) is no longer the process that connected")
+    }
+
+    @Test func theHandleLooksAtTheExecutableThroughItsProcessDirectory() throws {
+        let handle = try #require(ProcessHandle(pid: getpid()))
+        let byPath = try #require(FileStatus.of(path: "/proc/self/exe", followingLinks: true))
+        let throughHandle = try #require(handle.executableStatus)
+        #expect(FileIdentity(throughHandle) == FileIdentity(byPath))
+        #expect(!handle.hasExited)
+    }
+}
