@@ -218,7 +218,9 @@ struct ConnectionHandler {
         switch CallerPolicy.standing(of: peer, registrations: registrations) {
         case .refused(let error): throw error
         case .registered(let registration):
-            return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
+            var service = LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
+            service.holderEnded = peer.hasEnded
+            return service
         case .unregistered(let path): throw CallerPolicy.notRegistered(path)
         }
     }

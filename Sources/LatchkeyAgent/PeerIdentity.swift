@@ -75,6 +75,15 @@ struct PeerIdentity: Sendable {
         return nil
     }
 
+    /// Whether the process has ended (its pidfd, else its start time): what an ephemeral key made for it
+    /// lives as long as.
+    var hasEnded: @Sendable () -> Bool {
+        guard let startTime else { return { true } }
+        if let handle { return { handle.hasExited } }
+        let pid = pid
+        return { Processes.startTime(of: pid) != startTime }
+    }
+
     /// The executable's file name.
     var executableName: String { executablePath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "" }
 }

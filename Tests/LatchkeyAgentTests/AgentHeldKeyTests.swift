@@ -238,4 +238,32 @@ import Glibc
         try agent.unlock(with: Passphrase(AgentSandbox.passphrase))
         #expect(status { _ = try held.sign(Self.ecdsa, Data("m".utf8)) } == .itemNotFound)
     }
+
+    /// Apple's non-permanent keys go with the process that made them: made through the agent, a key is
+    /// usable by its program while the process that made it runs, and gone once it has ended.
+    @Test func anEphemeralKeyGoesWithTheProcessThatMadeIt() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        try sandbox.registerClients()
+        let trigger = sandbox.directory.file("trigger")
+        let log = sandbox.directory.file("maker.log")
+        let maker = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["ephemeral-key", trigger],
+                                       environment: sandbox.environment, log: log)
+        defer { maker.stop(signal: SIGKILL) }
+        try waitUntil("the client to make its key") { sandbox.file(log).contains("\n") || !maker.isRunning }
+        let line = sandbox.file(log)
+        guard line.hasPrefix("handle "), line.count == "handle ".count + 64 + 1 else {
+            Issue.record("the client said: \(line)\nagent: \(sandbox.agentLog)")
+            return
+        }
+        let handle = String(line.dropFirst("handle ".count).dropLast())
+        // Another process of the same program uses it while the maker runs; another program cannot.
+        #expect(try sandbox.client("a", "use-key", handle) == "signed\n")
+        #expect(try sandbox.client("b", "use-key", handle) == "status -25300\n")
+        #expect(FileManager.default.createFile(atPath: trigger, contents: Data()))
+        try waitUntil("the maker to end") { !maker.isRunning }
+        #expect(sandbox.file(log) == line + "done\n")
+        #expect(try sandbox.client("a", "use-key", handle) == "status -25300\n")
+    }
 }

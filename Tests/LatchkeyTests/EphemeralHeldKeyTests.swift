@@ -2,6 +2,7 @@ import Foundation
 @testable import LatchkeyEngine
 import Latchkey
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 
 /// Ephemeral held keys (`HeldKeyRequest.isPermanent` false, Apple's non-permanent token keys): made and kept
@@ -59,6 +60,30 @@ import Testing
         for _ in 0..<KeyVault.ephemeralKeyLimit { _ = try make(keychain) }
         #expect(status { _ = try keychain.useHeldKey(first.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
             == .itemNotFound)
+    }
+
+    /// A key made for another process (as the agent makes one for a client) goes when that process ends:
+    /// asked for, it is gone; the next key made sweeps every such key away.
+    @Test func aKeyMadeForAProcessGoesWhenThatProcessEnds() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let ended = Mutex(false)
+        let holderEnded: @Sendable () -> Bool = { ended.withLock { $0 } }
+        func makeFor(_ holder: (@Sendable () -> Bool)?) throws -> ItemResult {
+            try #require(try keychain.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                                                    caller: Fixture.app, returning: [.data], holderEnded: holder))
+        }
+        let first = try makeFor(holderEnded), second = try makeFor(holderEnded), own = try makeFor(nil)
+        _ = try keychain.useHeldKey(first.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8)), caller: Fixture.app)
+        #expect(keychain.vault.ephemeralKeyCount == 3)
+        ended.withLock { $0 = true }
+        #expect(status { _ = try keychain.useHeldKey(first.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
+            == .itemNotFound)
+        #expect(keychain.vault.ephemeralKeyCount == 2)
+        _ = try makeFor(nil)
+        #expect(keychain.vault.ephemeralKeyCount == 2)  // The second went with its process; this process's keys stay.
+        #expect(status { _ = try keychain.useHeldKey(second.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
+            == .itemNotFound)
+        _ = try keychain.useHeldKey(own.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8)), caller: Fixture.app)
     }
 
     @Test func anEphemeralKeyNeedsATokensAccessibilityToo() throws {

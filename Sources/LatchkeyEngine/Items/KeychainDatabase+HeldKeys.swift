@@ -13,6 +13,14 @@ extension KeychainDatabase {
     public func createHeldKey(_ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions = [])
         throws(KeychainError) -> ItemResult?
     {
+        try createHeldKey(request, caller: caller, returning: returning, holderEnded: nil)
+    }
+
+    /// `createHeldKey`; an ephemeral key made for another process (through the agent) goes when
+    /// `holderEnded` says that process has ended.
+    package func createHeldKey(_ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions,
+                               holderEnded: (@Sendable () -> Bool)?) throws(KeychainError) -> ItemResult?
+    {
         var attributes = request.attributes
         let token = attributes[.tokenID]?.stringValue ?? HeldKeyRequest.latchkeyTokenID
         guard HeldKeyRequest.tokenIDs.contains(token) else {
@@ -46,7 +54,7 @@ extension KeychainDatabase {
             guard vault.lockState == .unlocked else {
                 throw KeychainError.locked("an ephemeral key the keychain holds is made only while it is unlocked")
             }
-            let handle = vault.holdEphemeral(key, owner: caller.applicationIdentifier)
+            let handle = vault.holdEphemeral(key, owner: caller.applicationIdentifier, holderEnded: holderEnded)
             guard !returning.isEmpty else { return nil }
             attributes[.accessGroup] = nil
             return ItemResult(itemClass: .key, attributes: attributes, data: key.publicKeyData, persistentReference: handle)
@@ -77,7 +85,8 @@ extension KeychainDatabase {
         if EphemeralKeyHandle.isHandle(reference) {
             guard vault.lockState == .unlocked else { throw KeychainError.locked("the keychain is locked") }
             guard let key = vault.ephemeralKey(reference, owner: caller.applicationIdentifier) else {
-                throw KeychainError(.itemNotFound, "no ephemeral key of this program by that handle (gone when the keychain locked)")
+                throw KeychainError(.itemNotFound,
+                                    "no ephemeral key of this program by that handle (gone when the keychain locked or the process that made it ended)")
             }
             return try Self.perform(use, with: key)
         }

@@ -29,11 +29,22 @@ final class KeyVault: Sendable {
         /// Counts locks, so a key loaded before one is not remembered after it.
         var lockEpoch = 0
         /// Ephemeral held keys (never stored), by handle, oldest first; emptied by every lock.
-        var ephemeralKeys: [(handle: Data, owner: String, key: AsymmetricKey)] = []
+        var ephemeralKeys: [EphemeralKey] = []
     }
 
     /// How many ephemeral held keys are kept: past this, the oldest goes (its handle then names nothing).
     static let ephemeralKeyLimit = 256
+
+    /// An ephemeral held key: its handle, the program it is for, and — when it was made for another process
+    /// (through the agent) — whether that process has ended.
+    struct EphemeralKey: Sendable {
+        let handle: Data
+        let owner: String
+        let key: AsymmetricKey
+        let holderEnded: (@Sendable () -> Bool)?
+
+        var isOrphaned: Bool { holderEnded?() == true }
+    }
 
     /// A held key's private key as OpenSSL loaded it, with the keyed digest of the stored bytes it came from.
     private struct LoadedHeldKey: Sendable {
@@ -101,20 +112,35 @@ final class KeyVault: Sendable {
     }
 
     /// Keeps an ephemeral held key for `owner` (an application identifier) and returns its handle: `"lke1"`
-    /// and 28 random bytes, the length of a persistent reference, unguessable.
-    func holdEphemeral(_ key: AsymmetricKey, owner: String) -> Data {
+    /// and 28 random bytes, the length of a persistent reference, unguessable. `holderEnded` tells whether
+    /// the process the key was made for has ended (nil: it was made for this process): as Apple's
+    /// non-permanent keys go with the process that made them, such a key goes then — checked for every kept
+    /// key whenever one is made, and for a key whenever it is asked for.
+    func holdEphemeral(_ key: AsymmetricKey, owner: String, holderEnded: (@Sendable () -> Bool)? = nil) -> Data {
         let handle = EphemeralKeyHandle.make()
         state.withLock { state in
+            state.ephemeralKeys.removeAll { $0.isOrphaned }
             if state.ephemeralKeys.count >= Self.ephemeralKeyLimit { state.ephemeralKeys.removeFirst() }
-            state.ephemeralKeys.append((handle, owner, key))
+            state.ephemeralKeys.append(EphemeralKey(handle: handle, owner: owner, key: key, holderEnded: holderEnded))
         }
         return handle
     }
 
-    /// The ephemeral held key `handle` names, if `owner` made it and it is still kept.
+    /// The ephemeral held key `handle` names, if `owner` made it and it is still kept (not when the process
+    /// it was made for has ended: it goes now).
     func ephemeralKey(_ handle: Data, owner: String) -> AsymmetricKey? {
-        state.withLock { state in state.ephemeralKeys.first { $0.handle == handle && $0.owner == owner }?.key }
+        state.withLock { state in
+            guard let index = state.ephemeralKeys.firstIndex(where: { $0.handle == handle && $0.owner == owner }) else { return nil }
+            guard !state.ephemeralKeys[index].isOrphaned else {
+                state.ephemeralKeys.remove(at: index)
+                return nil
+            }
+            return state.ephemeralKeys[index].key
+        }
     }
+
+    /// How many ephemeral held keys are kept now (for the tests).
+    var ephemeralKeyCount: Int { state.withLock { $0.ephemeralKeys.count } }
 
     /// How many held keys are loaded now (for the tests of `heldKey`).
     var loadedHeldKeyCount: Int { state.withLock { $0.heldKeys.count } }

@@ -8,6 +8,9 @@ public struct LocalKeychainService: KeychainService {
     /// Who asks the user to confirm before an item whose access control asks them is read or changed (nil:
     /// nobody, so such requests fail with `errSecInteractionNotAllowed`).
     public let presence: (any UserPresenceVerifier)?
+    /// For a service run for another process (the agent's, for a client): whether that process has ended. An
+    /// ephemeral held key made through this service goes when it has. Nil: the caller is this process.
+    package var holderEnded: (@Sendable () -> Bool)?
 
     /// A service over `database` for `caller`, asking the user through `presence`.
     public init(database: KeychainDatabase, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil) {
@@ -33,7 +36,7 @@ public struct LocalKeychainService: KeychainService {
     public func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try database.addOrUpdate(item, caller: caller, presence: presence) }
 
     public func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        try database.createHeldKey(request, caller: caller, returning: returning)
+        try database.createHeldKey(request, caller: caller, returning: returning, holderEnded: holderEnded)
     }
 
     public func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {

@@ -73,6 +73,42 @@ public enum TestClient {
                 say("public \(hex(publicKey)) first \(hex(first)) second \(hex(second)) export \(exported)")
                 while !FileManager.default.fileExists(atPath: arguments[2]) { usleep(10_000) }
                 withExtendedLifetime((key, again)) { say("done") }
+            case "ephemeral-key" where arguments.count == 2:
+                // ephemeral-key <trigger file>: makes an ephemeral key in the agent (Apple's non-permanent token
+                // key), prints its handle, and keeps running until the trigger file appears.
+                guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
+                    say("no agent")
+                    return 1
+                }
+                let service = AgentKeychainService(client: client)
+                guard let made = try service.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                                                           returning: [.data])
+                else {
+                    say("no key")
+                    return 1
+                }
+                say("handle " + made.persistentReference.map { String(format: "%02x", $0) }.joined())
+                while !FileManager.default.fileExists(atPath: arguments[1]) { usleep(10_000) }
+                say("done")
+            case "use-key" where arguments.count == 2:
+                // use-key <handle as hex>: signs with the agent's key of that handle; prints "signed" or the status.
+                guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
+                    say("no agent")
+                    return 1
+                }
+                var handle = Data()
+                var text = Substring(arguments[1])
+                while text.count >= 2, let byte = UInt8(text.prefix(2), radix: 16) {
+                    handle.append(byte)
+                    text = text.dropFirst(2)
+                }
+                do {
+                    _ = try AgentKeychainService(client: client).useHeldKey(
+                        handle, for: .sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8)))
+                    say("signed")
+                } catch {
+                    say("status \(error.status.rawValue)")
+                }
             case "secitem-get" where arguments.count == 3:
                 var result: CFTypeRef?
                 let status = SecItemCopyMatching([
