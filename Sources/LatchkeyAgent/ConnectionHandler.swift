@@ -181,6 +181,9 @@ struct ConnectionHandler {
             log("made a key held by the agent for pid \(peer.pid) (\(request.type == .rsa ? "RSA" : "EC") \(request.bits) bits)")
             return .item(made)
         case .useHeldKey(let reference, let use): return .bytes(try service(peer).useHeldKey(reference, for: use))
+        case .releaseHeldKey(let reference):
+            try service(peer).releaseHeldKey(reference)
+            return .none
         case .register(var bytes, let path, let identifier, let groups):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: identifier, accessGroups: groups)

@@ -3,9 +3,9 @@
 package enum AgentFrame {
     /// The largest message (a 16 MiB secret with room for its item).
     package static let maximumBytes = 20 << 20
-    /// The protocol version this code speaks (6: identities in one request; 5: keys the agent holds; 4:
+    /// The protocol version this code speaks (7: ephemeral keys released; 6: identities in one request; 5: keys the agent holds; 4:
     /// certificate filters in queries; 3: typed messages; 2 added the agent's greeting).
-    package static let version: UInt8 = 6
+    package static let version: UInt8 = 7
     static let magic = Array("LK".utf8)
     /// How long a client waits for a reply (`AgentStream.connect`'s timeout).
     package static let replySeconds = 30

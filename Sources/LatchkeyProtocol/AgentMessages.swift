@@ -6,7 +6,7 @@ internal import LatchkeyPKI
 /// the request decoder, the reply decoder and the agent's policy cannot disagree.
 package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1, status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
-        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities
+        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey
 
     /// The shape of a successful reply's value.
     package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities }
@@ -16,6 +16,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     package var row: (reply: ReplyShape, needsIdentity: Bool) {
         switch self {
         case .hello, .unlock, .lock, .updateSettings: (.none, false)
+        case .releaseHeldKey: (.none, true)
         case .status: (.status, false)
         case .add, .createHeldKey: (.item, true)
         case .useHeldKey: (.bytes, true)
@@ -67,6 +68,8 @@ package enum AgentRequest: Sendable {
     case useHeldKey(reference: Data, use: KeyUse)
     /// `copyIdentities(certificates:keys:limit:)`: one request for Apple's identity join.
     case copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?)
+    /// `releaseHeldKey(_:)`: the agent forgets an ephemeral key now.
+    case releaseHeldKey(reference: Data)
 
     /// The request's operation.
     package var operation: AgentOperation {
@@ -88,6 +91,7 @@ package enum AgentRequest: Sendable {
         case .createHeldKey: .createHeldKey
         case .useHeldKey: .useHeldKey
         case .copyIdentities: .copyIdentities
+        case .releaseHeldKey: .releaseHeldKey
         }
     }
 
@@ -143,6 +147,8 @@ package enum AgentRequest: Sendable {
         case .useHeldKey(let reference, let use):
             writer.appendField(reference)
             writer.append(use)
+        case .releaseHeldKey(let reference):
+            writer.appendField(reference)
         case .copyIdentities(let certificates, let keys, let limit):
             writer.append(certificates)
             writer.append(keys)
@@ -190,6 +196,8 @@ package enum AgentRequest: Sendable {
             case .useHeldKey:
                 let reference = try AgentCoding.field(&reader)
                 request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
+            case .releaseHeldKey:
+                request = .releaseHeldKey(reference: try AgentCoding.field(&reader))
             case .copyIdentities:
                 let certificates = try reader.readItemQuery()
                 let keys = try reader.readItemQuery()

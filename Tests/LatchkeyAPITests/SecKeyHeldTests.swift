@@ -158,5 +158,32 @@ extension GlobalSecItemTests {
             #expect(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error) == nil)
             #expect(status(error) == Int(errSecItemNotFound))
         }
+
+        /// Apple frees a non-permanent key when its `SecKey` is released: so does the keychain here.
+        @Test func anEphemeralKeyGoesWithItsSecKey() throws {
+            var error: Unmanaged<CFError>?
+            var handle = Data()
+            do {
+                let key = try #require(SecKeyCreateRandomKey([
+                    kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits as String: 256,
+                    kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+                ] as CFDictionary, &error))
+                guard case .held(let held) = key.keyReference else {
+                    Issue.record("not a held key: \(key)")
+                    return
+                }
+                handle = held.persistentReference
+                #expect(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, Data("m".utf8) as CFData, &error) != nil)
+                let service = memory.connection.service(accessGroups: [])
+                _ = try service.useHeldKey(handle, for: .sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8)))
+            }
+            let service = memory.connection.service(accessGroups: [])
+            do throws(KeychainError) {
+                _ = try service.useHeldKey(handle, for: .sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8)))
+                Issue.record("the key outlived its SecKey")
+            } catch {
+                #expect(error.status == .itemNotFound)
+            }
+        }
     }
 }

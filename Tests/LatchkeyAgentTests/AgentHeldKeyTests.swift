@@ -239,6 +239,23 @@ import Glibc
         #expect(status { _ = try held.sign(Self.ecdsa, Data("m".utf8)) } == .itemNotFound)
     }
 
+    /// The last handle of an ephemeral key going releases it inside latchkeyd (one request), as Apple frees
+    /// a non-permanent key with its `SecKey`.
+    @Test func anEphemeralKeyIsReleasedInTheAgentWithItsLastHandle() throws {
+        let (sandbox, agent) = try Self.servedAgent()
+        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                                                        returning: [.attributes, .data]))
+        do {
+            let held = try HeldKey(result: made, service: agent)
+            _ = try held.sign(Self.ecdsa, Data("m".utf8))
+        }
+        let again = AgentKeychainService(client: try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath,
+                                                                                      environment: sandbox.environment)))
+        #expect(status { _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8))) } == .itemNotFound)
+        #expect(status { try again.releaseHeldKey(made.persistentReference) } == .itemNotFound)
+        #expect(status { try again.releaseHeldKey(Data(count: 32)) } == .param)
+    }
+
     /// Apple's non-permanent keys go with the process that made them: made through the agent, a key is
     /// usable by its program while the process that made it runs, and gone once it has ended.
     @Test func anEphemeralKeyGoesWithTheProcessThatMadeIt() throws {

@@ -36,6 +36,7 @@ import Glibc
         .copyIdentities(certificates: ItemQuery(.certificate, limit: .all, returning: .attributes), keys: ItemQuery(.key), limit: 3),
         .createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("k")]), returning: [.data]),
         .createHeldKey(HeldKeyRequest(type: .rsa, bits: 2048, isPermanent: false), returning: []),
+        .releaseHeldKey(reference: Data("lke1".utf8) + Data(repeating: 7, count: 28)), .releaseHeldKey(reference: Data()),
     ]
 
     @Test(arguments: requests.indices)

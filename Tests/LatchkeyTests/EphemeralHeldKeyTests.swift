@@ -86,6 +86,44 @@ import Testing
         _ = try keychain.useHeldKey(own.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8)), caller: Fixture.app)
     }
 
+    /// `releaseHeldKey` forgets a key of the caller's program now; the last `HeldKey` of an ephemeral key
+    /// releases it when it goes, as Apple frees a non-permanent key with its `SecKey`.
+    @Test func anEphemeralKeyIsReleasedOnRequestAndWithItsLastHandle() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let first = try make(keychain)
+        // Another program cannot release it; a stored key's reference is not released but deleted.
+        #expect(status { try keychain.releaseHeldKey(first.persistentReference, caller: Fixture.other) } == .itemNotFound)
+        let stored = try #require(try keychain.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256), caller: Fixture.app,
+                                                             returning: [.persistentReference]))
+        #expect(status { try keychain.releaseHeldKey(stored.persistentReference, caller: Fixture.app) } == .param)
+        try keychain.releaseHeldKey(first.persistentReference, caller: Fixture.app)
+        #expect(keychain.vault.ephemeralKeyCount == 0)
+        #expect(status { _ = try keychain.useHeldKey(first.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
+            == .itemNotFound)
+        #expect(status { try keychain.releaseHeldKey(first.persistentReference, caller: Fixture.app) } == .itemNotFound)
+
+        let service = LocalKeychainService(database: keychain, caller: Fixture.app)
+        let made = try #require(try service.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                                                          returning: [.attributes, .data]))
+        do {
+            let held = try HeldKey(result: made, service: service)
+            _ = try held.sign(Self.ecdsa, Data("m".utf8))
+            #expect(keychain.vault.ephemeralKeyCount == 1)
+        }
+        // The handle is gone: so is the key.
+        #expect(keychain.vault.ephemeralKeyCount == 0)
+        #expect(status { _ = try keychain.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
+            == .itemNotFound)
+        // A stored held key's handle going releases nothing.
+        do {
+            let storedHandle = try HeldKey(result: try #require(try service.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256),
+                                                                                         returning: [.attributes, .data])),
+                                           service: service)
+            _ = try storedHandle.sign(Self.ecdsa, Data("m".utf8))
+        }
+        #expect(try keychain.copyMatching(ItemQuery(.key, limit: .all), caller: Fixture.app).count == 2)
+    }
+
     @Test func anEphemeralKeyNeedsATokensAccessibilityToo() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         #expect(status {

@@ -42,6 +42,18 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
                   persistentReference: result.persistentReference, tokenID: token, service: service)
     }
 
+    /// An ephemeral key (made without `kSecAttrIsPermanent`) goes when its last handle in this program does,
+    /// as Apple frees a non-permanent key when its `SecKey` is released.
+    deinit {
+        guard EphemeralKeyHandle.isHandle(persistentReference) else { return }
+        do {
+            try service.releaseHeldKey(persistentReference)
+        } catch {
+            // Nothing to report to: the key is already gone (a lock, an agent restart), or the agent cannot be
+            // reached — then it goes when this process ends or the keychain locks.
+        }
+    }
+
     /// The key's type.
     public var type: KeyType { publicKey.type }
     /// Its size in bits.

@@ -180,6 +180,10 @@ package struct AgentKeychainService: KeychainService {
         return bytes
     }
 
+    package func releaseHeldKey(_ reference: Data) throws(KeychainError) {
+        guard case .none = try reply(.releaseHeldKey(reference: reference)) else { throw AgentClient.unexpected }
+    }
+
     package func status() throws(KeychainError) -> KeychainServiceStatus { try client.status() }
 
     package func unlock(with passphrase: Passphrase) throws(KeychainError) {

@@ -144,6 +144,10 @@ struct DictionaryKeychainService: KeychainService {
         throw KeychainError(.unimplemented, "a dictionary backend uses held keys through SecKey, not as typed requests")
     }
 
+    func releaseHeldKey(_ reference: Data) throws(KeychainError) {
+        throw KeychainError(.unimplemented, "a dictionary backend releases held keys through SecKey, not as typed requests")
+    }
+
     private static let unsupported = KeychainError(.unimplemented, "a dictionary backend has no lock state, settings or registrations")
     func status() throws(KeychainError) -> KeychainServiceStatus { throw Self.unsupported }
     func unlock(with passphrase: Passphrase) throws(KeychainError) { throw Self.unsupported }

@@ -81,6 +81,7 @@ struct EmbeddedService: KeychainService {
         try local().createHeldKey(request, returning: returning)
     }
     func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data { try local().useHeldKey(reference, for: use) }
+    func releaseHeldKey(_ reference: Data) throws(KeychainError) { try local().releaseHeldKey(reference) }
     func status() throws(KeychainError) -> KeychainServiceStatus { try local().status() }
     func unlock(with passphrase: Passphrase) throws(KeychainError) { try local().unlock(with: passphrase) }
     func lock() throws(KeychainError) { try local().lock() }
@@ -155,6 +156,9 @@ struct AutomaticService: KeychainService {
     }
     func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
         try run { (s) throws(KeychainError) in try s.useHeldKey(reference, for: use) }
+    }
+    func releaseHeldKey(_ reference: Data) throws(KeychainError) {
+        try run { (s) throws(KeychainError) in try s.releaseHeldKey(reference) }
     }
     func status() throws(KeychainError) -> KeychainServiceStatus {
         if let client = try AgentRouting.client(for: path) { return try client.status() }

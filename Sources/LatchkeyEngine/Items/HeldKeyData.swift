@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyPKI
 
@@ -71,12 +71,12 @@ enum HeldKeyData {
 
 /// The handle of an ephemeral held key (`HeldKeyRequest.isPermanent` false): `"lke1"` and 28 random bytes —
 /// the length of a persistent reference, so it travels where one does, and never parsed as one.
-enum EphemeralKeyHandle {
+package enum EphemeralKeyHandle {
     private static let magic = Data("lke1".utf8)
     static let length = 32
 
     static func make() -> Data { magic + SecureRandom.bytes(length - magic.count) }
 
     /// Whether `reference` is an ephemeral key's handle.
-    static func isHandle(_ reference: Data) -> Bool { reference.count == length && reference.prefix(4) == magic }
+    package static func isHandle(_ reference: Data) -> Bool { reference.count == length && reference.prefix(4) == magic }
 }

@@ -86,7 +86,7 @@ extension KeychainDatabase {
             guard vault.lockState == .unlocked else { throw KeychainError.locked("the keychain is locked") }
             guard let key = vault.ephemeralKey(reference, owner: caller.applicationIdentifier) else {
                 throw KeychainError(.itemNotFound,
-                                    "no ephemeral key of this program by that handle (gone when the keychain locked or the process that made it ended)")
+                                    "no ephemeral key of this program by that handle (gone when the keychain locked, the process that made it ended or its key was released)")
             }
             return try Self.perform(use, with: key)
         }
@@ -105,6 +105,19 @@ extension KeychainDatabase {
         let type = try HeldKeyData.type(stored)
         let key = try vault.heldKey(reference, stored: stored) { () throws(KeychainError) in try HeldKeyData.privateKey(stored, type: type) }
         return try Self.perform(use, with: key)
+    }
+
+    /// Forgets the ephemeral held key `reference` (its handle) names, if `caller`'s program made it.
+    ///
+    /// - Throws: `errSecParam` when the reference is not an ephemeral key's handle; `errSecItemNotFound`
+    ///   when it names no key of the caller's (never made, or gone with a lock, its process or an earlier release).
+    public func releaseHeldKey(_ reference: Data, caller: CallerIdentity) throws(KeychainError) {
+        guard EphemeralKeyHandle.isHandle(reference) else {
+            throw KeychainError.param("only an ephemeral key is released; a stored key is deleted")
+        }
+        guard vault.releaseEphemeral(reference, owner: caller.applicationIdentifier) else {
+            throw KeychainError(.itemNotFound, "no ephemeral key of this program by that handle")
+        }
     }
 
     /// Signs, decrypts or derives with a held key's private half.

@@ -139,6 +139,15 @@ final class KeyVault: Sendable {
         }
     }
 
+    /// Forgets the ephemeral held key `handle` names if `owner` made it; whether there was one.
+    func releaseEphemeral(_ handle: Data, owner: String) -> Bool {
+        state.withLock { state in
+            guard let index = state.ephemeralKeys.firstIndex(where: { $0.handle == handle && $0.owner == owner }) else { return false }
+            state.ephemeralKeys.remove(at: index)
+            return true
+        }
+    }
+
     /// How many ephemeral held keys are kept now (for the tests).
     var ephemeralKeyCount: Int { state.withLock { $0.ephemeralKeys.count } }
 

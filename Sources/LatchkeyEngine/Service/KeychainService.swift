@@ -30,6 +30,11 @@ public protocol KeychainService: Sendable {
     func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult?
     /// Signs, decrypts or derives with the held key a persistent reference names (`KeyUse`).
     func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data
+    /// Forgets an ephemeral held key (its handle, from `createHeldKey` without `isPermanent`) now, as Apple
+    /// frees a non-permanent key when its `SecKey` is released: `errSecItemNotFound` when the handle names no
+    /// key of the caller's (any more), `errSecParam` for a reference that is not an ephemeral key's (delete a
+    /// stored key with `delete`).
+    func releaseHeldKey(_ reference: Data) throws(KeychainError)
 
     /// The lock state and who the service takes the caller for.
     func status() throws(KeychainError) -> KeychainServiceStatus

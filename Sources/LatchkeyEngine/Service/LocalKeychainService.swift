@@ -43,6 +43,8 @@ public struct LocalKeychainService: KeychainService {
         try database.useHeldKey(reference, for: use, caller: caller, presence: presence)
     }
 
+    public func releaseHeldKey(_ reference: Data) throws(KeychainError) { try database.releaseHeldKey(reference, caller: caller) }
+
     public func status() throws(KeychainError) -> KeychainServiceStatus {
         KeychainServiceStatus(lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,
                               caller: .identified(caller))
