@@ -157,8 +157,20 @@ struct AutomaticService: KeychainService {
     func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
         try run { (s) throws(KeychainError) in try s.useHeldKey(reference, for: use) }
     }
+    /// Never opens the keychain: a release runs when a `HeldKey` goes (in a deinit, where asking for the
+    /// passphrase would be wrong), and an ephemeral key lives where it was made — in the agent, or in this
+    /// process's keychain, open since it made the key. A key the agent made goes with the agent.
     func releaseHeldKey(_ reference: Data) throws(KeychainError) {
-        try run { (s) throws(KeychainError) in try s.releaseHeldKey(reference) }
+        if let client = try AgentRouting.client(for: path) {
+            do throws(KeychainError) {
+                return try AgentKeychainService(client: client).releaseHeldKey(reference)
+            } catch {
+                // Not the agent's (this program is not registered with it, or it went away): perhaps this
+                // process's, below.
+            }
+        }
+        guard embedded.isOpen else { throw KeychainError(.itemNotFound, "no keychain open in this process holds the key") }
+        try embedded.releaseHeldKey(reference)
     }
     func status() throws(KeychainError) -> KeychainServiceStatus {
         if let client = try AgentRouting.client(for: path) { return try client.status() }
