@@ -23,6 +23,25 @@ import Testing
         #expect(status { try backend.delete(["class": "genp"]) } == .itemNotFound)
     }
 
+    /// Certificate filters select in searches only: a typed update or delete that carried one is refused,
+    /// never run as if the filter were not there (which would change or remove every certificate).
+    @Test func certificateFiltersAreParamForUpdateAndDelete() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        for serial in [1, 2] as [UInt8] {
+            try keychain.add(NewItem(.certificate, attributes: [.serialNumber: .data(Data([serial])), .label: .string("c")]),
+                             caller: Fixture.app)
+        }
+        var match = CertificateMatch()
+        match.subjectContains = "nobody"
+        let filtered = ItemQuery(.certificate, matching: [.label: .string("c")], limit: .all, certificateMatch: match)
+        #expect(status { try keychain.delete(filtered, caller: Fixture.app) } == .param)
+        #expect(status { try keychain.update(filtered, with: ItemChanges(attributes: [.label: .string("d")]), caller: Fixture.app) }
+            == .param)
+        #expect(try keychain.copyMatching(ItemQuery(.certificate, matching: [.label: .string("c")], limit: .all), caller: Fixture.app).count
+            == 2)
+        #expect(try keychain.delete(ItemQuery(.certificate, matching: [.label: .string("c")], limit: .all), caller: Fixture.app) == 2)
+    }
+
     @Test func synchronizableItemsLeaveATombstoneThatAnAddReplaces() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         let item = Fixture.password(service: "mail", account: "a", secret: "v1", extra: [.synchronizable: .bool(true)])
