@@ -104,6 +104,7 @@ extension ByteWriter {
         }
         appendOptional(query.operationPrompt.map { Data($0.utf8) })
         append(query.certificateMatch)
+        appendOptional(query.hostOrSubdomainOf.map { Data($0.utf8) })
     }
 
     private mutating func append(_ match: CertificateMatch) {
@@ -303,9 +304,11 @@ extension ByteReader {
         default: throw .malformed("unknown authentication UI")
         }
         let prompt = try optionalText("an operation prompt")
-        return ItemQuery(itemClass, matching: matching, synchronizable: synchronizable, persistentReference: reference,
-                         limit: limit, returning: returning, authenticationUI: authenticationUI, operationPrompt: prompt,
-                         certificateMatch: try readCertificateMatch())
+        var query = ItemQuery(itemClass, matching: matching, synchronizable: synchronizable, persistentReference: reference,
+                              limit: limit, returning: returning, authenticationUI: authenticationUI, operationPrompt: prompt,
+                              certificateMatch: try readCertificateMatch())
+        query.hostOrSubdomainOf = try optionalText("a host to match")
+        return query
     }
 
     private mutating func readCertificateMatch() throws(AgentProtocolError) -> CertificateMatch {

@@ -179,6 +179,9 @@ public var kSecMatchIssuers: CFString { SecConstant("m_Issuers") }
 public var kSecMatchEmailAddressIfPresent: CFString { SecConstant("m_EmailAddressIfPresent") }
 /// `kSecMatchSubjectContains` ("m_SubjectContains").
 public var kSecMatchSubjectContains: CFString { SecConstant("m_SubjectContains") }
+/// `kSecMatchHostOrSubdomainOfHost` ("m_HostOrSubdomainOfHost"): internet passwords whose server is this host or a
+/// subdomain of it.
+public var kSecMatchHostOrSubdomainOfHost: CFString { SecConstant("m_HostOrSubdomainOfHost") }
 /// `kSecMatchTrustedOnly` ("m_TrustedOnly").
 public var kSecMatchTrustedOnly: CFString { SecConstant("m_TrustedOnly") }
 /// `kSecMatchValidOnDate` ("m_ValidOnDate").

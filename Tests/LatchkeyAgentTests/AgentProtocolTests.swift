@@ -37,7 +37,15 @@ import Glibc
         .createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("k")]), returning: [.data]),
         .createHeldKey(HeldKeyRequest(type: .rsa, bits: 2048, isPermanent: false), returning: []),
         .releaseHeldKey(reference: Data("lke1".utf8) + Data(repeating: 7, count: 28)), .releaseHeldKey(reference: Data()),
+        .copyMatching(hostQuery),
     ]
+
+    /// A search of internet passwords by host or subdomain (`kSecMatchHostOrSubdomainOfHost`).
+    static var hostQuery: ItemQuery {
+        var query = ItemQuery(.internetPassword, limit: .all, returning: .attributes)
+        query.hostOrSubdomainOf = "example.com"
+        return query
+    }
 
     @Test(arguments: requests.indices)
     func requestsRoundTrip(_ index: Int) throws {

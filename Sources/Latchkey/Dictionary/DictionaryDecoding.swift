@@ -33,6 +33,8 @@ enum DictionaryDecoding {
         /// `kSecMatchIssuers`, `kSecMatchValidOnDate`, `kSecMatchSubjectContains`,
         /// `kSecMatchEmailAddressIfPresent`, `kSecMatchCaseInsensitive`, `kSecMatchTrustedOnly`.
         var certificateMatch = CertificateMatch()
+        /// `kSecMatchHostOrSubdomainOfHost`.
+        var hostOrSubdomainOf: String?
     }
 
     static func decode(_ dictionary: [String: Any], for operation: Operation) throws(KeychainError) -> Decoded {
@@ -283,6 +285,11 @@ enum DictionaryDecoding {
             } else {
                 decoded.certificateMatch.emailAddressIfPresent = text
             }
+        case SecItemKey.matchHostOrSubdomainOfHost:
+            guard let host = value as? String else {
+                throw KeychainError.param("kSecMatchHostOrSubdomainOfHost must be a string, not \(DictionaryValue.typeName(value))")
+            }
+            decoded.hostOrSubdomainOf = host
         case SecItemKey.matchPolicy:
             guard let convertible = value as? any PolicyConvertible else {
                 throw KeychainError.param("kSecMatchPolicy must be a SecPolicy, not \(DictionaryValue.typeName(value))")

@@ -87,6 +87,7 @@ struct DictionaryKeychainService: KeychainService {
         let wantsData = query.returning.contains(.data) || query.returning.contains(.reference)
         var dictionary = Self.dictionary(query, limit: query.limit == .one ? .all : query.limit)
         Self.matching(query.certificateMatch, into: &dictionary)
+        if let host = query.hostOrSubdomainOf { dictionary[SecItemKey.matchHostOrSubdomainOfHost] = host }
         let asked = Self.askingForEverything(dictionary, data: wantsData)
         let values = try backend.copyMatching(asked) as? [Any] ?? []
         var results: [ItemResult] = []

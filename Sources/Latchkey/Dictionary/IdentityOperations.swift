@@ -23,10 +23,11 @@ extension ServiceBackend {
     func identities(_ decoded: DictionaryDecoding.Decoded, limit: Int?, keyData: Bool) throws(KeychainError) -> [IdentityMatch] {
         let (certificateFilters, keyFilters) = split(decoded.attributes)
         let synchronizable: SynchronizableFilter = decoded.synchronizableAny ? .any : .no
-        let certificates = ItemQuery(
+        var certificates = ItemQuery(
             .certificate, matching: certificateFilters, synchronizable: synchronizable, limit: .all,
             returning: [.attributes, .data, .persistentReference], authenticationUI: decoded.authenticationUI,
             operationPrompt: decoded.operationPrompt, certificateMatch: decoded.certificateMatch)
+        certificates.hostOrSubdomainOf = decoded.hostOrSubdomainOf  // Refused by the engine, as Apple refuses it here.
         let keys = ItemQuery(
             .key, matching: keyFilters, synchronizable: .any, limit: .one,
             returning: keyData ? [.attributes, .data, .persistentReference] : [.attributes, .persistentReference],

@@ -101,12 +101,14 @@ public struct ServiceBackend: KeychainBackend {
     }
 
     func itemQuery(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) -> ItemQuery {
-        ItemQuery(
+        var query = ItemQuery(
             decoded.itemClass, matching: decoded.attributes,
             synchronizable: decoded.synchronizableAny ? .any : .no,
             persistentReference: decoded.persistentReference, limit: limit, returning: decoded.returning,
             authenticationUI: decoded.authenticationUI, operationPrompt: decoded.operationPrompt,
             certificateMatch: decoded.certificateMatch)
+        query.hostOrSubdomainOf = decoded.hostOrSubdomainOf
+        return query
     }
 }
 

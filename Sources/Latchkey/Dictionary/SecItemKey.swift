@@ -35,6 +35,8 @@ package enum SecItemKey {
     package static let matchValidOnDate = "m_ValidOnDate"
     /// `kSecMatchSubjectContains`.
     package static let matchSubjectContains = "m_SubjectContains"
+    /// `kSecMatchHostOrSubdomainOfHost`.
+    package static let matchHostOrSubdomainOfHost = "m_HostOrSubdomainOfHost"
     /// `kSecMatchPolicy`.
     package static let matchPolicy = "m_Policy"
     /// `kSecMatchEmailAddressIfPresent`.
@@ -58,7 +60,7 @@ package enum SecItemKey {
     /// subject matches). A query naming one fails with `errSecUnimplemented` rather than silently matching
     /// more than asked.
     static let unsupportedMatches: Set<String> = [
-        "m_ItemList", "m_SearchList", "m_HostOrSubdomainOfHost", "m_SubjectStartsWith",
+        "m_ItemList", "m_SearchList", "m_SubjectStartsWith",
         "m_SubjectEndsWith", "m_SubjectWholeString", "m_DiacriticInsensitive", "m_WidthInsensitive",
     ]
 

@@ -154,14 +154,24 @@ struct ItemSelection {
         // The digests the SQL matched must be among those the row was sealed with (the item_index table
         // itself is not sealed). The pk, group and id columns are proven by the key's associated data.
         for digest in filterDigests where !row.indexDigests.contains(digest) { return nil }
-        let needsAttributes = wanted || !unindexedFilters.isEmpty
+        let needsAttributes = wanted || !unindexedFilters.isEmpty || query.hostOrSubdomainOf != nil
         let opened = try Self.open(row, keys: keys, attributes: needsAttributes)
         if let attributes = opened.attributes {
             for name in unindexedFilters {
                 guard let stored = attributes[name], CanonicalValue.matches(stored, query.filters[name]!) else { return nil }
             }
+            if let host = query.hostOrSubdomainOf {
+                guard let server = attributes[.server]?.stringValue, Self.server(server, isOrIsUnder: host) else { return nil }
+            }
         }
         return opened
+    }
+
+    /// Whether `server` is `host` (lowercased) or a subdomain of it, without regard to ASCII case:
+    /// `example.com` and `www.example.com` are under `example.com`; `badexample.com` is not.
+    static func server(_ server: String, isOrIsUnder host: String) -> Bool {
+        let server = server.lowercased()
+        return server == host || server.hasSuffix("." + host)
     }
 
     /// Unwraps the row's item key — proving every plaintext column — and decrypts its attributes when asked.

@@ -176,7 +176,7 @@ extension KeychainDatabase {
     public func locate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [(reference: Data, available: Bool)] {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
-        guard selection.unindexedFilters.isEmpty else {
+        guard selection.unindexedFilters.isEmpty, validated.hostOrSubdomainOf == nil else {
             throw KeychainError.param("only indexed attributes can be matched without opening items")
         }
         return try mappingStorageErrors {

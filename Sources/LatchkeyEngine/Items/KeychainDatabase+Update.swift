@@ -143,8 +143,8 @@ extension KeychainDatabase {
         }
     }
 
-    /// Update and delete act on every match; a numeric limit, a return request or a certificate filter is
-    /// Apple's `errSecParam`.
+    /// Update and delete act on every match; a numeric limit, a return request, a certificate filter or a
+    /// host match is Apple's `errSecParam`.
     static func requireFilterOnly(_ query: ItemQuery, operation: String) throws(KeychainError) {
         if case .count = query.limit {
             throw KeychainError.param("m_Limit is not supported by \(operation)")
@@ -154,8 +154,8 @@ extension KeychainDatabase {
         }
         // Certificate filters select only in searches: an update or delete that ignored them would change
         // or remove every certificate its attributes name (Apple refuses kSecMatch… keys here too).
-        if !query.certificateMatch.isEmpty {
-            throw KeychainError.param("kSecMatch… certificate filters are not supported by \(operation); name the items by their attributes")
+        if !query.certificateMatch.isEmpty || query.hostOrSubdomainOf != nil {
+            throw KeychainError.param("kSecMatch… filters are not supported by \(operation); name the items by their attributes")
         }
     }
 }

@@ -37,6 +37,8 @@ struct ValidatedQuery: Sendable {
     let operationPrompt: String?
     /// Filters inside the certificates (certificate searches only; nil when there are none).
     let certificateMatch: CertificateMatch?
+    /// `kSecMatchHostOrSubdomainOfHost`, lowercased (internet-password searches only).
+    var hostOrSubdomainOf: String? = nil
 
     /// Whether the filters name every primary-key attribute, so the primary-key digest finds the item.
     var namesWholePrimaryKey: Bool { schema.primaryKey.allSatisfy { filters[$0] != nil } }
@@ -249,11 +251,25 @@ enum RequestValidation {
         if let prompt = query.operationPrompt, prompt.utf8.count > 1_024 {
             throw KeychainError.param("u_OpPrompt is \(prompt.utf8.count) bytes; the limit is 1024")
         }
-        return ValidatedQuery(
+        var host: String?
+        if let given = query.hostOrSubdomainOf {
+            // Apple's server: errSecUnimplemented ("unsupported kSecMatchHostOrSubdomainOfHost attribute") for
+            // the other classes.
+            guard query.itemClass == .internetPassword else {
+                throw KeychainError(.unimplemented, "kSecMatchHostOrSubdomainOfHost matches internet passwords, not \(query.itemClass.rawValue)")
+            }
+            guard !given.isEmpty, given.utf8.count <= 1_024 else {
+                throw KeychainError.param("kSecMatchHostOrSubdomainOfHost must be a host name of 1 to 1024 bytes")
+            }
+            host = given.lowercased()
+        }
+        var validated = ValidatedQuery(
             schema: schema, filters: filters, groups: groups, accessibility: accessibility,
             synchronizable: synchronizable, reference: reference, limit: limit, returning: query.returning,
             authenticationUI: query.authenticationUI, operationPrompt: query.operationPrompt,
             certificateMatch: query.itemClass == .certificate && !query.certificateMatch.isEmpty ? query.certificateMatch : nil)
+        validated.hostOrSubdomainOf = host
+        return validated
     }
 
     static func validate(_ changes: ItemChanges, schema: ItemSchema, caller: CallerIdentity)

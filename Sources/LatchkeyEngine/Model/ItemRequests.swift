@@ -146,6 +146,9 @@ public struct ItemQuery: Sendable, CustomStringConvertible {
     public var operationPrompt: String?
     /// Filters that look inside certificates (searches of certificates only).
     public var certificateMatch: CertificateMatch
+    /// `kSecMatchHostOrSubdomainOfHost` (searches of internet passwords only): items whose server is this
+    /// host or a subdomain of it, compared without regard to case.
+    public var hostOrSubdomainOf: String?
 
     /// Creates a query.
     public init(
