@@ -167,7 +167,7 @@ struct ItemSelection {
         return opened
     }
 
-    /// Whether `server` is `host` (lowercased) or a subdomain of it, without regard to ASCII case:
+    /// Whether `server` is `host` (lowercased) or a subdomain of it, without regard to case:
     /// `example.com` and `www.example.com` are under `example.com`; `badexample.com` is not.
     static func server(_ server: String, isOrIsUnder host: String) -> Bool {
         let server = server.lowercased()
