@@ -256,6 +256,15 @@ import Glibc
         #expect(status { try again.releaseHeldKey(Data(count: 32)) } == .param)
     }
 
+    /// A forked child's copy of a key's handle going releases nothing: the parent still signs with the key.
+    @Test func aForkedChildsCopyOfAnEphemeralKeyReleasesNothing() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        try sandbox.registerClients()
+        #expect(try sandbox.client("a", "fork-ephemeral") == "parent signed\n", "agent: \(sandbox.agentLog)")
+    }
+
     /// Apple's non-permanent keys go with the process that made them: made through the agent, a key is
     /// usable by its program while the process that made it runs, and gone once it has ended.
     @Test func anEphemeralKeyGoesWithTheProcessThatMadeIt() throws {

@@ -1,6 +1,7 @@
 public import Foundation
 public import LatchkeyEngine
 public import LatchkeyPKI
+import LatchkeyPOSIX
 
 /// A private key the keychain holds and never hands out (Apple's token keys, `kSecAttrTokenID`; made by
 /// `KeychainService.createHeldKey` or `SecKeyCreateRandomKey` with a token): this process has its public
@@ -21,6 +22,9 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
     public let tokenID: String
     /// The service that holds it.
     let service: any KeychainService
+    /// The process that made this handle: a forked child's copy of it releases nothing when it goes (the
+    /// parent may still be using the key).
+    private let process = CurrentProcess.id
 
     /// A held key's handle, from a search result (whose data is its public key).
     init(publicKey: AsymmetricKey, persistentReference: Data, tokenID: String, service: any KeychainService) {
@@ -45,7 +49,7 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
     /// An ephemeral key (made without `kSecAttrIsPermanent`) goes when its last handle in this program does,
     /// as Apple frees a non-permanent key when its `SecKey` is released.
     deinit {
-        guard EphemeralKeyHandle.isHandle(persistentReference) else { return }
+        guard EphemeralKeyHandle.isHandle(persistentReference), CurrentProcess.id == process else { return }
         do {
             try service.releaseHeldKey(persistentReference)
         } catch {

@@ -90,6 +90,41 @@ public enum TestClient {
                 say("handle " + made.persistentReference.map { String(format: "%02x", $0) }.joined())
                 while !FileManager.default.fileExists(atPath: arguments[1]) { usleep(10_000) }
                 say("done")
+            case "fork-ephemeral":
+                // fork-ephemeral: makes an ephemeral key in the agent, forks, lets the child's copy of the key's
+                // handle go (and the child exit), then signs with it in the parent: "parent signed" or the status.
+                guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
+                    say("no agent")
+                    return 1
+                }
+                let service = AgentKeychainService(client: client)
+                guard let made = try service.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                                                           returning: [.attributes, .data])
+                else {
+                    say("no key")
+                    return 1
+                }
+                var held: HeldKey? = try HeldKey(result: made, service: service)
+                let child = fork()
+                guard child >= 0 else {
+                    say("fork failed")
+                    return 1
+                }
+                if child == 0 {
+                    held = nil  // The child's copy goes; its deinit runs here, in the child.
+                    _exit(0)
+                }
+                var status: Int32 = 0
+                guard waitpid(child, &status, 0) == child else {
+                    say("wait failed")
+                    return 1
+                }
+                do {
+                    _ = try held?.sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8))
+                    say("parent signed")
+                } catch {
+                    say("parent status \(error.status.rawValue)")
+                }
             case "use-key" where arguments.count == 2:
                 // use-key <handle as hex>: signs with the agent's key of that handle; prints "signed" or the status.
                 guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
