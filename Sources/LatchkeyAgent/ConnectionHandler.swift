@@ -177,7 +177,9 @@ struct ConnectionHandler {
             defer { state.changed() }
             return .flag(try service(peer).addOrUpdate(item))
         case .createHeldKey(let request, let returning):
-            let made = try service(peer).createHeldKey(request, returning: returning)
+            var service = try service(peer)
+            service.holderEnded = peer.hasEnded  // An ephemeral key goes when the process it was made for ends.
+            let made = try service.createHeldKey(request, returning: returning)
             log("made a key held by the agent for pid \(peer.pid) (\(request.type == .rsa ? "RSA" : "EC") \(request.bits) bits)")
             return .item(made)
         case .useHeldKey(let reference, let use): return .bytes(try service(peer).useHeldKey(reference, for: use))
@@ -221,9 +223,7 @@ struct ConnectionHandler {
         switch CallerPolicy.standing(of: peer, registrations: registrations) {
         case .refused(let error): throw error
         case .registered(let registration):
-            var service = LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
-            service.holderEnded = peer.hasEnded
-            return service
+            return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
         case .unregistered(let path): throw CallerPolicy.notRegistered(path)
         }
     }

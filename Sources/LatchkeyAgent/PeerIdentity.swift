@@ -56,32 +56,23 @@ struct PeerIdentity: Sendable {
         guard sender.pid == pid, sender.uid == uid else {
             return "a message came from pid \(sender.pid) (uid \(sender.uid)), not from pid \(pid), which connected"
         }
-        guard let startTime else { return "pid \(pid) is no longer the process that connected" }
-        let executable: FileStatus?
-        if let handle {
-            guard !handle.hasExited else { return "pid \(pid) is no longer the process that connected" }
-            executable = handle.executableStatus
-        } else {
-            guard Processes.startTime(of: pid) == startTime else { return "pid \(pid) is no longer the process that connected" }
-            executable = FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true)
-        }
+        guard !hasEnded() else { return "pid \(pid) is no longer the process that connected" }
         // A process that made itself not dumpable after connecting cannot be looked at again; exec makes a
         // process dumpable again, so an executable that cannot be looked at means it has not run another
         // program since.
-        guard let now = executable else { return nil }
+        guard let now = handle.map(\.executableStatus) ?? FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true) else { return nil }
         guard let executableFile, FileIdentity(now) == executableFile else {
             return "pid \(pid) now runs \(Processes.executablePath(of: pid) ?? "another program"), not the program that connected"
         }
         return nil
     }
 
-    /// Whether the process has ended (its pidfd, else its start time): what an ephemeral key made for it
-    /// lives as long as.
-    var hasEnded: @Sendable () -> Bool {
-        guard let startTime else { return { true } }
-        if let handle { return { handle.hasExited } }
-        let pid = pid
-        return { Processes.startTime(of: pid) != startTime }
+    /// Whether the process that connected has ended (its pidfd, else its start time; a process whose start
+    /// time could not be read counts as ended). Also what an ephemeral key made for it lives as long as.
+    @Sendable func hasEnded() -> Bool {
+        guard let startTime else { return true }
+        if let handle { return handle.hasExited }
+        return Processes.startTime(of: pid) != startTime
     }
 
     /// The executable's file name.

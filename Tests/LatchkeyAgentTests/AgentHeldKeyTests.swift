@@ -28,6 +28,15 @@ import Glibc
 
     /// A started, unlocked agent that serves this test process (registered as "held"), and the service
     /// through it.
+    /// A running, unlocked agent with the two test clients registered.
+    static func sandboxWithClients() throws -> AgentSandbox {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        try sandbox.registerClients()
+        return sandbox
+    }
+
     static func servedAgent() throws -> (AgentSandbox, AgentKeychainService) {
         let sandbox = try AgentSandbox()
         try sandbox.start()
@@ -101,10 +110,7 @@ import Glibc
     }
 
     @Test func aClientSignsWithAKeyItNeverHolds() throws {
-        let sandbox = try AgentSandbox()
-        try sandbox.start()
-        try sandbox.unlock()
-        try sandbox.registerClients()
+        let sandbox = try Self.sandboxWithClients()
         let trigger = sandbox.directory.file("trigger")
         let log = sandbox.directory.file("client.log")
         let client = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["held-key", "com.example.enclave", trigger],
@@ -258,20 +264,14 @@ import Glibc
 
     /// A forked child's copy of a key's handle going releases nothing: the parent still signs with the key.
     @Test func aForkedChildsCopyOfAnEphemeralKeyReleasesNothing() throws {
-        let sandbox = try AgentSandbox()
-        try sandbox.start()
-        try sandbox.unlock()
-        try sandbox.registerClients()
+        let sandbox = try Self.sandboxWithClients()
         #expect(try sandbox.client("a", "fork-ephemeral") == "parent signed\n", "agent: \(sandbox.agentLog)")
     }
 
     /// Apple's non-permanent keys go with the process that made them: made through the agent, a key is
     /// usable by its program while the process that made it runs, and gone once it has ended.
     @Test func anEphemeralKeyGoesWithTheProcessThatMadeIt() throws {
-        let sandbox = try AgentSandbox()
-        try sandbox.start()
-        try sandbox.unlock()
-        try sandbox.registerClients()
+        let sandbox = try Self.sandboxWithClients()
         let trigger = sandbox.directory.file("trigger")
         let log = sandbox.directory.file("maker.log")
         let maker = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["ephemeral-key", trigger],

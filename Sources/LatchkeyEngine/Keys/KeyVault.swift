@@ -30,6 +30,11 @@ final class KeyVault: Sendable {
         var lockEpoch = 0
         /// Ephemeral held keys (never stored), by handle, oldest first; emptied by every lock.
         var ephemeralKeys: [EphemeralKey] = []
+
+        /// Where the ephemeral key `handle` names is kept, if `owner` made it.
+        func ephemeralKeyIndex(_ handle: Data, owner: String) -> Int? {
+            ephemeralKeys.firstIndex { $0.handle == handle && $0.owner == owner }
+        }
     }
 
     /// How many ephemeral held keys are kept: past this, the oldest goes (its handle then names nothing).
@@ -130,7 +135,7 @@ final class KeyVault: Sendable {
     /// it was made for has ended: it goes now).
     func ephemeralKey(_ handle: Data, owner: String) -> AsymmetricKey? {
         state.withLock { state in
-            guard let index = state.ephemeralKeys.firstIndex(where: { $0.handle == handle && $0.owner == owner }) else { return nil }
+            guard let index = state.ephemeralKeyIndex(handle, owner: owner) else { return nil }
             guard !state.ephemeralKeys[index].isOrphaned else {
                 state.ephemeralKeys.remove(at: index)
                 return nil
@@ -142,7 +147,7 @@ final class KeyVault: Sendable {
     /// Forgets the ephemeral held key `handle` names if `owner` made it; whether there was one.
     func releaseEphemeral(_ handle: Data, owner: String) -> Bool {
         state.withLock { state in
-            guard let index = state.ephemeralKeys.firstIndex(where: { $0.handle == handle && $0.owner == owner }) else { return false }
+            guard let index = state.ephemeralKeyIndex(handle, owner: owner) else { return false }
             state.ephemeralKeys.remove(at: index)
             return true
         }

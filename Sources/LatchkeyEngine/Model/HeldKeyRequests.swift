@@ -29,8 +29,9 @@ public struct HeldKeyRequest: Sendable, Hashable, CustomStringConvertible {
     /// `klbl`, the usage flags) are derived.
     public var attributes: [AttributeKey: AttributeValue]
     /// Whether the key is stored (`kSecAttrIsPermanent`). An ephemeral one (false) is kept in memory where
-    /// the keychain runs, for the program that made it, until the keychain locks or the process holding the
-    /// keychain ends (or 256 newer ones push it out); its reference is a handle, not an item's.
+    /// the keychain runs, for the program that made it, until it is released (`releaseHeldKey`, or its last
+    /// `HeldKey` going), the process that made it ends, the keychain locks, or 256 newer ones push it out; its
+    /// reference is a handle, not an item's.
     public var isPermanent: Bool
 
     /// A request.
