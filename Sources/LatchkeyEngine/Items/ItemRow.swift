@@ -22,8 +22,10 @@ struct ItemRow: Sendable {
     var version: Int64
     /// Keyed digest of the primary key.
     var primaryKeyDigest: Data
-    /// Keyed digests of the indexed attributes, concatenated (what to remove from `item_index`).
-    var indexDigests: [Data]
+    /// Keyed digests of the indexed attributes (`ItemDigests.shortLength` bytes each), concatenated as the
+    /// `idx` column stores them: what to remove from `item_index`. Kept whole because a search reads it for
+    /// every candidate (one blob instead of a `Data` per digest).
+    var indexBlob: Data
     /// The item key sealed under its class key.
     var wrappedKey: Data
     /// The attributes sealed under the item key.
@@ -39,4 +41,40 @@ struct ItemRow: Sendable {
     var accessControlFlags: UInt = 0
     /// Set when the plaintext columns could not even be read; such a row is reported as damaged.
     var malformed: Bool = false
+
+    /// The index digests one by one.
+    var indexDigests: [Data] {
+        get {
+            let length = ItemDigests.shortLength
+            return stride(from: 0, to: indexBlob.count, by: length).map {
+                Data(indexBlob[(indexBlob.startIndex + $0)..<(indexBlob.startIndex + $0 + length)])
+            }
+        }
+        set { indexBlob = Self.indexBlob(newValue) }
+    }
+
+    /// How many index digests the row has.
+    var indexDigestCount: Int { indexBlob.count / ItemDigests.shortLength }
+
+    /// Whether `digest` is one of the row's index digests (compared in place, without splitting the blob).
+    func hasIndexDigest(_ digest: Data) -> Bool {
+        let length = ItemDigests.shortLength  // 16: two 64-bit words.
+        guard digest.count == length else { return false }
+        return indexBlob.withUnsafeBytes { blob in
+            digest.withUnsafeBytes { wanted in
+                let (low, high) = (wanted.loadUnaligned(as: UInt64.self), wanted.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                return stride(from: 0, to: blob.count - length + 1, by: length).contains {
+                    blob.loadUnaligned(fromByteOffset: $0, as: UInt64.self) == low
+                        && blob.loadUnaligned(fromByteOffset: $0 + 8, as: UInt64.self) == high
+                }
+            }
+        }
+    }
+
+    /// Digests as one blob, in order.
+    static func indexBlob(_ digests: [Data]) -> Data {
+        var blob = Data(capacity: digests.count * ItemDigests.shortLength)
+        for digest in digests { blob.append(digest) }
+        return blob
+    }
 }

@@ -29,8 +29,8 @@ enum ItemSealing {
         writer.append(row.version)
         writer.append(row.hasData ? 1 as UInt8 : 0)
         writer.appendField(row.primaryKeyDigest)
-        writer.append(UInt32(row.indexDigests.count))
-        for digest in row.indexDigests { writer.appendRaw(digest) }
+        writer.append(UInt32(row.indexDigestCount))
+        writer.appendRaw(row.indexBlob)  // The digests one after another.
         // Format v3: the access-control flags, only when there are some (rows sealed before keep their AD).
         if row.accessControlFlags != 0 {
             writer.appendRaw("acl".utf8)

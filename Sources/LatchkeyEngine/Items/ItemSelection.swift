@@ -153,7 +153,7 @@ struct ItemSelection {
     func open(_ row: ItemRow, attributes wanted: Bool) throws(KeychainError) -> Opened? {
         // The digests the SQL matched must be among those the row was sealed with (the item_index table
         // itself is not sealed). The pk, group and id columns are proven by the key's associated data.
-        for digest in filterDigests where !row.indexDigests.contains(digest) { return nil }
+        for digest in filterDigests where !row.hasIndexDigest(digest) { return nil }
         let needsAttributes = wanted || !unindexedFilters.isEmpty || query.hostOrSubdomainOf != nil
         let opened = try Self.open(row, keys: keys, attributes: needsAttributes)
         if let attributes = opened.attributes {

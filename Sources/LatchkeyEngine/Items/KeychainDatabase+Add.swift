@@ -185,7 +185,7 @@ extension KeychainDatabase {
             groupDigest: batch?.groupDigests[validated.group] ?? ItemDigests.group(validated.group, key: indexKey),
             accessibility: validated.accessibility, synchronizable: validated.synchronizable, tombstone: false,
             version: 1, primaryKeyDigest: ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey),
-            indexDigests: ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey),
+            indexBlob: ItemRow.indexBlob(ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey)),
             wrappedKey: Data(), sealedAttributes: Data(), sealedData: nil,
             accessControlFlags: validated.accessControl?.flags.rawValue ?? 0)
         return PreparedAdd(validated: validated, classKey: classKey, attributes: attributes, template: template)

@@ -182,7 +182,7 @@ extension KeychainDatabase {
         return try mappingStorageErrors {
             try pool.read { db in
                 try selection.candidates(db, includeData: false).compactMap { row in
-                    for digest in selection.filterDigests where !row.indexDigests.contains(digest) { return nil }
+                    for digest in selection.filterDigests where !row.hasIndexDigest(digest) { return nil }
                     let reference = PersistentReference.make(itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
                     return (reference, selection.keys.classKey(for: row.accessibility) != nil)
                 }

@@ -19,24 +19,22 @@ enum ItemTable {
             return ItemRow(
                 rowID: row.integer(0), id: row.blob(1) ?? Data(), itemClass: itemClass, groupDigest: Data(),
                 accessibility: .whenUnlocked, synchronizable: false, tombstone: false, version: 0,
-                primaryKeyDigest: Data(), indexDigests: [], wrappedKey: Data(), sealedAttributes: Data(),
+                primaryKeyDigest: Data(), indexBlob: Data(), wrappedKey: Data(), sealedAttributes: Data(),
                 sealedData: nil, malformed: true)
         }
-        let digestLength = ItemDigests.shortLength
-        let indexDigests = stride(from: 0, to: index.count - index.count % digestLength, by: digestLength).map {
-            Data(index[(index.startIndex + $0)..<(index.startIndex + $0 + digestLength)])
-        }
+        // Whole digests only (a damaged column's tail is not one, and is not bound into the key's AD).
+        let whole = index.count - index.count % ItemDigests.shortLength
         return ItemRow(
             rowID: row.integer(0), id: id, itemClass: itemClass, groupDigest: groupDigest,
             accessibility: accessibility, synchronizable: row.integer(3) != 0, tombstone: row.integer(4) != 0,
-            version: row.integer(5), primaryKeyDigest: primaryKey, indexDigests: indexDigests,
+            version: row.integer(5), primaryKeyDigest: primaryKey, indexBlob: whole == index.count ? index : index.prefix(whole),
             wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? row.blob(dataColumn) : nil,
             hasData: row.integer(11) != 0, accessControlFlags: UInt(truncatingIfNeeded: row.integer(12)))
     }
 
     /// The values of every column but `row_id`, in the order of `insert`'s statement.
     private static func values(_ row: ItemRow) -> [SQLValue] {
-        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
+        let index = row.indexBlob
         return [
             .blob(row.id), .text(row.itemClass.rawValue), .blob(row.groupDigest), .text(row.accessibility.rawValue),
             .integer(row.synchronizable ? 1 : 0), .integer(row.tombstone ? 1 : 0), .integer(row.version),
@@ -66,7 +64,7 @@ enum ItemTable {
 
     /// Rewrites every column but `data`, whose ciphertext stays valid under the same item key.
     static func replaceKeepingData(_ row: ItemRow, in db: Connection) throws {
-        let index = row.indexDigests.reduce(into: Data()) { $0.append($1) }
+        let index = row.indexBlob
         try db.run(
             """
             UPDATE items SET agrp = ?, pdmn = ?, sync = ?, tomb = ?, version = ?, pk = ?, idx = ?, item_key = ?,
