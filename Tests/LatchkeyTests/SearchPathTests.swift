@@ -21,7 +21,7 @@ import Testing
         let chat = try selection(Fixture.query(service: "chat", account: "bob"), on: keychain).statement(includeData: true)
         #expect(mail.sql == chat.sql)
         #expect(mail.sql == "SELECT \(ItemTable.selectColumns), data FROM items WHERE class = ? AND tomb = 0 AND sync = 0"
-            + " AND agrp IN (?, ?) AND pk = ?")
+            + " AND +agrp IN (?, ?) AND pk = ?")
         // Class, the caller's two groups, the primary-key digest: in the order of the text's placeholders.
         #expect(mail.arguments.count == 4 && chat.arguments.count == 4)
         #expect(mail.arguments[0] == .text("genp"))
@@ -33,7 +33,7 @@ import Testing
         let keychain = try Fixture.newKeychain(in: directory)
         let attributesOnly = try selection(Fixture.query(service: "mail", account: "alice"), on: keychain).statement(includeData: false)
         #expect(attributesOnly.sql == "SELECT \(ItemTable.selectColumns) FROM items WHERE class = ? AND tomb = 0 AND sync = 0"
-            + " AND agrp IN (?, ?) AND pk = ?")
+            + " AND +agrp IN (?, ?) AND pk = ?")
         let partial = try selection(
             ItemQuery(.genericPassword, matching: [.service: .string("mail"), .label: .string("Mail"), .accessible: .string("ak")],
                       synchronizable: .any),
@@ -96,7 +96,7 @@ import Testing
         #expect(selection.groupDigests?.count == unique)
         #expect(Set(selection.groupDigests ?? []).count == unique)
         let placeholders = Array(repeating: "?", count: unique).joined(separator: ", ")
-        #expect(selection.statement(includeData: false).sql.contains(" AND agrp IN (\(placeholders)) AND pk = ?"))
+        #expect(selection.statement(includeData: false).sql.contains(" AND +agrp IN (\(placeholders)) AND pk = ?"))
     }
 
     @Test func aPersistentReferenceHasItsLayout() throws {

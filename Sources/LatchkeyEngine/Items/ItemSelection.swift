@@ -124,7 +124,13 @@ struct ItemSelection {
             case .any: break
             }
             if let groups {
-                sql += " AND agrp IN (" + Array(repeating: "?", count: groups).joined(separator: ", ") + ")"
+                // A whole primary key names at most a few rows through `items_by_primary_key`; `+agrp` (the
+                // same test, not an index term) keeps SQLite from weighing `items_by_group` against it. Without
+                // `sync = ?` (kSecAttrSynchronizableAny) the two indexes tie on two terms each, and which one
+                // SQLite took depended on the order the indexes were created — the wrong one reads every item
+                // of the group for one lookup.
+                sql += (primaryKey ? " AND +agrp IN (" : " AND agrp IN (")
+                    + Array(repeating: "?", count: groups).joined(separator: ", ") + ")"
             }
             if accessibility { sql += " AND pdmn = ?" }
             if reference { sql += " AND row_id = ? AND id = ?" }
