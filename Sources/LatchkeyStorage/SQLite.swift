@@ -110,6 +110,31 @@ enum SQLite {
         return Data(bytes: bytes, count: count)
     }
 
+    static func columnBlobs(_ statement: Statement, _ indexes: [Int32]) -> [Data?] {
+        var total = 0
+        let sizes = indexes.map { index -> Int in
+            guard sqlite3_column_type(statement, index) != SQLITE_NULL else { return -1 }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            total += count
+            return count
+        }
+        var buffer = Data(count: total)
+        buffer.withUnsafeMutableBytes { out in
+            var offset = 0
+            for (index, size) in zip(indexes, sizes) where size > 0 {
+                guard let bytes = sqlite3_column_blob(statement, index) else { continue }  // Only for size 0.
+                (out.baseAddress! + offset).copyMemory(from: bytes, byteCount: size)
+                offset += size
+            }
+        }
+        var offset = buffer.startIndex
+        return sizes.map { size in
+            guard size >= 0 else { return nil }
+            defer { offset += size }
+            return size == 0 ? Data() : buffer[offset..<(offset + size)]
+        }
+    }
+
     /// `sqlite3_changes64`.
     static func changes(_ db: Database) -> Int64 { sqlite3_changes64(db) }
     /// `sqlite3_last_insert_rowid`.

@@ -53,4 +53,8 @@ package final class Statement {
     package func text(_ index: Int32) -> String? { SQLite.columnText(handle, index) }
     /// Column `index` of the current row as a blob, nil for NULL.
     package func blob(_ index: Int32) -> Data? { SQLite.columnBlob(handle, index) }
+    /// Columns `indexes` of the current row as blobs (nil for NULL), in that order, copied into one buffer
+    /// that they share: one allocation for a row's blobs instead of one or two apiece. Each is a slice of
+    /// the buffer (its `startIndex` is not 0; index it through `startIndex` or its bytes).
+    package func blobs(_ indexes: [Int32]) -> [Data?] { SQLite.columnBlobs(handle, indexes) }
 }

@@ -8,13 +8,17 @@ enum ItemTable {
     static let selectColumns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL, acl"
     /// The position of `data` after `selectColumns` when it is read, and of `class` after that.
     static let dataColumn: Int32 = 13, classColumn: Int32 = 14
+    /// The blob columns `decode` reads: id, agrp, pk, idx, item_key, attrs (and data).
+    private static let blobColumns: [Int32] = [1, 6, 7, 8, 9, 10], blobColumnsWithData = blobColumns + [dataColumn]
 
     /// A selected row as an `ItemRow` (in the order of `selectColumns`, then `data` when `includeData`). A row
     /// whose plaintext columns are not even well-formed is marked malformed (reported as damaged).
     static func decode(_ row: Statement, itemClass: ItemClass, includeData: Bool) -> ItemRow {
-        guard let id = row.blob(1), let pdmnText = row.text(2), let accessibility = Accessibility(rawValue: pdmnText),
-            let groupDigest = row.blob(6), let primaryKey = row.blob(7), let index = row.blob(8),
-            let wrappedKey = row.blob(9), let attributes = row.blob(10)
+        // One buffer for the row's blobs (they are read for every candidate of every search).
+        let blobs = row.blobs(includeData ? Self.blobColumnsWithData : Self.blobColumns)
+        guard let id = blobs[0], let pdmnText = row.text(2), let accessibility = Accessibility(rawValue: pdmnText),
+            let groupDigest = blobs[1], let primaryKey = blobs[2], let index = blobs[3],
+            let wrappedKey = blobs[4], let attributes = blobs[5]
         else {
             return ItemRow(
                 rowID: row.integer(0), id: row.blob(1) ?? Data(), itemClass: itemClass, groupDigest: Data(),
@@ -28,7 +32,7 @@ enum ItemTable {
             rowID: row.integer(0), id: id, itemClass: itemClass, groupDigest: groupDigest,
             accessibility: accessibility, synchronizable: row.integer(3) != 0, tombstone: row.integer(4) != 0,
             version: row.integer(5), primaryKeyDigest: primaryKey, indexBlob: whole == index.count ? index : index.prefix(whole),
-            wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? row.blob(dataColumn) : nil,
+            wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? blobs[6] : nil,
             hasData: row.integer(11) != 0, accessControlFlags: UInt(truncatingIfNeeded: row.integer(12)))
     }
 
