@@ -177,6 +177,7 @@ extension GlobalSecItemTests {
                 let service = memory.connection.service(accessGroups: [])
                 _ = try service.useHeldKey(handle, for: .sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8)))
             }
+            HeldKeyReleases.waitForPendingReleases()
             let service = memory.connection.service(accessGroups: [])
             do throws(KeychainError) {
                 _ = try service.useHeldKey(handle, for: .sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8)))

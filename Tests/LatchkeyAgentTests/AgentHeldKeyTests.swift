@@ -3,6 +3,7 @@ import Foundation
 import Latchkey
 import LatchkeyProtocol
 import LatchkeyTestSupport
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -255,11 +256,39 @@ import Glibc
             let held = try HeldKey(result: made, service: agent)
             _ = try held.sign(Self.ecdsa, Data("m".utf8))
         }
+        HeldKeyReleases.waitForPendingReleases()
         let again = AgentKeychainService(client: try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath,
                                                                                       environment: sandbox.environment)))
         #expect(status { _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8))) } == .itemNotFound)
         #expect(status { try again.releaseHeldKey(made.persistentReference) } == .itemNotFound)
         #expect(status { try again.releaseHeldKey(Data(count: 32)) } == .param)
+    }
+
+    /// Dropping a key's last handle never waits for the agent: with latchkeyd stopped (SIGSTOP), the handle
+    /// goes at once, and its release is sent when the agent runs again. (Released from `deinit`, the thread
+    /// dropping the key waited for the stopped agent until the reply timed out, 30 s.)
+    @Test func droppingAKeyNeverWaitsForTheAgent() throws {
+        let (sandbox, agent) = try Self.servedAgent()
+        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                                                        returning: [.attributes, .data]))
+        let holder = Mutex<HeldKey?>(try HeldKey(result: made, service: agent))
+        _ = try holder.withLock { held throws(KeychainError) in try held?.sign(Self.ecdsa, Data("m".utf8)) }
+        let pid = try #require(sandbox.agent?.pid)
+        #expect(kill(pid, SIGSTOP) == 0)
+        let dropped = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            holder.withLock { $0 = nil }  // The last handle goes here.
+            dropped.signal()
+        }
+        // Not a timing: the bound only ends the wait when the drop is stuck behind the stopped agent.
+        let returned = dropped.wait(timeout: .now() + 10) == .success
+        #expect(kill(pid, SIGCONT) == 0)
+        #expect(returned, "dropping the key waited for the stopped agent")
+        if !returned { dropped.wait() }
+        HeldKeyReleases.waitForPendingReleases()
+        let again = AgentKeychainService(client: try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath,
+                                                                                      environment: sandbox.environment)))
+        #expect(status { _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8))) } == .itemNotFound)
     }
 
     /// A forked child's copy of a key's handle going releases nothing: the parent still signs with the key.

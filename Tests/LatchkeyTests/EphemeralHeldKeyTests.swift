@@ -110,7 +110,8 @@ import Testing
             _ = try held.sign(Self.ecdsa, Data("m".utf8))
             #expect(keychain.vault.ephemeralKeyCount == 1)
         }
-        // The handle is gone: so is the key.
+        // The handle is gone: so is the key (once the release it queued has run).
+        HeldKeyReleases.waitForPendingReleases()
         #expect(keychain.vault.ephemeralKeyCount == 0)
         #expect(status { _ = try keychain.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data()), caller: Fixture.app) }
             == .itemNotFound)
@@ -121,6 +122,7 @@ import Testing
                                            service: service)
             _ = try storedHandle.sign(Self.ecdsa, Data("m".utf8))
         }
+        HeldKeyReleases.waitForPendingReleases()
         #expect(try keychain.copyMatching(ItemQuery(.key, limit: .all), caller: Fixture.app).count == 2)
     }
 

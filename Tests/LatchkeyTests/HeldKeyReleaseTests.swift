@@ -39,6 +39,7 @@ import Testing
             let held = try HeldKey(result: made, service: automatic)
             _ = try held.sign(Self.ecdsa, Data("m".utf8))
         }
+        HeldKeyReleases.waitForPendingReleases()
         do throws(KeychainError) {
             _ = try embedded.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data()))
             Issue.record("the key outlived its last handle")

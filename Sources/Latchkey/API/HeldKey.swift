@@ -47,15 +47,11 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An ephemeral key (made without `kSecAttrIsPermanent`) goes when its last handle in this program does,
-    /// as Apple frees a non-permanent key when its `SecKey` is released.
+    /// as Apple frees a non-permanent key when its `SecKey` is released — asked for here and sent right after,
+    /// off this thread (`HeldKeyReleases`), so dropping a key never waits for the agent.
     deinit {
         guard EphemeralKeyHandle.isHandle(persistentReference), CurrentProcess.id == process else { return }
-        do {
-            try service.releaseHeldKey(persistentReference)
-        } catch {
-            // Nothing to report to: the key is already gone (a lock, an agent restart), or the agent cannot be
-            // reached — then it goes when this process ends or the keychain locks.
-        }
+        HeldKeyReleases.release(persistentReference, in: service)
     }
 
     /// The key's type.
