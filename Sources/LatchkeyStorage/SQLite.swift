@@ -110,6 +110,7 @@ enum SQLite {
         return Data(bytes: bytes, count: count)
     }
 
+    /// `sqlite3_column_blob` of several columns, copied into one buffer the returned slices share.
     static func columnBlobs(_ statement: Statement, _ indexes: [Int32]) -> [Data?] {
         var total = 0
         let sizes = indexes.map { index -> Int in
@@ -122,8 +123,10 @@ enum SQLite {
         buffer.withUnsafeMutableBytes { out in
             var offset = 0
             for (index, size) in zip(indexes, sizes) where size > 0 {
-                guard let bytes = sqlite3_column_blob(statement, index) else { continue }  // Only for size 0.
-                (out.baseAddress! + offset).copyMemory(from: bytes, byteCount: size)
+                // Nil only when SQLite ran out of memory: the column stays zeros, which fail authentication.
+                if let bytes = sqlite3_column_blob(statement, index) {
+                    (out.baseAddress! + offset).copyMemory(from: bytes, byteCount: size)
+                }
                 offset += size
             }
         }
