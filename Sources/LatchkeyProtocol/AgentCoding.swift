@@ -116,6 +116,11 @@ extension ByteWriter {
         appendOptional(match.emailAddressIfPresent.map { Data($0.utf8) })
         append(match.caseInsensitive ? 1 as UInt8 : 0)
         append(match.trustedOnly ? 1 as UInt8 : 0)
+        appendOptional(match.subjectStartsWith.map { Data($0.utf8) })
+        appendOptional(match.subjectEndsWith.map { Data($0.utf8) })
+        appendOptional(match.subjectWholeString.map { Data($0.utf8) })
+        append(match.diacriticInsensitive ? 1 as UInt8 : 0)
+        append(match.widthInsensitive ? 1 as UInt8 : 0)
         switch match.policy {
         case nil: append(0 as UInt8)
         case .basicX509: append(1 as UInt8)
@@ -321,6 +326,11 @@ extension ByteReader {
         match.emailAddressIfPresent = try optionalText("an e-mail filter")
         match.caseInsensitive = try flag()
         match.trustedOnly = try flag()
+        match.subjectStartsWith = try optionalText("a subject prefix")
+        match.subjectEndsWith = try optionalText("a subject suffix")
+        match.subjectWholeString = try optionalText("a subject name")
+        match.diacriticInsensitive = try flag()
+        match.widthInsensitive = try flag()
         switch try AgentCoding.read(&self, { try $0.readByte() }) {
         case 0: break
         case 1: match.policy = .basicX509

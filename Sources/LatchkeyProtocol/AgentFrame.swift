@@ -3,9 +3,10 @@
 package enum AgentFrame {
     /// The largest message (a 16 MiB secret with room for its item).
     package static let maximumBytes = 20 << 20
-    /// The protocol version this code speaks (7: ephemeral keys released; 6: identities in one request; 5: keys the agent holds; 4:
-    /// certificate filters in queries; 3: typed messages; 2 added the agent's greeting).
-    package static let version: UInt8 = 7
+    /// The protocol version this code speaks (8: macOS's subject filters in queries; 7: ephemeral keys released; 6:
+    /// identities in one request; 5: keys the agent holds; 4: certificate filters in queries; 3: typed messages; 2
+    /// added the agent's greeting).
+    package static let version: UInt8 = 8
     static let magic = Array("LK".utf8)
     /// How long a client waits for a reply (`AgentStream.connect`'s timeout).
     package static let replySeconds = 30

@@ -179,6 +179,17 @@ public var kSecMatchIssuers: CFString { SecConstant("m_Issuers") }
 public var kSecMatchEmailAddressIfPresent: CFString { SecConstant("m_EmailAddressIfPresent") }
 /// `kSecMatchSubjectContains` ("m_SubjectContains").
 public var kSecMatchSubjectContains: CFString { SecConstant("m_SubjectContains") }
+/// `kSecMatchSubjectStartsWith` ("m_SubjectStartsWith"): certificates and identities whose common name starts
+/// with this string (macOS's file-based keychain's rule).
+public var kSecMatchSubjectStartsWith: CFString { SecConstant("m_SubjectStartsWith") }
+/// `kSecMatchSubjectEndsWith` ("m_SubjectEndsWith"): whose common name ends with this string.
+public var kSecMatchSubjectEndsWith: CFString { SecConstant("m_SubjectEndsWith") }
+/// `kSecMatchSubjectWholeString` ("m_SubjectWholeString"): whose common name is this string.
+public var kSecMatchSubjectWholeString: CFString { SecConstant("m_SubjectWholeString") }
+/// `kSecMatchDiacriticInsensitive` ("m_DiacriticInsensitive"): the subject filters ignore diacritics.
+public var kSecMatchDiacriticInsensitive: CFString { SecConstant("m_DiacriticInsensitive") }
+/// `kSecMatchWidthInsensitive` ("m_WidthInsensitive"): the subject filters ignore character width.
+public var kSecMatchWidthInsensitive: CFString { SecConstant("m_WidthInsensitive") }
 /// `kSecMatchHostOrSubdomainOfHost` ("m_HostOrSubdomainOfHost"): internet passwords whose server is this host or a
 /// subdomain of it.
 public var kSecMatchHostOrSubdomainOfHost: CFString { SecConstant("m_HostOrSubdomainOfHost") }

@@ -237,6 +237,53 @@ extension GlobalSecItemTests {
             }
         }
 
+        /// macOS's `kSecMatchSubjectStartsWith`, `EndsWith` and `WholeString` look at the common name
+        /// (`SecCertificateCopyCommonName`'s, as its file-based keychain's `FilterCandidateItem` does), with the
+        /// case, diacritic and width flags; a certificate without a common name matches none of them.
+        @Test func macOSSubjectFiltersMatchTheCommonName() throws {
+            for name in ["root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der", "email-only.der", "two-names.der",
+                         "dns-only.der", "expired.der"] {
+                #expect(add([kSecValueRef as String: try Self.certificate(name)]) == errSecSuccess)
+            }
+            let notFound = ["status \(errSecItemNotFound)"]
+            #expect(labels([kSecMatchSubjectStartsWith as String: "www."]) == ["www.example.com"])
+            #expect(labels([kSecMatchSubjectStartsWith as String: "WWW."]) == notFound)
+            #expect(labels([kSecMatchSubjectStartsWith as String: "WWW.", kSecMatchCaseInsensitive as String: true]) == ["www.example.com"])
+            // Contains looks in every subject value; the three look at the common name only, and not in its middle.
+            #expect(labels([kSecMatchSubjectContains as String: "example"]).count == 3)
+            #expect(labels([kSecMatchSubjectStartsWith as String: "example"]) == notFound)
+            #expect(labels([kSecMatchSubjectContains as String: "issuing"]) == ["  issuing   authority "])
+            #expect(labels([kSecMatchSubjectStartsWith as String: "  issuing"]) == notFound)  // An OU, not a common name.
+            #expect(labels([kSecMatchSubjectEndsWith as String: "example.com"]) == ["expired.example.com", "www.example.com"])
+            #expect(labels([kSecMatchSubjectEndsWith as String: "www.example"]) == notFound)
+            #expect(labels([kSecMatchSubjectWholeString as String: "www.example.com"]) == ["www.example.com"])
+            #expect(labels([kSecMatchSubjectWholeString as String: "www.example"]) == notFound)
+            #expect(labels([kSecMatchSubjectWholeString as String: "Latchkey Test Root", kSecMatchSubjectStartsWith as String: "Latchkey",
+                            kSecMatchSubjectEndsWith as String: "Root"]) == ["Latchkey Test Root"])
+            #expect(labels([kSecMatchSubjectStartsWith as String: ""]) == notFound)
+            // Diacritics and width, each by its own flag (the name with two common names is matched by its last, "Zoë").
+            var name: CFString?
+            #expect(SecCertificateCopyCommonName(try Self.certificate("two-names.der"), &name) == errSecSuccess)
+            #expect(name as String? == "Zoë")
+            #expect(labels([kSecMatchSubjectWholeString as String: "Zoe"]) == notFound)
+            #expect(labels([kSecMatchSubjectWholeString as String: "Zoe", kSecMatchDiacriticInsensitive as String: true])
+                == ["Zoë, first (signing)"])
+            #expect(labels([kSecMatchSubjectStartsWith as String: "ｗｗｗ"]) == notFound)
+            #expect(labels([kSecMatchSubjectStartsWith as String: "ｗｗｗ", kSecMatchWidthInsensitive as String: true]) == ["www.example.com"])
+            // Combined with the other filters, and refused as Apple would for values of the wrong type.
+            #expect(labels([kSecMatchSubjectEndsWith as String: "example.com", kSecMatchValidOnDate as String: Date()]) == ["www.example.com"])
+            for bad: [String: Any] in [[kSecMatchSubjectStartsWith as String: 3], [kSecMatchSubjectEndsWith as String: Data()],
+                                       [kSecMatchSubjectWholeString as String: ["www.example.com"]],
+                                       [kSecMatchDiacriticInsensitive as String: "yes"], [kSecMatchWidthInsensitive as String: "no"]] {
+                #expect(find(bad).0 == errSecParam)
+            }
+            #expect(find([kSecMatchItemList as String: [Data()]]).0 == errSecUnimplemented)
+            // Update and delete refuse them, as every certificate filter (nothing is deleted).
+            #expect(SecItemDelete([kSecClass as String: kSecClassCertificate, kSecMatchSubjectStartsWith as String: "www."] as CFDictionary)
+                == errSecParam)
+            #expect(labels([:]).count == 7)
+        }
+
         @Test func aPolicyMatchesAsApplesFilterDoes() throws {
             for name in ["root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der", "email-only.der", "two-names.der",
                          "dns-only.der", "expired.der"] {

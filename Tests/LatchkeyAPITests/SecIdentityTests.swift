@@ -82,6 +82,12 @@ extension GlobalSecItemTests {
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeEC] as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeRSA] as CFDictionary, nil) == errSecItemNotFound)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectContains as String: "www"] as CFDictionary, nil) == errSecSuccess)
+            // macOS's common-name filters, as code that looks up "Developer ID Application: …" identities uses them.
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectStartsWith as String: "www."] as CFDictionary, nil) == errSecSuccess)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectStartsWith as String: "api."] as CFDictionary, nil)
+                == errSecItemNotFound)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectWholeString as String: "WWW.EXAMPLE.COM",
+                                         kSecMatchCaseInsensitive as String: true] as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchPolicy as String: SecPolicyCreateSSL(true, "www.example.com" as CFString)]
                 as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchPolicy as String: SecPolicyCreateSSL(true, "api.example.net" as CFString)]

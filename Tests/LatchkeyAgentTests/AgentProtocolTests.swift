@@ -25,6 +25,10 @@ import Glibc
             issuers: [Data([0x31, 0x00]), Data()], validOn: Date(timeIntervalSinceReferenceDate: 123.5), subjectContains: "exämple",
             emailAddressIfPresent: "a@b", caseInsensitive: true, trustedOnly: true, policy: .ssl(server: true, hostname: "www.exämple.org")))),
         .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .basicX509))),
+        .copyMatching(ItemQuery(.identity, certificateMatch: CertificateMatch(
+            subjectStartsWith: "Developer ID Application: ", subjectEndsWith: "(ＴＥＡＭ)", subjectWholeString: "", diacriticInsensitive: true,
+            widthInsensitive: true))),
+        .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(subjectEndsWith: "é", widthInsensitive: true))),
         .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .ssl(server: false, hostname: nil)))),
         .addOrUpdate(NewItem(.genericPassword, data: Data())),
         .register(passphrase: [1, 2, 3], executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"]),

@@ -250,13 +250,17 @@ enum DictionaryDecoding {
             } else {
                 throw KeychainError.param("kSecMatchLimit cannot be a \(DictionaryValue.typeName(value))")
             }
-        case SecItemKey.matchCaseInsensitive:
-            // Attribute matching stays exact, as on Apple's data-protection keychain; the flag steers
-            // kSecMatchSubjectContains only.
+        case SecItemKey.matchCaseInsensitive, SecItemKey.matchDiacriticInsensitive, SecItemKey.matchWidthInsensitive:
+            // Attribute matching stays exact, as on Apple's data-protection keychain; the flags steer the
+            // subject filters only (as macOS's `_StringCompareFlagsFromQuery`).
             guard let flag = DictionaryValue.boolean(value) else {
-                throw KeychainError.param("kSecMatchCaseInsensitive must be a boolean, not \(DictionaryValue.typeName(value))")
+                throw KeychainError.param("'\(key)' must be a boolean, not \(DictionaryValue.typeName(value))")
             }
-            decoded.certificateMatch.caseInsensitive = flag
+            switch key {
+            case SecItemKey.matchCaseInsensitive: decoded.certificateMatch.caseInsensitive = flag
+            case SecItemKey.matchDiacriticInsensitive: decoded.certificateMatch.diacriticInsensitive = flag
+            default: decoded.certificateMatch.widthInsensitive = flag
+            }
         case SecItemKey.matchIssuers:
             // Apple normalizes each issuer and skips what is not a Name; an array of none filters nothing.
             guard let issuers = value as? [Any] else {
@@ -276,14 +280,17 @@ enum DictionaryDecoding {
                 throw KeychainError.param("kSecMatchTrustedOnly must be a boolean, not \(DictionaryValue.typeName(value))")
             }
             decoded.certificateMatch.trustedOnly = flag
-        case SecItemKey.matchSubjectContains, SecItemKey.matchEmailAddressIfPresent:
+        case SecItemKey.matchSubjectContains, SecItemKey.matchEmailAddressIfPresent, SecItemKey.matchSubjectStartsWith,
+            SecItemKey.matchSubjectEndsWith, SecItemKey.matchSubjectWholeString:
             guard let text = value as? String else {
                 throw KeychainError.param("'\(key)' must be a string, not \(DictionaryValue.typeName(value))")
             }
-            if key == SecItemKey.matchSubjectContains {
-                decoded.certificateMatch.subjectContains = text
-            } else {
-                decoded.certificateMatch.emailAddressIfPresent = text
+            switch key {
+            case SecItemKey.matchSubjectContains: decoded.certificateMatch.subjectContains = text
+            case SecItemKey.matchSubjectStartsWith: decoded.certificateMatch.subjectStartsWith = text
+            case SecItemKey.matchSubjectEndsWith: decoded.certificateMatch.subjectEndsWith = text
+            case SecItemKey.matchSubjectWholeString: decoded.certificateMatch.subjectWholeString = text
+            default: decoded.certificateMatch.emailAddressIfPresent = text
             }
         case SecItemKey.matchHostOrSubdomainOfHost:
             guard let host = value as? String else {

@@ -41,9 +41,14 @@ struct DictionaryKeychainService: KeychainService {
         }
         if let date = match.validOn { dictionary[SecItemKey.matchValidOnDate] = date }
         if let text = match.subjectContains { dictionary[SecItemKey.matchSubjectContains] = text }
+        if let text = match.subjectStartsWith { dictionary[SecItemKey.matchSubjectStartsWith] = text }
+        if let text = match.subjectEndsWith { dictionary[SecItemKey.matchSubjectEndsWith] = text }
+        if let text = match.subjectWholeString { dictionary[SecItemKey.matchSubjectWholeString] = text }
         if let policy = match.policy { dictionary[SecItemKey.matchPolicy] = policy }
         if let address = match.emailAddressIfPresent { dictionary[SecItemKey.matchEmailAddressIfPresent] = address }
         if match.caseInsensitive { dictionary[SecItemKey.matchCaseInsensitive] = true }
+        if match.diacriticInsensitive { dictionary[SecItemKey.matchDiacriticInsensitive] = true }
+        if match.widthInsensitive { dictionary[SecItemKey.matchWidthInsensitive] = true }
         if match.trustedOnly { dictionary[SecItemKey.matchTrustedOnly] = true }
     }
 

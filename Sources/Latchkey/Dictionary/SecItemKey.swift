@@ -27,14 +27,24 @@ package enum SecItemKey {
     /// `kSecMatchLimitAll`.
     package static let matchLimitAll = "m_LimitAll"
     /// `kSecMatchCaseInsensitive` (attribute matching stays exact, as on Apple's data-protection keychain;
-    /// it steers `kSecMatchSubjectContains`).
+    /// it steers the subject filters).
     package static let matchCaseInsensitive = "m_CaseInsensitive"
+    /// `kSecMatchDiacriticInsensitive` (steers the subject filters).
+    package static let matchDiacriticInsensitive = "m_DiacriticInsensitive"
+    /// `kSecMatchWidthInsensitive` (steers the subject filters).
+    package static let matchWidthInsensitive = "m_WidthInsensitive"
     /// `kSecMatchIssuers`.
     package static let matchIssuers = "m_Issuers"
     /// `kSecMatchValidOnDate`.
     package static let matchValidOnDate = "m_ValidOnDate"
     /// `kSecMatchSubjectContains`.
     package static let matchSubjectContains = "m_SubjectContains"
+    /// `kSecMatchSubjectStartsWith` (macOS).
+    package static let matchSubjectStartsWith = "m_SubjectStartsWith"
+    /// `kSecMatchSubjectEndsWith` (macOS).
+    package static let matchSubjectEndsWith = "m_SubjectEndsWith"
+    /// `kSecMatchSubjectWholeString` (macOS).
+    package static let matchSubjectWholeString = "m_SubjectWholeString"
     /// `kSecMatchHostOrSubdomainOfHost`.
     package static let matchHostOrSubdomainOfHost = "m_HostOrSubdomainOfHost"
     /// `kSecMatchPolicy`.
@@ -56,13 +66,9 @@ package enum SecItemKey {
     /// `kSecUseOperationPrompt`.
     package static let useOperationPrompt = "u_OpPrompt"
 
-    /// `kSecMatch…` keys Latchkey knows but cannot honour yet (trust matching, item lists, macOS's other
-    /// subject matches). A query naming one fails with `errSecUnimplemented` rather than silently matching
-    /// more than asked.
-    static let unsupportedMatches: Set<String> = [
-        "m_ItemList", "m_SearchList", "m_SubjectStartsWith",
-        "m_SubjectEndsWith", "m_SubjectWholeString", "m_DiacriticInsensitive", "m_WidthInsensitive",
-    ]
+    /// `kSecMatch…` keys Latchkey knows but cannot honour yet (macOS's item and keychain lists). A query
+    /// naming one fails with `errSecUnimplemented` rather than silently matching more than asked.
+    static let unsupportedMatches: Set<String> = ["m_ItemList", "m_SearchList"]
 
     /// `kSecUse…` keys that only steer Apple's own user interface or authentication context (an `LAContext`,
     /// a caller name, a credential reference): accepted and ignored.

@@ -41,7 +41,8 @@ package enum CertificateAttributes {
 
 extension CertificateMatch {
     /// Whether a certificate passes the filters other than `issuers` (which need the keychain and are
-    /// checked by the search): the policy, valid on the date, subject containing the text, e-mail address present and
+    /// checked by the search): the policy, valid on the date, subject containing the text, common name starting
+    /// with, ending with or equal to a text, e-mail address present and
     /// equal or absent, trusted by the system's CA store (as Apple's `_FilterWithTrust`: the certificate
     /// alone, basic X.509).
     func admits(_ certificate: Certificate) -> Bool {
@@ -54,11 +55,22 @@ extension CertificateMatch {
         }
         if trustedOnly, TrustEvaluation(certificates: [certificate], policies: [.basicX509]).evaluate().failure != nil { return false }
         if let date = validOn, !certificate.isValid(on: date) { return false }
+        var options: String.CompareOptions = []
+        if caseInsensitive { options.insert(.caseInsensitive) }
+        if diacriticInsensitive { options.insert(.diacriticInsensitive) }
+        if widthInsensitive { options.insert(.widthInsensitive) }
         if let text = subjectContains {
-            let options: String.CompareOptions = caseInsensitive ? [.caseInsensitive] : []
             guard certificate.subjectValues.contains(where: { $0.range(of: text, options: options) != nil }) else {
                 return false
             }
+        }
+        if subjectStartsWith != nil || subjectEndsWith != nil || subjectWholeString != nil {
+            // macOS's `FilterCandidateItem`: the common name `SecCertificateCopyCommonName` gives, found with the
+            // compare flags (anchored at the start, or at the end); an empty text finds nothing.
+            guard let name = certificate.commonNames.last else { return false }
+            if let text = subjectStartsWith, name.range(of: text, options: options.union(.anchored)) == nil { return false }
+            if let text = subjectEndsWith, name.range(of: text, options: options.union([.anchored, .backwards])) == nil { return false }
+            if let text = subjectWholeString, text.isEmpty || name.compare(text, options: options) != .orderedSame { return false }
         }
         if let address = emailAddressIfPresent, !certificate.emailAddresses.isEmpty {
             guard certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame }) else {

@@ -50,8 +50,9 @@ public struct ReturnOptions: OptionSet, Hashable, Sendable {
 }
 
 /// The certificate filters of a search (`kSecMatchIssuers`, `kSecMatchValidOnDate`,
-/// `kSecMatchSubjectContains`, `kSecMatchEmailAddressIfPresent`, `kSecMatchTrustedOnly`): each looks
-/// inside the certificate, so
+/// `kSecMatchSubjectContains`, macOS's `kSecMatchSubjectStartsWith`/`EndsWith`/`WholeString`,
+/// `kSecMatchEmailAddressIfPresent`, `kSecMatchTrustedOnly`, `kSecMatchPolicy`): each looks inside the
+/// certificate, so
 /// the search decrypts and decodes every candidate. They apply to certificate searches only.
 public struct CertificateMatch: Sendable, Hashable {
     /// Normalized issuer names (Name contents, as `kSecAttrIssuer` holds them): a certificate matches when
@@ -62,9 +63,21 @@ public struct CertificateMatch: Sendable, Hashable {
     public var validOn: Date?
     /// Only certificates with a subject attribute containing this text.
     public var subjectContains: String?
+    /// Only certificates whose common name starts with this text (`kSecMatchSubjectStartsWith`; as macOS's
+    /// file-based keychain, the name `SecCertificateCopyCommonName` gives; a certificate without one matches
+    /// no subject filter of the three).
+    public var subjectStartsWith: String?
+    /// Only certificates whose common name ends with this text (`kSecMatchSubjectEndsWith`).
+    public var subjectEndsWith: String?
+    /// Only certificates whose common name is this text (`kSecMatchSubjectWholeString`).
+    public var subjectWholeString: String?
+    /// Whether the subject filters ignore diacritics, "é" matching "e" (`kSecMatchDiacriticInsensitive`).
+    public var diacriticInsensitive: Bool
+    /// Whether the subject filters ignore width, full-width "Ａ" matching "A" (`kSecMatchWidthInsensitive`).
+    public var widthInsensitive: Bool
     /// Only certificates with this e-mail address (compared without case), or with none.
     public var emailAddressIfPresent: String?
-    /// Whether `subjectContains` ignores case (`kSecMatchCaseInsensitive`).
+    /// Whether the subject filters ignore case (`kSecMatchCaseInsensitive`).
     public var caseInsensitive: Bool
     /// Only certificates the system's CA store trusts under the basic X.509 policy (`kSecMatchTrustedOnly`).
     public var trustedOnly: Bool
@@ -76,8 +89,15 @@ public struct CertificateMatch: Sendable, Hashable {
     /// Creates a filter; with no arguments it admits every certificate.
     public init(
         issuers: [Data] = [], validOn: Date? = nil, subjectContains: String? = nil,
-        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false, trustedOnly: Bool = false, policy: TrustPolicy? = nil
+        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false, trustedOnly: Bool = false, policy: TrustPolicy? = nil,
+        subjectStartsWith: String? = nil, subjectEndsWith: String? = nil, subjectWholeString: String? = nil,
+        diacriticInsensitive: Bool = false, widthInsensitive: Bool = false
     ) {
+        self.subjectStartsWith = subjectStartsWith
+        self.subjectEndsWith = subjectEndsWith
+        self.subjectWholeString = subjectWholeString
+        self.diacriticInsensitive = diacriticInsensitive
+        self.widthInsensitive = widthInsensitive
         self.policy = policy
         self.trustedOnly = trustedOnly
         self.issuers = issuers
