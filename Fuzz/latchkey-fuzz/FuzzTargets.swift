@@ -30,7 +30,7 @@ enum FuzzTargets {
         "ptcl", "port", "path", "sdmn", "atyp", "cdat", "mdat", "invi", "nega", "alis", "tomb", "kcls", "klbl",
         "atag", "bsiz", "esiz", "ctyp", "issr", "slnr", "v_Data", "v_Ref", "v_PersistentRef", "r_Data",
         "r_Attributes", "r_Ref", "r_PersistentRef", "m_Limit", "m_CaseInsensitive", "m_Issuers", "u_AuthUI", "accc",
-        "m_SubjectContains", "m_SubjectStartsWith", "m_SubjectWholeString", "m_DiacriticInsensitive",
+        "m_SubjectContains", "m_SubjectStartsWith", "m_SubjectWholeString", "m_DiacriticInsensitive", "m_ItemList",
     ]
     static let strings = [
         "genp", "inet", "cert", "keys", "idnt", "ak", "ck", "dk", "aku", "cku", "dku", "akpu", "m_LimitOne",

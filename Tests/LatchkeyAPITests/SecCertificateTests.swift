@@ -277,11 +277,46 @@ extension GlobalSecItemTests {
                                        [kSecMatchDiacriticInsensitive as String: "yes"], [kSecMatchWidthInsensitive as String: "no"]] {
                 #expect(find(bad).0 == errSecParam)
             }
-            #expect(find([kSecMatchItemList as String: [Data()]]).0 == errSecUnimplemented)
             // Update and delete refuse them, as every certificate filter (nothing is deleted).
             #expect(SecItemDelete([kSecClass as String: kSecClassCertificate, kSecMatchSubjectStartsWith as String: "www."] as CFDictionary)
                 == errSecParam)
             #expect(labels([:]).count == 7)
+        }
+
+        /// macOS's `kSecMatchItemList`: what the rest of the query finds among the listed references and
+        /// persistent references, each once, in the keychain's order, the limit applied to them.
+        @Test func anItemListNarrowsTheSearchToTheListedItems() throws {
+            let leaf = try Self.certificate("leaf-ec256.der"), expired = try Self.certificate("expired.der")
+            let root = try Self.certificate("root-rsa.der"), intermediate = try Self.certificate("intermediate-ec384.der")
+            for certificate in [leaf, expired, root] { #expect(add([kSecValueRef as String: certificate]) == errSecSuccess) }
+            #expect(labels([kSecMatchItemList as String: [root, leaf]]) == ["Latchkey Test Root", "www.example.com"])
+            #expect(labels([kSecMatchItemList as String: [root, leaf], kSecMatchSubjectStartsWith as String: "www"]) == ["www.example.com"])
+            #expect(labels([kSecMatchItemList as String: [leaf, leaf]]) == ["www.example.com"])
+            // Persistent references name items too; one of another class, or not a reference, names none.
+            let (status, persistent) = find([kSecValueRef as String: expired, kSecReturnPersistentRef as String: true])
+            #expect(status == errSecSuccess)
+            let expiredReference = try #require(persistent as? Data)
+            #expect(labels([kSecMatchItemList as String: [expiredReference]]) == ["expired.example.com"])
+            var password: CFTypeRef?
+            #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "s", kSecValueData as String: Data("p".utf8),
+                                kSecReturnPersistentRef as String: true] as CFDictionary, &password) == errSecSuccess)
+            let notFound = ["status \(errSecItemNotFound)"]
+            #expect(labels([kSecMatchItemList as String: [try #require(password as? Data), Data("junk".utf8)]]) == notFound)
+            // Not in the keychain, or an empty list: nothing.
+            #expect(labels([kSecMatchItemList as String: [intermediate]]) == notFound)
+            #expect(labels([kSecMatchItemList as String: [Any]()]) == notFound)
+            // The limit applies after the list, in the keychain's order (the leaf was added first).
+            let (one, first) = find([kSecMatchItemList as String: [root, leaf], kSecReturnRef as String: true])
+            #expect(one == errSecSuccess)
+            #expect((first as? SecCertificate) == leaf)
+            // Bad input: Apple's statuses, nothing changed.
+            #expect(find([kSecMatchItemList as String: ["www.example.com"]]).0 == errSecParam)
+            #expect(find([kSecMatchItemList as String: leaf]).0 == errSecParam)
+            #expect(find([kSecMatchItemList as String: [leaf], kSecValueRef as String: root]).0 == errSecParam)
+            #expect(SecItemDelete([kSecClass as String: kSecClassCertificate, kSecMatchItemList as String: [leaf]] as CFDictionary) == errSecParam)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchItemList as String: [leaf]] as CFDictionary, nil)
+                == errSecUnimplemented)
+            #expect(labels([:]).count == 3)
         }
 
         @Test func aPolicyMatchesAsApplesFilterDoes() throws {

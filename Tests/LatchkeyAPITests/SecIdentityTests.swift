@@ -82,6 +82,11 @@ extension GlobalSecItemTests {
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeEC] as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeRSA] as CFDictionary, nil) == errSecItemNotFound)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectContains as String: "www"] as CFDictionary, nil) == errSecSuccess)
+            // An identity in an item list stands for its certificate in a certificate search, and for its key in a key search.
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassCertificate, kSecMatchItemList as String: [identity]] as CFDictionary, nil)
+                == errSecSuccess)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecMatchItemList as String: [identity]] as CFDictionary, nil)
+                == errSecSuccess)
             // macOS's common-name filters, as code that looks up "Developer ID Application: …" identities uses them.
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectStartsWith as String: "www."] as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectStartsWith as String: "api."] as CFDictionary, nil)

@@ -116,9 +116,11 @@ import Testing
 
     @Test func trustMatchingIsUnimplementedNotIgnored() throws {
         let keychain = try backend()
-        let failure = error { _ = try keychain.copyMatching(["class": "cert", "m_ItemList": [Data()]]) }
+        let failure = error { _ = try keychain.copyMatching(["class": "cert", "m_SearchList": [Data()]]) }
         #expect(failure?.status == .unimplemented)
-        #expect(failure?.detail == "'m_ItemList' matching is not supported yet")
+        #expect(failure?.detail == "'m_SearchList' matching is not supported yet")
+        // An item list is honoured (SecCertificateTests); a list naming nothing in the keychain finds nothing.
+        #expect(error { _ = try keychain.copyMatching(["class": "cert", "m_ItemList": [Data()]]) }?.status == .itemNotFound)
         // A policy must be one, and matches certificates and identities only (Apple's errSecUnsupportedOperation, -4).
         #expect(error { _ = try keychain.copyMatching(["class": "cert", "m_Policy": [Data()]]) }?.status == .param)
         let password = error { _ = try keychain.copyMatching(["class": "genp", "m_Policy": TrustPolicy.basicX509]) }

@@ -58,6 +58,7 @@ public struct ServiceBackend: KeychainBackend {
     }
 
     public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
+        if let list = query[SecItemKey.matchItemList] { return try copyMatching(query, itemList: list) }
         let decoded = try DictionaryDecoding.decode(query, for: .search)
         let limit = decoded.limit ?? .one
         if decoded.itemClass == .identity { return try copyIdentities(decoded, limit: limit) }

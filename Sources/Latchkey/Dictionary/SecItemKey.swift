@@ -51,6 +51,8 @@ package enum SecItemKey {
     package static let matchPolicy = "m_Policy"
     /// `kSecMatchEmailAddressIfPresent`.
     package static let matchEmailAddressIfPresent = "m_EmailAddressIfPresent"
+    /// `kSecMatchItemList` (macOS; `SecItemCopyMatching` of the classes other than identities).
+    package static let matchItemList = "m_ItemList"
     /// `kSecMatchTrustedOnly`.
     package static let matchTrustedOnly = "m_TrustedOnly"
     /// `kSecAttrSynchronizableAny`, a value of `kSecAttrSynchronizable` in queries.
@@ -66,8 +68,9 @@ package enum SecItemKey {
     /// `kSecUseOperationPrompt`.
     package static let useOperationPrompt = "u_OpPrompt"
 
-    /// `kSecMatch…` keys Latchkey knows but cannot honour yet (macOS's item and keychain lists). A query
-    /// naming one fails with `errSecUnimplemented` rather than silently matching more than asked.
+    /// `kSecMatch…` keys Latchkey knows but cannot honour yet (macOS's keychain lists; its item lists outside
+    /// `ServiceBackend`'s searches). A query naming one fails with `errSecUnimplemented` rather than silently
+    /// matching more than asked.
     static let unsupportedMatches: Set<String> = ["m_ItemList", "m_SearchList"]
 
     /// `kSecUse…` keys that only steer Apple's own user interface or authentication context (an `LAContext`,

@@ -1,0 +1,78 @@
+import Foundation
+import LatchkeyEngine
+
+extension ServiceBackend {
+    /// `SecItemCopyMatching` with `kSecMatchItemList` (macOS's file-based keychain): the items the rest of
+    /// the query finds that are also in the list — references (`SecCertificate`, `SecKey`, `SecIdentity`,
+    /// whose certificate stands for it in a certificate search) and persistent references, as
+    /// `FilterCandidateItem` compares them. Each listed item is looked up as `kSecValueRef` or
+    /// `kSecValuePersistentRef` would name it, with every other key of the query; the matches come back once
+    /// each, in the keychain's order, and `kSecMatchLimit` applies to them. A listed item of another class
+    /// matches nothing, as on macOS; a value that is no reference at all is `errSecParam`.
+    func copyMatching(_ query: [String: Any], itemList value: Any) throws(KeychainError) -> Any? {
+        guard let list = value as? [Any] else {
+            throw KeychainError.param("kSecMatchItemList must be an array, not \(DictionaryValue.typeName(value))")
+        }
+        var rest = query
+        rest.removeValue(forKey: SecItemKey.matchItemList)
+        let decoded = try DictionaryDecoding.decode(rest, for: .search)
+        guard decoded.itemClass != .identity else {
+            throw KeychainError(.unimplemented, "kSecMatchItemList is not supported for kSecClassIdentity yet")
+        }
+        if rest[SecItemKey.valueRef] != nil || rest[SecItemKey.valuePersistentRef] != nil {
+            throw KeychainError.param("kSecMatchItemList cannot be combined with kSecValueRef or kSecValuePersistentRef")
+        }
+        let limit = decoded.limit ?? .one
+        var found: [Data: ItemResult] = [:]
+        for element in list {
+            guard let (key, named) = try Self.listed(element, itemClass: decoded.itemClass) else { continue }
+            var one = rest
+            one[key] = named
+            one[SecItemKey.matchLimit] = SecItemKey.matchLimitAll
+            var search = itemQuery(try DictionaryDecoding.decode(one, for: .search), limit: .all)
+            search.returning = DictionaryResults.fetched(decoded.returning, itemClass: decoded.itemClass)
+            do {
+                for result in try service.copyMatching(search) where found[result.persistentReference] == nil {
+                    found[result.persistentReference] = result
+                }
+            } catch KeychainError.itemNotFound {
+                continue  // Not in the keychain, or not matching the rest of the query: no match, as on macOS.
+            }
+        }
+        // The keychain's order: by row, as a search without a list returns them.
+        var results = found.values.sorted {
+            (PersistentReference.parse($0.persistentReference)?.rowID ?? 0) < (PersistentReference.parse($1.persistentReference)?.rowID ?? 0)
+        }
+        switch limit {
+        case .one: results = Array(results.prefix(1))
+        case .count(let count): results = Array(results.prefix(max(count, 0)))
+        case .all: break
+        }
+        guard !results.isEmpty else { throw KeychainError(.itemNotFound) }
+        return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one, service: service)
+    }
+
+    /// How a listed item is named to a search of `itemClass` (`kSecValueRef` or `kSecValuePersistentRef`),
+    /// or nil when it cannot be an item of that class.
+    private static func listed(_ element: Any, itemClass: ItemClass) throws(KeychainError) -> (String, Any)? {
+        if let reference = element as? Data {
+            guard PersistentReference.parse(reference)?.itemClass == itemClass else { return nil }
+            return (SecItemKey.valuePersistentRef, reference)
+        }
+        if element is any CertificateConvertible { return itemClass == .certificate ? (SecItemKey.valueRef, element) : nil }
+        if element is any KeyConvertible { return itemClass == .key ? (SecItemKey.valueRef, element) : nil }
+        if let identity = element as? any IdentityConvertible {
+            switch itemClass {
+            case .certificate: return (SecItemKey.valueRef, identity.identityReference.certificate)
+            case .key:
+                switch identity.identityReference.privateKey {
+                case .inProcess(let key): return (SecItemKey.valueRef, key)
+                case .held(let key): return (SecItemKey.valueRef, key)
+                }
+            default: return nil
+            }
+        }
+        throw KeychainError.param(
+            "kSecMatchItemList holds references and persistent references, not \(DictionaryValue.typeName(element))")
+    }
+}
