@@ -82,6 +82,24 @@ extension GlobalSecItemTests {
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeEC] as CFDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecAttrKeyType as String: kSecAttrKeyTypeRSA] as CFDictionary, nil) == errSecItemNotFound)
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchSubjectContains as String: "www"] as CFDictionary, nil) == errSecSuccess)
+            // An identity search with an item list: the identity, its certificate, or its persistent reference names it.
+            var listedCertificate: SecCertificate?
+            #expect(SecIdentityCopyCertificate(identity, &listedCertificate) == errSecSuccess)
+            var identityReference: CFTypeRef?
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecReturnPersistentRef as String: true] as CFDictionary,
+                                        &identityReference) == errSecSuccess)
+            for listed: Any in [identity, try #require(listedCertificate), try #require(identityReference as? Data)] {
+                var one: CFTypeRef?
+                #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchItemList as String: [listed],
+                                             kSecReturnRef as String: true] as CFDictionary, &one) == errSecSuccess)
+                #expect((one as? SecIdentity) == identity)
+            }
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchItemList as String: [Data("other".utf8)]] as CFDictionary, nil)
+                == errSecItemNotFound)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchItemList as String: [identity],
+                                         kSecMatchSubjectStartsWith as String: "api."] as CFDictionary, nil) == errSecItemNotFound)
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassIdentity, kSecMatchItemList as String: [3]] as CFDictionary, nil)
+                == errSecParam)
             // An identity in an item list stands for its certificate in a certificate search, and for its key in a key search.
             #expect(SecItemCopyMatching([kSecClass as String: kSecClassCertificate, kSecMatchItemList as String: [identity]] as CFDictionary, nil)
                 == errSecSuccess)

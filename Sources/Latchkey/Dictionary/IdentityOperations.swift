@@ -39,10 +39,17 @@ extension ServiceBackend {
     /// the keychain holds the private key); attributes are the key's with the certificate's own (type,
     /// encoding, subject, issuer, serial number, key identifier, key hash, label) over them; the data is the
     /// key's; the persistent reference is the certificate's.
-    func copyIdentities(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit) throws(KeychainError) -> Any? {
+    /// `keeping` (for `kSecMatchItemList`) leaves out the identities it refuses before the limit applies.
+    func copyIdentities(
+        _ decoded: DictionaryDecoding.Decoded, limit: MatchLimit, keeping: ((IdentityMatch) -> Bool)? = nil
+    ) throws(KeychainError) -> Any? {
         let returning = decoded.returning
-        let found = try identities(decoded, limit: limit.maximum,
+        var found = try identities(decoded, limit: keeping == nil ? limit.maximum : nil,
                                    keyData: returning.contains(.reference) || returning.contains(.data))
+        if let keeping {
+            found = found.filter(keeping)
+            if let maximum = limit.maximum { found = Array(found.prefix(maximum)) }
+        }
         guard !found.isEmpty else { throw KeychainError(.itemNotFound) }
         guard !returning.isEmpty else { return nil }
         var shaped: [Any] = []

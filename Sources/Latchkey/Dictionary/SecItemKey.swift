@@ -51,7 +51,7 @@ package enum SecItemKey {
     package static let matchPolicy = "m_Policy"
     /// `kSecMatchEmailAddressIfPresent`.
     package static let matchEmailAddressIfPresent = "m_EmailAddressIfPresent"
-    /// `kSecMatchItemList` (macOS; `SecItemCopyMatching` of the classes other than identities).
+    /// `kSecMatchItemList` (macOS; `SecItemCopyMatching` through `ServiceBackend`).
     package static let matchItemList = "m_ItemList"
     /// `kSecMatchTrustedOnly`.
     package static let matchTrustedOnly = "m_TrustedOnly"

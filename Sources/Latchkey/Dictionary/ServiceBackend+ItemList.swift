@@ -8,7 +8,8 @@ extension ServiceBackend {
     /// `FilterCandidateItem` compares them. Each listed item is looked up as `kSecValueRef` or
     /// `kSecValuePersistentRef` would name it, with every other key of the query; the matches come back once
     /// each, in the keychain's order, and `kSecMatchLimit` applies to them. A listed item of another class
-    /// matches nothing, as on macOS; a value that is no reference at all is `errSecParam`.
+    /// matches nothing, as on macOS; a value that is no reference at all is `errSecParam`. Identity searches
+    /// keep the identities whose certificate is listed.
     func copyMatching(_ query: [String: Any], itemList value: Any) throws(KeychainError) -> Any? {
         guard let list = value as? [Any] else {
             throw KeychainError.param("kSecMatchItemList must be an array, not \(DictionaryValue.typeName(value))")
@@ -16,13 +17,11 @@ extension ServiceBackend {
         var rest = query
         rest.removeValue(forKey: SecItemKey.matchItemList)
         let decoded = try DictionaryDecoding.decode(rest, for: .search)
-        guard decoded.itemClass != .identity else {
-            throw KeychainError(.unimplemented, "kSecMatchItemList is not supported for kSecClassIdentity yet")
-        }
         if rest[SecItemKey.valueRef] != nil || rest[SecItemKey.valuePersistentRef] != nil {
             throw KeychainError.param("kSecMatchItemList cannot be combined with kSecValueRef or kSecValuePersistentRef")
         }
         let limit = decoded.limit ?? .one
+        if decoded.itemClass == .identity { return try copyIdentities(decoded, limit: limit, listed: list) }
         var found: [Data: ItemResult] = [:]
         for element in list {
             guard let (key, named) = try Self.listed(element, itemClass: decoded.itemClass) else { continue }
@@ -50,6 +49,28 @@ extension ServiceBackend {
         }
         guard !results.isEmpty else { throw KeychainError(.itemNotFound) }
         return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one, service: service)
+    }
+
+    /// An identity search with an item list: the identities found whose certificate is listed — as a
+    /// `SecCertificate`, as the certificate of a `SecIdentity`, or by its persistent reference (an identity's
+    /// is its certificate's) — as macOS compares an identity by its certificate.
+    private func copyIdentities(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit, listed list: [Any]) throws(KeychainError) -> Any? {
+        var references = Set<Data>(), certificates = Set<Data>()
+        for element in list {
+            if let reference = element as? Data {
+                references.insert(reference)
+            } else if let certificate = element as? any CertificateConvertible {
+                certificates.insert(certificate.certificate.derRepresentation)
+            } else if let identity = element as? any IdentityConvertible {
+                certificates.insert(identity.identityReference.certificate.derRepresentation)
+            } else if !(element is any KeyConvertible) {  // A key is no identity: it matches none.
+                throw KeychainError.param(
+                    "kSecMatchItemList holds references and persistent references, not \(DictionaryValue.typeName(element))")
+            }
+        }
+        return try copyIdentities(decoded, limit: limit) { found in
+            references.contains(found.certificate.persistentReference) || certificates.contains(found.certificate.data ?? Data())
+        }
     }
 
     /// How a listed item is named to a search of `itemClass` (`kSecValueRef` or `kSecValuePersistentRef`),
