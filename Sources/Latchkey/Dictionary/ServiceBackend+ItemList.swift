@@ -42,11 +42,7 @@ extension ServiceBackend {
         var results = found.values.sorted {
             (PersistentReference.parse($0.persistentReference)?.rowID ?? 0) < (PersistentReference.parse($1.persistentReference)?.rowID ?? 0)
         }
-        switch limit {
-        case .one: results = Array(results.prefix(1))
-        case .count(let count): results = Array(results.prefix(max(count, 0)))
-        case .all: break
-        }
+        if let maximum = limit.maximum { results = Array(results.prefix(maximum)) }
         guard !results.isEmpty else { throw KeychainError(.itemNotFound) }
         return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one, service: service)
     }
