@@ -129,6 +129,10 @@ import Testing
                 issuers: [rootSubject], validOn: Date(timeIntervalSince1970: 1_800_000_000), subjectContains: "EXAMPLE",
                 caseInsensitive: true))).map(Normalized.init))
         }),
+        ("find certificates by common name, as macOS's subject filters do", { service throws(KeychainError) in
+            .items(try service.copyMatching(ItemQuery(.certificate, limit: .all, returning: .attributes, certificateMatch: CertificateMatch(
+                caseInsensitive: true, subjectStartsWith: "ｗｗｗ", subjectEndsWith: "EXAMPLE.COM", widthInsensitive: true))).map(Normalized.init))
+        }),
         ("find only trusted certificates", { service throws(KeychainError) in
             .items(try service.copyMatching(ItemQuery(.certificate, limit: .all, returning: .attributes,
                                                       certificateMatch: CertificateMatch(trustedOnly: true))).map(Normalized.init))
