@@ -39,9 +39,8 @@ extension ServiceBackend {
             }
         }
         // The keychain's order: by row, as a search without a list returns them.
-        var results = found.values.sorted {
-            (PersistentReference.parse($0.persistentReference)?.rowID ?? 0) < (PersistentReference.parse($1.persistentReference)?.rowID ?? 0)
-        }
+        var results = found.map { (row: PersistentReference.parse($0.key)?.rowID ?? 0, result: $0.value) }
+            .sorted { $0.row < $1.row }.map(\.result)
         if let maximum = limit.maximum { results = Array(results.prefix(maximum)) }
         guard !results.isEmpty else { throw KeychainError(.itemNotFound) }
         return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one, service: service)

@@ -157,8 +157,8 @@ struct AutomaticService: KeychainService {
     func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
         try run { (s) throws(KeychainError) in try s.useHeldKey(reference, for: use) }
     }
-    /// Never opens the keychain: a release runs when a `HeldKey` goes (in a deinit, where asking for the
-    /// passphrase would be wrong), and an ephemeral key lives where it was made — in the agent, or in this
+    /// Never opens the keychain: a release runs when a `HeldKey` goes (from `HeldKeyReleases`' queue, where
+    /// asking for the passphrase would be wrong), and an ephemeral key lives where it was made — in the agent, or in this
     /// process's keychain, open since it made the key. A key the agent made goes with the agent.
     func releaseHeldKey(_ reference: Data) throws(KeychainError) {
         if let client = try AgentRouting.client(for: path) {

@@ -42,12 +42,12 @@ struct ItemRow: Sendable {
     /// Set when the plaintext columns could not even be read; such a row is reported as damaged.
     var malformed: Bool = false
 
-    /// The index digests one by one.
+    /// The index digests one by one: slices of `indexBlob`, which they share (no copy each).
     var indexDigests: [Data] {
         get {
             let length = ItemDigests.shortLength
             return stride(from: 0, to: indexBlob.count, by: length).map {
-                Data(indexBlob[(indexBlob.startIndex + $0)..<(indexBlob.startIndex + $0 + length)])
+                indexBlob[(indexBlob.startIndex + $0)..<(indexBlob.startIndex + $0 + length)]
             }
         }
         set { indexBlob = Self.indexBlob(newValue) }

@@ -263,13 +263,12 @@ enum RequestValidation {
             }
             host = given.lowercased()
         }
-        var validated = ValidatedQuery(
+        return ValidatedQuery(
             schema: schema, filters: filters, groups: groups, accessibility: accessibility,
             synchronizable: synchronizable, reference: reference, limit: limit, returning: query.returning,
             authenticationUI: query.authenticationUI, operationPrompt: query.operationPrompt,
-            certificateMatch: query.itemClass == .certificate && !query.certificateMatch.isEmpty ? query.certificateMatch : nil)
-        validated.hostOrSubdomainOf = host
-        return validated
+            certificateMatch: query.itemClass == .certificate && !query.certificateMatch.isEmpty ? query.certificateMatch : nil,
+            hostOrSubdomainOf: host)
     }
 
     static func validate(_ changes: ItemChanges, schema: ItemSchema, caller: CallerIdentity)
