@@ -37,6 +37,22 @@ package final class Connection {
         _ = SQLite.enableDefensiveMode(handle)  // Best effort: an older SQLite without the option still works.
     }
 
+    /// A private in-memory database that starts as a copy of `image` (pages `image()` made).
+    package convenience init(image: [UInt8]) throws(StorageError) {
+        try self.init(path: ":memory:", mode: .memory)
+        guard !image.isEmpty else { throw StorageError(extendedCode: SQLite.Code.misuse, message: "an empty database image") }
+        let code = SQLite.deserialize(handle, image)
+        if code != SQLite.ok { throw error(code) }
+    }
+
+    /// A copy of the main database's pages, for `init(image:)`.
+    package func image() throws(StorageError) -> [UInt8] {
+        guard let pages = SQLite.serialize(handle) else {
+            throw StorageError(extendedCode: SQLite.Code.noMemory, message: "SQLite could not copy the database")
+        }
+        return pages
+    }
+
     deinit {
         cache.removeAll()  // Finalize statements before closing.
         SQLite.close(handle)

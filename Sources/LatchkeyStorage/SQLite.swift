@@ -57,6 +57,24 @@ enum SQLite {
         latchkey_sqlite_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1)
     }
 
+    /// `sqlite3_serialize` of the main database: a copy of its pages, or nil when SQLite cannot make one.
+    static func serialize(_ db: Database) -> [UInt8]? {
+        var size: sqlite3_int64 = 0
+        guard let pages = sqlite3_serialize(db, "main", &size, 0) else { return nil }
+        defer { sqlite3_free(pages) }
+        return Array(UnsafeBufferPointer(start: pages, count: Int(size)))
+    }
+
+    /// `sqlite3_deserialize`: the main database becomes an in-memory copy of `image`, which SQLite owns
+    /// (and frees, on failure too) and may grow.
+    static func deserialize(_ db: Database, _ image: [UInt8]) -> Int32 {
+        guard let copy = sqlite3_malloc64(UInt64(image.count)) else { return SQLITE_NOMEM }
+        image.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
+        return sqlite3_deserialize(
+            db, "main", copy.assumingMemoryBound(to: UInt8.self), sqlite3_int64(image.count), sqlite3_int64(image.count), flags)
+    }
+
     /// `sqlite3_exec` without a callback.
     static func exec(_ db: Database, _ sql: String) -> Int32 { sqlite3_exec(db, sql, nil, nil, nil) }
 
@@ -163,5 +181,6 @@ enum SQLite {
         static let tooBig = SQLITE_TOOBIG
         static let notADatabase = SQLITE_NOTADB
         static let auth = SQLITE_AUTH
+        static let misuse = SQLITE_MISUSE
     }
 }

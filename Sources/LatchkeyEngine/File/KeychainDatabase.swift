@@ -58,7 +58,7 @@ public final class KeychainDatabase: Sendable {
             try mappingStorageErrors {
                 let connection = try Connection(path: temporary, mode: .readWrite)
                 try configure(connection, inMemory: false)
-                _ = try KeychainSchema.migrator.migrate(connection)
+                try KeychainSchema.createCurrent(connection)
                 try connection.transaction(writing: true) {
                     try writeInitialMeta(
                         connection, keychainID: keychainID, kdf: kdf, master: master, material: material,
@@ -156,9 +156,8 @@ public final class KeychainDatabase: Sendable {
     public static func inMemory(passphrase: Passphrase = Passphrase("latchkey-in-memory")) -> KeychainDatabase {
         do {
             return try mappingStorageErrors {
-                let connection = try Connection(path: ":memory:", mode: .memory)
+                let connection = try KeychainSchema.newInMemoryDatabase()
                 try configure(connection, inMemory: true)
-                _ = try KeychainSchema.migrator.migrate(connection)
                 let material = KeyMaterial.generate()
                 let kdf = KDFRecord.fresh(.memoryOnly, parameters: KDFParameters(passes: 0, memoryBytes: 0))
                 let master = try kdf.deriveMasterKey(from: passphrase)

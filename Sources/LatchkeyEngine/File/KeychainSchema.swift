@@ -149,12 +149,43 @@ enum KeychainSchema {
         },
     ])
 
-    /// The schema a keychain of the current format has, as `schemaRows` lists it: built once per process
-    /// by migrating an empty in-memory database.
-    static let expectedSchema: Result<[String], any Error> = Result {
+    /// The schema a keychain of the current format has, as `schemaRows` lists it, and the statements that
+    /// make it: built once per process by migrating an empty in-memory database through every step.
+    static let current: Result<(rows: [String], statements: [String], image: [UInt8]), any Error> = Result {
         let db = try Connection(path: ":memory:", mode: .memory)
         _ = try migrator.migrate(db)
-        return try schemaRows(db)
+        // In the order the migration made them (which index SQLite weighs first can depend on it). The
+        // objects SQLite makes by itself — `sqlite_sequence` for AUTOINCREMENT, the automatic indexes of
+        // UNIQUE and PRIMARY KEY constraints (no SQL) — come with the statements that caused them.
+        var statements: [String] = []
+        try db.forEachRow("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid") { row in
+            if row.text(0) != "sqlite_sequence", let sql = row.text(1) { statements.append(sql) }
+        }
+        return (try schemaRows(db), statements, try db.image())
+    }
+
+    /// A new in-memory database of the current format: a copy of the empty one `current` migrated, which
+    /// costs a tenth of creating its tables.
+    static func newInMemoryDatabase() throws -> Connection {
+        try Connection(image: current.get().image)
+    }
+
+    /// The schema a keychain of the current format has, as `schemaRows` lists it.
+    static var expectedSchema: Result<[String], any Error> { current.map(\.rows) }
+
+    /// Gives an empty database the current format at once, in one transaction: the tables, indexes and
+    /// triggers the migration steps end with, created as they stand (replaying the steps re-parses the
+    /// whole schema at each `ALTER TABLE` and costs several times more — every new keychain, in-memory ones
+    /// included, pays it). `formatIsCurrent` proves the result equals a migrated file, object by object.
+    static func createCurrent(_ db: Connection) throws {
+        let statements = try current.get().statements
+        try db.transaction(writing: true) {
+            guard try migrator.currentVersion(of: db) == 0, try db.integer("SELECT count(*) FROM sqlite_master") == 0 else {
+                throw KeychainError(.internal, "a new keychain's database is not empty")
+            }
+            try db.execute(statements.joined(separator: ";\n") + ";")
+            try db.execute("PRAGMA user_version = \(currentVersion); PRAGMA application_id = \(applicationID)")
+        }
     }
 
     /// Every table and index of `db` with its SQL, sorted.
