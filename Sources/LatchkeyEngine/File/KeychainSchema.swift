@@ -174,9 +174,10 @@ enum KeychainSchema {
     static var expectedSchema: Result<[String], any Error> { current.map(\.rows) }
 
     /// Gives an empty database the current format at once, in one transaction: the tables, indexes and
-    /// triggers the migration steps end with, created as they stand (replaying the steps re-parses the
-    /// whole schema at each `ALTER TABLE` and costs several times more — every new keychain, in-memory ones
-    /// included, pays it). `formatIsCurrent` proves the result equals a migrated file, object by object.
+    /// triggers the migration steps end with, created as they stand (replaying the steps re-reads the
+    /// whole schema at the `ALTER TABLE` and costs several times more — every new keychain, in-memory ones
+    /// included, pays it). `NewKeychainFormatTests` checks the result against a migrated file, object by
+    /// object.
     static func createCurrent(_ db: Connection) throws {
         let statements = try current.get().statements
         try db.transaction(writing: true) {
