@@ -15,6 +15,8 @@ package final class Connection {
 
     private let handle: SQLite.Database
     private var cache: [String: Statement] = [:]
+    /// The statement `statement(_:)` returned last.
+    private var recent: Statement?
     /// The path the connection was opened with (":memory:" for memory databases).
     package let path: String
 
@@ -54,6 +56,7 @@ package final class Connection {
     }
 
     deinit {
+        recent = nil
         cache.removeAll()  // Finalize statements before closing.
         SQLite.close(handle)
     }
@@ -78,16 +81,21 @@ package final class Connection {
         if code != SQLite.ok { throw error(code) }
     }
 
-    /// The cached prepared statement for `sql`, reset and unbound.
+    /// The cached prepared statement for `sql`. Every use binds it first (`Statement.bind` resets it and
+    /// clears its bindings) and resets it after, so a cached one is not reset again here.
     package func statement(_ sql: String) throws(StorageError) -> Statement {
+        // The statement used last, compared first: a loop runs one text again and again, and comparing two
+        // copies of one string is cheaper than hashing a query's few hundred bytes.
+        if let recent, recent.sql == sql { return recent }
         if let cached = cache[sql] {
-            cached.reset()
+            recent = cached
             return cached
         }
         let (prepared, code) = SQLite.prepare(handle, sql)
         guard code == SQLite.ok, let prepared else { throw error(code) }
         let statement = Statement(handle: prepared, connection: self, sql: sql)
         cache[sql] = statement
+        recent = statement
         return statement
     }
 

@@ -215,6 +215,7 @@ enum RequestValidation {
         let schema = try schema(for: query.itemClass)
         try requireGroups(caller)
         var filters: [AttributeKey: AttributeValue] = [:]
+        filters.reserveCapacity(query.matching.count)
         var groups: GroupScope = caller.hasWildcard ? .all : .only(caller.accessGroups)
         var accessibility: Accessibility?
         var synchronizable = query.synchronizable
