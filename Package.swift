@@ -104,7 +104,7 @@ let package = Package(
         // Shared by the test targets: temporary directories, the helper process, status extraction.
         .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
-        .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyTestSupport"]),
+        .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI"]),
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage", "LatchkeyTestSupport"]),
         .testTarget(

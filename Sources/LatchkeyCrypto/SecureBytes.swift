@@ -9,9 +9,11 @@ package final class SecureBytes: @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     /// The number of bytes held.
     package let count: Int
-    /// The bytes allocated: whole pages for locked buffers (see `init`), else `max(count, 1)`.
+    /// The bytes allocated: a slot or whole pages for locked buffers (see `init`), else `max(count, 1)`.
     private let capacity: Int
     private let isLocked: Bool
+    /// Whether the bytes are a slot of `LockedSlots` (given back, not freed).
+    private let isSlot: Bool
 
     /// The memory page size, the unit `mlock` works in.
     private static let pageSize = CurrentProcess.pageSize
@@ -32,26 +34,44 @@ package final class SecureBytes: @unchecked Sendable {
         count: Int, lifetime: Lifetime = .longLived, initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void
     ) throws(E) {
         precondition(count >= 0)
-        // A locked buffer gets pages of its own: `mlock` locks whole pages and `munlock` is not counted, so
-        // a buffer that shared a page with another would unlock that one's key when it is released.
-        // One byte at least, so the pointer is always valid.
+        // A small locked buffer is a slot of the shared locked pages. A larger one gets pages of its own:
+        // `mlock` locks whole pages and `munlock` is not counted, so a buffer that shared a page with another
+        // would unlock that one's key when it is released. One byte at least, so the pointer is always valid.
         let lock = lifetime == .longLived && count > 0
-        let capacity = lock ? (count + Self.pageSize - 1) / Self.pageSize * Self.pageSize : max(count, 1)
-        let allocation = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: lock ? Self.pageSize : 16)
-        allocation.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
-        let locked = lock && Sodium.lockMemory(allocation, count: capacity)
+        let slot = lock && count <= LockedSlots.slotSize ? LockedSlots.shared.take() : nil
+        let capacity: Int
+        let allocation: UnsafeMutableRawPointer
+        let locked: Bool
+        if let slot {
+            (allocation, capacity, locked) = (slot, LockedSlots.slotSize, true)
+        } else {
+            capacity = lock ? (count + Self.pageSize - 1) / Self.pageSize * Self.pageSize : max(count, 1)
+            allocation = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: lock ? Self.pageSize : 16)
+            allocation.initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
+            locked = lock && Sodium.lockMemory(allocation, count: capacity)
+        }
         do {
             try initializer(UnsafeMutableRawBufferPointer(start: allocation, count: count))
         } catch {
-            Sodium.wipe(allocation, count: capacity)
-            if locked { Sodium.unlockMemory(allocation, count: capacity) }
-            allocation.deallocate()
+            Self.release(allocation, capacity: capacity, locked: locked, slot: slot != nil)
             throw error
         }
         self.base = allocation
         self.count = count
         self.capacity = capacity
         self.isLocked = locked
+        self.isSlot = slot != nil
+    }
+
+    /// Wipes a buffer and gives it back: a slot to its pool, else unlocked (when it was) and freed.
+    private static func release(_ allocation: UnsafeMutableRawPointer, capacity: Int, locked: Bool, slot: Bool) {
+        if slot {
+            LockedSlots.shared.give(allocation)
+            return
+        }
+        Sodium.wipe(allocation, count: capacity)
+        if locked { Sodium.unlockMemory(allocation, count: capacity) }
+        allocation.deallocate()
     }
 
     /// Creates a buffer of `count` random bytes from the operating system's CSPRNG.
@@ -73,11 +93,7 @@ package final class SecureBytes: @unchecked Sendable {
         }
     }
 
-    deinit {
-        Sodium.wipe(base, count: capacity)
-        if isLocked { Sodium.unlockMemory(base, count: capacity) }
-        base.deallocate()
-    }
+    deinit { Self.release(base, capacity: capacity, locked: isLocked, slot: isSlot) }
 
     /// Gives read access to the bytes for the duration of `body`; the pointer must not escape.
     package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
