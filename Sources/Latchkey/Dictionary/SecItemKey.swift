@@ -71,7 +71,7 @@ package enum SecItemKey {
     /// `kSecMatch…` keys Latchkey knows but cannot honour yet (macOS's keychain lists; its item lists outside
     /// `ServiceBackend`'s searches). A query naming one fails with `errSecUnimplemented` rather than silently
     /// matching more than asked.
-    static let unsupportedMatches: Set<String> = ["m_ItemList", "m_SearchList"]
+    static let unsupportedMatches: Set<String> = [matchItemList, "m_SearchList"]
 
     /// `kSecUse…` keys that only steer Apple's own user interface or authentication context (an `LAContext`,
     /// a caller name, a credential reference): accepted and ignored.
