@@ -122,8 +122,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: [
-                "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyTestSupport", "latchkeyd", "latchkey",
-                "latchkey-test-client-a", "latchkey-test-client-b",
+                "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeySecretService", "LatchkeyPOSIX",
+                "LatchkeyTestSupport", "latchkeyd", "latchkey", "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
         .testTarget(name: "SecurityModuleTests", dependencies: ["Security"]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyTestSupport"]),

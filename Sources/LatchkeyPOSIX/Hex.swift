@@ -17,13 +17,23 @@ package enum Hex {
 
     /// The bytes of hexadecimal text (either case); nil for an odd length or a character that is not a digit.
     package static func decode(_ text: String) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 2 == 0 else { return nil }
+        var text = text
+        return text.withUTF8 { decode(digits: $0) }
+    }
+
+    /// The bytes of hexadecimal text in part of a string; nil as for `decode(_:)`.
+    package static func decode(_ text: Substring) -> [UInt8]? {
+        var text = text
+        return text.withUTF8 { decode(digits: $0) }
+    }
+
+    private static func decode(digits: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(characters.count / 2)
+        bytes.reserveCapacity(digits.count / 2)
         var index = 0
-        while index < characters.count {
-            guard let high = value(characters[index]), let low = value(characters[index + 1]) else { return nil }
+        while index < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
