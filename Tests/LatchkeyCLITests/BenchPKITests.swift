@@ -6,11 +6,11 @@ import Testing
 /// themselves are proven by the benchmark, never by a test).
 @Suite(.dedicatedThreads) struct BenchPKITests {
     @Test func thePKIRunMeasuresEveryOperationBesideItsFloor() throws {
-        let output = try HelperProcess.run(HelperProcess.product("latchkey-bench"), ["--pki", "--samples", "5"])
+        let output = try HelperProcess.run(HelperProcess.product("latchkey-bench"), ["--pki", "--samples", "10"])
         #expect(output.status == 0, "\(output.stderr)")
         let lines = output.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "## Keys and certificates (in process)")
-        #expect(lines.contains("`latchkey-bench --pki --samples 5`"))
+        #expect(lines.contains("`latchkey-bench --pki --samples 10`"))
         let tables = output.stdout.components(separatedBy: "## Keys and certificates through the agent")
         #expect(tables.count == 2, "\(output.stdout)")
         func rows(_ table: String) -> [String] {
@@ -30,7 +30,12 @@ import Testing
         let agent = rows(tables.last ?? "")
         #expect(names(agent) == ["agent round trip (status)", "password lookup (one item's data)", "held P-256 sign",
                                  "held RSA-2048 sign", "held ECIES P-256 decrypt", "certificate add", "identity lookup"])
-        #expect(agent.allSatisfy { $0.hasSuffix("| yes |") || $0.hasSuffix("| no |") || $0.hasSuffix("| – |") })
+        #expect(agent.allSatisfy { $0.hasSuffix("| yes |") || $0.hasSuffix("| no |") || $0.hasSuffix("| not resolved |") || $0.hasSuffix("| – |") })
+        // Each difference comes with the interval of its ten block pairs, which holds the median.
+        for row in agent {
+            let cell = row.split(separator: "|")[4].trimmingCharacters(in: .whitespaces)
+            #expect(cell.contains(" (") && cell.contains(" … ") && cell.hasSuffix(")"), "\(row)")
+        }
         // The status trip and the password lookup are not judged by the 60 µs goal; the lookup is judged by
         // issue 16's (within 2× of in process), in a sentence of its own.
         #expect(agent.prefix(2).allSatisfy { $0.hasSuffix("| – |") })
