@@ -98,6 +98,47 @@ import Testing
         } == .itemNotFound)
     }
 
+    /// Of several filters, the narrowest lists its items and the others are checked on those rows: a label
+    /// beside a service lists the label's items, not every item of the service.
+    @Test func aBroadFilterIsCheckedOnTheRowsANarrowOneLists() throws {
+        let own = TemporaryDirectory()  // `plan` makes the suite directory's keychain.
+        let keychain = try Fixture.newKeychain(in: own)
+        let query = ItemQuery(.genericPassword, matching: [.service: .string("mail"), .label: .string("x")], limit: .all)
+        let selection = try keychain.selection(for: try RequestValidation.validate(query, caller: Fixture.app))
+        let label = ItemDigests.index(itemClass: .genericPassword, attribute: .label, value: .string("x"), key: selection.indexKey)
+        let service = ItemDigests.index(itemClass: .genericPassword, attribute: .service, value: .string("mail"), key: selection.indexKey)
+        #expect(selection.filterDigests == [label, service])
+        // Broad first by name ("crtr" before "labl") still checks, not lists.
+        let byCreator = ItemQuery(.genericPassword, matching: [.creator: .number(7), .label: .string("x")], limit: .all)
+        let other = try keychain.selection(for: try RequestValidation.validate(byCreator, caller: Fixture.app))
+        #expect(other.filterDigests == [label, ItemDigests.index(itemClass: .genericPassword, attribute: .creator, value: .number(7), key: selection.indexKey)])
+        let (sql, arguments) = selection.statement(includeData: false)
+        #expect(sql.components(separatedBy: "row_id IN (SELECT item FROM item_index WHERE digest = ?)").count == 2, "\(sql)")
+        #expect(sql.components(separatedBy: "EXISTS (SELECT 1 FROM item_index WHERE digest = ? AND item = items.row_id)").count == 2, "\(sql)")
+        #expect(Array(arguments.suffix(2)) == [.blob(label), .blob(service)])
+        let text = try plan(query)
+        #expect(text.components(separatedBy: "LIST SUBQUERY").count == 2, "one list: \(text)")
+        #expect(text.contains("CORRELATED SCALAR SUBQUERY"), "\(text)")
+        #expect(!text.contains("SCAN items"), "\(text)")
+    }
+
+    @Test func everyFilterMustStillMatch() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        for (service, account, label) in [("mail", "a", "x"), ("mail", "b", "y"), ("news", "c", "x"), ("mail", "d", "x")] {
+            try keychain.add(NewItem(.genericPassword, attributes: [.service: .string(service), .account: .string(account), .label: .string(label)],
+                                     data: Data(account.utf8)), caller: Fixture.app)
+        }
+        func accounts(_ matching: [AttributeKey: AttributeValue]) throws -> [String] {
+            try keychain.copyMatching(ItemQuery(.genericPassword, matching: matching, limit: .all, returning: .attributes), caller: Fixture.app)
+                .compactMap { $0.attributes[.account]?.stringValue }
+        }
+        #expect(try accounts([.service: .string("mail"), .label: .string("x")]) == ["a", "d"])
+        #expect(try accounts([.service: .string("news"), .label: .string("x")]) == ["c"])
+        #expect(status { _ = try accounts([.service: .string("news"), .label: .string("y")]) } == .itemNotFound)
+        #expect(status { _ = try accounts([.service: .string("other"), .label: .string("x")]) } == .itemNotFound)
+        #expect(try accounts([.service: .string("mail"), .label: .string("x"), .account: .string("d")]) == ["d"])
+    }
+
     @Test func aClassListingUsesTheGroupIndex() throws {
         let text = try plan(ItemQuery(.genericPassword, limit: .all))
         #expect(text.contains("SEARCH items USING INDEX items_by_group"), "\(text)")

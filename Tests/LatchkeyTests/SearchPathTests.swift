@@ -41,7 +41,7 @@ import Testing
         ).statement(includeData: false)
         #expect(partial.sql == "SELECT \(ItemTable.selectColumns) FROM items WHERE class = ? AND tomb = 0 AND pdmn = ?"
             + " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
-            + " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)")
+            + " AND EXISTS (SELECT 1 FROM item_index WHERE digest = ? AND item = items.row_id)")
         #expect(partial.arguments.count == 4)
         #expect(partial.arguments[1] == .text("ak"))
     }

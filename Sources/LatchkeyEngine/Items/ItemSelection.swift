@@ -49,7 +49,12 @@ struct ItemSelection {
             ? ItemDigests.primaryKey(schema: query.schema, attributes: query.filters, key: indexKey) : nil
         var digests: [Data] = []
         var unindexed: [AttributeKey] = []
-        for (name, value) in query.filters.sorted(by: { $0.key < $1.key }) {
+        // The attribute most likely to name few items first: it drives the search (see `StatementShape`).
+        let ordered = query.filters.sorted { first, second in
+            let firstBroad = Self.isBroad(first.key), secondBroad = Self.isBroad(second.key)
+            return firstBroad != secondBroad ? secondBroad : first.key < second.key
+        }
+        for (name, value) in ordered {
             if ItemDigests.unindexed.contains(name) {
                 unindexed.append(name)
             } else if !(wholePrimaryKey && query.schema.primaryKey.contains(name)) {
@@ -59,6 +64,17 @@ struct ItemSelection {
         filterDigests = digests
         unindexedFilters = unindexed
     }
+
+    /// Attributes many items usually share — a service's accounts, a server's paths and protocols, a key's
+    /// type and size, a certificate's encoding, a Secret Service schema: a search with another filter
+    /// beside one of these is driven by the other, and only checks these on the rows it finds.
+    static let broadAttributes: Set<AttributeKey> = [
+        .service, .server, .protocol, .authenticationType, .port, .path, .securityDomain, .creator, .type,
+        .itemDescription, .isInvisible, .isNegative, .keyClass, .keySizeInBits, .effectiveKeySize, .isPermanent,
+        .tokenID, .certificateType, .certificateEncoding, .issuer, AttributeKey.secretService("xdg:schema"),
+    ]
+
+    static func isBroad(_ key: AttributeKey) -> Bool { broadAttributes.contains(key) }
 
     func candidates(_ db: Connection, includeData: Bool) throws -> [ItemRow] {
         let (sql, arguments) = statement(includeData: includeData)
@@ -135,13 +151,13 @@ struct ItemSelection {
             if accessibility { sql += " AND pdmn = ?" }
             if reference { sql += " AND row_id = ? AND id = ?" }
             if primaryKey { sql += " AND pk = ?" }
-            // An index filter lists the items having a digest; when a reference or a primary key already pins
-            // the row, each filter is a point lookup of that row's entry instead (listing would read every
-            // item sharing the value — every Secret Service item shares its service — for one row).
-            let filter = reference || primaryKey
-                ? " AND EXISTS (SELECT 1 FROM item_index WHERE digest = ? AND item = items.row_id)"
-                : " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
-            for _ in 0..<filters { sql += filter }
+            // The first index filter (the narrowest, as `ItemSelection` orders them) lists the items having
+            // its digest; every other filter is a point lookup of the listed row's entry. Listing each filter
+            // would read every item sharing a broad value — every Secret Service item shares its service — to
+            // find one. When a reference or a primary key already pins the row, every filter is a point lookup.
+            let lists = " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
+            let checks = " AND EXISTS (SELECT 1 FROM item_index WHERE digest = ? AND item = items.row_id)"
+            for index in 0..<filters { sql += index == 0 && !(reference || primaryKey) ? lists : checks }
             return sql
         }
     }
