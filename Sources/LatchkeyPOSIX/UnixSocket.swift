@@ -113,6 +113,35 @@ package enum UnixSocket {
         }
     }
 
+    /// Writes `header` then `body` as one stream of bytes, in one `sendmsg` when the socket takes them
+    /// (two buffers, so a framed message is sent without first being copied behind its header), and the
+    /// rest in further calls when it takes part.
+    package static func sendAll(_ fd: Int32, _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer) throws(Errno) {
+        let total = header.count + body.count
+        var offset = 0
+        while offset < total {
+            var parts: [iovec] = []
+            if offset < header.count {
+                parts.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress! + offset), iov_len: header.count - offset))
+            }
+            if body.count > 0 {
+                let start = max(0, offset - header.count)
+                parts.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + start), iov_len: body.count - start))
+            }
+            let sent: Result<Int, Errno> = parts.withUnsafeMutableBufferPointer { vectors in
+                var message = msghdr()
+                message.msg_iov = vectors.baseAddress
+                message.msg_iovlen = vectors.count
+                do throws(Errno) {
+                    return .success(try retryingInterrupts { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            offset += try sent.get()
+        }
+    }
+
     /// Bounds how long one read or one write may block (`SO_RCVTIMEO`, `SO_SNDTIMEO`).
     package static func setTimeouts(_ fd: Int32, seconds: Int) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)

@@ -52,18 +52,19 @@ package final class AgentStream: @unchecked Sendable {
         case foreignSender(String)
     }
 
-    /// Sends one framed message.
+    /// Sends one framed message: the length header and the message go out together from where they are, so
+    /// no copy of a message (which may hold a passphrase or a secret) is made to put its header in front;
+    /// the caller wipes its own.
     package func send(_ message: Data) throws(Failure) {
-        var frame = Data(capacity: message.count + 4)
-        withUnsafeBytes(of: UInt32(message.count).bigEndian) { frame.append(contentsOf: $0) }
-        frame.append(message)
-        defer { frame.resetBytes(in: 0..<frame.count) }  // The frame may hold a passphrase or a secret.
-        let failure: Errno? = frame.withUnsafeBytes { bytes in
-            do throws(Errno) {
-                try UnixSocket.sendAll(descriptor, bytes)
-                return nil
-            } catch {
-                return error
+        let header = UInt32(message.count).bigEndian
+        let failure: Errno? = withUnsafeBytes(of: header) { head in
+            message.withUnsafeBytes { body in
+                do throws(Errno) {
+                    try UnixSocket.sendAll(descriptor, head, body)
+                    return nil
+                } catch {
+                    return error
+                }
             }
         }
         if let failure { throw .broken(failure.description) }

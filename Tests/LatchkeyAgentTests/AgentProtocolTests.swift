@@ -150,6 +150,34 @@ import Glibc
         #expect(throws: AgentStream.Failure.oversized(1 << 30)) { _ = try reader.receive() }
     }
 
+    /// A frame far larger than the socket's buffer goes out in several writes, its header and body in order,
+    /// and comes back whole; frames before and after it are untouched.
+    @Test func aFrameLargerThanTheSocketBufferArrivesWhole() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        let writer = AgentStream(descriptor: fds[0])
+        let reader = AgentStream(descriptor: fds[1])
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
+        let big = Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+        let sender = Thread {
+            // A failure shows as the reader's mismatch below.
+            try? writer.send(Data("before".utf8))
+            try? writer.send(big)
+            try? writer.send(Data())
+            try? writer.send(Data("after".utf8))
+        }
+        sender.start()
+        #expect(try reader.receive() == Data("before".utf8))
+        let received = try reader.receive()
+        #expect(received.count == big.count)
+        #expect(received == big)
+        #expect(try reader.receive() == Data())
+        #expect(try reader.receive() == Data("after".utf8))
+    }
+
     /// Polling before sleeping changes when a receive returns, never what it returns: a frame that is
     /// there, one that comes after the polling ran out, and a closed connection.
     @Test func aPollingReceiveGetsWhatASleepingOneGets() throws {
