@@ -45,11 +45,34 @@ class Sandbox:
                 pass
         shutil.rmtree(self.root, ignore_errors=True)
 
-def secret_service(sandbox):
-    """A private D-Bus session with gnome-keyring-daemon serving org.freedesktop.secrets, unlocked."""
-    out = run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"], sandbox.env).stdout.decode().split()
+PRIVATE_BUS = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir={root}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+def private_bus(sandbox):
+    """A session bus of the sandbox's own whose configuration lists no service directories, so nothing is
+    activated behind the provider's back (the Debian session configuration would start GNOME Keyring for
+    org.freedesktop.secrets whenever the provider measured is not on the bus)."""
+    configuration = f"{sandbox.root}/bus.conf"
+    with open(configuration, "w") as file:
+        file.write(PRIVATE_BUS.format(root=sandbox.root))
+    out = run(["dbus-daemon", f"--config-file={configuration}", "--fork", "--print-address=1", "--print-pid=1"], sandbox.env).stdout.decode().split()
     sandbox.env["DBUS_SESSION_BUS_ADDRESS"] = out[0]
     sandbox.pids.append(int(out[1]))
+
+def secret_service(sandbox):
+    """A private D-Bus session with gnome-keyring-daemon serving org.freedesktop.secrets, unlocked."""
+    private_bus(sandbox)
     daemon = subprocess.run(["gnome-keyring-daemon", "--unlock", "--components=secrets", "--daemonize"],
                             env=sandbox.env, input=b"peer-password", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     for line in daemon.stdout.decode().splitlines():
@@ -90,9 +113,7 @@ def measure_add_delete(size, samples, store, clear):
 def latchkey_secret_service(sandbox, args):
     """A private D-Bus session with latchkeyd --secret-service serving org.freedesktop.secrets on a keychain of
     its own, unlocked."""
-    out = run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"], sandbox.env).stdout.decode().split()
-    sandbox.env["DBUS_SESSION_BUS_ADDRESS"] = out[0]
-    sandbox.pids.append(int(out[1]))
+    private_bus(sandbox)
     bin = args.latchkey_bin
     keychain = f"{sandbox.root}/secret-service.keychain"
     sandbox.env.update(LATCHKEY_KEYCHAIN=keychain, LATCHKEY_AGENT_SOCKET=f"{sandbox.root}/run/agent.sock")
