@@ -180,7 +180,8 @@ extension KeychainDatabase {
             throw KeychainError.param("only indexed attributes can be matched without opening items")
         }
         return try mappingStorageErrors {
-            try pool.read { db in
+            // One SELECT, its own snapshot: no BEGIN and COMMIT (a third of the Secret Service's `Locked` read).
+            try pool.readOneStatement { db in
                 try selection.candidates(db, includeData: false).compactMap { row in
                     for digest in selection.filterDigests where !row.hasIndexDigest(digest) { return nil }
                     let reference = PersistentReference.make(itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
