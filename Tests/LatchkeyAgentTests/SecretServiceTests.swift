@@ -576,12 +576,28 @@ import Glibc
         print("huge attribute", create({"a": "x" * 70000}, b"v"))
         print("many attributes", create(dict(("k%d" % i, "v") for i in range(5000)), b"v"))
         print("a good one still", create({"good": "1"}, b"kept"))
-        # A DH session's secret with a wrong IV or padding.
+        # A DH session's secret with a wrong IV or length, or padding that is not PKCS #7: sealed with the
+        # session's real key, so the padding is wrong for certain (random bytes decrypt to valid padding about
+        # one time in 256), beside one sealed right.
         import os
-        dh = service.OpenSession("dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.ByteArray(b"\\x05", variant_level=1))[1]
-        for parameters, value in [(b"short", b"\\x00" * 16), (os.urandom(16), b"\\x00" * 15), (os.urandom(16), os.urandom(32))]:
+        from secretstorage.dhcrypto import Session as Exchange, int_to_bytes
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+        exchange = Exchange()
+        output, dh = service.OpenSession("dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.ByteArray(int_to_bytes(exchange.my_public_key), variant_level=1))
+        exchange.set_server_public_key(int.from_bytes(bytes(output), "big"))
+        def sealed(plaintext):
+            iv = os.urandom(16)
+            encryptor = Cipher(algorithms.AES(exchange.aes_key), modes.CBC(iv)).encryptor()
+            return iv, encryptor.update(plaintext) + encryptor.finalize()
+        def create_dh(parameters, value, attributes={}):
             secret = dbus.Struct((dh, dbus.ByteArray(parameters), dbus.ByteArray(value), "text/plain"), signature="oayays")
-            print("bad ciphertext", error(lambda: collection.CreateItem({"org.freedesktop.Secret.Item.Label": "x"}, secret, False)))
+            return error(lambda: collection.CreateItem({"org.freedesktop.Secret.Item.Label": "x", "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary(attributes, signature="ss")}, secret, False))
+        print("short iv", create_dh(b"short", b"\\x00" * 16))
+        print("not whole blocks", create_dh(os.urandom(16), b"\\x00" * 15))
+        print("padding of 0", create_dh(*sealed(b"secret" + b"\\x00" * 10)))
+        print("padding of 17", create_dh(*sealed(b"secret" + b"\\x11" * 10)))
+        print("padding of 3 over other bytes", create_dh(*sealed(b"secret" + b"\\x07" * 8 + b"\\x05\\x03")))
+        print("good padding", create_dh(*sealed(b"secret" + b"\\x0a" * 10), {"padding": "good"}))
         prompt = service.Unlock([])[1]
         print("nothing to unlock", prompt)
         service.Lock([])
@@ -612,9 +628,12 @@ import Glibc
             huge attribute org.freedesktop.DBus.Error.InvalidArgs
             many attributes org.freedesktop.DBus.Error.InvalidArgs
             a good one still no error
-            bad ciphertext org.freedesktop.DBus.Error.InvalidArgs
-            bad ciphertext org.freedesktop.DBus.Error.InvalidArgs
-            bad ciphertext org.freedesktop.DBus.Error.InvalidArgs
+            short iv org.freedesktop.DBus.Error.InvalidArgs
+            not whole blocks org.freedesktop.DBus.Error.InvalidArgs
+            padding of 0 org.freedesktop.DBus.Error.InvalidArgs
+            padding of 17 org.freedesktop.DBus.Error.InvalidArgs
+            padding of 3 over other bytes org.freedesktop.DBus.Error.InvalidArgs
+            good padding no error
             nothing to unlock /
             locked 0 1
             prompt dismissed twice org.freedesktop.Secret.Error.NoSuchObject
@@ -625,6 +644,7 @@ import Glibc
         try desktop.sandbox.unlock()
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
         #expect(try desktop.secretTool("lookup", "good", "1").stdout == "kept")
+        #expect(try desktop.secretTool("lookup", "padding", "good").stdout == "secret")
     }
 
     @Test func theBusStartsTheProviderAndStartsItAgainAfterItIsKilled() throws {
