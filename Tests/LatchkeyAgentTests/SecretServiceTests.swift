@@ -90,8 +90,8 @@ import Glibc
         #expect(try desktop.secretTool("store", "--label=Other", "service", "mail", "user", "bob", input: "open").status == 0)
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
         // Storing again with the same attributes replaces the item (secret-tool asks to).
-        #expect(try desktop.secretTool("store", "--label=Mail again", "service", "mail", "user", "alice", input: "n3w").status == 0)
-        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w")
+        #expect(try desktop.secretTool("store", "--label=Mail again", "service", "mail", "user", "alice", input: "n3w-s3cret").status == 0)
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w-s3cret")
 
         let search = try desktop.secretTool("search", "--all", "service", "mail")
         #expect(search.status == 0, "\(search.stderr)")
@@ -104,14 +104,14 @@ import Glibc
         let dump = try desktop.sandbox.cli("dump-keychain", "-d")
         #expect(dump.stdout.contains("\"agrp\"<blob>=\"org.freedesktop.secrets\""))
         #expect(dump.stdout.contains("\"ss.user\"<blob>=\"alice\""), "\(dump.stdout)")
-        #expect(dump.stdout.contains("data:\n\"n3w\""), "\(dump.stdout)")
+        #expect(dump.stdout.contains("data:\n\"n3w-s3cret\""), "\(dump.stdout)")
 
         // On disk, nothing of it in the clear: not the secret, the label or an attribute's value.
-        try desktop.expectNothingInTheClear(["n3w", "Mail again", "alice", "open"])
+        try desktop.expectNothingInTheClear(["n3w-s3cret", "Mail again", "alice", "open"])
 
         #expect(try desktop.secretTool("clear", "service", "mail", "user", "bob").status == 0)
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "bob").status == 1)
-        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w")
+        #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "n3w-s3cret")
 
         // (`secret-tool lock` of Debian 12's libsecret 0.20.5 crashes once Lock has answered, with GNOME Keyring
         // too: Lock is tested through raw calls in badInputOnTheBusIsAnErrorAndLosesNothing.)
