@@ -113,32 +113,22 @@ package enum UnixSocket {
         }
     }
 
-    /// Writes `header` then `body` as one stream of bytes, in one `sendmsg` when the socket takes them
-    /// (two buffers, so a framed message is sent without first being copied behind its header), and the
-    /// rest in further calls when it takes part.
+    /// Writes `header` then `body` as one stream of bytes: both in one `sendmsg` when the socket takes them
+    /// (so a framed message is sent without first being copied behind its header), what is left by `sendAll`.
     package static func sendAll(_ fd: Int32, _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer) throws(Errno) {
-        let total = header.count + body.count
-        var offset = 0
-        while offset < total {
-            var parts: [iovec] = []
-            if offset < header.count {
-                parts.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress! + offset), iov_len: header.count - offset))
-            }
-            if body.count > 0 {
-                let start = max(0, offset - header.count)
-                parts.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress! + start), iov_len: body.count - start))
-            }
-            let sent: Result<Int, Errno> = parts.withUnsafeMutableBufferPointer { vectors in
-                var message = msghdr()
-                message.msg_iov = vectors.baseAddress
-                message.msg_iovlen = vectors.count
-                do throws(Errno) {
-                    return .success(try retryingInterrupts { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) })
-                } catch {
-                    return .failure(error)
-                }
-            }
-            offset += try sent.get()
+        var parts = (iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
+                     iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count))
+        let sent = try withUnsafeMutablePointer(to: &parts) { (vectors) throws(Errno) -> Int in
+            var message = msghdr()
+            message.msg_iov = UnsafeMutableRawPointer(vectors).assumingMemoryBound(to: iovec.self)
+            message.msg_iovlen = 2
+            return try retryingInterrupts { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
+        }
+        if sent < header.count {
+            try sendAll(fd, UnsafeRawBufferPointer(rebasing: header[sent...]))
+            try sendAll(fd, body)
+        } else {
+            try sendAll(fd, UnsafeRawBufferPointer(rebasing: body[(sent - header.count)...]))
         }
     }
 

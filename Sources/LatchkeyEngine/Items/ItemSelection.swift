@@ -51,7 +51,7 @@ struct ItemSelection {
         var unindexed: [AttributeKey] = []
         // The attribute most likely to name few items first: it drives the search (see `StatementShape`).
         let ordered = query.filters.sorted { first, second in
-            let firstBroad = Self.isBroad(first.key), secondBroad = Self.isBroad(second.key)
+            let firstBroad = Self.broadAttributes.contains(first.key), secondBroad = Self.broadAttributes.contains(second.key)
             return firstBroad != secondBroad ? secondBroad : first.key < second.key
         }
         for (name, value) in ordered {
@@ -75,8 +75,6 @@ struct ItemSelection {
         // A key's flags: each true or false for most keys.
         "priv", "modi", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap", "unwp",
     ]
-
-    static func isBroad(_ key: AttributeKey) -> Bool { broadAttributes.contains(key) }
 
     func candidates(_ db: Connection, includeData: Bool) throws -> [ItemRow] {
         let (sql, arguments) = statement(includeData: includeData)
