@@ -31,6 +31,36 @@ int latchkey_peer_credentials(int socket, struct latchkey_credentials *credentia
     return 0;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* asm-generic/socket.h, Linux 6.5; Debian 12's headers are older. */
+#endif
+
+int latchkey_peer_pidfd(int socket) {
+    int pidfd = -1;
+    socklen_t length = sizeof pidfd;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) != 0) return -1;
+    if (length != sizeof pidfd || pidfd < 0) {
+        if (pidfd >= 0) close(pidfd);
+        errno = EPROTO;
+        return -1;
+    }
+    return pidfd;
+}
+
+/* linux/pidfd.h, Linux 6.11: _IO(PIDFS_IOCTL_MAGIC, n). */
+#define LATCHKEY_PIDFS_IOCTL_MAGIC 0xFF
+
+int latchkey_pidfd_namespace(int pidfd, enum latchkey_namespace kind) {
+    unsigned long request;
+    switch (kind) {
+    case LATCHKEY_NAMESPACE_USER: request = _IO(LATCHKEY_PIDFS_IOCTL_MAGIC, 9); break;
+    case LATCHKEY_NAMESPACE_PID: request = _IO(LATCHKEY_PIDFS_IOCTL_MAGIC, 5); break;
+    case LATCHKEY_NAMESPACE_MOUNT: request = _IO(LATCHKEY_PIDFS_IOCTL_MAGIC, 3); break;
+    default: errno = EINVAL; return -1;
+    }
+    return ioctl(pidfd, request, 0);
+}
+
 int latchkey_enable_credential_passing(int socket) {
     int on = 1;
     return setsockopt(socket, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);

@@ -115,6 +115,7 @@ public final class AgentServer: Sendable {
         switch CallerPolicy.standing(of: peer, registrations: registrations) {
         case .registered(let registration): return .success(registration.caller)
         case .unregistered(let path): return .success(CallerIdentity(applicationIdentifier: path, accessGroups: ["secret-service:" + path]))
+        case .unidentified(let reason): return .failure(KeychainError(.missingEntitlement, reason))
         case .refused(let error): return .failure(error)
         }
     }

@@ -12,6 +12,8 @@ import LatchkeyEngine
 ///   named after an application, an access group or the wildcard `*`, gets nothing from the agent.
 /// - A process whose executable the agent cannot read (it made itself not dumpable before connecting) cannot
 ///   be told apart from any other program: refused the same way.
+/// - A process the agent cannot trust to be who the kernel says (`PeerIdentity.untrusted`: another user or
+///   pid namespace, a deleted executable) is unidentified: served as an unregistered program, whatever it runs.
 ///
 /// Limits, stated honestly: interpreters (python3, node, bash) are one executable, so registering one
 /// registers every script it runs; a program the same user can ptrace or whose binary the user can replace
@@ -21,18 +23,22 @@ enum CallerPolicy {
     enum Standing: Equatable {
         case registered(ApplicationRegistration)
         case unregistered(String)
+        /// Not to be trusted as any program, and why (`PeerIdentity.untrusted`).
+        case unidentified(String)
         case refused(KeychainError)
 
         var name: String {
             switch self {
             case .registered: "registered"
             case .unregistered: "unregistered"
+            case .unidentified: "unidentified"
             case .refused: "refused"
             }
         }
     }
 
     static func standing(of peer: PeerIdentity, registrations: [ApplicationRegistration]) -> Standing {
+        if let reason = peer.untrusted { return .unidentified(reason) }
         guard let path = peer.executablePath, let digest = peer.executableDigest else {
             return .refused(KeychainError(
                 .missingEntitlement, "the agent cannot tell which program pid \(peer.pid) runs (its executable cannot be read)"))
@@ -46,6 +52,12 @@ enum CallerPolicy {
                 "\(path) changed since it was registered; register it again with `latchkey register-application`"))
         }
         return .registered(registration)
+    }
+
+    /// The refusal an unidentified program gets for an item request.
+    static func notIdentified(_ reason: String) -> KeychainError {
+        KeychainError(.missingEntitlement,
+                      "\(reason); the agent serves it as an unregistered program: let it open the keychain with the passphrase")
     }
 
     /// The refusal an unregistered program gets for an item request.

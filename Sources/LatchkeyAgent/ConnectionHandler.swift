@@ -40,6 +40,7 @@ struct ConnectionHandler {
             refuse(id: 0, KeychainError(.authFailed, "connections from another user (uid \(peer.uid)) are refused"))
             return
         }
+        if let reason = peer.untrusted { log("unidentified connection: \(reason); served as an unregistered program") }
         // Identified first, challenged second: whatever the client sends back was written after the
         // identification above.
         let challenge = Array(SecureRandom.bytes(AgentGreeting.challengeLength))
@@ -225,6 +226,7 @@ struct ConnectionHandler {
         case .registered(let registration):
             return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
         case .unregistered(let path): throw CallerPolicy.notRegistered(path)
+        case .unidentified(let reason): throw CallerPolicy.notIdentified(reason)
         }
     }
 
@@ -233,11 +235,11 @@ struct ConnectionHandler {
         if let registrations = state.currentRegistrations {
             switch CallerPolicy.standing(of: peer, registrations: registrations) {
             case .registered(let registration): caller = .registered(registration.caller)
-            case .unregistered: caller = .unregistered
+            case .unregistered, .unidentified: caller = .unregistered
             case .refused(let error): caller = .refused(error.detail ?? error.message)
             }
         } else {
-            caller = .unknownUntilFirstUnlock
+            caller = peer.untrusted == nil ? .unknownUntilFirstUnlock : .unregistered
         }
         return KeychainServiceStatus(lockState: state.keychain.lockState, keychainPath: state.keychainPath,
                                      agentProcessIdentifier: CurrentProcess.id, caller: caller)

@@ -19,6 +19,8 @@ package struct FileStatus: Equatable, Hashable, Sendable {
     package let device: UInt64, inode: UInt64
     /// The inode's change time, which no program can set: it moves whenever the file is written or replaced.
     package let changeSeconds: Int64, changeNanoseconds: Int64
+    /// How many directory entries name the file: 0 for one that was deleted while open or running.
+    package let linkCount: UInt64
 
     init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -36,6 +38,7 @@ package struct FileStatus: Equatable, Hashable, Sendable {
         inode = UInt64(info.st_ino)
         changeSeconds = Int64(info.st_ctim.tv_sec)
         changeNanoseconds = Int64(info.st_ctim.tv_nsec)
+        linkCount = UInt64(info.st_nlink)
     }
 
     /// The status of `path` itself (`lstat`: a symbolic link is reported as one), or, with

@@ -7,6 +7,11 @@ package enum Processes {
     /// reused by a new process gets a new start time, so (pid, start time) names one process for good.
     package static func startTime(of pid: Int32) -> UInt64? {
         guard let bytes = try? Files.read("/proc/\(pid)/stat", limit: 4_096) else { return nil }  // Gone: no time.
+        return startTime(statLine: bytes[...])
+    }
+
+    /// The start time (field 22) of a `/proc/<pid>/stat` line.
+    package static func startTime(statLine bytes: ArraySlice<UInt8>) -> UInt64? {
         // The command name (field 2) is in parentheses and may hold spaces or parentheses: fields after it
         // are counted from the last ')'.
         guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
@@ -56,42 +61,5 @@ package enum Environment {
             index += 1
         }
         unsetenv(name)
-    }
-}
-
-/// A handle on one process (a pidfd): it never comes to name a later process that reuses the pid. It also
-/// holds the process's `/proc/<pid>` directory, opened with it: a look at the process's files through it
-/// needs no path lookup of `/proc/<pid>`, and fails once that process is gone instead of reaching another.
-package final class ProcessHandle: Sendable {
-    private let descriptor: Int32
-    /// `/proc/<pid>` (`O_PATH`), or -1 when it could not be opened.
-    private let directory: Int32
-    private let pid: Int32
-
-    /// A handle on the process now running as `pid`; nil where the kernel has no pidfds or the process is gone.
-    package init?(pid: Int32) {
-        let fd = latchkey_pidfd_open(pid)
-        guard fd >= 0 else { return nil }
-        descriptor = fd
-        self.pid = pid
-        directory = latchkey_open_directory_path("/proc/\(pid)")
-    }
-
-    deinit {
-        Descriptors.close(descriptor)
-        if directory >= 0 { Descriptors.close(directory) }
-    }
-
-    /// Whether the process has exited (one `poll`, no `/proc` read). A handle that cannot be polled counts
-    /// as exited.
-    package var hasExited: Bool { latchkey_pidfd_exited(descriptor) != 0 }
-
-    /// The status of the file the process runs now (`/proc/<pid>/exe`, followed), through the directory
-    /// opened with the handle (by path when it could not be opened); nil when it cannot be looked at (the
-    /// process ended, or is not dumpable).
-    package var executableStatus: FileStatus? {
-        guard directory >= 0 else { return FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true) }
-        var info = stat()
-        return fstatat(directory, "exe", &info, 0) == 0 ? FileStatus(info) : nil
     }
 }

@@ -80,6 +80,15 @@ package enum UnixSocket {
         return Credentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
     }
 
+    /// A handle on the very process that connected (`SO_PEERPIDFD`, Linux 6.5): unlike the pid in
+    /// `peerCredentials`, it cannot come to name another process. Nil on older kernels, or when that process
+    /// has exited already.
+    package static func peerProcess(_ fd: Int32) -> ProcessHandle? {
+        let pidfd = latchkey_peer_pidfd(fd)
+        guard pidfd >= 0 else { return nil }
+        return ProcessHandle(adopting: pidfd)
+    }
+
     /// From now on every message received on `fd` carries its sender's credentials (`SO_PASSCRED`); the
     /// kernel fills them in and an unprivileged sender cannot forge them.
     package static func enableSenderCredentials(_ fd: Int32) throws(Errno) {

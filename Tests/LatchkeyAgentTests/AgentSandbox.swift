@@ -38,10 +38,25 @@ final class AgentSandbox: @unchecked Sendable {
         "LATCHKEY_PINENTRY": directory.file("no-pinentry"),
     ]
 
-    init() throws {
+    /// The user the agent and the command line run as, when not the test's own (an attack that must come from
+    /// an unprivileged user of its own: the agent then belongs to that user too).
+    let user: (uid: uid_t, gid: gid_t)?
+
+    init(user: (uid: uid_t, gid: gid_t)? = nil) throws {
+        self.user = user
         _ = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
         try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        if let user {
+            let owned = try HelperProcess.run("/bin/chown", ["-R", "\(user.uid):\(user.gid)", directory.path])
+            #expect(owned.status == 0, "\(owned.stderr)")
+        }
+    }
+
+    /// `executable` with `arguments`, run as the sandbox's user (through setpriv) when it has one.
+    func asUser(_ executable: String, _ arguments: [String]) -> (String, [String]) {
+        guard let user else { return (executable, arguments) }
+        return ("/usr/bin/setpriv", ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", executable] + arguments)
     }
 
     deinit { stop() }
@@ -53,7 +68,8 @@ final class AgentSandbox: @unchecked Sendable {
 
     /// Starts `executable` (latchkeyd, or a launcher of it) and waits until the socket accepts connections.
     func start(_ executable: String, _ arguments: [String]) throws {
-        let process = try SpawnedProcess(executable, arguments, environment: environment.merging(agentEnvironment) { _, new in new },
+        let (program, words) = asUser(executable, arguments)
+        let process = try SpawnedProcess(program, words, environment: environment.merging(agentEnvironment) { _, new in new },
                                          log: directory.file("agent.log"))
         agent = process
         let deadline = Date().addingTimeInterval(10)
@@ -71,7 +87,8 @@ final class AgentSandbox: @unchecked Sendable {
 
     @discardableResult
     func cli(_ arguments: String...) throws -> HelperProcess.Output {
-        try HelperProcess.run(HelperProcess.product("latchkey"), arguments, environment: withPassphrase)
+        let (program, words) = asUser(HelperProcess.product("latchkey"), arguments)
+        return try HelperProcess.run(program, words, environment: withPassphrase)
     }
 
     func unlock() throws {
@@ -81,15 +98,14 @@ final class AgentSandbox: @unchecked Sendable {
 
     /// Runs a test client ("a" or "b", or a copy at `path`) with the clients' environment.
     func client(_ name: String, _ arguments: String..., path: String? = nil, environment: [String: String]? = nil) throws -> String {
-        let executable = path ?? HelperProcess.product("latchkey-test-client-\(name)")
-        return try HelperProcess.run(executable, arguments, environment: environment ?? self.environment).stdout
+        let (program, words) = asUser(path ?? HelperProcess.product("latchkey-test-client-\(name)"), arguments)
+        return try HelperProcess.run(program, words, environment: environment ?? self.environment).stdout
     }
 
     func register(_ path: String, appID: String, groups: [String]) throws {
-        let output = try HelperProcess.run(
-            HelperProcess.product("latchkey"),
-            ["register-application", "--app-id", appID] + groups.flatMap { ["--access-group", $0] } + [path],
-            environment: withPassphrase)
+        let (program, words) = asUser(
+            HelperProcess.product("latchkey"), ["register-application", "--app-id", appID] + groups.flatMap { ["--access-group", $0] } + [path])
+        let output = try HelperProcess.run(program, words, environment: withPassphrase)
         #expect(output.status == 0, "\(output.stderr)")
     }
 

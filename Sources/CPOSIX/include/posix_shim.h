@@ -15,6 +15,18 @@ struct latchkey_credentials {
     gid_t gid;
 };
 
+/* getsockopt(SO_PEERPIDFD) (Linux 6.5): a pidfd, close-on-exec, for the process that called connect() — the
+   very process, whatever pid it has or gets reused. -1 with errno set (ENOPROTOOPT before Linux 6.5). */
+int latchkey_peer_pidfd(int socket);
+
+/* Which namespace latchkey_pidfd_namespace opens. */
+enum latchkey_namespace { LATCHKEY_NAMESPACE_USER = 0, LATCHKEY_NAMESPACE_PID = 1, LATCHKEY_NAMESPACE_MOUNT = 2 };
+
+/* ioctl(pidfd, PIDFD_GET_USER_NAMESPACE / _PID_ / _MNT_NAMESPACE) (Linux 6.11): a descriptor, close-on-exec,
+   of the namespace the process of `pidfd` is in. -1 with errno set (ENOTTY before Linux 6.11; ESRCH once the
+   process has exited; EPERM when this process may not look at it). */
+int latchkey_pidfd_namespace(int pidfd, enum latchkey_namespace kind);
+
 /* prctl(PR_SET_DUMPABLE, 0): no core file, and no ptrace attach or /proc/<pid>/mem read by another process
    of the same user (only by one with CAP_SYS_PTRACE). 0, or -1 with errno set. */
 int latchkey_set_not_dumpable(void);

@@ -1,0 +1,143 @@
+import CPOSIX
+import Glibc
+
+/// A handle on one process (a pidfd): it never comes to name a later process that reuses the pid. It also
+/// holds the process's `/proc/<pid>` directory, opened while the pidfd showed the process alive: a look at the
+/// process's files through it needs no path lookup of `/proc/<pid>`, and fails once that process is gone
+/// instead of reaching another.
+package final class ProcessHandle: Sendable {
+    private let descriptor: Int32
+    /// `/proc/<pid>` (`O_PATH`), or -1 when it could not be opened.
+    private let directory: Int32
+    /// The process id, in this process's pid namespace.
+    package let pid: Int32
+
+    /// A handle on the process now running as `pid`; nil where the kernel has no pidfds or the process is gone.
+    package init?(pid: Int32) {
+        let fd = latchkey_pidfd_open(pid)
+        guard fd >= 0 else { return nil }
+        descriptor = fd
+        self.pid = pid
+        directory = latchkey_open_directory_path("/proc/\(pid)")
+    }
+
+    /// Takes over `pidfd` (from `SO_PEERPIDFD`): the handle closes it. Nil (and the descriptor closed) when
+    /// the process has exited already or is not visible in this process's pid namespace.
+    package init?(adopting pidfd: Int32) {
+        guard let pid = Self.pid(ofPidfd: pidfd), pid > 0 else {
+            Descriptors.close(pidfd)
+            return nil
+        }
+        descriptor = pidfd
+        self.pid = pid
+        directory = latchkey_open_directory_path("/proc/\(pid)")
+        // The directory was opened by pid: it is this process's only if the process was still alive after.
+        if latchkey_pidfd_exited(pidfd) != 0 { return nil }
+    }
+
+    deinit {
+        Descriptors.close(descriptor)
+        if directory >= 0 { Descriptors.close(directory) }
+    }
+
+    /// The pid a pidfd stands for, from its `fdinfo` (`Pid:`): -1 once the process has exited, 0 when it is
+    /// not in this process's pid namespace; nil when it cannot be read.
+    private static func pid(ofPidfd pidfd: Int32) -> Int32? {
+        guard let bytes = try? Files.read("/proc/self/fdinfo/\(pidfd)", limit: 4_096) else { return nil }  // No fdinfo: no pid.
+        for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("Pid:".utf8)) {
+            let value = line.dropFirst(4).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+            return Int32(String(decoding: value, as: UTF8.self))
+        }
+        return nil
+    }
+
+    /// Whether the process has exited (one `poll`, no `/proc` read). A handle that cannot be polled counts
+    /// as exited.
+    package var hasExited: Bool { latchkey_pidfd_exited(descriptor) != 0 }
+
+    /// The status of the file the process runs now (`/proc/<pid>/exe`, followed), through the directory
+    /// opened with the handle (by path when it could not be opened); nil when it cannot be looked at (the
+    /// process ended, or is not dumpable).
+    package var executableStatus: FileStatus? {
+        guard directory >= 0 else { return FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true) }
+        var info = stat()
+        return fstatat(directory, "exe", &info, 0) == 0 ? FileStatus(info) : nil
+    }
+
+    /// The path of the executable the process runs, byte for byte as the kernel gives it (`readlink` of
+    /// `exe` through the directory); nil when it cannot be read.
+    package var executablePathBytes: [UInt8]? { linkBytes("exe") }
+
+    /// The target of a link in the process's directory (`exe`, `root`, `fd/3`), exactly as the kernel has it.
+    package func linkBytes(_ name: String) -> [UInt8]? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = directory >= 0
+            ? readlinkat(directory, name, &buffer, buffer.count - 1) : readlink("/proc/\(pid)/\(name)", &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return buffer.prefix(count).map { UInt8(bitPattern: $0) }
+    }
+
+    /// The process's start time in clock ticks after boot (`stat`, field 22), read through the directory.
+    package var startTime: UInt64? {
+        guard directory >= 0 else { return Processes.startTime(of: pid) }
+        let fd = openat(directory, "stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Descriptors.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return Processes.startTime(statLine: buffer[0..<count])
+    }
+
+    /// The namespace of `kind` the process is in: from the pidfd (Linux 6.11), else through the directory's
+    /// `ns/` links; nil when neither can be read (the process ended, or this process may not look).
+    package func namespace(_ kind: Namespace.Kind) -> Namespace? {
+        let fd = latchkey_pidfd_namespace(descriptor, kind.raw)
+        if fd >= 0 {
+            defer { Descriptors.close(fd) }
+            return FileStatus.of(descriptor: fd).map(Namespace.init)
+        }
+        guard directory >= 0 else { return nil }
+        var info = stat()
+        guard fstatat(directory, "ns/\(kind.link)", &info, 0) == 0, !hasExited else { return nil }
+        return Namespace(FileStatus(info))
+    }
+}
+
+/// A Linux namespace, as the kernel names it: the device and inode of its `nsfs` file.
+package struct Namespace: Hashable, Sendable {
+    /// The namespaces a process may be in that decide who it is.
+    package enum Kind: CaseIterable, Sendable {
+        case user, pid, mount
+
+        /// The name of its link in `/proc/<pid>/ns/`.
+        package var link: String {
+            switch self {
+            case .user: "user"
+            case .pid: "pid"
+            case .mount: "mnt"
+            }
+        }
+
+        var raw: latchkey_namespace {
+            switch self {
+            case .user: LATCHKEY_NAMESPACE_USER
+            case .pid: LATCHKEY_NAMESPACE_PID
+            case .mount: LATCHKEY_NAMESPACE_MOUNT
+            }
+        }
+    }
+
+    /// The nsfs file's device and inode.
+    package let device: UInt64, inode: UInt64
+
+    init(_ status: FileStatus) {
+        device = status.device
+        inode = status.inode
+    }
+
+    /// The namespace of `kind` this process is in (`/proc/self/ns/…`); nil when it cannot be read.
+    package static func current(_ kind: Kind) -> Namespace? {
+        FileStatus.of(path: "/proc/self/ns/\(kind.link)", followingLinks: true).map(Namespace.init)
+    }
+}
