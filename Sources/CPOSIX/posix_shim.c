@@ -12,6 +12,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <linux/rtnetlink.h>
 
 int latchkey_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 
@@ -147,4 +151,75 @@ int latchkey_terminal_columns(int fd) {
     struct winsize size;
     if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
     return size.ws_col;
+}
+
+long latchkey_unix_sockets(struct latchkey_unix_socket *sockets, size_t capacity) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -1;
+    struct {
+        struct nlmsghdr header;
+        struct unix_diag_req request;
+    } ask;
+    memset(&ask, 0, sizeof ask);
+    ask.header.nlmsg_len = sizeof ask;
+    ask.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    ask.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    ask.request.sdiag_family = AF_UNIX;
+    ask.request.udiag_states = ~0U;
+    ask.request.udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER;
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &ask, sizeof ask, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    long count = 0;
+    static __thread char buffer[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
+    for (;;) {
+        ssize_t received = recv(fd, buffer, sizeof buffer, 0);
+        if (received < 0) {
+            if (errno == EINTR) continue;
+            int saved = errno;
+            close(fd);
+            errno = saved;
+            return -1;
+        }
+        if (received == 0) break;
+        for (struct nlmsghdr *header = (struct nlmsghdr *)buffer; NLMSG_OK(header, (size_t)received);
+             header = NLMSG_NEXT(header, received)) {
+            if (header->nlmsg_type == NLMSG_DONE) {
+                close(fd);
+                return count;
+            }
+            if (header->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr *failure = NLMSG_DATA(header);
+                close(fd);
+                errno = failure->error < 0 ? -failure->error : EPROTO;
+                return -1;
+            }
+            if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
+            struct unix_diag_msg *entry = NLMSG_DATA(header);
+            if ((size_t)count < capacity) {
+                struct latchkey_unix_socket *out = &sockets[count];
+                memset(out, 0, sizeof *out);
+                out->inode = entry->udiag_ino;
+                long length = (long)header->nlmsg_len - (long)NLMSG_LENGTH(sizeof *entry);
+                for (struct rtattr *attribute = (struct rtattr *)(entry + 1); RTA_OK(attribute, length);
+                     attribute = RTA_NEXT(attribute, length)) {
+                    size_t size = RTA_PAYLOAD(attribute);
+                    if (attribute->rta_type == UNIX_DIAG_NAME) {
+                        if (size > sizeof out->name) size = sizeof out->name;
+                        memcpy(out->name, RTA_DATA(attribute), size);
+                        out->name_length = (unsigned int)size;
+                    } else if (attribute->rta_type == UNIX_DIAG_PEER && size >= sizeof(unsigned int)) {
+                        memcpy(&out->peer, RTA_DATA(attribute), sizeof(unsigned int));
+                    }
+                }
+            }
+            count++;
+        }
+    }
+    close(fd);
+    return count;
 }

@@ -86,7 +86,7 @@ public final class AgentServer: Sendable {
                 database: state.keychain, unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
                 policy: options.isolatedSecretService ? .isolated : .shared,
-                identify: { pid, uid in Self.secretServiceCaller(pid: pid, uid: uid, state: state) }, log: log)
+                identify: { caller in BusCallerPolicy.pin(caller, state: state) }, log: log)
             log("Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")")
             do {
                 try SecretServiceProvider.start(configuration)
@@ -100,23 +100,6 @@ public final class AgentServer: Sendable {
         } else {
             listener = try Self.listen(at: options.socketPath)
             log("listening on \(options.socketPath)")
-        }
-    }
-
-    /// Who a Secret Service client acts as under isolation: a registered program as its registration; any
-    /// other as its executable (application identifier its path, one access group `secret-service:<path>`) —
-    /// never a name it could choose. A registered path whose binary changed is refused, as on the socket.
-    static func secretServiceCaller(pid: Int32, uid: UInt32, state: AgentState) -> Result<CallerIdentity, KeychainError> {
-        let peer = PeerIdentity.identify(pid: pid, uid: uid, digests: state.digests)
-        guard let registrations = state.currentRegistrations else {
-            return .failure(KeychainError(.interactionNotAllowed,
-                                          "the agent has not been unlocked since it started (registrations are sealed under the passphrase)"))
-        }
-        switch CallerPolicy.standing(of: peer, registrations: registrations) {
-        case .registered(let registration): return .success(registration.caller)
-        case .unregistered(let path): return .success(CallerIdentity(applicationIdentifier: path, accessGroups: ["secret-service:" + path]))
-        case .unidentified(let reason): return .failure(KeychainError(.missingEntitlement, reason))
-        case .refused(let error): return .failure(error)
         }
     }
 

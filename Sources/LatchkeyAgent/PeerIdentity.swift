@@ -54,7 +54,7 @@ struct PeerIdentity: Sendable {
     /// Reads a process's identity now, from its pid (older kernels, and D-Bus peers, whose pid is all the bus
     /// gives): the pidfd opened now names the process that had the pid only if its start time is still the
     /// one read before.
-    static func identify(pid: Int32, uid: UInt32, digests: DigestCache) -> PeerIdentity {
+    static func identify(pid: Int32, uid: UInt32, digests: DigestCache?) -> PeerIdentity {
         let started = Processes.startTime(of: pid)
         let handle = ProcessHandle(pid: pid)
         let stillSame = started != nil && handle?.startTime == started
@@ -65,13 +65,14 @@ struct PeerIdentity: Sendable {
         return identify(handle: handle, uid: uid, digests: digests)
     }
 
-    /// Reads the identity of the process `handle` pins.
-    static func identify(handle: ProcessHandle, uid: UInt32, digests: DigestCache) -> PeerIdentity {
+    /// Reads the identity of the process `handle` pins; without `digests`, all of it but the executable's
+    /// digest (which reading a large executable makes the costly part).
+    static func identify(handle: ProcessHandle, uid: UInt32, digests: DigestCache?) -> PeerIdentity {
         let pid = handle.pid
         let exe = "/proc/\(pid)/exe"
         let status = handle.executableStatus
         let pathBytes = handle.executablePathBytes
-        let digest = digests.digest(of: exe)
+        let digest = digests?.digest(of: exe)
         let started = handle.startTime
         var untrusted = NamespaceCheck.reason(for: handle)
         if untrusted == nil, let status, status.linkCount == 0 {

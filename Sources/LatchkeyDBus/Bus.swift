@@ -91,14 +91,21 @@ package final class Bus {
 
     /// Calls `handler` with the name of every peer that leaves the bus (NameOwnerChanged to no owner).
     package func onPeerGone(_ handler: @escaping (String) -> Void) throws(BusError) {
+        try onPeers(arrived: { _ in }, gone: handler)
+    }
+
+    /// Calls `arrived` with the unique name of every connection that joins the bus, and `gone` with that of
+    /// every one that leaves it (`NameOwnerChanged` from the bus itself).
+    package func onPeers(arrived: @escaping (String) -> Void, gone handler: @escaping (String) -> Void) throws(BusError) {
         let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
         let box = Unmanaged.passRetained(ObjectHandler { message in
             // NameOwnerChanged(name, old owner, new owner); `try?`: a malformed signal from the bus itself
             // tells nothing, and there is no caller to report it to.
-            guard let name = try? message.readString(), let _ = try? message.readString(),
+            guard let name = try? message.readString(), let oldOwner = try? message.readString(),
                 let newOwner = try? message.readString()
             else { return false }
             if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
+            if oldOwner.isEmpty && name.hasPrefix(":") && !newOwner.isEmpty { arrived(name) }
             return false
         })
         let code = SDBus.library.addMatch(bus, nil, rule, { message, userdata, _ in
@@ -141,6 +148,78 @@ package final class Bus {
     package func send(_ message: BusMessage) throws(BusError) {
         let code = SDBus.library.send(bus, message.message, nil)
         guard code >= 0 else { throw BusError(operation: "sending", code: code, detail: nil) }
+    }
+
+    /// What the bus daemon recorded of a connection when it connected (`GetConnectionCredentials`): its
+    /// user, its process, and the security label its LSM gave it (an AppArmor profile such as
+    /// `snap.app.app (enforce)`, an SELinux context), when the daemon reports one.
+    package struct PeerCredentials: Sendable, Equatable {
+        /// The user id.
+        package let uid: UInt32
+        /// The process id (in the daemon's pid namespace).
+        package let pid: Int32
+        /// The LSM label's bytes (without a terminating zero), or nil when the daemon reports none.
+        package let securityLabel: [UInt8]?
+
+        /// Credentials as given.
+        package init(uid: UInt32, pid: Int32, securityLabel: [UInt8]?) {
+            self.uid = uid
+            self.pid = pid
+            self.securityLabel = securityLabel
+        }
+    }
+
+    /// What the daemon recorded of `peer` (a unique name) when it connected.
+    package func connectionCredentials(of peer: String) throws(BusError) -> PeerCredentials {
+        let reply = try call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                             member: "GetConnectionCredentials") { (message) throws(BusError) in try message.append(peer) }
+        var uid: UInt32?, pid: UInt32?, label: [UInt8]?
+        _ = try reply.enter("a", "{sv}")
+        while try reply.enter("e", "sv") {
+            let key = try reply.readString()
+            guard let (type, contents) = try reply.peek(), type == "v" else { throw BusError(operation: "GetConnectionCredentials", code: -Errno.badMessage.code, detail: "no variant") }
+            _ = try reply.enter("v", contents)
+            switch (key, contents) {
+            case ("UnixUserID", "u"): uid = try reply.readUInt32()
+            case ("ProcessID", "u"): pid = try reply.readUInt32()
+            case ("LinuxSecurityLabel", "ay"):
+                // The daemon includes the label's terminating zero.
+                var bytes = try reply.readBytes()
+                if bytes.last == 0 { bytes.removeLast() }
+                label = bytes
+            default: try reply.skip()
+            }
+            try reply.exit()
+            try reply.exit()
+        }
+        try reply.exit()
+        guard let uid, let pid, pid <= UInt32(Int32.max) else {
+            throw BusError(operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
+        }
+        return PeerCredentials(uid: uid, pid: Int32(pid), securityLabel: label)
+    }
+
+    /// The process the daemon recorded for a connection (`GetConnectionUnixProcessID`).
+    package func processID(of peer: String) throws(BusError) -> Int32 {
+        let reply = try call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                             member: "GetConnectionUnixProcessID") { (message) throws(BusError) in try message.append(peer) }
+        return Int32(truncatingIfNeeded: try reply.readUInt32())
+    }
+
+    /// Every name on the bus, unique (`:1.42`) and well-known (`ListNames`).
+    package func names() throws(BusError) -> [String] {
+        let reply = try call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
+        var names: [String] = []
+        _ = try reply.enter("a", "s")
+        while try reply.peek() != nil { names.append(try reply.readString()) }
+        try reply.exit()
+        return names
+    }
+
+    /// The descriptor of this connection's socket (sd-bus's own: never closed or read by the caller).
+    package var socketDescriptor: Int32? {
+        let fd = SDBus.library.getFd(bus)
+        return fd >= 0 ? fd : nil
     }
 
     /// The user and process of a peer, as the bus daemon knows them (from its socket credentials).
@@ -310,6 +389,14 @@ package final class BusMessage {
         return String(cString: value)
     }
 
+    /// Reads an unsigned 32-bit integer ("u").
+    package func readUInt32() throws(BusError) -> UInt32 {
+        var value: UInt32 = 0
+        let code = SDBus.library.messageReadBasic(message, Self.code("u"), &value)
+        guard code > 0 else { throw failed("an unsigned integer", code) }
+        return value
+    }
+
     /// Reads a boolean.
     package func readBool() throws(BusError) -> Bool {
         var value: Int32 = 0
@@ -438,6 +525,7 @@ private struct SDBus: @unchecked Sendable {
     let flushCloseUnref: @convention(c) (OpaquePointer?) -> OpaquePointer?
     let getNameCreds: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UInt64, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
     let getUniqueName: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
+    let getFd: @convention(c) (OpaquePointer?) -> Int32
     let messageAppendArray: @convention(c) (OpaquePointer?, CChar, UnsafeRawPointer?, Int) -> Int32
     let messageAppendBasic: @convention(c) (OpaquePointer?, CChar, UnsafeRawPointer?) -> Int32
     let messageCloseContainer: @convention(c) (OpaquePointer?) -> Int32
@@ -497,6 +585,7 @@ private struct SDBus: @unchecked Sendable {
         flushCloseUnref = try library.function("sd_bus_flush_close_unref")
         getNameCreds = try library.function("sd_bus_get_name_creds")
         getUniqueName = try library.function("sd_bus_get_unique_name")
+        getFd = try library.function("sd_bus_get_fd")
         messageAppendArray = try library.function("sd_bus_message_append_array")
         messageAppendBasic = try library.function("sd_bus_message_append_basic")
         messageCloseContainer = try library.function("sd_bus_message_close_container")

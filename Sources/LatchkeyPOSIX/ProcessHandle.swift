@@ -77,17 +77,78 @@ package final class ProcessHandle: Sendable {
         return buffer.prefix(count).map { UInt8(bitPattern: $0) }
     }
 
-    /// The process's start time in clock ticks after boot (`stat`, field 22), read through the directory.
-    package var startTime: UInt64? {
-        guard directory >= 0 else { return Processes.startTime(of: pid) }
-        let fd = openat(directory, "stat", O_RDONLY | O_CLOEXEC)
+    /// The numbers of the descriptors the process has open (`fd/`); nil when they cannot be listed.
+    func descriptorNumbers() -> [Int32]? {
+        let fd = directory >= 0 ? openat(directory, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        guard let listing = fdopendir(fd) else {
+            Descriptors.close(fd)
+            return nil
+        }
+        defer { closedir(listing) }
+        var numbers: [Int32] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let number = Int32(name) { numbers.append(number) }
+        }
+        return numbers
+    }
+
+    /// The open flags of descriptor `number` (`fdinfo/<n>`, `flags:` in octal, `O_CLOEXEC` among them); nil
+    /// when it is not open (any more) or cannot be read.
+    func descriptorFlags(_ number: Int32) -> UInt32? {
+        let fd = directory >= 0 ? openat(directory, "fdinfo/\(number)", O_RDONLY | O_CLOEXEC) : open("/proc/\(pid)/fdinfo/\(number)", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Descriptors.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1_024)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        for line in buffer[0..<count].split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("flags:".utf8)) {
+            let digits = line.dropFirst(6).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
+            return UInt32(String(decoding: digits, as: UTF8.self), radix: 8)
+        }
+        return nil
+    }
+
+    /// Up to `limit` bytes of a file as the process sees it, by a path relative to its directory
+    /// (`root/.flatpak-info`: through its own root); nil when it cannot be opened or is not a regular file.
+    package func readFile(_ relative: String, limit: Int) -> [UInt8]? {
+        let fd = directory >= 0 ? openat(directory, relative, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+            : open("/proc/\(pid)/\(relative)", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { Descriptors.close(fd) }
+        guard let status = FileStatus.of(descriptor: fd), status.kind == .regular, status.size <= Int64(limit) else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(status.size) + 1)
+        var total = 0
+        while total < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            total += count
+        }
+        return total <= limit ? Array(bytes.prefix(total)) : nil
+    }
+
+    /// The process's state letter (`stat`, field 3): `R`, `S`, `D`, `T` (stopped), `t` (traced), `Z`…; nil
+    /// when it cannot be read.
+    package var state: Character? {
+        guard let line = statLine(), let close = line.lastIndex(of: UInt8(ascii: ")")), close + 2 < line.endIndex else { return nil }
+        return Character(Unicode.Scalar(line[close + 2]))
+    }
+
+    private func statLine() -> ArraySlice<UInt8>? {
+        let fd = directory >= 0 ? openat(directory, "stat", O_RDONLY | O_CLOEXEC) : open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { Descriptors.close(fd) }
         var buffer = [UInt8](repeating: 0, count: 4_096)
         let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
-        return Processes.startTime(statLine: buffer[0..<count])
+        return buffer[0..<count]
     }
+
+    /// The process's start time in clock ticks after boot (`stat`, field 22), read through the directory.
+    package var startTime: UInt64? { statLine().flatMap(Processes.startTime(statLine:)) }
 
     /// The namespace of `kind` the process is in: from the pidfd (Linux 6.11), else through the directory's
     /// `ns/` links; nil when neither can be read (the process ended, or this process may not look).

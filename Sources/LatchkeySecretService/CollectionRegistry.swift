@@ -85,6 +85,67 @@ struct CollectionRegistry {
         }
     }
 
+    /// Under the isolated policy: deletes a collection made with `CreateCollection` and `caller`'s items in
+    /// it — only when no other program's remain; else nothing is deleted and the refusal says why (one program
+    /// never deletes another's items: docs/LATCHKEY-SECURITY.md, "The Secret Service").
+    func delete(_ id: String, as caller: CallerIdentity) throws(KeychainError) {
+        let items = ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all, returning: [])
+        let everyone = try count(items, caller: everyGroup), own = try count(items, caller: caller)
+        guard everyone == own else {
+            throw KeychainError(.missingEntitlement,
+                                "the collection holds \(everyone - own) item(s) of other programs; it is deleted only once they are gone")
+        }
+        try delete(id)
+    }
+
+    private func count(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> Int {
+        do {
+            return try database.copyMatching(query, caller: caller).count
+        } catch KeychainError.itemNotFound {
+            return 0
+        }
+    }
+
+    // MARK: Each program's own aliases (isolated policy)
+
+    /// The service of the items that keep each program's aliases under the isolated policy: one generic
+    /// password per alias in the program's own group (account the alias, `ss.collection` the collection's
+    /// id), so one program's `SetAlias` never redirects where another's items go.
+    static let aliasService = "org.freedesktop.secrets.aliases"
+
+    private func aliasQuery(_ name: String) -> ItemQuery {
+        ItemQuery(.genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)], returning: .attributes)
+    }
+
+    /// The id of the collection `caller`'s alias `name` names, if it has one (and the collection still exists).
+    func alias(_ name: String, of caller: CallerIdentity) -> String? {
+        let found: [ItemResult]
+        do {
+            found = try database.copyMatching(aliasQuery(name), caller: caller)
+        } catch {
+            return nil  // None set (itemNotFound), or not readable before the first unlock: the alias names nothing of its own.
+        }
+        guard let id = found.first?[AttributeKey.secretService("collection")]?.stringValue,
+            list().contains(where: { $0.id == id })
+        else { return nil }
+        return id
+    }
+
+    /// Points `caller`'s alias `name` at collection `id`, or removes it (nil).
+    func setAlias(_ name: String, to id: String?, for caller: CallerIdentity) throws(KeychainError) {
+        do {
+            _ = try database.delete(ItemQuery(.genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)]),
+                                    caller: caller)
+        } catch KeychainError.itemNotFound {
+            // It had none.
+        }
+        guard let id else { return }
+        try database.add(NewItem(.genericPassword, attributes: [
+            .service: .string(Self.aliasService), .account: .string(name), .accessible: .string("ck"),
+            AttributeKey.secretService("collection"): .string(id),
+        ], data: Data()), caller: caller)
+    }
+
     /// Deletes a collection and its items (in every program's group).
     func delete(_ id: String) throws(KeychainError) {
         do {

@@ -24,14 +24,15 @@ package enum SecretServiceProvider {
         package let log: @Sendable (String) -> Void
         /// Which items each program sees.
         package let policy: SecretServicePolicy
-        /// The identity a process (pid, uid) acts as under isolation — its registration's, else its
-        /// executable's own — or why it is refused.
-        package let identify: @Sendable (_ pid: Int32, _ uid: UInt32) -> Result<CallerIdentity, KeychainError>
+        /// Under isolation, what fixes a connection's process when the connection joins the bus (or at its
+        /// first call, for one that was there before the provider), or why it is refused; the pin then says who
+        /// it acts as — an attested sandbox app, a registration, else its executable's own.
+        package let identify: @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>
 
         /// A configuration.
         package init(database: KeychainDatabase, unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
                      lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
-                     identify: @escaping @Sendable (_ pid: Int32, _ uid: UInt32) -> Result<CallerIdentity, KeychainError>,
+                     identify: @escaping @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>,
                      log: @escaping @Sendable (String) -> Void) {
             self.database = database
             self.unlock = unlock

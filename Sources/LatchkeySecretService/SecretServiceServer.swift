@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyDBus
 import LatchkeyEngine
 import LatchkeyPKI
+import LatchkeyPOSIX
 import Synchronization
 
 /// Answers the method calls of the Secret Service's objects (the service, the `login` collection and its
@@ -29,27 +30,152 @@ final class SecretServiceServer {
     }
 
     /// The user and process behind each connection, asked of the bus once per connection (they cannot
-    /// change; the program a process runs can, so isolation asks `identify` at every call).
+    /// change), for the shared policy.
     private var peers: [String: (uid: UInt32, pid: Int32)] = [:]
+    /// Under isolation, what the provider knows of each connection: its process pinned (when it joined the
+    /// bus, or at its first call for one that was there before), who it acts as (from its first call on),
+    /// or why it is refused for good.
+    private enum PeerStanding {
+        case pinned(ProcessPin)
+        case identified(PinnedCaller)
+        case refused(String)
+    }
+    private var standings: [String: PeerStanding] = [:]
+    /// Under isolation: the process the daemon recorded for each connection on the bus (to count a
+    /// process's connections); learned as connections come and forgotten as they go.
+    private var processOfPeer: [String: Int32] = [:]
+    /// The address the bus daemon listens on, read once.
+    private lazy var busAddress: [UInt8]? = Self.listeningAddress(of: bus)
 
-    /// Who the sender of `message` acts as: another user's program is refused; under isolation the program
-    /// acts as itself, asked anew at every call (a process may run another program since).
+    /// Who the sender of `message` acts as: another user's program is refused; under isolation, what the
+    /// agent decided of the connection, as long as it holds (docs/LATCHKEY-SECURITY.md, "The Secret Service").
     private func caller(for message: BusMessage) throws -> CallerIdentity {
-        let (uid, pid): (UInt32, Int32)
-        if let known = peers[message.sender] {
-            (uid, pid) = known
-        } else {
-            (uid, pid) = try bus.credentials(of: message.sender)
-            peers[message.sender] = (uid, pid)
+        switch configuration.policy {
+        case .shared:
+            let (uid, pid): (UInt32, Int32)
+            if let known = peers[message.sender] {
+                (uid, pid) = known
+            } else {
+                (uid, pid) = try bus.credentials(of: message.sender)
+                peers[message.sender] = (uid, pid)
+            }
+            try checkUser(uid, pid: pid)
+            return SecretStore.shared
+        case .isolated:
+            return try isolatedCaller(message.sender)
         }
+    }
+
+    private func checkUser(_ uid: UInt32, pid: Int32) throws {
         guard uid == getuid() else {
             configuration.log("refused a Secret Service call from pid \(pid): uid \(uid) is not the agent's user")
             throw SecretServiceError.accessDenied("programs of another user (uid \(uid)) are refused")
         }
-        switch configuration.policy {
-        case .shared: return SecretStore.shared
-        case .isolated: return try configuration.identify(pid, uid).get()
+    }
+
+    private func isolatedCaller(_ sender: String) throws -> CallerIdentity {
+        if standings[sender] == nil { try pin(sender) }
+        switch standings[sender] {
+        case .refused(let reason): throw SecretServiceError.accessDenied(reason)
+        case .identified(let caller):
+            guard let reason = caller.invalidation() else { return caller.identity }
+            try refuse(sender, "\(reason); its connection is refused from now on")
+        case .pinned(let pin):
+            switch pin.resolve() {
+            case .success(let caller):
+                standings[sender] = .identified(caller)
+                configuration.log("Secret Service connection \(sender) acts as \(caller.summary)")
+                return caller.identity
+            case .failure(let error) where error.status == .interactionNotAllowed:
+                throw error  // Registrations still sealed: asked again at the next call.
+            case .failure(let error):
+                try refuse(sender, error.detail ?? error.message)
+            }
+        case nil:
+            try refuse(sender, "the connection could not be identified")
         }
+    }
+
+    /// Pins the process of connection `name`, or refuses the connection for good.
+    private func pin(_ name: String) throws {
+        let credentials = try bus.connectionCredentials(of: name)
+        guard credentials.uid == getuid() else {
+            standings[name] = .refused("programs of another user (uid \(credentials.uid)) are refused")
+            configuration.log("refused a Secret Service connection of pid \(credentials.pid): uid \(credentials.uid) is not the agent's user")
+            return
+        }
+        processOfPeer[name] = credentials.pid
+        // The process's connections are counted again after the agent has looked at its sockets: a connection
+        // that completed its handshake meanwhile is then counted too (its socket may have been among them).
+        var counted = try connections(of: credentials.pid)
+        var outcome: Result<ProcessPin, KeychainError>
+        var rounds = 0
+        repeat {
+            outcome = configuration.identify(BusCaller(credentials: credentials, connectionsOfProcess: counted, busAddress: busAddress))
+            let recount = try connections(of: credentials.pid)
+            if recount == counted { break }
+            counted = recount
+            rounds += 1
+            if rounds == 3 { outcome = .failure(KeychainError(.missingEntitlement, "pid \(credentials.pid) keeps opening connections")) }
+        } while rounds < 3
+        switch outcome {
+        case .success(let pin): standings[name] = .pinned(pin)
+        case .failure(let error):
+            let reason = error.detail ?? error.message
+            standings[name] = .refused(reason)
+            configuration.log("refused the Secret Service connection \(name): \(reason)")
+        }
+    }
+
+    private func refuse(_ sender: String, _ reason: String) throws -> Never {
+        standings[sender] = .refused(reason)
+        configuration.log("refused the Secret Service connection \(sender): \(reason)")
+        throw SecretServiceError.accessDenied(reason)
+    }
+
+    /// How many connections on the bus belong to process `pid` (by what the daemon recorded for each).
+    private func connections(of pid: Int32) throws -> Int {
+        for name in try bus.names() where name.hasPrefix(":") && processOfPeer[name] == nil {
+            // A connection that left between the listing and the question has no process to count.
+            do {
+                processOfPeer[name] = try bus.processID(of: name)
+            } catch {
+                continue
+            }
+        }
+        return processOfPeer.values.count { $0 == pid }
+    }
+
+    /// A connection joined the bus. Under isolation its process is pinned now — before it can run another
+    /// program and hand the connection on (the exec race) — and connections of the same process that were
+    /// let in are checked again at their next call, with one more connection to account for.
+    private func peerArrived(_ name: String) {
+        guard configuration.policy == .isolated, name != bus.uniqueName else { return }
+        do {
+            try pin(name)
+        } catch {
+            return  // Gone already: nothing to pin.
+        }
+        guard let pid = processOfPeer[name] else { return }
+        for (other, standing) in standings where other != name && processOfPeer[other] == pid {
+            if case .refused = standing { continue }
+            standings[other] = nil
+        }
+    }
+
+    private func peerLeft(_ name: String) {
+        peers[name] = nil
+        standings[name] = nil
+        processOfPeer[name] = nil
+    }
+
+    /// What the provider's own bus socket is connected to: the daemon's listening address.
+    private static func listeningAddress(of bus: Bus) -> [UInt8]? {
+        guard let fd = bus.socketDescriptor, let inode = FileStatus.of(descriptor: fd)?.inode,
+            let table = try? SocketTable.read()  // Unreadable: no address, and every isolated caller is refused.
+        else { return nil }
+        let address = table.peerAddress(of: UInt32(truncatingIfNeeded: inode))
+        return address?.isEmpty == false ? address : nil
     }
 
     /// Every collection, as the sender of `message` sees them.
@@ -96,8 +222,8 @@ final class SecretServiceServer {
 
     func install() throws(BusError) {
         try bus.handleObjects(under: SecretPaths.service) { [unowned self] message in self.handle(message) }
-        try bus.onPeerGone { [unowned self] peer in
-            self.peers[peer] = nil
+        try bus.onPeers(arrived: { [unowned self] peer in self.peerArrived(peer) }) { [unowned self] peer in
+            self.peerLeft(peer)
             let closed = self.sessions.closeAll(of: peer)
             if closed > 0 { self.configuration.log("closed \(closed) Secret Service session(s) of \(peer), which left the bus") }
         }
@@ -130,14 +256,36 @@ final class SecretServiceServer {
         case service, collection(String), item(collection: String, reference: Data), session(String), prompt(String)
     }
 
+    /// Under isolation, whose aliases resolve while a call is answered: its sender's (each program has its
+    /// own, `CollectionRegistry.alias(_:of:)`). Set at the start of `answer`, on the bus thread.
+    private var aliasOwner: CallerIdentity?
+
     /// The collection an alias names now: `login` and `session` their own; `default` the collection given it
     /// with `SetAlias` (or `CreateCollection`), else `login`; another name the collection given it, else none.
+    /// Under isolation, "given it" by the calling program itself.
     private func resolveAlias(_ name: String) -> String? {
         switch name {
         case "login", "session": return SecretPaths.alias(name)
         default:
-            if let entry = registry.list().first(where: { $0.alias == name }) { return SecretPaths.collection(id: entry.id) }
+            if configuration.policy == .isolated {
+                if let owner = aliasOwner, let id = registry.alias(name, of: owner) { return SecretPaths.collection(id: id) }
+            } else if let entry = registry.list().first(where: { $0.alias == name }) {
+                return SecretPaths.collection(id: entry.id)
+            }
             return name == "default" ? SecretPaths.collection : nil
+        }
+    }
+
+    /// Points alias `name` at collection `id` (nil: at nothing made, so `default` names `login` again): the
+    /// caller's own under isolation, everyone's otherwise.
+    private func setAlias(_ name: String, to id: String?) throws {
+        if configuration.policy == .isolated {
+            guard let owner = aliasOwner else { throw SecretServiceError.accessDenied("the caller is not identified") }
+            try registry.setAlias(name, to: id, for: owner)
+        } else if let id {
+            try registry.setAlias(name, to: id)
+        } else {
+            try registry.removeAlias(name)
         }
     }
 
@@ -155,6 +303,11 @@ final class SecretServiceServer {
     /// The reply to a call, or nil when there is no such method on that object.
     private func answer(_ message: BusMessage) throws -> BusMessage? {
         let interface = message.interface, member = message.member
+        aliasOwner = nil
+        defer { aliasOwner = nil }
+        if configuration.policy == .isolated && interface != "org.freedesktop.DBus.Introspectable" {
+            aliasOwner = try caller(for: message)
+        }
         guard let target = target(message.path) else {
             if interface == "org.freedesktop.DBus.Introspectable" && member == "Introspect" {
                 let reply = try bus.reply(to: message)
@@ -296,15 +449,15 @@ final class SecretServiceServer {
                     throw SecretServiceError.notSupported("\(name) always names its own collection")
                 }
             } else if path == SecretPaths.none {
-                try registry.removeAlias(name)  // Gone; `default` names the keychain's login collection again.
+                try setAlias(name, to: nil)  // Gone; `default` names the keychain's login collection again.
             } else {
                 guard let target = SecretPaths.collection(of: path, alias: resolveAlias) else {
                     throw SecretServiceError.noSuchObject("no collection \(path) to alias")
                 }
                 if let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == target }) {
-                    try registry.setAlias(name, to: entry.id)
+                    try setAlias(name, to: entry.id)
                 } else if target == SecretPaths.collection && name == "default" {
-                    try registry.removeAlias(name)
+                    try setAlias(name, to: nil)
                 } else if target == SecretPaths.collection || target == SecretPaths.sessionCollection {
                     throw SecretServiceError.notSupported(
                         name == "default" ? "the default collection is kept in the keychain, not in memory"
@@ -323,7 +476,9 @@ final class SecretServiceServer {
             if let existing {
                 try reply.append(existing, as: "o")
             } else {
-                let id = try registry.create(label: properties.label ?? "", alias: alias.isEmpty ? nil : alias)
+                let isolated = configuration.policy == .isolated
+                let id = try registry.create(label: properties.label ?? "", alias: alias.isEmpty || isolated ? nil : alias)
+                if isolated && !alias.isEmpty { try setAlias(alias, to: id) }
                 let path = SecretPaths.collection(id: id)
                 try reply.append(path, as: "o")
                 serviceSignal("CollectionCreated", path)
@@ -365,7 +520,11 @@ final class SecretServiceServer {
                     ? "the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain"
                     : "the session collection lasts as long as the agent; delete its items")
             }
-            try registry.delete(store.collectionID)
+            if configuration.policy == .isolated {
+                try registry.delete(store.collectionID, as: try caller(for: message))
+            } else {
+                try registry.delete(store.collectionID)
+            }
             serviceSignal("CollectionDeleted", store.path)
             propertiesChanged(SecretPaths.service, interface: "org.freedesktop.Secret.Service", invalidated: ["Collections"])
             let reply = try bus.reply(to: message)

@@ -18,9 +18,10 @@ import Glibc
         var address: String { "unix:path=" + socketPath }
         var environment: [String: String] { sandbox.environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, new in new } }
 
+        /// A desktop whose bus, agent and clients run as `user` (nil: the test's own), with `agentArguments`.
         init(pinentryAnswer: String? = nil, startingTheAgent: Bool = true, agentArguments: [String] = [], busDirectory: String? = nil,
-             busPolicy: String = "") throws {
-            sandbox = try AgentSandbox()
+             busPolicy: String = "", user: (uid: uid_t, gid: gid_t)? = nil) throws {
+            sandbox = try AgentSandbox(user: user)
             socketPath = (busDirectory ?? sandbox.directory.path) + "/session-bus"
             let configuration = sandbox.directory.file("session-bus.conf")
             try """
@@ -38,8 +39,8 @@ import Glibc
                   </policy>
                 </busconfig>
                 """.write(toFile: configuration, atomically: true, encoding: .utf8)
-            bus = try SpawnedProcess("/usr/bin/dbus-daemon", ["--config-file=" + configuration, "--nofork", "--nopidfile"],
-                                     environment: ["PATH": "/usr/bin:/bin"], log: sandbox.directory.file("session-bus.log"))
+            let (daemon, words) = sandbox.asUser("/usr/bin/dbus-daemon", ["--config-file=" + configuration, "--nofork", "--nopidfile"])
+            bus = try SpawnedProcess(daemon, words, environment: ["PATH": "/usr/bin:/bin"], log: sandbox.directory.file("session-bus.log"))
             let socket = socketPath
             try waitUntil("the session bus") { FileManager.default.fileExists(atPath: socket) }
             sandbox.agentEnvironment["DBUS_SESSION_BUS_ADDRESS"] = address
@@ -72,12 +73,19 @@ import Glibc
         }
 
         func secretTool(_ arguments: String..., input: String? = nil) throws -> HelperProcess.Output {
-            try HelperProcess.run("/usr/bin/secret-tool", arguments, environment: environment, input: input.map { Data($0.utf8) })
+            let (program, words) = sandbox.asUser("/usr/bin/secret-tool", arguments)
+            return try HelperProcess.run(program, words, environment: environment, input: input.map { Data($0.utf8) })
         }
 
         /// Runs a Python script (Debian's python3, with `secretstorage` and `dbus`) on the session bus.
         func python(_ script: String, _ arguments: String...) throws -> HelperProcess.Output {
-            try HelperProcess.run("/usr/bin/python3", ["-c", script] + arguments, environment: environment)
+            try run("/usr/bin/python3", ["-c", script] + arguments)
+        }
+
+        /// Runs a program on the session bus, as the desktop's user.
+        func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> HelperProcess.Output {
+            let (program, words) = sandbox.asUser(executable, arguments)
+            return try HelperProcess.run(program, words, environment: environment, input: input.map { Data($0.utf8) })
         }
     }
 

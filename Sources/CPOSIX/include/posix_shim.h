@@ -27,6 +27,22 @@ enum latchkey_namespace { LATCHKEY_NAMESPACE_USER = 0, LATCHKEY_NAMESPACE_PID = 
    process has exited; EPERM when this process may not look at it). */
 int latchkey_pidfd_namespace(int pidfd, enum latchkey_namespace kind);
 
+/* One Unix socket of this network namespace, as the kernel's socket diagnostics (sock_diag) report it. */
+struct latchkey_unix_socket {
+    unsigned int inode;
+    /* The inode of the socket it is connected to; 0 when none. */
+    unsigned int peer;
+    /* The address it is bound to (or, for a socket a listener accepted, the listener's): a path, or an
+       abstract name starting with a zero byte; name_length 0 when it has none. Not zero-terminated. */
+    unsigned char name[108];
+    unsigned int name_length;
+};
+
+/* Every Unix socket of this network namespace (NETLINK_SOCK_DIAG, UDIAG_SHOW_NAME | UDIAG_SHOW_PEER), into
+   `sockets`, at most `capacity` of them. Returns how many there are — more than `capacity` means call again
+   with room for them all — or -1 with errno set. */
+long latchkey_unix_sockets(struct latchkey_unix_socket *sockets, size_t capacity);
+
 /* prctl(PR_SET_DUMPABLE, 0): no core file, and no ptrace attach or /proc/<pid>/mem read by another process
    of the same user (only by one with CAP_SYS_PTRACE). 0, or -1 with errno set. */
 int latchkey_set_not_dumpable(void);
