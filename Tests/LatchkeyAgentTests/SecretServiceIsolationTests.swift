@@ -193,6 +193,37 @@ import Glibc
         #expect(!(try desktop.sandbox.cli("dump-keychain").stdout.contains("(deleted)")))
     }
 
+    /// A Flatpak sandbox as flatpak makes one (bubblewrap: a user, pid and mount namespace of its own, a root
+    /// of tmpfs with `/usr` bound in, and `/.flatpak-info` naming the app), running python3 with secretstorage.
+    static func inFlatpak(_ desktop: Desktop, app: String, _ script: String, _ arguments: [String] = []) throws -> HelperProcess.Output {
+        let info = desktop.sandbox.directory.file("flatpak-info-\(app)")
+        try "[Application]\nname=\(app)\n\n[Instance]\ninstance-id=1\n".write(toFile: info, atomically: true, encoding: .utf8)
+        let directory = desktop.sandbox.directory.path
+        let bwrap = ["--unshare-user", "--unshare-pid", "--die-with-parent", "--tmpfs", "/", "--ro-bind", "/usr", "/usr",
+                     "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+                     "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--bind", directory, directory,
+                     "--ro-bind", info, "/.flatpak-info", "/usr/bin/python3", "-c", script] + arguments
+        return try desktop.run("/usr/bin/bwrap", bwrap)
+    }
+
+    /// A Flatpak app acts as its app ID — whatever program it runs in its sandbox — and sees only its own
+    /// items; another app, and the programs outside, see none of them.
+    @Test func aFlatpakAppActsAsItsAppID() throws {
+        let desktop = try Self.desktop()
+        let stored = try Self.inFlatpak(desktop, app: "org.example.Notes", Self.storeOwned, ["notes"])
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(try Self.inFlatpak(desktop, app: "org.example.Notes", Self.countOwned, ["notes"]).stdout == "1\n")
+        #expect(try Self.inFlatpak(desktop, app: "org.example.Other", Self.countOwned, ["notes"]).stdout == "0\n")
+        #expect(try desktop.python(Self.countOwned, "notes").stdout == "0\n")
+        #expect(try desktop.sandbox.cli("dump-keychain").stdout.contains("\"agrp\"<blob>=\"flatpak:org.example.Notes\""))
+        #expect(desktop.sandbox.agentLog.contains("acts as the Flatpak app org.example.Notes"))
+        // An app ID that is not one (two elements) is no identity: the program inside is looked at instead,
+        // and from another user namespace it is refused.
+        let bad = try Self.inFlatpak(desktop, app: "org.example", Self.countOwned, ["notes"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("runs in another user namespace than the agent"), "\(bad.stderr)")
+    }
+
     /// A copy of Debian's python3 in the sandbox (another executable, so another program to the agent).
     static func copyOfPython(in desktop: Desktop, named name: String) throws -> String {
         let directory = desktop.sandbox.directory.file("bin")
