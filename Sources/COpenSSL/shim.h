@@ -11,6 +11,7 @@
 #include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
+#include <openssl/pkcs7.h>
 #include <openssl/provider.h>
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
@@ -59,4 +60,60 @@ static inline int latchkey_certificates_push(STACK_OF(X509) *stack, X509 *certif
 
 /// `BIO_get_mem_data`: the bytes written to a memory BIO so far.
 static inline long latchkey_bio_contents(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+/// The PKCS #7 content type of a PKCS #12 file's authenticated safe, and the algorithm of an encrypted one.
+static inline int latchkey_pkcs7_nid(const PKCS7 *p7) { return OBJ_obj2nid(p7->type); }
+static inline const X509_ALGOR *latchkey_pkcs7_encryption(const PKCS7 *p7) {
+    if (OBJ_obj2nid(p7->type) != NID_pkcs7_encrypted || p7->d.encrypted == NULL || p7->d.encrypted->enc_data == NULL) return NULL;
+    return p7->d.encrypted->enc_data->algorithm;
+}
+
+/// `sk_PKCS7_*` and `sk_PKCS12_SAFEBAG_*`.
+static inline int latchkey_pkcs7_count(const STACK_OF(PKCS7) *stack) { return sk_PKCS7_num(stack); }
+static inline PKCS7 *latchkey_pkcs7_at(const STACK_OF(PKCS7) *stack, int index) { return sk_PKCS7_value(stack, index); }
+static inline void latchkey_pkcs7_free_all(STACK_OF(PKCS7) *stack) { sk_PKCS7_pop_free(stack, PKCS7_free); }
+static inline int latchkey_safebag_count(const STACK_OF(PKCS12_SAFEBAG) *stack) { return sk_PKCS12_SAFEBAG_num(stack); }
+static inline PKCS12_SAFEBAG *latchkey_safebag_at(const STACK_OF(PKCS12_SAFEBAG) *stack, int index) { return sk_PKCS12_SAFEBAG_value(stack, index); }
+static inline void latchkey_safebags_free(STACK_OF(PKCS12_SAFEBAG) *stack) { sk_PKCS12_SAFEBAG_pop_free(stack, PKCS12_SAFEBAG_free); }
+
+/// What deriving a key with a password-based algorithm costs, read from its parameters before anything is
+/// derived: the iteration count of PBKDF2 (PBES2), of PKCS #5 v1.5 or of PKCS #12's own derivation; for
+/// scrypt, N·r·p (*is_scrypt set). 0 for an algorithm that is not password-based; UINT64_MAX for parameters
+/// that cannot be read. (ASN1_ITEM_rptr and the PBE parameter types are macros and structs Swift cannot use.)
+static inline uint64_t latchkey_password_cost(const X509_ALGOR *alg, int *is_scrypt) {
+    *is_scrypt = 0;
+    if (alg == NULL) return 0;
+    int nid = OBJ_obj2nid(alg->algorithm);
+    uint64_t value = 0;
+    if (nid == NID_pbes2) {
+        PBE2PARAM *pbe2 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBE2PARAM), alg->parameter);
+        if (pbe2 == NULL || pbe2->keyfunc == NULL) { PBE2PARAM_free(pbe2); return UINT64_MAX; }
+        int kdf = OBJ_obj2nid(pbe2->keyfunc->algorithm);
+        uint64_t cost = UINT64_MAX;
+        if (kdf == NID_id_pbkdf2) {
+            PBKDF2PARAM *kdf2 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBKDF2PARAM), pbe2->keyfunc->parameter);
+            if (kdf2 != NULL && kdf2->iter != NULL && ASN1_INTEGER_get_uint64(&value, kdf2->iter) == 1) cost = value;
+            PBKDF2PARAM_free(kdf2);
+        } else if (kdf == NID_id_scrypt) {
+            SCRYPT_PARAMS *scrypt = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(SCRYPT_PARAMS), pbe2->keyfunc->parameter);
+            uint64_t n = 0, r = 0, p = 0;
+            if (scrypt != NULL && ASN1_INTEGER_get_uint64(&n, scrypt->costParameter) == 1 && ASN1_INTEGER_get_uint64(&r, scrypt->blockSize) == 1
+                && ASN1_INTEGER_get_uint64(&p, scrypt->parallelizationParameter) == 1 && n > 0 && r > 0 && p > 0
+                && n <= UINT64_MAX / r && n * r <= UINT64_MAX / p) {
+                cost = n * r * p;
+            }
+            *is_scrypt = 1;
+            SCRYPT_PARAMS_free(scrypt);
+        }
+        PBE2PARAM_free(pbe2);
+        return cost;
+    }
+    if (EVP_PBE_find(EVP_PBE_TYPE_OUTER, nid, NULL, NULL, NULL) == 1) {
+        PBEPARAM *pbe = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBEPARAM), alg->parameter);
+        uint64_t cost = UINT64_MAX;
+        if (pbe != NULL && pbe->iter != NULL && ASN1_INTEGER_get_uint64(&value, pbe->iter) == 1) cost = value;
+        PBEPARAM_free(pbe);
+        return cost;
+    }
+    return 0;
+}
 #endif

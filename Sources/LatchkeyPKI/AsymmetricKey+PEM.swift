@@ -35,6 +35,9 @@ extension AsymmetricKey {
             let block = String(rest[begin.lowerBound..<end.upperBound]) + "\n"
             rest = rest[end.upperBound...]
             guard label.hasSuffix("KEY") else { continue }
+            if label == "ENCRYPTED PRIVATE KEY", let excess = OpenSSL.encryptedKeyCostExcess(Data(block.utf8)) {
+                throw KeyError(.param, excess)
+            }
             guard let (handle, isPrivate) = OpenSSL.readKeyPEM(Data(block.utf8), passphrase: passphrase) else {
                 if label == "ENCRYPTED PRIVATE KEY" { throw KeyError(.authFailed, "the passphrase does not open the encrypted private key") }
                 throw KeyError(.decode, "a PEM block (\(label)) is not a key")

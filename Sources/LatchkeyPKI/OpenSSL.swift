@@ -682,6 +682,92 @@ extension OpenSSL {
 
     enum PKCS12Failure: Error {
         case malformed, wrongPassphrase
+        /// A key derivation that would cost more than `PasswordCost` allows, and what it asked for.
+        case tooCostly(String)
+    }
+
+    /// The most a password-based key derivation in a file Latchkey opens may cost, checked from its
+    /// parameters before anything is derived: a PKCS #12 file or an encrypted private key can ask for 2³¹−1
+    /// iterations (minutes of CPU for one small file), and a server that imports its users' files must not pay
+    /// that. The bounds are well above what tools write (OpenSSL 2,048 iterations, Windows 2,000, OWASP's
+    /// PBKDF2-SHA-256 advice 600,000; scrypt N=2¹⁴, r=8, p=1).
+    enum PasswordCost {
+        /// Iterations of PBKDF2, PKCS #5 v1.5 or PKCS #12's derivation (and of a PKCS #12 MAC).
+        static let maximumIterations: UInt64 = 1_000_000
+        /// scrypt's N·r·p.
+        static let maximumScrypt: UInt64 = 1 << 24
+
+        /// Why deriving a key with `algorithm` for `what` costs too much, or nil when it does not.
+        static func excess(_ algorithm: UnsafePointer<X509_ALGOR>?, _ what: String) -> String? {
+            var isScrypt: Int32 = 0
+            let cost = latchkey_password_cost(algorithm, &isScrypt)
+            if cost == UInt64.max { return "\(what): the key derivation's parameters cannot be read" }
+            if isScrypt != 0 {
+                return cost > maximumScrypt ? "\(what) asks for an scrypt cost (N·r·p) of \(cost); at most \(maximumScrypt) is accepted" : nil
+            }
+            return iterations(cost, what)
+        }
+
+        /// Why `count` iterations for `what` are too many, or nil.
+        static func iterations(_ count: UInt64, _ what: String) -> String? {
+            count > maximumIterations
+                ? "\(what) asks for \(count) iterations of its key derivation; at most \(maximumIterations) are accepted" : nil
+        }
+    }
+
+    /// Why decrypting a PKCS #12 file (whose MAC was checked) would cost too much — each encrypted safe's and
+    /// each encrypted key's derivation, checked before it is used — or nil.
+    private static func excessiveCost(_ file: OpaquePointer, password: String?) -> String? {
+        guard let safes = PKCS12_unpack_authsafes(file) else { return nil }  // PKCS12_parse says what is wrong.
+        defer { latchkey_pkcs7_free_all(safes) }
+        for index in 0..<latchkey_pkcs7_count(safes) {
+            guard let safe = latchkey_pkcs7_at(safes, index) else { continue }
+            let bags: OpaquePointer?
+            switch latchkey_pkcs7_nid(safe) {
+            case NID_pkcs7_data: bags = PKCS12_unpack_p7data(safe)
+            case NID_pkcs7_encrypted:
+                if let excess = PasswordCost.excess(latchkey_pkcs7_encryption(safe), "an encrypted part of the PKCS #12 file") { return excess }
+                bags = PKCS12_unpack_p7encdata(safe, password, password.map { Int32($0.utf8.count) } ?? 0)
+            default: continue
+            }
+            guard let bags else { continue }
+            defer { latchkey_safebags_free(bags) }
+            if let excess = excessiveCost(bags: bags) { return excess }
+        }
+        return nil
+    }
+
+    /// Why decrypting one of `bags`' shrouded keys (or one in a bag of bags) would cost too much, or nil.
+    private static func excessiveCost(bags: OpaquePointer) -> String? {
+        for index in 0..<latchkey_safebag_count(bags) {
+            guard let bag = latchkey_safebag_at(bags, index) else { continue }
+            switch PKCS12_SAFEBAG_get_nid(bag) {
+            case NID_pkcs8ShroudedKeyBag:
+                var algorithm: UnsafePointer<X509_ALGOR>?
+                X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, nil)
+                if let excess = PasswordCost.excess(algorithm, "the PKCS #12 file's private key") { return excess }
+            case NID_safeContentsBag:
+                if let inner = PKCS12_SAFEBAG_get0_safes(bag), let excess = excessiveCost(bags: inner) { return excess }
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// Why decrypting the PEM "ENCRYPTED PRIVATE KEY" block `pem` would cost too much, or nil (also when it is
+    /// not one: reading it says what is wrong).
+    static func encryptedKeyCostExcess(_ pem: Data) -> String? {
+        defer { ERR_clear_error() }
+        return pem.withUnsafeBytes { raw -> String? in
+            guard let base = raw.baseAddress, raw.count > 0, raw.count < Int(Int32.max), let bio = BIO_new_mem_buf(base, Int32(raw.count))
+            else { return nil }
+            defer { BIO_free(bio) }
+            guard let signature = PEM_read_bio_PKCS8(bio, nil, nil, nil) else { return nil }
+            defer { X509_SIG_free(signature) }
+            var algorithm: UnsafePointer<X509_ALGOR>?
+            X509_SIG_get0(signature, &algorithm, nil)
+            return PasswordCost.excess(algorithm, "the encrypted private key")
+        }
     }
 
     /// Loads OpenSSL's "legacy" provider (beside "default") once, so files made by older tools — RC2-40 and
@@ -709,6 +795,14 @@ extension OpenSSL {
             guard let file = d2i_PKCS12(nil, &cursor, raw.count) else { return .failure(.malformed) }
             defer { PKCS12_free(file) }  // Before any other check: a file followed by junk is freed too.
             guard cursor == base + raw.count else { return .failure(.malformed) }
+            // The MAC's cost before the MAC is computed (the rest once the passphrase is known to be right).
+            var macIterations: UnsafePointer<ASN1_INTEGER>?
+            PKCS12_get0_mac(nil, nil, nil, &macIterations, file)
+            if let macIterations {
+                var count: UInt64 = 0
+                guard ASN1_INTEGER_get_uint64(&count, macIterations) == 1 else { return .failure(.malformed) }
+                if let excess = PasswordCost.iterations(count, "the PKCS #12 file's MAC") { return .failure(.tooCostly(excess)) }
+            }
             // A file without a MAC is not checked; an empty passphrase may have been given to the MAC as none.
             let password: String?
             if PKCS12_mac_present(file) != 1 || PKCS12_verify_mac(file, passphrase, Int32(passphrase.utf8.count)) == 1 {
@@ -718,6 +812,7 @@ extension OpenSSL {
             } else {
                 return .failure(.wrongPassphrase)
             }
+            if let excess = excessiveCost(file, password: password) { return .failure(.tooCostly(excess)) }
             var key: OpaquePointer?
             var certificate: OpaquePointer?
             var others: OpaquePointer?

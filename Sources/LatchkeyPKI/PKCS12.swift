@@ -16,7 +16,8 @@ public struct PKCS12Contents: Sendable {
     /// Decodes and decrypts a PKCS #12 file with OpenSSL (files from older tools — RC2-40, Triple DES —
     /// through its legacy provider).
     ///
-    /// - Throws: `KeyError` `.authFailed` for a wrong passphrase, `.decode` for bytes that are not PKCS #12 or
+    /// - Throws: `KeyError` `.authFailed` for a wrong passphrase, `.param` for a file whose key derivations ask
+    ///   for more work than `OpenSSL.PasswordCost` allows (checked before any is run), `.decode` for bytes that are not PKCS #12 or
     ///   hold no certificate, or a key Latchkey cannot use (a curve other than P-256, P-384, P-521; a key
     ///   that is not the certificate's).
     public init(_ data: Data, passphrase: String) throws(KeyError) {
@@ -25,6 +26,7 @@ public struct PKCS12Contents: Sendable {
         case .success(let parsed): contents = parsed
         case .failure(.wrongPassphrase): throw KeyError(.authFailed, "the passphrase does not open the PKCS #12 file")
         case .failure(.malformed): throw KeyError(.decode, "the data is not a PKCS #12 file this passphrase opens")
+        case .failure(.tooCostly(let reason)): throw KeyError(.param, reason)
         }
         var certificates: [Certificate] = []
         for der in [contents.certificate].compactMap({ $0 }) + contents.chain {

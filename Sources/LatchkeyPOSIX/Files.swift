@@ -55,10 +55,14 @@ package enum Files {
         guard let status = FileStatus.of(descriptor: fd) else { throw .system(Errno.current) }
         guard status.kind == .regular else { throw .notRegularFile(status.kind) }
         guard status.size <= Int64(limit) else { throw .tooLarge(status.size) }
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        // Room for what the file says it holds and one byte more (to see it grew); more only as bytes come
+        // (a /proc file says 0), never the whole limit up front.
+        var bytes = [UInt8](repeating: 0, count: min(limit, max(Int(status.size), 4_096)) + 1)
         var total = 0
         while total <= limit {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, limit + 1 - total) }
+            if total == bytes.count { bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count))) }
+            let room = bytes.count - total
+            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, room) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .system(Errno.current)

@@ -66,6 +66,20 @@ extension GlobalSecItemTests {
             #expect(items == nil)
         }
 
+        /// A server importing its users' files (issue 30, point 5): a PKCS #12 file whose key derivations ask
+        /// for 2³¹−1 iterations is `errSecParam` before any derivation runs.
+        @Test(arguments: ["mac.p12", "encrypted.p12", "shrouded.p12"])
+        func aFileAskingForTooMuchWorkIsRefused(_ name: String) throws {
+            let directory = TemporaryDirectory()
+            let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Tools")
+            let made = try HelperProcess.run("/usr/bin/python3", [tools.appendingPathComponent("make-costly-files.py").path, directory.path, "fixture"])
+            #expect(made.status == 0, "\(made.stderr)")
+            let file = try Data(contentsOf: URL(fileURLWithPath: directory.file(name)))
+            var items: CFArray?
+            #expect(SecPKCS12Import(file as CFData, [kSecImportExportPassphrase as String: "fixture"] as CFDictionary, &items) == errSecParam)
+            #expect(items == nil)
+        }
+
         @Test func anIdentityIsStoredAsItsCertificateAndItsKey() throws {
             let identity = try leafIdentity()
             #expect(SecItemAdd([kSecValueRef as String: identity, kSecAttrLabel as String: "web server"] as CFDictionary, nil) == errSecSuccess)

@@ -35,6 +35,21 @@ import Testing
         #expect(back.stdout == "1 identity imported.\n2 certificates imported.\n", "\(back.stderr)")
     }
 
+    /// The second review (issue 30, point 4): `-t identities` without `-P`, or with `-P ''`, wrote the private
+    /// key under an empty PKCS #12 passphrase. Refused, as `-t allKeys` is, and no file is written.
+    @Test func anIdentityNeverLeavesUnderAnEmptyPassphrase() throws {
+        try sandbox.createKeychain()
+        #expect(try sandbox.run("import", fixture("leaf-aes.p12"), "-P", "fixture p12").status == 0)
+        let out = sandbox.directory.file("empty.p12")
+        for words in [["export", "-t", "identities", "-o", out], ["export", "-t", "identities", "-P", "", "-o", out]] {
+            let refused = try sandbox.run(words)
+            #expect(refused.status == 64, "\(words)")
+            #expect(refused.stderr.hasPrefix("latchkey: export: -t identities writes a private key, encrypted: give its passphrase with -P\n"),
+                    "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+    }
+
     @Test func aWrongPassphraseOrADamagedFileAddsNothing() throws {
         try sandbox.createKeychain()
         let wrong = try sandbox.run("import", fixture("leaf-rc2.p12"), "-P", "wrong")

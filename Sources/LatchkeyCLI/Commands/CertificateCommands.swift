@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPOSIX
 
 /// add-certificates, find-certificate and delete-certificate, with `security`'s options and output.
 enum CertificateCommands {
@@ -10,15 +11,25 @@ enum CertificateCommands {
         try certificates(in: try readFile(path), path: path)
     }
 
-    /// A file's bytes, or a failure naming it ("no such file", else Foundation's reason).
+    /// A file's bytes, or a failure naming it: no such file, not a regular file, larger than `maximumImportBytes`.
     static func readFile(_ path: String) throws -> Data {
         guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure(message: "cannot read \(path): no such file") }
+        // Symbolic links followed (as in /etc/ssl/certs); the size is checked before anything is read.
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
+            return Data(try Files.read(resolved, limit: maximumImportBytes))
         } catch {
-            throw CommandFailure(message: "cannot read \(path): \((error as NSError).localizedDescription)")
+            switch error {
+            case .tooLarge(let size):
+                throw KeychainError.param("\(path) has \(size) bytes; a file to import has at most \(maximumImportBytes >> 20) MiB")
+            case .notRegularFile: throw KeychainError.param("\(path) is not a regular file")
+            case .system(let failure): throw CommandFailure(message: "cannot read \(path): \(failure)")
+            }
         }
     }
+
+    /// The largest certificate, key or PKCS #12 file `import` reads (a CA bundle is a few hundred KB).
+    static let maximumImportBytes = 16 << 20
 
     /// The certificates in a file's bytes (`path` names it in errors).
     static func certificates(in bytes: Data, path: String) throws -> [Certificate] {

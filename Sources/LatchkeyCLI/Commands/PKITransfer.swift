@@ -153,6 +153,10 @@ enum PKITransfer {
             }
         case "identities":
             guard (arguments.value("f") ?? "pkcs12") == "pkcs12" else { throw UsageError(message: "identities are exported as pkcs12") }
+            // A PKCS #12 file under an empty passphrase is a private key in the clear to anyone who reads it.
+            guard let passphrase = arguments.value("P"), !passphrase.isEmpty else {
+                throw UsageError(message: "-t identities writes a private key, encrypted: give its passphrase with -P")
+            }
             let stored = try CertificateCommands.stored(store)
             let found = try CertificateCommands.identities(store)
             guard let identity = found.first else { throw KeychainError(.itemNotFound) }
@@ -161,7 +165,7 @@ enum PKITransfer {
             }
             let chain = stored.map(\.certificate).filter { $0 != identity.certificate }
             do {
-                output = try identity.pkcs12(chain: chain, passphrase: arguments.value("P") ?? "", label: identity.certificate.subjectSummary)
+                output = try identity.pkcs12(chain: chain, passphrase: passphrase, label: identity.certificate.subjectSummary)
             } catch {
                 throw KeychainError(error)
             }
