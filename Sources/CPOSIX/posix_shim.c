@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -222,4 +223,48 @@ long latchkey_unix_sockets(struct latchkey_unix_socket *sockets, size_t capacity
     }
     close(fd);
     return count;
+}
+
+static char latchkey_fatal_name[64];
+static size_t latchkey_fatal_name_length;
+
+static void latchkey_fatal_signal(int signal) {
+    char message[256];
+    size_t length = 0;
+    for (size_t index = 0; index < latchkey_fatal_name_length; index++) message[length++] = latchkey_fatal_name[index];
+    static const char middle[] = ": fatal signal ";
+    for (size_t index = 0; index < sizeof middle - 1; index++) message[length++] = middle[index];
+    char digits[4];
+    size_t count = 0;
+    int value = signal;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value > 0 && count < sizeof digits);
+    while (count > 0) message[length++] = digits[--count];
+    static const char end[] = "; no backtrace and no core file are written (the memory holds secrets)\n";
+    for (size_t index = 0; index < sizeof end - 1; index++) message[length++] = end[index];
+    ssize_t ignored = write(2, message, length);
+    (void)ignored;
+    _exit(128 + signal);
+}
+
+int latchkey_exit_on_fatal_signals(const char *name) {
+    size_t length = strlen(name);
+    if (length > sizeof latchkey_fatal_name - 1) length = sizeof latchkey_fatal_name - 1;
+    memcpy(latchkey_fatal_name, name, length);
+    latchkey_fatal_name_length = length;
+    static char alternate[65536];
+    stack_t stack = {.ss_sp = alternate, .ss_size = sizeof alternate, .ss_flags = 0};
+    if (sigaltstack(&stack, NULL) != 0) return -1;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = latchkey_fatal_signal;
+    action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigfillset(&action.sa_mask);
+    const int signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+    for (size_t index = 0; index < sizeof signals / sizeof signals[0]; index++) {
+        if (sigaction(signals[index], &action, NULL) != 0) return -1;
+    }
+    return 0;
 }

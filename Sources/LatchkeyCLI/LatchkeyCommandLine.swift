@@ -23,6 +23,11 @@ public enum LatchkeyCommandLine {
     public static func main() -> Int32 {
         Processes.disableCoreDumps()
         let stderr = FileSink(.standardError)
+        do {
+            try Signals.exitQuietlyOnCrash(name: "latchkey")
+        } catch {
+            stderr.line("latchkey: warning: a crash could print memory that holds secrets (\(error))")
+        }
         let raw = (1..<Int(CommandLine.argc)).map { index in
             CommandLine.unsafeArgv[index].map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
         }

@@ -42,6 +42,13 @@ package enum Signals {
 
     /// Ignores `SIGPIPE`: a write to a closed socket then fails with `EPIPE` instead of ending the process.
     package static func ignoreBrokenPipes() { ignore(SIGPIPE) }
+
+    /// A crash ends the process at once with `<name>: fatal signal <n>` on standard error and status 128+n:
+    /// no backtrace (Swift's prints the memory registers point at — a passphrase, a secret), no core file.
+    /// Call it first thing in `main`, after the runtime has installed its own handlers.
+    package static func exitQuietlyOnCrash(name: String) throws(Errno) {
+        guard latchkey_exit_on_fatal_signals(name) == 0 else { throw Errno.current }
+    }
 }
 
 /// Pages of memory mapped for one purpose (the random pools).

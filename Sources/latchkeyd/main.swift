@@ -8,6 +8,13 @@ import LatchkeyProtocol
 import LatchkeyAgent
 import LatchkeyPOSIX
 
+do {
+    // First: a crash must not print memory (Swift's backtracer shows what registers point at: keys, secrets).
+    try Signals.exitQuietlyOnCrash(name: "latchkeyd")
+} catch {
+    FileHandle.standardError.write(Data("latchkeyd: warning: a crash could print memory that holds secrets (\(error))\n".utf8))
+}
+
 let usage = AgentOptions.usage
 
 var arguments = Array(CommandLine.arguments.dropFirst())

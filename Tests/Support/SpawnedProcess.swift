@@ -12,6 +12,8 @@ public final class SpawnedProcess: @unchecked Sendable {
     // @unchecked: `pid` is fixed at spawn; `reaped` changes only in `stop`, which tests call from one thread.
     public let pid: pid_t
     private var reaped = false
+    /// The wait status (`waitpid`'s) once the child has been reaped.
+    public private(set) var waitStatus: Int32?
 
     /// Spawns `executable` with `arguments` and `environment`; standard output and error go to `log`
     /// (appended) or /dev/null, standard input comes from /dev/null.
@@ -59,6 +61,7 @@ public final class SpawnedProcess: @unchecked Sendable {
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid {
             reaped = true
+            waitStatus = status
             return false
         }
         return true

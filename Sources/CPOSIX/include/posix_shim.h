@@ -43,6 +43,13 @@ struct latchkey_unix_socket {
    with room for them all — or -1 with errno set. */
 long latchkey_unix_sockets(struct latchkey_unix_socket *sockets, size_t capacity);
 
+/* Replaces the handlers of the signals a crash raises (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP,
+   SIGSYS) — Swift's backtracer among them, which prints the memory each register points at, a passphrase or a
+   secret included — with one that writes "<name>: fatal signal <n>" and a reason to standard error and ends
+   the process with _exit(128 + n), on an alternate stack (a stack overflow is handled too). Async-signal-safe:
+   write and _exit only. `name` is copied (at most 63 bytes). 0, or -1 with errno set. */
+int latchkey_exit_on_fatal_signals(const char *name);
+
 /* prctl(PR_SET_DUMPABLE, 0): no core file, and no ptrace attach or /proc/<pid>/mem read by another process
    of the same user (only by one with CAP_SYS_PTRACE). 0, or -1 with errno set. */
 int latchkey_set_not_dumpable(void);
