@@ -26,6 +26,7 @@ final class AgentState: Sendable {
         self.keychain = try KeychainDatabase.open(at: keychainPath)
         self.settings = Mutex(try keychain.settings)
         self.log = log
+        self.throttle = UnlockThrottle(keychainPath: keychainPath, log: log)
         self.sync = sync ? try SyncWorker(keychain: keychain, log: log) : nil
         self.sync?.start()
     }
@@ -39,8 +40,16 @@ final class AgentState: Sendable {
     /// The registrations, nil until the first unlock.
     var currentRegistrations: [ApplicationRegistration]? { registrations.withLock { $0 } }
 
+    /// Slows down passphrase guesses (`UnlockThrottle`): every passphrase the agent checks goes through it.
+    let throttle: UnlockThrottle
+
+    /// Runs `body`, which checks a passphrase, through the throttle.
+    func checkingPassphrase<T>(_ what: String, _ body: () throws(KeychainError) -> T) throws(KeychainError) -> T {
+        try throttle.attempt(what, body)
+    }
+
     func unlock(_ passphrase: Passphrase) throws(KeychainError) {
-        try keychain.unlock(with: passphrase)
+        try throttle.attempt("an unlock") { () throws(KeychainError) in try keychain.unlock(with: passphrase) }
         try reloadRegistrations()
         let current = try keychain.settings
         settings.withLock { $0 = current }

@@ -190,13 +190,17 @@ struct ConnectionHandler {
         case .register(var bytes, let path, let identifier, let groups):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: identifier, accessGroups: groups)
-            try state.keychain.register(registration, passphrase: Passphrase(bytes: bytes))
+            try state.checkingPassphrase("a registration") { () throws(KeychainError) in
+                try state.keychain.register(registration, passphrase: Passphrase(bytes: bytes))
+            }
             try state.reloadRegistrationsIfReadable()
             log("registered \(registration)")
             return .registration(registration)
         case .unregister(var bytes, let path):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
-            let removed = try state.keychain.unregister(executablePath: path, passphrase: Passphrase(bytes: bytes))
+            let removed = try state.checkingPassphrase("an unregistration") { () throws(KeychainError) in
+                try state.keychain.unregister(executablePath: path, passphrase: Passphrase(bytes: bytes))
+            }
             try state.reloadRegistrationsIfReadable()
             return .flag(removed)
         case .listRegistrations:
@@ -205,7 +209,9 @@ struct ConnectionHandler {
         case .updateSettings(var bytes, let settings):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             try settings.validate()
-            try state.keychain.verifyPassphrase(Passphrase(bytes: bytes))
+            try state.checkingPassphrase("a change of settings") { () throws(KeychainError) in
+                try state.keychain.verifyPassphrase(Passphrase(bytes: bytes))
+            }
             try state.updateSettings(settings)
             return .none
         case .settings:
