@@ -81,7 +81,8 @@ import Glibc
         #expect(work == "/org/freedesktop/secrets/collection/work")
         #expect(try desktop.python(Self.readDefault).stdout == work + "\n")
         let other = try Self.copyOfPython(in: desktop, named: "other")
-        #expect(try desktop.run(other, ["-c", Self.readDefault]).stdout == "/org/freedesktop/secrets/collection/login\n")
+        let read = try desktop.run(other, ["-c", Self.readDefault])
+        #expect(read.stdout == "/org/freedesktop/secrets/collection/login\n", "\(read.stderr)\n\(desktop.sandbox.agentLog)")
         #expect(try desktop.secretTool("store", "--label=Later", "service", "later", input: "later-secret").status == 0)
         let dump = try desktop.sandbox.cli("dump-keychain", "-d").stdout
         #expect(dump.contains("\"svce\"<blob>=\"org.freedesktop.secrets\""))

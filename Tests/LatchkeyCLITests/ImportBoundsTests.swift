@@ -30,7 +30,7 @@ import Testing
     func aKeyDerivationAskingForTooMuchWorkIsRefusedBeforeItRuns(_ name: String, _ reason: String) throws {
         try sandbox.createKeychain()
         let path = try costlyFiles() + "/" + name
-        let refused = try sandbox.run("import", path, "-P", "fixture")
+        let refused = try sandbox.run("import", path, "--key-passphrase-fd", "0", input: "fixture\n")
         #expect(refused.status == 206, "\(refused.stderr)")  // errSecParam's low byte
         #expect(refused.stderr == "latchkey: import: One or more parameters passed to a function were not valid. (\(path): \(reason))\n")
         #expect(try sandbox.run("find-certificate", "-a").stdout == "")

@@ -20,7 +20,7 @@ import Testing
         #expect(try sandbox.run("find-identity").stdout.contains("     1 identities found\n"))
 
         let out = sandbox.directory.file("out.p12")
-        let export = try sandbox.run("export", "-t", "identities", "-P", "new pass", "-o", out)
+        let export = try sandbox.run("export", "-t", "identities", "--key-passphrase-fd", "0", "-o", out, input: "new pass\n")
         #expect(export.status == 0 && export.stdout == "" && export.stderr == "", "\(export.stderr)")
         // openssl reads it with the new passphrase: the leaf's key and certificate, and the two CA certificates.
         let keys = try HelperProcess.run("/usr/bin/openssl", ["pkcs12", "-in", out, "-passin", "pass:new pass", "-nocerts", "-nodes"])
@@ -44,15 +44,34 @@ import Testing
         for words in [["export", "-t", "identities", "-o", out], ["export", "-t", "identities", "-P", "", "-o", out]] {
             let refused = try sandbox.run(words)
             #expect(refused.status == 64, "\(words)")
-            #expect(refused.stderr.hasPrefix("latchkey: export: -t identities writes a private key, encrypted: give its passphrase with -P\n"),
-                    "\(refused.stderr)")
+            #expect(refused.stderr.contains("latchkey: export: -t identities writes a private key, encrypted: give its passphrase with "
+                + "--key-passphrase-fd or -P\n"), "\(refused.stderr)")
             #expect(!FileManager.default.fileExists(atPath: out))
         }
     }
 
+    /// The second review's point 9 (issue 30): a passphrase given as an option's value is in the process list
+    /// for every user to read while the command runs. Each such option warns and names the safe one.
+    @Test func aPassphraseOnTheCommandLineIsWarnedAbout() throws {
+        try sandbox.createKeychain()
+        func warning(_ command: String, _ option: String, _ safe: String) -> String {
+            "latchkey: \(command): warning: a passphrase given with \(option) is visible to every process in the process list (ps); use \(safe) instead\n"
+        }
+        let imported = try sandbox.run("import", fixture("leaf-aes.p12"), "-P", "fixture p12")
+        #expect(imported.status == 0 && imported.stderr == warning("import", "-P", "--key-passphrase-fd"), "\(imported.stderr)")
+        let quiet = try sandbox.run("import", fixture("leaf-aes.p12"), "--key-passphrase-fd", "0", input: "fixture p12\n")
+        #expect(quiet.status == 0 && quiet.stderr == "", "\(quiet.stderr)")
+        let exported = try sandbox.run("export", "-t", "identities", "-P", "out pass", "-o", sandbox.directory.file("w.p12"))
+        #expect(exported.status == 0 && exported.stderr == warning("export", "-P", "--key-passphrase-fd"), "\(exported.stderr)")
+        let unlocked = try sandbox.run("unlock-keychain", "--no-agent", "-p", CLISandbox.passphrase)
+        #expect(unlocked.stderr.hasPrefix(warning("unlock-keychain", "-p", "the prompt, --passphrase-fd or --passphrase-file")), "\(unlocked.stderr)")
+        let created = try sandbox.run("create-keychain", "-p", "new one", sandbox.directory.file("second.keychain"))
+        #expect(created.status == 0 && created.stderr == warning("create-keychain", "-p", "the prompt or --passphrase-fd"), "\(created.stderr)")
+    }
+
     @Test func aWrongPassphraseOrADamagedFileAddsNothing() throws {
         try sandbox.createKeychain()
-        let wrong = try sandbox.run("import", fixture("leaf-rc2.p12"), "-P", "wrong")
+        let wrong = try sandbox.run("import", fixture("leaf-rc2.p12"), "--key-passphrase-fd", "0", input: "wrong\n")
         #expect(wrong.status == 51)
         #expect(wrong.stderr == "latchkey: import: The user name or passphrase you entered is not correct. (\(fixture("leaf-rc2.p12")): the passphrase does not open the PKCS #12 file)\n")
         let junk = sandbox.directory.file("junk.p12")

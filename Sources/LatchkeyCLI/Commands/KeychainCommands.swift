@@ -47,7 +47,7 @@ enum KeychainCommands {
         prompts: (String, String)
     ) throws -> Passphrase {
         if let value = arguments.value(insecureKey) {
-            context.warning("a passphrase on the command line is visible to other users; prefer the prompt or --\(fdKey)")
+            context.warnVisiblePassphrase("-\(insecureKey)", safe: "the prompt or --\(fdKey)")
             return Passphrase(value)
         }
         if let fd = arguments.value(fdKey) {
@@ -217,7 +217,7 @@ enum KeychainCommands {
         let keychain = try KeychainDatabase.open(at: path)
         let old: Passphrase
         if let value = arguments.value("o") {
-            context.warning("a passphrase on the command line is visible to other users; prefer the prompt")
+            context.warnVisiblePassphrase("-o", safe: "the prompt, --passphrase-fd or --passphrase-file")
             old = Passphrase(value)
         } else {
             old = try context.passphrase(arguments, prompt: "Old Password: ")
@@ -269,7 +269,7 @@ enum KeychainCommands {
         let keychain = try KeychainDatabase.open(at: path)
         let passphrase: Passphrase
         if let value = arguments.value("p") {
-            context.warning("a passphrase on the command line is visible to other users; prefer the prompt")
+            context.warnVisiblePassphrase("-p", safe: "the prompt, --passphrase-fd or --passphrase-file")
             passphrase = Passphrase(value)
         } else {
             passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")

@@ -9,13 +9,35 @@ enum PKITransfer {
         OptionSpec("t", nil, .required, value: "type", "What the file holds: cert or agg (an identity with its chain)."),
         OptionSpec("f", nil, .required, value: "format", "The file's format: pkcs12, x509, pemseq (found from the contents when omitted)."),
         OptionSpec("P", nil, .required, value: "passphrase", "The passphrase of a PKCS #12 file or an encrypted private key (a passphrase on the command line is visible to other users)."),
+        keyPassphraseOption,
     ]
+
+    /// The safe way to give -P's passphrase.
+    static let keyPassphraseOption = OptionSpec(nil, "key-passphrase-fd", .required, value: "fd",
+                                                "Read the PKCS #12 file's or the keys' passphrase from this open file descriptor (one line), instead of -P.")
+
+    /// The passphrase of a PKCS #12 file or of keys: from `--key-passphrase-fd`, else `-P` (warned about),
+    /// else none.
+    static func keyPassphrase(_ arguments: ParsedArguments, context: CLIContext) throws -> String? {
+        if let fd = arguments.value("key-passphrase-fd") {
+            guard let descriptor = Int32(fd), descriptor >= 0 else {
+                throw UsageError(message: "--key-passphrase-fd needs a file descriptor number, not '\(fd)'")
+            }
+            context.protectMemory()
+            // OpenSSL takes the passphrase as a C string: it is copied out of its locked buffer for the call.
+            return try PassphraseSource.fileDescriptor(descriptor).read().withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        }
+        guard let value = arguments.value("P") else { return nil }
+        context.warnVisiblePassphrase("-P", safe: "--key-passphrase-fd")
+        return value
+    }
 
     static let exportOptions = [
         OptionSpec("k", nil, .required, value: "keychain", "The keychain to export from (with -t)."),
         OptionSpec("t", nil, .required, value: "type", "What to export: certs, identities, pubKeys or allKeys (instead of an encrypted backup)."),
         OptionSpec("f", nil, .required, value: "format", "pemseq or x509 for certs (default pemseq); pkcs12 for identities; openssl (PEM) for keys."),
-        OptionSpec("P", nil, .required, value: "passphrase", "The passphrase of the PKCS #12 file or of the exported private keys."),
+        OptionSpec("P", nil, .required, value: "passphrase", "The passphrase of the PKCS #12 file or of the exported private keys (visible to other users; see --key-passphrase-fd)."),
+        keyPassphraseOption,
     ]
 
     /// Whether the import is `security`'s (a file to read certificates or identities from).
@@ -45,6 +67,7 @@ enum PKITransfer {
             throw UsageError(message: "unsupported type \"\(arguments.value("t")!)\"; use cert or agg (bare keys cannot be imported yet)")
         }
         let bytes = try CertificateCommands.readFile(file)
+        let passphrase = try keyPassphrase(arguments, context: context) ?? ""
         var identity: Identity?
         var certificates: [Certificate] = []
         var keys: [AsymmetricKey] = []
@@ -55,7 +78,7 @@ enum PKITransfer {
         if looksLikePKCS12 {
             let contents: PKCS12Contents
             do {
-                contents = try PKCS12Contents(bytes, passphrase: arguments.value("P") ?? "")
+                contents = try PKCS12Contents(bytes, passphrase: passphrase)
             } catch {
                 throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
             }
@@ -64,7 +87,7 @@ enum PKITransfer {
         } else if String(decoding: bytes, as: UTF8.self).contains("KEY-----") {
             let text = String(decoding: bytes, as: UTF8.self)
             do {
-                keys = try AsymmetricKey.keys(inPEM: text, passphrase: arguments.value("P") ?? "")
+                keys = try AsymmetricKey.keys(inPEM: text, passphrase: passphrase)
             } catch {
                 throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
             }
@@ -154,8 +177,8 @@ enum PKITransfer {
         case "identities":
             guard (arguments.value("f") ?? "pkcs12") == "pkcs12" else { throw UsageError(message: "identities are exported as pkcs12") }
             // A PKCS #12 file under an empty passphrase is a private key in the clear to anyone who reads it.
-            guard let passphrase = arguments.value("P"), !passphrase.isEmpty else {
-                throw UsageError(message: "-t identities writes a private key, encrypted: give its passphrase with -P")
+            guard let passphrase = try keyPassphrase(arguments, context: context), !passphrase.isEmpty else {
+                throw UsageError(message: "-t identities writes a private key, encrypted: give its passphrase with --key-passphrase-fd or -P")
             }
             let stored = try CertificateCommands.stored(store)
             let found = try CertificateCommands.identities(store)
@@ -173,9 +196,9 @@ enum PKITransfer {
             guard [nil, "openssl", "pemseq"].contains(arguments.value("f")) else {
                 throw UsageError(message: "keys are exported as PEM (-f openssl), not \"\(arguments.value("f")!)\"")
             }
-            let passphrase = arguments.value("P") ?? ""
+            let passphrase = type == "allKeys" ? try keyPassphrase(arguments, context: context) ?? "" : ""
             if type == "allKeys" && passphrase.isEmpty {
-                throw UsageError(message: "-t allKeys writes private keys, encrypted: give their passphrase with -P")
+                throw UsageError(message: "-t allKeys writes private keys, encrypted: give their passphrase with --key-passphrase-fd or -P")
             }
             let (pem, heldLeftOut) = try exportKeys(store: store, includePrivate: type == "allKeys", passphrase: passphrase)
             output = pem

@@ -79,6 +79,12 @@ final class CLIContext {
     /// `latchkey: <command>: warning: <message>` on standard error.
     func warning(_ message: String) { stderr.line("latchkey: \(commandName): warning: \(message)") }
 
+    /// The warning for a passphrase given as `option`'s value: every process of every user can read it in the
+    /// process list while the command runs; `safe` names what to use instead.
+    func warnVisiblePassphrase(_ option: String, safe: String) {
+        warning("a passphrase given with \(option) is visible to every process in the process list (ps); use \(safe) instead")
+    }
+
     /// The keychain a command acts on: the trailing argument (a path, or a name in the keychain directory),
     /// else `LATCHKEY_KEYCHAIN`, else the default keychain.
     func keychainPath(_ argument: String?) -> String {
