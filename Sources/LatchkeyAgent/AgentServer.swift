@@ -49,8 +49,9 @@ public final class AgentServer: Sendable {
 
     /// Connections served at once at most; when full, the one idle the longest is closed for a new one.
     static let maximumConnections = 512
-    /// Bytes of unfinished frames the agent holds at most, over all connections.
-    static let bufferBudget = 256 << 20
+    /// Bytes of frames the agent holds at most, over all connections: unfinished ones, and finished ones
+    /// until answered (docs/LATCHKEY-SECURITY.md). Room for two of the largest frames at once.
+    static let bufferBudget = 48 << 20
 
     let options: Options
     let state: AgentState

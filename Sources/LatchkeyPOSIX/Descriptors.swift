@@ -60,6 +60,9 @@ package enum Memory {
         return mapped
     }
 
+    /// `munmap`: gives pages from `mapPages` back to the kernel (their memory is no longer the process's).
+    package static func unmapPages(_ pages: UnsafeMutableRawPointer, size: Int) { _ = munmap(pages, size) }
+
     /// `MADV_WIPEONFORK`: a forked child finds these pages zeroed. False where the kernel refuses it.
     package static func wipeOnFork(_ pages: UnsafeMutableRawPointer, size: Int) -> Bool {
         madvise(pages, size, MADV_WIPEONFORK) == 0

@@ -107,37 +107,70 @@ package final class AgentStream: @unchecked Sendable {
         }
         let length = Int(UInt32(pending[0]) << 24 | UInt32(pending[1]) << 16 | UInt32(pending[2]) << 8 | UInt32(pending[3]))
         guard length <= limit else { throw .oversized(length) }
-        var body: [UInt8] = []
+        // A large frame goes into pages mapped for it alone: only the pages its bytes reach become memory, and
+        // they go back to the kernel with the frame (the allocator would keep a freed buffer's).
+        let mapped = length > Self.mappedFrameBytes
+        let capacity = mapped ? (length + CurrentProcess.pageSize - 1) / CurrentProcess.pageSize * CurrentProcess.pageSize : length
+        let region: UnsafeMutableRawBufferPointer
+        if mapped {
+            guard let pages = Memory.mapPages(capacity) else { throw .oversized(length) }
+            region = UnsafeMutableRawBufferPointer(start: pages, count: capacity)
+        } else {
+            region = UnsafeMutableRawBufferPointer.allocate(byteCount: max(length, 1), alignment: 1)
+        }
+        var filled = 0
         var reserved = 0
-        defer { budget?.release(reserved) }
-        // What arrived with the header first, then the rest as it comes.
-        let early = min(length, pending.count - 4)
-        if early > 0 {
-            if let budget {
-                guard budget.reserve(early) else { throw .oversized(length) }
-                reserved += early
-            }
-            body.append(contentsOf: pending[4..<(4 + early)])
+        /// Wipes what arrived and gives the memory and its budget back.
+        let release: @Sendable (UnsafeMutableRawBufferPointer, Int, Int) -> Void = { [budget] region, filled, reserved in
+            if filled > 0 { UnsafeMutableRawBufferPointer(rebasing: region[0..<filled]).initializeMemory(as: UInt8.self, repeating: 0) }
+            if mapped { Memory.unmapPages(region.baseAddress!, size: region.count) } else { region.deallocate() }
+            budget?.release(reserved)
         }
-        let used = 4 + early
-        for index in 0..<used { pending[index] = 0 }
-        pending.removeFirst(used)
-        while body.count < length {
-            let chunk = min(length - body.count, 64 << 10)
-            if let budget {
-                guard budget.reserve(chunk) else { throw .oversized(length) }
-                reserved += chunk
+        do throws(Failure) {
+            // What arrived with the header first, then the rest as it comes.
+            let early = min(length, pending.count - 4)
+            if early > 0 {
+                if let budget {
+                    guard budget.reserve(early) else { throw .oversized(length) }
+                    reserved += early
+                }
+                pending.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: region[0..<early]).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[4..<(4 + early)])) }
+                filled = early
             }
-            let start = body.count
-            body.append(contentsOf: [UInt8](repeating: 0, count: chunk))
-            guard try read(into: &body, from: start, allowCleanEnd: false, sender: sender) else {
-                throw .broken("the peer closed mid-message")
+            let used = 4 + early
+            for index in 0..<used { pending[index] = 0 }
+            pending.removeFirst(used)
+            while filled < length {
+                let chunk = min(length - filled, 64 << 10)
+                if let budget {
+                    guard budget.reserve(chunk) else { throw .oversized(length) }
+                    reserved += chunk
+                }
+                let count = try receiveOnce(into: UnsafeMutableRawBufferPointer(rebasing: region[filled..<(filled + chunk)]), sender: sender)
+                guard count > 0 else { throw .broken("the peer closed mid-message") }
+                filled += count
+                if let budget, count < chunk {
+                    budget.release(chunk - count)
+                    reserved -= chunk - count
+                }
             }
+        } catch {
+            release(region, filled, reserved)
+            throw error
         }
-        let message = Data(body)
-        body.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }  // It may hold a secret.
-        return message
+        guard mapped else {
+            let message = Data(UnsafeRawBufferPointer(rebasing: region[0..<length]))
+            release(region, filled, reserved)  // The copy is the caller's to wipe; this buffer is wiped now.
+            return message
+        }
+        // The frame's pages become the message itself (no copy); they are wiped, unmapped and their budget
+        // given back when the caller releases it.
+        let held = (region, filled, reserved)
+        return Data(bytesNoCopy: region.baseAddress!, count: length, deallocator: .custom { _, _ in release(held.0, held.1, held.2) })
     }
+
+    /// Frames above this size are read into pages of their own.
+    static let mappedFrameBytes = 256 << 10
 
     /// Reads into `buffer[start...]` until at least `minimum` bytes have arrived (taking whatever else is
     /// there, up to the buffer's end); nil at a clean end of stream before the first byte.
@@ -155,38 +188,32 @@ package final class AgentStream: @unchecked Sendable {
         return count
     }
 
-    /// Fills `buffer[start...]`; false at a clean end of stream before the first byte (when allowed).
-    private func read(into buffer: inout [UInt8], from start: Int, allowCleanEnd: Bool,
-                      sender: UnixSocket.Credentials?) throws(Failure) -> Bool {
-        var offset = start
-        while offset < buffer.count {
-            let count = try receiveOnce(into: &buffer, at: offset, sender: sender)
-            if count == 0 {
-                if offset == start && allowCleanEnd { return false }
-                throw .broken("the peer closed mid-message")
-            }
-            offset += count
-        }
-        return true
-    }
-
     /// One receive into `buffer[offset...]`, checking the sender when asked; 0 at end of stream.
     private func receiveOnce(into buffer: inout [UInt8], at offset: Int, sender: UnixSocket.Credentials?) throws(Failure) -> Int {
         let received: Result<Int, Failure> = buffer.withUnsafeMutableBytes { raw in
-            let window = UnsafeMutableRawBufferPointer(rebasing: raw[offset...])
-            do throws(Errno) {
-                guard let sender else { return .success(try UnixSocket.receive(descriptor, into: window)) }
-                let (count, actual) = try UnixSocket.receive(descriptor, into: window)
-                if count > 0 && (actual?.pid != sender.pid || actual?.uid != sender.uid) {
-                    let who = actual.map { "pid \($0.pid) (uid \($0.uid))" } ?? "a sender the kernel did not name"
-                    return .failure(.foreignSender("a message came from \(who), not from pid \(sender.pid), which connected"))
-                }
-                return .success(count)
+            do throws(Failure) {
+                return .success(try receiveOnce(into: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), sender: sender))
             } catch {
-                return .failure(.broken(error == .wouldBlock ? "timed out" : error.description))
+                return .failure(error)
             }
         }
         return try received.get()
+    }
+
+    /// One receive into `window`, checking the sender when asked; 0 at end of stream.
+    private func receiveOnce(into window: UnsafeMutableRawBufferPointer, sender: UnixSocket.Credentials?) throws(Failure) -> Int {
+        let count: Int, actual: UnixSocket.Credentials?
+        do throws(Errno) {
+            guard sender != nil else { return try UnixSocket.receive(descriptor, into: window) }
+            (count, actual) = try UnixSocket.receive(descriptor, into: window)
+        } catch {
+            throw .broken(error == .wouldBlock ? "timed out" : error.description)
+        }
+        if let sender, count > 0 && (actual?.pid != sender.pid || actual?.uid != sender.uid) {
+            let who = actual.map { "pid \($0.pid) (uid \($0.uid))" } ?? "a sender the kernel did not name"
+            throw .foreignSender("a message came from \(who), not from pid \(sender.pid), which connected")
+        }
+        return count
     }
 }
 
