@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyCLITests",
             dependencies: [
-                "LatchkeyCLI", "Latchkey", "LatchkeyProtocol", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey", "latchkeyd",
+                "LatchkeyCLI", "Latchkey", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey", "latchkeyd",
                 "latchkey-bench",
             ]),
         .testTarget(

@@ -42,6 +42,14 @@ package enum Processes {
         guard latchkey_set_not_dumpable() == 0 else { throw Errno.current }
     }
 
+    /// The Yama LSM's `kernel.yama.ptrace_scope` (0: a process may trace any process of its user; 1: only
+    /// its descendants; 2: only with CAP_SYS_PTRACE; 3: none), read from `file`; nil when Yama is not enabled
+    /// or the value cannot be read.
+    package static func ptraceScope(file: String = "/proc/sys/kernel/yama/ptrace_scope") -> Int? {
+        guard let bytes = try? Files.read(file, limit: 64) else { return nil }  // No Yama: no setting.
+        return Int(String(decoding: bytes.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self))
+    }
+
     /// Whether this process is dumpable.
     package static var isDumpable: Bool { latchkey_dumpable() == 1 }
 }

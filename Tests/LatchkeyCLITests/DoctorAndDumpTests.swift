@@ -1,10 +1,35 @@
 import Foundation
+import LatchkeyPOSIX
 import LatchkeyStorage
 import LatchkeyTestSupport
 import Testing
 
 @Suite(.dedicatedThreads) struct DoctorAndDumpTests {
     let sandbox = CLISandbox()
+
+    /// doctor's line on tracing, for this machine's `kernel.yama.ptrace_scope`.
+    static var tracingLine: String {
+        let scope = (try? String(contentsOfFile: "/proc/sys/kernel/yama/ptrace_scope", encoding: .utf8))  // No Yama: no file.
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        switch scope {
+        case nil: return "warning  Yama is not enabled (no kernel.yama.ptrace_scope): any program of this user may trace another and act as it, so per-program access stops only programs that do not"
+        case 0: return "warning  kernel.yama.ptrace_scope is 0: any program of this user may trace another and act as it, so per-program access stops only programs that do not; `sysctl kernel.yama.ptrace_scope=1` limits tracing to a program's own children"
+        case 1: return "ok       kernel.yama.ptrace_scope is 1: a program may trace only its own children"
+        case 2: return "ok       kernel.yama.ptrace_scope is 2: only a program with CAP_SYS_PTRACE may trace another"
+        case let value?: return "ok       kernel.yama.ptrace_scope is \(value): no program may trace another"
+        }
+    }
+
+    /// The second review (issue 30, point 2): doctor says what the kernel lets programs of one user do to each
+    /// other, which is what per-program access can promise.
+    @Test func theTracingSettingIsReported() throws {
+        let directory = TemporaryDirectory()
+        for (value, expected) in [("0\n", 0), ("1\n", 1), ("2", 2), ("3\n", 3), ("x\n", nil)] as [(String, Int?)] {
+            try value.write(toFile: directory.file("scope"), atomically: true, encoding: .utf8)
+            #expect(Processes.ptraceScope(file: directory.file("scope")) == expected, "\(value)")
+        }
+        #expect(Processes.ptraceScope(file: directory.file("none")) == nil)
+    }
 
     @Test func aHealthyKeychain() throws {
         try sandbox.createKeychain()
@@ -21,6 +46,7 @@ import Testing
             warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
             ok       device key present: items readable at any time open without the passphrase
             ok       no agent serves it: programs open it themselves, with the passphrase
+            \(Self.tracingLine)
             ok       integrity: 1 rows: 1 verified, 0 damaged, 0 unavailable (locked), 0 tombstones; structure: ok
 
             """)
@@ -35,6 +61,7 @@ import Testing
         #expect(doctor.stdout.contains("ok       format version 4 (this Latchkey reads up to 4)\n"))
         #expect(doctor.stdout.hasSuffix("""
             ok       no agent serves it: programs open it themselves, with the passphrase
+            \(Self.tracingLine)
             skipped  integrity: it needs the passphrase, and no terminal to prompt on; use --passphrase-fd, a key file, or LATCHKEY_PASSPHRASE
 
             """), "\(doctor.stdout)")

@@ -88,6 +88,8 @@ enum DoctorCommand {
         } catch {
             report("warning", "an agent socket is there but the agent cannot be asked: \(error)")
         }
+        let (level, tracing) = ptraceFinding(Processes.ptraceScope())
+        report(level, tracing)
         if arguments.has("no-unlock") {
             report("skipped", "integrity: --no-unlock")
         } else {
@@ -111,5 +113,22 @@ enum DoctorCommand {
             }
         }
         return errors == 0 ? 0 : 1
+    }
+
+    /// What `kernel.yama.ptrace_scope` means for per-program access (docs/LATCHKEY-SECURITY.md): a program
+    /// that may trace another of the user's programs can act as it, so registrations and the isolated Secret
+    /// Service stop only programs that may not.
+    static func ptraceFinding(_ scope: Int?) -> (level: String, message: String) {
+        switch scope {
+        case nil:
+            return ("warning", "Yama is not enabled (no kernel.yama.ptrace_scope): any program of this user may trace another and act as it, "
+                + "so per-program access stops only programs that do not")
+        case 0:
+            return ("warning", "kernel.yama.ptrace_scope is 0: any program of this user may trace another and act as it, so per-program "
+                + "access stops only programs that do not; `sysctl kernel.yama.ptrace_scope=1` limits tracing to a program's own children")
+        case 1: return ("ok", "kernel.yama.ptrace_scope is 1: a program may trace only its own children")
+        case 2: return ("ok", "kernel.yama.ptrace_scope is 2: only a program with CAP_SYS_PTRACE may trace another")
+        case let value?: return ("ok", "kernel.yama.ptrace_scope is \(value): no program may trace another")
+        }
     }
 }
