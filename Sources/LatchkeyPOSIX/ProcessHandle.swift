@@ -79,7 +79,7 @@ package final class ProcessHandle: Sendable {
 
     /// The numbers of the descriptors the process has open (`fd/`); nil when they cannot be listed.
     func descriptorNumbers() -> [Int32]? {
-        let fd = directory >= 0 ? openat(directory, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = openRelative("fd", O_RDONLY | O_DIRECTORY)
         guard fd >= 0 else { return nil }
         guard let listing = fdopendir(fd) else {
             Descriptors.close(fd)
@@ -97,24 +97,35 @@ package final class ProcessHandle: Sendable {
     /// The open flags of descriptor `number` (`fdinfo/<n>`, `flags:` in octal, `O_CLOEXEC` among them); nil
     /// when it is not open (any more) or cannot be read.
     func descriptorFlags(_ number: Int32) -> UInt32? {
-        let fd = directory >= 0 ? openat(directory, "fdinfo/\(number)", O_RDONLY | O_CLOEXEC) : open("/proc/\(pid)/fdinfo/\(number)", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { Descriptors.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1_024)
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        for line in buffer[0..<count].split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("flags:".utf8)) {
+        guard let info = readSmall("fdinfo/\(number)", limit: 1_024) else { return nil }
+        for line in info.split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("flags:".utf8)) {
             let digits = line.dropFirst(6).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
             return UInt32(String(decoding: digits, as: UTF8.self), radix: 8)
         }
         return nil
     }
 
+    /// Opens a file by its path relative to the process's directory (by `/proc/<pid>/…` when the directory
+    /// could not be opened); -1 when it cannot be.
+    private func openRelative(_ relative: String, _ flags: Int32) -> Int32 {
+        directory >= 0 ? openat(directory, relative, flags | O_CLOEXEC) : open("/proc/\(pid)/\(relative)", flags | O_CLOEXEC)
+    }
+
+    /// One read of at most `limit` bytes of a `/proc` file of the process (they are made whole at each read).
+    private func readSmall(_ relative: String, limit: Int) -> ArraySlice<UInt8>? {
+        let fd = openRelative(relative, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { Descriptors.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return buffer[0..<count]
+    }
+
     /// Up to `limit` bytes of a file as the process sees it, by a path relative to its directory
     /// (`root/.flatpak-info`: through its own root); nil when it cannot be opened or is not a regular file.
     package func readFile(_ relative: String, limit: Int) -> [UInt8]? {
-        let fd = directory >= 0 ? openat(directory, relative, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-            : open("/proc/\(pid)/\(relative)", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        let fd = openRelative(relative, O_RDONLY | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { Descriptors.close(fd) }
         guard let status = FileStatus.of(descriptor: fd), status.kind == .regular, status.size <= Int64(limit) else { return nil }
@@ -137,15 +148,7 @@ package final class ProcessHandle: Sendable {
         return Character(Unicode.Scalar(line[close + 2]))
     }
 
-    private func statLine() -> ArraySlice<UInt8>? {
-        let fd = directory >= 0 ? openat(directory, "stat", O_RDONLY | O_CLOEXEC) : open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { Descriptors.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        return buffer[0..<count]
-    }
+    private func statLine() -> ArraySlice<UInt8>? { readSmall("stat", limit: 4_096) }
 
     /// The process's start time in clock ticks after boot (`stat`, field 22), read through the directory.
     package var startTime: UInt64? { statLine().flatMap(Processes.startTime(statLine:)) }

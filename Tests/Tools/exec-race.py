@@ -18,45 +18,22 @@ import struct
 import sys
 import time
 
+import agentframes
+
 mode, path, keychain, registered, query_hex, result = sys.argv[1:7]
 # The protocol version of the request the test encoded ("LK", version, ...): the hello speaks the same.
 VERSION = bytes.fromhex(query_hex)[2]
 
 
-def field(data):
-    return struct.pack("<I", len(data)) + data
-
-
 def request(identifier, code, body):
-    return b"LK" + bytes([VERSION]) + struct.pack("<I", identifier) + bytes([code]) + body
+    return agentframes.request(VERSION, identifier, code, body)
 
 
 def send_frame(connection, message):
     connection.sendall(struct.pack(">I", len(message)) + message)
 
 
-def read_frame(connection):
-    try:
-        return read_whole_frame(connection)
-    except OSError:  # reset: the agent closed with our message unread
-        return None
-
-
-def read_whole_frame(connection):
-    header = b""
-    while len(header) < 4:
-        chunk = connection.recv(4 - len(header))
-        if not chunk:
-            return None
-        header += chunk
-    length = struct.unpack(">I", header)[0]
-    body = b""
-    while len(body) < length:
-        chunk = connection.recv(length - len(body))
-        if not chunk:
-            return None
-        body += chunk
-    return body
+read_frame, field = agentframes.read_frame, agentframes.field
 
 
 def write_result(lines):

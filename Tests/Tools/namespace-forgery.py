@@ -16,16 +16,14 @@ import socket
 import struct
 import sys
 
+import agentframes
+
 path, keychain, registered, query_hex, result = sys.argv[1:6]
 VERSION = bytes.fromhex(query_hex)[2]
 
 
-def field(data):
-    return struct.pack("<I", len(data)) + data
-
-
 def request(identifier, code, body):
-    return b"LK" + bytes([VERSION]) + struct.pack("<I", identifier) + bytes([code]) + body
+    return agentframes.request(VERSION, identifier, code, body)
 
 
 def send_as(connection, pid, message):
@@ -35,24 +33,7 @@ def send_as(connection, pid, message):
     connection.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, credentials)])
 
 
-def read_frame(connection):
-    try:
-        header = b""
-        while len(header) < 4:
-            chunk = connection.recv(4 - len(header))
-            if not chunk:
-                return None
-            header += chunk
-        length = struct.unpack(">I", header)[0]
-        body = b""
-        while len(body) < length:
-            chunk = connection.recv(length - len(body))
-            if not chunk:
-                return None
-            body += chunk
-        return body
-    except OSError:
-        return None
+read_frame, field = agentframes.read_frame, agentframes.field
 
 
 def describe(frame):
