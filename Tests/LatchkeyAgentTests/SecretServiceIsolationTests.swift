@@ -225,18 +225,13 @@ import Glibc
         #expect(bad.stderr.contains("runs in another user namespace than the agent"), "\(bad.stderr)")
     }
 
-    /// A copy of Debian's python3 in the sandbox (another executable, so another program to the agent).
+    /// A copy of Debian's python3 in the sandbox (another executable, so another program to the agent). Made
+    /// by `cp` as the desktop's user, not by this process: a child another test spawns meanwhile would inherit
+    /// this process's write descriptor of the copy, and running it would then fail (ETXTBSY).
     static func copyOfPython(in desktop: Desktop, named name: String) throws -> String {
-        let directory = desktop.sandbox.directory.file("bin")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = directory + "/" + name
-        try FileManager.default.copyItem(atPath: python, toPath: path)
-        try chownToUser(desktop, [directory, path])
+        let path = desktop.sandbox.directory.file("bin/" + name)
+        let made = try desktop.run("/bin/sh", ["-c", "mkdir -p \"$(dirname \"$1\")\" && cp \"$0\" \"$1\"", python, path])
+        #expect(made.status == 0, "\(made.stderr)")
         return path
-    }
-
-    static func chownToUser(_ desktop: Desktop, _ paths: [String]) throws {
-        guard let user = desktop.sandbox.user else { return }
-        for path in paths { #expect(chown(path, user.uid, user.gid) == 0) }
     }
 }
