@@ -68,7 +68,7 @@ extension GlobalSecItemTests {
             #expect(attributes[kSecValueData as String] == nil)
             #expect(SecKeyIsAlgorithmSupported(key, .sign, .ecdsaSignatureMessageX962SHA256))
             #expect(!SecKeyIsAlgorithmSupported(key, .sign, .rsaSignatureMessagePSSSHA256))
-            #expect(SecKeyGetBlockSize(key) == 72)
+            #expect(SecKeyGetBlockSize(key) == 32)  // The field size, as SecECKey.c (ccec_ctx_size).
 
             // Found again by its tag: the same key, which signs; its data is the public key.
             let query: [String: Any] = [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Self.tag,
