@@ -118,7 +118,8 @@ private func integer(_ value: Any?) -> Int? {
 }
 
 /// `SecKeyCreateRandomKey`: a new private key of `kSecAttrKeyType` (`kSecAttrKeyTypeECSECPrimeRandom` with
-/// 256, 384 or 521 bits; `kSecAttrKeyTypeRSA` with 1024 to 8192) and `kSecAttrKeySizeInBits`. As on Apple's
+/// 256, 384 or 521 bits; `kSecAttrKeyTypeRSA` with 512 to 8192, a multiple of 8 — another size is
+/// `errSecKeySizeNotAllowed`, as SecRSAKey.c answers) and `kSecAttrKeySizeInBits`. As on Apple's
 /// platforms, `kSecPrivateKeyAttrs` and `kSecPublicKeyAttrs` are merged over the top-level attributes and
 /// each half is stored in the keychain when its merged `kSecAttrIsPermanent` is true (default false), with
 /// its attributes (`kSecAttrApplicationTag`, `kSecAttrLabel`, …).
@@ -162,7 +163,11 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
         }
     } else {
         do {
-            key = SecKey(try AsymmetricKey.generate(type, bits: bits))
+            // SecRSAKey.c generates RSA keys of 512 bits and more (errSecKeySizeNotAllowed outside).
+            if type == .rsa, !(512...AsymmetricKey.rsaSizes.upperBound).contains(bits) {
+                return failing(error, errSecKeySizeNotAllowed, "Invalid or missing key size: \(bits) bits")
+            }
+            key = SecKey(try AsymmetricKey.generate(type, bits: bits, minimumRSABits: 512))
         } catch let failure {
             return failing(error, failure)
         }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Latchkey
 
 // The SecKey functions of iOS 2 that the SDKs still ship, deprecated: pointers and lengths in, a status
@@ -159,4 +159,20 @@ public func SecKeyDecrypt(
         guard let decrypted = SecKeyCreateDecryptedData(key, algorithm, input, error).map({ Data(referencing: $0) }) else { return nil }
         return algorithm == .rsaEncryptionRaw ? Data(decrypted.drop { $0 == 0 }) : decrypted
     }
+}
+
+/// `SecKeyGeneratePair` (deprecated): a new key pair, as `SecKeyCreateRandomKey` makes it (SecKey.c makes
+/// `SecKeyCreateRandomKey` of this very function): the public and private attribute dictionaries merged over
+/// the parameters, each half stored when its `kSecAttrIsPermanent` is true. The failure's status is
+/// returned (`errSecParam` for parameters Latchkey cannot make a key of).
+public func SecKeyGeneratePair(
+    _ parameters: CFDictionary, _ publicKey: UnsafeMutablePointer<SecKey?>?, _ privateKey: UnsafeMutablePointer<SecKey?>?
+) -> OSStatus {
+    var failure: Unmanaged<CFError>?
+    guard let key = SecKeyCreateRandomKey(parameters, &failure) else {
+        return failure.map { OSStatus(truncatingIfNeeded: $0.takeRetainedValue().code) } ?? errSecParam
+    }
+    privateKey?.pointee = key
+    publicKey?.pointee = SecKeyCopyPublicKey(key)
+    return errSecSuccess
 }

@@ -168,3 +168,27 @@ import Testing
         }
     }
 }
+
+extension SecKeyLegacyAPITests {
+    /// `SecKeyGeneratePair` gives both halves (SecKey.c: `SecKeyCreateRandomKey` is this function keeping
+    /// the private half); its failure is a status, the one `SecKeyCreateRandomKey`'s error carries.
+    @Test func generatePairGivesBothHalves() throws {
+        var publicKey: SecKey?
+        var privateKey: SecKey?
+        let parameters = [kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: 256] as CFDictionary
+        #expect(SecKeyGeneratePair(parameters, &publicKey, &privateKey) == errSecSuccess)
+        let pair = try (#require(publicKey), #require(privateKey))
+        #expect(SecKeyCopyPublicKey(pair.1) == pair.0)
+        let (status, signature) = rawSign(pair.1, .sigRaw, Self.digest)
+        #expect(status == errSecSuccess)
+        #expect(SecKeyRawVerify(pair.0, .sigRaw, Self.digest, Self.digest.count, signature, signature.count) == errSecSuccess)
+        // SecRSAKey.c generates RSA keys of 512 bits up (CertificateSigningRequest's suite makes such keys);
+        // below is errSecKeySizeNotAllowed.
+        #expect(SecKeyGeneratePair([kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 512] as CFDictionary, &publicKey, &privateKey)
+            == errSecSuccess)
+        #expect(publicKey.map(SecKeyGetBlockSize) == 64)
+        #expect(SecKeyGeneratePair([kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 256] as CFDictionary, &publicKey, &privateKey)
+            == errSecKeySizeNotAllowed)
+        #expect(SecKeyGeneratePair([kSecAttrKeySizeInBits: 256] as CFDictionary, &publicKey, &privateKey) == errSecParam)
+    }
+}

@@ -65,8 +65,9 @@ extension GlobalSecItemTests {
             #expect(status(error) == Int(errSecParam))
             #expect(SecKeyCreateWithData(Data("junk".utf8) as CFData, [kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeyClass: kSecAttrKeyClassPublic] as CFDictionary, &error) == nil)
             #expect(status(error) == Int(errSecParam))
-            #expect(SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 512] as CFDictionary, &error) == nil)
-            #expect(status(error) == Int(errSecParam))
+            // SecRSAKey.c: "keyLengthInBits < 512 || keyLengthInBits > kMaximumRSAKeyBits" is errSecKeySizeNotAllowed.
+            #expect(SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 256] as CFDictionary, &error) == nil)
+            #expect(status(error) == Int(errSecKeySizeNotAllowed))
             // A token Latchkey does not have (an ephemeral Secure Enclave key is made: SecKeyHeldTests).
             #expect(SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeEC, kSecAttrKeySizeInBits: 256, kSecAttrTokenID: "com.example.card"] as CFDictionary, &error) == nil)
             #expect(status(error) == Int(errSecParam))
