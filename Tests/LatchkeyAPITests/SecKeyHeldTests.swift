@@ -113,9 +113,24 @@ extension GlobalSecItemTests {
             #expect(SecKeyVerifySignature(stored, .rsaSignatureMessagePSSSHA256, Data("m".utf8) as CFData, signature, &error))
         }
 
+        /// SecItem.c's `SecTokenItemAdd` stores a token's key with the token's own ACL whatever class the caller
+        /// gives: a Secure Enclave key with `kSecAttrAccessibleAfterFirstUnlock` in its access control is made
+        /// (as CertificateSigningRequest's suite makes one), and kept as `…AfterFirstUnlockThisDeviceOnly`.
+        @Test func anEnclaveKeyOfAClassThatCouldLeaveIsKeptOnThisDevice() throws {
+            let control = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, .privateKeyUsage, nil))
+            let (key, failure) = enclaveKey([kSecAttrAccessControl as String: control])
+            #expect(failure == nil)
+            let madeKey = try #require(key)
+            let attributes = try #require(SecKeyCopyAttributes(madeKey) as? [String: Any])
+            #expect(attributes[kSecAttrTokenID as String] as? String == kSecAttrTokenIDSecureEnclave as String)
+            var found: CFTypeRef?
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Self.tag,
+                                         kSecReturnAttributes as String: true] as CFDictionary, &found) == errSecSuccess)
+            let stored = try #require(found as? [String: Any])
+            #expect(stored[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly as String)
+        }
+
         @Test func wrongRequestsAreRefusedWithApplesStatuses() throws {
-            // An accessibility that lets the key leave this device.
-            #expect(enclaveKey([kSecAttrAccessible as String: kSecAttrAccessibleWhenUnlocked]).1 == Int(errSecParam))
             // A token Latchkey does not have.
             #expect(enclaveKey(top: [kSecAttrTokenID as String: "com.example.smartcard"]).1 == Int(errSecParam))
             // A size the type does not have.
