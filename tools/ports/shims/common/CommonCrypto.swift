@@ -86,9 +86,9 @@ public func CCCrypt(
     guard alg == 0, [16, 24, 32].contains(keyLength) else { return CCCryptorStatus(kCCParamError) }
     let mode = options & 2 != 0 ? "ecb" : "cbc"
     let cipher = symbol("EVP_aes_\(keyLength * 8)_\(mode)", as: Cipher.self)()
-    guard dataOutAvailable >= dataInLength + 16 || options & 1 == 0 && dataOutAvailable >= dataInLength else {
-        return CCCryptorStatus(kCCBufferTooSmall)
-    }
+    // CommonCrypto's output bound: a decryption never grows; a padded encryption rounds up to the next block.
+    let needed = op == 0 && options & 1 != 0 ? (dataInLength / 16 + 1) * 16 : dataInLength
+    guard dataOutAvailable >= needed else { return CCCryptorStatus(kCCBufferTooSmall) }
     let context = symbol("EVP_CIPHER_CTX_new", as: New.self)()
     defer { symbol("EVP_CIPHER_CTX_free", as: Free.self)(context) }
     var zeroIV = [UInt8](repeating: 0, count: 16)
