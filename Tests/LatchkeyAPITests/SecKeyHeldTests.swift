@@ -118,7 +118,8 @@ extension GlobalSecItemTests {
         /// (as CertificateSigningRequest's suite makes one), and kept as `…AfterFirstUnlockThisDeviceOnly`.
         @Test func anEnclaveKeyOfAClassThatCouldLeaveIsKeptOnThisDevice() throws {
             let control = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, .privateKeyUsage, nil))
-            let (key, failure) = enclaveKey([kSecAttrAccessControl as String: control])
+            // With a kSecAttrAccessible beside it, as the suite gives (the token takes the control; no conflict).
+            let (key, failure) = enclaveKey([kSecAttrAccessControl as String: control, kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlock])
             #expect(failure == nil)
             let madeKey = try #require(key)
             let attributes = try #require(SecKeyCopyAttributes(madeKey) as? [String: Any])

@@ -111,7 +111,9 @@ import Testing
     /// (SecItem.c's `SecTokenItemAdd` sets `kSecAttrAccessibleAlwaysPrivate`), so a Secure Enclave key made
     /// with `kSecAttrAccessibleAfterFirstUnlock` is made (CertificateSigningRequest's suite does this). A
     /// held key never leaves the device: a class that could is kept as its ThisDeviceOnly counterpart, with
-    /// the same availability, in the accessibility and in the access control alike.
+    /// the same availability, in the accessibility and in the access control alike. With an access control,
+    /// Apple hands the control to the token (`SecTokenCopyUpdatedObjectID` drops it from the item), so a
+    /// `kSecAttrAccessible` given beside it does not conflict.
     @Test func aClassThatCouldLeaveIsKeptOnThisDevice() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         for (given, kept) in [("ak", "aku"), ("ck", "cku"), ("dk", "dku"), ("akpu", "akpu")] {
@@ -119,7 +121,8 @@ import Testing
             #expect(made.attributes[.accessible] == .string(kept))
         }
         let control = AccessControl(protection: .afterFirstUnlock, flags: .privateKeyUsage)
-        let made = try make(keychain, [.applicationTag: .data(Data("control".utf8)), .accessControl: control.attributeValue])
+        let made = try make(keychain, [.applicationTag: .data(Data("control".utf8)), .accessControl: control.attributeValue,
+                                       .accessible: .string("ck")])
         #expect(made.attributes[.accessControl].flatMap(AccessControl.init(attributeValue:))?.protection == .afterFirstUnlockThisDeviceOnly)
     }
 

@@ -32,10 +32,9 @@ extension KeychainDatabase {
         if let control = attributes[.accessControl].flatMap(AccessControl.init(attributeValue:)) {
             let kept = AccessControl(protection: control.protection.thisDeviceOnly, flags: control.flags)
             attributes[.accessControl] = kept.attributeValue
-            // A pdmn given beside it follows (add still judges whether the two may stand together).
-            if attributes[.accessible]?.stringValue == control.protection.rawValue {
-                attributes[.accessible] = .string(kept.protection.rawValue)
-            }
+            // The control governs: Apple hands it to the token and stores the item under the token's class
+            // (SecTokenItemAdd), so a pdmn given beside it is not the item's and does not conflict with it.
+            attributes[.accessible] = nil
         } else if let given = attributes[.accessible] {
             guard let code = given.stringValue, let parsed = Accessibility(rawValue: code) else {
                 throw KeychainError.param("pdmn must be one of the accessibility codes")
