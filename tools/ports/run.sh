@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Latchkey ports harness: builds the five most used Swift keychain wrappers against LatchkeySecurity and runs
-# their own XCTest suites, changing nothing in their sources but import lines.
+# Latchkey ports harness: builds ten Swift libraries that use Apple's Security — the five most used keychain
+# wrappers against LatchkeySecurity, five that go beyond passwords against the Security product with their
+# `import Security` unchanged (IMPORT_SECURITY) — and runs their own XCTest suites, changing nothing in their
+# sources but import lines (and, in the patch mode, what a documented patch says).
 #
 #   ./run.sh                       # every library, modes strict, asis, shims and patch (where files exist)
 #   ./run.sh KeychainAccess Valet  # only these
@@ -31,11 +33,15 @@
 #   JOBS              swift build -j (default 2)
 #
 # Source rewriting (the only changes made to the libraries):
-#   1. `import Security` -> `import LatchkeySecurity` (attributes such as @preconcurrency kept).
+#   1. `import Security` -> `import LatchkeySecurity` (attributes such as @preconcurrency kept); kept as it is
+#      for the IMPORT_SECURITY libraries, whose rule 2 adds `import Security`.
 #   2. (all modes but strict) A file that uses Security names (kSec…, errSec…, Sec…, CF…, OSStatus, noErr) but imports
 #      only Foundation / XCTest (which on Apple platforms re-export Security) gets `import LatchkeySecurity`
 #      added right after that import line.
-#   3. `import LocalAuthentication` (an Apple-only module) is wrapped in `#if canImport(LocalAuthentication)`.
+#   3. `import LocalAuthentication`, `UIKit`, `CommonCrypto`, `CryptoKit`, … (Apple-only modules) are wrapped in
+#      `#if canImport(…)`; what a library needs of them comes from its shims, never from Latchkey.
+# Test data read beside the test sources (TEST_DATA) is copied with them, bundle resources (BUNDLE_RESOURCES)
+# next to the test binary, where swift-corelibs-foundation's main bundle looks.
 # Every rewrite is listed in results/<name>.log.
 #
 # Test environment (the Linux stand-in for an Apple test host app):
