@@ -125,7 +125,9 @@ let package = Package(
                 "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeySecretService", "LatchkeyPOSIX",
                 "LatchkeyTestSupport", "latchkeyd", "latchkey", "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
-        .testTarget(name: "SecurityModuleTests", dependencies: ["Security"]),
+        // Builds with InternalImportsByDefault: access-level imports of Security, as Swift 6 code writes them.
+        .testTarget(name: "SecurityModuleTests", dependencies: ["Security"],
+                    swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAPITests",

@@ -51,6 +51,12 @@ extension AsymmetricKey {
     /// `SecKeyCreateSignature`: signs `data` (the message, or its digest for the digest algorithms).
     public func sign(_ algorithm: KeyAlgorithm, _ data: Data) throws(KeyError) -> Data {
         let spec = try require(.sign, algorithm)
+        if case .rsaRawSignature = spec {
+            guard let signature = OpenSSL.sign(handle, input: try rawBlock(data), digest: nil, hashed: true, padding: RSAPadding.none) else {
+                throw KeyError(.param, "\(algorithm.rawValue): the input is not below the modulus")
+            }
+            return signature
+        }
         let plan = try signingPlan(spec, input: data)
         guard var signature = OpenSSL.sign(handle, input: data, digest: plan.digest, hashed: plan.hashed, padding: plan.padding) else {
             throw KeyError(.param, "\(algorithm.rawValue): OpenSSL could not sign")
@@ -67,6 +73,17 @@ extension AsymmetricKey {
     /// `SecKeyVerifySignature`: nothing when `signature` is right, `errSecVerifyFailed` when it is not.
     public func verify(_ algorithm: KeyAlgorithm, _ data: Data, signature: Data) throws(KeyError) {
         let spec = try require(.verify, algorithm)
+        if case .rsaRawSignature = spec {
+            // As SecKeyAdaptors.m: the public operation on the signature, its leading zero bytes skipped, must
+            // be the input exactly.
+            guard let opened = OpenSSL.rsaEncrypt(publicKey.handle, try rawBlock(signature), padding: RSAPadding.none) else {
+                throw KeyError(.param, "\(algorithm.rawValue): the signature is not below the modulus")
+            }
+            guard Data(opened.drop { $0 == 0 }) == data else {
+                throw KeyError(.verifyFailed, "RSA signature verification failed, no match")
+            }
+            return
+        }
         let plan = try signingPlan(spec, input: data)
         var der: Data? = signature
         if case .ecdsa(_, _, true) = spec {
@@ -108,6 +125,11 @@ extension AsymmetricKey {
         let spec = try require(.encrypt, algorithm)
         let recipient = publicKey
         switch spec {
+        case .rsaRawEncryption:
+            guard let ciphertext = OpenSSL.rsaEncrypt(recipient.handle, try rawBlock(plaintext), padding: RSAPadding.none) else {
+                throw KeyError(.param, "\(algorithm.rawValue): the plaintext is not below the modulus")
+            }
+            return ciphertext
         case .rsaPKCS1Encryption, .rsaOAEP:
             let padding: RSAPadding = if case .rsaOAEP(let digest) = spec { .oaep(digest: digest.rawValue) } else { .pkcs1 }
             guard let ciphertext = OpenSSL.rsaEncrypt(recipient.handle, plaintext, padding: padding) else {
@@ -139,6 +161,11 @@ extension AsymmetricKey {
     {
         let spec = try require(.decrypt, algorithm)
         switch spec {
+        case .rsaRawEncryption:
+            guard let plaintext = OpenSSL.rsaDecrypt(handle, try rawBlock(ciphertext), padding: RSAPadding.none) else {
+                throw KeyError(.param, "\(algorithm.rawValue): the ciphertext is not below the modulus")
+            }
+            return plaintext.withUnsafeBytes { Data($0) }
         case .rsaPKCS1Encryption, .rsaOAEP:
             let padding: RSAPadding = if case .rsaOAEP(let digest) = spec { .oaep(digest: digest.rawValue) } else { .pkcs1 }
             guard ciphertext.count == blockSize, let plaintext = OpenSSL.rsaDecrypt(handle, ciphertext, padding: padding) else {
@@ -196,6 +223,15 @@ extension AsymmetricKey {
     }
 
     static let zeroIV = [UInt8](repeating: 0, count: 16)
+
+    /// A raw RSA input as a whole block: a big-endian number, shorter input padded with leading zeros (as
+    /// SecKeyAdaptors.m reads it into the modulus' units); longer than the modulus is `errSecParam`.
+    private func rawBlock(_ input: Data) throws(KeyError) -> Data {
+        guard input.count <= blockSize else {
+            throw KeyError(.param, "a raw RSA input is at most \(blockSize) bytes for this key, not \(input.count)")
+        }
+        return Data(count: blockSize - input.count) + input
+    }
 
     /// ECIES's AES key and IV, as Apple derives them: X9.63 KDF over the ECDH secret with the ephemeral
     /// public key (then the caller's shared info) as shared info; 16-byte AES key up to 256-bit curves, 32

@@ -50,8 +50,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     /// The RSA sizes `generate` accepts.
     public static let rsaSizes: ClosedRange<Int> = 1024...8192
 
-    /// A new random private key: EC of 256, 384 or 521 bits, or RSA of 1024 to 8192 bits (a multiple of 8).
-    public static func generate(_ type: KeyType, bits: Int) throws(KeyError) -> AsymmetricKey {
+    /// A new random private key: EC of 256, 384 or 521 bits, or RSA of `minimumRSABits` (1024 unless said
+    /// otherwise; Apple's `SecKeyCreateRandomKey` makes them from 512) to 8192 bits, a multiple of 8.
+    public static func generate(_ type: KeyType, bits: Int, minimumRSABits: Int = rsaSizes.lowerBound) throws(KeyError) -> AsymmetricKey {
         let handle: PKeyHandle?
         switch type {
         case .ellipticCurve:
@@ -60,8 +61,8 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
             }
             handle = OpenSSL.generateEC(group: group)
         case .rsa:
-            guard rsaSizes.contains(bits), bits % 8 == 0 else {
-                throw KeyError(.param, "an RSA key is 1024 to 8192 bits, a multiple of 8, not \(bits)")
+            guard (minimumRSABits...rsaSizes.upperBound).contains(bits), bits % 8 == 0 else {
+                throw KeyError(.param, "an RSA key is \(minimumRSABits) to \(rsaSizes.upperBound) bits, a multiple of 8, not \(bits)")
             }
             handle = OpenSSL.generateRSA(bits: bits)
         }

@@ -17,7 +17,8 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
     static let known: [String: Spec] = {
         let digests = ["SHA1", "SHA224", "SHA256", "SHA384", "SHA512"]
         var candidates = ["algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
-                          "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC"]
+                          "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC",
+                          "algid:sign:RSA:raw", "algid:encrypt:RSA:raw"]
         for digest in digests {
             let length = Digest(rawValue: digest)?.length ?? 0
             candidates += ["algid:sign:ECDSA:digest-X962:\(digest)", "algid:sign:ECDSA:message-X962:\(digest)",
@@ -61,6 +62,10 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
         case rsaPKCS1Signature(message: Bool, digest: Digest?)
         /// RSA PSS (MGF1 with the same digest, salt as long as the digest).
         case rsaPSS(message: Bool, digest: Digest)
+        /// Raw RSA: the input, as a big-endian number below the modulus, raised to the private exponent
+        /// (signing) or the public one (encryption), with no padding.
+        case rsaRawSignature
+        case rsaRawEncryption
         case rsaPKCS1Encryption
         case rsaOAEP(Digest)
         /// OAEP-wrapped AES key, then AES-GCM.
@@ -72,8 +77,8 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
 
         var operation: KeyOperation {
             switch self {
-            case .ecdsa, .rsaPKCS1Signature, .rsaPSS: .sign
-            case .rsaPKCS1Encryption, .rsaOAEP, .rsaOAEPAESGCM, .ecies: .encrypt
+            case .ecdsa, .rsaPKCS1Signature, .rsaPSS, .rsaRawSignature: .sign
+            case .rsaPKCS1Encryption, .rsaOAEP, .rsaOAEPAESGCM, .ecies, .rsaRawEncryption: .encrypt
             case .ecdh: .keyExchange
             }
         }
@@ -105,6 +110,7 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
             guard parts.count >= 4 else { return nil }
             let hash = parts.count > 4 ? Digest(rawValue: parts[4]) : nil
             switch parts[3] {
+            case "raw" where parts.count == 4: return .rsaRawSignature
             case "digest-PKCS1v15" where parts.count == 4: return .rsaPKCS1Signature(message: false, digest: nil)
             case "digest-PKCS1v15" where parts.count == 5: return hash.map { .rsaPKCS1Signature(message: false, digest: $0) }
             case "message-PKCS1v15" where parts.count == 5: return hash.map { .rsaPKCS1Signature(message: true, digest: $0) }
@@ -116,6 +122,7 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
             }
         case ("encrypt", "RSA"):
             if parts.count == 4, parts[3] == "PKCS1" { return .rsaPKCS1Encryption }
+            if parts.count == 4, parts[3] == "raw" { return .rsaRawEncryption }
             guard parts.count >= 5, parts[3] == "OAEP", let hash = Digest(rawValue: parts[4]) else { return nil }
             if parts.count == 5 { return .rsaOAEP(hash) }
             return parts.count == 6 && parts[5] == "AESGCM" ? .rsaOAEPAESGCM(hash) : nil

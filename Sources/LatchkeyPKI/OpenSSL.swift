@@ -122,6 +122,8 @@ final class PKeyHandle: @unchecked Sendable {
 
 /// RSA padding for signatures and encryption.
 enum RSAPadding: Sendable, Hashable {
+    /// None: the raw RSA operation on a number below the modulus (`RSA_NO_PADDING`).
+    case none
     case pkcs1
     case pss(saltLength: Int)
     case oaep(digest: String)
@@ -374,6 +376,7 @@ extension OpenSSL {
         }
         switch padding {
         case nil: return true
+        case .none?: return EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1
         case .pkcs1?: return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
         case .pss(let salt)?:
             return EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
@@ -463,7 +466,8 @@ extension OpenSSL {
 
     // MARK: Encryption and key agreement
 
-    /// RSA encryption with PKCS #1 v1.5 or OAEP padding.
+    /// RSA encryption with PKCS #1 v1.5 or OAEP padding, or none (the input then a whole block below the
+    /// modulus).
     static func rsaEncrypt(_ key: PKeyHandle, _ plaintext: Data, padding: RSAPadding) -> Data? {
         defer { ERR_clear_error() }
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }

@@ -15,9 +15,11 @@ public typealias CFData = NSData
 public typealias CFArray = NSArray
 /// `CFDate` (a bridged `NSDate`).
 public typealias CFDate = NSDate
-/// `CFNumber` (a bridged `NSNumber`).
-public typealias CFNumber = NSNumber
-/// `CFBoolean` (an `NSNumber` made from a `Bool`).
+/// `CFSet` (a bridged `NSSet`).
+public typealias CFSet = NSSet
+/// `CFBoolean`: an `NSNumber` made from a `Bool` (`kCFBooleanTrue`, `kCFBooleanFalse`, `true as CFBoolean`),
+/// so that `as? Bool` reads it, as on Apple platforms. `CFNumber` is a type of its own (see there), so that
+/// code may give each its own conformances.
 public typealias CFBoolean = NSNumber
 /// `CFTypeRef`.
 public typealias CFTypeRef = AnyObject
@@ -39,13 +41,18 @@ public var kCFBooleanFalse: CFBoolean! { NSNumber(value: false) }
 /// `noErr`.
 public var noErr: OSStatus { 0 }
 
-/// `CFAllocator`: Latchkey allocates with Swift, so the only allocator is the default one, `nil`.
+/// `CFAllocator`: Latchkey allocates with Swift, so the allocators are the default one, `nil`, and
+/// `kCFAllocatorNull`, which frees nothing.
 public final class CFAllocator: Sendable {
-    private init() {}
+    fileprivate init() {}
 }
 
 /// `kCFAllocatorDefault`: nil, as on Apple platforms (where it is the NULL allocator).
 public var kCFAllocatorDefault: CFAllocator! { nil }
+
+/// `kCFAllocatorNull`: the allocator that frees nothing, for `CFDataCreateWithBytesNoCopy` over bytes the
+/// caller keeps.
+public let kCFAllocatorNull: CFAllocator! = CFAllocator()
 
 /// `CFErrorGetDomain`: the error's domain (`NSOSStatusErrorDomain` for Security's errors).
 public func CFErrorGetDomain(_ error: CFError!) -> CFErrorDomain! { error.map { NSString(string: $0.domain) } }

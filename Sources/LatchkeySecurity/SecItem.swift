@@ -5,23 +5,22 @@ import Latchkey
 // in, an OSStatus comes out, and the result (when asked for) comes back through the out-parameter in
 // Apple's shapes: `Data`, `[String: Any]`, or an array of those, as Foundation objects.
 
-/// Adds an item (`SecItemAdd`). `result` receives what the `kSecReturn…` keys ask for; asking for a result
-/// with a nil `result` pointer is `errSecParam`.
+/// Adds an item (`SecItemAdd`). `result` receives what the `kSecReturn…` keys ask for; with a nil `result`
+/// pointer the result is dropped, as Apple's `SecItemResultProcess` drops it (SecItem.c) — the add is done.
 @discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     guard let dictionary = swiftDictionary(attributes) else { return errSecParam }
-    if result == nil && asksForResult(dictionary) { return errSecParam }
     return run { () throws(KeychainError) in
         let value = try SecItemConfiguration.backend().add(dictionary)
         result?.pointee = value.map(foundationObject)
     }
 }
 
-/// Finds items (`SecItemCopyMatching`).
+/// Finds items (`SecItemCopyMatching`). With a nil `result` pointer the status alone says whether anything
+/// matches (the result is dropped, as Apple's `SecItemResultProcess` drops it).
 @discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     guard let dictionary = swiftDictionary(query) else { return errSecParam }
-    if result == nil && asksForResult(dictionary) { return errSecParam }
     return run { () throws(KeychainError) in
         let value = try SecItemConfiguration.backend().copyMatching(dictionary)
         result?.pointee = value.map(foundationObject)
@@ -76,14 +75,6 @@ private func swiftDictionary(_ dictionary: CFDictionary) -> [String: Any]? {
         result[name] = value
     }
     return result
-}
-
-private func asksForResult(_ dictionary: [String: Any]) -> Bool {
-    ["r_Data", "r_Attributes", "r_Ref", "r_PersistentRef"].contains { key in
-        guard let value = dictionary[key] else { return false }
-        // Classified as the dictionary layer classifies it, so the two cannot disagree on what is true.
-        return DictionaryValue.boolean(value) == true
-    }
 }
 
 /// A Swift result as the Foundation object Apple's API hands out.

@@ -118,7 +118,8 @@ private func integer(_ value: Any?) -> Int? {
 }
 
 /// `SecKeyCreateRandomKey`: a new private key of `kSecAttrKeyType` (`kSecAttrKeyTypeECSECPrimeRandom` with
-/// 256, 384 or 521 bits; `kSecAttrKeyTypeRSA` with 1024 to 8192) and `kSecAttrKeySizeInBits`. As on Apple's
+/// 256, 384 or 521 bits; `kSecAttrKeyTypeRSA` with 512 to 8192, a multiple of 8 — another size is
+/// `errSecKeySizeNotAllowed`, as SecRSAKey.c answers) and `kSecAttrKeySizeInBits`. As on Apple's
 /// platforms, `kSecPrivateKeyAttrs` and `kSecPublicKeyAttrs` are merged over the top-level attributes and
 /// each half is stored in the keychain when its merged `kSecAttrIsPermanent` is true (default false), with
 /// its attributes (`kSecAttrApplicationTag`, `kSecAttrLabel`, …).
@@ -162,7 +163,11 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
         }
     } else {
         do {
-            key = SecKey(try AsymmetricKey.generate(type, bits: bits))
+            // SecRSAKey.c generates RSA keys of 512 bits and more (errSecKeySizeNotAllowed outside).
+            if type == .rsa, !(512...AsymmetricKey.rsaSizes.upperBound).contains(bits) {
+                return failing(error, errSecKeySizeNotAllowed, "Invalid or missing key size: \(bits) bits")
+            }
+            key = SecKey(try AsymmetricKey.generate(type, bits: bits, minimumRSABits: 512))
         } catch let failure {
             return failing(error, failure)
         }
@@ -184,29 +189,67 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
     return key
 }
 
-/// `SecKeyCreateWithData`: a key from Apple's external representation; `attributes` give
-/// `kSecAttrKeyType` and `kSecAttrKeyClass` (public or private), and may give `kSecAttrKeySizeInBits`, which
-/// must then match.
+/// `SecKeyCreateWithData`: a key from Apple's external representation. As `SecKey.c` reads `attributes`:
+/// `kSecAttrKeyType` (RSA, or EC — `kSecAttrKeyTypeEC`, `kSecAttrKeyTypeECSECPrimeRandom` or the older
+/// ECDSA value "43" — as a number or its decimal text) and `kSecAttrKeyClass` (public or private) say what
+/// the bytes are; `kSecAttrKeySizeInBits` and every other attribute are ignored, whatever they say (the size
+/// follows from the key). A symmetric class is `errSecUnimplemented`; another type or class, or bytes that
+/// are not such a key, `errSecParam` with Apple's message. With `kSecAttrTokenID` Apple makes a
+/// CryptoTokenKit token's key, which Linux has none of: `errSecUnimplemented`.
 public func SecKeyCreateWithData(
     _ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecKey? {
     let given = entries(attributes)
-    guard let type = keyType(given[kSecAttrKeyType as String]) else {
-        return failing(error, errSecParam, "kSecAttrKeyType must be kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
+    if let token = given[kSecAttrTokenID as String] {
+        return failing(error, errSecUnimplemented, "there are no CryptoTokenKit tokens on Linux (\(token)); find a key the keychain holds with SecItemCopyMatching")
     }
-    guard let keyClass = integer(given[kSecAttrKeyClass as String]), keyClass == 0 || keyClass == 1 else {
-        return failing(error, errSecParam, "kSecAttrKeyClass must be kSecAttrKeyClassPublic or kSecAttrKeyClassPrivate")
+    let typeValue = given[kSecAttrKeyType as String]
+    guard let algorithm = keyParameter(typeValue) else {
+        return failing(error, errSecParam, "Unsupported key type: \(describe(typeValue))")
+    }
+    let classValue = given[kSecAttrKeyClass as String]
+    guard let keyClass = keyParameter(classValue) else {
+        return failing(error, errSecParam, "Unsupported key class: \(describe(classValue))")
+    }
+    let isPrivate: Bool
+    switch keyClass {
+    case 0: isPrivate = false
+    case 1: isPrivate = true
+    case 2: return failing(error, errSecUnimplemented, "Unsupported symmetric key type: \(describe(typeValue))")
+    default: return failing(error, errSecParam, "Unsupported key class: \(describe(classValue))")
+    }
+    let type: KeyType
+    switch algorithm {
+    case 42: type = .rsa
+    case 43, 73: type = .ellipticCurve
+    default: return failing(error, errSecParam, "Unsupported \(isPrivate ? "private" : "public") key type: \(describe(typeValue))")
     }
     do {
-        let key = try AsymmetricKey(externalRepresentation: Data(referencing: keyData), type: type, isPrivate: keyClass == 1)
-        if let bits = integer(given[kSecAttrKeySizeInBits as String]), bits != key.sizeInBits {
-            return failing(error, errSecParam, "the key has \(key.sizeInBits) bits, not the \(bits) of kSecAttrKeySizeInBits")
-        }
-        return SecKey(key)
-    } catch let failure {
-        return failing(error, failure)
+        return SecKey(try AsymmetricKey(externalRepresentation: Data(referencing: keyData), type: type, isPrivate: isPrivate))
+    } catch _ {
+        // Apple's messages, its slip included: an EC private key's failure says "public" too.
+        let message = type == .rsa
+            ? "RSA \(isPrivate ? "private" : "public") key creation from data failed" : "EC public key creation from data failed"
+        return failing(error, errSecParam, message)
     }
 }
+
+/// A key type or class as `SecKeyParamsGetCFIndex` reads it: a number (not a boolean), or text that is
+/// exactly a decimal integer; nil for anything else or a negative value.
+private func keyParameter(_ value: Any?) -> Int? {
+    guard let value, DictionaryValue.boolean(value) == nil else { return nil }
+    if let text = value as? String {
+        guard let number = Int(text), String(number) == text, number >= 0 else { return nil }
+        return number
+    }
+    guard let number = value as? NSNumber, number.doubleValue == number.doubleValue.rounded(), number.int64Value >= 0,
+        let exact = Int(exactly: number.int64Value)
+    else { return nil }
+    return exact
+}
+
+/// A value for an error message (never key material: these are type and class values).
+private func describe(_ value: Any?) -> String { value.map { "\($0)" } ?? "(null)" }
 
 /// `SecKeyCopyExternalRepresentation`: EC public `04‖X‖Y`, EC private `04‖X‖Y‖K`, RSA PKCS #1. A key the
 /// keychain holds is not exported (`errSecUnimplemented`, as Apple's token keys answer).
@@ -264,8 +307,10 @@ public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperati
     }
 }
 
-/// `SecKeyGetBlockSize`: the RSA modulus in bytes; for EC, the largest signature.
-public func SecKeyGetBlockSize(_ key: SecKey) -> Int { key.publicHalf.blockSize }
+/// `SecKeyGetBlockSize`: the RSA modulus in bytes; for EC, the size of the curve's field in bytes (32 for
+/// P-256, 66 for P-521), as `SecECKey.c`'s `ccec_ctx_size` — a DER signature can be longer (up to
+/// 8 + 2 × that, `SecKeyGetSize`'s signature size).
+public func SecKeyGetBlockSize(_ key: SecKey) -> Int { (key.publicHalf.sizeInBits + 7) / 8 }
 
 /// `SecKeyCreateSignature`: signs the message (or digest, for the digest algorithms) with a private key.
 public func SecKeyCreateSignature(

@@ -68,7 +68,7 @@ extension GlobalSecItemTests {
             #expect(attributes[kSecValueData as String] == nil)
             #expect(SecKeyIsAlgorithmSupported(key, .sign, .ecdsaSignatureMessageX962SHA256))
             #expect(!SecKeyIsAlgorithmSupported(key, .sign, .rsaSignatureMessagePSSSHA256))
-            #expect(SecKeyGetBlockSize(key) == 72)
+            #expect(SecKeyGetBlockSize(key) == 32)  // The field size, as SecECKey.c (ccec_ctx_size).
 
             // Found again by its tag: the same key, which signs; its data is the public key.
             let query: [String: Any] = [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Self.tag,
@@ -113,9 +113,25 @@ extension GlobalSecItemTests {
             #expect(SecKeyVerifySignature(stored, .rsaSignatureMessagePSSSHA256, Data("m".utf8) as CFData, signature, &error))
         }
 
+        /// SecItem.c's `SecTokenItemAdd` stores a token's key with the token's own ACL whatever class the caller
+        /// gives: a Secure Enclave key with `kSecAttrAccessibleAfterFirstUnlock` in its access control is made
+        /// (as CertificateSigningRequest's suite makes one), and kept as `…AfterFirstUnlockThisDeviceOnly`.
+        @Test func anEnclaveKeyOfAClassThatCouldLeaveIsKeptOnThisDevice() throws {
+            let control = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleAfterFirstUnlock, .privateKeyUsage, nil))
+            // With a kSecAttrAccessible beside it, as the suite gives (the token takes the control; no conflict).
+            let (key, failure) = enclaveKey([kSecAttrAccessControl as String: control, kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlock])
+            #expect(failure == nil)
+            let madeKey = try #require(key)
+            let attributes = try #require(SecKeyCopyAttributes(madeKey) as? [String: Any])
+            #expect(attributes[kSecAttrTokenID as String] as? String == kSecAttrTokenIDSecureEnclave as String)
+            var found: CFTypeRef?
+            #expect(SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: Self.tag,
+                                         kSecReturnAttributes as String: true] as CFDictionary, &found) == errSecSuccess)
+            let stored = try #require(found as? [String: Any])
+            #expect(stored[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly as String)
+        }
+
         @Test func wrongRequestsAreRefusedWithApplesStatuses() throws {
-            // An accessibility that lets the key leave this device.
-            #expect(enclaveKey([kSecAttrAccessible as String: kSecAttrAccessibleWhenUnlocked]).1 == Int(errSecParam))
             // A token Latchkey does not have.
             #expect(enclaveKey(top: [kSecAttrTokenID as String: "com.example.smartcard"]).1 == Int(errSecParam))
             // A size the type does not have.

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Latchkey ports harness: builds the five most used Swift keychain wrappers against LatchkeySecurity and runs
-# their own XCTest suites, changing nothing in their sources but import lines.
+# Latchkey ports harness: builds ten Swift libraries that use Apple's Security — the five most used keychain
+# wrappers against LatchkeySecurity, five that go beyond passwords against the Security product with their
+# `import Security` unchanged (IMPORT_SECURITY) — and runs their own XCTest suites, changing nothing in their
+# sources but import lines (and, in the patch mode, what a documented patch says).
 #
 #   ./run.sh                       # every library, modes strict, asis, shims and patch (where files exist)
 #   ./run.sh KeychainAccess Valet  # only these
@@ -31,11 +33,15 @@
 #   JOBS              swift build -j (default 2)
 #
 # Source rewriting (the only changes made to the libraries):
-#   1. `import Security` -> `import LatchkeySecurity` (attributes such as @preconcurrency kept).
+#   1. `import Security` -> `import LatchkeySecurity` (attributes such as @preconcurrency kept); kept as it is
+#      for the IMPORT_SECURITY libraries, whose rule 2 adds `import Security`.
 #   2. (all modes but strict) A file that uses Security names (kSec…, errSec…, Sec…, CF…, OSStatus, noErr) but imports
 #      only Foundation / XCTest (which on Apple platforms re-export Security) gets `import LatchkeySecurity`
 #      added right after that import line.
-#   3. `import LocalAuthentication` (an Apple-only module) is wrapped in `#if canImport(LocalAuthentication)`.
+#   3. `import LocalAuthentication`, `UIKit`, `CommonCrypto`, `CryptoKit`, … (Apple-only modules) are wrapped in
+#      `#if canImport(…)`; what a library needs of them comes from its shims, never from Latchkey.
+# Test data read beside the test sources (TEST_DATA) is copied with them, bundle resources (BUNDLE_RESOURCES)
+# next to the test binary, where swift-corelibs-foundation's main bundle looks.
 # Every rewrite is listed in results/<name>.log.
 #
 # Test environment (the Linux stand-in for an Apple test host app):
@@ -66,30 +72,57 @@ MODES="${MODES:-strict asis shims patch}"
 TEST_TIMEOUT="${TEST_TIMEOUT:-900}"
 JOBS="${JOBS:-2}"
 
-ALL_LIBS=(keychain-swift SwiftKeychainWrapper SimpleKeychain KeychainAccess Valet)
+ALL_LIBS=(keychain-swift SwiftKeychainWrapper SimpleKeychain KeychainAccess Valet
+          SwiftyRSA CertificateSigningRequest JWTSwift Heimdall EllipticCurveKeyPair)
+# Round three (issue 32): Security beyond passwords, built with `import Security` unchanged against the
+# `Security` product (the rest against `LatchkeySecurity`, their import rewritten).
+declare -A IMPORT_SECURITY=(
+  [SwiftyRSA]=1 [CertificateSigningRequest]=1 [JWTSwift]=1 [Heimdall]=1 [EllipticCurveKeyPair]=1
+)
 declare -A REPO=(
   [keychain-swift]=evgenyneu/keychain-swift
   [SwiftKeychainWrapper]=jrendel/SwiftKeychainWrapper
   [SimpleKeychain]=auth0/SimpleKeychain
   [KeychainAccess]=kishikawakatsumi/KeychainAccess
   [Valet]=square/Valet
+  [SwiftyRSA]=TakeScoop/SwiftyRSA
+  [CertificateSigningRequest]=cbaker6/CertificateSigningRequest
+  [JWTSwift]=Alpha-Coders/JWTSwift
+  [Heimdall]=henrinormak/Heimdall
+  [EllipticCurveKeyPair]=agens-no/EllipticCurveKeyPair
 )
 declare -A MODULE=(
   [keychain-swift]=KeychainSwift [SwiftKeychainWrapper]=SwiftKeychainWrapper [SimpleKeychain]=SimpleKeychain
   [KeychainAccess]=KeychainAccess [Valet]=Valet
+  [SwiftyRSA]=SwiftyRSA [CertificateSigningRequest]=CertificateSigningRequest [JWTSwift]=JWTSwift [Heimdall]=Heimdall
+  [EllipticCurveKeyPair]=EllipticCurveKeyPair
 )
 # Library sources and test sources inside the checkout (every *.swift file below them is copied).
 declare -A LIB_DIR=(
   [keychain-swift]=Sources [SwiftKeychainWrapper]=SwiftKeychainWrapper [SimpleKeychain]=SimpleKeychain
   [KeychainAccess]=Lib/KeychainAccess [Valet]=Sources/Valet
+  [SwiftyRSA]=Source [CertificateSigningRequest]=Sources/CertificateSigningRequest [JWTSwift]=Sources/JWTSwift
+  [Heimdall]=Heimdall [EllipticCurveKeyPair]=Sources
 )
 declare -A TEST_DIR=(
   [keychain-swift]=Tests/KeychainSwiftTests [SwiftKeychainWrapper]=SwiftKeychainWrapperTests
   [SimpleKeychain]=SimpleKeychainTests [KeychainAccess]=Lib/KeychainAccessTests [Valet]=Tests
+  [SwiftyRSA]=Tests [CertificateSigningRequest]=Tests/CertificateSigningRequestTests [JWTSwift]=Tests/JWTTests
+  [Heimdall]=HeimdallTests [EllipticCurveKeyPair]=Tests/EllipticCurveKeyPairTests
+)
+# Test data read by a path relative to the test sources (#file), copied beside them (relative to TEST_DIR).
+declare -A TEST_DATA=(
+  [JWTSwift]="Samples"
+)
+# Test resources read from the test bundle (Bundle(for:), Bundle.main): copied next to the .xctest binary,
+# where swift-corelibs-foundation's main bundle looks (relative to the checkout; space-separated globs).
+declare -A BUNDLE_RESOURCES=(
+  [SwiftyRSA]="Tests/keys/*"
 )
 # Files left out, relative to the test directory (space-separated). Each is explained in REPORT.md.
 declare -A TEST_EXCLUDE=(
   [KeychainAccess]="SharedCredentialTests.swift"
+  [JWTSwift]="XCTestManifests.swift"
 )
 # The test host each suite runs in on Apple platforms: bundle identifier, application identifier (default
 # access group) and keychain-access-groups entitlement, from each project's Xcode settings.
@@ -99,6 +132,8 @@ declare -A BUNDLE_ID=(
   [SimpleKeychain]=com.auth0.simplekeychain
   [KeychainAccess]=com.kishikawakatsumi.KeychainAccess.TestHost
   [Valet]=com.squareup.Valet-iOS-Test-Host-App
+  [SwiftyRSA]=com.scoop.SwiftyRSA [CertificateSigningRequest]=com.cbaker6.CertificateSigningRequest
+  [JWTSwift]=com.alpha-coders.JWTSwift [Heimdall]=com.henrinormak.Heimdall [EllipticCurveKeyPair]=no.agens.EllipticCurveKeyPair
 )
 declare -A APP_ID=(
   [keychain-swift]=com.marketplacer.KeychainSwiftDemo
@@ -106,6 +141,8 @@ declare -A APP_ID=(
   [SimpleKeychain]=com.auth0.simplekeychain
   [KeychainAccess]=27AEDK3C9F.com.kishikawakatsumi.KeychainAccess.TestHost
   [Valet]=9XUJ7M53NG.com.squareup.Valet-iOS-Test-Host-App
+  [SwiftyRSA]=com.scoop.SwiftyRSA [CertificateSigningRequest]=com.cbaker6.CertificateSigningRequest
+  [JWTSwift]=com.alpha-coders.JWTSwift [Heimdall]=com.henrinormak.Heimdall [EllipticCurveKeyPair]=no.agens.EllipticCurveKeyPair
 )
 declare -A ACCESS_GROUPS=(
   [keychain-swift]=""
@@ -113,6 +150,7 @@ declare -A ACCESS_GROUPS=(
   [SimpleKeychain]=""
   [KeychainAccess]="27AEDK3C9F.shared"
   [Valet]="9XUJ7M53NG.com.squareup.Valet-iOS-Test-Host-App2,group.valet.test"
+  [SwiftyRSA]="" [CertificateSigningRequest]="" [JWTSwift]="" [Heimdall]="" [EllipticCurveKeyPair]=""
 )
 
 log() { printf '%s\n' "$*" | tee -a "$LOG"; }
@@ -126,7 +164,10 @@ import json, os, re, sys, glob, html
 SEC_NAMES = re.compile(r'\b(kSec\w+|errSec\w+|Sec[A-Z]\w+|kCF\w+|CF[A-Z]\w+|OSStatus|noErr)\b')
 IMPORT_SECURITY = re.compile(r'^(\s*(?:@[\w()]+\s+)*)import\s+Security\s*(//.*)?$')
 IMPORT_REEXPORTER = re.compile(r'^(\s*(?:@[\w()]+\s+)*)import\s+(Foundation|XCTest)\s*(//.*)?$')
-APPLE_ONLY = ('LocalAuthentication', 'UIKit', 'AppKit', 'WatchKit', 'AuthenticationServices')
+APPLE_ONLY = ('LocalAuthentication', 'UIKit', 'AppKit', 'WatchKit', 'AuthenticationServices', 'CommonCrypto', 'CryptoKit')
+# The module that stands for Apple's Security: LatchkeySecurity (its import rewritten), or Security itself (the
+# `Security` product, `import Security` kept as it is).
+SECURITY_MODULE = os.environ.get('PORTS_SECURITY_MODULE', 'LatchkeySecurity')
 IMPORT_APPLE_ONLY = re.compile(r'^(\s*(?:@[\w()]+\s+)*)import\s+(' + '|'.join(APPLE_ONLY) + r')\s*$')
 
 def strip_comments(text):
@@ -142,6 +183,8 @@ def rewrite(path, dest, mode, rel):
     added = False
     for n, line in enumerate(lines, 1):
         m = IMPORT_SECURITY.match(line)
+        if m and SECURITY_MODULE == 'Security':
+            out.append(line); origin.append(n); continue
         if m:
             new = f'{m.group(1)}import LatchkeySecurity'
             out.append(new); origin.append(n); notes.append(f'{rel}:{n}: `{line.strip()}` -> `{new.strip()}`'); continue
@@ -153,9 +196,9 @@ def rewrite(path, dest, mode, rel):
         out.append(line); origin.append(n)
         m = IMPORT_REEXPORTER.match(line)
         if m and mode != 'strict' and not has_security and needs_security and not added:
-            out.append(f'{m.group(1)}import LatchkeySecurity'); origin.append(n)
+            out.append(f'{m.group(1)}import {SECURITY_MODULE}'); origin.append(n)
             added = True
-            notes.append(f'{rel}:{n}: added `import LatchkeySecurity` after `{line.strip()}` '
+            notes.append(f'{rel}:{n}: added `import {SECURITY_MODULE}` after `{line.strip()}` '
                          f'(on Apple, Foundation re-exports Security' + (', and XCTest re-exports Foundation' if m.group(2) == 'XCTest' else '') + ')')
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     open(dest, 'w', encoding='utf-8').write('\n'.join(out))
@@ -186,6 +229,17 @@ def cmd_copy(src_dir, dest_dir, mode, excludes, pkg, upstream_prefix):
     print(f'copied {copied} Swift files from {src_dir}' + (f'; excluded: {", ".join(skipped)}' if skipped else ''))
     for n in notes:
         print('  rewrite ' + n)
+
+def cmd_copy_data(src_dir, dest_dir, names):
+    # Test data the suite reads by a path relative to its own sources (#file), copied beside them unchanged.
+    import shutil
+    for name in (n for n in names.split(' ') if n):
+        src, dest = os.path.join(src_dir, name), os.path.join(dest_dir, name)
+        if os.path.isdir(src):
+            shutil.copytree(src, dest, dirs_exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(dest), exist_ok=True); shutil.copy2(src, dest)
+        print(f'copied test data {name}')
 
 ERROR_RE = re.compile(r'^(/[^:\n]+\.swift):(\d+):(\d+): error: (.*)$')
 PLAIN_ERROR_RE = re.compile(r'^(?:error|.*: error): (.*)$')
@@ -369,6 +423,7 @@ def cmd_write_json(out, **kw):
 if __name__ == '__main__':
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == 'copy': cmd_copy(*args)
+    elif cmd == 'copy-data': cmd_copy_data(*args)
     elif cmd == 'build-errors': cmd_build_errors(*args)
     elif cmd == 'parse-tests': cmd_parse_tests(*args)
     elif cmd == 'report': cmd_report(*args)
@@ -456,10 +511,11 @@ ensure_source() {
 }
 
 write_manifest() {
-  local name="$1" module="${MODULE[$1]}" dir="$PKG/$1" shims="$2"
+  local name="$1" module="${MODULE[$1]}" dir="$PKG/$1" shims="$2" product=LatchkeySecurity
+  [[ -n "${IMPORT_SECURITY[$1]:-}" ]] && product=Security
   cat > "$dir/Package.swift" <<EOF
 // swift-tools-version:6.0
-// Generated by tools/ports/run.sh — $name ported to Linux over LatchkeySecurity. Do not edit by hand.
+// Generated by tools/ports/run.sh — $name ported to Linux over $product. Do not edit by hand.
 // Written for LATCHKEY_PORTS_SHIMS=$shims (the comment also makes SwiftPM re-read the manifest per mode).
 import PackageDescription
 
@@ -475,19 +531,19 @@ let shimDependency: [Target.Dependency] = useShims ? ["LatchkeyShims"] : []
 var targets: [Target] = [
     .target(
         name: "$module",
-        dependencies: [.product(name: "LatchkeySecurity", package: "Latchkey")] + shimDependency,
+        dependencies: [.product(name: "$product", package: "Latchkey")] + shimDependency,
         path: "Sources/$module",
         swiftSettings: implicitShims),
     .testTarget(
         name: "${module}Tests",
-        dependencies: ["$module", .product(name: "LatchkeySecurity", package: "Latchkey")] + shimDependency,
+        dependencies: ["$module", .product(name: "$product", package: "Latchkey")] + shimDependency,
         path: "Tests/${module}Tests",
         swiftSettings: implicitShims),
 ]
 if useShims {
     targets.append(.target(
         name: "LatchkeyShims",
-        dependencies: [.product(name: "LatchkeySecurity", package: "Latchkey")],
+        dependencies: [.product(name: "$product", package: "Latchkey")],
         path: "Shims"))
 }
 
@@ -552,8 +608,10 @@ run_one() {
   log "=================================================================================================="
   local import_mode=asis; [[ "$mode" == strict ]] && import_mode=strict
   rm -rf "$dir/Sources" "$dir/Tests" "$dir/Shims" "$dir/.ports-linemap.json"; mkdir -p "$dir"
+  if [[ -n "${IMPORT_SECURITY[$name]:-}" ]]; then export PORTS_SECURITY_MODULE=Security; else export PORTS_SECURITY_MODULE=LatchkeySecurity; fi
   pyh copy "$src/${LIB_DIR[$name]}" "$dir/Sources/$module" "$import_mode" "" "$dir" "${LIB_DIR[$name]}" | tee -a "$LOG"
   pyh copy "$src/${TEST_DIR[$name]}" "$dir/Tests/${module}Tests" "$import_mode" "${TEST_EXCLUDE[$name]:-}" "$dir" "${TEST_DIR[$name]}" | tee -a "$LOG"
+  [[ -n "${TEST_DATA[$name]:-}" ]] && pyh copy-data "$src/${TEST_DIR[$name]}" "$dir/Tests/${module}Tests" "${TEST_DATA[$name]}" | tee -a "$LOG"
   local use_shims=0
   if [[ "$mode" == shims || "$mode" == patch ]]; then
     use_shims=1; mkdir -p "$dir/Shims"
@@ -587,6 +645,10 @@ run_one() {
 <key>CFBundleIdentifier</key><string>${BUNDLE_ID[$name]}</string>
 </dict></plist>
 EOF
+    if [[ -n "${BUNDLE_RESOURCES[$name]:-}" ]]; then
+      (cd "$src" && for f in ${BUNDLE_RESOURCES[$name]}; do cp "$f" "$bin/"; done)
+      log "test resources next to the test binary: ${BUNDLE_RESOURCES[$name]}"
+    fi
     local kc="$work/$tag.keychain"
     rm -f "$kc" "$kc"-* "$kc".*
     export LATCHKEY_KEYCHAIN="$kc"

@@ -169,13 +169,13 @@ enum DictionaryDecoding {
     ) throws(KeychainError) {
         switch key {
         case SecItemKey.valueData:
-            guard operation == .add else {
-                throw KeychainError.param("kSecValueData (v_Data) is not a search criterion")
-            }
             guard let bytes = value as? Data else {
                 throw KeychainError.param("kSecValueData (v_Data) must be data, not \(DictionaryValue.typeName(value))")
             }
-            decoded.data = bytes
+            // securityd's query parser stores a query's value (`query_set_data`) for every operation, and
+            // matching never reads it: in a search, update or delete it is accepted and selects nothing.
+            // Wrappers pass their whole add dictionary as the update query.
+            if operation == .add { decoded.data = bytes }
         case SecItemKey.valuePersistentRef:
             guard let bytes = value as? Data else {
                 throw KeychainError.param("kSecValuePersistentRef must be data, not \(DictionaryValue.typeName(value))")
@@ -217,10 +217,18 @@ enum DictionaryDecoding {
         guard let flag = DictionaryValue.boolean(value) else {
             throw KeychainError.param("'\(key)' must be a boolean, not \(DictionaryValue.typeName(value))")
         }
-        if operation == .update || operation == .delete {
-            throw KeychainError.param("'\(key)' is not supported by \(operation.rawValue)")
+        switch operation {
+        case .update:
+            // `_SecItemUpdate` refuses a return type only when it is asked for (its mask is set by a true
+            // value): "return data not supported by update", errSecReturnDataUnsupported = errSecParam.
+            if flag { throw KeychainError.param("'\(key)' is not supported by update") }
+        case .delete:
+            // `_SecItemDelete` checks no return type (and the macOS shim prunes them before it): a delete
+            // returns nothing, whatever the query asks for.
+            break
+        case .add, .search:
+            if flag { decoded.returning.insert(option) } else { decoded.returning.remove(option) }
         }
-        if flag { decoded.returning.insert(option) } else { decoded.returning.remove(option) }
     }
 
     private static func decodeMatch(

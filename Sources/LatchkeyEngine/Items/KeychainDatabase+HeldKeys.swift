@@ -4,12 +4,12 @@ internal import LatchkeyPKI
 
 extension KeychainDatabase {
     /// Makes a private key the keychain holds (`HeldKeyRequest`) and stores it for `caller`: generated here,
-    /// stored with its derived attributes, `tkid`, and a `…ThisDeviceOnly` accessibility. Returns what
-    /// `returning` asks for; its data is the public key.
+    /// stored with its derived attributes, `tkid`, and a `…ThisDeviceOnly` accessibility (a class that could
+    /// leave the device is kept as its `…ThisDeviceOnly` counterpart). Returns what `returning` asks for; its
+    /// data is the public key.
     ///
-    /// - Throws: `errSecParam` for a size the type does not have, a token other than the two Latchkey
-    ///   knows, or an accessibility that is not `…ThisDeviceOnly`; the errors of `add` (a duplicate, a
-    ///   locked class, a group the caller lacks).
+    /// - Throws: `errSecParam` for a size the type does not have or a token other than the two Latchkey
+    ///   knows; the errors of `add` (a duplicate, a locked class, a group the caller lacks).
     public func createHeldKey(_ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions = [])
         throws(KeychainError) -> ItemResult?
     {
@@ -26,20 +26,22 @@ extension KeychainDatabase {
         guard HeldKeyRequest.tokenIDs.contains(token) else {
             throw KeychainError.param("kSecAttrTokenID '\(token)' is no token of Latchkey's (kSecAttrTokenIDSecureEnclave or \(HeldKeyRequest.latchkeyTokenID))")
         }
-        let accessibility: Accessibility
+        // A held key never leaves this device, whatever protection it is given: as Apple stores a token's item
+        // under its own ACL whatever the caller's class (SecItem.c's SecTokenItemAdd), a class that could
+        // leave (ak, ck, dk) is kept as its …ThisDeviceOnly counterpart, with the same availability.
         if let control = attributes[.accessControl].flatMap(AccessControl.init(attributeValue:)) {
-            accessibility = control.protection
+            let kept = AccessControl(protection: control.protection.thisDeviceOnly, flags: control.flags)
+            attributes[.accessControl] = kept.attributeValue
+            // The control governs: Apple hands it to the token and stores the item under the token's class
+            // (SecTokenItemAdd), so a pdmn given beside it is not the item's and does not conflict with it.
+            attributes[.accessible] = nil
         } else if let given = attributes[.accessible] {
             guard let code = given.stringValue, let parsed = Accessibility(rawValue: code) else {
                 throw KeychainError.param("pdmn must be one of the accessibility codes")
             }
-            accessibility = parsed
+            attributes[.accessible] = .string(parsed.thisDeviceOnly.rawValue)
         } else {
-            accessibility = .whenUnlockedThisDeviceOnly
-            attributes[.accessible] = .string(accessibility.rawValue)
-        }
-        guard accessibility.isThisDeviceOnly else {
-            throw KeychainError.param("a key the keychain holds never leaves this device: its accessibility must be …ThisDeviceOnly, not \(accessibility.rawValue)")
+            attributes[.accessible] = .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue)
         }
         let key: AsymmetricKey
         do {

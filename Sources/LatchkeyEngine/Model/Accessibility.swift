@@ -42,6 +42,16 @@ public enum Accessibility: String, CaseIterable, Hashable, Sendable {
         }
     }
 
+    /// The class with the same availability that stays on this device (itself when it does).
+    public var thisDeviceOnly: Accessibility {
+        switch self {
+        case .whenUnlocked: .whenUnlockedThisDeviceOnly
+        case .afterFirstUnlock: .afterFirstUnlockThisDeviceOnly
+        case .always: .alwaysThisDeviceOnly
+        default: self
+        }
+    }
+
     /// Whether items of this class stay on this device: never synchronized, not exported by default.
     public var isThisDeviceOnly: Bool {
         switch self {
