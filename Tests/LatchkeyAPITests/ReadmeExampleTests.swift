@@ -45,7 +45,7 @@ extension GlobalSecItemTests {
             let directory = TemporaryDirectory()
             #expect(try HelperProcess.run(["readme-swift-api"], environment: exampleEnvironment(directory)).status == 0)
             // No passphrase and (in a session of its own) no terminal to ask on: the keychain stays locked.
-            let locked = try HelperProcess.run("/usr/bin/setsid", [HelperProcess.executable, "readme-failures"],
+            let locked = try HelperProcess.run(HelperProcess.executable, ["readme-failures"],
                                                environment: exampleEnvironment(directory, passphrase: false))
             #expect(locked.stdout == "the keychain is locked\n", "\(locked.stderr)")
             // A keychain file others may read: any other failure, with its status and message.
