@@ -39,6 +39,9 @@ while let argument = arguments.first {
     case "--help", "-h":
         print(usage, terminator: "")
         exit(0)
+    case "--version":
+        print("latchkeyd \(ProductVersion.number)")
+        exit(0)
     case "--manual":
         print(AgentOptions.manual, terminator: "")
         exit(0)
