@@ -17,7 +17,8 @@ public final class PseudoTerminalSession {
     /// twice is waited for twice.
     private var searchFrom = 0
 
-    public init(executable: String, arguments: [String], environment: [String: String]) throws {
+    /// Starts `executable` on a new pseudo-terminal (in `currentDirectory` when given).
+    public init(executable: String, arguments: [String], environment: [String: String], currentDirectory: String? = nil) throws {
         var name = [CChar](repeating: 0, count: 128)
         master = latchkey_test_open_pty(&name, UInt(name.count))
         guard master >= 0 else { throw CocoaError(.fileReadUnknown) }
@@ -25,7 +26,7 @@ public final class PseudoTerminalSession {
         // A new session: the slave, opened as its standard input, becomes its controlling terminal.
         do {
             pid = try ChildProcess.spawn(executable, arguments, environment: environment, terminal: .pseudoTerminal(slave),
-                                         closing: [master])
+                                         currentDirectory: currentDirectory, closing: [master])
         } catch {
             close(master)
             throw error

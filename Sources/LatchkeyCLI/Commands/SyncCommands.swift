@@ -39,7 +39,7 @@ enum SyncCommands {
                        "With now: also remove from the server deletions older than this many days (or seen by every device)."),
             OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
-        positionals: 1...2, leadingPositional: true
+        positionals: 1...2
     ) { arguments, context in
         let action = arguments.positionals[0]
         guard actions.contains(action) else {
@@ -54,7 +54,7 @@ enum SyncCommands {
             return 0
         }
         let path = context.keychainPath(arguments.value("k"))
-        let keychain = try context.openUnlocked(path, displayName: arguments.value("k") ?? "default", arguments: arguments)
+        let keychain = try context.openUnlocked(path, displayName: context.keychainName(arguments.value("k")), arguments: arguments)
         switch action {
         case "setup": return try setup(arguments, keychain: keychain, context: context)
         case "join": return try join(arguments, keychain: keychain, context: context)
