@@ -13,12 +13,15 @@ struct Command: Sendable {
     let options: [OptionSpec]
     /// How many words (arguments that are not options) it takes.
     let positionals: ClosedRange<Int>
+    /// Exit statuses of its own, with what each means, for its help and the manual (empty: the tool's rule).
+    let exitStatuses: [(status: Int32, meaning: String)]
     let body: Body
 
     init(
         _ name: String, synopsis: String, summary: String, details: String, options: [OptionSpec],
-        positionals: ClosedRange<Int> = 0...1, body: @escaping Body
+        positionals: ClosedRange<Int> = 0...1, exitStatuses: [(status: Int32, meaning: String)] = [], body: @escaping Body
     ) {
+        self.exitStatuses = exitStatuses
         self.name = name
         self.synopsis = synopsis
         self.summary = summary
@@ -42,6 +45,10 @@ struct Command: Sendable {
         let width = options.map { $0.display.count }.max() ?? 0
         for option in options {
             lines.append("  " + option.display.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
+        }
+        if !exitStatuses.isEmpty {
+            lines += ["", "Exit statuses:"]
+            for (status, meaning) in exitStatuses { lines.append("  " + String(status).padding(toLength: 5, withPad: " ", startingAt: 0) + meaning) }
         }
         return lines.joined(separator: "\n") + "\n"
     }
