@@ -1,0 +1,52 @@
+import Foundation
+import LatchkeyTestSupport
+import Testing
+
+/// Facts about the repository a reader depends on and that no compiler checks: every product builds in
+/// release too, the README names every package the scripts install, and the scripts explain themselves.
+@Suite struct RepositoryFactsTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// `@testable import` needs the imported module built with `-enable-testing`, which only debug builds
+    /// are: a target that is not a test target and uses it breaks `swift build -c release` (the fuzzer did).
+    @Test func onlyTestTargetsImportForTesting() throws {
+        let testTargets = try FileManager.default.contentsOfDirectory(atPath: Self.root.path + "/Tests").filter { $0.hasSuffix("Tests") }
+        var offenders: [String] = []
+        for top in ["Sources", "Fuzz", "Examples", "Tests", "bench", "tools"] {
+            guard let files = FileManager.default.enumerator(atPath: Self.root.path + "/" + top) else { continue }
+            for case let file as String in files where file.hasSuffix(".swift") {
+                if top == "Tests", let first = file.split(separator: "/").first, testTargets.contains(String(first)) { continue }
+                let text = try String(contentsOfFile: Self.root.path + "/" + top + "/" + file, encoding: .utf8)
+                if text.split(separator: "\n").contains(where: { $0.hasPrefix("@testable import ") }) { offenders.append(top + "/" + file) }
+            }
+        }
+        #expect(offenders == [], "these build in release too, where @testable import fails")
+    }
+
+    /// Every package script/bootstrap installs (with --test too) is named in the README's list.
+    @Test func theReadmeNamesEveryPackageTheScriptsInstall() throws {
+        let bootstrap = try String(contentsOf: Self.root.appendingPathComponent("script/bootstrap"), encoding: .utf8)
+        let lists = bootstrap.split(separator: "\n").filter { $0.contains("packages=(") || $0.contains("packages+=(") }
+        let packages = lists.flatMap { line in
+            line.split(separator: "(", maxSplits: 1).last!.split(separator: ")").first!.split(separator: " ").map(String.init)
+        }
+        #expect(packages.count > 20)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let paragraph = try #require(readme.components(separatedBy: "Both install the Debian packages they need").dropFirst().first?
+            .components(separatedBy: "when they are missing").first)
+        for package in packages { #expect(paragraph.contains("`\(package)`"), "README does not name \(package)") }
+    }
+
+    @Test func scriptDemoExplainsItselfAndRunsNothingElse() throws {
+        for flag in ["--help", "-h"] {
+            let help = try HelperProcess.run(Self.root.path + "/script/demo", [flag], environment: ["PATH": "/usr/bin:/bin"])
+            #expect(help.status == 0)
+            #expect(help.stdout.hasPrefix("Usage: script/demo\n\nRuns Latchkey's main job on the embedded default keychain"))
+            #expect(help.stderr == "", "nothing installed or built")
+        }
+        let wrong = try HelperProcess.run(Self.root.path + "/script/demo", ["--frob"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(wrong.status == 64)
+        #expect(wrong.stderr.hasPrefix("script/demo: unexpected argument \"--frob\"\nUsage: script/demo\n"))
+    }
+}
