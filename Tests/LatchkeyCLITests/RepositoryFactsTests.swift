@@ -49,4 +49,51 @@ import Testing
         #expect(wrong.status == 64)
         #expect(wrong.stderr.hasPrefix("script/demo: unexpected argument \"--frob\"\nUsage: script/demo\n"))
     }
+
+    /// SwiftPM passes -color-diagnostics or -no-color-diagnostics to every compile depending on the terminal,
+    /// and a changed flag rebuilds every module; NO_COLOR=1 makes it pass neither. Every `swift build` the
+    /// scripts run goes through script/lib/swift-build.sh, which sets it, and the README's does too.
+    @Test func everyBuildTheScriptsAndTheReadmeRunSetsNOCOLOR() throws {
+        let scripts = try FileManager.default.contentsOfDirectory(atPath: Self.root.path + "/script").filter { $0 != "lib" }
+        for name in scripts {
+            let text = try String(contentsOfFile: Self.root.path + "/script/" + name, encoding: .utf8)
+            let builds = text.split(separator: "\n").filter { $0.contains("swift build") && !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") }
+            #expect(builds.isEmpty, "script/\(name) runs swift build itself: \(builds)")
+        }
+        let library = try String(contentsOfFile: Self.root.path + "/script/lib/swift-build.sh", encoding: .utf8)
+        #expect(library.split(separator: "\n").filter { $0.contains("swift build") && !$0.hasPrefix("#") } == ["    NO_COLOR=1 swift build \"$@\""])
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```sh\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let readmeBuilds = blocks.flatMap { $0.split(separator: "\n") }.filter { $0.contains("swift build") }
+        #expect(!readmeBuilds.isEmpty)
+        for line in readmeBuilds { #expect(line.contains("NO_COLOR=1 swift build"), "\(line)") }
+    }
+
+    /// static_build drops the toolchain's mktemp warning and nothing else, and fails when the build fails
+    /// (here with a stand-in `swift` that prints what a static link prints).
+    @Test(arguments: [0, 1])
+    func staticBuildsDropOnlyTheToolchainsMktempWarning(_ status: Int) throws {
+        let directory = TemporaryDirectory()
+        let mktemp = "/opt/swift/usr/lib/swift_static/linux/libFoundationEssentials.a(Data+Writing.swift.o):_ThreadLocal.swift.o:"
+            + "function $s20FoundationEssentials19createTemporaryFile: warning: the use of `mktemp' is dangerous, better use `mkstemp' or `mkdtemp'"
+        let fake = """
+            #!/bin/sh
+            echo "swift $* NO_COLOR=$NO_COLOR"
+            cat >&2 <<'END'
+            \(mktemp)
+            Sources/x.swift:1:1: warning: ours, kept
+            END
+            exit \(status)
+
+            """
+        try fake.write(toFile: directory.file("swift"), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.file("swift"))
+        let output = try HelperProcess.run(
+            "/bin/bash", ["-c", "set -euo pipefail; source script/lib/swift-build.sh; static_build --product latchkey-demo; echo built"],
+            environment: ["PATH": directory.path + ":/usr/bin:/bin"], currentDirectory: Self.root.path)
+        #expect(output.status == Int32(status))
+        #expect(output.stdout == (status == 0 ? "built\n" : ""))
+        #expect(output.stderr == "swift build -c release --static-swift-stdlib --product latchkey-demo NO_COLOR=1\n"
+            + "Sources/x.swift:1:1: warning: ours, kept\n")
+    }
 }
