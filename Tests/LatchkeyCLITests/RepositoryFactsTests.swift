@@ -51,14 +51,17 @@ import Testing
     }
 
     /// SwiftPM passes -color-diagnostics or -no-color-diagnostics to every compile depending on the terminal,
-    /// and a changed flag rebuilds every module; NO_COLOR=1 makes it pass neither. Every `swift build` the
-    /// scripts run goes through script/lib/swift-build.sh, which sets it, and the README's does too.
+    /// and a changed flag rebuilds every module; NO_COLOR=1 makes it pass neither. Every build the scripts
+    /// run sets it (through script/lib/swift-build.sh, or on the line), and the README's does too.
     @Test func everyBuildTheScriptsAndTheReadmeRunSetsNOCOLOR() throws {
         let scripts = try FileManager.default.contentsOfDirectory(atPath: Self.root.path + "/script").filter { $0 != "lib" }
         for name in scripts {
             let text = try String(contentsOfFile: Self.root.path + "/script/" + name, encoding: .utf8)
-            let builds = text.split(separator: "\n").filter { $0.contains("swift build") && !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") }
-            #expect(builds.isEmpty, "script/\(name) runs swift build itself: \(builds)")
+            let builds = text.split(separator: "\n").filter { line in
+                (line.contains("swift build") || line.contains("swift package")) && !line.contains("NO_COLOR=1 swift ")
+                    && !line.trimmingCharacters(in: .whitespaces).hasPrefix("#")
+            }
+            #expect(builds.isEmpty, "script/\(name) builds without NO_COLOR=1: \(builds)")
         }
         let library = try String(contentsOfFile: Self.root.path + "/script/lib/swift-build.sh", encoding: .utf8)
         #expect(library.split(separator: "\n").filter { $0.contains("swift build") && !$0.hasPrefix("#") } == ["    NO_COLOR=1 swift build \"$@\""])
