@@ -105,7 +105,7 @@ let package = Package(
         .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
-        .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI"]),
+        .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyTests",

@@ -1,9 +1,9 @@
 import Foundation
-@testable import Latchkey
-@testable import LatchkeyEngine
+import Latchkey
+import LatchkeyEngine
 import LatchkeyPKI
 import LatchkeyProtocol
-@testable import LatchkeyCLI
+import LatchkeyCLI
 
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
 /// invariants it can (a decoded message re-encodes to the same bytes).
@@ -100,13 +100,7 @@ enum FuzzTargets {
         let payload = input.byte() % 2 == 0
         let rest = input.rest()
         do throws(KeychainError) {
-            if payload {
-                let items = try KeychainBackup.parsePayload(rest)
-                precondition(items.count <= rest.count, "more items than bytes")
-            } else {
-                let (header, kdf) = try KeychainBackup.parseHeader(rest)
-                precondition(kdf.parameters.isWithinBounds && header.count < rest.count)
-            }
+            try KeychainBackup.fuzzParse(rest, payload: payload)
         } catch {
             precondition([.decode, .param].contains(error.status), "unexpected status \(error.status)")
         }
@@ -116,18 +110,13 @@ enum FuzzTargets {
 
     static func commandLine(_ data: Data) {
         var input = FuzzInput(data)
-        let commands = LatchkeyCommandLine.commands
-        let command = commands[input.int(below: commands.count)]
+        let command = input.int(below: LatchkeyCommandLine.commandNames.count)
         let words = input.rest().split(separator: 0, omittingEmptySubsequences: false).map {
             String(decoding: $0, as: UTF8.self)
         }
-        do throws(UsageError) {
-            let parsed = try ArgumentParser.parse(words, options: command.options)
-            _ = parsed.positionals
-        } catch {
-            precondition(!error.message.isEmpty, "a usage error without a message")
+        if let message = LatchkeyCommandLine.fuzzParse(commandAt: command, words) {
+            precondition(!message.isEmpty, "a usage error without a message")
         }
-        _ = LatchkeyCommandLine.command(named: words.first ?? "")
     }
 
     // MARK: agent: requests and responses as they arrive on the socket

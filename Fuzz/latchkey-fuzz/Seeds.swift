@@ -1,8 +1,8 @@
 import Foundation
-@testable import Latchkey
-@testable import LatchkeyEngine
+import Latchkey
+import LatchkeyEngine
 import LatchkeyProtocol
-@testable import LatchkeyCLI
+import LatchkeyCLI
 
 /// The committed seed corpus, regenerated with `latchkey-fuzz --write-seeds Fuzz/corpus`: well-formed
 /// inputs for each target, so the fuzzer starts past the first checks of every decoder.
@@ -65,8 +65,8 @@ enum Seeds {
             ], data: nil),
         ]
         let sealed = try KeychainBackup.seal(items, passphrase: Passphrase("seed"), keyDerivation: .minimum)
-        let payload = Data(KeychainBackup.encodePayload(items).bytes)
-        return [Data([0]) + sealed, Data([1]) + payload, Data([1]) + Data(KeychainBackup.encodePayload([]).bytes),
+        let payload = KeychainBackup.encodedPayload(items)
+        return [Data([0]) + sealed, Data([1]) + payload, Data([1]) + KeychainBackup.encodedPayload([]),
                 Data([0]) + sealed.prefix(60)]
     }
 
@@ -82,7 +82,7 @@ enum Seeds {
             ("export", ["-o", "backup.lkb", "--include-this-device-only"]),
             ("register-application", ["--app-id", "com.example", "--access-group", "g", "--wildcard", "/bin/true"]),
         ]
-        let names = LatchkeyCommandLine.commands.map(\.name)
+        let names = LatchkeyCommandLine.commandNames
         return invocations.map { name, words in
             Data([UInt8(names.firstIndex(of: name) ?? 0)]) + Data(words.joined(separator: "\0").utf8)
         }

@@ -140,7 +140,7 @@ public enum LatchkeyCommandLine {
         return low == 0 || low == usageStatus ? 1 : low
     }
 
-    static let version = "0.1.0"
+    static let version = ProductVersion.number
 
     static var toolUsage: String {
         var lines = [
@@ -159,7 +159,10 @@ public enum LatchkeyCommandLine {
         for command in commands {
             lines.append("  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary)
         }
-        lines += ["", "`latchkey help <command>` or `latchkey <command> --help` explains a command in full."]
+        lines += [
+            "", "`latchkey help <command>` or `latchkey <command> --help` explains a command in full;",
+            "`latchkey --version` prints the version.",
+        ]
         return lines.joined(separator: "\n") + "\n"
     }
 }

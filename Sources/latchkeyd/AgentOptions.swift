@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyEngine
 
 // latchkeyd's options, in one table that parses the command line and writes `--help`, the manual page
 // (`latchkeyd --manual`) and shell completions (`latchkeyd --completion bash|zsh|fish`).
@@ -27,6 +28,7 @@ enum AgentOptions {
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
         AgentOption(name: "manual", value: nil, help: "Print the manual page latchkeyd(1), in roff, and exit."),
         AgentOption(name: "completion", value: "shell", help: "Print shell completions (bash, zsh or fish) and exit."),
+        AgentOption(name: "version", value: nil, help: "Print latchkeyd's version and exit."),
         AgentOption(name: "help", value: nil, help: "Show this help and exit."),
     ]
 
@@ -45,7 +47,7 @@ enum AgentOptions {
         """
 
     static var usage: String {
-        let synopsis = all.filter { !["manual", "completion", "help"].contains($0.name) }
+        let synopsis = all.filter { !["manual", "completion", "version", "help"].contains($0.name) }
             .map { "[--\($0.name)\($0.value.map { " \($0)" } ?? "")]" }.joined(separator: " ")
         var lines = ["Usage: latchkeyd \(synopsis)", "", description, "", protectedItems, "", "Options:"]
         let width = all.map { display($0).count }.max() ?? 0
@@ -65,7 +67,7 @@ enum AgentOptions {
 
     static var manual: String {
         var lines = [
-            ".TH LATCHKEYD 1 \"\" \"latchkeyd\" \"User Commands\"", ".SH NAME", "latchkeyd \\- the Latchkey agent",
+            ".TH LATCHKEYD 1 \"\" \"latchkeyd \(ProductVersion.number)\" \"User Commands\"", ".SH NAME", "latchkeyd \\- the Latchkey agent",
             ".SH SYNOPSIS", ".B latchkeyd", "[\\fIoptions\\fR]", ".SH DESCRIPTION", roff(description), ".PP", roff(protectedItems),
             ".SH OPTIONS",
         ]

@@ -46,6 +46,9 @@ while let argument = arguments.first {
     case "--help", "-h":
         print(usage, terminator: "")
         exit(0)
+    case "--version":
+        print("latchkeyd \(ProductVersion.number)")
+        exit(0)
     case "--manual":
         print(AgentOptions.manual, terminator: "")
         exit(0)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import LatchkeyAgent
 import LatchkeyPOSIX
+import LatchkeyTestSupport
 import Testing
 
 /// The check the agent makes before it serves a request: the sender is still the process it identified at
@@ -10,24 +11,16 @@ import Testing
 /// told apart.
 @Suite struct PeerIdentityTests {
     /// A python3 that waits for a line on its standard input, then runs `/bin/sleep`.
-    static func startExecer() throws -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import os, sys; sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])"]
-        let input = Pipe()
-        process.standardInput = input
-        try process.run()
-        return (process, input)
+    static func startExecer() throws -> SpawnedProcess {
+        try SpawnedProcess("/usr/bin/python3", ["-c", "import os, sys; sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])"],
+                           environment: ["PATH": "/usr/bin:/bin"], input: true)
     }
 
     @Test func aProcessThatRunsAnotherProgramAfterConnectingIsToldApart() throws {
-        let (process, input) = try Self.startExecer()
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        let pid = process.processIdentifier
-        // Identified once python3 runs (Process returns once the child is forked; it may not have exec'd yet).
+        let process = try Self.startExecer()
+        defer { process.stop(signal: SIGKILL) }
+        let pid = process.pid
+        // Identified once python3 runs (posix_spawn may return before the child has exec'd).
         var identity = PeerIdentity.identify(pid: pid, uid: getuid(), digests: DigestCache())
         for _ in 0..<500 where !(identity.executablePath ?? "").contains("python3") {
             Thread.sleep(forTimeInterval: 0.01)
@@ -42,7 +35,7 @@ import Testing
         #expect(identity.mismatch(sender: stranger, digests: DigestCache())
             == "a message came from pid \(getpid()) (uid \(getuid())), not from pid \(pid), which connected")
 
-        input.fileHandleForWriting.write(Data("go\n".utf8))
+        process.send(Data("go\n".utf8))
         var verdict: String?
         for _ in 0..<500 {
             verdict = identity.mismatch(sender: sender, digests: DigestCache())
@@ -51,8 +44,7 @@ import Testing
         }
         #expect(verdict == "pid \(pid) now runs /usr/bin/sleep, not the program that connected")
 
-        kill(pid, SIGKILL)
-        process.waitUntilExit()
+        process.stop(signal: SIGKILL)
         #expect(identity.mismatch(sender: sender, digests: DigestCache()) == "pid \(pid) is no longer the process that connected")
     }
 

@@ -58,7 +58,7 @@ import Testing
         #expect(endOfInput.transcript.hasSuffix("SecItemCopyMatching -128 -\r\n"), "\(endOfInput.transcript)")
 
         // No terminal at all (a new session without one): nobody to ask.
-        let detached = try HelperProcess.run("/usr/bin/setsid", [AgentSandbox.clientPath("a"), "secitem-get-ui", "mail", "alice", "allow"],
+        let detached = try HelperProcess.run(AgentSandbox.clientPath("a"), ["secitem-get-ui", "mail", "alice", "allow"],
                                              environment: environment)
         #expect(detached.stdout == "SecItemCopyMatching -25308 -\n", "\(detached.stderr)")
     }

@@ -2,7 +2,7 @@
 import LatchkeyTestSupport
 import Testing
 
-/// The parser behind every command: BSD getopt rules plus long options.
+/// The parser behind every command: getopt's short options, long options, and options anywhere before `--`.
 @Suite(.dedicatedThreads) struct ArgumentParserTests {
     let options = [
         OptionSpec("a", nil, .required, value: "account", "Account."),
@@ -35,10 +35,46 @@ import Testing
         #expect(parsed.flags["synchronizable"] == 1)
     }
 
-    @Test func optionsEndAtTheFirstWordOrAtDoubleDash() throws {
-        #expect(try ArgumentParser.parse(["kc", "-g"], options: options).positionals == ["kc", "-g"])
+    @Test func optionsEndOnlyAtDoubleDash() throws {
+        let after = try ArgumentParser.parse(["kc", "-g"], options: options)
+        #expect(after.flags == ["g": 1])
+        #expect(after.positionals == ["kc"])
         #expect(try ArgumentParser.parse(["--", "-g"], options: options).positionals == ["-g"])
+        #expect(try ArgumentParser.parse(["kc", "--", "-g", "--"], options: options).positionals == ["kc", "-g", "--"])
         #expect(try ArgumentParser.parse(["-"], options: options).positionals == ["-"])
+        #expect(try ArgumentParser.parse(["-", "-g"], options: options).flags == ["g": 1])
+    }
+
+    /// `find-generic-password -a A -s S ./c.keychain -w`, `register-application EXE --passphrase-file F`: every
+    /// order of the same options and words parses to the same result, as macOS `security` users type them.
+    @Test func optionsMayComeBeforeBetweenAndAfterTheWords() throws {
+        let pieces: [[String]] = [["-a", "alice"], ["-gU"], ["--access-group", "g1"], ["--access-group=g2"], ["kc"], ["second"]]
+        var orders: [[[String]]] = [[]]
+        for piece in pieces {
+            orders = orders.flatMap { order in (0...order.count).map { at in Array(order[..<at]) + [piece] + Array(order[at...]) } }
+        }
+        #expect(orders.count == 720)
+        for order in orders {
+            let parsed = try ArgumentParser.parse(order.flatMap { $0 }, options: options)
+            let words = order.filter { ["kc", "second"].contains($0[0]) }.map { $0[0] }
+            #expect(parsed.positionals == words, "\(order)")
+            #expect(parsed.flags == ["g": 1, "U": 1], "\(order)")
+            #expect(parsed.value("a") == "alice", "\(order)")
+            #expect(parsed.allValues("access-group") == order.compactMap { $0 == ["--access-group", "g1"] ? "g1" : $0 == ["--access-group=g2"] ? "g2" : nil },
+                    "\(order)")
+        }
+    }
+
+    @Test func aValueOptionAfterTheWordsStillTakesItsValueOrAsksForIt() throws {
+        // Last: a prompt (security's "put -w at the end"), the keychain stays a word.
+        let asking = try ArgumentParser.parse(["-a", "alice", "./c.keychain", "-w"], options: options)
+        #expect(asking.prompts == ["w"])
+        #expect(asking.positionals == ["./c.keychain"])
+        // Followed by a word: that word is the value, wherever the option stands (getopt's rule).
+        let given = try ArgumentParser.parse(["./c.keychain", "-w", "pw", "-g"], options: options)
+        #expect(given.value("w") == "pw")
+        #expect(given.positionals == ["./c.keychain"])
+        #expect(given.flags == ["g": 1])
     }
 
     @Test(arguments: [

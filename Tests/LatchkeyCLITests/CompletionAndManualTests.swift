@@ -107,7 +107,7 @@ import Testing
 
     @Test func latchkeydCompletesItsOptions() throws {
         let bash = try latchkeyd("--completion", "bash")
-        #expect(bash.contains("compgen -W \"--keychain --socket --pinentry --secret-service --secret-service-policy --no-sync --verbose --manual --completion --help\""))
+        #expect(bash.contains("compgen -W \"--keychain --socket --pinentry --secret-service --secret-service-policy --no-sync --verbose --manual --completion --version --help\""))
         #expect(try check("/usr/bin/zsh", ["-n"], script: try latchkeyd("--completion", "zsh")).status == 0)
         #expect(try check("/usr/bin/fish", ["--no-execute"], script: try latchkeyd("--completion", "fish")).status == 0)
         #expect(try check("/bin/bash", ["-n"], script: bash).status == 0)

@@ -62,7 +62,7 @@ import Testing
         #expect(doctor.stdout.hasSuffix("""
             ok       no agent serves it: programs open it themselves, with the passphrase
             \(Self.tracingLine)
-            skipped  integrity: it needs the passphrase, and no terminal to prompt on; use --passphrase-fd, a key file, or LATCHKEY_PASSPHRASE
+            skipped  integrity: it needs the passphrase, and no terminal to prompt on; use --passphrase-fd, --passphrase-file, or LATCHKEY_PASSPHRASE
 
             """), "\(doctor.stdout)")
         let chosen = try sandbox.run(["doctor", "--no-unlock"], environment: sandbox.environment)
@@ -91,7 +91,24 @@ import Testing
     @Test func aMissingKeychain() throws {
         let doctor = try sandbox.run("doctor")
         #expect(doctor.status == 1)
-        #expect(doctor.stdout.hasSuffix("error    the keychain does not exist; create it with `latchkey create-keychain `\n"))
+        #expect(doctor.stdout.hasSuffix("error    the keychain does not exist; create it with `latchkey create-keychain \(sandbox.defaultKeychain)`\n"))
+    }
+
+    /// The command doctor suggests for a missing keychain, pasted into a shell as it is printed, creates the
+    /// very keychain doctor looked at — named by the argument, by LATCHKEY_KEYCHAIN, or the default.
+    @Test(arguments: [["doctor"], ["doctor", "my keychain's.keychain"], ["doctor", "./here.keychain"]])
+    func theSuggestedCommandCreatesTheMissingKeychain(_ arguments: [String]) throws {
+        var environment = sandbox.unattended
+        environment["PATH"] = URL(fileURLWithPath: sandbox.binary).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        environment["LATCHKEY_KEYCHAIN"] = arguments.count == 1 ? "./named.keychain" : nil
+        let doctor = try HelperProcess.run(sandbox.binary, arguments, environment: environment, currentDirectory: sandbox.directory.path)
+        #expect(doctor.status == 1)
+        let suggestion = try #require(doctor.stdout.components(separatedBy: "create it with `").last?.components(separatedBy: "`").first)
+        #expect(suggestion.hasPrefix("latchkey create-keychain ") && suggestion.count > "latchkey create-keychain ".count, "\(suggestion)")
+        let created = try HelperProcess.run("/bin/bash", ["-c", suggestion], environment: environment, currentDirectory: sandbox.directory.path)
+        #expect(created.status == 0, "\(created.stderr)")
+        let again = try HelperProcess.run(sandbox.binary, arguments, environment: environment, currentDirectory: sandbox.directory.path)
+        #expect(again.status == 0, "\(again.stdout)")
     }
 
     @Test func dumpShowsSecretsOnlyWhenAsked() throws {

@@ -35,11 +35,13 @@ import Testing
         let code = try #require(join.stdout.firstMatch(of: /approve (\d{3}-\d{3})/)?.1).description
         #expect(join.stdout == "waiting for approval: on a device of the vault, run  latchkey sync approve \(code)\nnot approved yet; this device stays waiting: latchkey sync now completes the join once approved\n")
         let waiting = try desktop.run("sync", "now")
-        #expect(waiting.status == 36)
-        #expect(waiting.stderr == "latchkey: sync: User interaction is not allowed. (this device waits for approval: run latchkey sync approve \(code) on a device of the vault)\n")
+        #expect(waiting.status == 75)
+        #expect(waiting.stderr == "latchkey: sync: this device waits for approval: run latchkey sync approve \(code) on a device of the vault\n")
 
         #expect(try laptop.run("sync", "approve").stdout == "desktop  shows \(code)   (latchkey sync approve \(code))\n")
-        #expect(try laptop.run("sync", "approve", "999-999").status == 44)
+        let mistyped = try laptop.run("sync", "approve", "999-999")
+        #expect(mistyped.status == 81)
+        #expect(mistyped.stderr == "latchkey: sync: no device waiting to join shows the code 999-999; latchkey sync approve without a code lists the devices waiting\n")
         let approve = try laptop.run("sync", "approve", code)
         #expect(approve.stdout == "approved desktop; the vault's fingerprint is \(fingerprint.dropFirst("fingerprint ".count)): desktop shows the same\n")
         #expect(try laptop.run("sync", "approve").stdout == "no device is waiting to join\n")
@@ -73,8 +75,8 @@ import Testing
         #expect(try laptop.run("find-generic-password", "-a", "alice", "-s", "mail", "-w").stdout == "changed\n")
         #expect(try laptop.run("sync", "remove-device", "desktop").stdout == "removed desktop; the vault key is now key 2, which desktop does not have\n")
         let removed = try desktop.run("sync", "now")
-        #expect(removed.status == 51)
-        #expect(removed.stderr == "latchkey: sync: The user name or passphrase you entered is not correct. (this device was removed from the vault)\n")
+        #expect(removed.status == 77)
+        #expect(removed.stderr == "latchkey: sync: this device was removed from the vault: it gets no new keys and its pushes are refused; latchkey sync leave, then join again\n")
 
         // A spare device joins with the recovery code from a file only its owner reads.
         let codeFile = spare.directory.file("recovery")
@@ -86,7 +88,7 @@ import Testing
         #expect(try spare.run("find-generic-password", "-a", "alice", "-s", "mail", "-w").stdout == "changed\n")
         #expect(try spare.run("sync", "conflicts").stdout == "no conflicts\n")
         #expect(try spare.run("sync", "leave").status == 0)
-        #expect(try spare.run("sync", "status").status == 53)
+        #expect(try spare.run("sync", "status").status == 78)
     }
 
     @Test func badInputGetsAClearErrorAndChangesNothing() throws {
@@ -97,18 +99,20 @@ import Testing
         #expect(unknown.status == 64)
         #expect(unknown.stderr.hasPrefix("latchkey: sync: unknown sync action 'bogus'; one of: setup, join, approve, status, now, remove-device, conflicts, leave, schema"))
         let notSetUp = try device.run("sync", "now")
-        #expect(notSetUp.status == 53)
-        #expect(notSetUp.stderr == "latchkey: sync: No keychain is available. (this keychain is not set up for sync (latchkey sync setup or join))\n")
+        #expect(notSetUp.status == 78)
+        #expect(notSetUp.stderr == "latchkey: sync: this keychain is not set up for sync: run latchkey sync setup, or latchkey sync join\n")
         #expect(try device.run("sync", "join", "--server", cluster.conninfo, "--vault", "xyz").status == 64)
         let noVault = try device.run("sync", "join", "--server", cluster.conninfo, "--name", "x", "--wait", "0")
-        #expect(noVault.status == 206)
-        #expect(noVault.stderr == "latchkey: sync: One or more parameters passed to a function were not valid. (the server holds no vault (latchkey sync setup makes one))\n")
+        #expect(noVault.status == 79)
+        #expect(noVault.stderr == "latchkey: sync: the server holds no vault (latchkey sync setup makes one)\n")
         let unreachable = try device.run("sync", "setup", "--server", "host=\(device.directory.path) port=1 dbname=none", "--name", "x")
-        #expect(unreachable.status == 53)
-        #expect(unreachable.stderr.hasPrefix("latchkey: sync: No keychain is available. (the sync server: connection to server on socket"))
+        #expect(unreachable.status == 69)
+        #expect(unreachable.stderr.hasPrefix("latchkey: sync: cannot reach the sync server: connection to server on socket"), "\(unreachable.stderr)")
         // Nothing was half set up: a real server works afterwards.
         #expect(try device.run("sync", "setup", "--server", cluster.conninfo, "--name", "x").status == 0)
-        #expect(try device.run("sync", "setup", "--server", cluster.conninfo, "--name", "x").status == 45)
+        let again = try device.run("sync", "setup", "--server", cluster.conninfo, "--name", "x")
+        #expect(again.status == 78)
+        #expect(again.stderr == "latchkey: sync: this keychain is set up for sync already: latchkey sync leave first\n")
         #expect(try device.run("sync", "status", "extra").status == 64)
         let weakFile = device.directory.file("code")
         #expect(FileManager.default.createFile(atPath: weakFile, contents: Data("x".utf8), attributes: [.posixPermissions: 0o644]))
@@ -118,8 +122,8 @@ import Testing
         let wrong = device.directory.file("wrong")
         #expect(FileManager.default.createFile(atPath: wrong, contents: Data("AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA-AAAA\n".utf8), attributes: [.posixPermissions: 0o600]))
         let refused = try other.run("sync", "join", "--server", cluster.conninfo, "--name", "y", "--recovery-code-file", wrong)
-        #expect(refused.status == 51)
-        #expect(refused.stderr == "latchkey: sync: The user name or passphrase you entered is not correct. (the recovery code is not this vault's)\n")
+        #expect(refused.status == 80)
+        #expect(refused.stderr == "latchkey: sync: wrong recovery code: the recovery code is not this vault's\n")
     }
 
     @Test func aFirstSyncShowsItsProgressOnATerminalAndNothingOnAPipe() throws {

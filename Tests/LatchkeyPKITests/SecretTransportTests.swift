@@ -1,6 +1,7 @@
 import Foundation
 @testable import LatchkeyCrypto
 @testable import LatchkeyPKI
+import LatchkeyTestSupport
 import Testing
 
 /// The Secret Service's DH session, checked against an independent implementation: Python's own modular
@@ -8,16 +9,9 @@ import Testing
 @Suite struct SecretTransportTests {
     /// Runs the client side in Python: `args` after the script; its standard output, trimmed.
     func client(_ script: String, _ arguments: [String]) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let output = try HelperProcess.run("/usr/bin/python3", ["-c", script] + arguments)
+        #expect(output.status == 0, "\(output.stderr)")
+        return output.stdout.split(separator: "\n").map(String.init)
     }
 
     static let prelude = """

@@ -48,13 +48,10 @@ import Glibc
         for trial in 0..<Self.trials {
             let log = directory.file("writer-\(trial).log")
             #expect(FileManager.default.createFile(atPath: log, contents: nil))
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: HelperProcess.executable)
-            process.arguments = ["writer", path, Fixture.passphrase, "\(UInt64.random(in: 1...UInt64.max, using: &generator))", "16"]
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
+            let errors = directory.file("writer-\(trial).errors")
+            let process = try SpawnedProcess(
+                HelperProcess.executable, ["writer", path, Fixture.passphrase, "\(UInt64.random(in: 1...UInt64.max, using: &generator))", "16"],
+                environment: ProcessInfo.processInfo.environment, log: log, errors: errors)
             // Wait until the writer has opened the keychain, let it write for a random while, then kill it.
             let deadline = Date().addingTimeInterval(30)
             while !(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data(), as: UTF8.self)
@@ -62,9 +59,9 @@ import Glibc
                 Thread.sleep(forTimeInterval: 0.005)
             }
             Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.25, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "writer exited early: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+            process.stop(signal: SIGKILL)
+            #expect(process.exitStatus == 128 + SIGKILL,
+                    "writer exited early: \(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errors))) ?? Data(), as: UTF8.self))")
 
             let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n")
             for line in lines where line.hasPrefix("ack ") {

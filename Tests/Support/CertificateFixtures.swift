@@ -36,15 +36,9 @@ public enum CertificateIssuer {
                 .sign(ca, hashes.SHA256()))
             sys.stdout.buffer.write(certificate.public_bytes(serialization.Encoding.DER))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script, point.map { String(format: "%02x", $0) }.joined(), commonName]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let der = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, !der.isEmpty else {
+        let output = try HelperProcess.run("/usr/bin/python3", ["-c", script, point.map { String(format: "%02x", $0) }.joined(), commonName])
+        let der = output.stdoutBytes
+        guard output.status == 0, !der.isEmpty else {
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "python3 could not issue the certificate"])
         }
         return der

@@ -9,8 +9,9 @@ import Glibc
 /// bundle, the built tools, or any program — with a timeout, so a stuck child fails its test instead of
 /// hanging the run.
 ///
-/// Spawned with `posix_spawn`; the pipes are created close-on-exec, so a program another test spawns at the
-/// same moment cannot inherit them (and keep this one's output open, or an executable busy).
+/// Spawned through `ChildProcess` (a session of its own, no terminal); the pipes are created close-on-exec,
+/// so a program another test spawns at the same moment cannot inherit them (and keep this one's output open,
+/// or an executable busy).
 public enum HelperProcess {
     public static var executable: String { product("latchkey-test-helper") }
 
@@ -29,6 +30,8 @@ public enum HelperProcess {
         public let status: Int32
         public let stdout: String
         public let stderr: String
+        /// Standard output as written (for a program that writes bytes, not text).
+        public let stdoutBytes: Data
     }
 
     /// A child that did not end within its timeout (it was killed).
@@ -43,40 +46,30 @@ public enum HelperProcess {
         try run(executable, arguments, environment: environment)
     }
 
-    /// Runs an executable to completion, feeding `input` to its standard input; throws `TimedOut` (after
+    /// Runs an executable to completion (in a session of its own, see `ChildProcess`; in
+    /// `currentDirectory` when given), feeding `input` to its standard input; throws `TimedOut` (after
     /// killing it) when it runs longer than `timeout` seconds.
     public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                           input: Data? = nil, timeout: Double = defaultTimeout) throws -> Output {
+                           input: Data? = nil, timeout: Double = defaultTimeout, currentDirectory: String? = nil)
+        throws -> Output
+    {
         var inputPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
         guard latchkey_test_pipe_close_on_exec(&inputPipe) == 0, latchkey_test_pipe_close_on_exec(&outputPipe) == 0,
             latchkey_test_pipe_close_on_exec(&errorPipe) == 0
         else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // dup2 clears close-on-exec on the copies; the originals close at exec.
-        posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        SpawnedProcess.resetSignals(&attributes)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(
+                path, arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+                standardInput: .descriptor(inputPipe[0]), standardOutput: .descriptor(outputPipe[1]),
+                standardError: .descriptor(errorPipe[1]), currentDirectory: currentDirectory)
+        } catch {
+            for fd in inputPipe + outputPipe + errorPipe { close(fd) }
+            throw error
         }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         for fd in [inputPipe[0], outputPipe[1], errorPipe[1]] { close(fd) }
-        guard spawned == 0 else {
-            for fd in [inputPipe[1], outputPipe[0], errorPipe[0]] { close(fd) }
-            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO)
-        }
         let command = ([path] + arguments).joined(separator: " ")
         let (stdout, stderr, finished) = pump(input: input ?? Data(), stdin: inputPipe[1], stdout: outputPipe[0],
                                               stderr: errorPipe[0], deadline: Date().addingTimeInterval(timeout))
@@ -97,7 +90,8 @@ public enum HelperProcess {
         }
         let signal = status & 0x7F
         return Output(status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal,
-                      stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+                      stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
+                      stdoutBytes: stdout)
     }
 
     /// Writes `input` and reads both outputs until they end (or the deadline passes: `finished` false).

@@ -66,11 +66,8 @@ public final class PostgresCluster: @unchecked Sendable {
         guard let server else { return }
         if crash {
             kill(server.pid, SIGSTOP)  // No new children while the old ones go.
-            let pkill = Process()
-            pkill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-            pkill.arguments = ["-KILL", "-P", String(server.pid)]
-            try? pkill.run()  // Without pkill the children exit on their own once the postmaster is gone.
-            pkill.waitUntilExit()
+            // Without pkill the children exit on their own once the postmaster is gone.
+            _ = try? HelperProcess.run("/usr/bin/pkill", ["-KILL", "-P", String(server.pid)], environment: ["PATH": "/usr/bin:/bin"])
             server.stop(signal: SIGKILL)
         } else {
             server.stop(signal: SIGINT)
@@ -90,22 +87,14 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Runs a PostgreSQL program as the server's user; throws when it fails.
     @discardableResult
     private func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: asNobody ? "/usr/bin/setpriv" : executable)
-        process.arguments = (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", executable] : []) + arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C"]
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let messages = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PostgresClusterError(message: "\(executable) \(arguments.joined(separator: " ")): " + String(decoding: messages, as: UTF8.self))
+        let output = try HelperProcess.run(
+            asNobody ? "/usr/bin/setpriv" : executable,
+            (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", executable] : []) + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], currentDirectory: "/")
+        guard output.status == 0 else {
+            throw PostgresClusterError(message: "\(executable) \(arguments.joined(separator: " ")): " + output.stderr)
         }
-        return String(decoding: data, as: UTF8.self)
+        return output.stdout
     }
 }
 

@@ -17,36 +17,20 @@ public final class PseudoTerminalSession {
     /// twice is waited for twice.
     private var searchFrom = 0
 
-    public init(executable: String, arguments: [String], environment: [String: String]) throws {
+    /// Starts `executable` on a new pseudo-terminal (in `currentDirectory` when given).
+    public init(executable: String, arguments: [String], environment: [String: String], currentDirectory: String? = nil) throws {
         var name = [CChar](repeating: 0, count: 128)
         master = latchkey_test_open_pty(&name, UInt(name.count))
         guard master >= 0 else { throw CocoaError(.fileReadUnknown) }
         let slave = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, slave, O_RDWR, 0)
-        posix_spawn_file_actions_adddup2(&actions, 0, 1)
-        posix_spawn_file_actions_adddup2(&actions, 0, 2)
-        posix_spawn_file_actions_addclose(&actions, master)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        SpawnedProcess.resetSignals(&attributes)
-        // A new session: the first terminal it opens (the slave, as standard input) becomes its controlling one.
-        var flags: Int16 = 0
-        posix_spawnattr_getflags(&attributes, &flags)
-        posix_spawnattr_setflags(&attributes, flags | Int16(latchkey_test_spawn_new_session_flag()))
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+        // A new session: the slave, opened as its standard input, becomes its controlling terminal.
+        do {
+            pid = try ChildProcess.spawn(executable, arguments, environment: environment, terminal: .pseudoTerminal(slave),
+                                         currentDirectory: currentDirectory, closing: [master])
+        } catch {
+            close(master)
+            throw error
         }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-        guard status == 0 else { throw CocoaError(.executableLoad) }
-        pid = child
     }
 
     deinit { close(master) }

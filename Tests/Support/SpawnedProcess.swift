@@ -1,58 +1,65 @@
+import CPseudoTerminal
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A long-running child (an agent, a server) started with posix_spawn and stopped by its pid.
+/// A long-running child (an agent, a server) started with posix_spawn — through `ChildProcess`, in a
+/// session of its own with no terminal — and stopped by its pid.
 ///
 /// Foundation's `Process` watches a child through a pipe the child inherits; a daemon that closes
 /// inherited descriptors (as `systemd-socket-activate` does) makes it believe the child ended and block in
 /// `waitpid` — so long-running children are spawned here instead.
 public final class SpawnedProcess: @unchecked Sendable {
-    // @unchecked: `pid` is fixed at spawn; `reaped` changes only in `stop`, which tests call from one thread.
+    // @unchecked: `pid` and the input pipe are fixed at spawn; `reaped` and `exitStatus` change only in
+    // `stop` and `isRunning`, which tests call from one thread.
     public let pid: pid_t
     private var reaped = false
-    /// The wait status (`waitpid`'s) once the child has been reaped.
+    /// The wait status (`waitpid`'s) once the child has been reaped: tells an exit from a signal.
     public private(set) var waitStatus: Int32?
+    /// This end of the pipe that is the child's standard input, when it was asked for; else -1.
+    private let inputWriter: Int32
 
-    /// Spawns `executable` with `arguments` and `environment`; standard output and error go to `log`
-    /// (appended) or /dev/null, standard input comes from /dev/null.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String], log: String? = nil) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        let output = log ?? "/dev/null"
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+    /// How the child ended, once it has been seen to end: its exit status, or 128 + the signal that ended it.
+    public private(set) var exitStatus: Int32?
+
+    /// Spawns `executable` with `arguments` and `environment`; standard output goes to `log` (appended) or
+    /// /dev/null, standard error to `errors` (appended) or where standard output goes, and standard input
+    /// comes from /dev/null — or, with `input`, from a pipe that `send` writes to.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String], log: String? = nil,
+                errors: String? = nil, input: Bool = false) throws {
+        var pipe: [Int32] = [-1, -1]
+        if input {
+            guard latchkey_test_pipe_close_on_exec(&pipe) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        Self.resetSignals(&attributes)
-        var child: pid_t = 0
-        guard posix_spawn(&child, executable, &actions, &attributes, argv, envp) == 0 else { throw CocoaError(.executableLoad) }
-        pid = child
+        defer { if input { close(pipe[0]) } }
+        do {
+            pid = try ChildProcess.spawn(
+                executable, arguments, environment: environment, standardInput: input ? .descriptor(pipe[0]) : .null,
+                standardOutput: log.map { .appending($0) } ?? .null,
+                standardError: errors.map { .appending($0) } ?? .standardOutput)
+        } catch {
+            if input { close(pipe[1]) }
+            throw error
+        }
+        inputWriter = pipe[1]
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if inputWriter >= 0 { close(inputWriter) }
+    }
 
-    /// A clean signal state for a child: the test runner's threads block and ignore signals that a child
-    /// must obey (one that inherits a blocked SIGTERM cannot be stopped).
-    static func resetSignals(_ attributes: inout posix_spawnattr_t) {
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    /// Writes `data` to the child's standard input (spawned with `input: true`).
+    public func send(_ data: Data) {
+        precondition(inputWriter >= 0, "spawned without input: true")
+        var offset = 0
+        while offset < data.count {
+            let count = data.withUnsafeBytes { write(inputWriter, $0.baseAddress! + offset, data.count - offset) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            offset += count
+        }
     }
 
     /// Whether the child still runs.
@@ -60,8 +67,7 @@ public final class SpawnedProcess: @unchecked Sendable {
         guard !reaped else { return false }
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid {
-            reaped = true
-            waitStatus = status
+            reap(status)
             return false
         }
         return true
@@ -82,6 +88,12 @@ public final class SpawnedProcess: @unchecked Sendable {
             }
             usleep(5_000)
         }
+        reap(status)
+    }
+
+    private func reap(_ status: Int32) {
         reaped = true
+        waitStatus = status
+        exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 }

@@ -42,7 +42,7 @@ enum ApplicationCommands {
         if groups.isEmpty { groups = [identifier] }
         if arguments.has("wildcard") { groups.append(CallerIdentity.wildcardGroup) }
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
-        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
+        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.dropFirst().first)): ")
         _ = try administration(path, context: context).service.register(
             executableAt: executable, applicationIdentifier: identifier, accessGroups: groups, passphrase: passphrase)
         context.stdout.line("registered \(executable) as \(identifier) with access groups \(groups.joined(separator: ", "))")
@@ -59,7 +59,7 @@ enum ApplicationCommands {
     ) { arguments, context in
         let executable = URL(fileURLWithPath: arguments.positionals[0]).resolvingSymlinksInPath().path
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
-        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.dropFirst().first ?? "default"): ")
+        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.dropFirst().first)): ")
         let removed = try administration(path, context: context).service.unregister(executablePath: executable, passphrase: passphrase)
         guard removed else { throw KeychainError(.itemNotFound, "\(executable) is not registered") }
         return 0
@@ -79,7 +79,7 @@ enum ApplicationCommands {
         let (service, agent) = try administration(path, context: context)
         if !agent {
             // Here the registrations are read with the keychain unlocked by the passphrase.
-            try service.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
+            try service.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): "))
         }
         registrations = try service.registrations()
         for registration in registrations.sorted(by: { $0.applicationIdentifier < $1.applicationIdentifier }) {

@@ -19,9 +19,10 @@ enum BackupCommands {
             return try PassphraseSource.fileDescriptor(descriptor).read()
         }
         if let value = context.environment["LATCHKEY_BACKUP_PASSPHRASE"] { return Passphrase(value) }
-        let first = try context.prompt("passphrase for the backup: ")
+        let alternatives = "--backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE for the backup's own passphrase"
+        let first = try context.prompt("passphrase for the backup: ", alternatives: alternatives)
         if confirm {
-            guard try context.prompt("retype passphrase for the backup: ") == first else {
+            guard try context.prompt("retype passphrase for the backup: ", alternatives: alternatives) == first else {
                 throw CommandFailure(message: "the passphrases do not match")
             }
         }
@@ -86,7 +87,7 @@ enum BackupCommands {
             throw CommandFailure(message: "\(output) already exists; choose a new file name")
         }
         let path = context.keychainPath(arguments.positionals.first)
-        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: arguments.positionals.first ?? "default",
+        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: context.keychainName(arguments.positionals.first),
                                                                           arguments: arguments)
         let caller = commandLineCaller(group: nil, environment: context.environment)
         var items: [KeychainBackup.Item] = []
@@ -154,8 +155,7 @@ enum BackupCommands {
                        "Derive the backup's key even when it asks for more memory or passes than the keychain's own."),
             OptionSpec(nil, "from-secret-service",
                        "Copy every item of another Secret Service provider on the session bus (GNOME Keyring, KeePassXC, KWallet; the positional argument names its bus name, org.freedesktop.secrets by default) into the keychain of -k."),
-        ] + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions,
-        leadingPositional: true
+        ] + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
         if arguments.has("from-secret-service") { return try SecretServiceImport.run(arguments, context: context) }
         if PKITransfer.isPKIImport(arguments) { return try PKITransfer.runImport(arguments, context: context) }
@@ -169,7 +169,7 @@ enum BackupCommands {
         let keychain = try KeychainDatabase.open(at: path)
         try checkCost(of: backup, against: keychain, arguments: arguments, context: context)
         let items = try KeychainBackup.open(backup, passphrase: backupPassphrase(arguments, context: context, confirm: false))
-        try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): "))
+        try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): "))
         let caller = commandLineCaller(group: nil, environment: context.environment)
         let summary = try context.withProgress("importing") { progress in
             try keychain.restore(items, onConflict: policy, caller: caller, progress: progress)

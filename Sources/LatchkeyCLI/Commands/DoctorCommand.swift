@@ -30,7 +30,7 @@ enum DoctorCommand {
             report("warning", "LATCHKEY_PASSPHRASE is set: every process of this user can read it; prefer a prompt, --passphrase-fd or a 0600 key file")
         }
         guard FileManager.default.fileExists(atPath: path) else {
-            report("error", "the keychain does not exist; create it with `latchkey create-keychain \(arguments.positionals.first ?? "")`".replacingOccurrences(of: " `", with: " `"))
+            report("error", "the keychain does not exist; create it with `latchkey create-keychain \(shellQuoted(path))`")
             return 1
         }
         let inspection = KeychainDatabase.inspect(at: path)
@@ -95,7 +95,7 @@ enum DoctorCommand {
         } else {
             let keychain: KeychainDatabase
             do {
-                keychain = try context.openUnlocked(path, displayName: arguments.positionals.first ?? "default", arguments: arguments)
+                keychain = try context.openUnlocked(path, displayName: context.keychainName(arguments.positionals.first), arguments: arguments)
             } catch {
                 // No terminal and no other passphrase source: the one check that needs it is skipped, not failed.
                 guard let refusal = error as? KeychainError, refusal.status == .interactionNotAllowed else { throw error }
@@ -130,5 +130,14 @@ enum DoctorCommand {
         case 2: return ("ok", "kernel.yama.ptrace_scope is 2: only a program with CAP_SYS_PTRACE may trace another")
         case let value?: return ("ok", "kernel.yama.ptrace_scope is \(value): no program may trace another")
         }
+    }
+
+    /// `path` as a shell word to paste: as it is when it holds only characters no shell treats specially,
+    /// else in single quotes.
+    static func shellQuoted(_ path: String) -> String {
+        let plain = path.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "/._-+@%:,=".unicodeScalars.contains(scalar))
+        }
+        return plain && !path.isEmpty ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }

@@ -20,7 +20,7 @@ enum DumpCommand {
             throw UsageError(message: "-a and -r are not supported; -d prints the secrets")
         }
         let path = context.keychainPath(arguments.positionals.first)
-        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: arguments.positionals.first ?? "default",
+        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: context.keychainName(arguments.positionals.first),
                                                                           arguments: arguments)
         let caller = commandLineCaller(group: nil, environment: context.environment)
         for itemClass in ItemClass.stored {

@@ -61,9 +61,10 @@ enum KeychainCommands {
         {
             return try context.passphrase(arguments, prompt: prompts.0)
         }
+        let alternatives = fdKey == "passphrase-fd" ? CLIContext.passphraseAlternatives : "--\(fdKey) for the new passphrase"
         for _ in 0..<3 {
-            let first = try context.prompt(prompts.0)
-            let second = try context.prompt(prompts.1)
+            let first = try context.prompt(prompts.0, alternatives: alternatives)
+            let second = try context.prompt(prompts.1, alternatives: alternatives)
             if first == second { return Passphrase(bytes: first) }
             context.stderr.line("passwords don't match")
         }
@@ -272,7 +273,7 @@ enum KeychainCommands {
             context.warnVisiblePassphrase("-p", safe: "the prompt, --passphrase-fd or --passphrase-file")
             passphrase = Passphrase(value)
         } else {
-            passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")
+            passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
         }
         if arguments.has("no-agent") {
             try keychain.unlock(with: passphrase)
@@ -307,7 +308,7 @@ enum KeychainCommands {
         }
         let path = context.keychainPath(arguments.positionals.first)
         let (service, _) = try administration(path, context: context)
-        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(arguments.positionals.first ?? "default"): ")
+        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
         try service.updateSettings(KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")), passphrase: passphrase)
         return 0
     }

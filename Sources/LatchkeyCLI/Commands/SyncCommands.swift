@@ -24,7 +24,9 @@ enum SyncCommands {
             rotates the vault key; `sync conflicts` lists the versions that lost a conflict, --restore N brings \
             one back and --drop N forgets it; `sync leave` stops syncing this keychain (its items stay); \
             `sync schema` prints the server's SQL. URL is a libpq connection string or URI; the PG* \
-            environment variables fill in what it leaves out.
+            environment variables fill in what it leaves out. A failure names its cause first and exits with a \
+            status of its own (below); a round that refused rows which did not verify exits with 65 after its \
+            summary; `sync status` with the server out of reach shows what this device knows and says so.
             """,
         options: [
             OptionSpec(nil, "server", .required, value: "url", "The PostgreSQL server (libpq connection string or URI)."),
@@ -39,8 +41,16 @@ enum SyncCommands {
                        "With now: also remove from the server deletions older than this many days (or seen by every device)."),
             OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
-        positionals: 1...2, leadingPositional: true
+        positionals: 1...2, exitStatuses: SyncExitStatus.table
     ) { arguments, context in
+        do {
+            return try run(arguments, context: context)
+        } catch let error as KeychainError {
+            throw SyncExitStatus.failure(for: error) ?? error
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
         let action = arguments.positionals[0]
         guard actions.contains(action) else {
             throw UsageError(message: "unknown sync action '\(action)'; one of: \(actions.joined(separator: ", "))")
@@ -54,7 +64,7 @@ enum SyncCommands {
             return 0
         }
         let path = context.keychainPath(arguments.value("k"))
-        let keychain = try context.openUnlocked(path, displayName: arguments.value("k") ?? "default", arguments: arguments)
+        let keychain = try context.openUnlocked(path, displayName: context.keychainName(arguments.value("k")), arguments: arguments)
         switch action {
         case "setup": return try setup(arguments, keychain: keychain, context: context)
         case "join": return try join(arguments, keychain: keychain, context: context)
@@ -79,11 +89,11 @@ enum SyncCommands {
                 return days * 86_400
             }
             guard try client.completeJoin() else {
-                throw KeychainError(.interactionNotAllowed,
-                                    "this device waits for approval: run latchkey sync approve \(client.joinCode) on a device of the vault")
+                throw SyncFailure.awaitingApproval.error(
+                    .interactionNotAllowed, "this device waits for approval: run latchkey sync approve \(client.joinCode) on a device of the vault")
             }
             let report = try syncing(client, context: context) { () throws(KeychainError) in try client.sync(collectTombstonesOlderThan: horizon) }
-            context.stdout.line(summary(report))
+            return try finish(report, context: context)
         case "remove-device":
             guard let name = argument else { throw UsageError(message: "sync remove-device needs the device's name") }
             try client.removeDevice(named: name)
@@ -105,8 +115,7 @@ enum SyncCommands {
         context.stdout.line("fingerprint \(made.fingerprint)")
         context.stdout.line("recovery code \(made.recoveryCode)")
         context.stdout.line("Write the recovery code down and keep it away from this device: it is shown only now, and with it any device can join the vault.")
-        context.stdout.line(summary(try syncing(made.client, context: context) { () throws(KeychainError) in try made.client.sync() }))
-        return 0
+        return try finish(try syncing(made.client, context: context) { () throws(KeychainError) in try made.client.sync() }, context: context)
     }
 
     static func join(_ arguments: ParsedArguments, keychain: KeychainDatabase, context: CLIContext) throws -> Int32 {
@@ -145,17 +154,37 @@ enum SyncCommands {
         }
         context.stdout.line("joined vault \(Hex.encode(client.configuration.vault)) as \(client.configuration.deviceName)")
         context.stdout.line("fingerprint \(client.fingerprint ?? "?") (every device of the vault shows the same)")
-        context.stdout.line(summary(try syncing(client, context: context) { () throws(KeychainError) in try client.sync() }))
+        return try finish(try syncing(client, context: context) { () throws(KeychainError) in try client.sync() }, context: context)
+    }
+
+    /// Prints a round's summary; a round that refused rows then fails with its own status (65).
+    static func finish(_ report: SyncReport, context: CLIContext) throws -> Int32 {
+        context.stdout.line(summary(report))
+        guard report.rejected == 0 else {
+            throw CommandFailure(
+                message: "refused \(report.rejected) row\(report.rejected == 1 ? "" : "s") from the server that did not verify (altered, "
+                    + "replayed or forged); the items keep the versions they had, and latchkey sync status lists what was refused",
+                exitStatus: SyncExitStatus.refusedRows)
+        }
         return 0
     }
 
     static func status(_ client: SyncClient, keychain: KeychainDatabase, context: CLIContext) throws {
         let configuration = client.configuration
         let counts = try keychain.syncCounts()
+        // The devices are the server's to tell; out of reach, the rest is still this device's to show.
+        var devices: [SyncDeviceStatus]?
+        var unreachable: String?
+        switch try devicesUnlessUnreachable(client) {
+        case .success(let list): devices = list
+        case .failure(let error):
+            let detail = error.detail ?? error.message
+            unreachable = detail.hasPrefix("the sync server: ") ? String(detail.dropFirst("the sync server: ".count)) : detail
+        }
         context.stdout.line("vault: \(Hex.encode(configuration.vault))")
         context.stdout.line("device: \(configuration.deviceName)\(configuration.isJoined ? "" : " (waiting for approval: code \(client.joinCode))")")
         if let fingerprint = client.fingerprint { context.stdout.line("fingerprint: \(fingerprint)") }
-        context.stdout.line("server: \(redacted(configuration.server))")
+        context.stdout.line("server: \(redacted(configuration.server))" + (unreachable.map { " (unreachable: \($0))" } ?? ""))
         context.stdout.line("vault key: \(configuration.keyring.currentID)")
         context.stdout.line("last sync: \(try client.lastSync ?? "never")")
         context.stdout.line("cursor: \(try keychain.syncCursor())")
@@ -166,12 +195,26 @@ enum SyncCommands {
         for rejection in try keychain.syncRejections() {
             context.stdout.line("  change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)")
         }
+        guard let devices else {
+            context.stdout.line("devices: unknown (the server cannot be reached)")
+            return
+        }
         context.stdout.line("devices:")
-        for device in try client.devices() {
+        for device in devices {
             var notes: [String] = []
             if device.isThisDevice { notes.append("this device") }
             if device.state == "active" && !device.verified { notes.append("NOT approved by this vault's keys: the server added it") }
             context.stdout.line("  \(device.name)  \(device.state)  last seen \(device.lastSeen)\(notes.isEmpty ? "" : "  (" + notes.joined(separator: "; ") + ")")")
+        }
+    }
+
+    /// The vault's devices from the server, or the failure to reach it; any other failure is thrown.
+    static func devicesUnlessUnreachable(_ client: SyncClient) throws(KeychainError) -> Result<[SyncDeviceStatus], KeychainError> {
+        do {
+            return .success(try client.devices())
+        } catch {
+            guard error.syncFailure == .serverUnreachable else { throw error }
+            return .failure(error)
         }
     }
 

@@ -37,6 +37,10 @@ enum ManualPage {
             for option in command.options {
                 lines += [".TP", "\\fB\(escaped(option.display))\\fR", escaped(option.help)]
             }
+            if !command.exitStatuses.isEmpty {
+                lines += [".PP", escaped("Exit statuses of latchkey \(command.name):")]
+                for (status, meaning) in command.exitStatuses { lines += [".TP", "\\fB\(status)\\fR", escaped(meaning)] }
+            }
         }
         lines += [
             ".SH ENVIRONMENT",

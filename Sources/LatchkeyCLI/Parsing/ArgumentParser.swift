@@ -16,9 +16,12 @@ struct UsageError: Error, Equatable, Sendable {
     let message: String
 }
 
-/// Parses arguments the way BSD `getopt` does for `security` — options first, grouped short flags (`-gU`),
-/// attached values (`-aalice`), options ended by `--` or the first word that is not an option — plus GNU
-/// style long options (`--access-group g`, `--access-group=g`). Pure: it never reads or prints.
+/// Parses arguments as `security`'s users type them: grouped short flags (`-gU`), attached values
+/// (`-aalice`), GNU style long options (`--access-group g`, `--access-group=g`), and options anywhere before
+/// `--` — before, between or after the other words, as GNU `getopt` permutes them, so
+/// `find-generic-password -s S ./c.keychain -w` and `register-application EXE --passphrase-file F` mean what
+/// they say. An option that takes a value takes the next word whatever it is (`-w -U` stores "-U"); `-`
+/// alone is a word, and every word after `--` is one. Pure: it never reads or prints.
 enum ArgumentParser {
     static func parse(_ words: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
         var result = ParsedArguments()
@@ -34,9 +37,10 @@ enum ArgumentParser {
                 continue
             }
             guard word.hasPrefix("-"), word.count > 1 else {
-                // The first word that is not an option ends the options (BSD getopt).
-                result.positionals += words[index...]
-                return result
+                // Not an option: a word in its place among the words, and the options go on after it.
+                result.positionals.append(word)
+                index += 1
+                continue
             }
             index = try parseShortGroup(word, at: index, in: words, options: options, into: &result)
         }

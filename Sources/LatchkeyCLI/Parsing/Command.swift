@@ -11,18 +11,17 @@ struct Command: Sendable {
     /// The full help, in sentences.
     let details: String
     let options: [OptionSpec]
-    /// How many words may follow the options.
+    /// How many words (arguments that are not options) it takes.
     let positionals: ClosedRange<Int>
-    /// Whether a first word that is not an option may come before the options, as `security import file -k
-    /// keychain -P passphrase` has it.
-    let leadingPositional: Bool
+    /// Exit statuses of its own, with what each means, for its help and the manual (empty: the tool's rule).
+    let exitStatuses: [(status: Int32, meaning: String)]
     let body: Body
 
     init(
         _ name: String, synopsis: String, summary: String, details: String, options: [OptionSpec],
-        positionals: ClosedRange<Int> = 0...1, leadingPositional: Bool = false, body: @escaping Body
+        positionals: ClosedRange<Int> = 0...1, exitStatuses: [(status: Int32, meaning: String)] = [], body: @escaping Body
     ) {
-        self.leadingPositional = leadingPositional
+        self.exitStatuses = exitStatuses
         self.name = name
         self.synopsis = synopsis
         self.summary = summary
@@ -34,14 +33,10 @@ struct Command: Sendable {
 
     var usageLine: String { "Usage: latchkey \(name) \(synopsis)" }
 
-    /// Parses the words after the command's name (a leading positional first, when the command takes one).
+    /// Parses the words after the command's name (options may come before, between and after the words,
+    /// as `security import file -k keychain -P passphrase` has them).
     func parse(_ words: [String]) throws(UsageError) -> ParsedArguments {
-        if leadingPositional, let first = words.first, !first.hasPrefix("-") {
-            var parsed = try ArgumentParser.parse(Array(words.dropFirst()), options: options)
-            parsed.positionals.insert(first, at: 0)
-            return parsed
-        }
-        return try ArgumentParser.parse(words, options: options)
+        try ArgumentParser.parse(words, options: options)
     }
 
     /// The full help text.
@@ -50,6 +45,10 @@ struct Command: Sendable {
         let width = options.map { $0.display.count }.max() ?? 0
         for option in options {
             lines.append("  " + option.display.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
+        }
+        if !exitStatuses.isEmpty {
+            lines += ["", "Exit statuses:"]
+            for (status, meaning) in exitStatuses { lines.append("  " + String(status).padding(toLength: 5, withPad: " ", startingAt: 0) + meaning) }
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -92,13 +92,23 @@ final class CLIContext {
         return KeychainLocation.defaultPath(environment: environment)
     }
 
-    /// Reads a hidden line on the terminal, or fails with errSecInteractionNotAllowed when there is none.
-    func prompt(_ text: String) throws -> [UInt8] {
+    /// How a prompt names the keychain a command acts on: the argument as given, else `LATCHKEY_KEYCHAIN` as
+    /// set, else "default" (as `security` says "password to unlock default:").
+    func keychainName(_ argument: String?) -> String {
+        if let argument { return argument }
+        if let named = environment[KeychainLocation.keychainVariable], !named.isEmpty { return named }
+        return "default"
+    }
+
+    /// What supplies the keychain passphrase without a terminal.
+    static let passphraseAlternatives = "--passphrase-fd, --passphrase-file, or \(PassphraseSource.environmentVariable)"
+
+    /// Reads a hidden line on the terminal, or fails with errSecInteractionNotAllowed when there is none,
+    /// naming `alternatives`: what gives the same answer without a terminal.
+    func prompt(_ text: String, alternatives: String = passphraseAlternatives) throws -> [UInt8] {
         protectMemory()
         guard interactive, let bytes = Terminal.readHidden(prompt: text) else {
-            throw KeychainError(
-                .interactionNotAllowed,
-                "no terminal to prompt on; use --passphrase-fd, a key file, or \(PassphraseSource.environmentVariable)")
+            throw KeychainError(.interactionNotAllowed, "no terminal to prompt on; use \(alternatives)")
         }
         return bytes
     }

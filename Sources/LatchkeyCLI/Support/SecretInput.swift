@@ -47,8 +47,9 @@ enum SecretInput {
 
     private static func promptTwice(_ context: CLIContext) throws -> Data {
         for _ in 0..<3 {
-            var first = try context.prompt("password data for new item: ")
-            var second = try context.prompt("retype password for new item: ")
+            let alternatives = "--password-stdin, --password-fd or -X for the item's password"
+            var first = try context.prompt("password data for new item: ", alternatives: alternatives)
+            var second = try context.prompt("retype password for new item: ", alternatives: alternatives)
             defer {
                 wipe(&first)
                 wipe(&second)

@@ -23,7 +23,7 @@ extension SyncClient {
     /// Restores conflict `id` as a local change (pushed by the next round).
     package func restoreConflict(_ id: Int64) throws(KeychainError) {
         guard let conflict = try keychain.syncConflicts().first(where: { $0.id == id }) else {
-            throw KeychainError(.itemNotFound, "there is no conflict \(id)")
+            throw SyncFailure.noSuchConflict.error(.itemNotFound, "there is no conflict \(id)")
         }
         try keychain.syncRestoreConflict(id, record: try openConflict(conflict))
     }

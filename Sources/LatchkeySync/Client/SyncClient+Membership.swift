@@ -11,7 +11,7 @@ extension SyncClient {
         throws(KeychainError) -> (client: SyncClient, recoveryCode: String, fingerprint: String)
     {
         guard try SyncConfiguration.load(from: keychain) == nil else {
-            throw KeychainError(.duplicateItem, "this keychain is set up for sync already (latchkey sync leave first)")
+            throw SyncFailure.alreadySetUp.error(.duplicateItem, "this keychain is set up for sync already (latchkey sync leave first)")
         }
         try validate(deviceName: deviceName)
         let vault = SecureRandom.bytes(16), device = SecureRandom.bytes(16)
@@ -54,7 +54,7 @@ extension SyncClient {
     {
         if let existing = try SyncConfiguration.load(from: keychain) {
             guard !existing.isJoined else {
-                throw KeychainError(.duplicateItem, "this keychain is set up for sync already (latchkey sync leave first)")
+                throw SyncFailure.alreadySetUp.error(.duplicateItem, "this keychain is set up for sync already (latchkey sync leave first)")
             }
             try remove(existing, from: keychain)
         }
@@ -66,15 +66,15 @@ extension SyncClient {
         } else {
             let vaults = try serverCall { try server.vaults() }
             guard vaults.count == 1, let only = vaults.first else {
-                throw KeychainError.param(vaults.isEmpty ? "the server holds no vault (latchkey sync setup makes one)"
-                                          : "the server holds \(vaults.count) vaults: name one with --vault")
+                throw SyncFailure.noVault.error(.param, vaults.isEmpty ? "the server holds no vault (latchkey sync setup makes one)"
+                                                : "the server holds \(vaults.count) vaults: name one with --vault")
             }
             vault = only
         }
         let devices = try serverCall { try server.devices(vault: vault) }
-        guard !devices.isEmpty else { throw KeychainError(.itemNotFound, "the server has no vault \(Hex.encode(vault))") }
+        guard !devices.isEmpty else { throw SyncFailure.noVault.error(.itemNotFound, "the server has no vault \(Hex.encode(vault))") }
         guard !devices.contains(where: { $0.name == deviceName && $0.state != "removed" }) else {
-            throw KeychainError(.duplicateItem, "the vault has a device named \(deviceName) already")
+            throw SyncFailure.deviceNameTaken.error(.duplicateItem, "the vault has a device named \(deviceName) already")
         }
         let device = SecureRandom.bytes(16)
         let keyPair = BoxKeyPair.random()
@@ -83,11 +83,11 @@ extension SyncClient {
         if let recoveryCode {
             let recovery = try VaultCrypto.recoveryKeys(code: recoveryCode, vault: vault)
             guard let row = devices.first(where: { $0.state == "recovery" && $0.publicKey == recovery.keyPair.publicKey }) else {
-                throw KeychainError(.authFailed, "the recovery code is not this vault's")
+                throw SyncFailure.wrongRecoveryCode.error(.authFailed, "the recovery code is not this vault's")
             }
             let delivered = try serverCall { try server.keys(vault: vault, device: row.id) }
             configuration.keyring = try openChain(delivered, vault: vault, keyPair: recovery.keyPair, firstAuth: recovery.tagKey)
-            guard let current = configuration.keyring.current else { throw KeychainError(.authFailed, "the vault has no key for the recovery code") }
+            guard let current = configuration.keyring.current else { throw SyncFailure.wrongRecoveryCode.error(.authFailed, "the vault has no key for the recovery code") }
             let currentID = configuration.keyring.currentID
             try serverCall {
                 try server.registerDevice(
@@ -151,7 +151,7 @@ extension SyncClient {
         guard let device = try serverCall({ try server.devices(vault: vault) }).first(where: {
             $0.state == "pending" && VaultCrypto.joinCode(vault: vault, publicKey: $0.publicKey).filter(\.isNumber) == wanted
         }) else {
-            throw KeychainError(.itemNotFound, "no device waiting to join shows the code \(code)")
+            throw SyncFailure.noSuchJoinCode.error(.itemNotFound, "no device waiting to join shows the code \(code)")
         }
         let currentID = configuration.keyring.currentID
         guard let current = configuration.keyring.current else { throw KeychainError(.internal, "a joined device has no vault key") }
@@ -174,7 +174,7 @@ extension SyncClient {
         let vault = configuration.vault
         let devices = try serverCall { try server.devices(vault: vault) }
         guard let target = devices.first(where: { $0.name == name && ($0.state == "active" || $0.state == "pending") }) else {
-            throw KeychainError(.itemNotFound, "the vault has no device named \(name)")
+            throw SyncFailure.noSuchDevice.error(.itemNotFound, "the vault has no device named \(name)")
         }
         guard target.id != configuration.device else {
             throw KeychainError.param("this device cannot remove itself; remove it from another device, or leave with latchkey sync leave")
@@ -234,7 +234,7 @@ extension SyncClient {
         guard !delivered.isEmpty else { return }
         var keyring = configuration.keyring
         for (id, sealed) in delivered {
-            guard let previous = keyring[id - 1] else { throw KeychainError(.authFailed, "vault key \(id) arrived without key \(id - 1)") }
+            guard let previous = keyring[id - 1] else { throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) arrived without key \(id - 1)") }
             keyring.insert(try VaultCrypto.receive(sealed, id: id, vault: configuration.vault, keyPair: configuration.keyPair, authKey: previous), id: id)
         }
         configuration.keyring = keyring
@@ -247,7 +247,7 @@ extension SyncClient {
         var keyring = VaultKeyring()
         for (id, sealed) in delivered.sorted(by: { $0.keyID < $1.keyID }) {
             let auth = id == 1 ? firstAuth : keyring[id - 1]
-            guard id == 1 || auth != nil else { throw KeychainError(.authFailed, "vault key \(id) arrived without key \(id - 1)") }
+            guard id == 1 || auth != nil else { throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) arrived without key \(id - 1)") }
             keyring.insert(try VaultCrypto.receive(sealed, id: id, vault: vault, keyPair: keyPair, authKey: auth), id: id)
         }
         return keyring
@@ -264,7 +264,7 @@ extension SyncClient {
     }
 
     private func requireJoined() throws(KeychainError) {
-        guard try completeJoin() else { throw KeychainError(.interactionNotAllowed, "this device waits for approval") }
+        guard try completeJoin() else { throw SyncFailure.awaitingApproval.error(.interactionNotAllowed, "this device waits for approval") }
     }
 
     private static func validate(deviceName: String) throws(KeychainError) {

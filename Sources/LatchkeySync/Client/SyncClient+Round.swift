@@ -24,12 +24,12 @@ extension SyncClient {
     private func round(collectTombstonesOlderThan horizon: Int?) throws(KeychainError) -> SyncReport {
         var report = SyncReport()
         guard try completeJoin() else {
-            throw KeychainError(.interactionNotAllowed, "this device waits for approval: run latchkey sync approve \(joinCode) on a device of the vault")
+            throw SyncFailure.awaitingApproval.error(.interactionNotAllowed, "this device waits for approval: run latchkey sync approve \(joinCode) on a device of the vault")
         }
         let server = try connection()
         let state = try serverCall { try server.checkIn(vault: configuration.vault, device: configuration.device) }
         guard state == "active" else {
-            throw KeychainError(.authFailed, state == nil ? "the server does not know this device" : "this device was removed from the vault")
+            throw SyncFailure.deviceRemoved.error(.authFailed, state == nil ? "the server does not know this device" : "this device was removed from the vault")
         }
         try refreshKeys()
         let clock = ContinuousClock()

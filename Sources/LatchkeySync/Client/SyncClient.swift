@@ -26,7 +26,7 @@ package final class SyncClient {
     /// The client of a keychain set up for sync; errSecNotAvailable when it is not.
     package static func open(_ keychain: KeychainDatabase) throws(KeychainError) -> SyncClient {
         guard let configuration = try SyncConfiguration.load(from: keychain) else {
-            throw KeychainError(.notAvailable, "this keychain is not set up for sync (latchkey sync setup or join)")
+            throw SyncFailure.notSetUp.error(.notAvailable, "this keychain is not set up for sync (latchkey sync setup or join)")
         }
         return SyncClient(keychain: keychain, configuration: configuration)
     }
@@ -62,7 +62,7 @@ package final class SyncClient {
             } else {
                 _ = try? server?.connection.execute("ROLLBACK")  // Ends a transaction the failure left open; no-op otherwise.
             }
-            if error.state == "LK001" { throw KeychainError(.authFailed, "this device was removed from the vault") }
+            if error.state == "LK001" { throw SyncFailure.deviceRemoved.error(.authFailed, "this device was removed from the vault") }
             throw error.keychainError
         } catch {
             throw Self.keychainError(error)

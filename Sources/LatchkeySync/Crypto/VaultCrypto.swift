@@ -100,19 +100,19 @@ package enum VaultCrypto {
         do {
             plaintext = try keyPair.open(box)
         } catch {
-            throw KeychainError(.authFailed, "vault key \(id) was not sealed to this device's key")
+            throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) was not sealed to this device's key")
         }
         let header = Data("LKVK".utf8) + vault + withUnsafeBytes(of: id.bigEndian) { Data($0) }
         guard plaintext.count == header.count + AEAD.keyLength + 32 else {
-            throw KeychainError(.authFailed, "vault key \(id) is malformed")
+            throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) is malformed")
         }
         let (matches, tag) = plaintext.withUnsafeBytes { bytes in
             (Data(bytes[0..<header.count]) == header, Data(bytes[(header.count + AEAD.keyLength)...]))
         }
-        guard matches else { throw KeychainError(.authFailed, "vault key \(id) belongs to another vault or id") }
+        guard matches else { throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) belongs to another vault or id") }
         let key = plaintext.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[header.count..<(header.count + AEAD.keyLength)])) }
         guard constantTimeEqual(tag, deliveryTag(key, id: id, vault: vault, publicKey: keyPair.publicKey, authKey: authKey)) else {
-            throw KeychainError(.authFailed, "vault key \(id) does not carry the tag of the key before it: the server may have forged it")
+            throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) does not carry the tag of the key before it: the server may have forged it")
         }
         return key
     }
@@ -190,7 +190,7 @@ package enum VaultCrypto {
         var accumulator = 0, bits = 0
         for character in code.uppercased().utf8 where character != UInt8(ascii: "-") && character != UInt8(ascii: " ") {
             guard let digit = alphabet.firstIndex(of: character) else {
-                throw KeychainError.param("the recovery code has a character that is not in recovery codes")
+                throw SyncFailure.wrongRecoveryCode.error(.param, "the recovery code has a character that is not in recovery codes")
             }
             accumulator = (accumulator << 5) | digit
             bits += 5
@@ -200,7 +200,7 @@ package enum VaultCrypto {
             }
             accumulator &= (1 << bits) - 1
         }
-        guard value.count == 20 else { throw KeychainError.param("a recovery code has 32 characters") }
+        guard value.count == 20 else { throw SyncFailure.wrongRecoveryCode.error(.param, "a recovery code has 32 characters") }
         let secret = SecureBytes(copying: value)
         value.withUnsafeMutableBytes { wipeBytes($0) }
         let seed = KeyedDigest.secureDigest(of: SecureBytes(copying: Array("LKRC-box".utf8) + Array(vault)), key: secret)

@@ -26,12 +26,26 @@ package struct PostgresError: Error, Sendable, CustomStringConvertible {
     package let message: String
     /// Whether the connection is gone (the caller reconnects).
     package let connectionLost: Bool
+    /// Whether libpq could not even parse the connection string (no connection was tried).
+    package var malformedConnectionString = false
+
+    package init(state: String?, message: String, connectionLost: Bool, malformedConnectionString: Bool = false) {
+        self.state = state
+        self.message = message
+        self.connectionLost = connectionLost
+        self.malformedConnectionString = malformedConnectionString
+    }
 
     package var description: String { state.map { "\(message) (SQLSTATE \($0))" } ?? message }
 
-    /// As a keychain error: a lost or refused connection is errSecNotAvailable; anything else errSecIO.
+    /// As a keychain error: a connection string libpq cannot parse is errSecParam; a lost or refused
+    /// connection errSecNotAvailable; anything else errSecIO — each with its sync cause.
     package var keychainError: KeychainError {
-        KeychainError(connectionLost ? .notAvailable : .io, "the sync server: \(message)")
+        if malformedConnectionString {
+            return SyncFailure.malformedServer.error(.param, "the sync server's connection string: \(message)")
+        }
+        return connectionLost ? SyncFailure.serverUnreachable.error(.notAvailable, "the sync server: \(message)")
+            : SyncFailure.serverRefused.error(.io, "the sync server: \(message)")
     }
 }
 
@@ -47,6 +61,14 @@ package final class PostgresConnection: @unchecked Sendable {
     package init(_ conninfo: String) throws(PostgresError) {
         let pq = try LibPQ.shared.get()
         self.pq = pq
+        // Parsed first, so a string libpq cannot read is told apart from a server it cannot reach.
+        var parseError: UnsafeMutablePointer<CChar>?
+        guard let options = pq.conninfoParse(conninfo, &parseError) else {
+            defer { pq.freemem(parseError) }
+            throw PostgresError(state: nil, message: parseError == nil ? "out of memory" : Self.trimmed(parseError),
+                                connectionLost: false, malformedConnectionString: parseError != nil)
+        }
+        pq.conninfoFree(options)
         guard let connection = pq.connectdb(conninfo) else {
             throw PostgresError(state: nil, message: "out of memory", connectionLost: true)
         }
@@ -250,6 +272,9 @@ private struct LibPQ: @unchecked Sendable {
     let notifies: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<PGnotify>?
     let resultErrorField: @convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<CChar>?
     let resultErrorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
+    let conninfoParse: @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
+        -> UnsafeMutablePointer<PQconninfoOption>?
+    let conninfoFree: @convention(c) (UnsafeMutablePointer<PQconninfoOption>?) -> Void
 
     /// The library's file name (Debian's `libpq5` package).
     static let libraryName = "libpq.so.5"
@@ -290,5 +315,7 @@ private struct LibPQ: @unchecked Sendable {
         notifies = try library.function("PQnotifies")
         resultErrorField = try library.function("PQresultErrorField")
         resultErrorMessage = try library.function("PQresultErrorMessage")
+        conninfoParse = try library.function("PQconninfoParse")
+        conninfoFree = try library.function("PQconninfoFree")
     }
 }

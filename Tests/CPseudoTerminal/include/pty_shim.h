@@ -12,4 +12,8 @@ int latchkey_test_pipe_close_on_exec(int descriptors[2]);
 /// POSIX_SPAWN_SETSID (glibc declares it only under _GNU_SOURCE): the child starts a new session.
 short latchkey_test_spawn_new_session_flag(void);
 
+/// posix_spawn_file_actions_addchdir_np (glibc 2.29, declared only under _GNU_SOURCE): the child starts in
+/// `directory`.
+int latchkey_test_spawn_add_chdir(void *actions, const char *directory);
+
 #endif

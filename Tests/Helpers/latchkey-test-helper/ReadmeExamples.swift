@@ -5,45 +5,46 @@ import Foundation
 import Latchkey
 
 enum ReadmeExamples {
-    /// README: "The Swift API". Prints what the example's values hold.
-    static func swiftAPI() throws {
-        let keychain = Keychain(service: "com.example.mail")
-        try keychain.set("hunter2", forKey: "alice@example.com")           // an atomic upsert
-        let password = try keychain.string(forKey: "alice@example.com")    // nil when there is none
-        try keychain.remove("alice@example.com")
-
-        // Codable values: stored as JSON (sorted keys, dates as seconds since 2001, data as Base64).
-        struct LoginInfo: Codable { var enterpriseID: String; var account: String; var password: String }
-        try keychain.set(LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"), forKey: "login")
-        let login = try keychain.value(LoginInfo.self, forKey: "login")
-
-        // Modifiers return copies.
-        let background = keychain.accessibility(.afterFirstUnlock).label("Mail sync token")
-        try background.set("token-123", forKey: "sync")
-        let keys = try keychain.allKeys()                                   // ["login", "sync"]
-
-        // Internet passwords are keyed by server, protocol, port, path, authentication type, security domain.
-        let web = Keychain(server: "example.com", protocol: .https, port: 443)
-        try web.set("pa55", forKey: "alice")
-
-        say("password \(password ?? "<nil>")")
-        say("after remove \(try keychain.string(forKey: "alice@example.com") ?? "<nil>")")
-        say("login \(login?.enterpriseID ?? "-") \(login?.account ?? "-") \(login?.password ?? "-")")
-        say("keys \(keys.joined(separator: ","))")
-        say("sync \(try keychain.string(forKey: "sync") ?? "<nil>") \(try keychain.attributes(forKey: "sync")?.label ?? "-")")
-        say("web \(try web.string(forKey: "alice") ?? "<nil>")")
-    }
-
-    /// README: failures, on the default keychain.
-    static func failures() {
+    /// README: "The Swift API", the whole `main.swift`: it prints its values, or which failure it met.
+    static func swiftAPI() {
         let keychain = Keychain(service: "com.example.mail")
         do {
-            _ = try keychain.string(forKey: "alice@example.com")
+            try keychain.set("hunter2", forKey: "alice@example.com")           // an atomic upsert
+            let password = try keychain.string(forKey: "alice@example.com")    // nil when there is none
+            print(password ?? "no password")                                    // hunter2
+            try keychain.remove("alice@example.com")
+
+            // Codable values: stored as JSON (sorted keys, dates as seconds since 2001, data as Base64).
+            struct LoginInfo: Codable { var enterpriseID: String; var account: String; var password: String }
+            try keychain.set(LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"), forKey: "login")
+            let login = try keychain.value(LoginInfo.self, forKey: "login")
+            print(login?.account ?? "no login")                                 // alice
+
+            // Modifiers return copies.
+            let background = keychain.accessibility(.afterFirstUnlock).label("Mail sync token")
+            try background.set("token-123", forKey: "sync")
+            let keys = try keychain.allKeys()
+            print(keys)                                                         // ["login", "sync"]
+
+            // Internet passwords are keyed by server, protocol, port, path, authentication type, security domain.
+            let web = Keychain(server: "example.com", protocol: .https, port: 443)
+            try web.set("pa55", forKey: "alice")
         } catch .interactionNotAllowed {
-            // Locked, or no passphrase to unlock with: unlock first, or use an afterFirstUnlock item for background work.
+            // Locked, or no passphrase to unlock with (no LATCHKEY_PASSPHRASE and no terminal to ask on): run it on
+            // a terminal, give it a passphrase source (below), or use an afterFirstUnlock item for background work.
             print("the keychain is locked")
         } catch {
             print("\(error.status.name) \(error.status.rawValue): \(error.message)")
         }
+    }
+
+    /// What the example left in the keychain, read back: the removed item gone, the others as written.
+    static func swiftAPIState() throws {
+        let keychain = Keychain(service: "com.example.mail")
+        let web = Keychain(server: "example.com", protocol: .https, port: 443)
+        say("after remove \(try keychain.string(forKey: "alice@example.com") ?? "<nil>")")
+        say("login \(try keychain.string(forKey: "login") ?? "<nil>")")
+        say("sync \(try keychain.string(forKey: "sync") ?? "<nil>") \(try keychain.attributes(forKey: "sync")?.label ?? "-")")
+        say("web \(try web.string(forKey: "alice") ?? "<nil>")")
     }
 }

@@ -82,14 +82,14 @@ case "batcher":
     }
 
 case "readme-swift-api":
+    ReadmeExamples.swiftAPI()
+
+case "readme-swift-api-state":
     do {
-        try ReadmeExamples.swiftAPI()
+        try ReadmeExamples.swiftAPIState()
     } catch {
         fail("\(error)")
     }
-
-case "readme-failures":
-    ReadmeExamples.failures()
 
 case "hold-write":
     // hold-write <path> <passphrase> <seconds>: opens a write transaction, says "holding", keeps it open.
