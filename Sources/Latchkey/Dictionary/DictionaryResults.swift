@@ -1,6 +1,6 @@
 import Foundation
 
-/// Shapes engine results the way `SecItemCopyMatching` and `SecItemAdd` return them (SEMANTICS.md §2).
+/// Shapes engine results the way `SecItemCopyMatching` and `SecItemAdd` return them (docs/SEMANTICS.md §2).
 enum DictionaryResults {
     /// No return key: nil. Only data: the data. Only a persistent reference: the reference. Anything else:
     /// a dictionary. A limit above one: an array of those, even for one match.

@@ -12,7 +12,7 @@ struct KeyMeta {
 }
 
 extension KeychainDatabase {
-    /// Whether the keys are available (SEMANTICS.md §4).
+    /// Whether the keys are available (docs/SEMANTICS.md §4).
     public var lockState: LockState { vault.lockState }
 
     /// Unlocks with the passphrase: derives the master key (Argon2id, deliberately slow) and unwraps every

@@ -1,4 +1,4 @@
-/// Whether a keychain's keys are available (SEMANTICS.md §4).
+/// Whether a keychain's keys are available (docs/SEMANTICS.md §4).
 public enum LockState: Hashable, Sendable, CustomStringConvertible {
     /// Not unlocked since it was opened: only `dk`/`dku` items are available (with the device key).
     case neverUnlocked

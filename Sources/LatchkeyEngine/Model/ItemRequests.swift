@@ -1,7 +1,7 @@
 public import Foundation
 public import LatchkeyPKI
 
-/// Which items a query sees by their synchronizable flag (SEMANTICS.md §2): a query that says nothing
+/// Which items a query sees by their synchronizable flag (docs/SEMANTICS.md §2): a query that says nothing
 /// sees only items that do not sync.
 public enum SynchronizableFilter: Hashable, Sendable {
     /// Only items that do not sync (the default, also when `kSecAttrSynchronizable` is absent).

@@ -17,7 +17,7 @@ enum SchemaKind: Sendable {
     case accessibility
 }
 
-/// The attributes of each item class, their kinds, and the class's primary key (SEMANTICS.md §1).
+/// The attributes of each item class, their kinds, and the class's primary key (docs/SEMANTICS.md §1).
 ///
 /// Besides the attributes listed here, every class has the bookkeeping attributes the engine manages
 /// itself: `pdmn`, `agrp`, `sync`, `cdat` and `mdat`.
