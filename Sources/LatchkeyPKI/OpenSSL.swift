@@ -705,7 +705,8 @@ extension OpenSSL {
         static func excess(_ algorithm: UnsafePointer<X509_ALGOR>?, _ what: String) -> String? {
             var isScrypt: Int32 = 0
             let cost = latchkey_password_cost(algorithm, &isScrypt)
-            if cost == UInt64.max { return "\(what): the key derivation's parameters cannot be read" }
+            // Parameters OpenSSL's own types cannot read: nothing is derived from them, and decrypting says so.
+            if cost == UInt64.max { return nil }
             if isScrypt != 0 {
                 return cost > maximumScrypt ? "\(what) asks for an scrypt cost (N·r·p) of \(cost); at most \(maximumScrypt) is accepted" : nil
             }
