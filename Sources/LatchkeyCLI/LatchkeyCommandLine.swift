@@ -159,7 +159,14 @@ public enum LatchkeyCommandLine {
         for command in commands {
             lines.append("  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary)
         }
-        lines += ["", "`latchkey help <command>` or `latchkey <command> --help` explains a command in full."]
+        lines += [
+            "",
+            "`latchkey help <command>` or `latchkey <command> --help` explains a command in full.",
+            "",
+            "Credential helpers on the same keychain: git-credential-latchkey (`git config --global credential.helper",
+            "latchkey`) and docker-credential-latchkey (`\"credsStore\": \"latchkey\"` in ~/.docker/config.json); each",
+            "explains itself with --help.",
+        ]
         return lines.joined(separator: "\n") + "\n"
     }
 }
