@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "LatchkeyTesting", targets: ["LatchkeyTesting"]),
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkeyd", targets: ["latchkeyd"]),
+        .executable(name: "git-credential-latchkey", targets: ["git-credential-latchkey"]),
+        .executable(name: "docker-credential-latchkey", targets: ["docker-credential-latchkey"]),
     ],
     targets: [
         // C libraries from Debian's packages; each is imported by exactly one Swift module.
@@ -71,6 +73,12 @@ let package = Package(
         .target(name: "LatchkeySecretService", dependencies: ["LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync"]),
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
+
+        // The git and docker credential helpers: each protocol translated to the one seam and back (no engine
+        // logic here), in a library so both executables stay a `main` each.
+        .target(name: "LatchkeyCredentialHelpers", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyPOSIX"]),
+        .executableTarget(name: "git-credential-latchkey", dependencies: ["LatchkeyCredentialHelpers"]),
+        .executableTarget(name: "docker-credential-latchkey", dependencies: ["LatchkeyCredentialHelpers"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
         .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync"]),
@@ -128,6 +136,12 @@ let package = Package(
         // Builds with InternalImportsByDefault: access-level imports of Security, as Swift 6 code writes them.
         .testTarget(name: "SecurityModuleTests", dependencies: ["Security"],
                     swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
+        .testTarget(
+            name: "LatchkeyCredentialHelperTests",
+            dependencies: [
+                "LatchkeyCredentialHelpers", "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "git-credential-latchkey",
+                "docker-credential-latchkey", "latchkey", "latchkeyd",
+            ]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAPITests",

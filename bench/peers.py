@@ -411,6 +411,78 @@ def peer_latchkey(args, results, notes):
             agent.wait(timeout=10)
         shutil.rmtree(root, ignore_errors=True)
 
+def peer_git_credential(args, results, notes):
+    """`git credential fill` (Debian's git, one process per fill, as git runs it before a fetch) through
+    git-credential-latchkey — through latchkeyd (started here, unlocked once, the helper registered) and
+    embedded (the passphrase in LATCHKEY_PASSPHRASE, so each fill runs Argon2id) — beside git-credential-store
+    (the plaintext ~/.git-credentials). Each is filled with `size` credentials of hosts host-i.example.com."""
+    if not args.latchkey_bin:
+        return
+    bin = args.latchkey_bin
+    helper = f"{bin}/git-credential-latchkey"
+    if not os.path.exists(helper):
+        notes["git credential fill"] = f"{helper} is not built (swift build -c release --product git-credential-latchkey)"
+        return
+    root = tempfile.mkdtemp(prefix="latchkey-peer-git-")
+    os.chmod(root, 0o700)
+    keychain = f"{root}/git.keychain"
+    env = {"PATH": f"{bin}:" + os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": root,
+           "XDG_RUNTIME_DIR": root, "XDG_CONFIG_HOME": f"{root}/config", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_TERMINAL_PROMPT": "0", "LATCHKEY_KEYCHAIN": keychain, "LATCHKEY_AGENT_SOCKET": f"{root}/agent.sock"}
+    with_passphrase = dict(env, LATCHKEY_PASSPHRASE="peer-password")
+    agent = None
+
+    def credential(i):
+        return f"protocol=https\nhost=host-{i}.example.com\nusername=user-{i}\npassword={item(i)[2]}\n\n".encode()
+
+    def fill(helper_name, environment):
+        def op(i):
+            out = run(["git", "-c", f"credential.helper={helper_name}", "credential", "fill"], environment,
+                      input=f"protocol=https\nhost=host-{i}.example.com\n\n".encode()).stdout.decode()
+            if f"password={item(i)[2]}" not in out:
+                raise RuntimeError(f"git credential fill through {helper_name} did not find host-{i}")
+        return op
+    try:
+        run([f"{bin}/latchkey", "create-keychain", keychain], with_passphrase)
+        start = time.perf_counter_ns()
+        store = "".join(f"https://user-{i}:{item(i)[2]}@host-{i}.example.com\n" for i in range(args.size))
+        with open(f"{root}/.git-credentials", "w") as file:
+            file.write(store)
+        os.chmod(f"{root}/.git-credentials", 0o600)
+        agent = subprocess.Popen([f"{bin}/latchkeyd", "--keychain", keychain, "--socket", env["LATCHKEY_AGENT_SOCKET"]],
+                                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(env["LATCHKEY_AGENT_SOCKET"]):
+            if time.monotonic() > deadline or agent.poll() is not None:
+                raise RuntimeError("latchkeyd did not start")
+            time.sleep(0.01)
+        run([f"{bin}/latchkey", "unlock-keychain"], with_passphrase)
+        run([f"{bin}/latchkey", "register-application", "--app-id", "git-credential-latchkey", "--access-group",
+             "git-credential-latchkey", os.path.realpath(helper)], with_passphrase)
+        for i in range(args.size):  # One helper process per credential, through the agent.
+            run([helper, "store"], env, input=credential(i))
+        notes["git-credential-latchkey fill seconds"] = ns(start) / 1e9
+        samples = {"agent": [], "embedded": [], "store": []}
+        # Alternating rounds, so a slow spell of the machine falls on every helper alike.
+        for round in range(5):
+            per_round = max(1, args.samples // 5)
+            samples["agent"] += measure_cli(per_round, args.size, fill("latchkey", env))
+            samples["store"] += measure_cli(per_round, args.size, fill("store", env))
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=10)
+        agent = None
+        samples["embedded"] = measure_cli(min(args.samples, 20), args.size, fill("latchkey", with_passphrase))
+        results["git credential fill (git-credential-latchkey, agent)"] = {"git credential fill": samples["agent"]}
+        results["git credential fill (git-credential-latchkey, embedded)"] = {"git credential fill": samples["embedded"]}
+        results["git credential fill (git-credential-store)"] = {"git credential fill": samples["store"]}
+        if not os.path.exists("/usr/lib/git-core/git-credential-libsecret"):
+            notes["git-credential-libsecret"] = "not measured: Debian ships it only as source (/usr/share/doc/git/contrib)"
+    finally:
+        if agent is not None:
+            agent.send_signal(signal.SIGTERM)
+            agent.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, required=True)
@@ -423,10 +495,11 @@ def main():
     results, notes = {}, {}
     peers = [lambda *a: process_start(args.size, args.samples, results, notes), lambda *a: peer_latchkey(args, results, notes)]
     peers.append(lambda *a: peer_secret_service(args.size, args.samples, results, notes, args=args))
+    peers.append(lambda *a: peer_git_credential(args, results, notes))
     for peer in (peer_pass, peer_keepassxc, peer_keyring_files):
         peers.append(lambda *a, peer=peer: peer(args.size, args.samples, results, notes))
     names = ["process start", "latchkey", "the Secret Service (GNOME Keyring" + (" and Latchkey, alternating)" if args.latchkey_bin else ")"),
-             "pass", "keepassxc-cli", "keyring files"]
+             "git credential fill", "pass", "keepassxc-cli", "keyring files"]
     for name, peer in zip(names, peers):
         print(f"latchkey-bench: peers: {name}...", file=sys.stderr, flush=True)
         try:

@@ -162,6 +162,10 @@ public enum LatchkeyCommandLine {
         lines += [
             "", "`latchkey help <command>` or `latchkey <command> --help` explains a command in full;",
             "`latchkey --version` prints the version.",
+            "",
+            "Credential helpers on the same keychain: git-credential-latchkey (`git config --global credential.helper",
+            "latchkey`) and docker-credential-latchkey (`\"credsStore\": \"latchkey\"` in ~/.docker/config.json); each",
+            "explains itself with --help.",
         ]
         return lines.joined(separator: "\n") + "\n"
     }

@@ -129,6 +129,7 @@ enum Report {
         }
         lines.append(contentsOf: inProcessVersusPeers(peers))
         lines.append(contentsOf: secretServiceVersusGnomeKeyring(peers))
+        lines.append(contentsOf: gitCredentialFill(peers))
         if let ours = reference, let theirs = peers.median("secret-tool", "find") {
             let met = ours < theirs / 2
             lines.append(String(format: "Goal (issue 6): a CLI find through the agent in under half of `secret-tool lookup`'s time: %@ against %@ (%.2f×) — %@.",
