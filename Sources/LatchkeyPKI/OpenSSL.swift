@@ -256,6 +256,10 @@ extension OpenSSL {
     /// Whether the key holds its private half.
     static func hasPrivate(_ key: PKeyHandle) -> Bool {
         defer { ERR_clear_error() }
+        if isEd25519(key) {
+            var length = 0
+            return EVP_PKEY_get_raw_private_key(key.pointer, nil, &length) == 1 && length > 0
+        }
         if isRSA(key) {
             var number: OpaquePointer?
             defer { if let number { BN_clear_free(number) } }
@@ -1014,6 +1018,90 @@ extension OpenSSL {
                 _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)  // BIO_reset: back to the start of the buffer.
                 return PEM_read_bio_PrivateKey(bio, nil, Self.passphraseCallback, given).map { (PKeyHandle($0), true) }
             }
+        }
+    }
+}
+
+extension OpenSSL {
+    // MARK: RSA's CRT exponents (an SSH agent is given n, e, d, p, q and iqmp, PKCS #1 needs dP and dQ too)
+
+    /// d mod (p − 1) and d mod (q − 1), each as long as its prime; nil when a prime is 0 or 1.
+    static func rsaCRTExponents(privateExponent: SecureBytes, prime1: SecureBytes, prime2: SecureBytes) -> (SecureBytes, SecureBytes)? {
+        defer { ERR_clear_error() }
+        guard let context = BN_CTX_new() else { return nil }
+        defer { BN_CTX_free(context) }
+        func number(_ bytes: SecureBytes) -> OpaquePointer? {
+            bytes.withUnsafeBytes { BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+        }
+        guard let d = number(privateExponent) else { return nil }
+        defer { BN_clear_free(d) }
+        BN_set_flags(d, BN_FLG_CONSTTIME)
+        func exponent(for prime: SecureBytes) -> SecureBytes? {
+            guard let p = number(prime) else { return nil }
+            defer { BN_clear_free(p) }
+            guard let result = BN_new() else { return nil }
+            defer { BN_clear_free(result) }
+            guard BN_num_bits(p) >= 2, BN_sub_word(p, 1) == 1, BN_div(nil, result, d, p, context) == 1 else { return nil }
+            return secureBytes(count: prime.count, lifetime: .transient) { buffer in
+                BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count)) == Int32(buffer.count)
+            }
+        }
+        guard let first = exponent(for: prime1), let second = exponent(for: prime2) else { return nil }
+        return (first, second)
+    }
+}
+
+extension OpenSSL {
+    // MARK: Ed25519 (EVP's raw keys)
+
+    /// An Ed25519 public key from its 32 bytes.
+    static func importEd25519Public(_ bytes: Data) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard bytes.count == 32 else { return nil }
+        return bytes.withUnsafeBytes { raw in
+            EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(PKeyHandle.init)
+        }
+    }
+
+    /// `EVP_PKEY_ED25519`.
+    static func isEd25519(_ key: PKeyHandle) -> Bool { EVP_PKEY_get_base_id(key.pointer) == EVP_PKEY_ED25519 }
+
+    /// A new random Ed25519 key.
+    static func generateEd25519() -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "ED25519", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_generate(context, &key) == 1, let key else { return nil }
+        return PKeyHandle(key)
+    }
+
+    /// An Ed25519 private key from its 32-byte seed (RFC 8032's private key).
+    static func importEd25519Private(_ seed: SecureBytes) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard seed.count == 32 else { return nil }
+        return seed.withUnsafeBytes { raw in
+            EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(PKeyHandle.init)
+        }
+    }
+
+    /// An Ed25519 key's 32-byte public key.
+    static func ed25519PublicBytes(_ key: PKeyHandle) -> Data? {
+        defer { ERR_clear_error() }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var length = 32
+        guard EVP_PKEY_get_raw_public_key(key.pointer, &bytes, &length) == 1, length == 32 else { return nil }
+        return Data(bytes)
+    }
+
+    /// An Ed25519 private key's 32-byte seed; nil for a public key.
+    static func ed25519Seed(_ key: PKeyHandle) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        var length = 0
+        guard EVP_PKEY_get_raw_private_key(key.pointer, nil, &length) == 1, length == 32 else { return nil }
+        return secureBytes(count: 32) { buffer in
+            var written = 32
+            return EVP_PKEY_get_raw_private_key(key.pointer, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1 && written == 32
         }
     }
 }
