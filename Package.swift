@@ -64,12 +64,15 @@ let package = Package(
         .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync"]),
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
+        // The SSH agent protocol and OpenSSH's key formats, over keychain key items: the front end latchkeyd serves
+        // on its ssh-agent socket and `latchkey ssh-key` imports through.
+        .target(name: "LatchkeySSH", dependencies: ["LatchkeyEngine", "LatchkeyPKI", "LatchkeyCrypto"]),
         // The agent: holds the unlocked keys and decides which program sees which items.
         // The Secret Service provider (org.freedesktop.secrets) that latchkeyd runs with --secret-service.
         // End-to-end-encrypted sync through PostgreSQL: the only importer of libpq (CPostgres).
         .target(name: "LatchkeySync", dependencies: ["CPostgres", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         .target(name: "LatchkeySecretService", dependencies: ["LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyPOSIX"]),
-        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync"]),
+        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync", "LatchkeySSH"]),
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
