@@ -15,8 +15,8 @@ package struct SSHDestination: Sendable, Hashable {
     /// fingerprint.
     package let through: [String]
 
-    /// `user@host`, the host being its name, or its key's fingerprint when no constraint names it.
-    package var userAtHost: String { user + "@" + (hostName ?? hostKeyFingerprint) }
+    /// `user@host` when a constraint names the host, else `user to the host with key SHA256:…`.
+    package var userAtHost: String { hostName.map { user + "@" + $0 } ?? user + " to the host with key " + hostKeyFingerprint }
 }
 
 /// A use of a key a client asks for, for the agent to allow or refuse (`SSHAgentSession.Hooks.authorize`).

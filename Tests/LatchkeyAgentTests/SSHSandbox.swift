@@ -200,8 +200,8 @@ final class SSHServer {
     /// The host key's public line.
     let hostKey: String
 
-    init(in sandbox: SSHSandbox, authorizedKeys: [String]) throws {
-        directory = sandbox.directory.file("sshd")
+    init(in sandbox: SSHSandbox, authorizedKeys: [String], name: String = "sshd") throws {
+        directory = sandbox.directory.file(name)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let made = try sandbox.run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "host", "-f", directory + "/host_ed25519"])
         #expect(made.status == 0, "\(made.stderr)")
