@@ -129,6 +129,7 @@ let package = Package(
                 "LatchkeyTestSupport", "latchkeyd", "latchkey", "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
         .testTarget(name: "SecurityModuleTests", dependencies: ["Security"]),
+        .testTarget(name: "LatchkeySSHTests", dependencies: ["LatchkeySSH", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyEngine", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAPITests",

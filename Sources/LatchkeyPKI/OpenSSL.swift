@@ -1105,3 +1105,48 @@ extension OpenSSL {
         }
     }
 }
+
+extension OpenSSL {
+    // MARK: AES-CTR and AES-CBC without padding (OpenSSH's encrypted key files)
+
+    /// Decrypts `input` with AES in CTR or CBC mode (no padding: the input is whole blocks for CBC) under a
+    /// key of 16, 24 or 32 bytes and a 16-byte IV; nil for other sizes.
+    static func aesDecrypt(counterMode: Bool, key: SecureBytes, iv: Data, input: Data) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        let cipher: OpaquePointer?
+        switch (key.count, counterMode) {
+        case (16, true): cipher = EVP_aes_128_ctr()
+        case (24, true): cipher = EVP_aes_192_ctr()
+        case (32, true): cipher = EVP_aes_256_ctr()
+        case (16, false): cipher = EVP_aes_128_cbc()
+        case (24, false): cipher = EVP_aes_192_cbc()
+        case (32, false): cipher = EVP_aes_256_cbc()
+        default: return nil
+        }
+        guard iv.count == 16, counterMode || input.count % 16 == 0, let context = EVP_CIPHER_CTX_new() else { return nil }
+        defer { EVP_CIPHER_CTX_free(context) }
+        let keyed = key.withUnsafeBytes { raw in
+            iv.withUnsafeBytes { vector in
+                EVP_DecryptInit_ex(context, cipher, nil, raw.bindMemory(to: UInt8.self).baseAddress, vector.bindMemory(to: UInt8.self).baseAddress) == 1
+            }
+        }
+        guard keyed, EVP_CIPHER_CTX_set_padding(context, 0) == 1 else { return nil }
+        return secureBytes(count: input.count, lifetime: .transient) { buffer in
+            guard !input.isEmpty else { return true }
+            var written: Int32 = 0, final: Int32 = 0
+            let out = buffer.bindMemory(to: UInt8.self).baseAddress
+            let updated = input.withUnsafeBytes { raw in
+                EVP_DecryptUpdate(context, out, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1
+            }
+            return updated && EVP_DecryptFinal_ex(context, out.map { $0 + Int(written) }, &final) == 1 && Int(written + final) == input.count
+        }
+    }
+
+    /// AES-GCM opened into a zeroizing buffer (a key file's private section); nil when the tag does not
+    /// authenticate.
+    static func aesGCMOpenSecret(key: SecureBytes, iv: [UInt8], ciphertext: Data, tag: Data) -> SecureBytes? {
+        guard var plain = aesGCMOpen(key: key, iv: iv, aad: nil, ciphertext: ciphertext, tag: tag) else { return nil }
+        defer { plain.resetBytes(in: 0..<plain.count) }
+        return plain.withUnsafeBytes { SecureBytes(copying: $0) }
+    }
+}

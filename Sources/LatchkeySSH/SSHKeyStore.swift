@@ -15,8 +15,9 @@ package typealias SSHKeyAuthorization = @Sendable (SSHKeyUse) throws(KeychainErr
 /// | its comment | `labl` |
 /// | `ssh-add -c`, `-t`, `-h`; which programs | `SSHKeySettings`, the data of a generic password of service `com.latchkey.ssh.settings`, account the key's `klbl` in hex |
 ///
-/// Every operation runs as the caller `SSHKeyStore.caller`, whose only group is `com.latchkey.ssh`: no other
-/// item of the keychain is reachable through the SSH agent.
+/// Every operation names the group `com.latchkey.ssh`; the agent runs them as the caller `SSHKeyStore.caller`,
+/// whose only group it is, so no other item of the keychain is reachable through the SSH agent. The command
+/// line runs them as itself (through the agent, or on the keychain it opened).
 package struct SSHKeyStore: Sendable {
     /// The access group of SSH keys.
     package static let accessGroup = "com.latchkey.ssh"
@@ -40,13 +41,22 @@ package struct SSHKeyStore: Sendable {
         package let created: Date?
     }
 
-    let database: KeychainDatabase
-    /// Who the operations run as (`caller`; the command line, which sees every group, passes its own).
-    let runAs: CallerIdentity
+    /// Where the operations run.
+    let service: any KeychainService
+    /// Stores a private key made elsewhere as a held key (`KeychainDatabase.addHeldKey`); nil where that
+    /// cannot be done (through the agent's own protocol, which has no such request).
+    let addHeldKey: (@Sendable (AsymmetricKey, [AttributeKey: AttributeValue]) throws(KeychainError) -> Void)?
 
+    /// The store of the keychain `database` as `caller` (the agent's SSH caller by default).
     package init(database: KeychainDatabase, caller: CallerIdentity = SSHKeyStore.caller) {
-        self.database = database
-        self.runAs = caller
+        service = LocalKeychainService(database: database, caller: caller)
+        addHeldKey = { (key, attributes) throws(KeychainError) in _ = try database.addHeldKey(key, attributes: attributes, caller: caller, returning: []) }
+    }
+
+    /// The store through a service (the agent's, for the command line); `add` is then refused.
+    package init(service: any KeychainService) {
+        self.service = service
+        addHeldKey = nil
     }
 
     private var groupFilter: [AttributeKey: AttributeValue] { [.accessGroup: .string(Self.accessGroup)] }
@@ -55,9 +65,9 @@ package struct SSHKeyStore: Sendable {
     package func identities() throws(KeychainError) -> [Identity] {
         let keys: [ItemResult]
         do {
-            keys = try database.copyMatching(
+            keys = try service.copyMatching(
                 ItemQuery(.key, matching: groupFilter.merging([.keyClass: .number(1)]) { $1 }, synchronizable: .any, limit: .all,
-                          returning: [.attributes, .data, .persistentReference], authenticationUI: .fail), caller: runAs)
+                          returning: [.attributes, .data, .persistentReference], authenticationUI: .fail))
         } catch KeychainError.itemNotFound {
             return []
         }
@@ -77,7 +87,7 @@ package struct SSHKeyStore: Sendable {
                               synchronizable: .any, limit: .one, returning: [.attributes, .data, .persistentReference], authenticationUI: .fail)
         let found: ItemResult
         do {
-            guard let first = try database.copyMatching(query, caller: runAs).first else { return nil }
+            guard let first = try service.copyMatching(query).first else { return nil }
             found = first
         } catch KeychainError.itemNotFound {
             return nil
@@ -119,7 +129,7 @@ package struct SSHKeyStore: Sendable {
                               synchronizable: .any, limit: .all, returning: [.attributes, .data], authenticationUI: .fail)
         let found: [ItemResult]
         do {
-            found = try database.copyMatching(query, caller: runAs)
+            found = try service.copyMatching(query)
         } catch KeychainError.itemNotFound {
             return [:]
         }
@@ -137,7 +147,7 @@ package struct SSHKeyStore: Sendable {
                                                                                .account: .string(Self.account(label))]) { $1 },
                               synchronizable: .any, limit: .one, returning: [.data], authenticationUI: .fail)
         do {
-            guard let data = try database.copyMatching(query, caller: runAs).first?.data else { return .some(nil) }
+            guard let data = try service.copyMatching(query).first?.data else { return .some(nil) }
             return .some(SSHKeySettings.decode(data))
         } catch KeychainError.itemNotFound {
             return nil
@@ -147,8 +157,7 @@ package struct SSHKeyStore: Sendable {
     /// Signs `data` with the key for a request's `flags`: the signature blob.
     package func sign(_ identity: Identity, data: Data, flags: UInt32) throws(KeychainError) -> Data {
         let plan = SSHSignature.plan(for: identity.publicKey.kind, flags: flags)
-        let signature = try database.useHeldKey(identity.reference, for: .sign(plan.algorithm, SSHSignature.input(data, plan: plan)),
-                                                caller: runAs)
+        let signature = try service.useHeldKey(identity.reference, for: .sign(plan.algorithm, SSHSignature.input(data, plan: plan)))
         return SSHSignature.blob(name: plan.name, kind: identity.publicKey.kind, signature: signature)
     }
 
@@ -160,12 +169,12 @@ package struct SSHKeyStore: Sendable {
     {
         let label = key.publicKey.applicationLabel
         if let existing = try identity(blob: key.publicKey.blob) {
-            _ = try database.update(ItemQuery(.key, synchronizable: .any, persistentReference: existing.reference),
-                                    with: ItemChanges(attributes: [.label: .string(comment)]), caller: runAs)
+            try rename(existing, to: comment)
         } else {
-            _ = try database.addHeldKey(key.key, attributes: [.label: .string(comment), .accessGroup: .string(Self.accessGroup),
-                                                              .tokenID: .string(tokenID)],
-                                        caller: runAs, returning: [])
+            guard let addHeldKey else {
+                throw KeychainError(.unimplemented, "a private key is stored here only in the keychain opened with its passphrase")
+            }
+            try addHeldKey(key.key, [.label: .string(comment), .accessGroup: .string(Self.accessGroup), .tokenID: .string(tokenID)])
         }
         try store(settings, forLabel: label)
     }
@@ -176,7 +185,7 @@ package struct SSHKeyStore: Sendable {
         let request = HeldKeyRequest(type: type, bits: bits, attributes: [
             .label: .string(comment), .accessGroup: .string(Self.accessGroup), .tokenID: .string(HeldKeyRequest.secureEnclaveTokenID),
         ])
-        guard let made = try database.createHeldKey(request, caller: runAs, returning: [.data]), let data = made.data else {
+        guard let made = try service.createHeldKey(request, returning: [.data]), let data = made.data else {
             throw KeychainError(.internal, "the new key's public half was not returned")
         }
         let key: AsymmetricKey
@@ -196,17 +205,23 @@ package struct SSHKeyStore: Sendable {
             .service: .string(Self.settingsService), .account: .string(Self.account(label)), .accessGroup: .string(Self.accessGroup),
             .accessible: .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue), .label: .string("SSH key settings"),
         ], data: settings.encoded())
-        _ = try database.addOrUpdate(item, caller: runAs)
+        _ = try service.addOrUpdate(item)
+    }
+
+    /// Gives a key a new comment (its label).
+    package func rename(_ identity: Identity, to comment: String) throws(KeychainError) {
+        _ = try service.update(ItemQuery(.key, synchronizable: .any, persistentReference: identity.reference),
+                               with: ItemChanges(attributes: [.label: .string(comment)]))
     }
 
     /// Removes a key and its settings from the keychain.
     package func remove(_ identity: Identity) throws(KeychainError) {
-        _ = try database.delete(ItemQuery(.key, synchronizable: .any, persistentReference: identity.reference, limit: .all), caller: runAs)
+        _ = try service.delete(ItemQuery(.key, synchronizable: .any, persistentReference: identity.reference, limit: .all))
         let settings = ItemQuery(.genericPassword, matching: groupFilter.merging([
             .service: .string(Self.settingsService), .account: .string(Self.account(identity.publicKey.applicationLabel)),
         ]) { $1 }, synchronizable: .any, limit: .all)
         do {
-            _ = try database.delete(settings, caller: runAs)
+            _ = try service.delete(settings)
         } catch KeychainError.itemNotFound {
             // A key without stored settings (the defaults applied): nothing more to remove.
         }
@@ -214,7 +229,7 @@ package struct SSHKeyStore: Sendable {
 
     /// Removes every key whose lifetime is over (`ssh-add -t`); returns their comments. Nothing while locked.
     package func removeExpired(now: Date = Date()) throws(KeychainError) -> [String] {
-        guard database.lockState == .unlocked else { return [] }
+        guard try service.status().lockState == .unlocked else { return [] }
         var removed: [String] = []
         for identity in try identities() where identity.settings?.hasExpired(at: now) == true {
             try remove(identity)
