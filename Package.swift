@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
-        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync"]),
+        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync", "LatchkeySSH", "LatchkeyCrypto"]),
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
         // The SSH agent protocol and OpenSSH's key formats, over keychain key items: the front end latchkeyd serves

@@ -39,6 +39,11 @@ package struct SSHKeyStore: Sendable {
         package let tokenID: String
         /// When it was stored.
         package let created: Date?
+
+        /// The same key with other settings.
+        package func with(_ settings: SSHKeySettings) -> Identity {
+            Identity(publicKey: publicKey, comment: comment, reference: reference, settings: settings, tokenID: tokenID, created: created)
+        }
     }
 
     /// Where the operations run.

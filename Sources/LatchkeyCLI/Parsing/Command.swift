@@ -34,12 +34,16 @@ struct Command: Sendable {
 
     var usageLine: String { "Usage: latchkey \(name) \(synopsis)" }
 
-    /// Parses the words after the command's name (a leading positional first, when the command takes one).
+    /// Parses the words after the command's name (leading positionals first — as many words as the command
+    /// takes, up to the first option — when the command takes them: `sync approve CODE --name x`).
     func parse(_ words: [String]) throws(UsageError) -> ParsedArguments {
-        if leadingPositional, let first = words.first, !first.hasPrefix("-") {
-            var parsed = try ArgumentParser.parse(Array(words.dropFirst()), options: options)
-            parsed.positionals.insert(first, at: 0)
-            return parsed
+        if leadingPositional {
+            let leading = Array(words.prefix { !$0.hasPrefix("-") }.prefix(positionals.upperBound))
+            if !leading.isEmpty {
+                var parsed = try ArgumentParser.parse(Array(words.dropFirst(leading.count)), options: options)
+                parsed.positionals.insert(contentsOf: leading, at: 0)
+                return parsed
+            }
         }
         return try ArgumentParser.parse(words, options: options)
     }
