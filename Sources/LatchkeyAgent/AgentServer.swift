@@ -110,7 +110,8 @@ public final class AgentServer: Sendable {
             log("listening on \(options.socketPath)")
         }
         if let path = options.sshAgentSocketPath {
-            sshAgent = try SSHAgentServer(socketPath: path, state: state, presence: presence, budget: budget, log: log)
+            sshAgent = try SSHAgentServer(socketPath: path, inherited: Self.systemdSocket(index: 1), state: state, presence: presence,
+                                          budget: budget, log: log)
         } else {
             sshAgent = nil
         }
@@ -181,16 +182,17 @@ public final class AgentServer: Sendable {
     public func shutDown() {
         state.wipe()
         if Self.systemdSocket() == nil { try? Files.remove(options.socketPath) }  // Exiting: nothing to report to.
-        if let ssh = sshAgent { try? Files.remove(ssh.socketPath) }  // Likewise.
+        if let ssh = sshAgent, !ssh.isInherited { try? Files.remove(ssh.socketPath) }  // Likewise.
     }
 
-    /// The listening socket systemd passes with socket activation (LISTEN_PID, LISTEN_FDS; fd 3).
-    static func systemdSocket() -> Int32? {
+    /// A listening socket systemd passes with socket activation (LISTEN_PID, LISTEN_FDS): the agent's is the
+    /// first (fd 3), the SSH agent's the second (fd 4) when the unit lists it (contrib/systemd/latchkeyd.socket).
+    static func systemdSocket(index: Int32 = 0) -> Int32? {
         let environment = ProcessInfo.processInfo.environment
         guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == CurrentProcess.id,
-            let count = environment["LISTEN_FDS"].flatMap({ Int($0) }), count >= 1
+            let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), count > index
         else { return nil }
-        return 3
+        return 3 + index
     }
 
     /// Creates the private directory (and missing parents, 0700, owned by this user) and listens on the

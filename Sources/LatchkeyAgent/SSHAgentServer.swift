@@ -23,8 +23,12 @@ final class SSHAgentServer: Sendable {
     /// An idle connection is closed after this long.
     static let idleSeconds = 600
 
-    init(socketPath: String, state: AgentState, presence: PinentryPresence?, budget: ByteBudget, log: @escaping @Sendable (String) -> Void)
-        throws(KeychainError)
+    /// Whether the listening socket is systemd's (it removes it, not the agent).
+    let isInherited: Bool
+
+    /// Listens on `socketPath` (in a private directory, as the agent's socket), or takes `inherited` (systemd's).
+    init(socketPath: String, inherited: Int32? = nil, state: AgentState, presence: PinentryPresence?, budget: ByteBudget,
+         log: @escaping @Sendable (String) -> Void) throws(KeychainError)
     {
         self.socketPath = socketPath
         self.state = state
@@ -33,7 +37,12 @@ final class SSHAgentServer: Sendable {
         self.log = log
         let approvals = approvals
         lock = SSHAgentLock(onLock: { approvals.clear() })
-        listener = try AgentServer.listen(at: socketPath)
+        isInherited = inherited != nil
+        if let inherited {
+            listener = inherited
+        } else {
+            listener = try AgentServer.listen(at: socketPath)
+        }
         // On the listener too: an SSH client writes its first request as soon as it connects, before the
         // connection is accepted, and only a socket that asked for them before the bytes were sent gets their
         // sender's credentials (accepted connections inherit the setting).
@@ -42,7 +51,7 @@ final class SSHAgentServer: Sendable {
         } catch {
             throw KeychainError(.io, "cannot ask for message credentials on \(socketPath): \(error)")
         }
-        log("SSH agent listening on \(socketPath) (SSH_AUTH_SOCK=\(socketPath))")
+        log(inherited == nil ? "SSH agent listening on \(socketPath) (SSH_AUTH_SOCK=\(socketPath))" : "SSH agent listening on the second socket systemd passed")
     }
 
     /// Accepts connections on a thread of its own; removes expired keys (`ssh-add -t`) every second.

@@ -85,11 +85,13 @@ package struct SSHKeyStore: Sendable {
         return identities.sorted { ($0.created ?? .distantPast) < ($1.created ?? .distantPast) }
     }
 
-    /// The key whose blob is `blob`, if the keychain holds it.
+    /// The key whose blob is `blob`, if the keychain holds it. Found by its application label (SHA-1 of the
+    /// key, the item's index) with its attributes only: a signature reads the key's data once, to use it.
     package func identity(blob: Data) throws(KeychainError) -> Identity? {
         guard let key = try? SSHPublicKey(blob: blob) else { return nil }  // A kind of key no item can be.
-        let query = ItemQuery(.key, matching: groupFilter.merging([.keyClass: .number(1), .applicationLabel: .data(key.applicationLabel)]) { $1 },
-                              synchronizable: .any, limit: .one, returning: [.attributes, .data, .persistentReference], authenticationUI: .fail)
+        let query = ItemQuery(.key, matching: groupFilter.merging([.keyClass: .number(1), .applicationLabel: .data(key.applicationLabel),
+                                                                   .type: Self.typeValue(key.keyType)]) { $1 },
+                              synchronizable: .any, limit: .one, returning: [.attributes, .persistentReference], authenticationUI: .fail)
         let found: ItemResult
         do {
             guard let first = try service.copyMatching(query).first else { return nil }
@@ -99,8 +101,11 @@ package struct SSHKeyStore: Sendable {
         }
         var known: [String: SSHKeySettings?] = [:]
         if let stored = try settings(forLabel: key.applicationLabel) { known[Self.account(key.applicationLabel)] = stored }
-        return identity(found, settings: known)
+        return identity(found, publicKey: key, settings: known)
     }
+
+    /// The `kSecAttrKeyType` value of a type's items (Apple's numbers; Ed25519's text).
+    static func typeValue(_ type: KeyType) -> AttributeValue { Int64(type.rawValue).map(AttributeValue.number) ?? .string(type.rawValue) }
 
     /// An item as an identity: nil when it is no SSH key (not held, or of a size SSH has no name for).
     private func identity(_ item: ItemResult, settings: [String: SSHKeySettings?]) -> Identity? {
@@ -108,7 +113,11 @@ package struct SSHKeyStore: Sendable {
             let key = try? AsymmetricKey(externalRepresentation: data, type: type, isPrivate: false),  // Not a key of SSH's kinds.
             type != .ellipticCurve || SSHPublicKey.curves[key.sizeInBits] != nil
         else { return nil }
-        let publicKey = SSHPublicKey(key)
+        return identity(item, publicKey: SSHPublicKey(key), settings: settings)
+    }
+
+    /// An item whose public key is `publicKey` as an identity.
+    private func identity(_ item: ItemResult, publicKey: SSHPublicKey, settings: [String: SSHKeySettings?]) -> Identity {
         let account = Self.account(publicKey.applicationLabel)
         // No settings stored: the defaults; stored but damaged: none, and the key is not used.
         let stored: SSHKeySettings? = settings.keys.contains(account) ? settings[account] ?? nil : SSHKeySettings()

@@ -59,7 +59,7 @@ package enum SSHSignature {
             guard name == "ssh-ed25519", signature.count == 64,
                 let verifier = try? AsymmetricKey(externalRepresentation: key.keyData, type: .ed25519, isPrivate: false)
             else { return false }  // Not an Ed25519 signature, or a point OpenSSL refuses.
-            return (try? verifier.verify(KeyAlgorithm(rawValue: KeyAlgorithm.ed25519), data, signature: signature)) != nil
+            return (try? verifier.verify(KeyAlgorithm(rawValue: KeyAlgorithm.ed25519), data, signature: signature)) != nil  // verify throws exactly when the signature is not valid.
         case .ecdsa(let bits):
             let plan = plan(for: key.kind, flags: 0)
             var numbers = SSHReader(signature)
@@ -69,14 +69,14 @@ package enum SSHSignature {
                 let verifier = try? AsymmetricKey(externalRepresentation: key.keyData, type: .ellipticCurve, isPrivate: false)
             else { return false }  // Malformed numbers, or a key OpenSSL refuses: no valid signature.
             let raw = Data(repeating: 0, count: size - r.count) + r + Data(repeating: 0, count: size - s.count) + s
-            return (try? verifier.verify(plan.algorithm, input(data, plan: plan), signature: raw)) != nil
+            return (try? verifier.verify(plan.algorithm, input(data, plan: plan), signature: raw)) != nil  // verify throws exactly when the signature is not valid.
         case .rsa:
             let flags: UInt32? = ["ssh-rsa": 0, "rsa-sha2-256": rsaSHA256Flag, "rsa-sha2-512": rsaSHA512Flag][name]
             guard let flags, let verifier = try? AsymmetricKey(externalRepresentation: key.keyData, type: .rsa, isPrivate: false) else {
                 return false  // Not an RSA signature, or a key OpenSSL refuses.
             }
             let plan = plan(for: .rsa, flags: flags)
-            return (try? verifier.verify(plan.algorithm, input(data, plan: plan), signature: signature)) != nil
+            return (try? verifier.verify(plan.algorithm, input(data, plan: plan), signature: signature)) != nil  // verify throws exactly when the signature is not valid.
         }
     }
 }
