@@ -17,7 +17,8 @@ enum SSHUsePrompt {
         lines.append("Asked by: \(program) (pid \(pid))")
         let seconds = use.settings.approvalSeconds
         if seconds > 0 {
-            lines.append("Allowing covers this program's further uses of this key for the same \(use.signed.isLogin ? "destination" : "purpose") for \(seconds) seconds, until the keychain or the agent locks.")
+            let what = use.settings.approvalScope == .processTree ? "any destination" : "the same \(use.signed.isLogin ? "destination" : "purpose")"
+            lines.append("Allowing covers this program's further uses of this key for \(what) for \(seconds) seconds, until the keychain or the agent locks.")
         }
         return lines.joined(separator: "\n")
     }

@@ -34,6 +34,7 @@ package struct SSHKeyUse: Sendable {
     /// What an approval of this use covers besides the key and the program: the destination (user, host key
     /// and forwarding path) of a login, the namespace of an SSHSIG signature.
     package var scope: String {
+        if settings.approvalScope == .processTree { return "any use" }
         switch signed {
         case .userAuthentication:
             guard let destination else { return "login to an unbound session" }
@@ -237,6 +238,7 @@ package final class SSHAgentSession {
             }
             settings.programs = current.programs
             settings.approvalSeconds = current.approvalSeconds
+            settings.approvalScope = current.approvalScope
         }
         try hooks.store.add(request.privateKey, comment: request.comment, settings: settings)
         hooks.log("\(peer): stored the SSH key \(request.privateKey.publicKey.fingerprint) in the keychain"

@@ -18,6 +18,16 @@ package struct SSHKeySettings: Codable, Hashable, Sendable {
     package var confirm: Bool
     /// How long one approval lasts; 0 asks for every signature.
     package var approvalSeconds: Int
+    /// What one approval covers besides the key and the process tree.
+    package enum ApprovalScope: String, Codable, Hashable, Sendable {
+        /// The same destination: the same user and host key (and forwarding path) of a login, the same SSHSIG
+        /// namespace.
+        case destination
+        /// Any use by the same process tree (an Ansible run to many hosts asks once).
+        case processTree = "tree"
+    }
+    /// What one approval covers; nil is `.destination` (settings stored before there was a choice).
+    package var approvalScope: ApprovalScope?
     /// `ssh-add -t`: when the key goes from the keychain; nil for never.
     package var expires: Date?
     /// `ssh-add -h`: where the key may be used; empty for anywhere.

@@ -86,6 +86,23 @@ import Testing
         #expect(prompts(ssh) == 3)
     }
 
+    @Test func aTreeWideApprovalCoversEveryDestination() throws {
+        let ssh = try SSHSandbox()
+        let made = try ssh.agent.cli("ssh-key", "create", "fleet", "--confirm", "yes", "--approval-scope", "tree")
+        #expect(made.status == 0, "\(made.stderr)")
+        let line = made.stdout.split(separator: " ").prefix(2).joined(separator: " ")
+        let identity = ssh.directory.file("id_fleet")
+        try (line + "\n").write(toFile: identity + ".pub", atomically: true, encoding: .utf8)
+        #expect(try ssh.agent.cli("ssh-key", "list").stdout.hasSuffix(" fleet (ECDSA) origin=made-in-keychain confirm=yes approval=60s approval-scope=tree programs=any\n"))
+        let servers = try (0..<3).map { try SSHServer(in: ssh, authorizedKeys: [line], name: "sshd-\($0)") }
+        try ssh.answerPinentry("confirm")
+        for server in servers {
+            #expect(try server.ssh(ssh, identity: identity).stdout == "logged in\n")
+        }
+        #expect(prompts(ssh) == 1)
+        #expect(pinentryLog(ssh).contains("Allowing covers this program's further uses of this key for any destination for 60 seconds"))
+    }
+
     @Test func withoutPinentryAConfirmedKeyIsNeverUsed() throws {
         let ssh = try SSHSandbox(start: false)
         ssh.agent.agentEnvironment["LATCHKEY_PINENTRY"] = ssh.directory.file("no-pinentry")

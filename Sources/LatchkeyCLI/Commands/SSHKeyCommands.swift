@@ -27,13 +27,16 @@ enum SSHKeyCommands {
             (its comment) or its fingerprint (SHA256:…). `ssh-key set NAME` changes what a use needs: --confirm yes \
             asks through pinentry (an approval then covers the same program and destination for --approval-seconds); \
             --programs registered lets only programs registered with the agent use it (--programs ID,… only those), \
-            --programs any every program of the user. create and import take the same options.
+            --programs any every program of the user; --approval-scope tree lets one approval cover every destination \
+            of the same process tree (an Ansible run to many hosts). create and import take the same options.
             """,
         options: [
             OptionSpec("t", nil, .required, value: "type", "With create: ecdsa (P-256, the default) or ed25519."),
             OptionSpec(nil, "confirm", .required, value: "yes|no", "Whether each use asks through pinentry."),
             OptionSpec(nil, "approval-seconds", .required, value: "seconds",
                        "How long one approval covers the same program and destination (default 60; 0 asks every time)."),
+            OptionSpec(nil, "approval-scope", .required, value: "destination|tree",
+                       "What one approval covers: the same destination (the default), or any use by the same process tree."),
             OptionSpec(nil, "programs", .required, value: "any|registered|ids",
                        "Which programs may use the key: any program of the user, registered ones, or the registered ones with these application identifiers (comma-separated)."),
             OptionSpec(nil, "key-passphrase-fd", .required, value: "fd", "With import: read the key file's passphrase from this file descriptor."),
@@ -157,6 +160,12 @@ enum SSHKeyCommands {
             }
             settings.approvalSeconds = seconds
         }
+        switch arguments.value("approval-scope") {
+        case nil: break
+        case "destination": settings.approvalScope = .destination
+        case "tree": settings.approvalScope = .processTree
+        case let other?: throw UsageError(message: "--approval-scope is destination or tree, not '\(other)'")
+        }
         switch arguments.value("programs") {
         case nil: break
         case "any": settings.programs = .any
@@ -196,7 +205,10 @@ enum SSHKeyCommands {
                      identity.tokenID == HeldKeyRequest.secureEnclaveTokenID ? "origin=made-in-keychain" : "origin=imported"]
         guard let settings = identity.settings else { return (words + ["settings=damaged"]).joined(separator: " ") }
         words.append("confirm=\(settings.confirm ? "yes" : "no")")
-        if settings.confirm { words.append("approval=\(settings.approvalSeconds)s") }
+        if settings.confirm {
+            words.append("approval=\(settings.approvalSeconds)s")
+            if settings.approvalScope == .processTree { words.append("approval-scope=tree") }
+        }
         switch settings.programs {
         case .any: words.append("programs=any")
         case .registered(let identifiers): words.append("programs=" + (identifiers.isEmpty ? "registered" : identifiers.joined(separator: ",")))
