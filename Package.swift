@@ -63,15 +63,18 @@ let package = Package(
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
-        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync"]),
+        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync", "LatchkeySSH", "LatchkeyCrypto"]),
         .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
 
+        // The SSH agent protocol and OpenSSH's key formats, over keychain key items: the front end latchkeyd serves
+        // on its ssh-agent socket and `latchkey ssh-key` imports through.
+        .target(name: "LatchkeySSH", dependencies: ["LatchkeyEngine", "LatchkeyPKI", "LatchkeyCrypto"]),
         // The agent: holds the unlocked keys and decides which program sees which items.
         // The Secret Service provider (org.freedesktop.secrets) that latchkeyd runs with --secret-service.
         // End-to-end-encrypted sync through PostgreSQL: the only importer of libpq (CPostgres).
         .target(name: "LatchkeySync", dependencies: ["CPostgres", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         .target(name: "LatchkeySecretService", dependencies: ["LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyPOSIX"]),
-        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync"]),
+        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync", "LatchkeySSH"]),
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
 
         // The git and docker credential helpers: each protocol translated to the one seam and back (no engine
@@ -142,6 +145,7 @@ let package = Package(
                 "LatchkeyCredentialHelpers", "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "git-credential-latchkey",
                 "docker-credential-latchkey", "latchkey", "latchkeyd",
             ]),
+        .testTarget(name: "LatchkeySSHTests", dependencies: ["LatchkeySSH", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyEngine", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyAPITests",

@@ -33,10 +33,13 @@ public final class AgentServer: Sendable {
         public var isolatedSecretService: Bool
         /// Whether to sync in the background when the keychain is set up for sync.
         public var backgroundSync: Bool
+        /// Where to serve the OpenSSH agent protocol (`SSH_AUTH_SOCK`); nil for nowhere.
+        public var sshAgentSocketPath: String?
 
         /// Creates options.
         public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
-                    isolatedSecretService: Bool = false, backgroundSync: Bool = true) {
+                    isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil) {
+            self.sshAgentSocketPath = sshAgentSocketPath
             self.backgroundSync = backgroundSync
             self.keychainPath = keychainPath
             self.socketPath = socketPath
@@ -58,10 +61,12 @@ public final class AgentServer: Sendable {
     private let listener: Int32
     private let instanceLock: FileLock
     private let connections = ConnectionTable(capacity: maximumConnections)
-    private let budget = ByteBudget(bytes: bufferBudget)
+    private let budget: ByteBudget
     private let log: @Sendable (String) -> Void
+    /// The SSH agent, when it is served.
+    private let sshAgent: SSHAgentServer?
 
-    /// Opens the keychain and the listening socket (or takes systemd's).
+    /// Opens the keychain and the listening socket (or takes systemd's), and the SSH agent's.
     public init(options: Options) throws(KeychainError) {
         let verbose = options.verbose
         let log: @Sendable (String) -> Void = { message in
@@ -69,6 +74,8 @@ public final class AgentServer: Sendable {
         }
         self.options = options
         self.log = log
+        let budget = ByteBudget(bytes: Self.bufferBudget)  // Shared by both sockets' connections.
+        self.budget = budget
         // Before the keychain opens (the device key's classes unlock at once): no key may reach a core file
         // or another process of the user.
         Self.hardenProcess(log: log)
@@ -102,6 +109,12 @@ public final class AgentServer: Sendable {
             listener = try Self.listen(at: options.socketPath)
             log("listening on \(options.socketPath)")
         }
+        if let path = options.sshAgentSocketPath {
+            sshAgent = try SSHAgentServer(socketPath: path, inherited: Self.systemdSocket(index: 1), state: state, presence: presence,
+                                          budget: budget, log: log)
+        } else {
+            sshAgent = nil
+        }
     }
 
     /// The lock file that makes this the only agent of the keychain.
@@ -134,6 +147,7 @@ public final class AgentServer: Sendable {
         }
         idle.start()
         SleepWatcher.start(state: state, log: log)
+        sshAgent?.start()
         while true {
             let client: Int32
             do {
@@ -168,15 +182,17 @@ public final class AgentServer: Sendable {
     public func shutDown() {
         state.wipe()
         if Self.systemdSocket() == nil { try? Files.remove(options.socketPath) }  // Exiting: nothing to report to.
+        if let ssh = sshAgent, !ssh.isInherited { try? Files.remove(ssh.socketPath) }  // Likewise.
     }
 
-    /// The listening socket systemd passes with socket activation (LISTEN_PID, LISTEN_FDS; fd 3).
-    static func systemdSocket() -> Int32? {
+    /// A listening socket systemd passes with socket activation (LISTEN_PID, LISTEN_FDS): the agent's is the
+    /// first (fd 3), the SSH agent's the second (fd 4) when the unit lists it (contrib/systemd/latchkeyd.socket).
+    static func systemdSocket(index: Int32 = 0) -> Int32? {
         let environment = ProcessInfo.processInfo.environment
         guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == CurrentProcess.id,
-            let count = environment["LISTEN_FDS"].flatMap({ Int($0) }), count >= 1
+            let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), count > index
         else { return nil }
-        return 3
+        return 3 + index
     }
 
     /// Creates the private directory (and missing parents, 0700, owned by this user) and listens on the

@@ -41,7 +41,42 @@ final class PinentryPresence: UserPresenceVerifier {
         }
     }
 
+    /// Asks the user to allow something (`CONFIRM`: Allow or Deny, no passphrase) — an SSH key's use, which
+    /// `description` names. Deny is `errSecUserCanceled`; no answer in time, or a pinentry that cannot be
+    /// started, `errSecInteractionNotAllowed`.
+    func confirmUse(_ description: String, title: String = "Latchkey SSH agent") throws(KeychainError) {
+        try oneAtATime.withLock { (_: inout ()) throws(KeychainError) in
+            try converse { (session) throws(KeychainError) in
+                try session.command("SETTITLE " + AssuanSession.escape(title))
+                try session.command("SETDESC " + AssuanSession.escape(description))
+                try session.command("SETOK Allow")
+                try session.command("SETCANCEL Deny")
+                try session.command("SETTIMEOUT \(timeoutSeconds)")
+                try session.confirm()
+                session.bye()
+            }
+        }
+        log("pinentry allowed an SSH key's use")
+    }
+
     private func ask(_ request: PresenceRequest) throws(KeychainError) -> [UInt8] {
+        let pin = try converse { (session) throws(KeychainError) -> [UInt8] in
+            try session.command("SETTITLE Latchkey")
+            try session.command("SETDESC " + AssuanSession.escape(request.message))
+            try session.command("SETPROMPT Passphrase:")
+            try session.command("SETOK Allow")
+            try session.command("SETCANCEL Deny")
+            try session.command("SETTIMEOUT \(timeoutSeconds)")
+            let pin = try session.getPin()
+            session.bye()
+            return pin
+        }
+        log("pinentry answered for \(request.applicationIdentifier)")
+        return pin
+    }
+
+    /// Starts pinentry, waits for its greeting, runs `body` on the conversation and stops it.
+    private func converse<T>(_ body: (AssuanSession) throws(KeychainError) -> T) throws(KeychainError) -> T {
         let toChild: (read: Int32, write: Int32)
         let fromChild: (read: Int32, write: Int32)
         let pid: Int32
@@ -67,16 +102,7 @@ final class PinentryPresence: UserPresenceVerifier {
         }
         let session = AssuanSession(input: fromChild.read, output: toChild.write, timeoutSeconds: timeoutSeconds, program: program)
         try session.expectOK("its greeting")
-        try session.command("SETTITLE Latchkey")
-        try session.command("SETDESC " + AssuanSession.escape(request.message))
-        try session.command("SETPROMPT Passphrase:")
-        try session.command("SETOK Allow")
-        try session.command("SETCANCEL Deny")
-        try session.command("SETTIMEOUT \(timeoutSeconds)")
-        let pin = try session.getPin()
-        session.bye()
-        log("pinentry answered for \(request.applicationIdentifier)")
-        return pin
+        return try body(session)
     }
 }
 
@@ -89,7 +115,7 @@ private struct AssuanSession {
     let program: String
 
     /// GnuPG's error codes (the low 16 bits of an `ERR` code).
-    private static let canceled = 99, timedOut = 62
+    private static let canceled = 99, timedOut = 62, notConfirmed = 114
 
     /// `%`, CR and LF percent-escaped, as Assuan arguments must be.
     static func escape(_ text: String) -> String {
@@ -129,6 +155,13 @@ private struct AssuanSession {
         return pin
     }
 
+    /// `CONFIRM`: nothing when the user allows, `errSecUserCanceled` when they deny.
+    func confirm() throws(KeychainError) {
+        try send("CONFIRM")
+        var ignored: [UInt8] = []
+        try readUntilOK("CONFIRM", data: &ignored)
+    }
+
     func bye() { _ = try? send("BYE") }  // Saying goodbye is a courtesy: the pipes close anyway.
 
     private func send(_ line: String) throws(KeychainError) {
@@ -157,7 +190,7 @@ private struct AssuanSession {
                 let text = String(decoding: line.dropFirst(4), as: UTF8.self)
                 let code = Int(text.split(separator: " ").first ?? "") ?? 0
                 switch code & 0xFFFF {
-                case Self.canceled: throw KeychainError(.userCanceled, "the user refused the protected item")
+                case Self.canceled, Self.notConfirmed: throw KeychainError(.userCanceled, "the user refused the protected item")
                 case Self.timedOut: throw KeychainError(.interactionNotAllowed, "nobody answered pinentry in time")
                 default: throw KeychainError(.interactionNotAllowed, "pinentry \(program) refused \(what): \(text)")
                 }

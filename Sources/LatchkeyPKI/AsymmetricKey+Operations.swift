@@ -113,6 +113,8 @@ extension AsymmetricKey {
         case .rsaPSS(let message, let digest):
             if !message { try checkDigest(digest) }
             return (digest.rawValue, !message, .pss(saltLength: digest.length))
+        case .ed25519:
+            return (nil, false, nil)
         default:
             throw KeyError(.param, "not a signature algorithm")
         }

@@ -2,15 +2,27 @@ public import Foundation
 import LatchkeyCrypto
 import Synchronization
 
-/// The two key types Apple's keychain generates (`kSecAttrKeyType`).
+/// The two key types Apple's keychain generates (`kSecAttrKeyType`), and Ed25519.
 public enum KeyType: String, Sendable, Hashable {
     /// `kSecAttrKeyTypeECSECPrimeRandom` ("73"): NIST P-256, P-384 or P-521.
     case ellipticCurve = "73"
     /// `kSecAttrKeyTypeRSA` ("42").
     case rsa = "42"
+    /// Ed25519 (RFC 8032), for SSH keys: Latchkey's own type ("ed25519"), as Apple's keychain has none (CryptoKit
+    /// keeps Curve25519 keys as generic passwords). The `SecKey` functions do not offer it.
+    case ed25519 = "ed25519"
+
+    /// "RSA", "EC" or "Ed25519", for messages.
+    public var name: String {
+        switch self {
+        case .rsa: "RSA"
+        case .ellipticCurve: "EC"
+        case .ed25519: "Ed25519"
+        }
+    }
 }
 
-/// An EC or RSA key, public or private, on OpenSSL: Apple's external representations, and the operations of
+/// An EC, RSA or Ed25519 key, public or private, on OpenSSL: Apple's external representations, and the operations of
 /// `SecKey` with Apple's algorithms and byte formats.
 ///
 /// ```swift
@@ -24,9 +36,10 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     public let type: KeyType
     /// Whether this is a private key.
     public let isPrivate: Bool
-    /// The key size in bits (256, 384, 521; 1024 to 8192 for RSA).
+    /// The key size in bits (256, 384, 521; 1024 to 8192 for RSA; 256 for Ed25519).
     public let sizeInBits: Int
-    /// The public key's external representation: the X9.63 point for EC, PKCS #1 RSAPublicKey for RSA.
+    /// The public key's external representation: the X9.63 point for EC, PKCS #1 RSAPublicKey for RSA, the
+    /// 32 bytes of RFC 8032 for Ed25519.
     public let publicKeyData: Data
     /// A private key's public half, made on first use (loading it checks the point, which costs as much as
     /// a signature) and kept.
@@ -36,11 +49,14 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
         self.handle = handle
         self.type = type
         self.isPrivate = isPrivate
-        sizeInBits = OpenSSL.bits(handle)
-        guard let publicData = type == .rsa
-            ? OpenSSL.rsaDER(handle, privateKey: false).map({ $0.withUnsafeBytes { Data($0) } })
-            : OpenSSL.ecPoint(handle)
-        else { throw KeyError(.decode, "the key's public half cannot be encoded") }
+        sizeInBits = type == .ed25519 ? 256 : OpenSSL.bits(handle)  // OpenSSL counts Ed25519 as 253 bits.
+        let encoded: Data? =
+            switch type {
+            case .rsa: OpenSSL.rsaDER(handle, privateKey: false).map { $0.withUnsafeBytes { Data($0) } }
+            case .ellipticCurve: OpenSSL.ecPoint(handle)
+            case .ed25519: OpenSSL.ed25519PublicBytes(handle)
+            }
+        guard let publicData = encoded else { throw KeyError(.decode, "the key's public half cannot be encoded") }
         publicKeyData = publicData
     }
 
@@ -51,7 +67,8 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     public static let rsaSizes: ClosedRange<Int> = 1024...8192
 
     /// A new random private key: EC of 256, 384 or 521 bits, or RSA of `minimumRSABits` (1024 unless said
-    /// otherwise; Apple's `SecKeyCreateRandomKey` makes them from 512) to 8192 bits, a multiple of 8.
+    /// otherwise; Apple's `SecKeyCreateRandomKey` makes them from 512) to 8192 bits, a multiple of 8, or
+    /// Ed25519 (256 bits).
     public static func generate(_ type: KeyType, bits: Int, minimumRSABits: Int = rsaSizes.lowerBound) throws(KeyError) -> AsymmetricKey {
         let handle: PKeyHandle?
         switch type {
@@ -65,6 +82,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
                 throw KeyError(.param, "an RSA key is \(minimumRSABits) to \(rsaSizes.upperBound) bits, a multiple of 8, not \(bits)")
             }
             handle = OpenSSL.generateRSA(bits: bits)
+        case .ed25519:
+            guard bits == 256 else { throw KeyError(.param, "an Ed25519 key is 256 bits, not \(bits)") }
+            handle = OpenSSL.generateEd25519()
         }
         guard let handle else { throw KeyError(.param, "OpenSSL could not generate the key") }
         return try AsymmetricKey(handle: handle, type: type, isPrivate: true)
@@ -72,7 +92,8 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
 
     /// A key from Apple's external representation (`SecKeyCreateWithData`): EC public `04‖X‖Y`, EC private
     /// `04‖X‖Y‖K` (the curve follows from the length); RSA public PKCS #1 RSAPublicKey (or a
-    /// SubjectPublicKeyInfo), RSA private PKCS #1 RSAPrivateKey.
+    /// SubjectPublicKeyInfo), RSA private PKCS #1 RSAPrivateKey; Ed25519 public: its 32 bytes, private: its
+    /// 32-byte seed.
     public convenience init(externalRepresentation data: Data, type: KeyType, isPrivate: Bool) throws(KeyError) {
         try self.init(externalRepresentation: data, type: type, isPrivate: isPrivate, checked: true)
     }
@@ -100,9 +121,16 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
             handle = OpenSSL.importEC(group: group, point: Data(point), scalar: scalar, checked: checked)
         case .rsa:
             handle = isPrivate ? OpenSSL.importRSAPrivate(Self.secureCopy(data, transient: !checked), checked: checked) : OpenSSL.importRSAPublic(data)
+        case .ed25519:
+            guard data.count == 32 else {
+                throw KeyError(.decode, "Ed25519 \(isPrivate ? "private" : "public") key data must be 32 bytes (\(data.count) bytes given)")
+            }
+            handle = isPrivate ? OpenSSL.importEd25519Private(Self.secureCopy(data, transient: !checked)) : OpenSSL.importEd25519Public(data)
         }
-        guard let handle, (type == .rsa) == OpenSSL.isRSA(handle), OpenSSL.hasPrivate(handle) == isPrivate else {
-            throw KeyError(.decode, "the data is not a valid \(type == .rsa ? "RSA" : "EC") \(isPrivate ? "private" : "public") key")
+        guard let handle, (type == .rsa) == OpenSSL.isRSA(handle), (type == .ed25519) == OpenSSL.isEd25519(handle),
+            OpenSSL.hasPrivate(handle) == isPrivate
+        else {
+            throw KeyError(.decode, "the data is not a valid \(type.name) \(isPrivate ? "private" : "public") key")
         }
         try self.init(handle: handle, type: type, isPrivate: isPrivate)
     }
@@ -123,6 +151,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
         case .rsa:
             guard let der = OpenSSL.rsaDER(handle, privateKey: true) else { throw KeyError(.param, "the private key cannot be encoded") }
             return SecureKeyBytes(der)
+        case .ed25519:
+            guard let seed = OpenSSL.ed25519Seed(handle) else { throw KeyError(.param, "the private key cannot be encoded") }
+            return SecureKeyBytes(seed)
         case .ellipticCurve:
             let coordinate = (publicKeyData.count - 1) / 2
             guard let scalar = OpenSSL.ecScalar(handle, length: coordinate) else {
@@ -160,7 +191,7 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
 
     /// "EC private key, 256 bits" and the like; never key material.
     public var description: String {
-        "\(type == .rsa ? "RSA" : "EC") \(isPrivate ? "private" : "public") key, \(sizeInBits) bits"
+        "\(type.name) \(isPrivate ? "private" : "public") key, \(sizeInBits) bits"
     }
 
     /// Same type, same half, same public key.

@@ -16,7 +16,7 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
     /// made of, so a lookup costs a hash instead of splitting the string.
     static let known: [String: Spec] = {
         let digests = ["SHA1", "SHA224", "SHA256", "SHA384", "SHA512"]
-        var candidates = ["algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
+        var candidates = [ed25519, "algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
                           "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC",
                           "algid:sign:RSA:raw", "algid:encrypt:RSA:raw"]
         for digest in digests {
@@ -39,6 +39,10 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
         }
         return table
     }()
+
+    /// Ed25519 signatures of the message itself (RFC 8032's PureEdDSA): Latchkey's own name, as Apple's
+    /// `SecKeyAlgorithm` has none.
+    package static let ed25519 = "algid:sign:EdDSA:Ed25519"
 
     /// The digest an algorithm names.
     enum Digest: String, Sendable {
@@ -74,10 +78,12 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
         case ecies(cofactor: Bool, digest: Digest, variableIV: Bool)
         /// ECDH: the raw shared X coordinate, or X9.63 KDF output.
         case ecdh(cofactor: Bool, digest: Digest?)
+        /// Ed25519: the message is signed as it is.
+        case ed25519
 
         var operation: KeyOperation {
             switch self {
-            case .ecdsa, .rsaPKCS1Signature, .rsaPSS, .rsaRawSignature: .sign
+            case .ecdsa, .rsaPKCS1Signature, .rsaPSS, .rsaRawSignature, .ed25519: .sign
             case .rsaPKCS1Encryption, .rsaOAEP, .rsaOAEPAESGCM, .ecies, .rsaRawEncryption: .encrypt
             case .ecdh: .keyExchange
             }
@@ -86,6 +92,7 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
         var keyType: KeyType {
             switch self {
             case .ecdsa, .ecies, .ecdh: .ellipticCurve
+            case .ed25519: .ed25519
             default: .rsa
             }
         }
@@ -95,6 +102,8 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 3, parts[0] == "algid" else { return nil }
         switch (parts[1], parts[2]) {
+        case ("sign", "EdDSA"):
+            return parts.count == 4 && parts[3] == "Ed25519" ? .ed25519 : nil
         case ("sign", "ECDSA"):
             guard parts.count >= 4 else { return nil }
             switch parts[3] {

@@ -258,6 +258,10 @@ extension OpenSSL {
     /// Whether the key holds its private half.
     static func hasPrivate(_ key: PKeyHandle) -> Bool {
         defer { ERR_clear_error() }
+        if isEd25519(key) {
+            var length = 0
+            return EVP_PKEY_get_raw_private_key(key.pointer, nil, &length) == 1 && length > 0
+        }
         if isRSA(key) {
             var number: OpaquePointer?
             defer { if let number { BN_clear_free(number) } }
@@ -1020,5 +1024,134 @@ extension OpenSSL {
                 return PEM_read_bio_PrivateKey(bio, nil, Self.passphraseCallback, given).map { (PKeyHandle($0), true) }
             }
         }
+    }
+}
+
+extension OpenSSL {
+    // MARK: RSA's CRT exponents (an SSH agent is given n, e, d, p, q and iqmp, PKCS #1 needs dP and dQ too)
+
+    /// d mod (p − 1) and d mod (q − 1), each as long as its prime; nil when a prime is 0 or 1.
+    static func rsaCRTExponents(privateExponent: SecureBytes, prime1: SecureBytes, prime2: SecureBytes) -> (SecureBytes, SecureBytes)? {
+        defer { ERR_clear_error() }
+        guard let context = BN_CTX_new() else { return nil }
+        defer { BN_CTX_free(context) }
+        func number(_ bytes: SecureBytes) -> OpaquePointer? {
+            bytes.withUnsafeBytes { BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+        }
+        guard let d = number(privateExponent) else { return nil }
+        defer { BN_clear_free(d) }
+        BN_set_flags(d, BN_FLG_CONSTTIME)
+        func exponent(for prime: SecureBytes) -> SecureBytes? {
+            guard let p = number(prime) else { return nil }
+            defer { BN_clear_free(p) }
+            guard let result = BN_new() else { return nil }
+            defer { BN_clear_free(result) }
+            guard BN_num_bits(p) >= 2, BN_sub_word(p, 1) == 1, BN_div(nil, result, d, p, context) == 1 else { return nil }
+            return secureBytes(count: prime.count, lifetime: .transient) { buffer in
+                BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count)) == Int32(buffer.count)
+            }
+        }
+        guard let first = exponent(for: prime1), let second = exponent(for: prime2) else { return nil }
+        return (first, second)
+    }
+}
+
+extension OpenSSL {
+    // MARK: Ed25519 (EVP's raw keys)
+
+    /// An Ed25519 public key from its 32 bytes.
+    static func importEd25519Public(_ bytes: Data) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard bytes.count == 32 else { return nil }
+        return bytes.withUnsafeBytes { raw in
+            EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(PKeyHandle.init)
+        }
+    }
+
+    /// `EVP_PKEY_ED25519`.
+    static func isEd25519(_ key: PKeyHandle) -> Bool { EVP_PKEY_get_base_id(key.pointer) == EVP_PKEY_ED25519 }
+
+    /// A new random Ed25519 key.
+    static func generateEd25519() -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "ED25519", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_generate(context, &key) == 1, let key else { return nil }
+        return PKeyHandle(key)
+    }
+
+    /// An Ed25519 private key from its 32-byte seed (RFC 8032's private key).
+    static func importEd25519Private(_ seed: SecureBytes) -> PKeyHandle? {
+        defer { ERR_clear_error() }
+        guard seed.count == 32 else { return nil }
+        return seed.withUnsafeBytes { raw in
+            EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(PKeyHandle.init)
+        }
+    }
+
+    /// An Ed25519 key's 32-byte public key.
+    static func ed25519PublicBytes(_ key: PKeyHandle) -> Data? {
+        defer { ERR_clear_error() }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var length = 32
+        guard EVP_PKEY_get_raw_public_key(key.pointer, &bytes, &length) == 1, length == 32 else { return nil }
+        return Data(bytes)
+    }
+
+    /// An Ed25519 private key's 32-byte seed; nil for a public key.
+    static func ed25519Seed(_ key: PKeyHandle) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        var length = 0
+        guard EVP_PKEY_get_raw_private_key(key.pointer, nil, &length) == 1, length == 32 else { return nil }
+        return secureBytes(count: 32) { buffer in
+            var written = 32
+            return EVP_PKEY_get_raw_private_key(key.pointer, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1 && written == 32
+        }
+    }
+}
+
+extension OpenSSL {
+    // MARK: AES-CTR and AES-CBC without padding (OpenSSH's encrypted key files)
+
+    /// Decrypts `input` with AES in CTR or CBC mode (no padding: the input is whole blocks for CBC) under a
+    /// key of 16, 24 or 32 bytes and a 16-byte IV; nil for other sizes.
+    static func aesDecrypt(counterMode: Bool, key: SecureBytes, iv: Data, input: Data) -> SecureBytes? {
+        defer { ERR_clear_error() }
+        let cipher: OpaquePointer?
+        switch (key.count, counterMode) {
+        case (16, true): cipher = EVP_aes_128_ctr()
+        case (24, true): cipher = EVP_aes_192_ctr()
+        case (32, true): cipher = EVP_aes_256_ctr()
+        case (16, false): cipher = EVP_aes_128_cbc()
+        case (24, false): cipher = EVP_aes_192_cbc()
+        case (32, false): cipher = EVP_aes_256_cbc()
+        default: return nil
+        }
+        guard iv.count == 16, counterMode || input.count % 16 == 0, let context = EVP_CIPHER_CTX_new() else { return nil }
+        defer { EVP_CIPHER_CTX_free(context) }
+        let keyed = key.withUnsafeBytes { raw in
+            iv.withUnsafeBytes { vector in
+                EVP_DecryptInit_ex(context, cipher, nil, raw.bindMemory(to: UInt8.self).baseAddress, vector.bindMemory(to: UInt8.self).baseAddress) == 1
+            }
+        }
+        guard keyed, EVP_CIPHER_CTX_set_padding(context, 0) == 1 else { return nil }
+        return secureBytes(count: input.count, lifetime: .transient) { buffer in
+            guard !input.isEmpty else { return true }
+            var written: Int32 = 0, final: Int32 = 0
+            let out = buffer.bindMemory(to: UInt8.self).baseAddress
+            let updated = input.withUnsafeBytes { raw in
+                EVP_DecryptUpdate(context, out, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1
+            }
+            return updated && EVP_DecryptFinal_ex(context, out.map { $0 + Int(written) }, &final) == 1 && Int(written + final) == input.count
+        }
+    }
+
+    /// AES-GCM opened into a zeroizing buffer (a key file's private section); nil when the tag does not
+    /// authenticate.
+    static func aesGCMOpenSecret(key: SecureBytes, iv: [UInt8], ciphertext: Data, tag: Data) -> SecureBytes? {
+        guard var plain = aesGCMOpen(key: key, iv: iv, aad: nil, ciphertext: ciphertext, tag: tag) else { return nil }
+        defer { plain.resetBytes(in: 0..<plain.count) }
+        return plain.withUnsafeBytes { SecureBytes(copying: $0) }
     }
 }

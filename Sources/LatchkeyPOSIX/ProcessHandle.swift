@@ -150,6 +150,17 @@ package final class ProcessHandle: Sendable {
 
     private func statLine() -> ArraySlice<UInt8>? { readSmall("stat", limit: 4_096) }
 
+    /// The process's group and session (`stat`, fields 5 and 6); nil when they cannot be read.
+    package var groupAndSession: (group: Int32, session: Int32)? {
+        guard let line = statLine(), let close = line.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = line[(close + 1)...].split(separator: UInt8(ascii: " "))
+        // fields[0] is field 3 (state): the group is field 5, the session field 6.
+        guard fields.count > 3, let group = Int32(String(decoding: fields[2], as: UTF8.self)),
+            let session = Int32(String(decoding: fields[3], as: UTF8.self))
+        else { return nil }
+        return (group, session)
+    }
+
     /// The process's start time in clock ticks after boot (`stat`, field 22), read through the directory.
     package var startTime: UInt64? { statLine().flatMap(Processes.startTime(statLine:)) }
 

@@ -22,6 +22,17 @@ package enum AgentLocation {
         return home + "/.local/state/latchkey/agent.sock"
     }
 
+    /// The environment variable that names the SSH agent's socket.
+    package static let sshSocketVariable = "LATCHKEY_SSH_AGENT_SOCKET"
+
+    /// The SSH agent's socket (what `SSH_AUTH_SOCK` names): `LATCHKEY_SSH_AGENT_SOCKET` when set, else
+    /// `ssh-agent.sock` beside the agent's socket (`$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock`), in the same
+    /// private directory.
+    package static func sshSocketPath(agentSocket: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment[sshSocketVariable], !path.isEmpty { return path }
+        return URL(fileURLWithPath: agentSocket).deletingLastPathComponent().appendingPathComponent("ssh-agent.sock").path
+    }
+
     /// What a client finds at the socket path.
     package enum Finding: Equatable {
         /// No socket (or no directory): no agent runs.

@@ -105,7 +105,8 @@ private func entries(_ dictionary: CFDictionary?) -> [String: Any] {
 
 /// A key type from `kSecAttrKeyType` ("73"/"42", as text or number).
 private func keyType(_ value: Any?) -> KeyType? {
-    if let text = value as? String { return KeyType(rawValue: text) }
+    // Apple's two types only: Ed25519 (Latchkey's own, for SSH keys) is no kSecAttrKeyType.
+    if let text = value as? String { return KeyType(rawValue: text).flatMap { $0 == .ed25519 ? nil : $0 } }
     if let number = value as? NSNumber, !(value is Bool) { return KeyType(rawValue: number.stringValue) }
     return nil
 }

@@ -6,6 +6,7 @@
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
 //   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
+//   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
 //
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
@@ -28,6 +29,7 @@ let usage = """
            latchkey-bench --plot DIR --from FILE [--reliability FILE]
            latchkey-bench --pki [--samples N]
            latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
+           latchkey-bench --ssh [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
@@ -43,7 +45,7 @@ while position < arguments.count {
     let argument = arguments[position]
     if valueOptions.contains(argument) {
         position += 2
-    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" {
+    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -103,6 +105,14 @@ if arguments.contains("--sync") {
     guard items >= 10, vaults >= 1 else { fail("--sync-items needs at least 10 and --sync-vaults at least 1") }
     let workload = SyncWorkloads(items: items, samples: Int(option("--samples") ?? "200") ?? 200, vaults: vaults)
     print(SyncWorkloads.render(try workload.run(), items: items, vaults: vaults, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+let executableDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    ?? CommandLine.arguments[0]).deletingLastPathComponent().path  // No /proc: the path it was started by.
+if arguments.contains("--ssh") {
+    // SSH signatures through latchkeyd, ssh-agent and gpg-agent; nothing else is measured.
+    let results = try SSHAgentWorkloads(samples: Int(option("--samples") ?? "400") ?? 400, binDirectory: executableDirectory).run()
+    print(SSHAgentWorkloads.render(results, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()
@@ -175,7 +185,13 @@ if arguments.contains("--peers") {
 }
 
 let command = "latchkey-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
-let report = Report.render(results, peers: peers, command: command.trimmingCharacters(in: .whitespaces))
+var report = Report.render(results, peers: peers, command: command.trimmingCharacters(in: .whitespaces))
+if arguments.contains("--peers") {
+    FileHandle.standardError.write(Data("latchkey-bench: measuring SSH signatures through the agents...\n".utf8))
+    let ssh = try SSHAgentWorkloads(samples: Int(option("--peers-samples") ?? "100").map { max(160, $0 * 4) } ?? 400,
+                                    binDirectory: executableDirectory).run()
+    report += "\n" + SSHAgentWorkloads.render(ssh, command: command.trimmingCharacters(in: .whitespaces))
+}
 print(report)
 if let markdown = option("--markdown") {
     try report.write(toFile: markdown, atomically: true, encoding: .utf8)

@@ -23,6 +23,9 @@ enum AgentOptions {
                     help: "Provide the Secret Service (org.freedesktop.secrets) on the session bus too, so libsecret, secret-tool, Python keyring and browsers keep their secrets in the keychain (also LATCHKEY_SECRET_SERVICE=1)."),
         AgentOption(name: "secret-service-policy", value: "shared|isolated",
                     help: "Which Secret Service items a program sees: all of them (shared, the default, as GNOME Keyring), or those it created and those of the access groups it is registered for (isolated; also LATCHKEY_SECRET_SERVICE_POLICY)."),
+        AgentOption(name: "ssh-agent-socket", value: "path",
+                    help: "Serve the OpenSSH agent protocol on this socket (else LATCHKEY_SSH_AGENT_SOCKET, else ssh-agent.sock beside the agent's socket: $XDG_RUNTIME_DIR/latchkey/ssh-agent.sock). Point SSH_AUTH_SOCK at it."),
+        AgentOption(name: "no-ssh-agent", value: nil, help: "Do not serve the SSH agent protocol (also LATCHKEY_SSH_AGENT=0)."),
         AgentOption(name: "no-sync", value: nil,
                     help: "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."),
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
@@ -40,6 +43,14 @@ enum AgentOptions {
         agent serves a keychain at a time. SIGTERM or SIGINT wipes the keys and ends it.
         """
 
+    static let sshAgent = """
+        It is also an SSH agent: ssh, ssh-add and ssh-keygen -Y sign use the keychain's SSH keys through its second \
+        socket, `ssh-agent.sock` beside the first. Put `export SSH_AUTH_SOCK="$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock"` in \
+        your shell's profile. `ssh-add` stores keys in the keychain (held by the agent, never handed out again), `ssh-add \
+        -d` and `-D` remove them from it, `ssh-add -c` keys ask through pinentry before each use, and `latchkey ssh-key` \
+        makes, lists, imports and removes them.
+        """
+
     static let protectedItems = """
         Items whose access control asks for the user (SecAccessControl .userPresence, .devicePasscode, \
         biometry, .applicationPassword) are released only after the user confirms the keychain passphrase in \
@@ -49,7 +60,7 @@ enum AgentOptions {
     static var usage: String {
         let synopsis = all.filter { !["manual", "completion", "version", "help"].contains($0.name) }
             .map { "[--\($0.name)\($0.value.map { " \($0)" } ?? "")]" }.joined(separator: " ")
-        var lines = ["Usage: latchkeyd \(synopsis)", "", description, "", protectedItems, "", "Options:"]
+        var lines = ["Usage: latchkeyd \(synopsis)", "", description, "", sshAgent, "", protectedItems, "", "Options:"]
         let width = all.map { display($0).count }.max() ?? 0
         for option in all { lines.append("  " + display(option).padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help) }
         return lines.joined(separator: "\n") + "\n"
@@ -68,11 +79,11 @@ enum AgentOptions {
     static var manual: String {
         var lines = [
             ".TH LATCHKEYD 1 \"\" \"latchkeyd \(ProductVersion.number)\" \"User Commands\"", ".SH NAME", "latchkeyd \\- the Latchkey agent",
-            ".SH SYNOPSIS", ".B latchkeyd", "[\\fIoptions\\fR]", ".SH DESCRIPTION", roff(description), ".PP", roff(protectedItems),
+            ".SH SYNOPSIS", ".B latchkeyd", "[\\fIoptions\\fR]", ".SH DESCRIPTION", roff(description), ".PP", roff(sshAgent), ".PP", roff(protectedItems),
             ".SH OPTIONS",
         ]
         for option in all { lines += [".TP", "\\fB\(roff(display(option)))\\fR", roff(option.help)] }
-        lines += [".SH SEE ALSO", "latchkey(1), pinentry(1)"]
+        lines += [".SH SEE ALSO", "latchkey(1), pinentry(1), ssh-add(1), ssh(1)"]
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -85,7 +96,7 @@ enum AgentOptions {
                 _latchkeyd() {
                     local current="${COMP_WORDS[COMP_CWORD]}" previous="${COMP_WORDS[COMP_CWORD-1]}"
                     case "$previous" in
-                        --keychain|--socket|--pinentry) COMPREPLY=($(compgen -f -- "$current")); return ;;
+                        --keychain|--socket|--pinentry|--ssh-agent-socket) COMPREPLY=($(compgen -f -- "$current")); return ;;
                         --completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$current")); return ;;
                     esac
                     COMPREPLY=($(compgen -W "\(words.joined(separator: " "))" -- "$current"))

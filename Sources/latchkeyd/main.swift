@@ -26,6 +26,8 @@ var pinentry: String?
 var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE"] == "1"
 var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
 var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
+var sshAgentSocket: String?
+var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -35,6 +37,8 @@ while let argument = arguments.first {
     case "--verbose", "-v": verbose = true
     case "--secret-service": secretService = true
     case "--no-sync": backgroundSync = false
+    case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
+    case "--no-ssh-agent": sshAgent = false
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
         case "shared": isolatedSecretService = false
@@ -69,7 +73,8 @@ let server: AgentServer
 do {
     server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
                                             secretService: secretService, isolatedSecretService: isolatedSecretService,
-                                            backgroundSync: backgroundSync))
+                                            backgroundSync: backgroundSync,
+                                            sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil))
 } catch {
     FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))

@@ -86,7 +86,11 @@ final class AgentSandbox: @unchecked Sendable {
     }
 
     @discardableResult
-    func cli(_ arguments: String...) throws -> HelperProcess.Output {
+    func cli(_ arguments: String...) throws -> HelperProcess.Output { try cli(arguments) }
+
+    /// `cli` with the arguments in an array.
+    @discardableResult
+    func cli(_ arguments: [String]) throws -> HelperProcess.Output {
         let (program, words) = asUser(HelperProcess.product("latchkey"), arguments)
         return try HelperProcess.run(program, words, environment: withPassphrase)
     }

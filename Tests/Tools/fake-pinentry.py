@@ -4,8 +4,9 @@ input and output, logs what it was asked, and answers GETPIN as the test says.
 
 Environment:
   FAKE_PINENTRY_LOG     a file to append one line per command to ("SETDESC <decoded text>", "GETPIN", ...)
-  FAKE_PINENTRY_ANSWER  a file whose first line says how to answer GETPIN:
-                          pin:<text>   the user typed <text>
+  FAKE_PINENTRY_ANSWER  a file whose first line says how to answer GETPIN and CONFIRM:
+                          pin:<text>   the user typed <text> (GETPIN); pressed Allow (CONFIRM)
+                          confirm      the user pressed Allow (CONFIRM; GETPIN gets an empty passphrase)
                           cancel       the user pressed Cancel (ERR 83886179 Operation cancelled)
                           timeout      nobody answered (ERR 83886142 Timeout)
                           die          pinentry ends without an answer
@@ -39,8 +40,13 @@ for raw in sys.stdin:
     line = raw.rstrip("\n")
     command, _, argument = line.partition(" ")
     log(f"{command} {unquote(argument)}".rstrip())
-    if command == "GETPIN":
+    if command in ("GETPIN", "CONFIRM"):
         how = answer()
+        if command == "CONFIRM" and (how.startswith("pin:") or how == "confirm"):
+            say("OK")
+            continue
+        if how == "confirm":
+            how = "pin:"
         if how.startswith("pin:"):
             say("D " + escape(how[4:]))
             say("OK")

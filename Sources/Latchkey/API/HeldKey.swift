@@ -97,6 +97,6 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
 
     /// `EC private key, 256 bits, held by com.latchkey.agent`: never key material.
     public var description: String {
-        "\(type == .rsa ? "RSA" : "EC") private key, \(sizeInBits) bits, held by \(tokenID)"
+        "\(type.name) private key, \(sizeInBits) bits, held by \(tokenID)"
     }
 }

@@ -2,16 +2,18 @@ package import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyPKI
 
-/// How a key held by the keychain is stored in its item's data: `"LKHK"`, format 1, the public key's
-/// external representation (2-byte big-endian length, then the bytes), then the private key's. No key's
-/// external representation starts with `"L"` (EC starts with 0x04, RSA's DER with 0x30), so a held key is
-/// known by its data alone. The engine hands out only the public part (`publicPart`); the private part is
+/// How a key held by the keychain is stored in its item's data: `"LKHK"`, format 1 (EC and RSA) or 2
+/// (Ed25519, whose 32-byte public key can start with any byte), the public key's external representation
+/// (2-byte big-endian length, then the bytes), then the private key's. No EC or RSA key's external
+/// representation starts with `"L"` (EC starts with 0x04, RSA's DER with 0x30), and no Ed25519 key is ever
+/// stored but in this form, so a held key is known by its data alone. The engine hands out only the public part (`publicPart`); the private part is
 /// read by `KeychainDatabase.useHeldKey` and nothing else.
 enum HeldKeyData {
     private static let magic: [UInt8] = Array("LKHK".utf8) + [1]
+    private static let ed25519Magic: [UInt8] = Array("LKHK".utf8) + [2]
 
     /// Whether `data` is a held key's.
-    static func isHeld(_ data: Data) -> Bool { data.starts(with: magic) }
+    static func isHeld(_ data: Data) -> Bool { data.starts(with: magic) || data.starts(with: ed25519Magic) }
 
     /// The stored form of `key` (a private key); the caller wipes it once stored.
     static func seal(_ key: AsymmetricKey) throws(KeychainError) -> Data {
@@ -23,7 +25,7 @@ enum HeldKeyData {
         }
         let publicData = key.publicKeyData
         var sealed = Data(capacity: magic.count + 2 + publicData.count + external.count)
-        sealed.append(contentsOf: magic)
+        sealed.append(contentsOf: key.type == .ed25519 ? ed25519Magic : magic)
         sealed.append(UInt8(publicData.count >> 8))
         sealed.append(UInt8(publicData.count & 0xff))
         sealed.append(publicData)
@@ -37,9 +39,11 @@ enum HeldKeyData {
         return Data(data[start..<start + length])
     }
 
-    /// The key's type, from its public key: an X9.63 point (0x04) is EC, PKCS #1 DER (0x30) is RSA.
+    /// The key's type: Ed25519 by its format, else from its public key: an X9.63 point (0x04) is EC, PKCS #1
+    /// DER (0x30) is RSA.
     static func type(_ data: Data) throws(KeychainError) -> KeyType {
         guard let (start, length) = publicRange(data), length > 0 else { throw KeychainError.decode("a held key's data is damaged") }
+        if data.starts(with: ed25519Magic) { return .ed25519 }
         switch data[start] {
         case 0x04: return .ellipticCurve
         case 0x30: return .rsa
@@ -61,7 +65,7 @@ enum HeldKeyData {
     }
 
     private static func publicRange(_ data: Data) -> (start: Int, length: Int)? {
-        let header = data.startIndex + magic.count
+        let header = data.startIndex + magic.count  // Both formats' headers are as long.
         guard isHeld(data), data.endIndex >= header + 2 else { return nil }
         let length = Int(data[header]) << 8 | Int(data[header + 1])
         guard data.endIndex >= header + 2 + length else { return nil }

@@ -14,13 +14,17 @@ package enum KeyAttributes {
         var attributes: [AttributeKey: AttributeValue] = [
             .keyClass: .number(isPrivate ? 1 : 0), .applicationLabel: .data(key.applicationLabel),
             .isPermanent: flag(true), "priv": flag(true), "modi": flag(true),
-            .type: .number(Int64(key.type.rawValue) ?? 0),
+            // Apple's types are numbers ("73", "42"); Ed25519's is Latchkey's own text.
+            .type: Int64(key.type.rawValue).map(AttributeValue.number) ?? .string(key.type.rawValue),
             .keySizeInBits: .number(Int64(key.sizeInBits)), .effectiveKeySize: .number(Int64(key.sizeInBits)),
             "sens": flag(false), "asen": flag(false), "extr": flag(true), "next": flag(false),
             "encr": flag(!isPrivate), "decr": flag(isPrivate), "drve": flag(true), "sign": flag(isPrivate),
             "vrfy": flag(!isPrivate), "snrc": flag(false), "vyrc": flag(false), "wrap": flag(!isPrivate),
             "unwp": flag(isPrivate),
         ]
+        if key.type == .ed25519 {  // A signing key only: no encryption, key exchange or wrapping.
+            for name: AttributeKey in ["encr", "decr", "drve", "wrap", "unwp"] { attributes[name] = flag(false) }
+        }
         if held {
             for name: AttributeKey in ["sens", "asen", "next"] { attributes[name] = flag(true) }
             attributes["extr"] = flag(false)
@@ -48,7 +52,7 @@ package enum KeyAttributes {
             default: nil
             }
         guard let code = typeCode, let type = KeyType(rawValue: code) else {
-            throw KeychainError.decode("a key item's type is neither kSecAttrKeyTypeRSA nor kSecAttrKeyTypeECSECPrimeRandom")
+            throw KeychainError.decode("a key item's type is none of kSecAttrKeyTypeRSA, kSecAttrKeyTypeECSECPrimeRandom and Ed25519")
         }
         do {
             return try AsymmetricKey(externalRepresentation: data, type: type, isPrivate: keyClass == 1)

@@ -1,6 +1,6 @@
 public import Foundation
 internal import LatchkeyCrypto
-internal import LatchkeyPKI
+package import LatchkeyPKI
 
 extension KeychainDatabase {
     /// Makes a private key the keychain holds (`HeldKeyRequest`) and stores it for `caller`: generated here,
@@ -21,7 +21,43 @@ extension KeychainDatabase {
     package func createHeldKey(_ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions,
                                holderEnded: (@Sendable () -> Bool)?) throws(KeychainError) -> ItemResult?
     {
-        var attributes = request.attributes
+        var attributes = try Self.heldKeyAttributes(request.attributes)
+        let key: AsymmetricKey
+        do {
+            key = try AsymmetricKey.generate(request.type, bits: request.bits)
+        } catch {
+            throw KeychainError(error)
+        }
+        guard request.isPermanent else {
+            attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
+            // Kept in memory for this caller, never stored: made only while unlocked, as a stored one is.
+            guard vault.lockState == .unlocked else {
+                throw KeychainError.locked("an ephemeral key the keychain holds is made only while it is unlocked")
+            }
+            let handle = vault.holdEphemeral(key, owner: caller.applicationIdentifier, holderEnded: holderEnded)
+            guard !returning.isEmpty else { return nil }
+            attributes[.accessGroup] = nil
+            return ItemResult(itemClass: .key, attributes: attributes, data: key.publicKeyData, persistentReference: handle)
+        }
+        return try storeHeldKey(key, attributes: attributes, caller: caller, returning: returning)
+    }
+
+    /// Stores a private key made elsewhere (an SSH key `ssh-add` hands the agent, or one imported from an
+    /// OpenSSH key file) as a key the keychain holds, from then on as `createHeldKey`'s keys are: used here,
+    /// never handed out. `attributes` as `HeldKeyRequest.attributes`.
+    ///
+    /// - Throws: the errors of `createHeldKey` but generation's.
+    package func addHeldKey(_ key: AsymmetricKey, attributes: [AttributeKey: AttributeValue], caller: CallerIdentity,
+                            returning: ReturnOptions) throws(KeychainError) -> ItemResult?
+    {
+        guard key.isPrivate else { throw KeychainError.param("only a private key is held") }
+        return try storeHeldKey(key, attributes: try Self.heldKeyAttributes(attributes), caller: caller, returning: returning)
+    }
+
+    /// A held key's attributes as given, checked: its token one of Latchkey's (set to the default when
+    /// missing), its accessibility `…ThisDeviceOnly` (`…WhenUnlockedThisDeviceOnly` when missing).
+    private static func heldKeyAttributes(_ given: [AttributeKey: AttributeValue]) throws(KeychainError) -> [AttributeKey: AttributeValue] {
+        var attributes = given
         let token = attributes[.tokenID]?.stringValue ?? HeldKeyRequest.latchkeyTokenID
         guard HeldKeyRequest.tokenIDs.contains(token) else {
             throw KeychainError.param("kSecAttrTokenID '\(token)' is no token of Latchkey's (kSecAttrTokenIDSecureEnclave or \(HeldKeyRequest.latchkeyTokenID))")
@@ -43,24 +79,16 @@ extension KeychainDatabase {
         } else {
             attributes[.accessible] = .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue)
         }
-        let key: AsymmetricKey
-        do {
-            key = try AsymmetricKey.generate(request.type, bits: request.bits)
-        } catch {
-            throw KeychainError(error)
-        }
-        attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
         attributes[.tokenID] = .string(token)
-        guard request.isPermanent else {
-            // Kept in memory for this caller, never stored: made only while unlocked, as a stored one is.
-            guard vault.lockState == .unlocked else {
-                throw KeychainError.locked("an ephemeral key the keychain holds is made only while it is unlocked")
-            }
-            let handle = vault.holdEphemeral(key, owner: caller.applicationIdentifier, holderEnded: holderEnded)
-            guard !returning.isEmpty else { return nil }
-            attributes[.accessGroup] = nil
-            return ItemResult(itemClass: .key, attributes: attributes, data: key.publicKeyData, persistentReference: handle)
-        }
+        return attributes
+    }
+
+    /// Stores `key` with its derived attributes (those given win) as a held key's item.
+    private func storeHeldKey(_ key: AsymmetricKey, attributes given: [AttributeKey: AttributeValue], caller: CallerIdentity,
+                              returning: ReturnOptions) throws(KeychainError) -> ItemResult?
+    {
+        var attributes = given
+        attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
         var sealed = try HeldKeyData.seal(key)
         defer { sealed.resetBytes(in: 0..<sealed.count) }
         var item = NewItem(.key, attributes: attributes, data: sealed)

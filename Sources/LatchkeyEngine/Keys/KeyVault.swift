@@ -95,6 +95,9 @@ final class KeyVault: Sendable {
 
     var lockState: LockState { state.withLock { $0.lockState } }
 
+    /// The lock state, and how many locks there have been (so "still unlocked since then" is one comparison).
+    var lockStateAndEpoch: (state: LockState, epoch: Int) { state.withLock { ($0.lockState, $0.lockEpoch) } }
+
     /// The private key of the held key `reference` names, whose stored form is `stored` (just read, and so
     /// readable now by the caller): loaded by `load` the first time, then remembered until the keychain
     /// locks. Loading an RSA key costs more than using it (OpenSSL's Montgomery and blinding set-up, about

@@ -15,6 +15,10 @@ extension KeychainDatabase {
     /// Whether the keys are available (docs/SEMANTICS.md §4).
     public var lockState: LockState { vault.lockState }
 
+    /// The lock state and a count of the locks since the keychain was opened: what was allowed while unlocked
+    /// (an SSH key's approval) holds only while both are as they were — one lock ends it.
+    package var lockStateAndEpoch: (state: LockState, epoch: Int) { vault.lockStateAndEpoch }
+
     /// Unlocks with the passphrase: derives the master key (Argon2id, deliberately slow) and unwraps every
     /// class key. A wrong passphrase gets `errSecAuthFailed` and changes nothing, in memory or on disk; a
     /// damaged keybag gets `errSecDecode`.

@@ -44,7 +44,7 @@ public struct HeldKeyRequest: Sendable, Hashable, CustomStringConvertible {
 
     /// Type, size, permanence and attribute names; never values.
     public var description: String {
-        "HeldKeyRequest(\(type == .rsa ? "RSA" : "EC") \(bits) bits\(isPermanent ? "" : ", ephemeral"), attributes: \(attributes.keys.sorted()))"
+        "HeldKeyRequest(\(type.name) \(bits) bits\(isPermanent ? "" : ", ephemeral"), attributes: \(attributes.keys.sorted()))"
     }
 }
 

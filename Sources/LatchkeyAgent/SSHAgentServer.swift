@@ -1,0 +1,175 @@
+import Foundation
+import LatchkeyEngine
+import LatchkeyPOSIX
+import LatchkeyProtocol
+import LatchkeySSH
+
+/// The OpenSSH agent protocol on its own socket (`ssh-agent.sock`, beside the agent's): `ssh`, `ssh-add` and
+/// `ssh-keygen -Y sign` use the keychain's SSH keys through it (`SSH_AUTH_SOCK`). Each connection is served on
+/// its own thread, identified as the agent's own connections are (`PeerIdentity`: another user is refused;
+/// the same per-message credentials; a process in another user or pid namespace is unidentified), and its
+/// program decides which keys it may use (`SSHKeySettings.Programs`, through `CallerPolicy`). The protocol
+/// itself is `SSHAgentSession`'s.
+final class SSHAgentServer: Sendable {
+    let state: AgentState
+    let socketPath: String
+    private let listener: Int32
+    private let presence: PinentryPresence?
+    private let budget: ByteBudget
+    private let log: @Sendable (String) -> Void
+    let approvals = SSHApprovals()
+    let lock: SSHAgentLock
+
+    /// An idle connection is closed after this long.
+    static let idleSeconds = 600
+
+    /// Whether the listening socket is systemd's (it removes it, not the agent).
+    let isInherited: Bool
+
+    /// Listens on `socketPath` (in a private directory, as the agent's socket), or takes `inherited` (systemd's).
+    init(socketPath: String, inherited: Int32? = nil, state: AgentState, presence: PinentryPresence?, budget: ByteBudget,
+         log: @escaping @Sendable (String) -> Void) throws(KeychainError)
+    {
+        self.socketPath = socketPath
+        self.state = state
+        self.presence = presence
+        self.budget = budget
+        self.log = log
+        let approvals = approvals
+        lock = SSHAgentLock(onLock: { approvals.clear() })
+        isInherited = inherited != nil
+        if let inherited {
+            listener = inherited
+        } else {
+            listener = try AgentServer.listen(at: socketPath)
+        }
+        // On the listener too: an SSH client writes its first request as soon as it connects, before the
+        // connection is accepted, and only a socket that asked for them before the bytes were sent gets their
+        // sender's credentials (accepted connections inherit the setting).
+        do {
+            try UnixSocket.enableSenderCredentials(listener)
+        } catch {
+            throw KeychainError(.io, "cannot ask for message credentials on \(socketPath): \(error)")
+        }
+        log(inherited == nil ? "SSH agent listening on \(socketPath) (SSH_AUTH_SOCK=\(socketPath))" : "SSH agent listening on the second socket systemd passed")
+    }
+
+    /// Accepts connections on a thread of its own; removes expired keys (`ssh-add -t`) every second.
+    func start() {
+        let acceptor = Thread { [self] in acceptForever() }
+        acceptor.start()
+        let reaper = Thread { [self] in
+            while true {
+                Thread.sleep(forTimeInterval: 1)
+                if state.keychain.lockState != .unlocked { approvals.clear() }
+                do {
+                    for comment in try SSHKeyStore(database: state.keychain).removeExpired() {
+                        log("removed the SSH key \"\(comment)\" from the keychain: its lifetime is over")
+                    }
+                } catch {
+                    log("could not remove expired SSH keys: \(error)")
+                }
+            }
+        }
+        reaper.start()
+    }
+
+    private func acceptForever() {
+        while true {
+            let client: Int32
+            do {
+                client = try UnixSocket.accept(listener)
+            } catch {
+                if error.isOutOfDescriptors { log("SSH agent: accept failed: \(error); waiting for connections to close") }
+                Thread.sleep(forTimeInterval: 0.05)
+                continue
+            }
+            let stream = AgentStream(descriptor: client)
+            let thread = Thread { [self] in serve(stream) }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Serves one connection until it closes or breaks a rule.
+    private func serve(_ stream: AgentStream) {
+        do {
+            try UnixSocket.enableSenderCredentials(stream.descriptor)
+        } catch {
+            log("SSH agent: cannot read message credentials on a connection (\(error)); closing it")
+            return
+        }
+        stream.setTimeout(seconds: Self.idleSeconds)
+        guard let peer = PeerIdentity.of(socket: stream.descriptor, digests: state.digests) else {
+            log("SSH agent: cannot read a peer's credentials; closing the connection")
+            return
+        }
+        guard peer.uid == CurrentProcess.effectiveUserID else {
+            log("SSH agent: refused pid \(peer.pid): uid \(peer.uid) is not the agent's user")
+            return
+        }
+        if let reason = peer.untrusted { log("SSH agent: unidentified connection: \(reason); it may use only keys open to any program") }
+        let program = peer.executablePath ?? "an unknown program"
+        let tree = ProcessTree.of(peer.handle)
+        let session = SSHAgentSession(hooks: hooks(for: peer, program: program, tree: tree), peer: "pid \(peer.pid) (\(peer.executableName))")
+        let sender = UnixSocket.Credentials(pid: peer.pid, uid: peer.uid, gid: 0)
+        while true {
+            var message: Data
+            do {
+                message = try stream.receive(limit: SSHAgentLimits.maximumMessageBytes, budget: budget, from: sender)
+            } catch .oversized(let size) {
+                log("SSH agent: closed the connection of pid \(peer.pid): a \(size)-byte message is over the limit of \(SSHAgentLimits.maximumMessageBytes) or the agent's buffer budget")
+                return
+            } catch .foreignSender(let reason) {
+                log("SSH agent: refused pid \(peer.pid): \(reason); closing the connection")
+                return
+            } catch {
+                return  // Closed, broken or idle too long.
+            }
+            defer { message.resetBytes(in: 0..<message.count) }  // A private key or a lock passphrase may be in it.
+            if let mismatch = peer.mismatch(sender: sender, digests: state.digests) {
+                log("SSH agent: refused pid \(peer.pid): \(mismatch); closing the connection")
+                return  // Not answered: the answer could reach another program than the one identified.
+            }
+            state.touch()
+            var reply = session.reply(to: message)
+            defer { reply.resetBytes(in: 0..<reply.count) }
+            do {
+                try stream.send(reply)
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// What a connection's program may do: the keys open to it, and the confirmations of `ssh-add -c` keys.
+    private func hooks(for peer: PeerIdentity, program: String, tree: ProcessTree?) -> SSHAgentSession.Hooks {
+        let state = state, approvals = approvals, lock = lock, presence = presence, log = log
+        let mayUse: @Sendable (SSHKeySettings) -> Bool = { settings in
+            guard case .registered(let allowed) = settings.programs else { return true }
+            guard let registrations = state.currentRegistrations,
+                case .registered(let registration) = CallerPolicy.standing(of: peer, registrations: registrations)
+            else { return false }
+            return allowed.isEmpty || allowed.contains(registration.applicationIdentifier)
+        }
+        let authorize: SSHKeyAuthorization = { (use) throws(KeychainError) in
+            let (lockState, keychainEpoch) = state.keychain.lockStateAndEpoch
+            guard lockState == .unlocked else { throw KeychainError(.interactionNotAllowed, "the keychain is locked") }
+            guard use.settings.confirm else { return }
+            let epochs = (keychain: keychainEpoch, agent: lock.epoch)
+            let label = use.identity.publicKey.applicationLabel
+            if approvals.covers(keyLabel: label, tree: tree, scope: use.scope, epochs: epochs) { return }
+            guard let presence else {
+                throw KeychainError(.interactionNotAllowed, "the SSH key asks for confirmation, and the agent has no pinentry to ask with")
+            }
+            try presence.confirmUse(SSHUsePrompt.text(for: use, program: program, pid: peer.pid))
+            // Locked while the user was asked: the answer came too late.
+            let now = state.keychain.lockStateAndEpoch
+            guard !lock.isLocked, now.state == .unlocked, now.epoch == keychainEpoch else {
+                throw KeychainError(.interactionNotAllowed, "the keychain or the SSH agent locked while the user was asked")
+            }
+            approvals.grant(keyLabel: label, tree: tree, scope: use.scope, seconds: use.settings.approvalSeconds, epochs: epochs)
+        }
+        return SSHAgentSession.Hooks(store: SSHKeyStore(database: state.keychain), lock: lock, mayUse: mayUse, authorize: authorize, log: log)
+    }
+}

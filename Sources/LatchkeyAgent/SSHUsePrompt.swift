@@ -1,0 +1,40 @@
+import Foundation
+import LatchkeySSH
+
+/// The text pinentry shows before an SSH key is used: which key, for what — `user@host` with the host key's
+/// fingerprint and the forwarding path for a login (from `session-bind@openssh.com`), "git commit signature"
+/// for SSHSIG's `git` namespace — which program asks, and what one approval covers.
+enum SSHUsePrompt {
+    static func text(for use: SSHKeyUse, program: String, pid: Int32) -> String {
+        let name = use.identity.comment.isEmpty ? "" : " \"\(use.identity.comment)\""
+        var lines = ["Allow the SSH key\(name) (\(use.identity.publicKey.fingerprint)) for \(purpose(use))?"]
+        if let destination = use.destination {
+            lines.append("Host key: \(destination.hostKeyFingerprint)")
+            lines.append(destination.through.isEmpty
+                ? "Connection: direct from this computer"
+                : "Forwarded through: " + destination.through.joined(separator: " > "))
+        }
+        lines.append("Asked by: \(program) (pid \(pid))")
+        let seconds = use.settings.approvalSeconds
+        if seconds > 0 {
+            let what = use.settings.approvalScope == .processTree ? "any destination" : "the same \(use.signed.isLogin ? "destination" : "purpose")"
+            lines.append("Allowing covers this program's further uses of this key for \(what) for \(seconds) seconds, until the keychain or the agent locks.")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func purpose(_ use: SSHKeyUse) -> String {
+        switch use.signed {
+        case .userAuthentication(let authentication):
+            return "logging in as " + (use.destination?.userAtHost ?? "\(authentication.user) on a host the agent cannot name (the client did not bind its session)")
+        case .sshsig(let namespace) where namespace == "git": return "a git commit signature"
+        case .sshsig(let namespace): return "a signature in the namespace \"\(namespace)\""
+        case .other: return "signing data that is neither an SSH login nor an SSHSIG signature"
+        }
+    }
+}
+
+extension SSHSignedData {
+    /// Whether this is a login.
+    var isLogin: Bool { if case .userAuthentication = self { true } else { false } }
+}

@@ -1,0 +1,57 @@
+import Foundation
+package import LatchkeyCrypto
+import Synchronization
+
+/// The SSH agent's own lock (`ssh-add -x` / `-X`, `SSH_AGENTC_LOCK` / `UNLOCK`): while it is locked the agent
+/// lists no key and signs nothing, whatever the keychain's state. The passphrase is kept only as a keyed
+/// digest under a random key made at the lock; a wrong one at unlock delays that connection's answer, 0.1 s
+/// longer each time up to 10 s (as `ssh-agent` does).
+package final class SSHAgentLock: Sendable {
+    private struct State: ~Copyable {
+        var digestKey: SecureBytes?
+        var digest: SecureBytes?
+        var failures = 0
+        var epoch = 0
+    }
+    private let state = Mutex(State())
+    /// Called after every lock (approvals end there).
+    private let onLock: @Sendable () -> Void
+
+    package init(onLock: @escaping @Sendable () -> Void = {}) { self.onLock = onLock }
+
+    /// Whether the agent is locked.
+    package var isLocked: Bool { state.withLock { $0.digest != nil } }
+
+    /// Counts locks: what was allowed before one no longer is.
+    package var epoch: Int { state.withLock { $0.epoch } }
+
+    /// Locks with `passphrase`; false when already locked or the passphrase is empty.
+    package func lock(_ passphrase: SecureBytes) -> Bool {
+        guard passphrase.count > 0 else { return false }
+        let locked = state.withLock { state -> Bool in
+            guard state.digest == nil else { return false }
+            let key = SecureBytes(randomCount: KeyedDigest.keyLength)
+            state.digestKey = key
+            state.digest = KeyedDigest.secureDigest(of: passphrase, key: key)
+            state.epoch += 1
+            return true
+        }
+        if locked { onLock() }
+        return locked
+    }
+
+    /// Unlocks when `passphrase` is the lock's; false otherwise (after the delay for failed attempts).
+    package func unlock(_ passphrase: SecureBytes) -> Bool {
+        let outcome = state.withLock { state -> (Bool, Int) in
+            guard let key = state.digestKey, let digest = state.digest, passphrase.count > 0 else { return (false, 0) }
+            if KeyedDigest.secureDigest(of: passphrase, key: key).constantTimeEquals(digest) {
+                state = State(digestKey: nil, digest: nil, failures: 0, epoch: state.epoch)
+                return (true, 0)
+            }
+            state.failures = min(state.failures + 1, 100)
+            return (false, state.failures)
+        }
+        if !outcome.0 && outcome.1 > 0 { Thread.sleep(forTimeInterval: 0.1 * Double(outcome.1)) }
+        return outcome.0
+    }
+}

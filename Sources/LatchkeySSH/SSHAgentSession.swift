@@ -1,0 +1,303 @@
+package import Foundation
+import LatchkeyEngine
+
+/// Where a signature is going, as far as the agent knows from the connection's session bindings: the user,
+/// the host (its name when a destination constraint gave one, else its key's fingerprint) and the hosts the
+/// agent was forwarded through.
+package struct SSHDestination: Sendable, Hashable {
+    /// The user logging in.
+    package let user: String
+    /// The host's name from the key's destination constraints, if they name it.
+    package let hostName: String?
+    /// The fingerprint of the host key the session is bound to.
+    package let hostKeyFingerprint: String
+    /// The hosts the agent is forwarded through, first hop first: each by name (if a constraint gives one) and
+    /// fingerprint.
+    package let through: [String]
+
+    /// `user@host` when a constraint names the host, else `user to the host with key SHA256:…`.
+    package var userAtHost: String { hostName.map { user + "@" + $0 } ?? user + " to the host with key " + hostKeyFingerprint }
+}
+
+/// A use of a key a client asks for, for the agent to allow or refuse (`SSHAgentSession.Hooks.authorize`).
+package struct SSHKeyUse: Sendable {
+    /// The key.
+    package let identity: SSHKeyStore.Identity
+    /// Its settings (readable: a key whose settings are damaged is never used).
+    package let settings: SSHKeySettings
+    /// What is signed.
+    package let signed: SSHSignedData
+    /// Where a login goes, when the connection is bound to a session; nil for other signatures, and for a
+    /// login on a connection that was never bound (a client that does not send `session-bind@openssh.com`).
+    package let destination: SSHDestination?
+
+    /// What an approval of this use covers besides the key and the program: the destination (user, host key
+    /// and forwarding path) of a login, the namespace of an SSHSIG signature.
+    package var scope: String {
+        if settings.approvalScope == .processTree { return "any use" }
+        switch signed {
+        case .userAuthentication:
+            guard let destination else { return "login to an unbound session" }
+            return "login " + destination.user + " " + destination.hostKeyFingerprint + " via " + destination.through.joined(separator: ",")
+        case .sshsig(let namespace): return "sshsig " + namespace
+        case .other: return "other"
+        }
+    }
+}
+
+/// One client connection to the SSH agent: its session bindings (`session-bind@openssh.com`), and every
+/// request translated into keychain operations on `SSHKeyStore`. Whether a program may use a key, and
+/// whether the user is asked, is the agent's decision, made through `Hooks`; this type holds no identity
+/// logic. Not `Sendable`: one connection is served by one thread.
+package final class SSHAgentSession {
+    /// What the agent decides and provides.
+    package struct Hooks: Sendable {
+        /// The keychain's SSH keys.
+        package let store: SSHKeyStore
+        /// The agent's own lock (shared by every connection).
+        package let lock: SSHAgentLock
+        /// Whether the connection's program may use (see, remove, sign with) a key of these settings.
+        package let mayUse: @Sendable (SSHKeySettings) -> Bool
+        /// Allows a signature or throws why not (a refusal by the user, no pinentry, a locked keychain).
+        package let authorize: SSHKeyAuthorization
+        /// Logs a line (no key material, no data signed).
+        package let log: @Sendable (String) -> Void
+
+        package init(store: SSHKeyStore, lock: SSHAgentLock, mayUse: @escaping @Sendable (SSHKeySettings) -> Bool,
+                     authorize: @escaping SSHKeyAuthorization, log: @escaping @Sendable (String) -> Void) {
+            self.store = store
+            self.lock = lock
+            self.mayUse = mayUse
+            self.authorize = authorize
+            self.log = log
+        }
+    }
+
+    private let hooks: Hooks
+    /// The sessions this connection is bound to, the first hop first.
+    package private(set) var bindings: [SSHSessionBinding] = []
+    /// Whether a binding was attempted (one that failed leaves constrained keys unusable here).
+    private var bindAttempted = false
+    /// Who the connection is, for the log.
+    private let peer: String
+
+    package init(hooks: Hooks, peer: String) {
+        self.hooks = hooks
+        self.peer = peer
+    }
+
+    /// Answers one message (a frame's body): the reply's body. Nothing a client sends ends the agent or loses
+    /// a key: a request that cannot be read or is refused is `SSH_AGENT_FAILURE`.
+    package func reply(to message: Data) -> Data {
+        let request: SSHAgentRequest
+        do {
+            request = try SSHAgentRequest.decode(message)
+        } catch {
+            hooks.log("\(peer): refused a malformed request: \(error)")
+            return SSHAgentReply.failure
+        }
+        if hooks.lock.isLocked {
+            switch request {
+            case .requestIdentities: return SSHAgentReply.identities([])
+            case .unlock(let passphrase):
+                let unlocked = hooks.lock.unlock(passphrase)
+                hooks.log("\(peer): \(unlocked ? "unlocked the SSH agent" : "gave a wrong passphrase to unlock the SSH agent")")
+                return unlocked ? SSHAgentReply.success : SSHAgentReply.failure
+            case .sessionBind(let binding): return bind(binding)
+            default: return SSHAgentReply.failure
+            }
+        }
+        do throws(KeychainError) {
+            switch request {
+            case .requestIdentities:
+                let visible = try usableIdentities().filter { isPermitted($0.1.destinations, user: nil) }
+                return SSHAgentReply.identities(visible.map { ($0.0.publicKey.blob, $0.0.comment) })
+            case .sign(let blob, let data, let flags):
+                return try sign(blob: blob, data: data, flags: flags)
+            case .add(let key):
+                return try add(key)
+            case .remove(let blob):
+                guard let (identity, settings) = try usable(blob), isPermitted(settings.destinations, user: nil) else {
+                    return SSHAgentReply.failure
+                }
+                try hooks.store.remove(identity)
+                hooks.log("\(peer): removed the SSH key \(identity.publicKey.fingerprint) from the keychain")
+                return SSHAgentReply.success
+            case .removeAll(let version1):
+                guard !version1 else { return SSHAgentReply.success }  // No SSH-1 keys: none to remove.
+                var removed = 0
+                for (identity, settings) in try usableIdentities() where isPermitted(settings.destinations, user: nil) {
+                    try hooks.store.remove(identity)
+                    removed += 1
+                }
+                hooks.log("\(peer): removed \(removed) SSH key(s) from the keychain")
+                return SSHAgentReply.success
+            case .lock(let passphrase):
+                let locked = hooks.lock.lock(passphrase)
+                if locked { hooks.log("\(peer): locked the SSH agent") }
+                return locked ? SSHAgentReply.success : SSHAgentReply.failure
+            case .unlock:
+                return SSHAgentReply.failure  // Not locked.
+            case .sessionBind(let binding):
+                return bind(binding)
+            case .queryExtensions:
+                return SSHAgentReply.extensions(["session-bind@openssh.com"])
+            case .unknownExtension(let name):
+                hooks.log("\(peer): the extension \(name) is not supported")
+                return SSHAgentReply.failure
+            case .unsupported(let type):
+                hooks.log("\(peer): the message type \(type) is not supported")
+                return SSHAgentReply.failure
+            }
+        } catch {
+            hooks.log("\(peer): \(error)")
+            return SSHAgentReply.failure
+        }
+    }
+
+    /// The keys this connection's program may use now, with their settings: not expired, settings readable.
+    /// None while the keychain is locked.
+    private func usableIdentities() throws(KeychainError) -> [(SSHKeyStore.Identity, SSHKeySettings)] {
+        let now = Date()
+        do {
+            return try hooks.store.identities().compactMap { identity in
+                guard let settings = identity.settings, !settings.hasExpired(at: now), hooks.mayUse(settings) else { return nil }
+                return (identity, settings)
+            }
+        } catch KeychainError.interactionNotAllowed {
+            return []  // Locked: no key is listed or used.
+        }
+    }
+
+    /// The key `blob` names, when this program may use it now.
+    private func usable(_ blob: Data) throws(KeychainError) -> (SSHKeyStore.Identity, SSHKeySettings)? {
+        let identity: SSHKeyStore.Identity?
+        do {
+            identity = try hooks.store.identity(blob: blob)
+        } catch KeychainError.interactionNotAllowed {
+            return nil
+        }
+        guard let identity, let settings = identity.settings, !settings.hasExpired(at: Date()), hooks.mayUse(settings) else { return nil }
+        return (identity, settings)
+    }
+
+    private func sign(blob: Data, data: Data, flags: UInt32) throws(KeychainError) -> Data {
+        guard let (identity, settings) = try usable(blob) else {
+            hooks.log("\(peer): asked to sign with a key it may not use or the keychain does not hold (or is locked)")
+            return SSHAgentReply.failure
+        }
+        let signed = SSHSignedData.parse(data, key: identity.publicKey)
+        var destination: SSHDestination?
+        if case .userAuthentication(let authentication) = signed { destination = describe(user: authentication.user, settings: settings) }
+        if !settings.destinations.isEmpty {
+            guard case .userAuthentication(let authentication) = signed, let last = bindings.last else {
+                hooks.log("\(peer): refused a destination-constrained key for \(bindings.isEmpty ? "a connection not bound to a session" : "a signature that is not a login")")
+                return SSHAgentReply.failure
+            }
+            guard isPermitted(settings.destinations, user: authentication.user) else {
+                hooks.log("\(peer): refused a destination-constrained key for a destination it is not allowed")
+                return SSHAgentReply.failure
+            }
+            guard authentication.sessionID == last.sessionID else {
+                hooks.log("\(peer): refused a destination-constrained key for another session than the one last bound")
+                return SSHAgentReply.failure
+            }
+            if bindings.count > 1 && authentication.hostKey == nil {
+                hooks.log("\(peer): refused a destination-constrained key: a forwarded login that names no host key")
+                return SSHAgentReply.failure
+            }
+            if let hostKey = authentication.hostKey, !hostKey.isSameKey(as: last.hostKey) {
+                hooks.log("\(peer): refused a destination-constrained key: the login names another host key than the session's")
+                return SSHAgentReply.failure
+            }
+        }
+        try hooks.authorize(SSHKeyUse(identity: identity, settings: settings, signed: signed, destination: destination))
+        return SSHAgentReply.signature(try hooks.store.sign(identity, data: data, flags: flags))
+    }
+
+    /// The destination of a login on this connection: the last bound host, the hosts before it.
+    private func describe(user: String, settings: SSHKeySettings) -> SSHDestination? {
+        guard let last = bindings.last else { return nil }
+        func name(_ key: SSHHostKey) -> String? {
+            settings.destinations.first { $0.to.matches(key) }?.to.hostname
+        }
+        let through = bindings.dropLast().map { binding in
+            (name(binding.hostKey).map { $0 + " " } ?? "") + binding.hostKey.key.fingerprint
+        }
+        return SSHDestination(user: user, hostName: name(last.hostKey), hostKeyFingerprint: last.hostKey.key.fingerprint, through: through)
+    }
+
+    private func add(_ request: SSHKeyToAdd) throws(KeychainError) -> Data {
+        var settings = SSHKeySettings(confirm: request.constraints.confirm,
+                                      expires: request.constraints.lifetimeSeconds.map { Date().addingTimeInterval(Double($0)) },
+                                      destinations: request.constraints.destinations)
+        if let existing = try hooks.store.identity(blob: request.privateKey.publicKey.blob) {
+            guard let current = existing.settings, hooks.mayUse(current), isPermitted(current.destinations, user: nil) else {
+                hooks.log("\(peer): may not replace an SSH key it may not use")
+                return SSHAgentReply.failure
+            }
+            settings.programs = current.programs
+            settings.approvalSeconds = current.approvalSeconds
+            settings.approvalScope = current.approvalScope
+        }
+        try hooks.store.add(request.privateKey, comment: request.comment, settings: settings)
+        hooks.log("\(peer): stored the SSH key \(request.privateKey.publicKey.fingerprint) in the keychain"
+                  + (settings.confirm ? ", confirmed at each use" : "") + (settings.expires != nil ? ", for \(request.constraints.lifetimeSeconds ?? 0) s" : "")
+                  + (settings.destinations.isEmpty ? "" : ", for \(settings.destinations.count) destination(s)"))
+        return SSHAgentReply.success
+    }
+
+    /// `session-bind@openssh.com`: the host must have signed the session; a connection bound for a login takes
+    /// no other binding; a session already bound to another key is refused; at most 16 bindings.
+    private func bind(_ binding: SSHSessionBinding) -> Data {
+        bindAttempted = true
+        guard binding.isSignedByHost else {
+            hooks.log("\(peer): refused a session binding whose signature is not the host key's")
+            return SSHAgentReply.extensionFailure
+        }
+        for earlier in bindings {
+            guard earlier.isForwarding else {
+                hooks.log("\(peer): refused a session binding on a connection already bound for a login")
+                return SSHAgentReply.extensionFailure
+            }
+            if earlier.sessionID == binding.sessionID {
+                guard earlier.hostKey.isSameKey(as: binding.hostKey) else {
+                    hooks.log("\(peer): refused a session binding of a session already bound to another host key")
+                    return SSHAgentReply.extensionFailure
+                }
+                return SSHAgentReply.success  // Already recorded.
+            }
+        }
+        guard bindings.count < SSHAgentLimits.maximumSessionBindings else {
+            hooks.log("\(peer): refused a session binding: \(SSHAgentLimits.maximumSessionBindings) already")
+            return SSHAgentReply.extensionFailure
+        }
+        bindings.append(binding)
+        hooks.log("\(peer): bound to a session with host key \(binding.hostKey.key.fingerprint)\(binding.isForwarding ? " (forwarding)" : "")")
+        return SSHAgentReply.success
+    }
+
+    /// OpenSSH's `identity_permitted`: whether every hop this connection's bindings record is one the
+    /// constraints allow (as `user` at the last, when a login is asked). Unconstrained keys are allowed; a
+    /// connection never bound is local use, allowed; one whose binding failed is not.
+    package func isPermitted(_ destinations: [SSHDestinationConstraint], user: String?) -> Bool {
+        guard !destinations.isEmpty else { return true }
+        if bindAttempted && bindings.isEmpty { return false }
+        guard let last = bindings.last else { return true }
+        var from: SSHHostKey?
+        for (index, binding) in bindings.enumerated() {
+            var testUser: String?
+            if index == bindings.count - 1 {
+                testUser = user
+                if binding.isForwarding && user != nil { return false }  // A login on a forwarding hop.
+            } else if !binding.isForwarding {
+                return false  // Forwarded onward through a hop bound for a login.
+            }
+            guard destinations.permittedHop(from: from, to: binding.hostKey, user: testUser) != nil else { return false }
+            from = binding.hostKey
+        }
+        // Listed on a forwarded connection: only a key that may go on from the last host is shown.
+        if last.isForwarding && user == nil && destinations.permittedHop(from: last.hostKey, to: nil, user: nil) == nil { return false }
+        return true
+    }
+}
