@@ -64,6 +64,8 @@ extension SecKey {
             }
         case .ellipticCurve:
             padding == .sigRaw ? .ecdsaSignatureRFC4754 : .ecdsaSignatureDigestX962
+        case .ed25519:
+            nil  // Apple's legacy paddings name RSA and ECDSA signatures only.
         }
     }
 
