@@ -160,12 +160,12 @@ public enum LatchkeyCommandLine {
             lines.append("  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary)
         }
         lines += [
-            "", "`latchkey help <command>` or `latchkey <command> --help` explains a command in full;",
-            "`latchkey --version` prints the version.",
             "",
             "Credential helpers on the same keychain: git-credential-latchkey (`git config --global credential.helper",
             "latchkey`) and docker-credential-latchkey (`\"credsStore\": \"latchkey\"` in ~/.docker/config.json); each",
             "explains itself with --help.",
+            "", "`latchkey help <command>` or `latchkey <command> --help` explains a command in full;",
+            "`latchkey --version` prints the version.",
         ]
         return lines.joined(separator: "\n") + "\n"
     }

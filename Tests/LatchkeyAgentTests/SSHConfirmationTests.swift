@@ -44,21 +44,26 @@ import Testing
         try ssh.answerPinentry("confirm")
         let message = ssh.directory.file("commit")
         try "tree 0\n".write(toFile: message, atomically: true, encoding: .utf8)
-        let signed = try ssh.run("ssh-keygen", ["-Y", "sign", "-n", "git", "-f", path + ".pub", message])
+        let sign = ["-Y", "sign", "-n", "git", "-f", path + ".pub", message]
+        let job = try ssh.job()
+        let signed = try job.run("/usr/bin/ssh-keygen", sign)
         #expect(signed.status == 0, "\(signed.stderr)")
         let fingerprint = String(try ssh.fingerprintLine(path).split(separator: " ")[1])
         #expect(pinentryLog(ssh).contains("SETDESC Allow the SSH key \"id_git\" (\(fingerprint)) for a git commit signature?\nAsked by: /usr/bin/ssh-keygen (pid "))
         try ssh.answerPinentry("cancel")
         try FileManager.default.removeItem(atPath: message + ".sig")
-        // Another process group (a new ssh-keygen run from this test is a new process, same group: the
-        // approval covers it) — so the refusal shows only after a lock ended the approval.
-        #expect(try ssh.run("ssh-keygen", ["-Y", "sign", "-n", "git", "-f", path + ".pub", message]).status == 0)
+        // The same job signs again: the approval covers it.
+        #expect(try job.run("/usr/bin/ssh-keygen", sign).status == 0)
         #expect(prompts(ssh) == 1)
+        try FileManager.default.removeItem(atPath: message + ".sig")
+        // A program of another process tree is asked (and refused).
+        #expect(try ssh.run("ssh-keygen", sign).status != 0)
+        #expect(prompts(ssh) == 2)
+        // A lock ends the approval: the same job is asked again.
         #expect(try ssh.agent.cli("lock-keychain").status == 0)
         try ssh.agent.unlock()
-        let refused = try ssh.run("ssh-keygen", ["-Y", "sign", "-n", "git", "-f", path + ".pub", message])
-        #expect(refused.status != 0)
-        #expect(prompts(ssh) == 2)
+        #expect(try job.run("/usr/bin/ssh-keygen", sign).status != 0)
+        #expect(prompts(ssh) == 3)
     }
 
     @Test func oneApprovalCoversARunOfLoginsUntilALock() throws {
@@ -68,22 +73,26 @@ import Testing
         try ssh.hide(path)
         let server = try SSHServer(in: ssh, authorizedKeys: [try ssh.publicKey(path)])
         try ssh.answerPinentry("confirm")
+        let job = try ssh.job()
         for _ in 0..<5 {
-            let login = try server.ssh(ssh, identity: path)
+            let login = try server.ssh(in: job, identity: path)
             #expect(login.status == 0, "\(login.stderr)")
         }
         #expect(prompts(ssh) == 1)
         // Another destination (another server) asks again.
         let second = try SSHServer(in: ssh, authorizedKeys: [try ssh.publicKey(path)], name: "sshd-2")
-        #expect(try second.ssh(ssh, identity: path).status == 0)
+        #expect(try second.ssh(in: job, identity: path).status == 0)
         #expect(prompts(ssh) == 2)
-        // The SSH agent's lock ends every approval: the next login asks.
-        try ssh.answerAskpass("lock")
-        #expect(try ssh.sshAdd("-x").status == 0)
-        #expect(try ssh.sshAdd("-X").status == 0)
+        // Another process tree asks again for the same destination.
         try ssh.answerPinentry("cancel")
         #expect(try server.ssh(ssh, identity: path).status == 255)
         #expect(prompts(ssh) == 3)
+        // The SSH agent's lock ends every approval: the job's next login asks.
+        try ssh.answerAskpass("lock")
+        #expect(try ssh.sshAdd("-x").status == 0)
+        #expect(try ssh.sshAdd("-X").status == 0)
+        #expect(try server.ssh(in: job, identity: path).status == 255)
+        #expect(prompts(ssh) == 4)
     }
 
     @Test func aTreeWideApprovalCoversEveryDestination() throws {
@@ -96,8 +105,9 @@ import Testing
         #expect(try ssh.agent.cli("ssh-key", "list").stdout.hasSuffix(" fleet (ECDSA) origin=made-in-keychain confirm=yes approval=60s approval-scope=tree programs=any\n"))
         let servers = try (0..<3).map { try SSHServer(in: ssh, authorizedKeys: [line], name: "sshd-\($0)") }
         try ssh.answerPinentry("confirm")
+        let job = try ssh.job()
         for server in servers {
-            #expect(try server.ssh(ssh, identity: identity).stdout == "logged in\n")
+            #expect(try server.ssh(in: job, identity: identity).stdout == "logged in\n")
         }
         #expect(prompts(ssh) == 1)
         #expect(pinentryLog(ssh).contains("Allowing covers this program's further uses of this key for any destination for 60 seconds"))

@@ -49,6 +49,9 @@ final class SSHSandbox: @unchecked Sendable {
         try HelperProcess.run("/usr/bin/" + program, arguments, environment: environment, input: input, timeout: 60)
     }
 
+    /// A shell job with the OpenSSH programs' environment: its commands are one process tree.
+    func job() throws -> ShellJob { try ShellJob(in: directory.file("job-\(UUID().uuidString)"), environment: environment) }
+
     /// `ssh-add` with arguments.
     @discardableResult
     func sshAdd(_ arguments: String...) throws -> HelperProcess.Output { try run("ssh-add", arguments) }
@@ -252,8 +255,17 @@ final class SSHServer {
     /// `ssh` through the agent with the key of `identity` (its `.pub`: the private key may be gone), running
     /// `command` on the server.
     func ssh(_ sandbox: SSHSandbox, identity: String, command: String = "echo logged in", extra: [String] = []) throws -> HelperProcess.Output {
-        try sandbox.run("ssh", ["-F", "/dev/null", "-o", "IdentityFile=\(identity).pub", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                                "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\(directory)/known_hosts",
-                                "-o", "ConnectTimeout=20", "-p", String(port)] + extra + ["\(user)@127.0.0.1", command])
+        try sandbox.run("ssh", sshArguments(identity: identity, command: command, extra: extra))
+    }
+
+    /// The same login run in `job`: one of a run of logins by one process tree.
+    func ssh(in job: ShellJob, identity: String) throws -> ShellJob.Output {
+        try job.run("/usr/bin/ssh", sshArguments(identity: identity))
+    }
+
+    private func sshArguments(identity: String, command: String = "echo logged in", extra: [String] = []) -> [String] {
+        ["-F", "/dev/null", "-o", "IdentityFile=\(identity).pub", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+         "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\(directory)/known_hosts",
+         "-o", "ConnectTimeout=20", "-p", String(port)] + extra + ["\(user)@127.0.0.1", command]
     }
 }

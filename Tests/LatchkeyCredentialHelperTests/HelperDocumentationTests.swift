@@ -42,10 +42,10 @@ import Testing
         #expect(docker.status == 0 && docker.stderr.isEmpty)
         #expect(docker.stdout.contains("    { \"credsStore\": \"latchkey\" }\n"))
         let latchkey = try sandbox.run(HelperProcess.product("latchkey"), ["help"])
-        #expect(latchkey.stdout.hasSuffix(
-            "Credential helpers on the same keychain: git-credential-latchkey (`git config --global credential.helper\n"
+        #expect(latchkey.stdout.contains(
+            "\n\nCredential helpers on the same keychain: git-credential-latchkey (`git config --global credential.helper\n"
                 + "latchkey`) and docker-credential-latchkey (`\"credsStore\": \"latchkey\"` in ~/.docker/config.json); each\n"
-                + "explains itself with --help.\n"))
+                + "explains itself with --help.\n\n`latchkey help <command>`"))
         // The registration commands --help prints are the README's.
         for line in git.stdout.split(separator: "\n") + docker.stdout.split(separator: "\n") where line.contains("register-application") {
             #expect(try Self.readme.contains(line.trimmingCharacters(in: .whitespaces)))

@@ -54,11 +54,12 @@ final class HelperSandbox: @unchecked Sendable {
 
     deinit { agent?.stop() }
 
-    /// Runs `program` in a session of its own (no controlling terminal: a prompt can only fail).
+    /// Runs `program` (HelperProcess gives it a session of its own: no controlling terminal, a prompt can
+    /// only fail).
     func run(_ program: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
              timeout: Double = 60) throws -> HelperProcess.Output
     {
-        try HelperProcess.run("/usr/bin/setsid", [program] + arguments, environment: environment ?? self.environment,
+        try HelperProcess.run(program, arguments, environment: environment ?? self.environment,
                               input: input.map { Data($0.utf8) }, timeout: timeout)
     }
 
