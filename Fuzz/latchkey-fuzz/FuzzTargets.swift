@@ -4,11 +4,12 @@ import LatchkeyEngine
 import LatchkeyPKI
 import LatchkeyProtocol
 import LatchkeyCLI
+import LatchkeySSH
 
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
 /// invariants it can (a decoded message re-encodes to the same bytes).
 enum FuzzTargets {
-    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem"]
+    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem", "ssh"]
 
     static func run(_ name: String, _ data: Data) {
         switch name {
@@ -19,6 +20,7 @@ enum FuzzTargets {
         case "certificate": certificate(data)
         case "pkcs12": pkcs12(data)
         case "pem": pem(data)
+        case "ssh": ssh(data)
         default: preconditionFailure("unknown fuzz target \(name); one of \(names)")
         }
     }
@@ -190,5 +192,27 @@ enum FuzzTargets {
                 || (error.kind == .param && (error.reason.contains("of its key derivation") || error.reason.contains("scrypt cost"))),
                           "unexpected PEM failure \(error.kind)")
         }
+    }
+
+    // MARK: ssh: what reaches the SSH agent's socket (requests, key blobs, certificates) and OpenSSH key files
+
+    static func ssh(_ data: Data) {
+        do {
+            if case .add(let added) = try SSHAgentRequest.decode(data) {
+                // A key the agent would store is a key whose public half it can list again.
+                let blob = added.privateKey.publicKey.blob
+                precondition((try? SSHPublicKey(blob: blob))?.blob == blob, "an added key's public blob does not decode to itself")
+            }
+        } catch {
+            precondition(!error.description.isEmpty, "a refusal without a reason")
+        }
+        // try? below: refusals are the expected outcome for most inputs; the decoders must only not crash.
+        if let key = try? SSHPublicKey(blob: data) {
+            precondition(key.blob == data, "a public key blob that decodes to other bytes")
+        }
+        if SSHCertificate.isCertificate(data) { _ = try? SSHCertificate(blob: data) }
+        // The key file without a passphrase: an encrypted file stops before bcrypt_pbkdf (its rounds are the
+        // file's, up to the bound, too slow to run per input).
+        if let file = try? OpenSSHKeyFile(String(decoding: data, as: UTF8.self)) { _ = try? file.privateKey(passphrase: nil) }
     }
 }

@@ -3,6 +3,8 @@ import Latchkey
 import LatchkeyEngine
 import LatchkeyProtocol
 import LatchkeyCLI
+import LatchkeyPKI
+import LatchkeySSH
 
 /// The committed seed corpus, regenerated with `latchkey-fuzz --write-seeds Fuzz/corpus`: well-formed
 /// inputs for each target, so the fuzzer starts past the first checks of every decoder.
@@ -10,7 +12,7 @@ enum Seeds {
     static func write(to directory: String) throws {
         let corpus: [String: [Data]] = [
             "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
-            "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"), "pem": try pemKeys(),
+            "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"), "pem": try pemKeys(), "ssh": try ssh(),
         ]
         for (target, inputs) in corpus {
             let folder = directory + "/" + target
@@ -33,6 +35,65 @@ enum Seeds {
             seeds.append(try key.encryptedPrivateKeyPEM(passphrase: "fixture p12").copiedData())
         }
         return seeds
+    }
+
+    /// The SSH agent's requests as ssh-add and ssh send them — identities, a sign request, adds of Ed25519 and
+    /// ECDSA keys (one with a lifetime, confirmation and a destination constraint), removal, lock, unlock and
+    /// the query extension — and the keys' public blobs.
+    static func ssh() throws -> [Data] {
+        func message(_ type: UInt8, _ body: (inout SSHWriter) -> Void = { _ in }) -> Data {
+            var writer = SSHWriter()
+            writer.byte(type)
+            body(&writer)
+            return writer.data
+        }
+        let ed25519 = try AsymmetricKey.generate(.ed25519, bits: 256)
+        let ecdsa = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
+        let ed25519Seed = try ed25519.externalRepresentation().copiedData()
+        let ecdsaPrivate = try ecdsa.externalRepresentation().copiedData()
+        let blobs = [SSHPublicKey(ed25519).blob, SSHPublicKey(ecdsa).blob]
+        let addEd25519 = message(17) { writer in
+            writer.string("ssh-ed25519")
+            writer.string(ed25519.publicKeyData)
+            writer.string(ed25519Seed + ed25519.publicKeyData)
+            writer.string("laptop")
+        }
+        let addECDSA = message(25) { writer in
+            writer.string("ecdsa-sha2-nistp256")
+            writer.string("nistp256")
+            writer.string(ecdsa.publicKeyData)
+            writer.positiveInteger(ecdsaPrivate.suffix(32))
+            writer.string("constrained")
+            writer.byte(1)
+            writer.uint32(60)
+            writer.byte(2)
+            writer.byte(255)
+            writer.string("restrict-destination-v00@openssh.com")
+            var hop = SSHWriter()
+            hop.string("")  // from: this computer (no user, no host, no keys)
+            hop.string("")
+            hop.string("")
+            var destination = SSHWriter()
+            destination.string("alice")
+            destination.string("host.example.com")
+            destination.string("")
+            var keys = SSHWriter()
+            keys.string(blobs[0])
+            keys.boolean(false)
+            destination.raw(keys.data)
+            var constraint = SSHWriter()
+            constraint.string(hop.data)
+            constraint.string(destination.data)
+            constraint.string("")
+            var list = SSHWriter()
+            list.string(constraint.data)
+            writer.string(list.data)
+        }
+        return blobs + [
+            message(11), message(13) { $0.string(blobs[1]); $0.string("data to sign"); $0.uint32(4) }, addEd25519, addECDSA,
+            message(18) { $0.string(blobs[0]) }, message(19), message(9), message(22) { $0.string("lock") },
+            message(23) { $0.string("lock") }, message(27) { $0.string("query") },
+        ]
     }
 
     /// The files of Tests/Fixtures/certificates whose names end with `suffix`.
