@@ -78,10 +78,18 @@ def secret_service(sandbox):
     for line in daemon.stdout.decode().splitlines():
         if line.startswith("GNOME_KEYRING_CONTROL="):
             sandbox.env["GNOME_KEYRING_CONTROL"] = line.split("=", 1)[1]
-    # gnome-keyring-daemon forks; find it by its control directory to stop it later.
+    # gnome-keyring-daemon forks; find it by the sandbox's HOME in its environment to stop it later (only
+    # this sandbox's daemon: others on the machine, of other runs or users, are left alone).
     time.sleep(0.3)
     ps = run(["pgrep", "-f", "gnome-keyring-daemon --unlock"], sandbox.env, check=False).stdout.split()
-    sandbox.pids += [int(p) for p in ps]
+    for pid in ps:
+        try:
+            with open(f"/proc/{int(pid)}/environ", "rb") as file:
+                environment = file.read().split(b"\0")
+        except OSError:  # Ended meanwhile, or another user's: not this sandbox's daemon.
+            continue
+        if f"HOME={sandbox.root}".encode() in environment:
+            sandbox.pids.append(int(pid))
 
 def item(i):
     return f"service-{i // 10}", f"account-{i}", f"token-{i:026d}"
@@ -414,8 +422,10 @@ def peer_latchkey(args, results, notes):
 def peer_git_credential(args, results, notes):
     """`git credential fill` (Debian's git, one process per fill, as git runs it before a fetch) through
     git-credential-latchkey — through latchkeyd (started here, unlocked once, the helper registered) and
-    embedded (the passphrase in LATCHKEY_PASSPHRASE, so each fill runs Argon2id) — beside git-credential-store
-    (the plaintext ~/.git-credentials). Each is filled with `size` credentials of hosts host-i.example.com."""
+    embedded (the passphrase in LATCHKEY_PASSPHRASE, so each fill runs Argon2id) — beside git-credential-libsecret
+    (git's contrib helper, built by script/install-peers, on GNOME Keyring in a private D-Bus session, as
+    peer_secret_service starts it) and git-credential-store (the plaintext ~/.git-credentials). Each is filled
+    with `size` credentials of hosts host-i.example.com, one helper process per credential."""
     if not args.latchkey_bin:
         return
     bin = args.latchkey_bin
@@ -431,6 +441,7 @@ def peer_git_credential(args, results, notes):
            "GIT_TERMINAL_PROMPT": "0", "LATCHKEY_KEYCHAIN": keychain, "LATCHKEY_AGENT_SOCKET": f"{root}/agent.sock"}
     with_passphrase = dict(env, LATCHKEY_PASSPHRASE="peer-password")
     agent = None
+    libsecret, libsecret_sandbox, libsecret_env = args.git_credential_libsecret, None, None
 
     def credential(i):
         return f"protocol=https\nhost=host-{i}.example.com\nusername=user-{i}\npassword={item(i)[2]}\n\n".encode()
@@ -462,12 +473,28 @@ def peer_git_credential(args, results, notes):
         for i in range(args.size):  # One helper process per credential, through the agent.
             run([helper, "store"], env, input=credential(i))
         notes["git-credential-latchkey fill seconds"] = ns(start) / 1e9
-        samples = {"agent": [], "embedded": [], "store": []}
+        if os.access(libsecret, os.X_OK):
+            try:
+                libsecret_sandbox = Sandbox("git-libsecret")
+                secret_service(libsecret_sandbox)
+                libsecret_env = dict(libsecret_sandbox.env, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
+                start = time.perf_counter_ns()
+                for i in range(args.size):  # One helper process per credential, as for Latchkey's.
+                    run([libsecret, "store"], libsecret_env, input=credential(i))
+                notes["git-credential-libsecret fill seconds"] = ns(start) / 1e9
+            except Exception as error:  # The other helpers are still measured.
+                notes["git-credential-libsecret failed"] = str(error)[-300:]
+                libsecret_env = None
+        else:
+            notes["git-credential-libsecret"] = f"not measured: {libsecret} is not built (script/install-peers builds it)"
+        samples = {"agent": [], "embedded": [], "store": [], "libsecret": []}
         # Alternating rounds, so a slow spell of the machine falls on every helper alike.
         for round in range(5):
             per_round = max(1, args.samples // 5)
             samples["agent"] += measure_cli(per_round, args.size, fill("latchkey", env))
             samples["store"] += measure_cli(per_round, args.size, fill("store", env))
+            if libsecret_env is not None:
+                samples["libsecret"] += measure_cli(per_round, args.size, fill(libsecret, libsecret_env))
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=10)
         agent = None
@@ -475,12 +502,14 @@ def peer_git_credential(args, results, notes):
         results["git credential fill (git-credential-latchkey, agent)"] = {"git credential fill": samples["agent"]}
         results["git credential fill (git-credential-latchkey, embedded)"] = {"git credential fill": samples["embedded"]}
         results["git credential fill (git-credential-store)"] = {"git credential fill": samples["store"]}
-        if not os.path.exists("/usr/lib/git-core/git-credential-libsecret"):
-            notes["git-credential-libsecret"] = "not measured: Debian ships it only as source (/usr/share/doc/git/contrib)"
+        if samples["libsecret"]:
+            results["git credential fill (git-credential-libsecret)"] = {"git credential fill": samples["libsecret"]}
     finally:
         if agent is not None:
             agent.send_signal(signal.SIGTERM)
             agent.wait(timeout=10)
+        if libsecret_sandbox is not None:
+            libsecret_sandbox.close()
         shutil.rmtree(root, ignore_errors=True)
 
 def main():
@@ -490,6 +519,9 @@ def main():
     parser.add_argument("--latchkey-bin", help="the directory holding latchkey, latchkeyd and latchkey-bench")
     parser.add_argument("--latchkey-keychain", help="a keychain filled with the same items as the peers")
     parser.add_argument("--latchkey-passphrase-file", help="its passphrase, first line")
+    parser.add_argument("--git-credential-libsecret", help="git's contrib helper (script/install-peers builds it)",
+                        default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                             ".build", "peers", "git-credential-libsecret", "git-credential-libsecret"))
     args = parser.parse_args()
     random.seed(7)
     results, notes = {}, {}
