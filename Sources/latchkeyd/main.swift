@@ -28,6 +28,7 @@ var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET
 var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
 var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
+var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -39,6 +40,7 @@ while let argument = arguments.first {
     case "--no-sync": backgroundSync = false
     case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
     case "--no-ssh-agent": sshAgent = false
+    case "--no-lock-on-session-lock": lockOnSessionLock = false
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
         case "shared": isolatedSecretService = false
@@ -74,7 +76,8 @@ do {
     server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
                                             secretService: secretService, isolatedSecretService: isolatedSecretService,
                                             backgroundSync: backgroundSync,
-                                            sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil))
+                                            sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
+                                            lockOnSessionLock: lockOnSessionLock))
 } catch {
     FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
