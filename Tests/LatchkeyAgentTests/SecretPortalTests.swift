@@ -76,6 +76,28 @@ import Testing
         }
     }
 
+    @Test func theSecretIsTheSameAfterABackupIsRestoredIntoANewKeychain() throws {
+        let desktop = try Desktop()
+        let sandbox = desktop.sandbox
+        try sandbox.unlock()
+        let mail = try #require(secret(try retrieve(desktop, "org.example.Mail")[0]))
+        sandbox.stop()
+        let backup = sandbox.directory.file("portal.backup")
+        var environment = sandbox.withPassphrase
+        environment["LATCHKEY_BACKUP_PASSPHRASE"] = "backup passphrase"
+        let latchkey = HelperProcess.product("latchkey")
+        #expect(try HelperProcess.run(latchkey, ["export", "-o", backup], environment: environment).status == 0)
+        // A new keychain in its place (another machine), and the backup restored into it.
+        #expect(try HelperProcess.run(latchkey, ["delete-keychain", sandbox.keychainPath], environment: environment).status == 0)
+        #expect(try HelperProcess.run(latchkey, ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2", sandbox.keychainPath],
+                                      environment: environment).status == 0)
+        let restored = try HelperProcess.run(latchkey, ["import", "-i", backup, sandbox.keychainPath], environment: environment)
+        #expect(restored.stdout == "added 1, updated 0, skipped 0\n", "\(restored.stderr)")
+        try sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"])
+        try sandbox.unlock()
+        #expect(secret(try retrieve(desktop, "org.example.Mail")[0]) == mail)
+    }
+
     @Test func noSecretServiceClientSeesTheAppsSecrets() throws {
         let desktop = try Desktop()
         try desktop.sandbox.unlock()
