@@ -7,6 +7,7 @@ import LatchkeyEngine
 import LatchkeyProtocol
 import LatchkeyAgent
 import LatchkeyPOSIX
+import Synchronization
 
 do {
     // First: a crash must not print memory (Swift's backtracer shows what registers point at: keys, secrets).
@@ -71,6 +72,23 @@ while let argument = arguments.first {
     }
 }
 
+// The termination signals are caught before the server starts: it may own its bus name (D-Bus activation
+// answers then) before it serves, and a SIGTERM sent in between must stop it, not be lost. They are handled
+// once the main queue runs (dispatchMain below).
+let started = Mutex<AgentServer?>(nil)
+Signals.ignoreBrokenPipes()
+var sources: [any DispatchSourceSignal] = []
+for signalNumber in Signals.termination {
+    Signals.ignore(signalNumber)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+    source.setEventHandler {
+        started.withLock { $0 }?.shutDown()
+        exit(0)
+    }
+    source.resume()
+    sources.append(source)
+}
+
 let server: AgentServer
 do {
     server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
@@ -83,17 +101,6 @@ do {
     exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
 }
 
-Signals.ignoreBrokenPipes()
-var sources: [any DispatchSourceSignal] = []
-for signalNumber in Signals.termination {
-    Signals.ignore(signalNumber)
-    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
-    source.setEventHandler {
-        server.shutDown()
-        exit(0)
-    }
-    source.resume()
-    sources.append(source)
-}
+started.withLock { $0 = server }
 Thread.detachNewThread { server.serve() }
 dispatchMain()
