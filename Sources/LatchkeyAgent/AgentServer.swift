@@ -35,11 +35,15 @@ public final class AgentServer: Sendable {
         public var backgroundSync: Bool
         /// Where to serve the OpenSSH agent protocol (`SSH_AUTH_SOCK`); nil for nowhere.
         public var sshAgentSocketPath: String?
+        /// Whether to lock when one of the user's login sessions locks (logind's `Lock`, `LockedHint`).
+        public var lockOnSessionLock: Bool
 
         /// Creates options.
         public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
-                    isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil) {
+                    isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
+                    lockOnSessionLock: Bool = true) {
             self.sshAgentSocketPath = sshAgentSocketPath
+            self.lockOnSessionLock = lockOnSessionLock
             self.backgroundSync = backgroundSync
             self.keychainPath = keychainPath
             self.socketPath = socketPath
@@ -146,7 +150,7 @@ public final class AgentServer: Sendable {
             }
         }
         idle.start()
-        SleepWatcher.start(state: state, log: log)
+        SleepWatcher.start(state: state, lockOnSessionLock: options.lockOnSessionLock, log: log)
         sshAgent?.start()
         while true {
             let client: Int32

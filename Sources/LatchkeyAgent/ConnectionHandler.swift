@@ -148,8 +148,9 @@ struct ConnectionHandler {
     private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> AgentReply {
         switch request {
         case .hello(let path, _):
-            let wanted = URL(fileURLWithPath: path).standardizedFileURL.path
-            guard wanted == state.keychainPath else {
+            // An empty path asks for whichever keychain the agent serves (pam_latchkey, which cannot know the
+            // user's configured default): every request that matters still needs its passphrase or its identity.
+            guard path.isEmpty || URL(fileURLWithPath: path).standardizedFileURL.path == state.keychainPath else {
                 throw KeychainError(.notAvailable, "this agent serves another keychain")
             }
             return .none

@@ -7,6 +7,8 @@
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
 //   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
+//   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
+//                  Keyring; also part of --peers)
 //
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
@@ -30,11 +32,12 @@ let usage = """
            latchkey-bench --pki [--samples N]
            latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
            latchkey-bench --ssh [--samples N]
+           latchkey-bench --secret-service [--samples N] [--items N] [--secret-service-script PATH]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
     "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability", "--echo-socket",
-    "--sync-items", "--sync-vaults",
+    "--sync-items", "--sync-vaults", "--items", "--secret-service-script",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -45,7 +48,8 @@ while position < arguments.count {
     let argument = arguments[position]
     if valueOptions.contains(argument) {
         position += 2
-    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh" {
+    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh"
+        || argument == "--secret-service" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -113,6 +117,18 @@ if arguments.contains("--ssh") {
     // SSH signatures through latchkeyd, ssh-agent and gpg-agent; nothing else is measured.
     let results = try SSHAgentWorkloads(samples: Int(option("--samples") ?? "400") ?? 400, binDirectory: executableDirectory).run()
     print(SSHAgentWorkloads.render(results, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+@MainActor func secretServiceSection(samples: Int, command: String) throws -> String {
+    let items = Int(option("--items") ?? "10000") ?? 10_000
+    let workloads = SecretServiceWorkloads(samples: samples, items: items, binDirectory: executableDirectory,
+                                           script: option("--secret-service-script") ?? "bench/secret-service.py")
+    FileHandle.standardError.write(Data("latchkey-bench: the Secret Service: activation and search among \(items.formatted()) items...\n".utf8))
+    return SecretServiceWorkloads.render(try workloads.run(), items: items, command: command)
+}
+if arguments.contains("--secret-service") {
+    // Cold D-Bus activation and search through the Secret Service, Latchkey beside GNOME Keyring.
+    print(try secretServiceSection(samples: Int(option("--samples") ?? "30") ?? 30, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()
@@ -191,6 +207,7 @@ if arguments.contains("--peers") {
     let ssh = try SSHAgentWorkloads(samples: Int(option("--peers-samples") ?? "100").map { max(160, $0 * 4) } ?? 400,
                                     binDirectory: executableDirectory).run()
     report += "\n" + SSHAgentWorkloads.render(ssh, command: command.trimmingCharacters(in: .whitespaces))
+    report += "\n" + (try secretServiceSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
 }
 print(report)
 if let markdown = option("--markdown") {
