@@ -14,8 +14,11 @@ package final class SyncClient {
     /// Whether the last server call failed because its connection dropped under it (`PostgresError.droppedConnection`).
     var dropped = false
 
-    /// How many times a request whose connection dropped is sent again on a new connection.
-    static let retriesAfterDrop = 3
+    /// How many times a request whose connection dropped is sent again on a new connection: after 0.1 s,
+    /// then twice as long each time, 3.1 s in all — longer than a pooler refuses clients after it failed to
+    /// reach a server that restarted (PgBouncer's `server_login_retry`, which docs/SYNC.md says to keep at
+    /// a second or two; it closes such clients without a word libpq passes on).
+    static let retriesAfterDrop = 5
 
     /// Rows per push and per page applied; a pull page is four times as many.
     package var batchSize = 1_000
@@ -42,7 +45,14 @@ package final class SyncClient {
     package func connection() throws(KeychainError) -> SyncServer {
         if let server, server.connection.isHealthy { return server }
         server = nil
-        let made = try Self.connect(configuration.server)
+        let made: SyncServer
+        do throws(PostgresError) {
+            made = try SyncServer.connect(configuration.server)
+        } catch {
+            // A connection made that drops at its first statement (the migration's look) is a drop as any other.
+            dropped = error.droppedConnection
+            throw error.keychainError
+        }
         server = made
         return made
     }
@@ -98,7 +108,7 @@ package final class SyncClient {
     }
 
     /// Runs `body` (server calls through `serverCall`), and again on a new connection — up to
-    /// `retriesAfterDrop` times, after a short pause — while it fails because its connection dropped under
+    /// `retriesAfterDrop` times, after a pause that doubles — while it fails because its connection dropped under
     /// it: a server restart, `pg_terminate_backend`, a pooler closing a client or server connection, or a
     /// connection kept from an earlier round that died meanwhile (libpq learns that only when it is used).
     /// Every sync request is safe to send again: pushes are compare-and-swap, a push whose acknowledgement
@@ -115,7 +125,7 @@ package final class SyncClient {
                 guard dropped, server == nil, retries < Self.retriesAfterDrop else { throw error }
                 retries += 1
                 trace("connection dropped (\(error.message)); again, attempt \(retries + 1)")
-                Thread.sleep(forTimeInterval: 0.05 * Double(retries))
+                Thread.sleep(forTimeInterval: 0.1 * Double(1 << (retries - 1)))
             }
         }
     }

@@ -248,11 +248,12 @@ package final class PostgresConnection: @unchecked Sendable {
         return error
     }
 
-    /// PgBouncer's messages for a server it cannot reach (the client waited for a server connection in
-    /// vain): the server is away, and asking again at once only waits again.
+    /// PgBouncer's messages for a server it cannot reach after the client waited for a server connection in
+    /// vain: the server is away, and asking again only waits again. ("server login has been failing" is not
+    /// one: PgBouncer says it for `server_login_retry` after one failed attempt, while the server may be
+    /// back already.)
     private static func poolerCannotReachServer(_ message: String) -> Bool {
-        ["query_wait_timeout", "pgbouncer cannot connect to server", "server login has been failing", "no more connections allowed",
-         "server_login_retry"].contains { message.contains($0) }
+        ["query_wait_timeout", "pgbouncer cannot connect to server", "no more connections allowed"].contains { message.contains($0) }
     }
 
     private static func trimmed(_ message: UnsafeMutablePointer<CChar>?) -> String {
