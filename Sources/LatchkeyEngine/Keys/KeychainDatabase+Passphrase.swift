@@ -21,6 +21,11 @@ extension KeychainDatabase {
         let material = try Self.openKeybag(meta, passphrase: old)
         let parameters = keyDerivation?.parameters ?? meta.kdf.parameters
         try KeyDerivation(parameters).validate()
+        if meta.tpm != nil, let recovery = meta.recoveryKeybag {
+            // Enrolled: the TPM seals a fresh secret under the new passphrase; the recovery code stays.
+            try seal(material, meta: meta, passphrase: new, recoveryKeybag: recovery, parameters: parameters)
+            return
+        }
         let kdf = KDFRecord.fresh(.argon2id13, parameters: parameters)
         let master = try kdf.deriveMasterKey(from: new)
         let keybag = AEAD.seal(

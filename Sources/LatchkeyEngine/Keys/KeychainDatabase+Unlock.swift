@@ -9,6 +9,10 @@ struct KeyMeta {
     let keyCheck: Data
     let keybag: Data
     let deviceKeybag: Data?
+    /// The TPM enrollment, when the keybag also needs the TPM.
+    let tpm: TPMEnrollment?
+    /// The keybag under the recovery code's key (with an enrollment).
+    let recoveryKeybag: Data?
 }
 
 extension KeychainDatabase {
@@ -46,13 +50,33 @@ extension KeychainDatabase {
         else {
             throw KeychainError(.invalidKeychain, "\(where_) is damaged: its key records are missing or malformed")
         }
+        var tpm: TPMEnrollment?
+        if let record = rows[.tpmEnrollment] {
+            guard let decoded = TPMEnrollment.decode(record) else {
+                throw KeychainError(.invalidKeychain, "\(where_) is damaged: its TPM enrollment is malformed")
+            }
+            tpm = decoded
+        }
         return KeyMeta(
             keychainID: keychainID, kdf: kdf, keyCheck: keyCheck, keybag: keybag,
-            deviceKeybag: rows[.deviceKeybag])
+            deviceKeybag: rows[.deviceKeybag], tpm: tpm, recoveryKeybag: rows[.recoveryKeybag])
     }
 
+    /// Opens the keybag with the passphrase — and, for a TPM-enrolled keychain, the secret the TPM releases
+    /// only for the right passphrase (each wrong one counted against its lockout).
     static func openKeybag(_ meta: KeyMeta, passphrase: Passphrase) throws(KeychainError) -> KeyMaterial {
-        let master = try meta.kdf.deriveMasterKey(from: passphrase)
+        let master: MasterKey
+        if let tpm = meta.tpm {
+            let root = try meta.kdf.deriveRoot(from: passphrase)
+            let secret = try TPMGuard.unsealPassphraseSecret(tpm, root: root)
+            master = MasterKey(root: TPMEnrollment.entangledRoot(root: root, secret: secret))
+        } else {
+            master = try meta.kdf.deriveMasterKey(from: passphrase)
+        }
+        return try openKeybag(meta, master: master)
+    }
+
+    static func openKeybag(_ meta: KeyMeta, master: MasterKey) throws(KeychainError) -> KeyMaterial {
         guard constantTimeEqual(master.keyCheck, meta.keyCheck) else { throw KeychainError(.authFailed) }
         let plaintext: SecureBytes
         do {

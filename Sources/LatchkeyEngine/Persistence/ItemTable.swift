@@ -169,6 +169,10 @@ enum MetaTable {
         case autoLockSeconds = "setting.auto-lock-seconds"
         case lockOnSleep = "setting.lock-on-sleep"
         case registrations = "registrations"
+        /// The TPM enrollment (`TPMEnrollment`): present when the keybag also needs the TPM.
+        case tpmEnrollment = "tpm-enrollment"
+        /// The keybag sealed under the recovery code's key (with a TPM enrollment only).
+        case recoveryKeybag = "recovery-keybag"
     }
 
     static func value(_ name: Name, in db: Connection) throws -> Data? {
