@@ -47,6 +47,7 @@ import Glibc
         #expect(status.stdout == """
             tpm: \(tpm.tcti) (present)
             enrolled: yes
+            device key: sealed by the TPM
             sealed to this TPM: yes
             lockout: not locked out, 0 of 5 failed attempts counted, one forgiven every 1000 s
 

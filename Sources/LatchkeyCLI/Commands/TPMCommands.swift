@@ -85,6 +85,7 @@ enum TPMCommands {
     static func describe(_ binding: TPMBinding) -> [String] {
         var lines = ["tpm: \(binding.address) (\(binding.present ? "present" : "absent: \(binding.problem ?? "no answer")"))"]
         lines.append("enrolled: \(binding.enrolled ? "yes" : "no")")
+        if binding.enrolled { lines.append("device key: \(binding.deviceKeySealed ? "sealed by the TPM" : "in the device key file")") }
         if binding.enrolled, let same = binding.sameTPM {
             lines.append("sealed to this TPM: \(same ? "yes" : "no (another TPM, or this one after a clear: use tpm recover)")")
         }

@@ -23,7 +23,10 @@ extension KeychainDatabase {
         try KeyDerivation(parameters).validate()
         if meta.tpm != nil, let recovery = meta.recoveryKeybag {
             // Enrolled: the TPM seals a fresh secret under the new passphrase; the recovery code stays.
-            try seal(material, meta: meta, passphrase: new, recoveryKeybag: recovery, parameters: parameters)
+            let device = try deviceKey(meta, material: material)
+            try seal(
+                material, meta: meta, passphrase: new, recoveryKeybag: recovery, deviceKey: device.key, deviceKeybag: device.keybag,
+                parameters: parameters)
             return
         }
         let kdf = KDFRecord.fresh(.argon2id13, parameters: parameters)

@@ -1,6 +1,7 @@
 import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
+internal import LatchkeyTPM
 
 /// The key records of `meta`, read fresh for every unlock (another process may have changed the passphrase).
 struct KeyMeta {
@@ -13,6 +14,8 @@ struct KeyMeta {
     let tpm: TPMEnrollment?
     /// The keybag under the recovery code's key (with an enrollment).
     let recoveryKeybag: Data?
+    /// The ThisDeviceOnly class keys under the device key (with an enrollment).
+    let deviceOnlyKeybag: Data?
 }
 
 extension KeychainDatabase {
@@ -59,7 +62,8 @@ extension KeychainDatabase {
         }
         return KeyMeta(
             keychainID: keychainID, kdf: kdf, keyCheck: keyCheck, keybag: keybag,
-            deviceKeybag: rows[.deviceKeybag], tpm: tpm, recoveryKeybag: rows[.recoveryKeybag])
+            deviceKeybag: rows[.deviceKeybag], tpm: tpm, recoveryKeybag: rows[.recoveryKeybag],
+            deviceOnlyKeybag: rows[.deviceOnlyKeybag])
     }
 
     /// Opens the keybag with the passphrase — and, for a TPM-enrolled keychain, the secret the TPM releases
@@ -92,18 +96,32 @@ extension KeychainDatabase {
         return material
     }
 
-    /// Unwraps the `dk`/`dku` class keys and the index key with the device key file, when it is there and
-    /// belongs to this keychain. Without it those keys arrive with the first unlock.
+    /// Unwraps the `dk`/`dku` class keys and the index key with the device key — the TPM's, for an enrolled
+    /// keychain, else the device key file — when it is there and belongs to this keychain. Without it those
+    /// keys arrive with the first unlock.
     func loadDeviceTier(keychainID: Data) throws(KeychainError) {
-        guard let path else { return }
+        guard path != nil else { return }
         let meta = try readKeyMeta()
-        guard let sealed = meta.deviceKeybag,
-            let deviceKey = try DeviceKeyFile.read(path: DeviceKeyFile.path(forKeychain: path), keychainID: keychainID)
-        else { return }
+        guard let sealed = meta.deviceKeybag, let deviceKey = try storedDeviceKey(meta) else { return }
         guard let plaintext = try? AEAD.openKey(  // A mismatched or damaged device keybag only costs the device tier.
             sealed, key: deviceKey, associatedData: DeviceKeyFile.associatedData(keychainID: keychainID)),
             let material = KeybagFormat.decodeDevice(plaintext)
         else { return }
         vault.installDeviceTier(material)
+    }
+
+    /// The device key as stored: unsealed by the TPM (noDA, no authorization) for an enrolled keychain whose
+    /// device key moved there, else read from the device key file. nil when it cannot be had (no file; no
+    /// TPM, or another one): the device tier then waits for the first unlock.
+    func storedDeviceKey(_ meta: KeyMeta) throws(KeychainError) -> SecureBytes? {
+        guard let path else { return nil }
+        if let tpm = meta.tpm, let object = tpm.deviceObject {
+            do {
+                return try TPMGuard.with(pinned: tpm.primaryName) { connection throws(TPMError) in try connection.unseal(object, auth: nil) }
+            } catch {
+                return nil  // Without this machine's TPM the device tier is simply not available (see above).
+            }
+        }
+        return try DeviceKeyFile.read(path: DeviceKeyFile.path(forKeychain: path), keychainID: meta.keychainID)
     }
 }

@@ -173,6 +173,9 @@ enum MetaTable {
         case tpmEnrollment = "tpm-enrollment"
         /// The keybag sealed under the recovery code's key (with a TPM enrollment only).
         case recoveryKeybag = "recovery-keybag"
+        /// The ThisDeviceOnly class keys sealed under the device key (with a TPM enrollment only), which a
+        /// recovery on this machine brings back and a recovery elsewhere cannot.
+        case deviceOnlyKeybag = "device-only-keybag"
     }
 
     static func value(_ name: Name, in db: Connection) throws -> Data? {
