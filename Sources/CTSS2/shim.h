@@ -97,6 +97,14 @@ static inline int latchkey_tpm_property(const TPMS_CAPABILITY_DATA *data, TPM2_P
     return 0;
 }
 
+// The handles of a TPM2_GetCapability(TPM2_CAP_HANDLES) answer.
+static inline UINT32 latchkey_tpm_handle_count(const TPMS_CAPABILITY_DATA *data) {
+    return data->capability == TPM2_CAP_HANDLES ? data->data.handles.count : 0;
+}
+static inline TPM2_HANDLE latchkey_tpm_handle(const TPMS_CAPABILITY_DATA *data, UINT32 index) {
+    return data->data.handles.handle[index];
+}
+
 // Bytes in and out of TPM2B buffers.
 static inline const uint8_t *latchkey_tpm_name_bytes(const TPM2B_NAME *name) { return name->name; }
 static inline const uint8_t *latchkey_tpm_sensitive_data_bytes(const TPM2B_SENSITIVE_DATA *data) { return data->buffer; }

@@ -47,6 +47,7 @@ package final class TPMConnection {
         }
         context = esys
         do throws(TPMError) {
+            try flushAbandoned()
             try makePrimary()
             if let pinnedPrimary, pinnedPrimary != primaryName { throw TPMError(.wrongTPM, address: address) }
             try startSession()
@@ -71,6 +72,34 @@ package final class TPMConnection {
         primary = Self.none
         if tcti != nil { Tss2_TctiLdr_Finalize(&tcti) }
         tcti = nil
+    }
+
+    /// A TPM without a resource manager (swtpm's socket, `/dev/tpm0`) serves one connection at a time and
+    /// keeps what a connection left loaded — a killed process's primary and sessions — until the TPM runs out
+    /// of room (TPM_RC_OBJECT_MEMORY). Whatever is loaded when a connection starts is such a leftover, so it is
+    /// flushed first. Through the kernel's resource manager (`/dev/tpmrm0`) a connection sees only its own
+    /// handles, so there is nothing to flush.
+    private func flushAbandoned() throws(TPMError) {
+        var own: Set<UInt32> = []
+        for handle in [primary, session] where handle != Self.none {
+            var tpmHandle: TPM2_HANDLE = 0
+            if Esys_TR_GetTpmHandle(context, handle, &tpmHandle) == 0 { own.insert(tpmHandle) }
+        }
+        for first: UInt32 in [0x8000_0000, 0x0200_0000, 0x0300_0000] {  // transient objects, HMAC and policy sessions
+            var more: TPMI_YES_NO = 0
+            var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
+            try check(Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(1), first, 64, &more, &data), "listing loaded handles")
+            guard let data else { continue }
+            defer { Esys_Free(data) }
+            for index in 0..<latchkey_tpm_handle_count(data) where !own.contains(latchkey_tpm_handle(data, index)) {
+                var handle: ESYS_TR = Self.none
+                guard Esys_TR_FromTPMPublic(context, latchkey_tpm_handle(data, index), Self.none, Self.none, Self.none, &handle) == 0
+                else { continue }
+                let flushed = Esys_FlushContext(context, handle)
+                // One that is already gone is nothing to flush; a TPM that is gone is the failure to report.
+                if flushed != 0, TPMError.kind(of: flushed) == .noTPM { try check(flushed, "flushing an abandoned handle") }
+            }
+        }
     }
 
     private func check(_ status: TSS2_RC, _ during: String) throws(TPMError) {
@@ -208,7 +237,12 @@ package final class TPMConnection {
             throw TPMError(.damaged, address: address, detail: "the sealed object is malformed")
         }
         var handle: ESYS_TR = Self.none
-        try check(Esys_Load(context, primary, session, Self.none, Self.none, &inPrivate, &inPublic, &handle), "loading the sealed object")
+        do throws(TPMError) {
+            try check(Esys_Load(context, primary, session, Self.none, Self.none, &inPrivate, &inPublic, &handle), "loading the sealed object")
+        } catch where error.kind == .wrongTPM || error.kind == .failed {
+            // The storage key is the pinned one, so an object it refuses (integrity, or any other check) was altered.
+            throw TPMError(.damaged, address: address, detail: "\(error.detail); the sealed object does not match this TPM's storage key", code: error.code)
+        }
         return handle
     }
 

@@ -113,7 +113,7 @@ public final class SoftwareTPM: @unchecked Sendable {
     }
 
     /// Two consecutive TCP ports on 127.0.0.1 that nothing listens on now.
-    static func freePortPair() throws -> UInt16 {
+    public static func freePortPair() throws -> UInt16 {
         for _ in 0..<200 {
             let candidate = UInt16.random(in: 20_000...60_000)
             if isFree(candidate) && isFree(candidate + 1) { return candidate }

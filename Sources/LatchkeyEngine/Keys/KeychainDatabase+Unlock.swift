@@ -53,13 +53,8 @@ extension KeychainDatabase {
         else {
             throw KeychainError(.invalidKeychain, "\(where_) is damaged: its key records are missing or malformed")
         }
-        var tpm: TPMEnrollment?
-        if let record = rows[.tpmEnrollment] {
-            guard let decoded = TPMEnrollment.decode(record) else {
-                throw KeychainError(.invalidKeychain, "\(where_) is damaged: its TPM enrollment is malformed")
-            }
-            tpm = decoded
-        }
+        // A malformed enrollment does not stop the keychain from opening: the recovery code still works.
+        let tpm = rows[.tpmEnrollment].map { TPMEnrollment.decode($0) ?? .malformed }
         return KeyMeta(
             keychainID: keychainID, kdf: kdf, keyCheck: keyCheck, keybag: keybag,
             deviceKeybag: rows[.deviceKeybag], tpm: tpm, recoveryKeybag: rows[.recoveryKeybag],
@@ -71,6 +66,9 @@ extension KeychainDatabase {
     static func openKeybag(_ meta: KeyMeta, passphrase: Passphrase) throws(KeychainError) -> KeyMaterial {
         let master: MasterKey
         if let tpm = meta.tpm {
+            guard tpm != .malformed else {
+                throw KeychainError.decode("the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
+            }
             let root = try meta.kdf.deriveRoot(from: passphrase)
             let secret = try TPMGuard.unsealPassphraseSecret(tpm, root: root)
             master = MasterKey(root: TPMEnrollment.entangledRoot(root: root, secret: secret))
@@ -115,7 +113,8 @@ extension KeychainDatabase {
     /// TPM, or another one): the device tier then waits for the first unlock.
     func storedDeviceKey(_ meta: KeyMeta) throws(KeychainError) -> SecureBytes? {
         guard let path else { return nil }
-        if let tpm = meta.tpm, let object = tpm.deviceObject {
+        if let tpm = meta.tpm {
+            guard let object = tpm.deviceObject else { return nil }  // A malformed enrollment: no device key.
             do {
                 return try TPMGuard.with(pinned: tpm.primaryName) { connection throws(TPMError) in try connection.unseal(object, auth: nil) }
             } catch {

@@ -13,7 +13,7 @@ internal import LatchkeyTPM
 ///
 /// Layout: `"LKT1"`, the pinned storage key's name, the passphrase object's public and private areas, then a
 /// flag byte (bit 0: a device-key object follows) and the device object's public and private areas — each
-/// field a 4-byte big-endian length and its bytes.
+/// field a 4-byte little-endian length and its bytes.
 struct TPMEnrollment: Equatable {
     /// The TPM name of the storage primary the objects were sealed under (which TPM this is).
     var primaryName: Data
@@ -23,6 +23,10 @@ struct TPMEnrollment: Equatable {
     var deviceObject: TPMSealedObject?
 
     private static let magic = Data("LKT1".utf8)
+
+    /// What a malformed `tpm-enrollment` row reads as: the keychain is enrolled, but only the recovery code
+    /// opens it.
+    static let malformed = TPMEnrollment(primaryName: Data(), passphraseObject: TPMSealedObject(public: Data(), private: Data()))
 
     func encoded() -> Data {
         var writer = ByteWriter(capacity: 512)
