@@ -26,7 +26,7 @@ extension KeychainDatabase {
             let device = try deviceKey(meta, material: material)
             try seal(
                 material, meta: meta, passphrase: new, recoveryKeybag: recovery, deviceKey: device.key, deviceKeybag: device.keybag,
-                parameters: parameters)
+                parameters: parameters, keepUnattended: true)
             return
         }
         let kdf = KDFRecord.fresh(.argon2id13, parameters: parameters)

@@ -12,6 +12,8 @@ public struct TPMBinding: Sendable, Equatable {
     public var enrolled: Bool
     /// Whether the device key is sealed by the TPM (no device key file beside the keychain).
     public var deviceKeySealed: Bool = false
+    /// The PCRs an unattended unlock is sealed to (empty: none).
+    public var unattendedPCRs: [Int] = []
     /// Whether a TPM answered there.
     public var present: Bool = false
     /// For an enrolled keychain: whether the TPM that answered is the one it is sealed to (nil: no TPM).
@@ -126,6 +128,7 @@ extension KeychainDatabase {
             let meta = try readKeyMeta()
             var binding = TPMBinding(address: TPMAddress.current, enrolled: meta.tpm != nil)
             binding.deviceKeySealed = meta.tpm?.deviceObject != nil
+            binding.unattendedPCRs = meta.tpm?.unattended?.pcrs ?? []
             do {
                 let connection = try TPMConnection(address: binding.address)
                 defer { connection.close() }
@@ -149,6 +152,7 @@ extension KeychainDatabase {
         var recoveryKeybag: Data?
         var deviceOnlyKeybag: Data?
         var deviceKeybag: Data?
+        var unattendedKeybag: Data?
     }
 
     /// The device key, with a new device keybag when it had to be made afresh (the file is gone or belongs
@@ -167,17 +171,23 @@ extension KeychainDatabase {
     /// enrolled protection.
     func seal(
         _ material: KeyMaterial, meta: KeyMeta, passphrase: Passphrase, recoveryKeybag: Data, deviceKey: SecureBytes,
-        deviceKeybag: Data? = nil, parameters: KDFParameters? = nil
+        deviceKeybag: Data? = nil, parameters: KDFParameters? = nil, keepUnattended: Bool = false
     ) throws(KeychainError) {
         let kdf = KDFRecord.fresh(.argon2id13, parameters: parameters ?? meta.kdf.parameters)
         let root = try kdf.deriveRoot(from: passphrase)
         let secret = SecureBytes(randomCount: 32)
         let auth = TPMEnrollment.authValue(root: root)
-        let enrollment = try TPMGuard.with { connection throws(TPMError) in
+        var enrollment = try TPMGuard.with { connection throws(TPMError) in
             TPMEnrollment(
                 primaryName: connection.primaryName,
                 passphraseObject: try connection.seal(secret, auth: auth, noDA: false),
                 deviceObject: try connection.seal(deviceKey, auth: nil, noDA: true))
+        }
+        // A passphrase change keeps the unattended unlock (same TPM, same keys); anything else drops it.
+        var unattendedKeybag: Data?
+        if keepUnattended, let old = meta.tpm, old.primaryName == enrollment.primaryName, let unattended = old.unattended {
+            enrollment.unattended = unattended
+            unattendedKeybag = meta.unattendedKeybag
         }
         let master = MasterKey(root: TPMEnrollment.entangledRoot(root: root, secret: secret))
         let deviceOnly = AEAD.seal(
@@ -185,12 +195,13 @@ extension KeychainDatabase {
         try write(
             meta: meta, material: material, kdf: kdf, master: master,
             protection: Protection(
-                enrollment: enrollment, recoveryKeybag: recoveryKeybag, deviceOnlyKeybag: deviceOnly, deviceKeybag: deviceKeybag))
+                enrollment: enrollment, recoveryKeybag: recoveryKeybag, deviceOnlyKeybag: deviceOnly, deviceKeybag: deviceKeybag,
+                unattendedKeybag: unattendedKeybag))
     }
 
     /// One transaction: the key derivation, the key check, the keybag, the enrollment and the other keybags
     /// change together or not at all.
-    private func write(
+    func write(
         meta: KeyMeta, material: KeyMaterial, kdf: KDFRecord, master: MasterKey, protection: Protection
     ) throws(KeychainError) {
         let keybag = AEAD.seal(
@@ -208,7 +219,7 @@ extension KeychainDatabase {
                 if let deviceKeybag = protection.deviceKeybag { try MetaTable.set(.deviceKeybag, deviceKeybag, in: db) }
                 let rows: [(MetaTable.Name, Data?)] = [
                     (.tpmEnrollment, protection.enrollment?.encoded()), (.recoveryKeybag, protection.recoveryKeybag),
-                    (.deviceOnlyKeybag, protection.deviceOnlyKeybag),
+                    (.deviceOnlyKeybag, protection.deviceOnlyKeybag), (.unattendedKeybag, protection.unattendedKeybag),
                 ]
                 for (name, value) in rows {
                     if let value { try MetaTable.set(name, value, in: db) } else { try MetaTable.remove(name, in: db) }

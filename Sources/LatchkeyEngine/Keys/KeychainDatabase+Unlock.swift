@@ -16,6 +16,8 @@ struct KeyMeta {
     let recoveryKeybag: Data?
     /// The ThisDeviceOnly class keys under the device key (with an enrollment).
     let deviceOnlyKeybag: Data?
+    /// The keybag under the unattended key (with an unattended enrollment).
+    let unattendedKeybag: Data?
 }
 
 extension KeychainDatabase {
@@ -58,7 +60,7 @@ extension KeychainDatabase {
         return KeyMeta(
             keychainID: keychainID, kdf: kdf, keyCheck: keyCheck, keybag: keybag,
             deviceKeybag: rows[.deviceKeybag], tpm: tpm, recoveryKeybag: rows[.recoveryKeybag],
-            deviceOnlyKeybag: rows[.deviceOnlyKeybag])
+            deviceOnlyKeybag: rows[.deviceOnlyKeybag], unattendedKeybag: rows[.unattendedKeybag])
     }
 
     /// Opens the keybag with the passphrase — and, for a TPM-enrolled keychain, the secret the TPM releases

@@ -13,7 +13,8 @@ internal import LatchkeyTPM
 ///
 /// Layout: `"LKT1"`, the pinned storage key's name, the passphrase object's public and private areas, then a
 /// flag byte (bit 0: a device-key object follows) and the device object's public and private areas — each
-/// field a 4-byte little-endian length and its bytes.
+/// field a 4-byte little-endian length and its bytes; with flag bit 1, the unattended unlock follows: the PCR
+/// mask (4 bytes, little-endian; bit n is PCR n of the SHA-256 bank) and its object's public and private areas.
 struct TPMEnrollment: Equatable {
     /// The TPM name of the storage primary the objects were sealed under (which TPM this is).
     var primaryName: Data
@@ -21,6 +22,8 @@ struct TPMEnrollment: Equatable {
     var passphraseObject: TPMSealedObject
     /// The device key sealed noDA, when the device key moved into the TPM.
     var deviceObject: TPMSealedObject?
+    /// The unattended unlock, when enrolled with `--unattended`: a key sealed to PCR values.
+    var unattended: TPMUnattended?
 
     private static let magic = Data("LKT1".utf8)
 
@@ -34,10 +37,15 @@ struct TPMEnrollment: Equatable {
         writer.appendField(primaryName)
         writer.appendField(passphraseObject.public)
         writer.appendField(passphraseObject.private)
-        writer.append(UInt8(deviceObject == nil ? 0 : 1))
+        writer.append(UInt8((deviceObject == nil ? 0 : 1) | (unattended == nil ? 0 : 2)))
         if let deviceObject {
             writer.appendField(deviceObject.public)
             writer.appendField(deviceObject.private)
+        }
+        if let unattended {
+            writer.append(unattended.pcrMask)
+            writer.appendField(unattended.object.public)
+            writer.appendField(unattended.object.private)
         }
         return writer.data
     }
@@ -52,8 +60,13 @@ struct TPMEnrollment: Equatable {
                 let flags = try reader.readByte()
                 var device: TPMSealedObject?
                 if flags & 1 != 0 { device = TPMSealedObject(public: try reader.readField(), private: try reader.readField()) }
-                guard reader.isAtEnd, flags & ~1 == 0 else { return nil }
-                return TPMEnrollment(primaryName: name, passphraseObject: object, deviceObject: device)
+                var unattended: TPMUnattended?
+                if flags & 2 != 0 {
+                    let mask = try reader.readUInt32()
+                    unattended = TPMUnattended(pcrMask: mask, object: TPMSealedObject(public: try reader.readField(), private: try reader.readField()))
+                }
+                guard reader.isAtEnd, flags & ~3 == 0 else { return nil }
+                return TPMEnrollment(primaryName: name, passphraseObject: object, deviceObject: device, unattended: unattended)
             } catch {
                 return nil  // A short record: the caller reports a damaged enrollment.
             }
@@ -67,6 +80,18 @@ struct TPMEnrollment: Equatable {
     static func entangledRoot(root: SecureBytes, secret: SecureBytes) -> SecureBytes {
         KeyedDigest.secureDigest(of: secret, key: KeyedDigest.subkey(of: root, label: "latchkey/v1/tpm-entangle"))
     }
+}
+
+/// An unattended unlock: a random key that wraps a copy of the keybag (`unattended-keybag`), sealed by the TPM
+/// (noDA, no authValue) under a policy that only the PCR values at enrollment satisfy (`TPM2_PolicyPCR`).
+struct TPMUnattended: Equatable {
+    /// The SHA-256 PCRs the policy covers (bit n: PCR n).
+    var pcrMask: UInt32
+    /// The sealed key.
+    var object: TPMSealedObject
+
+    /// The PCR numbers, ascending.
+    var pcrs: [Int] { (0..<24).filter { pcrMask & (1 << UInt32($0)) != 0 } }
 }
 
 /// Where the TPM is: `LATCHKEY_TPM_TCTI` (a tpm2-tss TCTI string such as `swtpm:host=127.0.0.1,port=2321`),

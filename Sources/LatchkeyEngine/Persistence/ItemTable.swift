@@ -176,6 +176,8 @@ enum MetaTable {
         /// The ThisDeviceOnly class keys sealed under the device key (with a TPM enrollment only), which a
         /// recovery on this machine brings back and a recovery elsewhere cannot.
         case deviceOnlyKeybag = "device-only-keybag"
+        /// The keybag under the unattended key the TPM seals to PCR values (with `--unattended` only).
+        case unattendedKeybag = "unattended-keybag"
     }
 
     static func value(_ name: Name, in db: Connection) throws -> Data? {
