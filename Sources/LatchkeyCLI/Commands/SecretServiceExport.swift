@@ -15,7 +15,7 @@ enum SecretServiceExport {
             throw UsageError(message: "--to-secret-service takes at most one bus name; name the keychain with -k")
         }
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
-        let store = try ItemStore.open(arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
         let found: [ItemResult]
         do {
             found = try store.run {
