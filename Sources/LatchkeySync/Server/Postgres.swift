@@ -163,6 +163,22 @@ package final class PostgresConnection: @unchecked Sendable {
         return table
     }
 
+    /// Runs one statement by the simple query protocol — one message each way, none of the extended
+    /// protocol's parse, bind and describe steps — and returns its rows as text: for the poll a pooled
+    /// device sends every few seconds, the least the server and the pooler can be asked to do. Only for
+    /// SQL built from the caller's own values (hex digits, numbers), never from anything it was given.
+    package func simpleQuery(_ sql: String) throws(PostgresError) -> [[String?]] {
+        guard let result = pq.exec(connection, sql) else { throw failure(nil) }
+        defer { pq.clear(result) }
+        let status = pq.resultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
+        return (0..<pq.ntuples(result)).map { row in
+            (0..<pq.nfields(result)).map { column in
+                pq.getisnull(result, row, column) != 0 ? nil : pq.getvalue(result, row, column).map { String(cString: $0) }
+            }
+        }
+    }
+
     /// Runs a `COPY … TO STDOUT` and returns how many bytes it sent (the benchmark's floor: the server's
     /// fastest way to hand over rows).
     package func copyOut(_ sql: String) throws(PostgresError) -> Int {

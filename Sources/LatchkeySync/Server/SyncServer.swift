@@ -179,10 +179,12 @@ package struct SyncServer {
     }
 
     /// The vault's newest change sequence (nil when the server does not hold the vault): the poll of a
-    /// pooled device, one primary-key lookup in one short transaction. A device whose cursor differs has
+    /// pooled device, one primary-key lookup in one short transaction, one message each way. A device whose cursor differs has
     /// something to pull (or finds the server went back in time).
     package func newestChange(vault: Data) throws(PostgresError) -> Int64? {
-        try connection.query("SELECT seq FROM latchkey.vaults WHERE id = $1", [.bytes(vault)]).first?.first?.integer
+        // By the simple query protocol, the vault id in hex in the text (its own bytes: nothing to escape).
+        try connection.simpleQuery("SELECT seq FROM latchkey.vaults WHERE id = '\\x\(Hex.encode(vault))'::bytea").first?.first?.flatMap { $0 }
+            .flatMap { Int64($0) }
     }
 
     /// The channel the vault's pushes ring.
