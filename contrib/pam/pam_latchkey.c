@@ -63,6 +63,8 @@
 #define LK_CHALLENGE 16
 #define LK_ERR_AUTH_FAILED (-25293) /* errSecAuthFailed */
 #define LK_TIMEOUT_SECONDS 20
+/* The most a child that acts as the user may take, whatever it waits for (SIGALRM ends it). */
+#define LK_CHILD_SECONDS 90
 
 /* What a child that acted as the user reports (its exit status). */
 enum outcome {
@@ -356,6 +358,7 @@ static int run_tool(const struct user *user, const char *tool, const char *const
             dup2(null, 2);
             if (null > 2) close(null);
         }
+        alarm(LK_CHILD_SECONDS); /* kept across execve: a tool that hangs is ended */
         if (first && secret_descriptor(first, 3) != 0) _exit(OUTCOME_SETUP);
         if (second && secret_descriptor(second, 4) != 0) _exit(OUTCOME_SETUP);
         char home[1100], runtime[1100], name[300], logname[300];
@@ -441,6 +444,8 @@ static int as_user(pam_handle_t *pamh, const struct user *user, const struct opt
     }
     if (child == 0) {
         signal(SIGPIPE, SIG_IGN);
+        signal(SIGALRM, SIG_DFL);
+        alarm(LK_CHILD_SECONDS); /* the login never waits longer for this child */
         _exit(child_task(user, options, task, old, new));
     }
     int status = 0;
