@@ -39,6 +39,11 @@ let package = Package(
         // libpq's headers only (Debian's libpq-dev): LatchkeySync loads libpq.so.5 when it first connects,
         // so no program that links it pays for libpq's dependencies at start.
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres"),
+        // tpm2-tss (Debian's libtss2-dev): ESAPI, the TCTI loader, marshalling and response codes; imported by
+        // LatchkeyTPM alone.
+        .systemLibrary(
+            name: "CTSS2", path: "Sources/CTSS2",
+            pkgConfig: "tss2-esys tss2-tctildr tss2-mu tss2-rc", providers: [.apt(["libtss2-dev"])]),
         // The libc calls Swift cannot make (variadic prctl, SO_PEERCRED/SO_PASSCRED, CMSG macros), in C.
         .target(name: "CPOSIX"),
         // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.
@@ -48,10 +53,12 @@ let package = Package(
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium", "LatchkeyPOSIX"]),
         .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
+        // The TPM 2.0 through tpm2-tss: salted sessions to a pinned storage key, sealing, PCRs, lockout.
+        .target(name: "LatchkeyTPM", dependencies: ["CTSS2", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         // Certificates (and later keys and trust) on OpenSSL's libcrypto: the only importer of COpenSSL.
         .target(name: "LatchkeyPKI", dependencies: ["COpenSSL", "LatchkeyCrypto"]),
         // The engine: the item model, the encrypted store and its persistence, with Apple's semantics.
-        .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX", "LatchkeyPKI"]),
+        .target(name: "LatchkeyEngine", dependencies: ["LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPOSIX", "LatchkeyPKI", "LatchkeyTPM"]),
         // The agent's protocol, shared by the agent and its client (package access): framing, the greeting,
         // typed messages, where the socket is and whether it may be trusted.
         .target(name: "LatchkeyProtocol", dependencies: ["LatchkeyEngine", "LatchkeyPOSIX", "LatchkeyPKI"]),
@@ -113,7 +120,7 @@ let package = Package(
             name: "latchkey-test-client-b", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-b"),
 
         // Shared by the test targets: temporary directories, the helper process, status extraction.
-        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "CPseudoTerminal"], path: "Tests/Support"),
+        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "LatchkeyTPM", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI", "LatchkeyTestSupport"]),

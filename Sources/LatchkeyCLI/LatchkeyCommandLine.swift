@@ -11,7 +11,7 @@ public enum LatchkeyCommandLine {
     public static let notFoundStatus: Int32 = 44
 
     static let commands: [Command] = KeychainCommands.all + PasswordCommands.all + CertificateCommands.all + IdentityCommands.all + ApplicationCommands.all + [
-        SSHKeyCommands.command, DumpCommand.command, BackupCommands.export, BackupCommands.import_, DoctorCommand.command, SyncCommands.command,
+        SSHKeyCommands.command, TPMCommands.command, DumpCommand.command, BackupCommands.export, BackupCommands.import_, DoctorCommand.command, SyncCommands.command,
         ToolCommands.completion, ToolCommands.manual,
     ]
 

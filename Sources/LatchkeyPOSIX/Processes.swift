@@ -70,4 +70,10 @@ package enum Environment {
         }
         unsetenv(name)
     }
+
+    /// Sets the environment variable `name` to `value` unless it is set already (`setenv(…, 0)`). glibc's
+    /// environment is not thread-safe: call it once, early (a `static let` initializer).
+    package static func setDefault(_ name: String, _ value: String) {
+        setenv(name, value, 0)
+    }
 }

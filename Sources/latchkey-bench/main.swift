@@ -6,6 +6,8 @@
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
 //   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
+//   latchkey-bench --sync-fleet 100,1000,10000 [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
+//                  (N simulated devices on one PostgreSQL, directly and through PgBouncer)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
 //   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
 //                  Keyring; also part of --peers)
@@ -17,6 +19,7 @@
 // script/install-peers installs; script/bench runs everything.
 import Foundation
 import Latchkey
+import LatchkeySync
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("latchkey-bench: \(message)\n".utf8))
@@ -31,6 +34,7 @@ let usage = """
            latchkey-bench --plot DIR --from FILE [--reliability FILE]
            latchkey-bench --pki [--samples N]
            latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
+           latchkey-bench --sync-fleet N[,N…] [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
            latchkey-bench --ssh [--samples N]
            latchkey-bench --secret-service [--samples N] [--items N] [--secret-service-script PATH]
     """
@@ -38,6 +42,7 @@ let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
     "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability", "--echo-socket",
     "--sync-items", "--sync-vaults", "--items", "--secret-service-script",
+    "--sync-fleet", "--sync-fleet-worker", "--fleet-conninfo", "--fleet-mode", "--fleet-idle", "--fleet-busy",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -100,6 +105,35 @@ if arguments.contains("--pki") {
     let rows = try PKIWorkloads(samples: samples).run()
     print(PKIWorkloads.render(rows, command: "latchkey-bench " + arguments.joined(separator: " ")))
     print(PKIAgentWorkloads.render(try PKIAgentWorkloads(samples: samples).run()))
+    exit(0)
+}
+if let specification = option("--sync-fleet-worker") {
+    // One process of --sync-fleet's devices.
+    guard let conninfo = option("--fleet-conninfo") else { fail("--sync-fleet-worker needs --fleet-conninfo") }
+    try SyncFleetProcess(specification: specification, conninfo: conninfo).run()
+    exit(0)
+}
+if let sizes = option("--sync-fleet") {
+    // N devices online at once, directly and through PgBouncer; nothing else is measured.
+    let counts = sizes.split(separator: ",").compactMap { Int($0) }
+    guard !counts.isEmpty, counts.allSatisfy({ $0 >= 10 }) else { fail("--sync-fleet needs device counts of at least 10") }
+    let modes: [SyncConnectionMode] = switch option("--fleet-mode") ?? "both" {
+    case "direct": [.direct]
+    case "pooled": [.pooled]
+    case "both": [.direct, .pooled]
+    default: fail("--fleet-mode is direct, pooled or both")
+    }
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]  // No /proc: the path it was started by.
+    var runs: [SyncFleetWorkload.Results] = []
+    for count in counts {
+        for mode in modes {
+            let workload = SyncFleetWorkload(devices: count, mode: mode, idleSeconds: Int(option("--fleet-idle") ?? "20") ?? 20,
+                                             busySeconds: Int(option("--fleet-busy") ?? "40") ?? 40)
+            runs.append(try workload.run(executable: executable))
+            FileHandle.standardError.write(Data(SyncFleetWorkload.render([runs.last!], command: "partial").utf8))
+        }
+    }
+    print(SyncFleetWorkload.render(runs, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 if arguments.contains("--sync") {

@@ -44,6 +44,7 @@ import Testing
             ok       durability: journal mode wal, synchronous FULL, secure_delete on (an acknowledged write survives a power cut)
             ok       format version 4 (this Latchkey reads up to 4)
             warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
+            ok       TPM: not enrolled (`latchkey tpm enroll` binds the keychain to this machine's TPM)
             ok       device key present: items readable at any time open without the passphrase
             ok       no agent serves it: programs open it themselves, with the passphrase
             \(Self.tracingLine)

@@ -64,6 +64,7 @@ import Testing
             key derivation: Argon2id, 19 MiB, 2 passes
             items: 0
             device key: present
+            tpm: not enrolled
             agent: not running
 
             """)

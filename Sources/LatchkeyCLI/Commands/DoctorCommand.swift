@@ -72,9 +72,17 @@ enum DoctorCommand {
                 report("ok", "key derivation \(derivation)")
             }
         }
-        report(inspection.deviceKeyWorks ? "ok" : "warning", inspection.deviceKeyWorks
-            ? "device key present: items readable at any time open without the passphrase"
-            : "no working device key beside the keychain: items readable at any time open only after an unlock")
+        if let tpm = inspection.tpm {
+            for (level, message) in tpmFindings(tpm) { report(level, message) }
+            report(inspection.deviceKeyWorks ? "ok" : "warning", inspection.deviceKeyWorks
+                ? "device key sealed by the TPM: items readable at any time open without the passphrase, on this machine only"
+                : "the device key sealed by the TPM cannot be had now: items readable at any time open only after an unlock")
+        } else {
+            report("ok", "TPM: not enrolled (`latchkey tpm enroll` binds the keychain to this machine's TPM)")
+            report(inspection.deviceKeyWorks ? "ok" : "warning", inspection.deviceKeyWorks
+                ? "device key present: items readable at any time open without the passphrase"
+                : "no working device key beside the keychain: items readable at any time open only after an unlock")
+        }
         if inspection.walBytes > 64 << 20 {
             report("warning", "the write-ahead log holds \(inspection.walBytes >> 20) MiB; it shrinks when no process keeps the keychain open")
         }
@@ -113,6 +121,25 @@ enum DoctorCommand {
             }
         }
         return errors == 0 ? 0 : 1
+    }
+
+    /// doctor's findings on an enrolled keychain's TPM: where it is, whether it is the one the keychain is
+    /// sealed to, and its lockout state.
+    static func tpmFindings(_ tpm: TPMBinding) -> [(String, String)] {
+        guard tpm.present else {
+            return [("error", "TPM: the keychain is bound to a TPM, but none answers at \(tpm.address) (\(tpm.problem ?? "no answer")); set LATCHKEY_TPM_TCTI, or open it with its recovery code: `latchkey tpm recover`")]
+        }
+        guard tpm.sameTPM == true else {
+            return [("error", "TPM: the TPM at \(tpm.address) is not the one the keychain is sealed to (another machine, or this TPM was cleared); `latchkey tpm recover` opens it with its recovery code and binds it to this one")]
+        }
+        var findings = [("ok", "TPM: the keychain is bound to the TPM at \(tpm.address); every passphrase guess is counted by the TPM")]
+        if let lockout = tpm.lockout {
+            let counted = "\(lockout.failedTries) of \(lockout.maxTries) failed attempts counted, one forgiven every \(lockout.recoveryInterval) s"
+            findings.append(lockout.inLockout
+                ? ("error", "TPM lockout: locked out (\(counted)); no passphrase opens the keychain until it lifts, in about \(lockout.recoveryInterval) s; the recovery code opens it meanwhile")
+                : ("ok", "TPM lockout: not locked out, \(counted)"))
+        }
+        return findings
     }
 
     /// What `kernel.yama.ptrace_scope` means for per-program access (docs/LATCHKEY-SECURITY.md): a program

@@ -188,7 +188,21 @@ enum KeychainCommands {
         context.stdout.line("format: \(report.formatVersion.map(String.init) ?? "?") (this Latchkey reads up to \(report.supportedFormatVersion))")
         context.stdout.line("key derivation: \(try keychain.keyDerivation)")
         context.stdout.line("items: \(try keychain.rowCount())")
-        context.stdout.line("device key: \(report.deviceKeyWorks ? "present" : "absent (always-available items open after the first unlock)")")
+        if let tpm = report.tpm {
+            context.stdout.line("device key: \(report.deviceKeyWorks ? "sealed by the TPM" : "sealed by a TPM that cannot be used now (always-available items open after the first unlock)")")
+            var line = "tpm: enrolled, \(tpm.address)"
+            if !tpm.present {
+                line += " (absent: \(tpm.problem ?? "no answer"))"
+            } else if tpm.sameTPM != true {
+                line += " (not the TPM the keychain is sealed to: use latchkey tpm recover)"
+            } else if let lockout = tpm.lockout {
+                line += ", lockout: \(lockout.inLockout ? "locked out" : "not locked out"), \(lockout.failedTries) of \(lockout.maxTries) failed attempts"
+            }
+            context.stdout.line(line)
+        } else {
+            context.stdout.line("device key: \(report.deviceKeyWorks ? "present" : "absent (always-available items open after the first unlock)")")
+            context.stdout.line("tpm: not enrolled")
+        }
         if let status = try AgentAccess.client(for: path, context: context)?.status() {
             context.stdout.line("agent: running (pid \(status.agentProcessIdentifier ?? 0)), \(status.lockState)")
         } else {

@@ -89,7 +89,7 @@ struct ItemStore {
         let service = LocalKeychainService(database: keychain, caller: commandLineCaller(group: group, environment: context.environment),
                                            presence: TerminalPresence())
         return ItemStore(service: service) {
-            try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(named)): "))
+            _ = try context.unlock(keychain, arguments: arguments, prompt: "password to unlock \(context.keychainName(named)): ")
         }
     }
 

@@ -143,9 +143,28 @@ final class CLIContext {
         -> (keychain: KeychainDatabase, confirmation: any UserPresenceVerifier)
     {
         let keychain = try KeychainDatabase.open(at: path)
-        let given = try passphrase(arguments, prompt: "password to unlock \(displayName): ")
-        try keychain.unlock(with: given)
+        guard let given = try unlock(keychain, arguments: arguments, prompt: "password to unlock \(displayName): ") else {
+            return (keychain, TerminalPresence())  // Opened unattended: protected items ask on the terminal.
+        }
         return (keychain, UnlockPassphraseConfirmation(passphrase: given))
+    }
+
+    /// Whether the passphrase comes from somewhere other than the terminal (an option or the environment).
+    func hasPassphraseSource(_ arguments: ParsedArguments) -> Bool {
+        arguments.has("passphrase-fd") || arguments.has("passphrase-file") || environment[PassphraseSource.environmentVariable] != nil
+    }
+
+    /// Unlocks `keychain`: through its unattended TPM unlock when it has one and no passphrase is given (a
+    /// service at boot), else with the passphrase, which it returns.
+    func unlock(_ keychain: KeychainDatabase, arguments: ParsedArguments, prompt text: String) throws -> Passphrase? {
+        if !hasPassphraseSource(arguments), !(try keychain.unattendedPCRs).isEmpty {
+            // After a PCR change the refusal is the answer: it says to give the passphrase or the recovery code.
+            try keychain.unlockUnattended()
+            return nil
+        }
+        let given = try passphrase(arguments, prompt: text)
+        try keychain.unlock(with: given)
+        return given
     }
 }
 

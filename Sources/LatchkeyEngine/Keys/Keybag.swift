@@ -54,6 +54,42 @@ enum KeybagFormat {
         return KeyMaterial(classKeys: classKeys, indexKey: keys[keys.count - 1])
     }
 
+    /// The classes a recovery code opens: every class that is not ThisDeviceOnly (those are bound to this
+    /// machine — by the device key, which the TPM seals — and are not recovered on another).
+    static let recoveryClasses = Accessibility.allCases.filter { !$0.isThisDeviceOnly }
+    /// The ThisDeviceOnly classes, which the device-only keybag holds under the device key.
+    static let deviceOnlyClasses = Accessibility.allCases.filter(\.isThisDeviceOnly)
+    private static let recoveryMagic = Array("LKR1".utf8)
+    private static let deviceOnlyMagic = Array("LKO1".utf8)
+
+    /// The recovery keybag's plaintext: `"LKR1"`, the non-ThisDeviceOnly class keys in `allCases` order, the
+    /// index key.
+    static func encodeRecovery(_ material: KeyMaterial) -> SecureBytes {
+        encode(magic: recoveryMagic, keys: recoveryClasses.map { material.classKeys[$0]! } + [material.indexKey])
+    }
+
+    /// The device-only keybag's plaintext: `"LKO1"`, the ThisDeviceOnly class keys in `allCases` order.
+    static func encodeDeviceOnly(_ material: KeyMaterial) -> SecureBytes {
+        encode(magic: deviceOnlyMagic, keys: deviceOnlyClasses.map { material.classKeys[$0]! })
+    }
+
+    /// The keys a recovery keybag holds, with the ThisDeviceOnly ones from `deviceOnly` (its plaintext) when
+    /// the device key could be had, else fresh (the items of those classes then stay unreadable, each failing
+    /// alone with errSecDecode, as ThisDeviceOnly items do not come along to another device).
+    static func decodeRecovery(_ plaintext: SecureBytes, deviceOnly: SecureBytes?) -> (material: KeyMaterial, keptDeviceOnly: Bool)? {
+        guard let keys = decode(plaintext, magic: recoveryMagic, count: recoveryClasses.count + 1) else { return nil }
+        var classKeys: [Accessibility: SecureBytes] = [:]
+        for (index, accessibility) in recoveryClasses.enumerated() { classKeys[accessibility] = keys[index] }
+        var kept = false
+        if let deviceOnly, let own = decode(deviceOnly, magic: deviceOnlyMagic, count: deviceOnlyClasses.count) {
+            for (index, accessibility) in deviceOnlyClasses.enumerated() { classKeys[accessibility] = own[index] }
+            kept = true
+        } else {
+            for accessibility in deviceOnlyClasses { classKeys[accessibility] = SecureBytes(randomCount: AEAD.keyLength) }
+        }
+        return (KeyMaterial(classKeys: classKeys, indexKey: keys[keys.count - 1]), kept)
+    }
+
     private static func encode(magic: [UInt8], keys: [SecureBytes]) -> SecureBytes {
         SecureBytes(count: magic.count + keys.count * keyLength) { out in
             magic.withUnsafeBytes { out.copyMemory(from: $0) }

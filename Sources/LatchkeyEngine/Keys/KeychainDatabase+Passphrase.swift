@@ -21,6 +21,14 @@ extension KeychainDatabase {
         let material = try Self.openKeybag(meta, passphrase: old)
         let parameters = keyDerivation?.parameters ?? meta.kdf.parameters
         try KeyDerivation(parameters).validate()
+        if meta.tpm != nil, let recovery = meta.recoveryKeybag {
+            // Enrolled: the TPM seals a fresh secret under the new passphrase; the recovery code stays.
+            let device = try deviceKey(meta, material: material)
+            try seal(
+                material, meta: meta, passphrase: new, recoveryKeybag: recovery, deviceKey: device.key, deviceKeybag: device.keybag,
+                parameters: parameters, keepUnattended: true)
+            return
+        }
         let kdf = KDFRecord.fresh(.argon2id13, parameters: parameters)
         let master = try kdf.deriveMasterKey(from: new)
         let keybag = AEAD.seal(

@@ -1,6 +1,7 @@
 import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
+internal import LatchkeyTPM
 
 /// The key records of `meta`, read fresh for every unlock (another process may have changed the passphrase).
 struct KeyMeta {
@@ -9,6 +10,14 @@ struct KeyMeta {
     let keyCheck: Data
     let keybag: Data
     let deviceKeybag: Data?
+    /// The TPM enrollment, when the keybag also needs the TPM.
+    let tpm: TPMEnrollment?
+    /// The keybag under the recovery code's key (with an enrollment).
+    let recoveryKeybag: Data?
+    /// The ThisDeviceOnly class keys under the device key (with an enrollment).
+    let deviceOnlyKeybag: Data?
+    /// The keybag under the unattended key (with an unattended enrollment).
+    let unattendedKeybag: Data?
 }
 
 extension KeychainDatabase {
@@ -46,13 +55,32 @@ extension KeychainDatabase {
         else {
             throw KeychainError(.invalidKeychain, "\(where_) is damaged: its key records are missing or malformed")
         }
+        // A malformed enrollment does not stop the keychain from opening: the recovery code still works.
+        let tpm = rows[.tpmEnrollment].map { TPMEnrollment.decode($0) ?? .malformed }
         return KeyMeta(
             keychainID: keychainID, kdf: kdf, keyCheck: keyCheck, keybag: keybag,
-            deviceKeybag: rows[.deviceKeybag])
+            deviceKeybag: rows[.deviceKeybag], tpm: tpm, recoveryKeybag: rows[.recoveryKeybag],
+            deviceOnlyKeybag: rows[.deviceOnlyKeybag], unattendedKeybag: rows[.unattendedKeybag])
     }
 
+    /// Opens the keybag with the passphrase — and, for a TPM-enrolled keychain, the secret the TPM releases
+    /// only for the right passphrase (each wrong one counted against its lockout).
     static func openKeybag(_ meta: KeyMeta, passphrase: Passphrase) throws(KeychainError) -> KeyMaterial {
-        let master = try meta.kdf.deriveMasterKey(from: passphrase)
+        let master: MasterKey
+        if let tpm = meta.tpm {
+            guard tpm != .malformed else {
+                throw KeychainError.decode("the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
+            }
+            let root = try meta.kdf.deriveRoot(from: passphrase)
+            let secret = try TPMGuard.unsealPassphraseSecret(tpm, root: root)
+            master = MasterKey(root: TPMEnrollment.entangledRoot(root: root, secret: secret))
+        } else {
+            master = try meta.kdf.deriveMasterKey(from: passphrase)
+        }
+        return try openKeybag(meta, master: master)
+    }
+
+    static func openKeybag(_ meta: KeyMeta, master: MasterKey) throws(KeychainError) -> KeyMaterial {
         guard constantTimeEqual(master.keyCheck, meta.keyCheck) else { throw KeychainError(.authFailed) }
         let plaintext: SecureBytes
         do {
@@ -68,18 +96,33 @@ extension KeychainDatabase {
         return material
     }
 
-    /// Unwraps the `dk`/`dku` class keys and the index key with the device key file, when it is there and
-    /// belongs to this keychain. Without it those keys arrive with the first unlock.
+    /// Unwraps the `dk`/`dku` class keys and the index key with the device key — the TPM's, for an enrolled
+    /// keychain, else the device key file — when it is there and belongs to this keychain. Without it those
+    /// keys arrive with the first unlock.
     func loadDeviceTier(keychainID: Data) throws(KeychainError) {
-        guard let path else { return }
+        guard path != nil else { return }
         let meta = try readKeyMeta()
-        guard let sealed = meta.deviceKeybag,
-            let deviceKey = try DeviceKeyFile.read(path: DeviceKeyFile.path(forKeychain: path), keychainID: keychainID)
-        else { return }
+        guard let sealed = meta.deviceKeybag, let deviceKey = try storedDeviceKey(meta) else { return }
         guard let plaintext = try? AEAD.openKey(  // A mismatched or damaged device keybag only costs the device tier.
             sealed, key: deviceKey, associatedData: DeviceKeyFile.associatedData(keychainID: keychainID)),
             let material = KeybagFormat.decodeDevice(plaintext)
         else { return }
         vault.installDeviceTier(material)
+    }
+
+    /// The device key as stored: unsealed by the TPM (noDA, no authorization) for an enrolled keychain whose
+    /// device key moved there, else read from the device key file. nil when it cannot be had (no file; no
+    /// TPM, or another one): the device tier then waits for the first unlock.
+    func storedDeviceKey(_ meta: KeyMeta) throws(KeychainError) -> SecureBytes? {
+        guard let path else { return nil }
+        if let tpm = meta.tpm {
+            guard let object = tpm.deviceObject else { return nil }  // A malformed enrollment: no device key.
+            do {
+                return try TPMGuard.with(pinned: tpm.primaryName) { connection throws(TPMError) in try connection.unseal(object, auth: nil) }
+            } catch {
+                return nil  // Without this machine's TPM the device tier is simply not available (see above).
+            }
+        }
+        return try DeviceKeyFile.read(path: DeviceKeyFile.path(forKeychain: path), keychainID: meta.keychainID)
     }
 }

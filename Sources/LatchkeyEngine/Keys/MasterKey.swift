@@ -49,6 +49,12 @@ struct KDFRecord: Equatable, Sendable {
 
     /// Derives the master key. Slow for Argon2id by design: never call it while holding a lock.
     func deriveMasterKey(from passphrase: Passphrase) throws(KeychainError) -> MasterKey {
+        MasterKey(root: try deriveRoot(from: passphrase))
+    }
+
+    /// The Argon2id output itself (what `MasterKey` and, for a TPM-enrolled keychain, the TPM authorization
+    /// are derived from). Slow by design.
+    func deriveRoot(from passphrase: Passphrase) throws(KeychainError) -> SecureBytes {
         let root: SecureBytes
         switch algorithm {
         case .argon2id13:
@@ -61,7 +67,7 @@ struct KDFRecord: Equatable, Sendable {
             let saltKey = salt.withUnsafeBytes { SecureBytes(copying: $0) }
             root = KeyedDigest.secureDigest(of: passphrase.bytes, key: saltKey)
         }
-        return MasterKey(root: root)
+        return root
     }
 }
 

@@ -28,6 +28,9 @@ public struct KeychainFileReport: Sendable {
     /// The durability settings in force on a connection the engine opens: the journal mode (`wal`),
     /// `synchronous` (2, FULL: every commit is synced before it is acknowledged) and `secure_delete`.
     public let durability: Durability?
+    /// The TPM binding of an enrolled keychain, with what the TPM says now (nil when not enrolled: then no
+    /// TPM is asked).
+    public let tpm: TPMBinding?
 
     /// What `PRAGMA journal_mode`, `synchronous` and `secure_delete` answer on an engine connection.
     public struct Durability: Sendable, Equatable {
@@ -63,6 +66,7 @@ extension KeychainDatabase {
         var rows: Int?
         var deviceKeyWorks = false
         var durability: KeychainFileReport.Durability?
+        var tpm: TPMBinding?
         do {
             let database = try open(at: path)
             version = try mappingStorageErrors {
@@ -79,6 +83,7 @@ extension KeychainDatabase {
             derivation = try database.keyDerivation
             rows = try database.rowCount()
             deviceKeyWorks = database.vault.snapshot().indexKey != nil
+            if try database.readKeyMeta().tpm != nil { tpm = try database.tpmBinding }
         } catch {
             problem = error
         }
@@ -89,6 +94,6 @@ extension KeychainDatabase {
             ownedByCurrentUser: info.map { me == 0 || $0.owner == me } ?? false, problem: problem,
             formatVersion: version, supportedFormatVersion: KeychainSchema.currentVersion, keyDerivation: derivation,
             rows: rows, deviceKeyWorks: deviceKeyWorks, walBytes: FileSystem.status(path + "-wal")?.size ?? 0,
-            durability: durability)
+            durability: durability, tpm: tpm)
     }
 }

@@ -169,6 +169,15 @@ enum MetaTable {
         case autoLockSeconds = "setting.auto-lock-seconds"
         case lockOnSleep = "setting.lock-on-sleep"
         case registrations = "registrations"
+        /// The TPM enrollment (`TPMEnrollment`): present when the keybag also needs the TPM.
+        case tpmEnrollment = "tpm-enrollment"
+        /// The keybag sealed under the recovery code's key (with a TPM enrollment only).
+        case recoveryKeybag = "recovery-keybag"
+        /// The ThisDeviceOnly class keys sealed under the device key (with a TPM enrollment only), which a
+        /// recovery on this machine brings back and a recovery elsewhere cannot.
+        case deviceOnlyKeybag = "device-only-keybag"
+        /// The keybag under the unattended key the TPM seals to PCR values (with `--unattended` only).
+        case unattendedKeybag = "unattended-keybag"
     }
 
     static func value(_ name: Name, in db: Connection) throws -> Data? {

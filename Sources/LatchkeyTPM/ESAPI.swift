@@ -1,0 +1,397 @@
+package import Foundation
+internal import CTSS2
+package import LatchkeyCrypto
+internal import LatchkeyPOSIX
+
+// Every raw tpm2-tss call of Latchkey (ESAPI, the TCTI loader, the marshalling library) is in this file.
+
+/// One conversation with a TPM: the TCTI connection, the ESAPI context, the storage primary key (ECC P-256,
+/// made afresh from the owner seed: the same TPM always makes the same one) and a salted HMAC session bound
+/// to that primary, whose parameter encryption hides secrets and authValues from anyone on the bus.
+///
+/// Not `Sendable`: one operation owns it from `open` to `close`.
+package final class TPMConnection {
+    private var tcti: OpaquePointer?
+    private var context: OpaquePointer?
+    private var primary: ESYS_TR = 0xfff
+    private var session: ESYS_TR = 0xfff
+    /// Where the TPM was found (`swtpm:host=…,port=…`, `device:/dev/tpmrm0`).
+    package let address: String
+    /// The storage primary's TPM name (`nameAlg ‖ SHA-256 of its public area`): pinned in what Latchkey
+    /// seals, so a different TPM (or a cleared one) is told apart from a wrong passphrase.
+    package private(set) var primaryName = Data()
+
+    /// tpm2-tss logs every failure to standard error unless TSS2_LOG says otherwise; Latchkey reports the
+    /// failure itself (a user's own TSS2_LOG is kept). Set once, at the first connection.
+    private static let quietLogging: Void = Environment.setDefault("TSS2_LOG", "all+NONE")
+
+    private static let none: ESYS_TR = 0xfff
+    private static let password: ESYS_TR = 0x0ff
+    private static let owner: ESYS_TR = 0x101
+    private static let lockoutHierarchy: ESYS_TR = 0x10a
+
+    /// Connects to the TPM at `address` and makes the primary and the session. `pinnedPrimary`, when
+    /// given, must be this TPM's primary's name: else `.wrongTPM` before any secret is sent.
+    package init(address: String, pinnedPrimary: Data? = nil) throws(TPMError) {
+        _ = Self.quietLogging
+        self.address = address
+        var loaded: OpaquePointer?
+        let loadStatus = address.withCString { Tss2_TctiLdr_Initialize($0, &loaded) }
+        guard loadStatus == 0, let loaded else { throw TPMError(code: loadStatus, during: "connecting to \(address)", address: address) }
+        tcti = loaded
+        var esys: OpaquePointer?
+        let initStatus = Esys_Initialize(&esys, loaded, nil)
+        guard initStatus == 0, let esys else {
+            close()
+            throw TPMError(code: initStatus, during: "starting ESAPI", address: address)
+        }
+        context = esys
+        do throws(TPMError) {
+            try flushAbandoned()
+            try makePrimary()
+            if let pinnedPrimary, pinnedPrimary != primaryName { throw TPMError(.wrongTPM, address: address) }
+            try startSession()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Flushes what this connection loaded and closes it. Safe to call twice.
+    package func close() {
+        if let context {
+            if session != Self.none { _ = Esys_FlushContext(context, session) }
+            if primary != Self.none { _ = Esys_FlushContext(context, primary) }
+            var esys: OpaquePointer? = context
+            Esys_Finalize(&esys)
+        }
+        context = nil
+        session = Self.none
+        primary = Self.none
+        if tcti != nil { Tss2_TctiLdr_Finalize(&tcti) }
+        tcti = nil
+    }
+
+    /// A TPM without a resource manager (swtpm's socket, `/dev/tpm0`) serves one connection at a time and
+    /// keeps what a connection left loaded — a killed process's primary and sessions — until the TPM runs out
+    /// of room (TPM_RC_OBJECT_MEMORY). Whatever is loaded when a connection starts is such a leftover, so it is
+    /// flushed first. Through the kernel's resource manager (`/dev/tpmrm0`) a connection sees only its own
+    /// handles, so there is nothing to flush.
+    private func flushAbandoned() throws(TPMError) {
+        var own: Set<UInt32> = []
+        for handle in [primary, session] where handle != Self.none {
+            var tpmHandle: TPM2_HANDLE = 0
+            if Esys_TR_GetTpmHandle(context, handle, &tpmHandle) == 0 { own.insert(tpmHandle) }
+        }
+        for first: UInt32 in [0x8000_0000, 0x0200_0000, 0x0300_0000] {  // transient objects, HMAC and policy sessions
+            var more: TPMI_YES_NO = 0
+            var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
+            try check(Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(1), first, 64, &more, &data), "listing loaded handles")
+            guard let data else { continue }
+            defer { Esys_Free(data) }
+            for index in 0..<latchkey_tpm_handle_count(data) where !own.contains(latchkey_tpm_handle(data, index)) {
+                var handle: ESYS_TR = Self.none
+                guard Esys_TR_FromTPMPublic(context, latchkey_tpm_handle(data, index), Self.none, Self.none, Self.none, &handle) == 0
+                else { continue }
+                let flushed = Esys_FlushContext(context, handle)
+                // One that is already gone is nothing to flush; a TPM that is gone is the failure to report.
+                if flushed != 0, TPMError.kind(of: flushed) == .noTPM { try check(flushed, "flushing an abandoned handle") }
+            }
+        }
+    }
+
+    private func check(_ status: TSS2_RC, _ during: String) throws(TPMError) {
+        guard status == 0 else { throw TPMError(code: status, during: during, address: address) }
+    }
+
+    private func makePrimary() throws(TPMError) {
+        var template = TPM2B_PUBLIC()
+        latchkey_tpm_primary_template(&template)
+        var sensitive = TPM2B_SENSITIVE_CREATE()
+        _ = latchkey_tpm_sensitive(&sensitive, nil, 0, nil, 0)
+        var outside = TPM2B_DATA()
+        var pcrs = TPML_PCR_SELECTION()
+        var handle: ESYS_TR = Self.none
+        var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+        var creationData: UnsafeMutablePointer<TPM2B_CREATION_DATA>?
+        var creationHash: UnsafeMutablePointer<TPM2B_DIGEST>?
+        var ticket: UnsafeMutablePointer<TPMT_TK_CREATION>?
+        let status = Esys_CreatePrimary(
+            context, Self.owner, Self.password, Self.none, Self.none, &sensitive, &template, &outside, &pcrs,
+            &handle, &outPublic, &creationData, &creationHash, &ticket)
+        Esys_Free(outPublic)
+        Esys_Free(creationData)
+        Esys_Free(creationHash)
+        Esys_Free(ticket)
+        try check(status, "making the storage key")
+        primary = handle
+        var name: UnsafeMutablePointer<TPM2B_NAME>?
+        try check(Esys_TR_GetName(context, handle, &name), "reading the storage key's name")
+        defer { Esys_Free(name) }
+        guard let name else { throw TPMError(.failed, address: address, detail: "the storage key has no name") }
+        primaryName = Data(bytes: latchkey_tpm_name_bytes(name), count: Int(name.pointee.size))
+    }
+
+    /// A salted HMAC session (the salt encrypted to the pinned primary) with parameter encryption both ways.
+    private func startSession() throws(TPMError) {
+        var symmetric = latchkey_tpm_session_symmetric()
+        var handle: ESYS_TR = Self.none
+        try check(
+            Esys_StartAuthSession(
+                context, primary, Self.none, Self.none, Self.none, Self.none, nil, TPM2_SE(0x00), &symmetric,
+                TPMI_ALG_HASH(0x000b), &handle), "starting a salted session")
+        session = handle
+        let attributes = TPMA_SESSION(0x20 | 0x40 | 0x01)  // decrypt | encrypt | continueSession
+        try check(Esys_TRSess_SetAttributes(context, handle, attributes, 0xff), "setting the session's encryption")
+    }
+
+    /// Seals `secret` (at most 128 bytes) under the primary: the TPM's wrapped object (public and private
+    /// parts, marshalled), which only this TPM can load. `auth` becomes its authValue; `noDA` exempts it from
+    /// dictionary-attack lockout (for objects that need no passphrase); `policy` (a SHA-256 policy digest)
+    /// makes it usable only through that policy.
+    package func seal(_ secret: SecureBytes, auth: SecureBytes?, noDA: Bool, policy: Data? = nil) throws(TPMError) -> TPMSealedObject {
+        var template = TPM2B_PUBLIC()
+        let templateStatus: Int32 = if let policy {
+            policy.withUnsafeBytes { latchkey_tpm_seal_template(&template, noDA ? 1 : 0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+        } else {
+            latchkey_tpm_seal_template(&template, noDA ? 1 : 0, nil, 0)
+        }
+        guard templateStatus == 0 else { throw TPMError(.failed, address: address, detail: "the policy digest is too long") }
+        var sensitive = TPM2B_SENSITIVE_CREATE()
+        defer { withUnsafeMutableBytes(of: &sensitive) { wipeBytes($0) } }
+        let filled = secret.withUnsafeBytes { data in
+            (auth ?? SecureBytes(copying: [])).withUnsafeBytes { authBytes in
+                latchkey_tpm_sensitive(
+                    &sensitive, authBytes.bindMemory(to: UInt8.self).baseAddress, authBytes.count,
+                    data.bindMemory(to: UInt8.self).baseAddress, data.count)
+            }
+        }
+        guard filled == 0 else { throw TPMError(.failed, address: address, detail: "the secret or its authorization is too long to seal") }
+        var outside = TPM2B_DATA()
+        var pcrs = TPML_PCR_SELECTION()
+        var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
+        var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
+        var creationData: UnsafeMutablePointer<TPM2B_CREATION_DATA>?
+        var creationHash: UnsafeMutablePointer<TPM2B_DIGEST>?
+        var ticket: UnsafeMutablePointer<TPMT_TK_CREATION>?
+        let status = Esys_Create(
+            context, primary, session, Self.none, Self.none, &sensitive, &template, &outside, &pcrs,
+            &outPrivate, &outPublic, &creationData, &creationHash, &ticket)
+        defer {
+            Esys_Free(outPrivate)
+            Esys_Free(outPublic)
+            Esys_Free(creationData)
+            Esys_Free(creationHash)
+            Esys_Free(ticket)
+        }
+        try check(status, "sealing")
+        guard let outPrivate, let outPublic else { throw TPMError(.failed, address: address, detail: "the TPM returned no object") }
+        return TPMSealedObject(public: try Self.marshal(outPublic), private: try Self.marshal(outPrivate))
+    }
+
+    /// Loads `object` and unseals it with `auth` as its authValue (through the salted session, so the
+    /// answer travels encrypted). A wrong `auth` on a DA-protected object counts toward lockout: `.authFailed`.
+    package func unseal(_ object: TPMSealedObject, auth: SecureBytes?) throws(TPMError) -> SecureBytes {
+        let handle = try load(object)
+        defer { _ = Esys_FlushContext(context, handle) }
+        try setAuth(handle, auth)
+        return try unsealLoaded(handle, session: session)
+    }
+
+    /// Loads `object` and unseals it through the policy session `policySession` satisfied by the caller.
+    package func unseal(_ object: TPMSealedObject, policySession: TPMPolicySession) throws(TPMError) -> SecureBytes {
+        let handle = try load(object)
+        defer { _ = Esys_FlushContext(context, handle) }
+        return try unsealLoaded(handle, session: policySession.handle)
+    }
+
+    private func unsealLoaded(_ handle: ESYS_TR, session authSession: ESYS_TR) throws(TPMError) -> SecureBytes {
+        var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
+        // A policy session carries no encryption of its own: the salted session encrypts the answer.
+        let extra = authSession == session ? Self.none : session
+        try check(Esys_Unseal(context, handle, authSession, extra, Self.none, &data), "unsealing")
+        guard let data else { throw TPMError(.failed, address: address, detail: "the TPM returned no data") }
+        defer {
+            withUnsafeMutableBytes(of: &data.pointee) { wipeBytes($0) }
+            Esys_Free(data)
+        }
+        return SecureBytes(copying: UnsafeRawBufferPointer(start: latchkey_tpm_sensitive_data_bytes(data), count: Int(data.pointee.size)))
+    }
+
+    private func setAuth(_ handle: ESYS_TR, _ auth: SecureBytes?) throws(TPMError) {
+        var value = TPM2B_AUTH()
+        defer { withUnsafeMutableBytes(of: &value) { wipeBytes($0) } }
+        let filled = (auth ?? SecureBytes(copying: [])).withUnsafeBytes {
+            latchkey_tpm_auth(&value, $0.bindMemory(to: UInt8.self).baseAddress, $0.count)
+        }
+        guard filled == 0 else { throw TPMError(.failed, address: address, detail: "the authorization is too long") }
+        try check(Esys_TR_SetAuth(context, handle, &value), "setting the authorization")
+    }
+
+    private func load(_ object: TPMSealedObject) throws(TPMError) -> ESYS_TR {
+        var inPublic = TPM2B_PUBLIC()
+        var inPrivate = TPM2B_PRIVATE()
+        guard Self.unmarshal(object.public, into: &inPublic), Self.unmarshal(object.private, into: &inPrivate) else {
+            throw TPMError(.damaged, address: address, detail: "the sealed object is malformed")
+        }
+        var handle: ESYS_TR = Self.none
+        do throws(TPMError) {
+            try check(Esys_Load(context, primary, session, Self.none, Self.none, &inPrivate, &inPublic, &handle), "loading the sealed object")
+        } catch where error.kind == .wrongTPM || error.kind == .failed {
+            // The storage key is the pinned one, so an object it refuses (integrity, or any other check) was altered.
+            throw TPMError(.damaged, address: address, detail: "\(error.detail); the sealed object does not match this TPM's storage key", code: error.code)
+        }
+        return handle
+    }
+
+    // MARK: Policies
+
+    /// Starts a policy session (salted to the primary) for `unseal(_:policySession:)`.
+    package func startPolicySession(trial: Bool = false) throws(TPMError) -> TPMPolicySession {
+        var symmetric = latchkey_tpm_session_symmetric()
+        var handle: ESYS_TR = Self.none
+        try check(
+            Esys_StartAuthSession(
+                context, primary, Self.none, Self.none, Self.none, Self.none, nil, TPM2_SE(trial ? 0x03 : 0x01), &symmetric,
+                TPMI_ALG_HASH(0x000b), &handle), "starting a policy session")
+        return TPMPolicySession(handle: handle)
+    }
+
+    /// Ends a policy session.
+    package func end(_ policySession: TPMPolicySession) {
+        _ = Esys_FlushContext(context, policySession.handle)
+    }
+
+    /// TPM2_PolicyPCR: binds the session to the SHA-256 PCRs of `mask` holding their current values.
+    package func policyPCR(_ policySession: TPMPolicySession, mask: UInt32) throws(TPMError) {
+        var selection = TPML_PCR_SELECTION()
+        latchkey_tpm_pcr_selection(&selection, mask)
+        var empty = TPM2B_DIGEST()
+        try check(Esys_PolicyPCR(context, policySession.handle, Self.none, Self.none, Self.none, &empty, &selection), "binding the policy to the PCRs")
+    }
+
+    /// The session's policy digest so far (a trial session's is what an object's authPolicy must hold).
+    package func policyDigest(_ policySession: TPMPolicySession) throws(TPMError) -> Data {
+        var digest: UnsafeMutablePointer<TPM2B_DIGEST>?
+        try check(Esys_PolicyGetDigest(context, policySession.handle, Self.none, Self.none, Self.none, &digest), "reading the policy digest")
+        defer { Esys_Free(digest) }
+        guard let digest else { return Data() }
+        return Data(bytes: latchkey_tpm_digest_bytes(digest), count: Int(digest.pointee.size))
+    }
+
+    // MARK: PCRs, lockout, shutdown
+
+    /// The SHA-256 bank's values of the PCRs in `mask`, by index.
+    package func readPCRs(mask: UInt32) throws(TPMError) -> [Int: Data] {
+        var selection = TPML_PCR_SELECTION()
+        latchkey_tpm_pcr_selection(&selection, mask)
+        var counter: UInt32 = 0
+        var outSelection: UnsafeMutablePointer<TPML_PCR_SELECTION>?
+        var values: UnsafeMutablePointer<TPML_DIGEST>?
+        try check(Esys_PCR_Read(context, Self.none, Self.none, Self.none, &selection, &counter, &outSelection, &values), "reading the PCRs")
+        defer {
+            Esys_Free(outSelection)
+            Esys_Free(values)
+        }
+        var result: [Int: Data] = [:]
+        guard let values else { return result }
+        let indices = (0..<24).filter { mask & (1 << UInt32($0)) != 0 }
+        withUnsafeBytes(of: &values.pointee.digests) { raw in
+            let digests = raw.bindMemory(to: TPM2B_DIGEST.self)
+            for (position, index) in indices.enumerated() where position < Int(values.pointee.count) {
+                var digest = digests[position]
+                result[index] = withUnsafeBytes(of: &digest.buffer) { Data($0.prefix(Int(digest.size))) }
+            }
+        }
+        return result
+    }
+
+    /// TPM2_PCR_Extend of PCR `index`'s SHA-256 bank with `digest` (32 bytes) — what a measured boot does.
+    package func extendPCR(_ index: Int, with digest: Data) throws(TPMError) {
+        var values = TPML_DIGEST_VALUES()
+        values.count = 1
+        values.digests.0.hashAlg = 0x000b
+        withUnsafeMutableBytes(of: &values.digests.0.digest) { raw in
+            digest.prefix(32).withUnsafeBytes { raw.copyMemory(from: $0) }
+        }
+        try check(Esys_PCR_Extend(context, ESYS_TR(index), Self.password, Self.none, Self.none, &values), "extending PCR \(index)")
+    }
+
+    /// The dictionary-attack state: failed tries counted, tries allowed, seconds per forgiven try, lockout.
+    package func lockoutState() throws(TPMError) -> TPMLockoutState {
+        var more: TPMI_YES_NO = 0
+        var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
+        try check(
+            Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(6), TPM2_PT(0x200), 32, &more, &data),
+            "reading the lockout state")
+        defer { Esys_Free(data) }
+        guard let data else { throw TPMError(.failed, address: address, detail: "the TPM returned no properties") }
+        func value(_ property: UInt32) -> UInt32 {
+            var result: UInt32 = 0
+            _ = latchkey_tpm_property(data, property, &result)
+            return result
+        }
+        return TPMLockoutState(
+            failedTries: Int(value(0x200 + 14)), maxTries: Int(value(0x200 + 15)),
+            recoveryInterval: Int(value(0x200 + 16)), inLockout: value(0x200) & 0x200 != 0)
+    }
+
+    /// TPM2_DictionaryAttackParameters with the (empty) lockout authorization: how many failures lock the
+    /// TPM out and how fast they are forgiven (tests set a small budget on their swtpm).
+    package func setDictionaryAttackParameters(maxTries: Int, recoveryInterval: Int, lockoutRecovery: Int) throws(TPMError) {
+        try check(
+            Esys_DictionaryAttackParameters(
+                context, Self.lockoutHierarchy, Self.password, Self.none, Self.none, UInt32(maxTries),
+                UInt32(recoveryInterval), UInt32(lockoutRecovery)), "setting the lockout parameters")
+    }
+
+    /// TPM2_Shutdown(CLEAR): an orderly shutdown, so the next start counts no DA failure for a power cut.
+    package func shutdown() throws(TPMError) {
+        try check(Esys_Shutdown(context, Self.none, Self.none, Self.none, TPM2_SU(0)), "shutting down")
+    }
+
+    // MARK: Marshalling
+
+    private static func marshal(_ value: UnsafePointer<TPM2B_PUBLIC>) throws(TPMError) -> Data {
+        var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PUBLIC>.size)
+        var offset = 0
+        guard Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset) == 0 else {
+            throw TPMError(.failed, address: "", detail: "the public area could not be marshalled")
+        }
+        return Data(buffer.prefix(offset))
+    }
+
+    private static func marshal(_ value: UnsafePointer<TPM2B_PRIVATE>) throws(TPMError) -> Data {
+        var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PRIVATE>.size)
+        var offset = 0
+        guard Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset) == 0 else {
+            throw TPMError(.failed, address: "", detail: "the private area could not be marshalled")
+        }
+        return Data(buffer.prefix(offset))
+    }
+
+    private static func unmarshal(_ data: Data, into value: inout TPM2B_PUBLIC) -> Bool {
+        var offset = 0
+        let bytes = [UInt8](data)
+        return Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
+    }
+
+    private static func unmarshal(_ data: Data, into value: inout TPM2B_PRIVATE) -> Bool {
+        var offset = 0
+        let bytes = [UInt8](data)
+        return Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
+    }
+
+    /// tpm2-tss's own words for a response code (`tpm:session(1):the authorization HMAC check failed…`).
+    static func describe(_ code: UInt32) -> String {
+        guard let text = Tss2_RC_Decode(code) else { return String(format: "0x%08x", code) }
+        return String(cString: text)
+    }
+}
+
+/// A policy session's handle, for the policy commands of one `TPMConnection`.
+package struct TPMPolicySession {
+    let handle: UInt32
+}
