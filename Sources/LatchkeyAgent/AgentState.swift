@@ -57,6 +57,16 @@ final class AgentState: Sendable {
         changed()
     }
 
+    /// Unlocks through the keychain's unattended TPM unlock (no passphrase; the TPM checks the PCRs).
+    func unlockUnattended() throws(KeychainError) {
+        try keychain.unlockUnattended()
+        try reloadRegistrations()
+        let current = try keychain.settings
+        settings.withLock { $0 = current }
+        log("unlocked through the TPM (unattended)")
+        changed()
+    }
+
     func lock(reason: String) {
         guard keychain.lockState == .unlocked else { return }
         keychain.lock()

@@ -167,6 +167,9 @@ struct ConnectionHandler {
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             try state.unlock(Passphrase(bytes: bytes))
             return .none
+        case .unlockUnattended:
+            try state.unlockUnattended()
+            return .none
         case .lock:
             state.lock(reason: "requested by pid \(peer.pid)")
             return .none

@@ -6,7 +6,7 @@ internal import LatchkeyPKI
 /// the request decoder, the reply decoder and the agent's policy cannot disagree.
 package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1, status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
-        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey
+        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey, unlockUnattended
 
     /// The shape of a successful reply's value.
     package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities }
@@ -15,7 +15,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     /// sends it (item operations run as that program; the others need only the user, or the passphrase).
     package var row: (reply: ReplyShape, needsIdentity: Bool) {
         switch self {
-        case .hello, .unlock, .lock, .updateSettings: (.none, false)
+        case .hello, .unlock, .lock, .updateSettings, .unlockUnattended: (.none, false)
         case .releaseHeldKey: (.none, true)
         case .status: (.status, false)
         case .add, .createHeldKey: (.item, true)
@@ -71,6 +71,9 @@ package enum AgentRequest: Sendable {
     case copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?)
     /// `releaseHeldKey(_:)`: the agent forgets an ephemeral key now.
     case releaseHeldKey(reference: Data)
+    /// Unlock through the keychain's unattended TPM unlock (`tpm enroll --unattended`), no passphrase: what
+    /// pam_latchkey asks at a login that typed no password. Any program of the user could unseal it anyway.
+    case unlockUnattended
 
     /// The request's operation.
     package var operation: AgentOperation {
@@ -93,6 +96,7 @@ package enum AgentRequest: Sendable {
         case .useHeldKey: .useHeldKey
         case .copyIdentities: .copyIdentities
         case .releaseHeldKey: .releaseHeldKey
+        case .unlockUnattended: .unlockUnattended
         }
     }
 
@@ -121,7 +125,7 @@ package enum AgentRequest: Sendable {
         case .hello(let path, let challenge):
             writer.appendField(path)
             writer.appendField(Data(challenge))
-        case .status, .lock, .listRegistrations, .settings: break
+        case .status, .lock, .listRegistrations, .settings, .unlockUnattended: break
         case .unlock(let passphrase): writer.appendField(Data(passphrase))
         case .add(let item, let returning):
             writer.append(item)
@@ -199,6 +203,7 @@ package enum AgentRequest: Sendable {
                 request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
             case .releaseHeldKey:
                 request = .releaseHeldKey(reference: try AgentCoding.field(&reader))
+            case .unlockUnattended: request = .unlockUnattended
             case .copyIdentities:
                 let certificates = try reader.readItemQuery()
                 let keys = try reader.readItemQuery()

@@ -158,8 +158,10 @@ extension SecretServiceServer {
         var secret = retrieved.secret
         let made = retrieved.made
         defer { secret.resetBytes(in: 0..<secret.count) }
+        var bytes = Array(secret)
+        defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
         do throws(Errno) {
-            try Files.writeAll(fd, Array(secret))
+            try Files.writeAll(fd, bytes)
         } catch {
             if made { SecretPortal.forget(appID, in: configuration.database) }
             throw SecretServiceError.invalidArguments("cannot write the secret to the file descriptor: \(error)")

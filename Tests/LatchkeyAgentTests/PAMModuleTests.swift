@@ -184,6 +184,26 @@ struct PAMModuleTests {
         #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/swtpm"), "needs swtpm"))
+    func aLoginWithoutAPasswordUnlocksThroughTheTPMWhenEnrolled() throws {
+        let tpm = try SoftwareTPM()
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_permit.so
+            auth optional MODULE
+            session optional MODULE
+            """)
+        sandbox.extraEnvironment = tpm.environment
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        let enrolled = try sandbox.latchkey("tpm", "enroll", "--unattended", "--pcrs", "7", "--passphrase-fd", "0", input: sandbox.password + "\n")
+        #expect(enrolled.status == 0, "\(enrolled.stderr)")
+        try sandbox.startAgent()
+        let login = try sandbox.pamtester(["authenticate", "open_session"])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
+        #expect(sandbox.agentLog.contains("latchkeyd: unlocked through the TPM (unattended)"))
+    }
+
     @Test func thePasswordIsInNoEnvironmentCommandLineFileOrLog() throws {
         let sandbox = try PAMSandbox(stack: Self.login)
         try sandbox.createKeychain(passphrase: sandbox.password)

@@ -91,10 +91,13 @@ final class PAMSandbox: @unchecked Sendable {
         guard owned.status == 0 else { throw Failure("chown: \(owned.stderr)") }
     }
 
+    /// Added to the environment of the user's programs (a software TPM's address).
+    var extraEnvironment: [String: String] = [:]
+
     /// The environment of the user's programs.
     var userEnvironment: [String: String] {
-        ["HOME": home, "XDG_RUNTIME_DIR": runtime, "PATH": "/usr/bin:/bin", "USER": name,
-         "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(work.file("no-system-bus"))", "LATCHKEY_PINENTRY": work.file("no-pinentry")]
+        extraEnvironment.merging(["HOME": home, "XDG_RUNTIME_DIR": runtime, "PATH": "/usr/bin:/bin", "USER": name,
+         "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(work.file("no-system-bus"))", "LATCHKEY_PINENTRY": work.file("no-pinentry")]) { _, new in new }
     }
 
     func asUser(_ program: String, _ arguments: [String]) -> [String] {

@@ -13,7 +13,8 @@
  * session   (after pam_systemd) unlocks through $XDG_RUNTIME_DIR/latchkey/agent.sock, whose directory and
  *           socket must belong to the user and whose listener must run as the user (SO_PEERCRED); with
  *           `create`, first creates the default keychain when there is none. A login that gave no password
- *           gets one message saying the keychain stays locked.
+ *           unlocks through the keychain's unattended TPM unlock when it is enrolled (`latchkey tpm enroll
+ *           --unattended`), else gets one message saying the keychain stays locked.
  * password  on the PAM_UPDATE_AUTHTOK pass re-wraps the keychain from PAM_OLDAUTHTOK to PAM_AUTHTOK; a
  *           change without the old password (root's `passwd user`) leaves a marker, and the next login asks
  *           for the old keychain password once and re-wraps.
@@ -60,9 +61,12 @@
 #define LK_VERSION 8
 #define LK_OP_HELLO 1
 #define LK_OP_UNLOCK 3
+#define LK_OP_UNLOCK_UNATTENDED 19
 #define LK_CHALLENGE 16
 #define LK_ERR_AUTH_FAILED (-25293) /* errSecAuthFailed */
 #define LK_TIMEOUT_SECONDS 20
+/* The most a child that acts as the user may take, whatever it waits for (SIGALRM ends it). */
+#define LK_CHILD_SECONDS 90
 
 /* What a child that acted as the user reports (its exit status). */
 enum outcome {
@@ -219,7 +223,7 @@ static int receive_frame(int fd, unsigned char *buffer, size_t capacity, size_t 
  * conversation broke off. */
 static int request(int fd, uint32_t id, unsigned char operation, const unsigned char *field, size_t field_length,
                    const unsigned char *second, size_t second_length, int has_second) {
-    size_t body = 2 + 1 + 4 + 1 + 4 + field_length + (has_second ? 4 + second_length : 0);
+    size_t body = 2 + 1 + 4 + 1 + (field ? 4 + field_length : 0) + (has_second ? 4 + second_length : 0);
     unsigned char stack[4 + 2 + 1 + 4 + 1 + 4 + 1024 + 4 + 64];
     if (4 + body > sizeof stack) return -1;
     unsigned char *at = stack;
@@ -240,10 +244,12 @@ static int request(int fd, uint32_t id, unsigned char operation, const unsigned 
         memcpy(at, second, second_length);
         at += second_length;
     }
-    put32le(at, (uint32_t)field_length);
-    at += 4;
-    memcpy(at, field, field_length);
-    at += field_length;
+    if (field) {
+        put32le(at, (uint32_t)field_length);
+        at += 4;
+        memcpy(at, field, field_length);
+        at += field_length;
+    }
     int sent = write_all(fd, stack, (size_t)(at - stack));
     explicit_bzero(stack, sizeof stack);
     if (sent != 0) return -1;
@@ -288,7 +294,8 @@ static int connect_agent(const struct user *user, int *descriptor) {
     return OUTCOME_DONE;
 }
 
-/* The greeting, then hello (an empty keychain path: the keychain this agent serves), then unlock. */
+/* The greeting, then hello (an empty keychain path: the keychain this agent serves), then unlock (with no
+ * password: the unattended TPM unlock). */
 static int unlock_agent(const struct user *user, const char *password) {
     int fd = -1;
     int connected = connect_agent(user, &fd);
@@ -304,6 +311,13 @@ static int unlock_agent(const struct user *user, const char *password) {
     int status = request(fd, 1, LK_OP_HELLO, greeting + 4, LK_CHALLENGE, (const unsigned char *)"", 0, 1);
     if (status != 0) {
         close(fd);
+        return status == -1 ? OUTCOME_BROKEN : OUTCOME_REFUSED;
+    }
+    if (password == NULL) {
+        /* No password: the keychain's unattended TPM unlock, if it has one. */
+        status = request(fd, 2, LK_OP_UNLOCK_UNATTENDED, NULL, 0, NULL, 0, 0);
+        close(fd);
+        if (status == 0) return OUTCOME_DONE;
         return status == -1 ? OUTCOME_BROKEN : OUTCOME_REFUSED;
     }
     size_t size = strlen(password);
@@ -356,6 +370,7 @@ static int run_tool(const struct user *user, const char *tool, const char *const
             dup2(null, 2);
             if (null > 2) close(null);
         }
+        alarm(LK_CHILD_SECONDS); /* kept across execve: a tool that hangs is ended */
         if (first && secret_descriptor(first, 3) != 0) _exit(OUTCOME_SETUP);
         if (second && secret_descriptor(second, 4) != 0) _exit(OUTCOME_SETUP);
         char home[1100], runtime[1100], name[300], logname[300];
@@ -441,6 +456,8 @@ static int as_user(pam_handle_t *pamh, const struct user *user, const struct opt
     }
     if (child == 0) {
         signal(SIGPIPE, SIG_IGN);
+        signal(SIGALRM, SIG_DFL);
+        alarm(LK_CHILD_SECONDS); /* the login never waits longer for this child */
         _exit(child_task(user, options, task, old, new));
     }
     int status = 0;
@@ -543,7 +560,13 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
     if (pam_get_data(pamh, unlocked_key, &done) == PAM_SUCCESS && done != NULL) return PAM_SUCCESS;
     const char *password = kept_password(pamh);
     if (password == NULL || password[0] == '\0') {
-        pam_syslog(pamh, LOG_NOTICE, "the login of %s gave no password: the keychain stays locked", user.name);
+        /* Autologin, a fingerprint, a FIDO2 key: the keychain's unattended TPM unlock when it is enrolled. */
+        int unattended = as_user(pamh, &user, &options, TASK_UNLOCK, NULL, NULL);
+        if (unattended == OUTCOME_DONE) {
+            pam_syslog(pamh, LOG_INFO, "unlocked the keychain of %s through the TPM (the login gave no password)", user.name);
+            return PAM_SUCCESS;
+        }
+        pam_syslog(pamh, LOG_NOTICE, "the login of %s gave no password: the keychain stays locked (%s)", user.name, describe(unattended));
         pam_info(pamh, "Latchkey: this login gave no password, so your keychain stays locked; "
                        "unlock it with `latchkey unlock-keychain`.");
         return PAM_SUCCESS;
