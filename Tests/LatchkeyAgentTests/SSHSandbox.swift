@@ -24,8 +24,7 @@ final class SSHSandbox: @unchecked Sendable {
         agent.agentEnvironment["LATCHKEY_PINENTRY"] = AgentHardeningTests.tools + "/fake-pinentry.py"
         agent.agentEnvironment["FAKE_PINENTRY_LOG"] = pinentryLog
         agent.agentEnvironment["FAKE_PINENTRY_ANSWER"] = pinentryAnswer
-        try "#!/bin/sh\nexec cat \"\(askpassAnswer)\"\n".write(toFile: directory.file("askpass"), atomically: true, encoding: .utf8)
-        chmod(directory.file("askpass"), 0o755)
+        try installScript("#!/bin/sh\nexec cat \"\(askpassAnswer)\"\n", at: directory.file("askpass"))
         try answerPinentry("cancel")
         if start {
             try agent.start()

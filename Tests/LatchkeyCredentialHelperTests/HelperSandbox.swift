@@ -48,8 +48,7 @@ final class HelperSandbox: @unchecked Sendable {
         }
         // git's own test suite's askpass: what it was asked on standard error, "askpass-<word>" as the answer.
         let askpass = "#!/bin/sh\necho >&2 askpass: $*\nwhat=$(echo $1 | cut -d\" \" -f1 | tr A-Z a-z | tr -cd a-z)\necho \"askpass-$what\"\n"
-        _ = FileManager.default.createFile(atPath: directory.file("askpass"), contents: Data(askpass.utf8),
-                                       attributes: [.posixPermissions: 0o700])
+        try installScript(askpass, at: directory.file("askpass"))
     }
 
     deinit { agent?.stop() }

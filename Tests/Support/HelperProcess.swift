@@ -155,3 +155,15 @@ public func installExecutable(copying source: String, to destination: String) th
     guard copy.status == 0 else { throw POSIXError(.EIO) }
     guard rename(temporary, destination) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
 }
+
+/// Writes a script (`text`, mode 0700) at `path` the way `installExecutable` puts a program in place: a
+/// child writes it and a rename puts it there, so no descriptor open for writing it is ever in this
+/// process, where a program another test spawns at that moment could inherit it — running the script
+/// would then fail with "Text file busy".
+public func installScript(_ text: String, at path: String) throws {
+    let temporary = path + ".installing"
+    let written = try HelperProcess.run("/bin/sh", ["-c", "cat > \"$1\" && chmod 700 \"$1\"", "sh", temporary],
+                                        environment: ["PATH": "/usr/bin:/bin"], input: Data(text.utf8))
+    guard written.status == 0 else { throw POSIXError(.EIO) }
+    guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+}
