@@ -7,6 +7,7 @@
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
 //   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
+//   latchkey-bench --tpm [--samples N]   (unlock with and without a TPM, on a swtpm it starts and stops)
 //
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
@@ -30,6 +31,7 @@ let usage = """
            latchkey-bench --pki [--samples N]
            latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
            latchkey-bench --ssh [--samples N]
+           latchkey-bench --tpm [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
@@ -45,7 +47,7 @@ while position < arguments.count {
     let argument = arguments[position]
     if valueOptions.contains(argument) {
         position += 2
-    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh" {
+    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh" || argument == "--tpm" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -105,6 +107,12 @@ if arguments.contains("--sync") {
     guard items >= 10, vaults >= 1 else { fail("--sync-items needs at least 10 and --sync-vaults at least 1") }
     let workload = SyncWorkloads(items: items, samples: Int(option("--samples") ?? "200") ?? 200, vaults: vaults)
     print(SyncWorkloads.render(try workload.run(), items: items, vaults: vaults, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+if arguments.contains("--tpm") {
+    // Unlocking with and without the TPM, on a swtpm the bench starts; nothing else is measured.
+    let count = Int(option("--samples") ?? "20") ?? 20
+    print(TPMWorkloads.render(try TPMWorkloads(samples: count).run(), samples: count, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let executableDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
