@@ -14,35 +14,31 @@ struct TPMWorkloads {
         let samples: Samples
     }
 
-    /// A swtpm on a private directory and free local ports, stopped with TPM2_Shutdown then SIGTERM.
+    /// A swtpm on Unix sockets in a private directory, stopped with TPM2_Shutdown then SIGTERM.
     final class SoftwareTPMServer {
         let directory: String
         var pid: Int32?
-        var port: UInt16 = 0
-        var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+        var tcti: String { "swtpm:path=\(directory)/swtpm.sock" }
 
         init() throws {
             directory = NSTemporaryDirectory() + "/latchkey-bench-swtpm-\(ProcessInfo.processInfo.processIdentifier)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            for _ in 0..<20 {
-                port = UInt16.random(in: 20_000...60_000)
-                let started = try Spawn.start(
-                    "/usr/bin/swtpm",
-                    ["socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
-                     "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear"],
-                    environment: ["PATH": "/usr/bin:/bin"], options: Spawn.Options(outputPath: directory + "/swtpm.log"))
-                let deadline = Date().addingTimeInterval(10)
-                while Spawn.poll(started) == nil, Date() < deadline {
-                    // Not answering yet is the answer to wait for, not an error.
-                    if (try? TPMConnection(address: tcti)) != nil {
-                        pid = started
-                        return
-                    }
-                    Thread.sleep(forTimeInterval: 0.02)
+            let started = try Spawn.start(
+                "/usr/bin/swtpm",
+                ["socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server", "type=unixio,path=\(directory)/swtpm.sock",
+                 "--ctrl", "type=unixio,path=\(directory)/swtpm.sock.ctrl", "--flags", "not-need-init,startup-clear"],
+                environment: ["PATH": "/usr/bin:/bin"], options: Spawn.Options(outputPath: directory + "/swtpm.log"))
+            let deadline = Date().addingTimeInterval(30)
+            while Spawn.poll(started) == nil, Date() < deadline {
+                // Not answering yet is the answer to wait for, not an error.
+                if (try? TPMConnection(address: tcti)) != nil {
+                    pid = started
+                    return
                 }
-                Spawn.signal(started, SIGKILL)
-                _ = Spawn.wait(started)
+                Thread.sleep(forTimeInterval: 0.02)
             }
+            Spawn.signal(started, SIGKILL)
+            _ = Spawn.wait(started)
             throw BenchError("swtpm did not start (\(directory)/swtpm.log)")
         }
 
