@@ -12,6 +12,12 @@ package enum Descriptors {
         guard copy >= 0 else { throw Errno.current }
         return copy
     }
+
+    /// Sets close-on-exec on `fd` (one a C library opened without it), so no child started later keeps it.
+    package static func setCloseOnExec(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFD)
+        if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+    }
 }
 
 /// Pipes.
