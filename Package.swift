@@ -125,6 +125,7 @@ let package = Package(
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage", "LatchkeyTestSupport"]),
+        .testTarget(name: "LatchkeyPOSIXTests", dependencies: ["LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [

@@ -35,11 +35,15 @@ public final class AgentServer: Sendable {
         public var backgroundSync: Bool
         /// Where to serve the OpenSSH agent protocol (`SSH_AUTH_SOCK`); nil for nowhere.
         public var sshAgentSocketPath: String?
+        /// Whether to lock when one of the user's login sessions locks (logind's `Lock`, `LockedHint`).
+        public var lockOnSessionLock: Bool
 
         /// Creates options.
         public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
-                    isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil) {
+                    isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
+                    lockOnSessionLock: Bool = true) {
             self.sshAgentSocketPath = sshAgentSocketPath
+            self.lockOnSessionLock = lockOnSessionLock
             self.backgroundSync = backgroundSync
             self.keychainPath = keychainPath
             self.socketPath = socketPath
@@ -146,7 +150,7 @@ public final class AgentServer: Sendable {
             }
         }
         idle.start()
-        SleepWatcher.start(state: state, log: log)
+        SleepWatcher.start(state: state, lockOnSessionLock: options.lockOnSessionLock, log: log)
         sshAgent?.start()
         while true {
             let client: Int32
@@ -168,7 +172,12 @@ public final class AgentServer: Sendable {
             let handler = ConnectionHandler(
                 stream: stream, state: state, budget: budget, log: log,
                 greeted: { [connections] in connections.markGreeted(id) },
-                active: { [connections] in connections.touch(id) })
+                active: { [connections] in connections.touch(id) },
+                refused: { [connections] in connections.markRefused(id) },
+                registrationsChanged: { [connections, log] in
+                    let closed = connections.closeRefused(except: id)
+                    if closed > 0 { log("registrations changed: closed \(closed) connection(s) of programs it had refused, which ask again") }
+                })
             let thread = Thread { [connections] in
                 handler.run()
                 connections.remove(id)
@@ -258,6 +267,8 @@ final class ConnectionTable: Sendable {
         let stream: AgentStream
         var greeted = false
         var lastActive = ContinuousClock.now
+        /// Whether the agent told this connection's program it does not serve it.
+        var refused = false
     }
     private struct Table: ~Copyable {
         var entries: [Int: Entry] = [:]
@@ -290,6 +301,20 @@ final class ConnectionTable: Sendable {
     }
 
     func markGreeted(_ id: Int) { table.withLock { $0.entries[id]?.greeted = true } }
+    func markRefused(_ id: Int) { table.withLock { $0.entries[id]?.refused = true } }
+
+    /// Shuts down every connection whose program was refused, but `id`'s; returns how many. Their clients
+    /// send nothing more on them (they open the keychain themselves), so no request is cut off; each notices
+    /// the end before its next call and asks the agent again.
+    func closeRefused(except id: Int) -> Int {
+        let streams: [AgentStream] = table.withLock { table in
+            let chosen = table.entries.filter { $0.key != id && $0.value.refused }
+            for key in chosen.keys { table.entries[key]?.refused = false }
+            return chosen.map(\.value.stream)
+        }
+        for stream in streams { stream.shutDown() }
+        return streams.count
+    }
     func touch(_ id: Int) { table.withLock { $0.entries[id]?.lastActive = .now } }
     func remove(_ id: Int) { table.withLock { _ = $0.entries.removeValue(forKey: id) } }
     var count: Int { table.withLock { $0.entries.count } }

@@ -18,6 +18,13 @@ struct ConnectionHandler {
     let greeted: @Sendable () -> Void
     /// Called at every request, for the idle timeout and for choosing which connection to close when full.
     let active: @Sendable () -> Void
+    /// Called when the agent tells this program it does not serve it (a refused item request, a status that
+    /// says unregistered or refused): the client then opens the keychain itself without asking again, so its
+    /// connection is closed when the registrations change (see `registrationsChanged`).
+    let refused: @Sendable () -> Void
+    /// Called after this connection changed the registrations: the agent closes the connections of programs
+    /// it refused, whose clients then ask again (docs: AgentRouting).
+    let registrationsChanged: @Sendable () -> Void
     /// An idle connection is closed after this long (the client reconnects on its next request).
     static let idleSeconds = 600
     /// A client must say hello within this long after connecting.
@@ -148,8 +155,9 @@ struct ConnectionHandler {
     private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> AgentReply {
         switch request {
         case .hello(let path, _):
-            let wanted = URL(fileURLWithPath: path).standardizedFileURL.path
-            guard wanted == state.keychainPath else {
+            // An empty path asks for whichever keychain the agent serves (pam_latchkey, which cannot know the
+            // user's configured default): every request that matters still needs its passphrase or its identity.
+            guard path.isEmpty || URL(fileURLWithPath: path).standardizedFileURL.path == state.keychainPath else {
                 throw KeychainError(.notAvailable, "this agent serves another keychain")
             }
             return .none
@@ -195,6 +203,7 @@ struct ConnectionHandler {
             }
             try state.reloadRegistrationsIfReadable()
             log("registered \(registration)")
+            registrationsChanged()
             return .registration(registration)
         case .unregister(var bytes, let path):
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
@@ -202,6 +211,7 @@ struct ConnectionHandler {
                 try state.keychain.unregister(executablePath: path, passphrase: Passphrase(bytes: bytes))
             }
             try state.reloadRegistrationsIfReadable()
+            if removed { registrationsChanged() }
             return .flag(removed)
         case .listRegistrations:
             guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
@@ -228,11 +238,18 @@ struct ConnectionHandler {
     private func service(_ peer: PeerIdentity) throws(KeychainError) -> LocalKeychainService {
         guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
         switch CallerPolicy.standing(of: peer, registrations: registrations) {
-        case .refused(let error): throw error
         case .registered(let registration):
             return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
-        case .unregistered(let path): throw CallerPolicy.notRegistered(path)
-        case .unidentified(let reason): throw CallerPolicy.notIdentified(reason)
+        case .refused(let error):
+            refused()
+            throw error
+        case .unregistered(let path):
+            refused()
+            log("refused an item request of pid \(peer.pid): \(path) is not registered")
+            throw CallerPolicy.notRegistered(path)
+        case .unidentified(let reason):
+            refused()
+            throw CallerPolicy.notIdentified(reason)
         }
     }
 
@@ -247,6 +264,7 @@ struct ConnectionHandler {
         } else {
             caller = peer.untrusted == nil ? .unknownUntilFirstUnlock : .unregistered
         }
+        if !caller.agentServes { refused() }
         return KeychainServiceStatus(lockState: state.keychain.lockState, keychainPath: state.keychainPath,
                                      agentProcessIdentifier: CurrentProcess.id, caller: caller)
     }

@@ -18,7 +18,7 @@ enum SSHUsePrompt {
         let seconds = use.settings.approvalSeconds
         if seconds > 0 {
             let what = use.settings.approvalScope == .processTree ? "any destination" : "the same \(use.signed.isLogin ? "destination" : "purpose")"
-            lines.append("Allowing covers this program's further uses of this key for \(what) for \(seconds) seconds, until the keychain or the agent locks.")
+            lines.append("Allowing covers this program's further uses of this key for \(what) for \(seconds) \(seconds == 1 ? "second" : "seconds"), until the keychain or the agent locks.")
         }
         return lines.joined(separator: "\n")
     }

@@ -14,11 +14,12 @@ enum SleepWatcher {
     static let path = "/org/freedesktop/login1"
     static let manager = "org.freedesktop.login1.Manager"
 
-    /// Starts watching on a thread of its own.
-    static func start(state: AgentState, log: @escaping @Sendable (String) -> Void) {
+    /// Starts watching on a thread of its own (and for the session's lock too, `SessionLockWatcher`, when
+    /// `lockOnSessionLock`).
+    static func start(state: AgentState, lockOnSessionLock: Bool, log: @escaping @Sendable (String) -> Void) {
         let thread = Thread {
             do {
-                try watch(state: state, log: log)
+                try watch(state: state, lockOnSessionLock: lockOnSessionLock, log: log)
             } catch {
                 log("lock on sleep is unavailable: \(error)")
             }
@@ -27,7 +28,7 @@ enum SleepWatcher {
         thread.start()
     }
 
-    private static func watch(state: AgentState, log: @escaping @Sendable (String) -> Void) throws(BusError) -> Never {
+    private static func watch(state: AgentState, lockOnSessionLock: Bool, log: @escaping @Sendable (String) -> Void) throws(BusError) -> Never {
         let bus = try Bus(.system)
         var inhibitor: Int32 = -1
         func takeInhibitor() {
@@ -53,6 +54,13 @@ enum SleepWatcher {
         }
         takeInhibitor()
         log("watching for sleep on the system bus")
+        if lockOnSessionLock {
+            do {
+                try SessionLockWatcher.attach(to: bus, state: state, log: log)
+            } catch {
+                log("lock on session lock is unavailable: \(error)")
+            }
+        }
         try bus.run()
     }
 }

@@ -259,6 +259,29 @@ package final class Bus {
         handlers.append(box)
     }
 
+    /// Calls `handler` with every signal `member` of `interface` that `sender` emits, on any path (the
+    /// message's `path` says which object). The bus checks the sender: a signal from another peer is not
+    /// delivered.
+    package func onSignal(
+        sender: String, interface: String, member: String, _ handler: @escaping (BusMessage) -> Void
+    ) throws(BusError) {
+        let rule = "type='signal',sender='\(sender)',interface='\(interface)',member='\(member)'"
+        let box = Unmanaged.passRetained(ObjectHandler { message in
+            handler(message)
+            return false
+        })
+        let code = SDBus.library.addMatch(bus, nil, rule, { message, userdata, _ in
+            guard let message, let userdata else { return 0 }
+            _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
+            return 0
+        }, box.toOpaque())
+        guard code >= 0 else {
+            box.release()
+            throw BusError(operation: "watching \(interface).\(member)", code: code, detail: nil)
+        }
+        objectHandlers.append(box)
+    }
+
     /// Calls a method of `destination`, with the arguments `build` appends; its reply, to read. A D-Bus error
     /// reply is thrown, its name and message in the detail.
     package func call(
@@ -415,6 +438,19 @@ package final class BusMessage {
         return Array(UnsafeRawBufferPointer(start: pointer, count: size))
     }
 
+    /// Reads a file descriptor ("h"): a close-on-exec duplicate, which the caller owns and closes (the
+    /// message's own copy goes with the message).
+    package func readFileDescriptor() throws(BusError) -> Int32 {
+        var descriptor: Int32 = -1
+        let code = SDBus.library.messageReadBasic(message, Self.code("h"), &descriptor)
+        guard code > 0, descriptor >= 0 else { throw failed("a file descriptor", code < 0 ? code : -Errno.badMessage.code) }
+        do throws(Errno) {
+            return try Descriptors.duplicate(descriptor)
+        } catch {
+            throw failed("a copy of the file descriptor", -error.code)
+        }
+    }
+
     /// Enters an array, struct, variant or dict entry ("a", "r", "v", "e") of `contents`; false at the end
     /// of the enclosing array.
     package func enter(_ type: Character, _ contents: String) throws(BusError) -> Bool {
@@ -486,6 +522,13 @@ package final class BusMessage {
     package func append(_ value: UInt64) throws(BusError) {
         var number = value
         let code = SDBus.library.messageAppendBasic(message, Self.code("t"), &number)
+        guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
+    }
+
+    /// Appends an unsigned 32-bit integer ("u").
+    package func append(_ value: UInt32) throws(BusError) {
+        var number = value
+        let code = SDBus.library.messageAppendBasic(message, Self.code("u"), &number)
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
     }
 

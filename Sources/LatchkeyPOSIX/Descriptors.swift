@@ -18,6 +18,14 @@ package enum Descriptors {
         let flags = fcntl(fd, F_GETFD)
         if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
     }
+
+    /// Whether `fd` is open for writing (its access mode is write-only or read-write).
+    package static func isOpenForWriting(_ fd: Int32) -> Bool {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0 else { return false }
+        let mode = flags & O_ACCMODE
+        return mode == O_WRONLY || mode == O_RDWR
+    }
 }
 
 /// Pipes.

@@ -45,13 +45,13 @@ package enum Spawn {
         if let output = options.standardOutput {
             posix_spawn_file_actions_adddup2(&actions, output, 1)
             if let log = options.outputPath {
-                posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+                posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
             } else {
                 posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
             }
         } else {
             if let output = options.outputPath {
-                posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+                posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
             } else {
                 posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             }

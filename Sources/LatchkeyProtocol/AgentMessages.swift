@@ -34,7 +34,8 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
 
 /// A request to the agent: a `KeychainService` call, typed.
 package enum AgentRequest: Sendable {
-    /// The client's first message: which keychain it wants, and the challenge of the agent's greeting.
+    /// The client's first message: which keychain it wants (empty: whichever the agent serves, as
+    /// pam_latchkey asks), and the challenge of the agent's greeting.
     case hello(keychainPath: String, challenge: [UInt8])
     /// `KeychainService.status()`.
     case status

@@ -62,6 +62,30 @@ struct CollectionRegistry {
         ItemQuery(.genericPassword, matching: [.service: .string(Self.service), .account: .string(id)])
     }
 
+    /// The service of the item that keeps the `login` collection's label once it is renamed: the keychain is
+    /// that collection and has no registry entry (one generic password, account `login`, label its label,
+    /// readable after the first unlock like the entries).
+    static let labelService = "org.freedesktop.secrets.labels"
+
+    /// The label `login` was given with `Set`, or nil (never renamed, or not readable before the first unlock).
+    func loginLabel() -> String? {
+        let found: [ItemResult]
+        do {
+            found = try database.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string(Self.labelService), .account: .string("login")],
+                                                        returning: .attributes), caller: caller)
+        } catch {
+            return nil  // Never renamed (itemNotFound), or not readable before the first unlock: its built-in label.
+        }
+        return found.first?[.label]?.stringValue
+    }
+
+    /// Relabels the `login` collection (kept across restarts, backups and imports of the keychain).
+    func renameLogin(label: String) throws(KeychainError) {
+        _ = try database.addOrUpdate(NewItem(.genericPassword, attributes: [
+            .service: .string(Self.labelService), .account: .string("login"), .label: .string(label), .accessible: .string("ck"),
+        ], data: Data()), caller: caller)
+    }
+
     /// Relabels a collection.
     func rename(_ id: String, label: String) throws(KeychainError) {
         _ = try database.update(entryQuery(id), with: ItemChanges(attributes: [.label: .string(label)]), caller: caller)

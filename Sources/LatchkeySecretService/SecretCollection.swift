@@ -51,6 +51,8 @@ final class SessionItems {
     }
 
     var items: [Data: Stored] = [:]
+    /// The collection's label (renamed with `Set`; in memory like its items).
+    var label = "Session"
 
     /// Wipes an item's secret and puts `value` in its place, or removes the item when `value` is nil.
     func replaceSecret(_ reference: Data, with value: Data?) {
@@ -72,7 +74,7 @@ struct SessionCollection: SecretCollection {
     let caller: CallerIdentity
 
     var path: String { SecretPaths.sessionCollection }
-    var label: String { "Session" }
+    var label: String { storage.label }
     var isLocked: Bool { false }
 
     func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {

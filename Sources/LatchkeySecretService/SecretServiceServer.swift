@@ -49,7 +49,7 @@ final class SecretServiceServer {
 
     /// Who the sender of `message` acts as: another user's program is refused; under isolation, what the
     /// agent decided of the connection, as long as it holds (docs/LATCHKEY-SECURITY.md, "The Secret Service").
-    private func caller(for message: BusMessage) throws -> CallerIdentity {
+    func caller(for message: BusMessage) throws -> CallerIdentity {
         switch configuration.policy {
         case .shared:
             let (uid, pid): (UInt32, Int32)
@@ -186,7 +186,7 @@ final class SecretServiceServer {
     /// Every collection, as `caller` sees them.
     private func collections(caller: CallerIdentity) -> [String: any SecretCollection] {
         var collections: [String: any SecretCollection] = [
-            SecretPaths.collection: SecretStore(database: configuration.database, caller: caller),
+            SecretPaths.collection: SecretStore(database: configuration.database, caller: caller, label: loginLabel),
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
         ]
         for entry in registry.list() {
@@ -204,7 +204,7 @@ final class SecretServiceServer {
 
     /// The collection at `path` as `caller` sees it, or `NoSuchObject`.
     private func collection(at path: String, caller: CallerIdentity) throws -> any SecretCollection {
-        if path == SecretPaths.collection { return SecretStore(database: configuration.database, caller: caller) }
+        if path == SecretPaths.collection { return SecretStore(database: configuration.database, caller: caller, label: loginLabel) }
         if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
         guard let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == path }) else {
             throw SecretServiceError.noSuchObject("no collection \(path)")
@@ -220,8 +220,20 @@ final class SecretServiceServer {
 
     private var registry: CollectionRegistry { CollectionRegistry(database: configuration.database) }
 
+    /// The `login` collection's label, read once after the first unlock (before it, the registry cannot be
+    /// read and the built-in "Login" stands in); `Set` updates it.
+    private var cachedLoginLabel: String?
+    private var loginLabel: String {
+        if let cachedLoginLabel { return cachedLoginLabel }
+        guard configuration.database.lockState.isProtectedDataAvailable else { return "Login" }
+        let label = registry.loginLabel() ?? "Login"
+        cachedLoginLabel = label
+        return label
+    }
+
     func install() throws(BusError) {
         try bus.handleObjects(under: SecretPaths.service) { [unowned self] message in self.handle(message) }
+        try bus.handleObjects(under: SecretPortal.path) { [unowned self] message in self.handlePortal(message) }
         try bus.onPeers(arrived: { [unowned self] peer in self.peerArrived(peer) }) { [unowned self] peer in
             self.peerLeft(peer)
             let closed = self.sessions.closeAll(of: peer)
@@ -687,13 +699,20 @@ final class SecretServiceServer {
         case "Set":
             let interface = try message.readString(), name = try message.readString()
             if case .collection(let path) = target, interface == "org.freedesktop.Secret.Collection", name == "Label",
-                let store = collections[path] as? SecretStore, store.collectionID != "login"
+                let collection = collections[path]
             {
                 guard let (type, contents) = try message.peek(), type == "v", contents == "s" else {
                     throw SecretServiceError.invalidArguments("Label is a string")
                 }
                 _ = try message.enter("v", contents)
-                try registry.rename(store.collectionID, label: try message.readString())
+                let label = try message.readString()
+                switch collection {
+                case let store as SecretStore where store.collectionID == "login":
+                    try registry.renameLogin(label: label)
+                    cachedLoginLabel = label
+                case let store as SecretStore: try registry.rename(store.collectionID, label: label)
+                default: sessionItems.label = label  // The in-memory `session` collection.
+                }
                 serviceSignal("CollectionChanged", path)
                 propertiesChanged(path, interface: interface, invalidated: ["Label"])
                 return try bus.reply(to: message)

@@ -1,7 +1,7 @@
 package import Foundation
 
-/// One SQLite connection. Not `Sendable`: reach it only through `DatabaseQueue.read` / `write`, which
-/// serialize access.
+/// One SQLite connection. Not `Sendable`: reach it only through `DatabasePool`'s `read`, `write` and
+/// `withWriter`, which give each connection to one caller at a time.
 package final class Connection {
     /// How to open the file.
     package enum OpenMode: Sendable {

@@ -37,11 +37,11 @@ package final class DatabasePool: @unchecked Sendable {
     /// Runs `body` in a read transaction (a consistent snapshot) on a reader connection.
     package func read<T>(_ body: (Connection) throws -> T) throws -> T {
         guard makeReader != nil else {
-            return try DatabaseQueue.retryingWhileBusy(deadline: busyDeadline) {
+            return try BusyRetry.run(deadline: busyDeadline) {
                 try writerLock.withLock { try writer.transaction(writing: false) { try body(writer) } }
             }
         }
-        return try DatabaseQueue.retryingWhileBusy(deadline: busyDeadline) {
+        return try BusyRetry.run(deadline: busyDeadline) {
             let reader = try takeReader()
             defer { putBack(reader) }
             return try reader.transaction(writing: false) { try body(reader) }
@@ -53,9 +53,9 @@ package final class DatabasePool: @unchecked Sendable {
     /// statements of `read` buy nothing there (they are a tenth of a one-item lookup).
     package func readOneStatement<T>(_ body: (Connection) throws -> T) throws -> T {
         guard makeReader != nil else {
-            return try DatabaseQueue.retryingWhileBusy(deadline: busyDeadline) { try writerLock.withLock { try body(writer) } }
+            return try BusyRetry.run(deadline: busyDeadline) { try writerLock.withLock { try body(writer) } }
         }
-        return try DatabaseQueue.retryingWhileBusy(deadline: busyDeadline) {
+        return try BusyRetry.run(deadline: busyDeadline) {
             let reader = try takeReader()
             defer { putBack(reader) }
             return try body(reader)
@@ -66,14 +66,14 @@ package final class DatabasePool: @unchecked Sendable {
     /// it does. When another process holds the write lock the whole transaction is retried, so `body` must
     /// only touch the database (it may run more than once).
     package func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        try DatabaseQueue.retryingWhileBusy(deadline: busyDeadline) {
+        try BusyRetry.run(deadline: busyDeadline) {
             try writerLock.withLock { try writer.transaction(writing: true) { try body(writer) } }
         }
     }
 
     /// Runs `body` with the writer outside any transaction (pragmas, checkpoints).
     package func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
-        try DatabaseQueue.retryingWhileBusy(deadline: busyDeadline) { try writerLock.withLock { try body(writer) } }
+        try BusyRetry.run(deadline: busyDeadline) { try writerLock.withLock { try body(writer) } }
     }
 
     /// How many reader connections are open now (for tests).

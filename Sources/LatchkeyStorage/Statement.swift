@@ -1,7 +1,7 @@
 package import Foundation
 
 /// A prepared statement, owned and cached by its `Connection`. Not thread-safe: it is only reachable
-/// through a connection, which is only reachable inside a `DatabaseQueue` closure.
+/// through its connection, which `DatabasePool` hands to one caller at a time.
 package final class Statement {
     let handle: SQLite.Statement
     private unowned let connection: Connection

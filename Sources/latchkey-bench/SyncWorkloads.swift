@@ -9,17 +9,19 @@ import LatchkeySync
 final class BenchPostgres {
     static let binaries = "/usr/lib/postgresql/15/bin"
     let directory: String
-    private var pid: Int32?
+    /// The postmaster's pid while it runs.
+    private(set) var pid: Int32?
     private let asNobody = getuid() == 0
 
     var conninfo: String { "host=\(directory) port=5432 user=latchkey dbname=latchkey" }
 
-    init() throws {
+    /// Starts the server; `settings` (postgresql.conf lines) come after the bench's own and win.
+    init(settings extra: String = "") throws {
         directory = NSTemporaryDirectory() + "/latchkey-bench-pg-\(ProcessInfo.processInfo.processIdentifier)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         if asNobody { chown(directory, 65534, 65534) }
         try run(Self.binaries + "/initdb", ["-D", directory + "/data", "-U", "latchkey", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
-        let settings = "listen_addresses = ''\nunix_socket_directories = '\(directory)'\nmax_connections = 300\nshared_buffers = 256MB\n"
+        let settings = "listen_addresses = ''\nunix_socket_directories = '\(directory)'\nmax_connections = 300\nshared_buffers = 256MB\n" + extra
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/data/postgresql.conf"))
         handle.seekToEndOfFile()
         handle.write(Data(settings.utf8))

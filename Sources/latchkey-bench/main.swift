@@ -6,8 +6,12 @@
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
 //   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
+//   latchkey-bench --sync-fleet 100,1000,10000 [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
+//                  (N simulated devices on one PostgreSQL, directly and through PgBouncer)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
 //   latchkey-bench --tpm [--samples N]   (unlock with and without a TPM, on a swtpm it starts and stops)
+//   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
+//                  Keyring; also part of --peers)
 //
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
@@ -16,6 +20,7 @@
 // script/install-peers installs; script/bench runs everything.
 import Foundation
 import Latchkey
+import LatchkeySync
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("latchkey-bench: \(message)\n".utf8))
@@ -30,13 +35,16 @@ let usage = """
            latchkey-bench --plot DIR --from FILE [--reliability FILE]
            latchkey-bench --pki [--samples N]
            latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
+           latchkey-bench --sync-fleet N[,N…] [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
            latchkey-bench --ssh [--samples N]
+           latchkey-bench --secret-service [--samples N] [--items N] [--secret-service-script PATH]
            latchkey-bench --tpm [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
     "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability", "--echo-socket",
-    "--sync-items", "--sync-vaults",
+    "--sync-items", "--sync-vaults", "--items", "--secret-service-script",
+    "--sync-fleet", "--sync-fleet-worker", "--fleet-conninfo", "--fleet-mode", "--fleet-idle", "--fleet-busy",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -47,7 +55,8 @@ while position < arguments.count {
     let argument = arguments[position]
     if valueOptions.contains(argument) {
         position += 2
-    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh" || argument == "--tpm" {
+    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh"
+        || argument == "--secret-service" || argument == "--tpm" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -100,6 +109,35 @@ if arguments.contains("--pki") {
     print(PKIAgentWorkloads.render(try PKIAgentWorkloads(samples: samples).run()))
     exit(0)
 }
+if let specification = option("--sync-fleet-worker") {
+    // One process of --sync-fleet's devices.
+    guard let conninfo = option("--fleet-conninfo") else { fail("--sync-fleet-worker needs --fleet-conninfo") }
+    try SyncFleetProcess(specification: specification, conninfo: conninfo).run()
+    exit(0)
+}
+if let sizes = option("--sync-fleet") {
+    // N devices online at once, directly and through PgBouncer; nothing else is measured.
+    let counts = sizes.split(separator: ",").compactMap { Int($0) }
+    guard !counts.isEmpty, counts.allSatisfy({ $0 >= 10 }) else { fail("--sync-fleet needs device counts of at least 10") }
+    let modes: [SyncConnectionMode] = switch option("--fleet-mode") ?? "both" {
+    case "direct": [.direct]
+    case "pooled": [.pooled]
+    case "both": [.direct, .pooled]
+    default: fail("--fleet-mode is direct, pooled or both")
+    }
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]  // No /proc: the path it was started by.
+    var runs: [SyncFleetWorkload.Results] = []
+    for count in counts {
+        for mode in modes {
+            let workload = SyncFleetWorkload(devices: count, mode: mode, idleSeconds: Int(option("--fleet-idle") ?? "20") ?? 20,
+                                             busySeconds: Int(option("--fleet-busy") ?? "40") ?? 40)
+            runs.append(try workload.run(executable: executable))
+            FileHandle.standardError.write(Data(SyncFleetWorkload.render([runs.last!], command: "partial").utf8))
+        }
+    }
+    print(SyncFleetWorkload.render(runs, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
 if arguments.contains("--sync") {
     // Sync through a PostgreSQL the bench starts; nothing else is measured.
     let items = Int(option("--sync-items") ?? "100000") ?? 100_000
@@ -121,6 +159,18 @@ if arguments.contains("--ssh") {
     // SSH signatures through latchkeyd, ssh-agent and gpg-agent; nothing else is measured.
     let results = try SSHAgentWorkloads(samples: Int(option("--samples") ?? "400") ?? 400, binDirectory: executableDirectory).run()
     print(SSHAgentWorkloads.render(results, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+@MainActor func secretServiceSection(samples: Int, command: String) throws -> String {
+    let items = Int(option("--items") ?? "10000") ?? 10_000
+    let workloads = SecretServiceWorkloads(samples: samples, items: items, binDirectory: executableDirectory,
+                                           script: option("--secret-service-script") ?? "bench/secret-service.py")
+    FileHandle.standardError.write(Data("latchkey-bench: the Secret Service: activation and search among \(items.formatted()) items...\n".utf8))
+    return SecretServiceWorkloads.render(try workloads.run(), items: items, command: command)
+}
+if arguments.contains("--secret-service") {
+    // Cold D-Bus activation and search through the Secret Service, Latchkey beside GNOME Keyring.
+    print(try secretServiceSection(samples: Int(option("--samples") ?? "30") ?? 30, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()
@@ -199,6 +249,7 @@ if arguments.contains("--peers") {
     let ssh = try SSHAgentWorkloads(samples: Int(option("--peers-samples") ?? "100").map { max(160, $0 * 4) } ?? 400,
                                     binDirectory: executableDirectory).run()
     report += "\n" + SSHAgentWorkloads.render(ssh, command: command.trimmingCharacters(in: .whitespaces))
+    report += "\n" + (try secretServiceSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
 }
 print(report)
 if let markdown = option("--markdown") {

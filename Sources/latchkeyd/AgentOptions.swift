@@ -26,6 +26,8 @@ enum AgentOptions {
         AgentOption(name: "ssh-agent-socket", value: "path",
                     help: "Serve the OpenSSH agent protocol on this socket (else LATCHKEY_SSH_AGENT_SOCKET, else ssh-agent.sock beside the agent's socket: $XDG_RUNTIME_DIR/latchkey/ssh-agent.sock). Point SSH_AUTH_SOCK at it."),
         AgentOption(name: "no-ssh-agent", value: nil, help: "Do not serve the SSH agent protocol (also LATCHKEY_SSH_AGENT=0)."),
+        AgentOption(name: "no-lock-on-session-lock", value: nil,
+                    help: "Do not lock the keychain when the login session locks its screen (logind's Lock signal and LockedHint; also LATCHKEY_LOCK_ON_SESSION_LOCK=0). The screen locker's PAM stack unlocks it again through pam_latchkey."),
         AgentOption(name: "no-sync", value: nil,
                     help: "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."),
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),

@@ -7,6 +7,7 @@ import LatchkeyEngine
 import LatchkeyProtocol
 import LatchkeyAgent
 import LatchkeyPOSIX
+import Synchronization
 
 do {
     // First: a crash must not print memory (Swift's backtracer shows what registers point at: keys, secrets).
@@ -28,6 +29,7 @@ var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET
 var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
 var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
+var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -39,6 +41,7 @@ while let argument = arguments.first {
     case "--no-sync": backgroundSync = false
     case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
     case "--no-ssh-agent": sshAgent = false
+    case "--no-lock-on-session-lock": lockOnSessionLock = false
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
         case "shared": isolatedSecretService = false
@@ -69,28 +72,35 @@ while let argument = arguments.first {
     }
 }
 
-let server: AgentServer
-do {
-    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
-                                            secretService: secretService, isolatedSecretService: isolatedSecretService,
-                                            backgroundSync: backgroundSync,
-                                            sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil))
-} catch {
-    FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
-    exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
-}
-
+// The termination signals are caught before the server starts: it may own its bus name (D-Bus activation
+// answers then) before it serves, and a SIGTERM sent in between must stop it, not be lost. They are handled
+// once the main queue runs (dispatchMain below).
+let started = Mutex<AgentServer?>(nil)
 Signals.ignoreBrokenPipes()
 var sources: [any DispatchSourceSignal] = []
 for signalNumber in Signals.termination {
     Signals.ignore(signalNumber)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
-        server.shutDown()
+        started.withLock { $0 }?.shutDown()
         exit(0)
     }
     source.resume()
     sources.append(source)
 }
+
+let server: AgentServer
+do {
+    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
+                                            secretService: secretService, isolatedSecretService: isolatedSecretService,
+                                            backgroundSync: backgroundSync,
+                                            sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
+                                            lockOnSessionLock: lockOnSessionLock))
+} catch {
+    FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
+    exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
+}
+
+started.withLock { $0 = server }
 Thread.detachNewThread { server.serve() }
 dispatchMain()

@@ -4,15 +4,16 @@ import LatchkeyTestSupport
 import Testing
 
 /// latchkeyd syncs in the background: it pushes after each change it serves, pulls when the server's NOTIFY
-/// rings, keeps working while the server is away and catches up when it is back.
+/// rings (through PgBouncer: when its poll finds a change), keeps working while the server is away and
+/// catches up when it is back.
 @Suite(.dedicatedThreads, .serialized) struct AgentSyncTests {
     func find(_ sandbox: AgentSandbox, _ account: String) throws -> String? {
         let found = try sandbox.cli("find-generic-password", "-a", account, "-s", "mail", "-w")
         return found.status == 0 ? found.stdout : nil
     }
 
-    @Test func theAgentPushesWhatItServesAndPullsWhenTheServerRings() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func theAgentPushesWhatItServesAndPullsWhenTheServerRings(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let laptop = try AgentSandbox(), desktop = try AgentSandbox()
         #expect(try laptop.cli("add-generic-password", "-a", "first", "-s", "mail", "--synchronizable", "-w", "one").status == 0)
         let setup = try laptop.cli("sync", "setup", "--server", cluster.conninfo, "--name", "laptop")
@@ -27,7 +28,7 @@ import Testing
         try desktop.unlock()
         try waitUntil("the agent syncs", seconds: 20) { desktop.agentLog.contains("sync: this keychain syncs with vault") }
 
-        // Pulled when the laptop's push rings the server's doorbell: nobody runs sync on the desktop.
+        // Pulled when the laptop's push rings the server's doorbell (or the poll sees it): nobody runs sync on the desktop.
         #expect(try laptop.cli("add-generic-password", "-a", "second", "-s", "mail", "--synchronizable", "-w", "two").status == 0)
         #expect(try laptop.cli("sync", "now").status == 0)
         try waitUntil("the desktop's agent pulls", seconds: 20) { try find(desktop, "second") == "two\n" }

@@ -59,6 +59,26 @@ final class FakeLogind: @unchecked Sendable {
         #expect(output.status == 0, "\(output.stderr)")
     }
 
+    /// Emits the session's Lock signal (`loginctl lock-session`): "c1" is this user's session, "c2" another's.
+    func lockSession(_ id: String) throws {
+        let output = try send(["--print-reply", "--dest=org.freedesktop.login1", "/org/freedesktop/login1",
+                               "org.latchkey.FakeLogind.LockSession", "string:\(id)"])
+        #expect(output.status == 0, "\(output.stderr)")
+    }
+
+    /// Emits PropertiesChanged with the session's LockedHint, as when a screen locker calls SetLockedHint.
+    func setLockedHint(_ id: String, _ locked: Bool) throws {
+        let output = try send(["--print-reply", "--dest=org.freedesktop.login1", "/org/freedesktop/login1",
+                               "org.latchkey.FakeLogind.SetLockedHint", "string:\(id)", "boolean:\(locked)"])
+        #expect(output.status == 0, "\(output.stderr)")
+    }
+
+    /// Emits a session's Lock signal from a peer that does not own `org.freedesktop.login1`.
+    func spoofLockSession(_ id: String) throws {
+        let output = try send(["--type=signal", "/org/freedesktop/login1/session/\(id)", "org.freedesktop.login1.Session.Lock"])
+        #expect(output.status == 0, "\(output.stderr)")
+    }
+
     /// Emits the same signal from a peer that does not own `org.freedesktop.login1`.
     func spoofPrepareForSleep() throws {
         let output = try send(["--type=signal", "/org/freedesktop/login1",

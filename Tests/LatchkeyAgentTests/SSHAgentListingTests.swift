@@ -18,6 +18,15 @@ import Testing
         #expect(try ssh.sshAdd("-L").stdout == "The agent has no identities.\n")
     }
 
+    @Test func theAgentSaysWhereToPointSSHAuthSock() throws {
+        let ssh = try SSHSandbox()
+        // The log line an operator reads (journalctl --user -u latchkeyd) names the socket and the variable.
+        #expect(ssh.agent.agentLog.contains("SSH agent listening on \(ssh.socketPath) (SSH_AUTH_SOCK=\(ssh.socketPath))\n"))
+        let help = try HelperProcess.run(HelperProcess.product("latchkeyd"), ["--help"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("export SSH_AUTH_SOCK=\"$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock\""))
+    }
+
     @Test func everyKindIsStoredAndListedAsOpenSSHListsIt() throws {
         let ssh = try SSHSandbox()
         var fingerprints = "", lines = ""

@@ -113,6 +113,49 @@ import Testing
         #expect(pinentryLog(ssh).contains("Allowing covers this program's further uses of this key for any destination for 60 seconds"))
     }
 
+    @Test func anApprovalEndsWhenItsTimeIsUp() throws {
+        let ssh = try SSHSandbox()
+        let path = try ssh.makeKey("id_brief", type: "ecdsa")
+        try ssh.sshAdd("-c", path)
+        try ssh.hide(path)
+        let set = try ssh.agent.cli("ssh-key", "set", "id_brief", "--approval-seconds", "1")
+        #expect(set.status == 0, "\(set.stderr)")
+        let server = try SSHServer(in: ssh, authorizedKeys: [try ssh.publicKey(path)])
+        try ssh.answerPinentry("confirm")
+        let job = try ssh.job()
+        #expect(try server.ssh(in: job, identity: path).status == 0)
+        #expect(prompts(ssh) == 1)
+        #expect(pinentryLog(ssh).contains("Allowing covers this program's further uses of this key for the same destination for 1 second, until the keychain or the agent locks."))
+        // Past its second the approval covers nothing: the same job, the same destination, asked again.
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(try server.ssh(in: job, identity: path).status == 0)
+        #expect(prompts(ssh) == 2)
+    }
+
+    @Test func aForwardedLoginNamesTheHostItCameThrough() throws {
+        let ssh = try SSHSandbox()
+        let path = try ssh.makeKey("id_hop", type: "ecdsa")
+        try ssh.sshAdd("-c", path)
+        try ssh.hide(path)
+        let key = try ssh.publicKey(path)
+        let first = try SSHServer(in: ssh, authorizedKeys: [key], name: "sshd-1")
+        let second = try SSHServer(in: ssh, authorizedKeys: [key], name: "sshd-2")
+        try ssh.answerPinentry("confirm")
+        // Logged in to the first server with the agent forwarded (-A), the session there logs in to the second
+        // through the forwarded agent: the agent sees the first host's binding, then the second's.
+        let hop = second.commandLine(identity: path)
+        let login = try first.ssh(ssh, identity: path, command: hop, extra: ["-A"])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "logged in\n")
+        #expect(prompts(ssh) == 2)
+        func fingerprint(_ server: SSHServer) throws -> String {
+            String(try ssh.run("ssh-keygen", ["-lf", server.directory + "/host_ed25519.pub"]).stdout.split(separator: " ")[1])
+        }
+        let asked = pinentryLog(ssh)
+        #expect(asked.contains("to the host with key \(try fingerprint(first))?\nHost key: \(try fingerprint(first))\nConnection: direct from this computer\n"), "\(asked)")
+        #expect(asked.contains("to the host with key \(try fingerprint(second))?\nHost key: \(try fingerprint(second))\nForwarded through: \(try fingerprint(first))\n"), "\(asked)")
+    }
+
     @Test func withoutPinentryAConfirmedKeyIsNeverUsed() throws {
         let ssh = try SSHSandbox(start: false)
         ssh.agent.agentEnvironment["LATCHKEY_PINENTRY"] = ssh.directory.file("no-pinentry")

@@ -263,6 +263,11 @@ final class SSHServer {
         try job.run("/usr/bin/ssh", sshArguments(identity: identity))
     }
 
+    /// The same login as one shell command line, for a session on another server to run (a hop).
+    func commandLine(identity: String, command: String = "echo logged in") -> String {
+        (["/usr/bin/ssh"] + sshArguments(identity: identity, command: command)).map { "'" + $0 + "'" }.joined(separator: " ")
+    }
+
     private func sshArguments(identity: String, command: String = "echo logged in", extra: [String] = []) -> [String] {
         ["-F", "/dev/null", "-o", "IdentityFile=\(identity).pub", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
          "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\(directory)/known_hosts",

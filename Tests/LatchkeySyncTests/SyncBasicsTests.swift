@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Sync between devices through PostgreSQL", .serialized)
 struct SyncBasicsTests {
-    @Test func itemsAddedUpdatedAndDeletedOnOneDeviceReachTheOthers() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func itemsAddedUpdatedAndDeletedOnOneDeviceReachTheOthers(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let laptop = try SyncDevice("laptop"), desktop = try SyncDevice("desktop")
         try laptop.add("alice", "one")
         try laptop.add("local", "stays", sync: false)

@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Sync conflicts: one winner everywhere, the loser kept", .serialized)
 struct SyncConflictTests {
-    @Test func concurrentChangesKeepTheServersFirstAndTheLoserAsAConflictThatCanBeRestored() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func concurrentChangesKeepTheServersFirstAndTheLoserAsAConflictThatCanBeRestored(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("alice", "v1")])
         let (a, b) = (devices[0], devices[1])
 
@@ -34,8 +34,8 @@ struct SyncConflictTests {
         #expect(status { try b.client.restoreConflict(99) } == .itemNotFound)
     }
 
-    @Test func theSamePrimaryKeyAddedOnTwoDevicesConvergesToTheLowerIDEverywhere() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func theSamePrimaryKeyAddedOnTwoDevicesConvergesToTheLowerIDEverywhere(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let a = try SyncDevice("a"), b = try SyncDevice("b"), c = try SyncDevice("c")
         let code = try a.setup(cluster)
         try b.join(cluster, recoveryCode: code)
@@ -67,8 +67,8 @@ struct SyncConflictTests {
         #expect(try cluster.psql("SELECT count(*) FROM latchkey.items WHERE NOT deleted").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
 
-    @Test func aDeleteAndAnUpdateOfTheSameItemKeepTheFirstAndTheOtherAsAConflict() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func aDeleteAndAnUpdateOfTheSameItemKeepTheFirstAndTheOtherAsAConflict(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("alice", "v1")])
         let (a, b) = (devices[0], devices[1])
         try a.delete("alice")

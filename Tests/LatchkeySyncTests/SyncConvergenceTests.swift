@@ -5,7 +5,8 @@ import LatchkeyTestSupport
 import Testing
 
 /// Three devices make random changes while the network and the server fail under them — connections
-/// killed, the server crashed or stopped mid-push and mid-pull and restarted, a device offline for a while —
+/// killed (and through PgBouncer, the pooler restarted), the server crashed or stopped mid-push and
+/// mid-pull and restarted, a device offline for a while —
 /// and then heal. Checked against a model: every device ends with the same items; each item's value is one
 /// some device wrote; every acknowledged write is the final value, a conflict record, or overwritten by a
 /// later change of the same item; no item appears twice.
@@ -18,9 +19,9 @@ struct SyncConvergenceTests {
         init(_ device: SyncDevice) { self.device = device }
     }
 
-    @Test func threeDevicesConvergeAfterRandomChangesAndPartitions() throws {
-        var random = TestSeed.generator("threeDevicesConverge")
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func threeDevicesConvergeAfterRandomChangesAndPartitions(_ connection: SyncConnection) throws {
+        var random = TestSeed.generator("threeDevicesConverge-\(connection)")
+        let cluster = try SyncTestServer(connection)
         let devices = try ["one", "two", "three"].map { try SyncDevice($0) }
         let code = try devices[0].setup(cluster)
         for device in devices.dropFirst() { try device.join(cluster, recoveryCode: code) }
@@ -68,8 +69,13 @@ struct SyncConvergenceTests {
                 if let failure = running.failure { #expect(failure.status == .notAvailable, "\(failure)") }
                 try cluster.start()
             case 86..<92:
-                // Every connection killed by the server.
+                // Every connection killed by the server; through PgBouncer, now and then the pooler restarted too
+                // (every client connection closed).
                 try cluster.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'latchkey' AND pid <> pg_backend_pid()")
+                if let bouncer = cluster.bouncer, Int.random(in: 0..<2, using: &random) == 0 {
+                    bouncer.stop(crash: Int.random(in: 0..<2, using: &random) == 0)
+                    try bouncer.start()
+                }
             default:
                 // A device goes offline, or comes back.
                 if offline.contains(index) { offline.remove(index) } else { offline.insert(index) }

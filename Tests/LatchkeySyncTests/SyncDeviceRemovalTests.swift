@@ -7,8 +7,8 @@ import Testing
 
 @Suite("Removing a device rotates the vault key", .serialized)
 struct SyncDeviceRemovalTests {
-    @Test func aRemovedDeviceCannotReadOrWriteAnythingAfterItsRemoval() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func aRemovedDeviceCannotReadOrWriteAnythingAfterItsRemoval(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let a = try SyncDevice("a"), b = try SyncDevice("b"), stolen = try SyncDevice("stolen")
         try a.add("before", "old-secret")
         let code = try a.setup(cluster)
@@ -51,8 +51,8 @@ struct SyncDeviceRemovalTests {
             == ["a active true", "b active true", "c active true", "stolen removed false"])
     }
 
-    @Test func aKeyTheServerForgesForADeviceIsRefused() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func aKeyTheServerForgesForADeviceIsRefused(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let a = try SyncDevice("a"), b = try SyncDevice("b")
         let code = try a.setup(cluster)
         try b.join(cluster, recoveryCode: code)

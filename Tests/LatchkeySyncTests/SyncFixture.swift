@@ -20,19 +20,26 @@ final class SyncDevice {
 
     /// Sets up a vault on `cluster`; returns the recovery code.
     @discardableResult
-    func setup(_ cluster: PostgresCluster) throws -> String {
-        let made = try SyncClient.setup(keychain, server: cluster.conninfo, deviceName: name)
+    func setup(_ cluster: SyncTestServer) throws -> String { try setup(conninfo: cluster.conninfo) }
+
+    /// Sets up a vault on the server `conninfo` names; returns the recovery code.
+    @discardableResult
+    func setup(conninfo: String) throws -> String {
+        let made = try SyncClient.setup(keychain, server: conninfo, deviceName: name)
         client = made.client
         return made.recoveryCode
     }
 
     /// Joins with the recovery code.
-    func join(_ cluster: PostgresCluster, recoveryCode: String) throws {
-        client = try SyncClient.join(keychain, server: cluster.conninfo, vault: nil, deviceName: name, recoveryCode: recoveryCode).client
+    func join(_ cluster: SyncTestServer, recoveryCode: String) throws { try join(conninfo: cluster.conninfo, recoveryCode: recoveryCode) }
+
+    /// Joins the server `conninfo` names with the recovery code.
+    func join(conninfo: String, recoveryCode: String) throws {
+        client = try SyncClient.join(keychain, server: conninfo, vault: nil, deviceName: name, recoveryCode: recoveryCode).client
     }
 
     /// Joins through approval by `approver`.
-    func join(_ cluster: PostgresCluster, approvedBy approver: SyncDevice) throws {
+    func join(_ cluster: SyncTestServer, approvedBy approver: SyncDevice) throws {
         let made = try SyncClient.join(keychain, server: cluster.conninfo, vault: nil, deviceName: name, recoveryCode: nil)
         client = made.client
         #expect(try approver.client.approve(code: made.joinCode) == name)
@@ -42,7 +49,7 @@ final class SyncDevice {
 
     /// Devices named `names` in one vault on `cluster`, all in step: the first holds `items` (account →
     /// secret) and sets the vault up, the others join with the recovery code; everyone has synced.
-    static func vault(_ cluster: PostgresCluster, _ names: String..., items: [(String, String)] = []) throws
+    static func vault(_ cluster: SyncTestServer, _ names: String..., items: [(String, String)] = []) throws
         -> (devices: [SyncDevice], recoveryCode: String)
     {
         let devices = try names.map { try SyncDevice($0) }

@@ -11,17 +11,17 @@ import Testing
 struct SyncPlaintextTests {
     static let canaries = ["canary-secret-7f3a", "canary-label-91bc", "canary-service-2d4e", "canary-account-c81f", "canary-comment-55aa"]
 
-    @Test func noCanaryInTheTablesTheDataDirectoryOrTheTraffic() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func noCanaryInTheTablesTheDataDirectoryOrTheTraffic(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let proxyDirectory = TemporaryDirectory()
         let traffic = proxyDirectory.file("traffic.bin")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tools/recording-proxy.py").path
-        let proxy = try SpawnedProcess("/usr/bin/python3", [script, proxyDirectory.file(".s.PGSQL.5432"), cluster.directory + "/.s.PGSQL.5432", traffic],
+        let proxy = try SpawnedProcess("/usr/bin/python3", [script, proxyDirectory.file(".s.PGSQL.5432"), cluster.socket, traffic],
                                        environment: ["PATH": "/usr/bin:/bin"])
         defer { proxy.stop() }
         try waitUntil("the proxy listens") { FileManager.default.fileExists(atPath: proxyDirectory.file(".s.PGSQL.5432")) }
-        let server = "host=\(proxyDirectory.path) port=5432 user=latchkey dbname=latchkey"
+        let server = "host=\(proxyDirectory.path) port=5432 user=latchkey dbname=latchkey" + (connection == .pooled ? " latchkey_mode=pooled" : "")
 
         let a = try SyncDevice("a"), b = try SyncDevice("b")
         try a.keychain.add(NewItem(.genericPassword, attributes: [

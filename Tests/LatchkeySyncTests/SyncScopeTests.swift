@@ -6,8 +6,8 @@ import Testing
 
 @Suite("What syncs: synchronizable items, never ThisDeviceOnly ones; locked devices", .serialized)
 struct SyncScopeTests {
-    @Test func thisDeviceOnlyAndNonSynchronizableItemsNeverLeaveTheDevice() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func thisDeviceOnlyAndNonSynchronizableItemsNeverLeaveTheDevice(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let a = try SyncDevice("a"), b = try SyncDevice("b")
         try a.add("plain", "local", sync: false)
         try a.keychain.add(NewItem(.genericPassword, attributes: [
@@ -25,8 +25,8 @@ struct SyncScopeTests {
         #expect(try a.keychain.syncCounts().pending == 0)
     }
 
-    @Test func aLockedDeviceReceivesChangesAndWritesThemAfterUnlockAndPushesNothingItCannotRead() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func aLockedDeviceReceivesChangesAndWritesThemAfterUnlockAndPushesNothingItCannotRead(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let a = try SyncDevice("a"), b = try SyncDevice("b")
         let code = try a.setup(cluster)
         try b.join(cluster, recoveryCode: code)
@@ -49,8 +49,8 @@ struct SyncScopeTests {
         #expect(try a.contents() == ["mail/alice": "while-b-locked", "mail/mine": "unpushed"])
     }
 
-    @Test func joiningNeedsApprovalOrTheRightRecoveryCode() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func joiningNeedsApprovalOrTheRightRecoveryCode(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let a = try SyncDevice("a"), b = try SyncDevice("b"), c = try SyncDevice("c")
         let code = try a.setup(cluster)
         try a.add("alice", "secret")

@@ -8,8 +8,8 @@ import Testing
 /// nothing the devices still have.
 @Suite("Running the sync server", .serialized)
 struct SyncServerOperationsTests {
-    @Test func theRolesDocsSyncMDListsAreEnoughForEveryDeviceOperation() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func theRolesDocsSyncMDListsAreEnoughForEveryDeviceOperation(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let schema = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("contrib/postgresql/latchkey-sync.sql"), encoding: .utf8)
         try cluster.psql("CREATE ROLE latchkey_owner NOLOGIN")
@@ -25,7 +25,7 @@ struct SyncServerOperationsTests {
             """, database: "vaults")
         #expect(try cluster.psql("SELECT has_database_privilege('latchkey_device', 'vaults', 'CREATE')", database: "vaults")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "f")
-        let server = "host=\(cluster.directory) port=5432 user=latchkey_device dbname=vaults"
+        let server = cluster.conninfo(user: "latchkey_device", database: "vaults")
         let a = try SyncDevice("a"), b = try SyncDevice("b")
         try a.add("x", "1")
         let made = try SyncClient.setup(a.keychain, server: server, deviceName: "a")
@@ -41,8 +41,8 @@ struct SyncServerOperationsTests {
         #expect(try cluster.psql("SELECT count(*) FROM latchkey.items", database: "vaults").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
-    @Test func aServerRestoredFromAnOlderBackupGetsBackWhatItLost() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func aServerRestoredFromAnOlderBackupGetsBackWhatItLost(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let vault = try SyncDevice.vault(cluster, "a", "b", items: [("kept", "1"), ("changed", "old"), ("removed", "r")])
         let a = vault.devices[0], b = vault.devices[1]
         // The backup…
@@ -77,8 +77,8 @@ struct SyncServerOperationsTests {
 
 @Suite("The server's schema and its migrations", .serialized)
 struct SyncServerSchemaTests {
-    @Test func aServerWhoseSchemaIsNewerThanThisLatchkeyIsRefusedAndLeftAlone() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func aServerWhoseSchemaIsNewerThanThisLatchkeyIsRefusedAndLeftAlone(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let a = try SyncDevice("a")
         try a.setup(cluster)
         try cluster.psql("INSERT INTO latchkey.schema_version VALUES (\(SyncServerSchema.latest + 1))")
@@ -89,8 +89,8 @@ struct SyncServerSchemaTests {
         #expect(try cluster.psql("SELECT count(*) FROM latchkey.devices").trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 
-    @Test func twoClientsCreatingTheSchemaAtOnceMakeItOnce() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func twoClientsCreatingTheSchemaAtOnceMakeItOnce(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         final class Outcome: @unchecked Sendable {
             // @unchecked: each thread writes its own slot; read after both joined.
             var errors: [PostgresError?] = [nil, nil]

@@ -9,11 +9,11 @@ import Testing
 @Suite("Sync against a server that misbehaves", .serialized)
 struct SyncTamperingTests {
     /// A vault with two devices and items a and b on both; the server's rows then get `tamper`, and the
-    /// reader pulls: returns the reader and what it refused.
-    func tampered(_ tamper: (PostgresCluster) throws -> Void)
-        throws -> (reader: SyncDevice, rejections: [SyncRejection], contents: [String: String], cluster: PostgresCluster)
+    /// reader pulls (through `connection`): returns the reader and what it refused.
+    func tampered(_ connection: SyncConnection, _ tamper: (SyncTestServer) throws -> Void)
+        throws -> (reader: SyncDevice, rejections: [SyncRejection], contents: [String: String], cluster: SyncTestServer)
     {
-        let cluster = try PostgresCluster()
+        let cluster = try SyncTestServer(connection)
         let vault = try SyncDevice.vault(cluster, "writer", "reader", items: [("a", "secret-a"), ("b", "secret-b")])
         let writer = vault.devices[0], reader = vault.devices[1]
         try tamper(cluster)
@@ -24,15 +24,15 @@ struct SyncTamperingTests {
     }
 
     /// Gives the row of `account`'s item a new sequence number, as if the server wrote it again just now.
-    static func bump(_ cluster: PostgresCluster, _ condition: String) throws {
+    static func bump(_ cluster: SyncTestServer, _ condition: String) throws {
         try cluster.psql("""
             WITH v AS (UPDATE latchkey.vaults SET seq = seq + 1 RETURNING id, seq)
             UPDATE latchkey.items i SET seq = v.seq FROM v WHERE i.vault = v.id AND \(condition)
             """)
     }
 
-    @Test func aFlippedCiphertextIsRefused() throws {
-        let result = try tampered { cluster in
+    @Test(arguments: SyncConnection.allCases) func aFlippedCiphertextIsRefused(_ connection: SyncConnection) throws {
+        let result = try tampered(connection) { cluster in
             try cluster.psql("UPDATE latchkey.items SET ciphertext = overlay(ciphertext placing '\\xff'::bytea from 30 for 1) WHERE seq = 1")
             try Self.bump(cluster, "i.seq = 1")
         }
@@ -40,8 +40,8 @@ struct SyncTamperingTests {
         #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
     }
 
-    @Test func aRowMovedToAnotherItemIsRefused() throws {
-        let result = try tampered { cluster in
+    @Test(arguments: SyncConnection.allCases) func aRowMovedToAnotherItemIsRefused(_ connection: SyncConnection) throws {
+        let result = try tampered(connection) { cluster in
             // Item 2's ciphertext (and version) copied over item 1, as a new change of item 1.
             try cluster.psql("""
                 UPDATE latchkey.items t SET ciphertext = s.ciphertext, version = t.version + 1
@@ -53,8 +53,8 @@ struct SyncTamperingTests {
         #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
     }
 
-    @Test func anOldVersionReplayedIsRefused() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func anOldVersionReplayedIsRefused(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let vault = try SyncDevice.vault(cluster, "writer", "reader", items: [("a", "version-1")])
         let writer = vault.devices[0], reader = vault.devices[1]
         try cluster.psql("CREATE TABLE public.saved AS SELECT * FROM latchkey.items")
@@ -74,8 +74,8 @@ struct SyncTamperingTests {
         #expect(try reader.contents() == ["mail/a": "version-2"])
     }
 
-    @Test func aRowOfAnotherVaultCopiedInIsRefused() throws {
-        let result = try tampered { cluster in
+    @Test(arguments: SyncConnection.allCases) func aRowOfAnotherVaultCopiedInIsRefused(_ connection: SyncConnection) throws {
+        let result = try tampered(connection) { cluster in
             let other = try SyncDevice("other")
             try other.add("a", "other-vault")
             _ = try SyncClient.setup(other.keychain, server: cluster.conninfo, deviceName: "other").client.sync()
@@ -92,8 +92,8 @@ struct SyncTamperingTests {
         #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
     }
 
-    @Test func aForgedDeletionIsRefused() throws {
-        let result = try tampered { cluster in
+    @Test(arguments: SyncConnection.allCases) func aForgedDeletionIsRefused(_ connection: SyncConnection) throws {
+        let result = try tampered(connection) { cluster in
             try cluster.psql("UPDATE latchkey.items SET deleted = true, version = version + 1 WHERE seq = 1")
             try Self.bump(cluster, "i.seq = 1")
         }

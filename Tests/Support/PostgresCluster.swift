@@ -20,17 +20,38 @@ public final class PostgresCluster: @unchecked Sendable {
     /// The libpq connection string for the `latchkey` database.
     public var conninfo: String { "host=\(directory) port=5432 user=latchkey dbname=latchkey connect_timeout=5" }
 
-    /// Creates and starts a cluster. `durable` keeps fsync on (benchmarks); tests turn it off.
-    public init(durable: Bool = false) throws {
-        asNobody = geteuid() == 0
+    /// A fresh directory for a cluster, owned by the server's user.
+    private static func makeDirectory(asNobody: Bool) throws -> String {
         var template = Array("/tmp/latchkey-pg-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else { throw CocoaError(.fileWriteUnknown) }
-        directory = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+        let directory = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
         if asNobody {
             chmod(directory, 0o755)
             chown(directory, 65534, 65534)
         }
+        return directory
+    }
+
+    /// A streaming-replication standby of `primary`, started: `pg_basebackup -R` of it (WAL streamed),
+    /// listening on a socket in a directory of its own, read-only. `settings` are added to its
+    /// postgresql.conf (e.g. `recovery_min_apply_delay`, to hold it behind the primary).
+    public init(standbyOf primary: PostgresCluster, settings extra: String = "") throws {
+        asNobody = geteuid() == 0
+        directory = try Self.makeDirectory(asNobody: asNobody)
+        try run(Self.binaries + "/pg_basebackup", ["-h", primary.directory, "-p", "5432", "-U", "latchkey", "-D", directory + "/data",
+                                                   "-R", "-X", "stream", "-c", "fast", "--no-sync"])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/data/postgresql.conf"))
+        handle.seekToEndOfFile()
+        handle.write(Data("unix_socket_directories = '\(directory)'\nhot_standby = on\n\(extra)".utf8))
+        try handle.close()
+        try start()
+    }
+
+    /// Creates and starts a cluster. `durable` keeps fsync on (benchmarks); tests turn it off.
+    public init(durable: Bool = false) throws {
+        asNobody = geteuid() == 0
+        directory = try Self.makeDirectory(asNobody: asNobody)
         try run(Self.binaries + "/initdb", ["-D", directory + "/data", "-U", "latchkey", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
         var settings = "listen_addresses = ''\nunix_socket_directories = '\(directory)'\nmax_connections = 200\n"
         // fsync off loses nothing when only the server's processes crash (the OS keeps the WAL); commits stay synchronous.

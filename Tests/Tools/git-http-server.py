@@ -6,7 +6,8 @@ Usage: git-http-server.py PROJECT_ROOT USER PASSWORD
 Listens on 127.0.0.1 (a port the kernel picks), prints "listening on PORT" once it does, and answers every
 request without the right Authorization header with 401 and a WWW-Authenticate challenge, so git asks its
 credential helpers. Authenticated requests run `git http-backend` as CGI (push allowed: REMOTE_USER is
-set). Each request is logged as "METHOD PATH STATUS" on standard output. Stopped by its pid.
+set). Each request is logged as "METHOD PATH STATUS" on standard output before it is answered, so a test that
+reads the log after git ends finds every line. Stopped by its pid.
 """
 import base64
 import http.server
@@ -29,11 +30,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def serve(self):
         if self.headers.get("Authorization") != EXPECTED:
+            self.log(401)  # logged before the answer: a client that has its answer finds the line written
             self.send_response(401)
             self.send_header("WWW-Authenticate", 'Basic realm="latchkey test"')
             self.send_header("Content-Length", "0")
             self.end_headers()
-            self.log(401)
             return
         path, _, query = self.path.partition("?")
         length = int(self.headers.get("Content-Length") or 0)
@@ -62,13 +63,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 status = int(value.strip().split()[0])
             elif name:
                 headers.append((name, value.strip()))
+        self.log(status)  # before the answer, as above
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(content)))
         self.end_headers()
         self.wfile.write(content)
-        self.log(status)
 
     do_GET = serve
     do_POST = serve

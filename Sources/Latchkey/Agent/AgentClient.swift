@@ -117,6 +117,17 @@ package final class AgentClient: Sendable {
         return try outcome.get().reply()
     }
 
+    /// Whether the agent has closed this connection (or it broke, or this is a forked child): checked without
+    /// a request, by whether the idle connection became readable — on a connection the client sends nothing
+    /// on, that is only its end. The agent closes the connections of programs it refused when its registrations
+    /// change, so a program's kept decision to open the keychain itself (`AgentRouting`) is made again.
+    package func agentClosedConnection() -> Bool {
+        state.withLock { state in
+            guard state.owner == CurrentProcess.id, let stream = state.stream else { return true }
+            return Descriptors.waitReadable(stream.descriptor, milliseconds: 0)
+        }
+    }
+
     /// The agent's view of this client and of the keychain.
     package func status() throws(KeychainError) -> KeychainServiceStatus {
         guard case .status(let status) = try send(.status) else { throw Self.unexpected }

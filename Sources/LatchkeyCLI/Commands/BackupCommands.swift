@@ -58,7 +58,7 @@ enum BackupCommands {
     }
 
     static let export = Command(
-        "export", synopsis: "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain] | -t type [-f format] [-P passphrase] [-o file] [-k keychain]",
+        "export", synopsis: "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain] | -t type [-f format] [-P passphrase] [-o file] [-k keychain] | --to-secret-service [bus-name] [-k keychain]",
         summary: "Write an encrypted backup of a keychain, or export certificates or an identity.",
         details: """
             With -t, exports as `security` does: -t certs writes every certificate as PEM (-f pemseq, the \
@@ -74,13 +74,19 @@ enum BackupCommands {
             unless --include-this-device-only is given. The file is written under a temporary name created \
             with mode 0600, synced, then linked to its name: it never exists half-written or readable by \
             others, and an existing file is never replaced. On a terminal, standard error shows how many items \
-            have been read, the rate and the time left.
+            have been read, the rate and the time left. \
+            With --to-secret-service, copies every Secret Service item of the keychain into the default \
+            collection of the provider on the session bus (GNOME Keyring, back from `import --from-secret-service`), \
+            skipping those it already has; it exits with 1 when that collection is locked.
             """,
         options: [
             OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
             OptionSpec(nil, "include-this-device-only", "Include items whose accessibility is \"this device only\"."),
+            OptionSpec(nil, "to-secret-service",
+                       "Copy the keychain's Secret Service items into the default collection of another provider on the session bus (the positional argument names its bus name, org.freedesktop.secrets by default)."),
         ] + PKITransfer.exportOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
+        if arguments.has("to-secret-service") { return try SecretServiceExport.run(arguments, context: context) }
         if PKITransfer.isPKIExport(arguments) { return try PKITransfer.runExport(arguments, context: context) }
         guard let output = arguments.value("output") else { throw UsageError(message: "-o file is required") }
         guard FileStatus.of(path: output) == nil else {

@@ -60,7 +60,7 @@ enum CertificateCommands {
     }
 
     /// Every certificate the caller can see, decoded (items whose data is not a certificate are skipped).
-    static func stored(_ store: ItemStore) throws -> [(item: ItemResult, certificate: Certificate)] {
+    static func stored(_ store: CommandKeychain) throws -> [(item: ItemResult, certificate: Certificate)] {
         let query = ItemQuery(.certificate, synchronizable: .any, limit: .all, returning: [.attributes, .data, .persistentReference])
         let items: [ItemResult]
         do {
@@ -78,7 +78,7 @@ enum CertificateCommands {
 
     /// `kSecClassIdentity` through the SecItem layer's join (`ServiceBackend`), every access group and
     /// synchronizable or not; nothing when there is no identity.
-    static func identityQuery(_ store: ItemStore, returning: String) throws -> [Any] {
+    static func identityQuery(_ store: CommandKeychain, returning: String) throws -> [Any] {
         let query: [String: Any] = ["class": "idnt", "sync": "syna", "m_Limit": "m_LimitAll", returning: true]
         do {
             return try store.run { try ServiceBackend(service: store.service).copyMatching(query) } as? [Any] ?? []
@@ -88,12 +88,12 @@ enum CertificateCommands {
     }
 
     /// The public key hashes of the certificates that have their private key in the keychain (no key is read).
-    static func identityKeyHashes(_ store: ItemStore) throws -> Set<Data> {
+    static func identityKeyHashes(_ store: CommandKeychain) throws -> Set<Data> {
         Set(try identityQuery(store, returning: "r_Attributes").compactMap { ($0 as? [String: Any])?[AttributeKey.publicKeyHash.rawValue] as? Data })
     }
 
     /// The keychain's identities, each a certificate with its private key.
-    static func identities(_ store: ItemStore) throws -> [Identity] {
+    static func identities(_ store: CommandKeychain) throws -> [Identity] {
         try identityQuery(store, returning: "r_Ref").compactMap { $0 as? Identity }
     }
 
@@ -135,7 +135,7 @@ enum CertificateCommands {
         for file in arguments.positionals {
             loaded += try certificates(inFile: file).map { (file, $0) }
         }
-        let store = try ItemStore.open(arguments, context: context, group: arguments.value("access-group"),
+        let store = try CommandKeychain.open(arguments, context: context, group: arguments.value("access-group"),
                                        keychain: .option(arguments.value("k")))
         var firstFailure: KeychainError?
         for (file, certificate) in loaded {
@@ -175,7 +175,7 @@ enum CertificateCommands {
         ] + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
-        let store = try ItemStore.open(arguments, context: context, group: nil)
+        let store = try CommandKeychain.open(arguments, context: context, group: nil)
         var found = try stored(store).filter { _, certificate in
             if let address = arguments.value("e") {
                 return certificate.emailAddresses.contains { $0.caseInsensitiveCompare(address) == .orderedSame }
@@ -223,7 +223,7 @@ enum CertificateCommands {
         if let hash, hash.count != 40 || !hash.allSatisfy(\.isHexDigit) {
             throw UsageError(message: "-Z needs a SHA-1 fingerprint of 40 hexadecimal digits")
         }
-        let store = try ItemStore.open(arguments, context: context, group: nil)
+        let store = try CommandKeychain.open(arguments, context: context, group: nil)
         let matches = try stored(store).filter { _, certificate in
             if let hash { return hex(certificate.sha1Fingerprint) == hash }
             return certificate.commonNames.last == name

@@ -49,7 +49,7 @@ enum IdentityCommands {
         ] + passphraseOptions
     ) { arguments, context in
         let (policy, title) = try policy(arguments.value("p"), host: arguments.value("s"))
-        let store = try ItemStore.open(arguments, context: context, group: nil)
+        let store = try CommandKeychain.open(arguments, context: context, group: nil)
         let certificates = try CertificateCommands.stored(store)
         let withKeys = try CertificateCommands.identityKeyHashes(store)
         var identities: [(certificate: Certificate, failure: TrustFailure?)] = []
@@ -170,7 +170,7 @@ enum IdentityCommands {
         } catch let failure as KeyError {
             throw UsageError(message: failure.reason)
         }
-        let store = try ItemStore.open(arguments, context: context, group: arguments.value("access-group"), keychain: .option(nil))
+        let store = try CommandKeychain.open(arguments, context: context, group: arguments.value("access-group"), keychain: .option(nil))
         for half in [key.publicKey, key] {
             var attributes = KeyAttributes.derived(from: half)
             attributes[.label] = .string(arguments.positionals[0])

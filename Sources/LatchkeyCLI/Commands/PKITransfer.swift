@@ -47,7 +47,7 @@ enum PKITransfer {
     static func isPKIExport(_ arguments: ParsedArguments) -> Bool { arguments.has("t") || arguments.has("f") }
 
     /// Adds an item, counting a duplicate instead of failing.
-    private static func add(_ item: NewItem, store: ItemStore) throws -> Bool {
+    private static func add(_ item: NewItem, store: CommandKeychain) throws -> Bool {
         do {
             _ = try store.run { try store.service.add(item, returning: []) }
             return true
@@ -95,7 +95,7 @@ enum PKITransfer {
         } else {
             certificates = try CertificateCommands.certificates(in: bytes, path: file)
         }
-        let store = try ItemStore.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
         var identities = 0, added = 0, present = 0, keysAdded = 0
         for key in keys {
             let external = try key.externalRepresentation()
@@ -126,7 +126,7 @@ enum PKITransfer {
     /// Every asymmetric key of the keychain as PEM: the public keys (each once), then, with
     /// `includePrivate`, the private keys as encrypted PKCS #8 — but for those the keychain holds, which
     /// never leave it (counted in `heldLeftOut`; their public keys are exported).
-    static func exportKeys(store: ItemStore, includePrivate: Bool, passphrase: String) throws -> (pem: Data, heldLeftOut: Int) {
+    static func exportKeys(store: CommandKeychain, includePrivate: Bool, passphrase: String) throws -> (pem: Data, heldLeftOut: Int) {
         let items = try store.run { try store.service.copyMatching(ItemQuery(.key, synchronizable: .any, limit: .all, returning: [.attributes, .data])) }
         var publicKeys: [AsymmetricKey] = []
         var privateKeys: [AsymmetricKey] = []
@@ -158,7 +158,7 @@ enum PKITransfer {
 
     static func runExport(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
         let type = arguments.value("t") ?? "certs"
-        let store = try ItemStore.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
         let output: Data
         switch type {
         case "certs":

@@ -145,7 +145,7 @@ enum PasswordCommands {
             }
             // The store first: the agent identifies this program when it connects, before the secret is read
             // (reading it makes the process not dumpable, and the agent cannot look at such a process).
-            let store = try ItemStore.open(arguments, context: context, group: arguments.value("access-group"))
+            let store = try CommandKeychain.open(arguments, context: context, group: arguments.value("access-group"))
             var secret = try SecretInput.read(arguments, passwordKeys: passwordKeys, context: context)
             defer { wipe(&secret) }
             let item = NewItem(kind.itemClass, attributes: attributes, data: secret)
@@ -164,7 +164,7 @@ enum PasswordCommands {
     // MARK: find and delete
 
     /// The first item the options match (the keychain is unlocked only when it has to be), with its data.
-    static func findFirst(_ arguments: ParsedArguments, kind: Kind, store: ItemStore) throws -> ItemResult {
+    static func findFirst(_ arguments: ParsedArguments, kind: Kind, store: CommandKeychain) throws -> ItemResult {
         var matching = try attributes(arguments, kind: kind)
         // As `security` does: once the whole primary key is given, the other criteria are ignored. (The
         // engine's schema knows the primary key.)
@@ -200,7 +200,7 @@ enum PasswordCommands {
             options: options
         ) { arguments, context in
             let path = context.keychainPath(arguments.positionals.first)
-            let item = try findFirst(arguments, kind: kind, store: ItemStore.open(arguments, context: context, group: nil))
+            let item = try findFirst(arguments, kind: kind, store: CommandKeychain.open(arguments, context: context, group: nil))
             var secret = Array(item.data ?? Data())
             defer { wipe(&secret) }
             if arguments.has("w") {
@@ -233,7 +233,7 @@ enum PasswordCommands {
                 throw UsageError(message: "name the item to delete with at least one option (for example -a and -s)")
             }
             let path = context.keychainPath(arguments.positionals.first)
-            let store = try ItemStore.open(arguments, context: context, group: nil)
+            let store = try CommandKeychain.open(arguments, context: context, group: nil)
             let item = try findFirst(arguments, kind: kind, store: store)
             context.stdout.write(ItemPrinter.block(item, keychainPath: path))
             let target = ItemQuery(kind.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)

@@ -57,7 +57,7 @@ enum SSHKeyCommands {
             guard argument != nil else { throw UsageError(message: "ssh-key \(action) needs a \(action == "import" ? "key file" : "key name")") }
         }
         if action == "import" { return try importKey(argument ?? "", arguments, context) }
-        let store = try ItemStore.open(arguments, context: context, group: SSHKeyStore.accessGroup, keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(arguments, context: context, group: SSHKeyStore.accessGroup, keychain: .option(arguments.value("k")))
         let keys = SSHKeyStore(service: store.service)
         switch action {
         case "create":

@@ -30,7 +30,7 @@ enum SecretServiceImport {
             throw UsageError(message: "--from-secret-service takes at most one bus name; name the keychain with -k")
         }
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
-        let store = try ItemStore.open(arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
         var report: Report
         let collections: [(label: String, items: [SourceItem])]
         do throws(BusError) {
@@ -65,7 +65,7 @@ enum SecretServiceImport {
     }
 
     /// Whether an item with the same attributes, label and secret is in the keychain already.
-    static func present(_ item: SourceItem, store: ItemStore) throws -> Bool {
+    static func present(_ item: SourceItem, store: CommandKeychain) throws -> Bool {
         var matching: [AttributeKey: AttributeValue] = [.service: .string("org.freedesktop.secrets")]
         for (key, value) in item.attributes { matching[AttributeKey.secretService(key)] = .string(value) }
         let found: [ItemResult]

@@ -118,7 +118,7 @@ public final class KeychainDatabase: Sendable {
             // Another process may hold a lock at this very moment (writing, checkpointing, recovering the
             // log): wait for it as every later transaction does, instead of failing the open.
             connection.setBusyTimeout(milliseconds: 2_000)
-            try DatabaseQueue.retryingWhileBusy { try checkAndPrepare(connection, path: path) }
+            try BusyRetry.run { try checkAndPrepare(connection, path: path) }
         } catch let error as KeychainError {
             throw error
         } catch let error as StorageError {

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyPKI
 internal import LatchkeyStorage
@@ -173,7 +173,7 @@ extension KeychainDatabase {
     /// until the item is read with `copyMatching`, which proves it (a damaged index can list an item that
     /// a read then refuses). Only attributes that are indexed can be matched (`cdat`/`mdat` are
     /// `errSecParam`).
-    public func locate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [(reference: Data, available: Bool)] {
+    package func locate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [(reference: Data, available: Bool)] {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
         guard selection.unindexedFilters.isEmpty, validated.hostOrSubdomainOf == nil else {

@@ -119,7 +119,7 @@ extension KeychainDatabase {
     }
 
     /// How many rows the file holds (tombstones included); for tests and benchmarks.
-    public func rowCount() throws(KeychainError) -> Int {
+    package func rowCount() throws(KeychainError) -> Int {
         try mappingStorageErrors { try pool.read { db in try ItemTable.count(in: db) } }
     }
 }

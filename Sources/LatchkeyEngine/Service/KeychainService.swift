@@ -90,6 +90,17 @@ public enum CallerStanding: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension CallerStanding {
+    /// Whether the agent serves item requests of a program it describes so: a registered one, and any before
+    /// its first unlock (whose answer, "not unlocked since it started", is then the honest one).
+    package var agentServes: Bool {
+        switch self {
+        case .registered, .unknownUntilFirstUnlock: true
+        case .identified, .unregistered, .refused: false
+        }
+    }
+}
+
 /// What a service says about the keychain and the caller.
 public struct KeychainServiceStatus: Hashable, Sendable {
     /// The keychain's lock state.

@@ -281,9 +281,11 @@ extension KeychainDatabase {
                         try db.run("DELETE FROM sync_dirty WHERE item = ?", [.blob(envelope.itemID)])
                     }
                     if outcome != .locked {
-                        try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
                         if case .apply(let record) = action {
+                            // Its own row too (the same item and version: the record opened from it says so), in one statement.
                             try db.run("DELETE FROM sync_inbox WHERE item = ? AND version <= ?", [.blob(record.itemID), .integer(record.version)])
+                        } else {
+                            try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
                         }
                     }
                     outcomes.append(outcome)

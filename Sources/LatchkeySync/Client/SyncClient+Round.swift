@@ -10,14 +10,27 @@ extension SyncClient {
     /// primary-key losers). `collectTombstonesOlderThan` (seconds) also collects tombstones on the server.
     @discardableResult
     package func sync(collectTombstonesOlderThan horizon: Int? = nil) throws(KeychainError) -> SyncReport {
-        // A connection kept from an earlier round may have died with a server restart; libpq learns that
-        // only when it is used. Such a round runs once more on a fresh connection.
-        let reused = server != nil
-        do throws(KeychainError) {
-            return try round(collectTombstonesOlderThan: horizon)
+        // A round whose connection dropped runs again on a new one: every step of it is safe to repeat.
+        try retryingDrops { () throws(KeychainError) -> SyncReport in try round(collectTombstonesOlderThan: horizon) }
+    }
+
+    /// Whether the server holds changes after this device's cursor — or went back before it — (the poll
+    /// of a pooled device: one indexed lookup in one short transaction, no session state). A dropped
+    /// connection is made again, as for a round.
+    package func serverHasChanges() throws(KeychainError) -> Bool {
+        try retryingDrops { () throws(KeychainError) -> Bool in
+            let server = try connection()
+            let newest = try serverCall { try server.newestChange(vault: configuration.vault) }
+            return newest != (try keychain.syncCursor())
+        }
+    }
+
+    /// Direct or pooled, as the connection string says (`SyncConnectionString`); direct when it cannot be read.
+    package var connectionMode: SyncConnectionMode {
+        do throws(PostgresError) {
+            return try SyncConnectionString(configuration.server).mode
         } catch {
-            guard reused, error.status == .notAvailable, server == nil else { throw error }
-            return try round(collectTombstonesOlderThan: horizon)
+            return .direct  // Connecting reports the malformed string itself.
         }
     }
 
@@ -89,12 +102,20 @@ extension SyncClient {
     /// transaction); a device whose cursor is below the collected tombstones resynchronises in full.
     private func pull(into report: inout SyncReport) throws(KeychainError) {
         let server = try connection()
+        var source = try readConnection()
         let vault = configuration.vault
         var cursor = try keychain.syncCursor()
         var first = true
         var reading: (start: Int64, total: Int, done: Int)?
         while true {
-            let (rows, collected, newest) = try serverCall { try server.pull(vault: vault, after: cursor, limit: batchSize * 4) }
+            let (rows, collected, newest) = try serverCall { try source.pull(vault: vault, after: cursor, limit: batchSize * 4) }
+            if first, source.connection !== server.connection, cursor > newest || (cursor > 0 && collected > cursor) {
+                // A standby behind what this device pulled lags; it did not go back in time. Whether the server
+                // went back, or collected tombstones this device missed, only the primary says: this round reads there.
+                trace("the standby lags: cursor \(cursor), its newest \(newest), collected \(collected); reading from the primary")
+                source = server
+                continue
+            }
             if first, cursor > newest {
                 // The server's newest change is older than one this device pulled: it went back in time (restored
                 // from a backup, or a standby promoted without the last commits). What it lost is pushed again.

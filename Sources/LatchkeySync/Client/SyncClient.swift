@@ -9,6 +9,16 @@ package final class SyncClient {
     package let keychain: KeychainDatabase
     package internal(set) var configuration: SyncConfiguration
     var server: SyncServer?
+    /// The standby's connection pulls read from (`latchkey_pulls=standby`).
+    var reader: SyncServer?
+    /// Whether the last server call failed because its connection dropped under it (`PostgresError.droppedConnection`).
+    var dropped = false
+
+    /// How many times a request whose connection dropped is sent again on a new connection: after 0.1 s,
+    /// then twice as long each time, 3.1 s in all — longer than a pooler refuses clients after it failed to
+    /// reach a server that restarted (PgBouncer's `server_login_retry`, which docs/SYNC.md says to keep at
+    /// a second or two; it closes such clients without a word libpq passes on).
+    static let retriesAfterDrop = 5
 
     /// Rows per push and per page applied; a pull page is four times as many.
     package var batchSize = 1_000
@@ -35,13 +45,39 @@ package final class SyncClient {
     package func connection() throws(KeychainError) -> SyncServer {
         if let server, server.connection.isHealthy { return server }
         server = nil
-        let made = try Self.connect(configuration.server)
+        let made: SyncServer
+        do throws(PostgresError) {
+            made = try SyncServer.connect(configuration.server)
+        } catch {
+            // A connection made that drops at its first statement (the migration's look) is a drop as any other.
+            dropped = error.droppedConnection
+            throw error.keychainError
+        }
         server = made
         return made
     }
 
-    /// Drops the connection (the next call reconnects).
-    package func disconnect() { server = nil }
+    /// The connection pulls read from: a standby's with `latchkey_pulls=standby` (made when there is none
+    /// or it broke), else the writer's.
+    func readConnection() throws(KeychainError) -> SyncServer {
+        if let reader, reader.connection.isHealthy { return reader }
+        reader = nil
+        let made: SyncServer?
+        do throws(PostgresError) {
+            made = try SyncServer.connectReader(configuration.server)
+        } catch {
+            throw error.keychainError
+        }
+        guard let made else { return try connection() }
+        reader = made
+        return made
+    }
+
+    /// Drops the connections (the next call reconnects).
+    package func disconnect() {
+        server = nil
+        reader = nil
+    }
 
     static func connect(_ conninfo: String) throws(KeychainError) -> SyncServer {
         do throws(PostgresError) {
@@ -57,8 +93,10 @@ package final class SyncClient {
         do {
             return try body()
         } catch let error as PostgresError {
+            dropped = error.droppedConnection
             if error.connectionLost {
                 server = nil
+                reader = nil
             } else {
                 _ = try? server?.connection.execute("ROLLBACK")  // Ends a transaction the failure left open; no-op otherwise.
             }
@@ -66,6 +104,29 @@ package final class SyncClient {
             throw error.keychainError
         } catch {
             throw Self.keychainError(error)
+        }
+    }
+
+    /// Runs `body` (server calls through `serverCall`), and again on a new connection — up to
+    /// `retriesAfterDrop` times, after a pause that doubles — while it fails because its connection dropped under
+    /// it: a server restart, `pg_terminate_backend`, a pooler closing a client or server connection, or a
+    /// connection kept from an earlier round that died meanwhile (libpq learns that only when it is used).
+    /// Every sync request is safe to send again: pushes are compare-and-swap, a push whose acknowledgement
+    /// was lost is recognised by its author and version, and a page pulled is stored with its cursor in
+    /// one transaction. A connection that cannot be made, or a pooler that cannot reach the server, fails
+    /// at once (errSecNotAvailable): the server is away.
+    func retryingDrops<T>(_ body: () throws(KeychainError) -> T) throws(KeychainError) -> T {
+        var retries = 0
+        while true {
+            dropped = false
+            do throws(KeychainError) {
+                return try body()
+            } catch {
+                guard dropped, server == nil, retries < Self.retriesAfterDrop else { throw error }
+                retries += 1
+                trace("connection dropped (\(error.message)); again, attempt \(retries + 1)")
+                Thread.sleep(forTimeInterval: 0.1 * Double(1 << (retries - 1)))
+            }
         }
     }
 

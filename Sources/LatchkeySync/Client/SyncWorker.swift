@@ -7,7 +7,8 @@ internal import Synchronization
 /// feed, read every two seconds, for writers that do not nudge), a pull whenever the server's NOTIFY rings
 /// — a doorbell only: the pull reads by sequence, so a lost notification loses nothing — a round every
 /// minute regardless, and retries with backoff (1 s doubling to 60 s) while the server is away. Offline,
-/// the keychain works as ever; changes wait in it.
+/// the keychain works as ever; changes wait in it. Through a pooler (`latchkey_mode=pooled`) there is no
+/// NOTIFY: the worker polls instead (`SyncPollCadence`) and runs a round every ten minutes regardless.
 package final class SyncWorker: Sendable {
     private let keychain: KeychainDatabase
     private let log: @Sendable (String) -> Void
@@ -43,6 +44,7 @@ package final class SyncWorker: Sendable {
         var backoff: Int32 = 1_000
         var seenChange = (try? keychain.lastChangeSequence) ?? 0  // A feed that cannot be read now is read on the next tick.
         var listening: ObjectIdentifier?
+        var cadence = SyncPollCadence.fromEnvironment(ProcessInfo.processInfo.environment["LATCHKEY_SYNC_POLL"]) ?? SyncPollCadence()
         while true {
             if client == nil {
                 guard keychain.lockState.isProtectedDataAvailable else {
@@ -76,6 +78,11 @@ package final class SyncWorker: Sendable {
                 }
                 if report.serverWentBack { log("sync: the server had gone back in time (restored from a backup?); what it lost was pushed again") }
                 backoff = 1_000
+                if active.connectionMode == .pooled {
+                    if report.pulled > 0 || report.pushed > 0 { cadence.noteChange(at: .now) }
+                    try waitPolling(active, cadence: &cadence, seenChange: &seenChange)
+                    continue
+                }
                 let server = try active.connection()
                 if listening != ObjectIdentifier(server.connection) {
                     do throws(PostgresError) {
@@ -117,6 +124,45 @@ package final class SyncWorker: Sendable {
         }
     }
 
+    /// A pooled device's wait between rounds: it holds no server connection and LISTENs to nothing, but
+    /// asks the server whether anything changed after its cursor at the cadence's interval (fast after a
+    /// change, slow when idle, jittered), reads the change feed every two seconds, and runs a round when
+    /// the server changed, on a nudge or a local change, or every ten minutes regardless (to check in).
+    private func waitPolling(_ client: SyncClient, cadence: inout SyncPollCadence, seenChange: inout Int64) throws(KeychainError) {
+        var generator = SystemRandomNumberGenerator()
+        let started = ContinuousClock.now
+        var nextPoll = started + cadence.interval(at: started, using: &generator)
+        var nextFeed = started + .seconds(2)
+        while ContinuousClock.now - started < .seconds(600) {
+            let wake = min(nextPoll, nextFeed)
+            let milliseconds = max(0, (wake - ContinuousClock.now).milliseconds)
+            if wait(milliseconds: Int32(clamping: milliseconds), socket: nil) {
+                cadence.noteChange(at: .now)
+                return
+            }
+            let now = ContinuousClock.now
+            if now >= nextFeed {
+                nextFeed = now + .seconds(2)
+                let latest = try keychain.lastChangeSequence
+                if latest != seenChange {
+                    let local = try keychain.changes(after: seenChange, limit: 1_000).contains { $0.synchronizable && $0.origin != .sync }
+                    seenChange = latest
+                    if local {
+                        cadence.noteChange(at: now)
+                        return
+                    }
+                }
+            }
+            if now >= nextPoll {
+                if try client.serverHasChanges() {
+                    cadence.noteChange(at: .now)
+                    return
+                }
+                nextPoll = ContinuousClock.now + cadence.interval(at: .now, using: &generator)
+            }
+        }
+    }
+
     /// Waits for the doorbell or the server's notification; true when either rang.
     @discardableResult
     private func wait(milliseconds: Int32, socket connection: PostgresConnection?) -> Bool {
@@ -128,4 +174,9 @@ package final class SyncWorker: Sendable {
         }
         return !ready.isEmpty
     }
+}
+
+private extension Duration {
+    /// Whole milliseconds (rounded down).
+    var milliseconds: Int64 { components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000 }
 }

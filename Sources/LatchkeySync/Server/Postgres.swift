@@ -25,9 +25,14 @@ package struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// libpq's or the server's message (never a parameter value: the server's messages name none of ours).
     package let message: String
     /// Whether the connection is gone (the caller reconnects).
-    package let connectionLost: Bool
+    package var connectionLost: Bool
     /// Whether libpq could not even parse the connection string (no connection was tried).
     package var malformedConnectionString = false
+    /// Whether an established connection dropped under a request — a server connection closed by the
+    /// server or by a pooler (`pg_terminate_backend`, a restart, PgBouncer's idle timeouts) — rather than
+    /// a connection that could not be made, or a pooler saying the server cannot be reached. Such a
+    /// request may be sent again on a new connection (every sync request is safe to repeat).
+    package var droppedConnection = false
 
     package init(state: String?, message: String, connectionLost: Bool, malformedConnectionString: Bool = false) {
         self.state = state
@@ -158,6 +163,22 @@ package final class PostgresConnection: @unchecked Sendable {
         return table
     }
 
+    /// Runs one statement by the simple query protocol — one message each way, none of the extended
+    /// protocol's parse, bind and describe steps — and returns its rows as text: for the poll a pooled
+    /// device sends every few seconds, the least the server and the pooler can be asked to do. Only for
+    /// SQL built from the caller's own values (hex digits, numbers), never from anything it was given.
+    package func simpleQuery(_ sql: String) throws(PostgresError) -> [[String?]] {
+        guard let result = pq.exec(connection, sql) else { throw failure(nil) }
+        defer { pq.clear(result) }
+        let status = pq.resultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
+        return (0..<pq.ntuples(result)).map { row in
+            (0..<pq.nfields(result)).map { column in
+                pq.getisnull(result, row, column) != 0 ? nil : pq.getvalue(result, row, column).map { String(cString: $0) }
+            }
+        }
+    }
+
     /// Runs a `COPY … TO STDOUT` and returns how many bytes it sent (the benchmark's floor: the server's
     /// fastest way to hand over rows).
     package func copyOut(_ sql: String) throws(PostgresError) -> Int {
@@ -227,11 +248,28 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 
     private func failure(_ result: OpaquePointer?) -> PostgresError {
-        let lost = pq.status(connection) != CONNECTION_OK
-        guard let result else { return PostgresError(state: nil, message: Self.trimmed(pq.errorMessage(connection)), connectionLost: lost) }
-        let state = pq.resultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-        let primary = pq.resultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-        return PostgresError(state: state, message: primary ?? Self.trimmed(pq.resultErrorMessage(result)), connectionLost: lost)
+        var error: PostgresError
+        if let result {
+            let state = pq.resultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let primary = pq.resultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+            error = PostgresError(state: state, message: primary ?? Self.trimmed(pq.resultErrorMessage(result)),
+                                  connectionLost: pq.status(connection) != CONNECTION_OK)
+        } else {
+            error = PostgresError(state: nil, message: Self.trimmed(pq.errorMessage(connection)), connectionLost: pq.status(connection) != CONNECTION_OK)
+        }
+        // A connection exception or a server going down ends the session even when libpq has not noticed
+        // yet (a pooler may say so and close the connection after).
+        if let state = error.state, state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state) { error.connectionLost = true }
+        error.droppedConnection = error.connectionLost && !Self.poolerCannotReachServer(error.message)
+        return error
+    }
+
+    /// PgBouncer's messages for a server it cannot reach after the client waited for a server connection in
+    /// vain: the server is away, and asking again only waits again. ("server login has been failing" is not
+    /// one: PgBouncer says it for `server_login_retry` after one failed attempt, while the server may be
+    /// back already.)
+    private static func poolerCannotReachServer(_ message: String) -> Bool {
+        ["query_wait_timeout", "pgbouncer cannot connect to server", "no more connections allowed"].contains { message.contains($0) }
     }
 
     private static func trimmed(_ message: UnsafeMutablePointer<CChar>?) -> String {

@@ -28,14 +28,30 @@ package struct PushResult: Sendable, Equatable {
 /// The sync server's operations, over one connection: the only SQL the client sends.
 package struct SyncServer {
     package let connection: PostgresConnection
+    /// Direct (LISTEN for changes) or pooled (poll; no session state): `SyncConnectionString`.
+    package let mode: SyncConnectionMode
 
-    package init(connection: PostgresConnection) { self.connection = connection }
+    package init(connection: PostgresConnection, mode: SyncConnectionMode = .direct) {
+        self.connection = connection
+        self.mode = mode
+    }
 
-    /// Connects and brings the schema up to date.
+    /// Connects (the connection string may name a mode, `SyncConnectionString`) and brings the schema up
+    /// to date.
     package static func connect(_ conninfo: String) throws(PostgresError) -> SyncServer {
-        let connection = try PostgresConnection(conninfo)
+        let parsed = try SyncConnectionString(conninfo)
+        let connection = try PostgresConnection(parsed.writer)
         try SyncServerSchema.migrate(connection)
-        return SyncServer(connection: connection)
+        return SyncServer(connection: connection, mode: parsed.mode)
+    }
+
+    /// The connection pulls read from when the connection string sends them to a standby
+    /// (`latchkey_pulls=standby`); nil when they read from the writer's. No migration: a standby is
+    /// read-only, and the writer's connection migrates the primary.
+    package static func connectReader(_ conninfo: String) throws(PostgresError) -> SyncServer? {
+        let parsed = try SyncConnectionString(conninfo)
+        guard let reader = parsed.reader else { return nil }
+        return SyncServer(connection: try PostgresConnection(reader), mode: parsed.mode)
     }
 
     package func createVault(_ vault: Data) throws(PostgresError) {
@@ -160,6 +176,15 @@ package struct SyncServer {
             "SELECT latchkey.collect_tombstones($1, make_interval(secs => $2::int8))",
             [.bytes(vault), .integer(Int64(horizonSeconds))]
         ).first?.first?.integer ?? 0)
+    }
+
+    /// The vault's newest change sequence (nil when the server does not hold the vault): the poll of a
+    /// pooled device, one primary-key lookup in one short transaction, one message each way. A device whose cursor differs has
+    /// something to pull (or finds the server went back in time).
+    package func newestChange(vault: Data) throws(PostgresError) -> Int64? {
+        // By the simple query protocol, the vault id in hex in the text (its own bytes: nothing to escape).
+        try connection.simpleQuery("SELECT seq FROM latchkey.vaults WHERE id = '\\x\(Hex.encode(vault))'::bytea").first?.first?.flatMap { $0 }
+            .flatMap { Int64($0) }
     }
 
     /// The channel the vault's pushes ring.

@@ -35,6 +35,23 @@ public enum TestClient {
                 say(try Keychain(service: arguments[1]).string(forKey: arguments[2]) ?? "<nil>")
                 while !FileManager.default.fileExists(atPath: arguments[3]) { usleep(10_000) }
                 say(try Keychain(service: arguments[1]).string(forKey: arguments[2]) ?? "<nil>")
+            case "set-many" where arguments.count == 3:
+                // set-many <service> <count>: that many stores and reads in one process (one connection).
+                let keychain = Keychain(service: arguments[1])
+                for index in 0..<(Int(arguments[2]) ?? 0) {
+                    try keychain.set("v\(index)", forKey: "k\(index)")
+                    guard try keychain.string(forKey: "k\(index)") == "v\(index)" else { say("read back wrong"); return 1 }
+                }
+                say("ok")
+            case "set-wait-set" where arguments.count == 6:
+                // set-wait-set <service> <key> <other key> <value> <trigger file>: stores a value, waits for the
+                // trigger file (the test changes the registrations meanwhile), stores it under the other key.
+                let keychain = Keychain(service: arguments[1])
+                try keychain.set(arguments[4], forKey: arguments[2])
+                say("first")
+                while !FileManager.default.fileExists(atPath: arguments[5]) { usleep(10_000) }
+                try keychain.set(arguments[4], forKey: arguments[3])
+                say("second")
             case "secitem-set" where arguments.count == 4:
                 // Apple's functions on the default configuration: the agent when it serves this program.
                 let status = SecItemAdd([

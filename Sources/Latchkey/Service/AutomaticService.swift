@@ -1,0 +1,114 @@
+import Foundation
+import LatchkeyEngine
+
+/// The agent when it serves the keychain and this program, else the keychain opened in this process
+/// (`AgentRouting` decides, once per connection). A request the agent cannot answer because it went away
+/// (`errSecNotAvailable`) is answered in this process instead, and so is every request of a program the
+/// agent does not know — after the first, without asking the agent.
+struct AutomaticService: KeychainService {
+    let path: String
+    let embedded: EmbeddedService
+
+    private func run<T>(_ body: (any KeychainService) throws(KeychainError) -> T) throws(KeychainError) -> T {
+        guard let client = try AgentRouting.client(for: path) else { return try body(embedded) }
+        if let kept = AgentRouting.keptRoute(for: path, client: client) {
+            // Decided on this connection already: the agent does not serve this program.
+            if case .refused(let reason) = kept.standing { throw KeychainError(.missingEntitlement, reason) }
+            return try embedded(body, refusal: kept.refusal)
+        }
+        do {
+            return try body(AgentKeychainService(client: client))
+        } catch {
+            switch error.status {
+            case .notAvailable:
+                AgentRouting.forget(path)
+                return try body(embedded)
+            case .missingEntitlement:
+                // Refused: ask who the agent takes this program for (one request, kept for this connection). An
+                // unregistered program opens the keychain here, now and on every later call.
+                // A status that cannot be had leaves the caller's standing unknown: the refusal stands.
+                guard let route = try? AgentRouting.route(for: path, refusal: error), route.standing == .unregistered else {
+                    throw error
+                }
+                return try embedded(body, refusal: error)
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// `body` on the keychain opened here, for a program the agent does not serve. When that fails too, the
+    /// error says both why the agent refused and why the keychain could not be opened here (for want of a
+    /// passphrase: the refusal's status, since registering is the usual remedy).
+    private func embedded<T>(_ body: (any KeychainService) throws(KeychainError) -> T, refusal: KeychainError?) throws(KeychainError) -> T {
+        do {
+            return try body(embedded)
+        } catch let fallback where !embedded.isOpen {
+            let refused = refusal?.detail ?? "this program is not registered with the agent"
+            throw KeychainError(
+                fallback.status == .interactionNotAllowed ? .missingEntitlement : fallback.status,
+                "\(refused); without the agent: \(fallback.detail ?? fallback.message)")
+        }
+    }
+
+    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try run { (s) throws(KeychainError) in try s.add(item, returning: returning) }
+    }
+    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
+        try run { (s) throws(KeychainError) in try s.copyMatching(query) }
+    }
+    func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
+        try run { (s) throws(KeychainError) in try s.copyIdentities(certificates: certificates, keys: keys, limit: limit) }
+    }
+    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+        try run { (s) throws(KeychainError) in try s.update(query, with: changes) }
+    }
+    func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try run { (s) throws(KeychainError) in try s.delete(query) } }
+    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try run { (s) throws(KeychainError) in try s.addOrUpdate(item) } }
+    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        try run { (s) throws(KeychainError) in try s.createHeldKey(request, returning: returning) }
+    }
+    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
+        try run { (s) throws(KeychainError) in try s.useHeldKey(reference, for: use) }
+    }
+    /// Never opens the keychain: a release runs when a `HeldKey` goes (from `HeldKeyReleases`' queue, where
+    /// asking for the passphrase would be wrong), and an ephemeral key lives where it was made — in the agent, or in this
+    /// process's keychain, open since it made the key. A key the agent made goes with the agent.
+    func releaseHeldKey(_ reference: Data) throws(KeychainError) {
+        if let client = try AgentRouting.client(for: path) {
+            do throws(KeychainError) {
+                return try AgentKeychainService(client: client).releaseHeldKey(reference)
+            } catch {
+                // Not the agent's (this program is not registered with it, or it went away): perhaps this
+                // process's, below.
+            }
+        }
+        guard embedded.isOpen else { throw KeychainError(.itemNotFound, "no keychain open in this process holds the key") }
+        try embedded.releaseHeldKey(reference)
+    }
+    func status() throws(KeychainError) -> KeychainServiceStatus {
+        if let client = try AgentRouting.client(for: path) { return try client.status() }
+        return try embedded.status()
+    }
+    func unlock(with passphrase: Passphrase) throws(KeychainError) {
+        try run { (s) throws(KeychainError) in try s.unlock(with: passphrase) }
+    }
+    func lock() throws(KeychainError) { try run { (s) throws(KeychainError) in try s.lock() } }
+    func settings() throws(KeychainError) -> KeychainSettings { try run { (s) throws(KeychainError) in try s.settings() } }
+    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
+        try run { (s) throws(KeychainError) in try s.updateSettings(settings, passphrase: passphrase) }
+    }
+    func registrations() throws(KeychainError) -> [ApplicationRegistration] {
+        try run { (s) throws(KeychainError) in try s.registrations() }
+    }
+    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+        throws(KeychainError) -> ApplicationRegistration
+    {
+        try run { (s) throws(KeychainError) in
+            try s.register(executableAt: path, applicationIdentifier: applicationIdentifier, accessGroups: accessGroups, passphrase: passphrase)
+        }
+    }
+    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+        try run { (s) throws(KeychainError) in try s.unregister(executablePath: path, passphrase: passphrase) }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import LatchkeyCrypto
+import LatchkeyDBus
+import LatchkeyEngine
+import LatchkeyPOSIX
+
+/// The secret portal's backend, `org.freedesktop.impl.portal.Secret` on `/org/freedesktop/portal/desktop`
+/// (xdg-desktop-portal calls it for a sandboxed app's `org.freedesktop.portal.Secret.RetrieveSecret`, naming
+/// the app by the app ID it read from the sandbox): the app's master secret, written to the descriptor given.
+///
+/// Each app's secret is 64 random bytes, made at its first request and the same at every later one: a keychain
+/// item of its own access group `org.latchkey.portal` (service `org.freedesktop.impl.portal.Secret`, account
+/// the app ID). No Secret Service client sees it — they act as group `org.freedesktop.secrets` (shared
+/// policy) or as themselves (isolated) — unlike GNOME Keyring, oo7 and KWallet, which keep it as an ordinary
+/// item `secret-tool search` lists. As a keychain item it is byte-identical across restarts, in backups, and
+/// untouched by `import --from-secret-service`.
+enum SecretPortal {
+    static let path = "/org/freedesktop/portal/desktop"
+    static let interface = "org.freedesktop.impl.portal.Secret"
+    static let group = "org.latchkey.portal"
+    static let service = "org.freedesktop.impl.portal.Secret"
+    static let secretLength = 64
+    /// Who the portal's items are stored as: its own group, which no Secret Service caller has.
+    static let caller = CallerIdentity(applicationIdentifier: group, accessGroups: [group])
+
+    static let introspection = """
+        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+        <node>
+          <interface name="org.freedesktop.DBus.Introspectable">
+            <method name="Introspect"><arg name="data" type="s" direction="out"/></method>
+          </interface>
+          <interface name="org.freedesktop.DBus.Properties">
+            <method name="Get"><arg type="s" direction="in"/><arg type="s" direction="in"/><arg type="v" direction="out"/></method>
+            <method name="GetAll"><arg type="s" direction="in"/><arg type="a{sv}" direction="out"/></method>
+          </interface>
+          <interface name="org.freedesktop.impl.portal.Secret">
+            <method name="RetrieveSecret"><arg name="handle" type="o" direction="in"/><arg name="app_id" type="s" direction="in"/><arg name="fd" type="h" direction="in"/><arg name="options" type="a{sv}" direction="in"/><arg name="response" type="u" direction="out"/><arg name="results" type="a{sv}" direction="out"/></method>
+            <property name="version" type="u" access="read"/>
+          </interface>
+        </node>
+
+        """
+
+    /// Whether `id` is an application ID as Flatpak and D-Bus define them: at least two dot-separated
+    /// elements of ASCII letters, digits, `_` and `-`, none empty or starting with a digit, 255 bytes at most.
+    static func isValidAppID(_ id: String) -> Bool {
+        guard !id.isEmpty, id.utf8.count <= 255 else { return false }
+        let elements = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard elements.count >= 2 else { return false }
+        return elements.allSatisfy { element in
+            guard let first = element.unicodeScalars.first, !CharacterSet.decimalDigits.contains(first) else { return false }
+            return element.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") }
+        }
+    }
+
+    private static func query(_ appID: String, returning: ReturnOptions) -> ItemQuery {
+        ItemQuery(.genericPassword, matching: [.service: .string(service), .account: .string(appID)], returning: returning)
+    }
+
+    /// The app's secret, made now if it has none; `made` says whether it was.
+    static func secret(for appID: String, in database: KeychainDatabase) throws(KeychainError) -> (secret: Data, made: Bool) {
+        do {
+            if let found = try database.copyMatching(query(appID, returning: .data), caller: caller).first?.data { return (found, false) }
+        } catch KeychainError.itemNotFound {
+            // None yet: made below.
+        }
+        let secret = Data(SecureRandom.bytes(secretLength))
+        _ = try database.add(NewItem(.genericPassword, attributes: [
+            .service: .string(service), .account: .string(appID), .label: .string("Secret portal: \(appID)"),
+        ], data: secret), caller: caller)
+        return (secret, true)
+    }
+
+    /// Removes a secret made for a request that then failed (nothing stays of it).
+    static func forget(_ appID: String, in database: KeychainDatabase) {
+        do {
+            _ = try database.delete(query(appID, returning: []), caller: caller)
+        } catch {
+            // Nothing to undo if it is gone already; the request's own error is what the caller sees.
+        }
+    }
+}
+
+extension SecretServiceServer {
+    /// Answers a call on the portal's object; false for a method it does not have.
+    func handlePortal(_ message: BusMessage) -> Bool {
+        do {
+            guard let reply = try answerPortal(message) else { return false }
+            try bus.send(reply)
+        } catch let error as SecretServiceError {
+            bus.fail(message, name: error.name, error.message)
+        } catch let error as KeychainError {
+            let mapped = SecretServiceError(error)
+            bus.fail(message, name: mapped.name, mapped.message)
+        } catch {
+            bus.fail(message, name: "org.freedesktop.DBus.Error.InvalidArgs", "\(error)")
+        }
+        return true
+    }
+
+    private func answerPortal(_ message: BusMessage) throws -> BusMessage? {
+        guard message.path == SecretPortal.path else { return nil }
+        switch (message.interface, message.member) {
+        case ("org.freedesktop.DBus.Introspectable", "Introspect"):
+            let reply = try bus.reply(to: message)
+            try reply.append(SecretPortal.introspection)
+            return reply
+        case ("org.freedesktop.DBus.Properties", "Get"):
+            guard try message.readString() == SecretPortal.interface, try message.readString() == "version" else {
+                throw SecretServiceError.invalidArguments("the secret portal has one property, version")
+            }
+            let reply = try bus.reply(to: message)
+            try reply.open("v", "u")
+            try reply.append(UInt32(1))
+            try reply.close()
+            return reply
+        case ("org.freedesktop.DBus.Properties", "GetAll"):
+            let reply = try bus.reply(to: message)
+            try reply.open("a", "{sv}")
+            if try message.readString() == SecretPortal.interface {
+                try reply.open("e", "sv")
+                try reply.append("version")
+                try reply.open("v", "u")
+                try reply.append(UInt32(1))
+                try reply.close()
+                try reply.close()
+            }
+            try reply.close()
+            return reply
+        case (SecretPortal.interface, "RetrieveSecret"): return try retrieveSecret(message)
+        default: return nil
+        }
+    }
+
+    /// `RetrieveSecret(o handle, s app_id, h fd, a{sv} options) → (u response, a{sv} results)`.
+    private func retrieveSecret(_ message: BusMessage) throws -> BusMessage {
+        let caller = try caller(for: message)  // Another user's program is refused here.
+        // A sandboxed app asks through xdg-desktop-portal, which names it; it never names an app itself.
+        if caller.accessGroups.contains(where: { $0.hasPrefix("flatpak:") }) {
+            configuration.log("refused RetrieveSecret from \(caller.applicationIdentifier): a sandboxed app asks through the portal")
+            throw SecretServiceError.accessDenied("a sandboxed app asks through xdg-desktop-portal, not the backend")
+        }
+        _ = try message.readString("o")
+        let appID = try message.readString()
+        let fd = try message.readFileDescriptor()
+        defer { Descriptors.close(fd) }
+        guard SecretPortal.isValidAppID(appID) else {
+            throw SecretServiceError.invalidArguments("\"\(appID)\" is not an application ID (reverse DNS, as org.example.App)")
+        }
+        guard Descriptors.isOpenForWriting(fd) else {
+            throw SecretServiceError.invalidArguments("the file descriptor is not open for writing")
+        }
+        guard configuration.database.lockState == .unlocked else {
+            throw SecretServiceError.isLocked("the keychain is locked; unlock it (latchkey unlock-keychain) and ask again")
+        }
+        let retrieved = try SecretPortal.secret(for: appID, in: configuration.database)
+        var secret = retrieved.secret
+        let made = retrieved.made
+        defer { secret.resetBytes(in: 0..<secret.count) }
+        do throws(Errno) {
+            try Files.writeAll(fd, Array(secret))
+        } catch {
+            if made { SecretPortal.forget(appID, in: configuration.database) }
+            throw SecretServiceError.invalidArguments("cannot write the secret to the file descriptor: \(error)")
+        }
+        if made { configuration.log("made the secret portal's secret for \(appID)") }
+        let reply = try bus.reply(to: message)
+        try reply.append(UInt32(0))
+        try reply.open("a", "{sv}")
+        try reply.close()
+        return reply
+    }
+}

@@ -1,0 +1,44 @@
+/// How often a pooled device asks the server whether anything changed after its cursor: every `fast`
+/// for `fastFor` after a change it saw (its own, or one it pulled — changes come in bursts: a person
+/// edits several items, a script rotates a batch), then `idle`; each interval jittered by ±`jitter` so
+/// that devices started together do not poll together. A change waits on average half an interval
+/// before the other devices of its vault see it; each poll costs the server one primary-key lookup.
+package struct SyncPollCadence: Sendable {
+    /// The interval after a change.
+    package var fast: Duration
+    /// The interval when nothing changed for `fastFor`.
+    package var idle: Duration
+    /// How long the fast interval lasts after a change.
+    package var fastFor: Duration
+    /// The share of the interval each poll moves by at random, either way (0.2: ±20 %).
+    package var jitter: Double
+    private var lastChange: ContinuousClock.Instant?
+
+    /// The agent's cadence: 1 s for 30 s after a change, 3 s when idle, ±20 %. Environment
+    /// `LATCHKEY_SYNC_POLL=FAST,IDLE` (seconds, e.g. `0.5,10`) sets the two intervals.
+    package init(fast: Duration = .seconds(1), idle: Duration = .seconds(3), fastFor: Duration = .seconds(30), jitter: Double = 0.2) {
+        self.fast = fast
+        self.idle = idle
+        self.fastFor = fastFor
+        self.jitter = jitter
+    }
+
+    /// The cadence `LATCHKEY_SYNC_POLL` names (`FAST,IDLE` in seconds), or the default; nil when it is set
+    /// but malformed.
+    package static func fromEnvironment(_ value: String?) -> SyncPollCadence? {
+        guard let value else { return SyncPollCadence() }
+        let parts = value.split(separator: ",").compactMap { Double($0) }
+        guard parts.count == 2, parts.allSatisfy({ $0 > 0 && $0 <= 3_600 }), parts[0] <= parts[1] else { return nil }
+        return SyncPollCadence(fast: .milliseconds(Int64(parts[0] * 1_000)), idle: .milliseconds(Int64(parts[1] * 1_000)))
+    }
+
+    /// Remembers a change seen at `instant` (the fast interval starts again).
+    package mutating func noteChange(at instant: ContinuousClock.Instant) { lastChange = instant }
+
+    /// The wait before the next poll, at `instant`.
+    package func interval(at instant: ContinuousClock.Instant, using generator: inout some RandomNumberGenerator) -> Duration {
+        let base = lastChange.map { instant - $0 < fastFor } == true ? fast : idle
+        let factor = 1 + Double.random(in: -jitter...jitter, using: &generator)
+        return base * factor
+    }
+}

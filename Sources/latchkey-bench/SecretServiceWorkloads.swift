@@ -1,0 +1,65 @@
+import Foundation
+
+/// The Secret Service's first answer after a cold D-Bus activation and its search among many items, Latchkey
+/// beside GNOME Keyring (`--peers`, or alone with `--secret-service`), measured by `bench/secret-service.py` on
+/// a private session bus whose only service directory is the run's own: the bus starts each provider from its
+/// `.service` file, as a desktop's bus does. Issue 33's goals: activation under 150 ms, search p99 under 5 ms
+/// among 10,000 items.
+struct SecretServiceWorkloads {
+    let samples: Int
+    let items: Int
+    let binDirectory: String
+    let script: String
+
+    struct Result {
+        let provider: String
+        let activation: Samples
+        let search: Samples
+    }
+
+    private struct Output: Decodable {
+        let results: [String: [String: [Double]]]
+        let notes: [String: Double]
+    }
+
+    func run() throws -> (results: [Result], notes: [String: Double]) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, "--bin", binDirectory, "--samples", "\(samples)", "--items", "\(items)"]
+        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { fail("\(script) failed (exit status \(process.terminationStatus))") }
+        let decoded = try JSONDecoder().decode(Output.self, from: data)
+        let results = decoded.results.sorted { $0.key > $1.key }.map { provider, figures in
+            Result(provider: provider, activation: Samples(figures["activation"] ?? []), search: Samples(figures["search"] ?? []))
+        }
+        return (results, decoded.notes)
+    }
+
+    /// The report's section.
+    static func render(_ run: (results: [Result], notes: [String: Double]), items: Int, command: String) -> String {
+        var lines = ["### The Secret Service: cold D-Bus activation to the first answer, and a search among \(items.formatted()) items", "",
+                     "`\(command)`; a private session bus starts the provider from its `.service` file for each activation sample "
+                         + "(ReadAlias(\"default\") answered); SearchItems for one random item's two attributes.", "",
+                     "| provider | activation median | activation p99 | search median | search p99 |",
+                     "|---|---|---|---|---|"]
+        for result in run.results {
+            lines.append("| \(result.provider) | \(formatDuration(result.activation.median)) | \(formatDuration(result.activation.percentile(0.99))) | "
+                         + "\(formatDuration(result.search.median)) | \(formatDuration(result.search.percentile(0.99))) |")
+        }
+        if let latchkey = run.results.first(where: { $0.provider.hasPrefix("Latchkey") }) {
+            let activation = latchkey.activation.median, search = latchkey.search.percentile(0.99)
+            lines += ["", "Latchkey: activation median \(formatDuration(activation)) — goal under 150 ms: \(activation < 150e6 ? "met" : "not met"); "
+                          + "search p99 \(formatDuration(search)) — goal under 5 ms: \(search < 5e6 ? "met" : "not met")."]
+        }
+        for (name, seconds) in run.notes.sorted(by: { $0.key < $1.key }) {
+            lines.append("\(name): \(String(format: "%.1f", seconds)) s.")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

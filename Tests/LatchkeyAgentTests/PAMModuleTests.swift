@@ -1,0 +1,239 @@
+import Foundation
+import Latchkey
+import LatchkeyTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// pam_latchkey.so (contrib/pam) through pamtester, with a PAM service file the test writes and removes, for
+/// a throwaway user: the login unlocks the user's latchkeyd, a password change re-wraps the keychain, and no
+/// failure of the module ever fails the login.
+@Suite(.serialized, .dedicatedThreads, .enabled(if: PAMSandbox.available, "needs root, pamtester, useradd and cc"))
+struct PAMModuleTests {
+    /// A login's stack: pam_unix checks the password, pam_latchkey keeps it and unlocks at the session step.
+    static let login = """
+        auth required pam_unix.so
+        auth optional MODULE
+        account required pam_permit.so
+        session optional MODULE
+        password required pam_unix.so
+        password optional MODULE use_authtok
+        """
+
+    @Test func theLoginUnlocksTheAgent() throws {
+        let sandbox = try PAMSandbox(stack: Self.login)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        #expect(login.status == 0, "\(login.stdout)\(login.stderr)")
+        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
+        #expect(sandbox.agentLog.contains("latchkeyd: unlocked"))
+    }
+
+    @Test func withoutTheAuthLineTheSessionHasNoPassword() throws {
+        // libpam wipes PAM_AUTHTOK when pam_authenticate returns: only the auth step can keep it.
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_unix.so
+            session optional MODULE
+            """)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout.contains("Latchkey: this login gave no password"), "\(login.stdout)")
+        #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
+    }
+
+    @Test func aScreenLockersStackUnlocksTheRunningAgentAtAuth() throws {
+        // A screen locker has no session step: the auth step unlocks the agent that runs.
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_unix.so
+            auth optional MODULE
+            """)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        let unlock = try sandbox.pamtester(["authenticate"], input: sandbox.password + "\n")
+        #expect(unlock.status == 0, "\(unlock.stderr)")
+        #expect(unlock.stdout == "pamtester: successfully authenticated\n")
+        #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
+    }
+
+    @Test func aWrongPasswordDoesNotUnlockAndTheStackDecides() throws {
+        let sandbox = try PAMSandbox(stack: Self.login)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        let login = try sandbox.pamtester(["authenticate"], input: "not the password\n")
+        #expect(login.status != 0)
+        #expect(login.stderr.contains("Authentication failure"), "\(login.stderr)")
+        #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
+        #expect(!sandbox.agentLog.contains("latchkeyd: unlocked"))
+    }
+
+    @Test func noFailureOfTheModuleFailsTheLogin() throws {
+        // No keychain, no agent, no runtime directory's socket: the session still opens.
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_unix.so
+            auth required MODULE
+            account required pam_permit.so
+            session required MODULE
+            """)
+        let login = try sandbox.pamtester(["authenticate", "open_session", "close_session"], input: sandbox.password + "\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout.hasSuffix("pamtester: successfully opened a session\npamtester: session has successfully been closed.\n"), "\(login.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
+    }
+
+    @Test func aPasswordChangeRewrapsTheKeychain() throws {
+        let sandbox = try PAMSandbox(stack: Self.login)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        let new = "a new login password 42"
+        // PAM_CHANGE_EXPIRED_AUTHTOK: pam_unix asks root for the old password too, as it asks a user.
+        let changed = try sandbox.pamtester(["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"],
+                                            input: "\(sandbox.password)\n\(new)\n\(new)\n")
+        #expect(changed.status == 0, "\(changed.stdout)\(changed.stderr)")
+        #expect(try !sandbox.unlocks(sandbox.password))
+        #expect(try sandbox.unlocks(new))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.markerPath))
+        // The next login with the new password unlocks.
+        try sandbox.startAgent()
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: new + "\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
+    }
+
+    @Test func aChangeByRootAsksForTheOldPasswordAtTheNextLogin() throws {
+        let sandbox = try PAMSandbox(stack: Self.login)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        let new = "root set this password 7"
+        // Root's `passwd user`: no old password.
+        let changed = try sandbox.pamtester(["chauthtok"], input: "\(new)\n\(new)\n")
+        #expect(changed.status == 0, "\(changed.stdout)\(changed.stderr)")
+        #expect(try sandbox.unlocks(sandbox.password), "the keychain cannot be re-wrapped without its password")
+        #expect(FileManager.default.fileExists(atPath: sandbox.markerPath))
+        try sandbox.startAgent()
+        // The login: the new password, then the keychain's previous one, asked once.
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: "\(new)\n\(sandbox.password)\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stderr.contains("Your login password was changed; the keychain's previous password: "), "\(login.stderr)")
+        #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
+        #expect(try sandbox.unlocks(new))
+        #expect(try !sandbox.unlocks(sandbox.password))
+        #expect(!FileManager.default.fileExists(atPath: sandbox.markerPath))
+    }
+
+    @Test func onlyIfLimitsTheServices() throws {
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_unix.so
+            auth optional MODULE only_if=login,gdm-password
+            session required pam_permit.so
+            session optional MODULE only_if=login,gdm-password
+            """)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
+
+        // The service's own name in the list: it acts.
+        let named = try PAMSandbox(stack: "auth required pam_unix.so\nauth optional MODULE only_if=sshd,SERVICE\nsession optional MODULE only_if=sshd,SERVICE\n")
+        try named.createKeychain(passphrase: named.password)
+        try named.startAgent()
+        let acted = try named.pamtester(["authenticate", "open_session"], input: named.password + "\n")
+        #expect(acted.status == 0, "\(acted.stderr)")
+        #expect(try named.agentState() == "unlocked", "\(named.agentLog)")
+    }
+
+    @Test func createMakesTheLoginKeychainAtTheFirstLogin() throws {
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_unix.so
+            auth optional MODULE
+            session optional MODULE create
+            """)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        var status = stat()
+        #expect(stat(sandbox.keychainPath, &status) == 0)
+        #expect(status.st_uid == sandbox.uid)
+        #expect(status.st_mode & 0o077 == 0)
+        #expect(try sandbox.unlocks(sandbox.password))
+        // A second login leaves it alone.
+        let again = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        #expect(again.status == 0)
+        #expect(try sandbox.unlocks(sandbox.password))
+    }
+
+    @Test func aLoginWithoutAPasswordSaysTheKeychainStaysLocked() throws {
+        // Autologin, a fingerprint, a FIDO2 key: nothing typed, so no PAM_AUTHTOK.
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_permit.so
+            auth optional MODULE
+            session optional MODULE
+            """)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        let login = try sandbox.pamtester(["authenticate", "open_session"])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "pamtester: successfully authenticated\n"
+                + "Latchkey: this login gave no password, so your keychain stays locked; unlock it with `latchkey unlock-keychain`.\n"
+                + "pamtester: successfully opened a session\n",
+                "\(login.stdout)")
+        #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
+    }
+
+    @Test func thePasswordIsInNoEnvironmentCommandLineFileOrLog() throws {
+        let sandbox = try PAMSandbox(stack: Self.login)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        guard let agent = sandbox.agent else { return }
+        // The agent stopped: the module's child waits for its greeting, so the step can be looked at.
+        kill(agent.pid, SIGSTOP)
+        let pamtester = try sandbox.startPamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        try waitUntil("pam_latchkey's child runs as the user") { !sandbox.userProcesses().isEmpty }
+        var leaks: [String] = []
+        let needle = Data(sandbox.password.utf8)
+        for entry in (try FileManager.default.contentsOfDirectory(atPath: "/proc")) where pid_t(entry) != nil {
+            for file in ["environ", "cmdline"] {
+                guard let bytes = FileManager.default.contents(atPath: "/proc/\(entry)/\(file)") else { continue }
+                if bytes.range(of: needle) != nil { leaks.append("/proc/\(entry)/\(file)") }
+            }
+        }
+        kill(agent.pid, SIGCONT)
+        try waitUntil("pamtester ends", seconds: 60) { !pamtester.isRunning }
+        #expect(pamtester.exitStatus == 0)
+        #expect(leaks.isEmpty, "\(leaks)")
+        #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
+        for directory in [sandbox.home, sandbox.runtime, sandbox.work.path] {
+            #expect(try PAMSandbox.filesHolding(needle, under: directory).isEmpty)
+        }
+        for log in ["/var/log/auth.log", "/var/log/syslog"] {
+            guard let bytes = FileManager.default.contents(atPath: log) else { continue }
+            #expect(bytes.range(of: needle) == nil, "\(log)")
+        }
+    }
+
+    @Test func killingTheAgentDuringTheStepLosesNothing() throws {
+        let sandbox = try PAMSandbox(stack: Self.login)
+        try sandbox.createKeychain(passphrase: sandbox.password)
+        try sandbox.startAgent()
+        guard let agent = sandbox.agent else { return }
+        kill(agent.pid, SIGSTOP)
+        let pamtester = try sandbox.startPamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        try waitUntil("pam_latchkey's child runs as the user") { !sandbox.userProcesses().isEmpty }
+        kill(agent.pid, SIGKILL)
+        try waitUntil("pamtester ends", seconds: 60) { !pamtester.isRunning }
+        #expect(pamtester.exitStatus == 0, "the login goes on")
+        sandbox.stopAgent()
+        // The keychain is whole: its item is there, and the next login unlocks it.
+        let info = try sandbox.latchkey("show-keychain-info")
+        #expect(info.stdout.contains("items: 1\n"), "\(info.stdout)\(info.stderr)")
+        #expect(try sandbox.unlocks(sandbox.password))
+        try sandbox.startAgent()
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        #expect(login.status == 0)
+        #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
+    }
+}

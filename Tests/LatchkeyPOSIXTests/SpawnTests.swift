@@ -1,0 +1,43 @@
+import Foundation
+import LatchkeyPOSIX
+import LatchkeyTestSupport
+import Testing
+
+/// `Spawn.start`: what the child gets as its standard streams, and how its end is reported.
+@Suite struct SpawnTests {
+    @Test func standardOutputAndErrorBothReachTheOutputFile() throws {
+        let directory = TemporaryDirectory()
+        let log = directory.file("child.log")
+        let pid = try Spawn.start("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"], environment: ["PATH": "/usr/bin:/bin"],
+                                  options: Spawn.Options(outputPath: log))
+        #expect(Spawn.wait(pid) == .exited(3))
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "out\nerr\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: log)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func withAStandardOutputPipeStandardErrorGoesToTheFile() throws {
+        let directory = TemporaryDirectory()
+        let log = directory.file("errors.log")
+        let pipe = try Pipes.make()
+        var options = Spawn.Options(outputPath: log)
+        options.standardOutput = pipe.write
+        let pid = try Spawn.start("/bin/sh", ["-c", "echo to-pipe; echo to-file >&2"], environment: ["PATH": "/usr/bin:/bin"], options: options)
+        Descriptors.close(pipe.write)
+        #expect(Spawn.wait(pid) == .exited(0))
+        let read = FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true).readDataToEndOfFile()
+        #expect(String(decoding: read, as: UTF8.self) == "to-pipe\n")
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "to-file\n")
+    }
+
+    @Test func aSignalledChildIsReportedAsSuch() throws {
+        let pid = try Spawn.start("/bin/sh", ["-c", "kill -TERM $$"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(Spawn.wait(pid) == .signaled(SIGTERM))
+    }
+
+    @Test func aMissingProgramIsAnError() {
+        #expect(throws: Errno.self) {
+            _ = try Spawn.start("/nonexistent/program", [], environment: [:])
+        }
+    }
+}
