@@ -91,7 +91,7 @@ let package = Package(
         .executableTarget(name: "docker-credential-latchkey", dependencies: ["LatchkeyCredentialHelpers"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
-        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync"]),
+        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync", "LatchkeyTPM"]),
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
         .executableTarget(

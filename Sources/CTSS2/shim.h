@@ -105,6 +105,17 @@ static inline TPM2_HANDLE latchkey_tpm_handle(const TPMS_CAPABILITY_DATA *data, 
     return data->data.handles.handle[index];
 }
 
+// The descriptors a TCTI polls (its sockets or device), at most `capacity`, into `fds`; how many, or -1 when
+// the TCTI does not say (Tss2_Tcti_GetPollHandles is a macro, which Swift cannot call).
+static inline int latchkey_tpm_descriptors(TSS2_TCTI_CONTEXT *tcti, int *fds, size_t capacity) {
+    TSS2_TCTI_POLL_HANDLE handles[8];
+    size_t count = 8;
+    if (Tss2_Tcti_GetPollHandles(tcti, handles, &count) != TSS2_RC_SUCCESS) return -1;
+    size_t n = count < capacity ? count : capacity;
+    for (size_t i = 0; i < n; i++) fds[i] = handles[i].fd;
+    return (int)n;
+}
+
 // Bytes in and out of TPM2B buffers.
 static inline const uint8_t *latchkey_tpm_name_bytes(const TPM2B_NAME *name) { return name->name; }
 static inline const uint8_t *latchkey_tpm_sensitive_data_bytes(const TPM2B_SENSITIVE_DATA *data) { return data->buffer; }

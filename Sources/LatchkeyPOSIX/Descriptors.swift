@@ -13,6 +13,12 @@ package enum Descriptors {
         return copy
     }
 
+    /// Sets close-on-exec on `fd` (one a C library opened without it), so no child started later keeps it.
+    package static func setCloseOnExec(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFD)
+        if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+    }
+
     /// Whether `fd` is open for writing (its access mode is write-only or read-write).
     package static func isOpenForWriting(_ fd: Int32) -> Bool {
         let flags = fcntl(fd, F_GETFL)

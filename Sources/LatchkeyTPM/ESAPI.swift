@@ -39,6 +39,12 @@ package final class TPMConnection {
         let loadStatus = address.withCString { Tss2_TctiLdr_Initialize($0, &loaded) }
         guard loadStatus == 0, let loaded else { throw TPMError(code: loadStatus, during: "connecting to \(address)", address: address) }
         tcti = loaded
+        // tpm2-tss opens its sockets (or the device) without close-on-exec: a child started meanwhile (a
+        // pinentry of the agent's, a test's next process) would keep the connection alive after `close`, and a
+        // TPM without a resource manager, serving one connection at a time, would then wait for it forever.
+        var descriptors = [Int32](repeating: -1, count: 8)
+        let count = latchkey_tpm_descriptors(loaded, &descriptors, descriptors.count)
+        for fd in descriptors.prefix(max(0, Int(count))) where fd >= 0 { Descriptors.setCloseOnExec(fd) }
         var esys: OpaquePointer?
         let initStatus = Esys_Initialize(&esys, loaded, nil)
         guard initStatus == 0, let esys else {

@@ -9,6 +9,7 @@
 //   latchkey-bench --sync-fleet 100,1000,10000 [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
 //                  (N simulated devices on one PostgreSQL, directly and through PgBouncer)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
+//   latchkey-bench --tpm [--samples N]   (unlock with and without a TPM, on a swtpm it starts and stops)
 //   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
 //                  Keyring; also part of --peers)
 //
@@ -37,6 +38,7 @@ let usage = """
            latchkey-bench --sync-fleet N[,N…] [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
            latchkey-bench --ssh [--samples N]
            latchkey-bench --secret-service [--samples N] [--items N] [--secret-service-script PATH]
+           latchkey-bench --tpm [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
@@ -54,7 +56,7 @@ while position < arguments.count {
     if valueOptions.contains(argument) {
         position += 2
     } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh"
-        || argument == "--secret-service" {
+        || argument == "--secret-service" || argument == "--tpm" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -143,6 +145,12 @@ if arguments.contains("--sync") {
     guard items >= 10, vaults >= 1 else { fail("--sync-items needs at least 10 and --sync-vaults at least 1") }
     let workload = SyncWorkloads(items: items, samples: Int(option("--samples") ?? "200") ?? 200, vaults: vaults)
     print(SyncWorkloads.render(try workload.run(), items: items, vaults: vaults, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+if arguments.contains("--tpm") {
+    // Unlocking with and without the TPM, on a swtpm the bench starts; nothing else is measured.
+    let count = Int(option("--samples") ?? "20") ?? 20
+    print(TPMWorkloads.render(try TPMWorkloads(samples: count).run(), samples: count, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let executableDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))

@@ -59,11 +59,11 @@ import Testing
     static func proxy(_ tpm: SoftwareTPM, cut: Int, log: String) throws -> (SpawnedProcess, tcti: String) {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tools/tpm-cut-proxy.py").path
-        let port = try SoftwareTPM.freePortPair()
-        let process = try SpawnedProcess("/usr/bin/python3", [script, String(port), String(tpm.port), String(cut)],
+        let socket = log + ".sock"
+        let process = try SpawnedProcess("/usr/bin/python3", [script, socket, tpm.socketPath, String(cut)],
                                          environment: ["PATH": "/usr/bin:/bin"], log: log)
         try waitUntil("the proxy listens") { (try? String(contentsOfFile: log, encoding: .utf8))?.contains("ready") == true }
-        return (process, "swtpm:host=127.0.0.1,port=\(port)")
+        return (process, "swtpm:path=\(socket)")
     }
 
     /// The TPM stops answering at each command of an unlock in turn: every run either succeeds or fails

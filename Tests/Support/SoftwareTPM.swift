@@ -5,22 +5,25 @@ import LatchkeyTPM
 import Glibc
 #endif
 
-/// A TPM 2.0 of the test's own: Debian's `swtpm` in socket mode on a private state directory, on two free
-/// local TCP ports (commands on `port`, control on `port + 1`), started and stopped by pid. Another
+/// A TPM 2.0 of the test's own: Debian's `swtpm` in socket mode on a private state directory, listening on
+/// Unix sockets in that directory (no ports to collide between tests run in parallel), started and stopped
+/// by pid. Another
 /// `SoftwareTPM` is another machine's TPM (its own seeds); `clear()` is a TPM clear.
 ///
 /// `stop()` shuts the TPM down in order (TPM2_Shutdown, then SIGTERM): a TPM that loses power unorderly
 /// counts a dictionary-attack failure on its next start, which would make tests of the lockout flaky. Only
 /// tests of a TPM vanishing mid-call use `kill()`.
 public final class SoftwareTPM: @unchecked Sendable {
-    // @unchecked: the process and the port change only in start/stop/clear, which a test calls from one thread.
+    // @unchecked: the process changes only in start/stop/clear, which a test calls from one thread.
     /// The state directory (`--tpmstate dir=`), kept across `stop()`/`start()`.
     public let directory: String
-    public private(set) var port: UInt16 = 0
     private var server: SpawnedProcess?
 
+    /// The command socket (`<socketPath>.ctrl` is the control socket).
+    public var socketPath: String { directory + "/swtpm.sock" }
+
     /// The TCTI string Latchkey reads from LATCHKEY_TPM_TCTI.
-    public var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+    public var tcti: String { "swtpm:path=\(socketPath)" }
 
     /// The environment a child needs to use this TPM.
     public var environment: [String: String] { ["LATCHKEY_TPM_TCTI": tcti] }
@@ -43,33 +46,26 @@ public final class SoftwareTPM: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// Starts swtpm on two free ports and waits until it answers.
+    /// Starts swtpm on its Unix sockets and waits until it answers.
     public func start() throws {
-        var lastError: (any Error)?
-        for _ in 0..<20 {
-            let candidate = try Self.freePortPair()
-            let process = try SpawnedProcess(
-                "/usr/bin/swtpm",
-                ["socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server", "type=tcp,port=\(candidate),bindaddr=127.0.0.1",
-                 "--ctrl", "type=tcp,port=\(candidate + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear"],
-                environment: ["PATH": "/usr/bin:/bin"], log: directory + "/swtpm.log")
-            port = candidate
-            do {
-                try waitUntil("swtpm answers on port \(candidate)", seconds: 10) {
-                    guard process.isRunning else { return true }
-                    return (try? TPMConnection(address: tcti))?.primaryName.isEmpty == false
-                }
-                if process.isRunning {
-                    server = process
-                    return
-                }
-                lastError = CocoaError(.featureUnsupported)  // The ports were taken meanwhile: try others.
-            } catch {
-                process.stop(signal: SIGKILL)
-                lastError = error
-            }
+        for path in [socketPath, socketPath + ".ctrl"] where FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.removeItem(atPath: path)  // A stopped swtpm's socket files.
         }
-        throw lastError ?? CocoaError(.featureUnsupported)
+        let process = try SpawnedProcess(
+            "/usr/bin/swtpm",
+            ["socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server", "type=unixio,path=\(socketPath)",
+             "--ctrl", "type=unixio,path=\(socketPath).ctrl", "--flags", "not-need-init,startup-clear"],
+            environment: ["PATH": "/usr/bin:/bin"], log: directory + "/swtpm.log")
+        do {
+            try waitUntil("swtpm answers on \(socketPath)", seconds: 30) {
+                guard process.isRunning else { throw CocoaError(.executableLoad) }  // See swtpm.log.
+                return (try? TPMConnection(address: tcti))?.primaryName.isEmpty == false
+            }
+        } catch {
+            process.stop(signal: SIGKILL)
+            throw error
+        }
+        server = process
     }
 
     /// An orderly shutdown (TPM2_Shutdown(CLEAR)), then SIGTERM, waiting for the process to end.
@@ -92,7 +88,7 @@ public final class SoftwareTPM: @unchecked Sendable {
     /// A TPM clear: stops it, wipes its state (new seeds: nothing sealed before loads again) and starts it.
     public func clear() throws {
         stop()
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name != "swtpm.log" {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where !name.hasPrefix("swtpm.") {
             try FileManager.default.removeItem(atPath: directory + "/" + name)
         }
         try start()
@@ -110,27 +106,5 @@ public final class SoftwareTPM: @unchecked Sendable {
         let connection = try TPMConnection(address: tcti)
         defer { connection.close() }
         try connection.extendPCR(index, with: digest)
-    }
-
-    /// Two consecutive TCP ports on 127.0.0.1 that nothing listens on now.
-    public static func freePortPair() throws -> UInt16 {
-        for _ in 0..<200 {
-            let candidate = UInt16.random(in: 20_000...60_000)
-            if isFree(candidate) && isFree(candidate + 1) { return candidate }
-        }
-        throw CocoaError(.featureUnsupported)
-    }
-
-    private static func isFree(_ port: UInt16) -> Bool {
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { return false }
-        defer { close(socketDescriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }

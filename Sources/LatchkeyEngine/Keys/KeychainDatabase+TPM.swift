@@ -98,7 +98,8 @@ extension KeychainDatabase {
         } catch {
             throw KeychainError(.authFailed, "the recovery code is not this keychain's")
         }
-        // This machine's TPM may hold the device key (not after a clear, not on another machine).
+        // This machine's TPM may hold the device key (not after a clear, not on another machine). A device-only
+        // keybag that does not open under it is the same as none: those classes get new keys below.
         let storedKey = try storedDeviceKey(meta)
         let deviceOnly = storedKey.flatMap { key in meta.deviceOnlyKeybag.flatMap { try? Self.openDeviceOnlyKeybag($0, key: key, keychainID: meta.keychainID) } }
         guard let (material, kept) = KeybagFormat.decodeRecovery(recoveryPlaintext, deviceOnly: deviceOnly) else {
@@ -158,6 +159,7 @@ extension KeychainDatabase {
     /// The device key, with a new device keybag when it had to be made afresh (the file is gone or belongs
     /// to no keybag of this keychain).
     func deviceKey(_ meta: KeyMeta, material: KeyMaterial) throws(KeychainError) -> (key: SecureBytes, keybag: Data?) {
+        // A device key that does not open this keychain's device keybag belongs to none: a fresh one replaces it.
         if let key = try storedDeviceKey(meta), let sealed = meta.deviceKeybag,
             (try? AEAD.openKey(sealed, key: key, associatedData: DeviceKeyFile.associatedData(keychainID: meta.keychainID))) != nil
         {
