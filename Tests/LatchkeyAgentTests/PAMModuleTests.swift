@@ -193,6 +193,7 @@ struct PAMModuleTests {
             session optional MODULE
             """)
         sandbox.extraEnvironment = tpm.environment
+        try tpm.share(withUser: sandbox.uid, group: sandbox.gid)  // The user's latchkey and latchkeyd use it.
         try sandbox.createKeychain(passphrase: sandbox.password)
         let enrolled = try sandbox.latchkey("tpm", "enroll", "--unattended", "--pcrs", "7", "--passphrase-fd", "0", input: sandbox.password + "\n")
         #expect(enrolled.status == 0, "\(enrolled.stderr)")

@@ -46,6 +46,14 @@ public final class SoftwareTPM: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// Lets another user's programs reach this TPM (a PAM test's throwaway user): its directory and the
+    /// sockets swtpm listens on now become that user's. A `start()` after this makes root's sockets again.
+    public func share(withUser uid: uid_t, group gid: gid_t) throws {
+        for path in [directory, socketPath, socketPath + ".ctrl"] {
+            guard chown(path, uid, gid) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EPERM) }
+        }
+    }
+
     /// Starts swtpm on its Unix sockets and waits until it answers.
     public func start() throws {
         for path in [socketPath, socketPath + ".ctrl"] where FileManager.default.fileExists(atPath: path) {
