@@ -39,11 +39,9 @@ let package = Package(
         // libpq's headers only (Debian's libpq-dev): LatchkeySync loads libpq.so.5 when it first connects,
         // so no program that links it pays for libpq's dependencies at start.
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres"),
-        // tpm2-tss (Debian's libtss2-dev): ESAPI, the TCTI loader, marshalling and response codes; imported by
-        // LatchkeyTPM alone.
-        .systemLibrary(
-            name: "CTSS2", path: "Sources/CTSS2",
-            pkgConfig: "tss2-esys tss2-tctildr tss2-mu tss2-rc", providers: [.apt(["libtss2-dev"])]),
+        // tpm2-tss's headers only (Debian's libtss2-dev): ESAPI, the TCTI loader, marshalling and response codes,
+        // imported by LatchkeyTPM alone, which loads the libraries when the TPM is first used (CTSS2/loader.h).
+        .systemLibrary(name: "CTSS2", path: "Sources/CTSS2"),
         // The libc calls Swift cannot make (variadic prctl, SO_PEERCRED/SO_PASSCRED, CMSG macros), in C.
         .target(name: "CPOSIX"),
         // The POSIX layer: files, Unix sockets, processes, spawning, terminal, hex — libc behind Swift names.

@@ -5,6 +5,7 @@
 #include <tss2/tss2_tctildr.h>
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
+#include "loader.h"
 
 // Builders for the TPM structures Latchkey sends: C unions and fixed arrays read awkwardly from Swift.
 

@@ -35,8 +35,13 @@ package final class TPMConnection {
     package init(address: String, pinnedPrimary: Data? = nil) throws(TPMError) {
         _ = Self.quietLogging
         self.address = address
+        // tpm2-tss is loaded here, on first use (Sources/CTSS2/loader.h), not by every process at start.
+        if let missing = latchkey_tss2_missing() {
+            throw TPMError(.noTPM, address: address,
+                           detail: "tpm2-tss is not installed (\(String(cString: missing)) cannot be loaded)")
+        }
         var loaded: OpaquePointer?
-        let loadStatus = address.withCString { Tss2_TctiLdr_Initialize($0, &loaded) }
+        let loadStatus = address.withCString { latchkey_Tss2_TctiLdr_Initialize($0, &loaded) }
         guard loadStatus == 0, let loaded else { throw TPMError(code: loadStatus, during: "connecting to \(address)", address: address) }
         tcti = loaded
         // tpm2-tss opens its sockets (or the device) without close-on-exec: a child started meanwhile (a
@@ -46,7 +51,7 @@ package final class TPMConnection {
         let count = latchkey_tpm_descriptors(loaded, &descriptors, descriptors.count)
         for fd in descriptors.prefix(max(0, Int(count))) where fd >= 0 { Descriptors.setCloseOnExec(fd) }
         var esys: OpaquePointer?
-        let initStatus = Esys_Initialize(&esys, loaded, nil)
+        let initStatus = latchkey_Esys_Initialize(&esys, loaded, nil)
         guard initStatus == 0, let esys else {
             close()
             throw TPMError(code: initStatus, during: "starting ESAPI", address: address)
@@ -68,15 +73,15 @@ package final class TPMConnection {
     /// Flushes what this connection loaded and closes it. Safe to call twice.
     package func close() {
         if let context {
-            if session != Self.none { _ = Esys_FlushContext(context, session) }
-            if primary != Self.none { _ = Esys_FlushContext(context, primary) }
+            if session != Self.none { _ = latchkey_Esys_FlushContext(context, session) }
+            if primary != Self.none { _ = latchkey_Esys_FlushContext(context, primary) }
             var esys: OpaquePointer? = context
-            Esys_Finalize(&esys)
+            latchkey_Esys_Finalize(&esys)
         }
         context = nil
         session = Self.none
         primary = Self.none
-        if tcti != nil { Tss2_TctiLdr_Finalize(&tcti) }
+        if tcti != nil { latchkey_Tss2_TctiLdr_Finalize(&tcti) }
         tcti = nil
     }
 
@@ -89,19 +94,19 @@ package final class TPMConnection {
         var own: Set<UInt32> = []
         for handle in [primary, session] where handle != Self.none {
             var tpmHandle: TPM2_HANDLE = 0
-            if Esys_TR_GetTpmHandle(context, handle, &tpmHandle) == 0 { own.insert(tpmHandle) }
+            if latchkey_Esys_TR_GetTpmHandle(context, handle, &tpmHandle) == 0 { own.insert(tpmHandle) }
         }
         for first: UInt32 in [0x8000_0000, 0x0200_0000, 0x0300_0000] {  // transient objects, HMAC and policy sessions
             var more: TPMI_YES_NO = 0
             var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
-            try check(Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(1), first, 64, &more, &data), "listing loaded handles")
+            try check(latchkey_Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(1), first, 64, &more, &data), "listing loaded handles")
             guard let data else { continue }
-            defer { Esys_Free(data) }
+            defer { latchkey_Esys_Free(data) }
             for index in 0..<latchkey_tpm_handle_count(data) where !own.contains(latchkey_tpm_handle(data, index)) {
                 var handle: ESYS_TR = Self.none
-                guard Esys_TR_FromTPMPublic(context, latchkey_tpm_handle(data, index), Self.none, Self.none, Self.none, &handle) == 0
+                guard latchkey_Esys_TR_FromTPMPublic(context, latchkey_tpm_handle(data, index), Self.none, Self.none, Self.none, &handle) == 0
                 else { continue }
-                let flushed = Esys_FlushContext(context, handle)
+                let flushed = latchkey_Esys_FlushContext(context, handle)
                 // One that is already gone is nothing to flush; a TPM that is gone is the failure to report.
                 if flushed != 0, TPMError.kind(of: flushed) == .noTPM { try check(flushed, "flushing an abandoned handle") }
             }
@@ -124,18 +129,18 @@ package final class TPMConnection {
         var creationData: UnsafeMutablePointer<TPM2B_CREATION_DATA>?
         var creationHash: UnsafeMutablePointer<TPM2B_DIGEST>?
         var ticket: UnsafeMutablePointer<TPMT_TK_CREATION>?
-        let status = Esys_CreatePrimary(
+        let status = latchkey_Esys_CreatePrimary(
             context, Self.owner, Self.password, Self.none, Self.none, &sensitive, &template, &outside, &pcrs,
             &handle, &outPublic, &creationData, &creationHash, &ticket)
-        Esys_Free(outPublic)
-        Esys_Free(creationData)
-        Esys_Free(creationHash)
-        Esys_Free(ticket)
+        latchkey_Esys_Free(outPublic)
+        latchkey_Esys_Free(creationData)
+        latchkey_Esys_Free(creationHash)
+        latchkey_Esys_Free(ticket)
         try check(status, "making the storage key")
         primary = handle
         var name: UnsafeMutablePointer<TPM2B_NAME>?
-        try check(Esys_TR_GetName(context, handle, &name), "reading the storage key's name")
-        defer { Esys_Free(name) }
+        try check(latchkey_Esys_TR_GetName(context, handle, &name), "reading the storage key's name")
+        defer { latchkey_Esys_Free(name) }
         guard let name else { throw TPMError(.failed, address: address, detail: "the storage key has no name") }
         primaryName = Data(bytes: latchkey_tpm_name_bytes(name), count: Int(name.pointee.size))
     }
@@ -145,12 +150,12 @@ package final class TPMConnection {
         var symmetric = latchkey_tpm_session_symmetric()
         var handle: ESYS_TR = Self.none
         try check(
-            Esys_StartAuthSession(
+            latchkey_Esys_StartAuthSession(
                 context, primary, Self.none, Self.none, Self.none, Self.none, nil, TPM2_SE(0x00), &symmetric,
                 TPMI_ALG_HASH(0x000b), &handle), "starting a salted session")
         session = handle
         let attributes = TPMA_SESSION(0x20 | 0x40 | 0x01)  // decrypt | encrypt | continueSession
-        try check(Esys_TRSess_SetAttributes(context, handle, attributes, 0xff), "setting the session's encryption")
+        try check(latchkey_Esys_TRSess_SetAttributes(context, handle, attributes, 0xff), "setting the session's encryption")
     }
 
     /// Seals `secret` (at most 128 bytes) under the primary: the TPM's wrapped object (public and private
@@ -182,15 +187,15 @@ package final class TPMConnection {
         var creationData: UnsafeMutablePointer<TPM2B_CREATION_DATA>?
         var creationHash: UnsafeMutablePointer<TPM2B_DIGEST>?
         var ticket: UnsafeMutablePointer<TPMT_TK_CREATION>?
-        let status = Esys_Create(
+        let status = latchkey_Esys_Create(
             context, primary, session, Self.none, Self.none, &sensitive, &template, &outside, &pcrs,
             &outPrivate, &outPublic, &creationData, &creationHash, &ticket)
         defer {
-            Esys_Free(outPrivate)
-            Esys_Free(outPublic)
-            Esys_Free(creationData)
-            Esys_Free(creationHash)
-            Esys_Free(ticket)
+            latchkey_Esys_Free(outPrivate)
+            latchkey_Esys_Free(outPublic)
+            latchkey_Esys_Free(creationData)
+            latchkey_Esys_Free(creationHash)
+            latchkey_Esys_Free(ticket)
         }
         try check(status, "sealing")
         guard let outPrivate, let outPublic else { throw TPMError(.failed, address: address, detail: "the TPM returned no object") }
@@ -201,7 +206,7 @@ package final class TPMConnection {
     /// answer travels encrypted). A wrong `auth` on a DA-protected object counts toward lockout: `.authFailed`.
     package func unseal(_ object: TPMSealedObject, auth: SecureBytes?) throws(TPMError) -> SecureBytes {
         let handle = try load(object)
-        defer { _ = Esys_FlushContext(context, handle) }
+        defer { _ = latchkey_Esys_FlushContext(context, handle) }
         try setAuth(handle, auth)
         return try unsealLoaded(handle, session: session)
     }
@@ -209,7 +214,7 @@ package final class TPMConnection {
     /// Loads `object` and unseals it through the policy session `policySession` satisfied by the caller.
     package func unseal(_ object: TPMSealedObject, policySession: TPMPolicySession) throws(TPMError) -> SecureBytes {
         let handle = try load(object)
-        defer { _ = Esys_FlushContext(context, handle) }
+        defer { _ = latchkey_Esys_FlushContext(context, handle) }
         return try unsealLoaded(handle, session: policySession.handle)
     }
 
@@ -217,11 +222,11 @@ package final class TPMConnection {
         var data: UnsafeMutablePointer<TPM2B_SENSITIVE_DATA>?
         // A policy session carries no encryption of its own: the salted session encrypts the answer.
         let extra = authSession == session ? Self.none : session
-        try check(Esys_Unseal(context, handle, authSession, extra, Self.none, &data), "unsealing")
+        try check(latchkey_Esys_Unseal(context, handle, authSession, extra, Self.none, &data), "unsealing")
         guard let data else { throw TPMError(.failed, address: address, detail: "the TPM returned no data") }
         defer {
             withUnsafeMutableBytes(of: &data.pointee) { wipeBytes($0) }
-            Esys_Free(data)
+            latchkey_Esys_Free(data)
         }
         return SecureBytes(copying: UnsafeRawBufferPointer(start: latchkey_tpm_sensitive_data_bytes(data), count: Int(data.pointee.size)))
     }
@@ -233,7 +238,7 @@ package final class TPMConnection {
             latchkey_tpm_auth(&value, $0.bindMemory(to: UInt8.self).baseAddress, $0.count)
         }
         guard filled == 0 else { throw TPMError(.failed, address: address, detail: "the authorization is too long") }
-        try check(Esys_TR_SetAuth(context, handle, &value), "setting the authorization")
+        try check(latchkey_Esys_TR_SetAuth(context, handle, &value), "setting the authorization")
     }
 
     private func load(_ object: TPMSealedObject) throws(TPMError) -> ESYS_TR {
@@ -244,7 +249,7 @@ package final class TPMConnection {
         }
         var handle: ESYS_TR = Self.none
         do throws(TPMError) {
-            try check(Esys_Load(context, primary, session, Self.none, Self.none, &inPrivate, &inPublic, &handle), "loading the sealed object")
+            try check(latchkey_Esys_Load(context, primary, session, Self.none, Self.none, &inPrivate, &inPublic, &handle), "loading the sealed object")
         } catch where error.kind == .wrongTPM || error.kind == .failed {
             // The storage key is the pinned one, so an object it refuses (integrity, or any other check) was altered.
             throw TPMError(.damaged, address: address, detail: "\(error.detail); the sealed object does not match this TPM's storage key", code: error.code)
@@ -259,7 +264,7 @@ package final class TPMConnection {
         var symmetric = latchkey_tpm_session_symmetric()
         var handle: ESYS_TR = Self.none
         try check(
-            Esys_StartAuthSession(
+            latchkey_Esys_StartAuthSession(
                 context, primary, Self.none, Self.none, Self.none, Self.none, nil, TPM2_SE(trial ? 0x03 : 0x01), &symmetric,
                 TPMI_ALG_HASH(0x000b), &handle), "starting a policy session")
         return TPMPolicySession(handle: handle)
@@ -267,7 +272,7 @@ package final class TPMConnection {
 
     /// Ends a policy session.
     package func end(_ policySession: TPMPolicySession) {
-        _ = Esys_FlushContext(context, policySession.handle)
+        _ = latchkey_Esys_FlushContext(context, policySession.handle)
     }
 
     /// TPM2_PolicyPCR: binds the session to the SHA-256 PCRs of `mask` holding their current values.
@@ -275,14 +280,14 @@ package final class TPMConnection {
         var selection = TPML_PCR_SELECTION()
         latchkey_tpm_pcr_selection(&selection, mask)
         var empty = TPM2B_DIGEST()
-        try check(Esys_PolicyPCR(context, policySession.handle, Self.none, Self.none, Self.none, &empty, &selection), "binding the policy to the PCRs")
+        try check(latchkey_Esys_PolicyPCR(context, policySession.handle, Self.none, Self.none, Self.none, &empty, &selection), "binding the policy to the PCRs")
     }
 
     /// The session's policy digest so far (a trial session's is what an object's authPolicy must hold).
     package func policyDigest(_ policySession: TPMPolicySession) throws(TPMError) -> Data {
         var digest: UnsafeMutablePointer<TPM2B_DIGEST>?
-        try check(Esys_PolicyGetDigest(context, policySession.handle, Self.none, Self.none, Self.none, &digest), "reading the policy digest")
-        defer { Esys_Free(digest) }
+        try check(latchkey_Esys_PolicyGetDigest(context, policySession.handle, Self.none, Self.none, Self.none, &digest), "reading the policy digest")
+        defer { latchkey_Esys_Free(digest) }
         guard let digest else { return Data() }
         return Data(bytes: latchkey_tpm_digest_bytes(digest), count: Int(digest.pointee.size))
     }
@@ -296,10 +301,10 @@ package final class TPMConnection {
         var counter: UInt32 = 0
         var outSelection: UnsafeMutablePointer<TPML_PCR_SELECTION>?
         var values: UnsafeMutablePointer<TPML_DIGEST>?
-        try check(Esys_PCR_Read(context, Self.none, Self.none, Self.none, &selection, &counter, &outSelection, &values), "reading the PCRs")
+        try check(latchkey_Esys_PCR_Read(context, Self.none, Self.none, Self.none, &selection, &counter, &outSelection, &values), "reading the PCRs")
         defer {
-            Esys_Free(outSelection)
-            Esys_Free(values)
+            latchkey_Esys_Free(outSelection)
+            latchkey_Esys_Free(values)
         }
         var result: [Int: Data] = [:]
         guard let values else { return result }
@@ -322,7 +327,7 @@ package final class TPMConnection {
         withUnsafeMutableBytes(of: &values.digests.0.digest) { raw in
             digest.prefix(32).withUnsafeBytes { raw.copyMemory(from: $0) }
         }
-        try check(Esys_PCR_Extend(context, ESYS_TR(index), Self.password, Self.none, Self.none, &values), "extending PCR \(index)")
+        try check(latchkey_Esys_PCR_Extend(context, ESYS_TR(index), Self.password, Self.none, Self.none, &values), "extending PCR \(index)")
     }
 
     /// The dictionary-attack state: failed tries counted, tries allowed, seconds per forgiven try, lockout.
@@ -330,9 +335,9 @@ package final class TPMConnection {
         var more: TPMI_YES_NO = 0
         var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
         try check(
-            Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(6), TPM2_PT(0x200), 32, &more, &data),
+            latchkey_Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(6), TPM2_PT(0x200), 32, &more, &data),
             "reading the lockout state")
-        defer { Esys_Free(data) }
+        defer { latchkey_Esys_Free(data) }
         guard let data else { throw TPMError(.failed, address: address, detail: "the TPM returned no properties") }
         func value(_ property: UInt32) -> UInt32 {
             var result: UInt32 = 0
@@ -348,14 +353,14 @@ package final class TPMConnection {
     /// TPM out and how fast they are forgiven (tests set a small budget on their swtpm).
     package func setDictionaryAttackParameters(maxTries: Int, recoveryInterval: Int, lockoutRecovery: Int) throws(TPMError) {
         try check(
-            Esys_DictionaryAttackParameters(
+            latchkey_Esys_DictionaryAttackParameters(
                 context, Self.lockoutHierarchy, Self.password, Self.none, Self.none, UInt32(maxTries),
                 UInt32(recoveryInterval), UInt32(lockoutRecovery)), "setting the lockout parameters")
     }
 
     /// TPM2_Shutdown(CLEAR): an orderly shutdown, so the next start counts no DA failure for a power cut.
     package func shutdown() throws(TPMError) {
-        try check(Esys_Shutdown(context, Self.none, Self.none, Self.none, TPM2_SU(0)), "shutting down")
+        try check(latchkey_Esys_Shutdown(context, Self.none, Self.none, Self.none, TPM2_SU(0)), "shutting down")
     }
 
     // MARK: Marshalling
@@ -363,7 +368,7 @@ package final class TPMConnection {
     private static func marshal(_ value: UnsafePointer<TPM2B_PUBLIC>) throws(TPMError) -> Data {
         var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PUBLIC>.size)
         var offset = 0
-        guard Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset) == 0 else {
+        guard latchkey_Tss2_MU_TPM2B_PUBLIC_Marshal(value, &buffer, buffer.count, &offset) == 0 else {
             throw TPMError(.failed, address: "", detail: "the public area could not be marshalled")
         }
         return Data(buffer.prefix(offset))
@@ -372,7 +377,7 @@ package final class TPMConnection {
     private static func marshal(_ value: UnsafePointer<TPM2B_PRIVATE>) throws(TPMError) -> Data {
         var buffer = [UInt8](repeating: 0, count: MemoryLayout<TPM2B_PRIVATE>.size)
         var offset = 0
-        guard Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset) == 0 else {
+        guard latchkey_Tss2_MU_TPM2B_PRIVATE_Marshal(value, &buffer, buffer.count, &offset) == 0 else {
             throw TPMError(.failed, address: "", detail: "the private area could not be marshalled")
         }
         return Data(buffer.prefix(offset))
@@ -381,18 +386,18 @@ package final class TPMConnection {
     private static func unmarshal(_ data: Data, into value: inout TPM2B_PUBLIC) -> Bool {
         var offset = 0
         let bytes = [UInt8](data)
-        return Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
+        return latchkey_Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
     }
 
     private static func unmarshal(_ data: Data, into value: inout TPM2B_PRIVATE) -> Bool {
         var offset = 0
         let bytes = [UInt8](data)
-        return Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
+        return latchkey_Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
     }
 
     /// tpm2-tss's own words for a response code (`tpm:session(1):the authorization HMAC check failed…`).
     static func describe(_ code: UInt32) -> String {
-        guard let text = Tss2_RC_Decode(code) else { return String(format: "0x%08x", code) }
+        guard let text = latchkey_Tss2_RC_Decode(code) else { return String(format: "0x%08x", code) }
         return String(cString: text)
     }
 }
