@@ -56,16 +56,7 @@ enum SecretServiceExport {
     /// Creates each item the provider does not have yet in its default collection.
     static func write(_ items: [SecretServiceImport.SourceItem], to name: String) throws(BusError) -> (copied: Int, present: Int, locked: Int) {
         let bus = try Bus(.session)
-        let opened = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "OpenSession") { (message) throws(BusError) in
-            try message.append("plain")
-            try message.open("v", "s")
-            try message.append("")
-            try message.close()
-        }
-        _ = try opened.enter("v", "s")
-        _ = try opened.readString()
-        try opened.exit()
-        let session = try opened.readString("o")
+        let session = try SecretServiceImport.openPlainSession(bus, name, service)
         var report = (copied: 0, present: 0, locked: 0)
         for item in items {
             if try present(item, bus: bus, name: name, session: session) {

@@ -81,11 +81,9 @@ enum SecretServiceImport {
         }
     }
 
-    /// Every collection's label and readable items.
-    static func read(from name: String) throws(BusError) -> (collections: [(label: String, items: [SourceItem])], report: Report) {
-        var report = Report()
-        let bus = try Bus(.session)
-        let service = "/org/freedesktop/secrets"
+    /// Opens a "plain" session with the provider `name` (the secrets cross the user's own session bus
+    /// unencrypted); returns its object path. The import and the export both use it.
+    static func openPlainSession(_ bus: Bus, _ name: String, _ service: String) throws(BusError) -> String {
         let opened = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "OpenSession") { (message) throws(BusError) in
             try message.append("plain")
             try message.open("v", "s")
@@ -95,7 +93,15 @@ enum SecretServiceImport {
         _ = try opened.enter("v", "s")
         _ = try opened.readString()
         try opened.exit()
-        let session = try opened.readString("o")
+        return try opened.readString("o")
+    }
+
+    /// Every collection's label and readable items.
+    static func read(from name: String) throws(BusError) -> (collections: [(label: String, items: [SourceItem])], report: Report) {
+        var report = Report()
+        let bus = try Bus(.session)
+        let service = "/org/freedesktop/secrets"
+        let session = try openPlainSession(bus, name, service)
         var result: [(label: String, items: [SourceItem])] = []
         for collection in try property(bus, name, service, "org.freedesktop.Secret.Service", "Collections", "ao").readObjectPaths() {
             let label = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Label", "s").readString()
