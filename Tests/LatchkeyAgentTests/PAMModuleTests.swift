@@ -86,6 +86,43 @@ struct PAMModuleTests {
         #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
     }
 
+    @Test func aToolThatHangsIsEndedAndTheLoginGoesOn() throws {
+        // The tool the session step runs (here to create the keychain) never answers: the child running it is
+        // ended when its bound passes (`child_seconds`, at most the module's 90 s), and the session opens.
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_unix.so
+            auth optional MODULE
+            session optional MODULE create child_seconds=2 latchkey=HOME/hanging-latchkey
+            """)
+        let tool = sandbox.home + "/hanging-latchkey"
+        try installScript("#!/bin/sh\necho $$ > \"$HOME/hanging.pid\"\nexec sleep 600\n", at: tool)
+        #expect(chown(tool, sandbox.uid, sandbox.gid) == 0)
+        let started = ContinuousClock.now
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        let took = ContinuousClock.now - started
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        // Not a speed check: the bound is 2 s, and without it the step would wait out the tool's 600 s sleep.
+        #expect(took < .seconds(60), "\(took)")
+        let pid = try #require(Int32(String(contentsOfFile: sandbox.home + "/hanging.pid", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Its own alarm ends the tool as well (it may linger a moment, or as a zombie nobody reaps yet).
+        #expect(Self.ends(pid, within: .seconds(10)), "the hanging tool (pid \(pid)) still runs")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
+    }
+
+    /// Whether process `pid` is gone (or a zombie) within `limit`.
+    static func ends(_ pid: Int32, within limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        repeat {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            // The state follows the command's closing parenthesis: "pid (comm) S ...".
+            if let close = stat.lastIndex(of: ")"), stat[stat.index(after: close)...].hasPrefix(" Z") { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while ContinuousClock.now < deadline
+        return false
+    }
+
     @Test func aPasswordChangeRewrapsTheKeychain() throws {
         let sandbox = try PAMSandbox(stack: Self.login)
         try sandbox.createKeychain(passphrase: sandbox.password)

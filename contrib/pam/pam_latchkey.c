@@ -89,15 +89,24 @@ struct options {
     const char *latchkey;
     int create;
     int debug;
+    unsigned child_seconds; /* child_seconds=N (1 to LK_CHILD_SECONDS): a shorter bound on each child */
 };
 
 static void parse_options(int argc, const char **argv, struct options *options) {
     memset(options, 0, sizeof *options);
+    options->child_seconds = LK_CHILD_SECONDS;
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "only_if=", 8) == 0) options->only_if = argv[i] + 8;
         else if (strncmp(argv[i], "latchkey=", 9) == 0) options->latchkey = argv[i] + 9;
         else if (strcmp(argv[i], "create") == 0) options->create = 1;
         else if (strcmp(argv[i], "debug") == 0) options->debug = 1;
+        else if (strncmp(argv[i], "child_seconds=", 14) == 0) {
+            char *end = NULL;
+            unsigned long seconds = strtoul(argv[i] + 14, &end, 10);
+            /* Only a shorter bound is taken: the login never waits longer than LK_CHILD_SECONDS. */
+            if (end != argv[i] + 14 && *end == '\0' && seconds >= 1 && seconds <= LK_CHILD_SECONDS)
+                options->child_seconds = (unsigned)seconds;
+        }
         else if (strcmp(argv[i], "use_authtok") == 0) continue; /* always so: this module never prompts for it */
     }
 }
@@ -358,8 +367,8 @@ static int secret_descriptor(const char *secret, int target) {
 
 /* Runs the latchkey tool as the user (already become) with the secrets on descriptors 3 and 4; returns
  * its outcome. `first`/`second` may be NULL. */
-static int run_tool(const struct user *user, const char *tool, const char *const *arguments, const char *first,
-                    const char *second) {
+static int run_tool(const struct user *user, unsigned seconds, const char *tool, const char *const *arguments,
+                    const char *first, const char *second) {
     pid_t child = fork();
     if (child < 0) return OUTCOME_SETUP;
     if (child == 0) {
@@ -370,7 +379,7 @@ static int run_tool(const struct user *user, const char *tool, const char *const
             dup2(null, 2);
             if (null > 2) close(null);
         }
-        alarm(LK_CHILD_SECONDS); /* kept across execve: a tool that hangs is ended */
+        alarm(seconds); /* kept across execve: a tool that hangs is ended */
         if (first && secret_descriptor(first, 3) != 0) _exit(OUTCOME_SETUP);
         if (second && secret_descriptor(second, 4) != 0) _exit(OUTCOME_SETUP);
         char home[1100], runtime[1100], name[300], logname[300];
@@ -415,13 +424,13 @@ static int child_task(const struct user *user, const struct options *options, en
         struct stat status;
         if (lstat(keychain, &status) == 0) return OUTCOME_EXISTS;
         const char *arguments[] = {tool, "create-keychain", "--passphrase-fd", "3", NULL};
-        return run_tool(user, tool, arguments, new, NULL);
+        return run_tool(user, options->child_seconds, tool, arguments, new, NULL);
     }
     case TASK_REWRAP: {
         struct stat status;
         if (lstat(keychain, &status) != 0) return OUTCOME_NO_KEYCHAIN;
         const char *arguments[] = {tool, "set-keychain-password", "--passphrase-fd", "3", "--new-passphrase-fd", "4", NULL};
-        return run_tool(user, tool, arguments, old, new);
+        return run_tool(user, options->child_seconds, tool, arguments, old, new);
     }
     case TASK_MARK: {
         struct stat status;
@@ -457,7 +466,7 @@ static int as_user(pam_handle_t *pamh, const struct user *user, const struct opt
     if (child == 0) {
         signal(SIGPIPE, SIG_IGN);
         signal(SIGALRM, SIG_DFL);
-        alarm(LK_CHILD_SECONDS); /* the login never waits longer for this child */
+        alarm(options->child_seconds); /* the login never waits longer for this child */
         _exit(child_task(user, options, task, old, new));
     }
     int status = 0;
