@@ -64,13 +64,3 @@ package struct FileStatus: Equatable, Hashable, Sendable {
     /// The permission bits as `0755`-style text (`01777` with the sticky bit).
     package var octalPermissions: String { "0" + String(permissions & 0o7777, radix: 8) }
 }
-
-/// The identity this process acts with.
-package enum CurrentProcess {
-    /// `geteuid()`.
-    package static var effectiveUserID: UInt32 { geteuid() }
-    /// `getpid()`.
-    package static var id: Int32 { getpid() }
-    /// The memory page size (`sysconf(_SC_PAGESIZE)`), the unit `mlock` works in.
-    package static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-}
