@@ -55,7 +55,26 @@ public final class PgBouncer: @unchecked Sendable {
         process = try SpawnedProcess(asNobody ? "/usr/bin/setpriv" : Self.executable,
                                      (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", Self.executable] : []) + [configuration],
                                      environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], log: directory + "/pgbouncer.log")
-        try waitUntil("PgBouncer listens", seconds: 10) { FileManager.default.fileExists(atPath: socket) }
+        // A connection, not the socket file: the file exists from bind(), before listen() (a connection then
+        // is refused), and one left by a killed PgBouncer exists before the new one binds.
+        try waitUntil("PgBouncer listens", seconds: 10) { Self.accepts(socket) }
+    }
+
+    /// Whether a Unix socket at `path` accepts a connection now.
+    static func accepts(_ path: String) -> Bool {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
     }
 
     /// Stops PgBouncer by pid (SIGINT: a safe shutdown, closing every client; SIGKILL with `crash`).
