@@ -118,7 +118,7 @@ let package = Package(
             name: "latchkey-test-client-b", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-b"),
 
         // Shared by the test targets: temporary directories, the helper process, status extraction.
-        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "LatchkeyTPM", "CPseudoTerminal"], path: "Tests/Support"),
+        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyTPM", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI", "LatchkeyTestSupport"]),

@@ -117,6 +117,14 @@ int latchkey_accept_close_on_exec(int listener) { return accept4(listener, NULL,
 
 short latchkey_spawn_new_session_flag(void) { return POSIX_SPAWN_SETSID; }
 
+int latchkey_spawn_add_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
+int latchkey_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *directory) {
+    return posix_spawn_file_actions_addchdir_np(actions, directory);
+}
+
 int latchkey_pidfd_open(pid_t pid) {
 #ifdef SYS_pidfd_open
     return (int)syscall(SYS_pidfd_open, pid, 0);

@@ -84,8 +84,9 @@ final class PinentryPresence: UserPresenceVerifier {
             toChild = try Pipes.make()
             fromChild = try Pipes.make()
             var options = Spawn.Options()
-            options.standardInput = toChild.read
-            options.standardOutput = fromChild.write
+            options.standardInput = .descriptor(toChild.read)
+            options.standardOutput = .descriptor(fromChild.write)
+            options.standardError = .null  // Never into the Assuan pipe.
             pid = try Spawn.start(program, [], environment: environment, options: options)
         } catch {
             throw KeychainError(.interactionNotAllowed, "pinentry \(program) cannot be started: \(error)")

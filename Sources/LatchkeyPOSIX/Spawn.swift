@@ -1,67 +1,79 @@
 import CPOSIX
 import Glibc
 
-/// Starting programs with `posix_spawn`, and reaping them.
+/// Starting programs with `posix_spawn`, and reaping them. The product's children (pinentry, an agent the
+/// CLI starts) and the tests' children (Tests/Support/ChildProcess) are all started here.
 package enum Spawn {
+    /// Where one of the child's standard descriptors comes from or goes.
+    package enum Stream: Sendable, Equatable {
+        /// /dev/null.
+        case null
+        /// A copy of this process's descriptor (a pipe's end); the original is not inherited.
+        case descriptor(Int32)
+        /// A file, appended to (created 0600 when missing).
+        case appending(String)
+        /// The same as the child's standard output (for standard error).
+        case standardOutput
+    }
+
     /// How a child starts.
     package struct Options: Sendable {
-        /// Where standard output and standard error go (appended, created 0600): nil for /dev/null.
-        package var outputPath: String?
+        /// The child's standard input (never this process's own: it may be a terminal).
+        package var standardInput: Stream = .null
+        /// The child's standard output.
+        package var standardOutput: Stream = .null
+        /// The child's standard error.
+        package var standardError: Stream = .standardOutput
         /// A new session, detached from this process's terminal (`POSIX_SPAWN_SETSID`).
         package var newSession = false
+        /// The pseudo-terminal slave (a path) that becomes the new session's controlling terminal and the
+        /// child's standard input, output and error, replacing the three streams above; needs `newSession`.
+        package var controllingTerminal: String?
         /// Close every descriptor above 2 that this process has open, close-on-exec or not, so a child
-        /// that outlives this process holds none of them (a pipe a parent waits on, a lock, a socket).
+        /// holds none of them: a pipe a parent waits on, a lock, or a socket another thread opened without
+        /// close-on-exec an instant before (tpm2-tss's, for one) — closed in the child, so no race.
         package var closeInheritedDescriptors = false
         /// Start with an empty signal mask and default dispositions for the signals a child must obey
         /// (the test runner's threads block some of them).
         package var resetSignals = true
-        /// A descriptor to become the child's standard input (nil: /dev/null).
-        package var standardInput: Int32?
-        /// A descriptor to become the child's standard output (nil: `outputPath`, else /dev/null); standard
-        /// error then goes to `outputPath`, else /dev/null.
-        package var standardOutput: Int32?
+        /// The directory the child starts in (nil: this process's).
+        package var currentDirectory: String?
 
-        /// Options with every field at its default.
+        /// Options with every field at its default; with `outputPath`, standard output and standard
+        /// error are both appended to that file.
         package init(outputPath: String? = nil, newSession: Bool = false, closeInheritedDescriptors: Bool = false) {
-            self.outputPath = outputPath
+            if let outputPath { standardOutput = .appending(outputPath) }
             self.newSession = newSession
             self.closeInheritedDescriptors = closeInheritedDescriptors
         }
     }
 
-    /// Starts `executable` with `arguments` (without the program name) and exactly `environment`;
-    /// standard input is /dev/null unless `options` names one. Returns the child's pid.
+    /// Starts `executable` with `arguments` (without the program name) and exactly `environment`.
+    /// Returns the child's pid.
     package static func start(
         _ executable: String, _ arguments: [String], environment: [String: String], options: Options = Options()
     ) throws(Errno) -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if let input = options.standardInput {
-            posix_spawn_file_actions_adddup2(&actions, input, 0)
+        if let terminal = options.controllingTerminal {
+            // Opened (without O_NOCTTY) by the new session's leader: it becomes its controlling terminal.
+            posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR, 0)
+            posix_spawn_file_actions_adddup2(&actions, 0, 1)
+            posix_spawn_file_actions_adddup2(&actions, 0, 2)
         } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            add(options.standardInput, as: 0, to: &actions)
+            add(options.standardOutput, as: 1, to: &actions)
+            add(options.standardError, as: 2, to: &actions)
         }
-        if let output = options.standardOutput {
-            posix_spawn_file_actions_adddup2(&actions, output, 1)
-            if let log = options.outputPath {
-                posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-            } else {
-                posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-            }
-        } else {
-            if let output = options.outputPath {
-                posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-            } else {
-                posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            }
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let directory = options.currentDirectory {
+            let added = latchkey_spawn_add_chdir(&actions, directory)
+            guard added == 0 else { throw Errno(added) }
         }
         if options.closeInheritedDescriptors {
-            // No /proc: nothing to enumerate, and close-on-exec descriptors close anyway.
-            for name in Files.entries(of: "/proc/self/fd") ?? [] {
-                if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-            }
+            // Last: the streams above were copied from descriptors this closes.
+            let added = latchkey_spawn_add_close_from(&actions, 3)
+            guard added == 0 else { throw Errno(added) }
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -73,7 +85,7 @@ package enum Spawn {
             posix_spawnattr_setsigmask(&attributes, &empty)
             var defaults = sigset_t()
             sigemptyset(&defaults)
-            for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+            for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGTTIN, SIGTTOU] { sigaddset(&defaults, signal) }
             posix_spawnattr_setsigdefault(&attributes, &defaults)
             flags |= Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
         }
@@ -89,6 +101,20 @@ package enum Spawn {
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else { throw Errno(result) }
         return pid
+    }
+
+    private static func add(_ stream: Stream, as target: Int32, to actions: inout posix_spawn_file_actions_t) {
+        switch stream {
+        case .null:
+            posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
+        case .descriptor(let fd):
+            // dup2 clears close-on-exec on the copy; the original closes at exec when it is close-on-exec.
+            posix_spawn_file_actions_adddup2(&actions, fd, target)
+        case .appending(let file):
+            posix_spawn_file_actions_addopen(&actions, target, file, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        case .standardOutput:
+            posix_spawn_file_actions_adddup2(&actions, 1, target)
+        }
     }
 
     /// How a child ended.

@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "pty_shim.h"
@@ -13,12 +12,4 @@ int latchkey_test_open_pty(char *path, unsigned long size) {
         return -1;
     }
     return master;
-}
-
-short latchkey_test_spawn_new_session_flag(void) { return POSIX_SPAWN_SETSID; }
-
-int latchkey_test_pipe_close_on_exec(int descriptors[2]) { return pipe2(descriptors, O_CLOEXEC); }
-
-int latchkey_test_spawn_add_chdir(void *actions, const char *directory) {
-    return posix_spawn_file_actions_addchdir_np((posix_spawn_file_actions_t *)actions, directory);
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LatchkeyPOSIX
 import LatchkeyTestSupport
 import Testing
@@ -20,14 +21,40 @@ import Testing
         let directory = TemporaryDirectory()
         let log = directory.file("errors.log")
         let pipe = try Pipes.make()
-        var options = Spawn.Options(outputPath: log)
-        options.standardOutput = pipe.write
+        var options = Spawn.Options()
+        options.standardOutput = .descriptor(pipe.write)
+        options.standardError = .appending(log)
         let pid = try Spawn.start("/bin/sh", ["-c", "echo to-pipe; echo to-file >&2"], environment: ["PATH": "/usr/bin:/bin"], options: options)
         Descriptors.close(pipe.write)
         #expect(Spawn.wait(pid) == .exited(0))
         let read = FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true).readDataToEndOfFile()
         #expect(String(decoding: read, as: UTF8.self) == "to-pipe\n")
         #expect(try String(contentsOfFile: log, encoding: .utf8) == "to-file\n")
+    }
+
+    @Test func inheritedDescriptorsAreClosedWhenAsked() throws {
+        // A descriptor without close-on-exec, as a C library's socket() makes one.
+        var ends: [Int32] = [-1, -1]
+        #expect(Glibc.pipe(&ends) == 0)
+        defer { ends.forEach { Descriptors.close($0) } }
+        let probe = ["-c", "test -e /proc/self/fd/\(ends[1])"]
+        #expect(Spawn.wait(try Spawn.start("/bin/sh", probe, environment: ["PATH": "/usr/bin:/bin"])) == .exited(0))
+        let closing = Spawn.Options(closeInheritedDescriptors: true)
+        #expect(Spawn.wait(try Spawn.start("/bin/sh", probe, environment: ["PATH": "/usr/bin:/bin"], options: closing)) == .exited(1))
+    }
+
+    @Test func theChildStartsInTheDirectoryAsked() throws {
+        let directory = TemporaryDirectory()
+        let log = directory.file("pwd.log")
+        var options = Spawn.Options(outputPath: log)
+        options.currentDirectory = directory.path
+        #expect(Spawn.wait(try Spawn.start("/bin/sh", ["-c", "pwd -P"], environment: ["PATH": "/usr/bin:/bin"], options: options)) == .exited(0))
+        let resolved = URL(fileURLWithPath: directory.path).resolvingSymlinksInPath().path
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == resolved + "\n")
+        options.currentDirectory = directory.file("missing")
+        #expect(throws: Errno.self) {
+            _ = try Spawn.start("/bin/sh", ["-c", "true"], environment: [:], options: options)
+        }
     }
 
     @Test func aSignalledChildIsReportedAsSuch() throws {

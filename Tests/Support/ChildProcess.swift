@@ -1,5 +1,5 @@
-import CPseudoTerminal
 import Foundation
+import LatchkeyPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,75 +39,53 @@ public enum ChildProcess {
     }
 
     /// Spawns `path` with `arguments` (after the program's name) and exactly `environment`, in a new
-    /// session; returns its pid. `closing` are descriptors of this process the child must not keep
-    /// (the far ends of its pipes, when they are not close-on-exec).
+    /// session; returns its pid. The child keeps no descriptor of this process but its three standard ones:
+    /// the runner's threads open sockets and pipes all the time (tpm2-tss's without close-on-exec), and a
+    /// child that kept one — swtpm's only connection, a pipe another test waits on — would stall that test.
+    /// `closing` is kept for callers that name far ends of their pipes; every such descriptor is closed anyway.
     public static func spawn(
         _ path: String, _ arguments: [String], environment: [String: String], standardInput: Stream = .null,
         standardOutput: Stream = .null, standardError: Stream = .null, terminal: Terminal = .none,
         currentDirectory: String? = nil, closing: [Int32] = []
     ) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
+        var options = Spawn.Options(newSession: true, closeInheritedDescriptors: true)
         switch terminal {
         case .none:
-            // Standard input is never inherited: the runner's may be the terminal.
-            add(standardInput, as: 0, to: &actions, readOnly: true)
-            add(standardOutput, as: 1, to: &actions, readOnly: false)
-            add(standardError, as: 2, to: &actions, readOnly: false)
+            options.standardInput = standardInput.spawned  // Never inherited: the runner's may be the terminal.
+            options.standardOutput = standardOutput.spawned
+            options.standardError = standardError.spawned
         case .pseudoTerminal(let slave):
-            // Opened (without O_NOCTTY) by the new session's leader: it becomes its controlling terminal.
-            posix_spawn_file_actions_addopen(&actions, 0, slave, O_RDWR, 0)
-            posix_spawn_file_actions_adddup2(&actions, 0, 1)
-            posix_spawn_file_actions_adddup2(&actions, 0, 2)
+            options.controllingTerminal = slave
         }
-        for fd in closing { posix_spawn_file_actions_addclose(&actions, fd) }
-        if let currentDirectory {
-            guard latchkey_test_spawn_add_chdir(&actions, currentDirectory) == 0 else { throw POSIXError(.EINVAL) }
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        resetSignals(&attributes)
-        var flags: Int16 = 0
-        posix_spawnattr_getflags(&attributes, &flags)
-        posix_spawnattr_setflags(&attributes, flags | latchkey_test_spawn_new_session_flag())
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO) }
-        return pid
-    }
-
-    private static func add(_ stream: Stream, as target: Int32, to actions: inout posix_spawn_file_actions_t, readOnly: Bool) {
-        switch stream {
-        case .null:
-            posix_spawn_file_actions_addopen(&actions, target, "/dev/null", readOnly ? O_RDONLY : O_WRONLY, 0)
-        case .descriptor(let fd):
-            // dup2 clears close-on-exec on the copy; the original closes at exec when it is close-on-exec.
-            posix_spawn_file_actions_adddup2(&actions, fd, target)
-        case .appending(let file):
-            posix_spawn_file_actions_addopen(&actions, target, file, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        case .standardOutput:
-            posix_spawn_file_actions_adddup2(&actions, 1, target)
+        options.currentDirectory = currentDirectory
+        do {
+            return try Spawn.start(path, arguments, environment: environment, options: options)
+        } catch {
+            throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO)
         }
     }
+}
 
-    /// A clean signal state for a child: the test runner's threads block and ignore signals that a child
-    /// must obey (one that inherits a blocked SIGTERM cannot be stopped).
-    static func resetSignals(_ attributes: inout posix_spawnattr_t) {
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGTTIN, SIGTTOU] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+extension ChildProcess {
+    /// A close-on-exec pipe as `[read, write]`.
+    public static func pipe() throws -> [Int32] {
+        do {
+            let ends = try Pipes.make()
+            return [ends.read, ends.write]
+        } catch {
+            throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO)
+        }
+    }
+}
+
+extension ChildProcess.Stream {
+    /// The same stream, as `Spawn` takes it.
+    var spawned: Spawn.Stream {
+        switch self {
+        case .null: .null
+        case .descriptor(let fd): .descriptor(fd)
+        case .appending(let file): .appending(file)
+        case .standardOutput: .standardOutput
+        }
     }
 }

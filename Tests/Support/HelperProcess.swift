@@ -1,4 +1,3 @@
-import CPseudoTerminal
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -53,11 +52,19 @@ public enum HelperProcess {
                            input: Data? = nil, timeout: Double = defaultTimeout, currentDirectory: String? = nil)
         throws -> Output
     {
-        var inputPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
-        guard latchkey_test_pipe_close_on_exec(&inputPipe) == 0, latchkey_test_pipe_close_on_exec(&outputPipe) == 0,
-            latchkey_test_pipe_close_on_exec(&errorPipe) == 0
-        else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        let inputPipe = try ChildProcess.pipe()
+        let outputPipe: [Int32], errorPipe: [Int32]
+        do {
+            outputPipe = try ChildProcess.pipe()
+            do {
+                errorPipe = try ChildProcess.pipe()
+            } catch {
+                for fd in outputPipe { close(fd) }
+                throw error
+            }
+        } catch {
+            for fd in inputPipe { close(fd) }
+            throw error
         }
         let pid: pid_t
         do {

@@ -1,4 +1,3 @@
-import CPseudoTerminal
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -28,10 +27,7 @@ public final class SpawnedProcess: @unchecked Sendable {
     /// comes from /dev/null — or, with `input`, from a pipe that `send` writes to.
     public init(_ executable: String, _ arguments: [String], environment: [String: String], log: String? = nil,
                 errors: String? = nil, input: Bool = false) throws {
-        var pipe: [Int32] = [-1, -1]
-        if input {
-            guard latchkey_test_pipe_close_on_exec(&pipe) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        }
+        let pipe: [Int32] = input ? try ChildProcess.pipe() : [-1, -1]
         defer { if input { close(pipe[0]) } }
         do {
             pid = try ChildProcess.spawn(

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <spawn.h>
 
 /* The libc calls Swift cannot make directly: variadic prctl(2), and the struct ucred, SO_PEERCRED,
    SO_PASSCRED, SCM_CREDENTIALS and POSIX_SPAWN_SETSID that glibc declares only under _GNU_SOURCE (which
@@ -91,6 +92,14 @@ int latchkey_doorbell_pipe(int fds[2]);
 
 /* POSIX_SPAWN_SETSID: the spawned child starts a new session (detached from the terminal). */
 short latchkey_spawn_new_session_flag(void);
+
+/* posix_spawn_file_actions_addclosefrom_np(actions, lowest): the child closes every descriptor from `lowest`
+   up, close-on-exec or not, at that point of its file actions (glibc 2.34). 0 or an error number. */
+int latchkey_spawn_add_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
+/* posix_spawn_file_actions_addchdir_np(actions, directory): the child starts in `directory`. 0 or an error
+   number. */
+int latchkey_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *directory);
 
 /* ioctl(TIOCGWINSZ): the number of columns of the terminal open on `fd`; 0 when it is not a terminal or
    does not say. (ioctl is variadic.) */

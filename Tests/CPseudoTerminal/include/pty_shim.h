@@ -6,14 +6,4 @@
 /// Glibc module does not define; tests only.)
 int latchkey_test_open_pty(char *path, unsigned long size);
 
-/// pipe2(O_CLOEXEC) (glibc declares it only under _GNU_SOURCE): a pipe no spawned program inherits.
-int latchkey_test_pipe_close_on_exec(int descriptors[2]);
-
-/// POSIX_SPAWN_SETSID (glibc declares it only under _GNU_SOURCE): the child starts a new session.
-short latchkey_test_spawn_new_session_flag(void);
-
-/// posix_spawn_file_actions_addchdir_np (glibc 2.29, declared only under _GNU_SOURCE): the child starts in
-/// `directory`.
-int latchkey_test_spawn_add_chdir(void *actions, const char *directory);
-
 #endif
