@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: [
-                "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeySecretService", "LatchkeyPOSIX",
+                "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeySecretService", "LatchkeyPOSIX", "LatchkeyCrypto",
                 "LatchkeyTestSupport", "latchkeyd", "latchkey", "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
         // Builds with InternalImportsByDefault: access-level imports of Security, as Swift 6 code writes them.

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyEngine
 import LatchkeyPOSIX
 import Synchronization
@@ -97,7 +98,7 @@ final class PinentryPresence: UserPresenceVerifier {
             Descriptors.close(toChild.write)
             Descriptors.close(fromChild.read)
             if Spawn.poll(pid) == nil {
-                Spawn.signal(pid, SIGTERM)
+                Spawn.terminate(pid)
                 _ = Spawn.wait(pid)
             }
         }

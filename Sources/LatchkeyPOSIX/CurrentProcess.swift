@@ -4,6 +4,8 @@ import Glibc
 package enum CurrentProcess {
     /// `geteuid()`.
     package static var effectiveUserID: UInt32 { geteuid() }
+    /// The real user id (the user who started the process).
+    package static var userID: UInt32 { getuid() }
     /// `getpid()`.
     package static var id: Int32 { getpid() }
     /// The memory page size (`sysconf(_SC_PAGESIZE)`), the unit `mlock` works in.

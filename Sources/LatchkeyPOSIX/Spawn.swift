@@ -144,6 +144,9 @@ package enum Spawn {
     /// Sends a signal.
     package static func signal(_ pid: Int32, _ signal: Int32) { kill(pid, signal) }
 
+    /// Asks the child to stop (SIGTERM).
+    package static func terminate(_ pid: Int32) { kill(pid, SIGTERM) }
+
     private static func termination(_ status: Int32) -> Termination {
         let signal = status & 0x7F
         return signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)

@@ -67,7 +67,7 @@ final class SecretServiceServer {
     }
 
     private func checkUser(_ uid: UInt32, pid: Int32) throws {
-        guard uid == getuid() else {
+        guard uid == CurrentProcess.userID else {
             configuration.log("refused a Secret Service call from pid \(pid): uid \(uid) is not the agent's user")
             throw SecretServiceError.accessDenied("programs of another user (uid \(uid)) are refused")
         }
@@ -99,7 +99,7 @@ final class SecretServiceServer {
     /// Pins the process of connection `name`, or refuses the connection for good.
     private func pin(_ name: String) throws {
         let credentials = try bus.connectionCredentials(of: name)
-        guard credentials.uid == getuid() else {
+        guard credentials.uid == CurrentProcess.userID else {
             standings[name] = .refused("programs of another user (uid \(credentials.uid)) are refused")
             configuration.log("refused a Secret Service connection of pid \(credentials.pid): uid \(credentials.uid) is not the agent's user")
             return

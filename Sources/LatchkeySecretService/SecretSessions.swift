@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyPKI
 import LatchkeyPOSIX
 

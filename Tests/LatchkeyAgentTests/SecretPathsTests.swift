@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyPOSIX
 @testable import LatchkeySecretService
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 import LatchkeyPOSIX
 
 /// export and import: an encrypted backup of a keychain for moving it to another machine.

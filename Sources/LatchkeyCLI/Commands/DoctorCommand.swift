@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 import LatchkeyPOSIX
 
 /// doctor: checks the environment and the keychain, and says what to fix.

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 import LatchkeyPOSIX
 import LatchkeySync
 

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeyPOSIX
 
 /// `security`'s way of printing a value (`print_buffer` in keychain_utilities.c): printable ASCII in

@@ -1,4 +1,5 @@
 internal import Foundation
+import LatchkeyCrypto
 package import LatchkeyEngine
 internal import LatchkeyPOSIX
 internal import Synchronization

@@ -1,4 +1,5 @@
 package import Foundation
+import LatchkeyCrypto
 package import LatchkeyEngine
 internal import LatchkeyPOSIX
 
