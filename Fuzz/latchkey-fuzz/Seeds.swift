@@ -156,15 +156,17 @@ enum Seeds {
         let query = ItemQuery(.genericPassword, matching: [.service: .string("mail"), .creationDate: .date(Date(timeIntervalSinceReferenceDate: 1))],
                               synchronizable: .any, persistentReference: Data(repeating: 3, count: 32), limit: .count(5),
                               returning: [.data, .attributes])
-        let passphrase = Array("passphrase".utf8)
-        let requests: [AgentRequest] = [
-            .hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain", challenge: Array(repeating: 7, count: 16)), .status,
-            .unlock(passphrase: passphrase), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
+        let passphrase = Passphrase("passphrase")
+        let keychainRequests: [KeychainRequest] = [
+            .status, .unlock(passphrase), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
             .update(query, ItemChanges(attributes: [.label: .string("new")], data: Data([1]))), .delete(query), .addOrUpdate(item),
-            .register(passphrase: passphrase, executablePath: "/usr/bin/app", applicationIdentifier: "app", accessGroups: ["app", "shared"]),
-            .unregister(passphrase: passphrase, executablePath: "/usr/bin/app"), .listRegistrations,
-            .updateSettings(passphrase: passphrase, settings: KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true)), .settings,
+            .register(executablePath: "/usr/bin/app", applicationIdentifier: "app", accessGroups: ["app", "shared"], passphrase: passphrase),
+            .unregister(executablePath: "/usr/bin/app", passphrase: passphrase), .listRegistrations,
+            .updateSettings(KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true), passphrase: passphrase), .settings,
         ]
+        let requests: [AgentRequest] =
+            [.hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain", challenge: Array(repeating: 7, count: 16))]
+            + keychainRequests.map { .keychain($0) }
         let result = ItemResult(itemClass: .internetPassword, attributes: [.server: .string("example.com"), .port: .number(8443)],
                                 data: Data([1, 2]), persistentReference: Data(repeating: 9, count: 32))
         let registration = ApplicationRegistration(executablePath: "/usr/bin/app", executableDigest: Data(repeating: 5, count: 32),

@@ -85,8 +85,14 @@ final class AgentState: Sendable {
         try reloadRegistrations()
     }
 
-    func updateSettings(_ new: KeychainSettings) throws(KeychainError) {
-        try keychain.updateSettings(new)
+    /// The service the agent's own requests run in (settings, registrations): the keychain's, for no program
+    /// in particular — those requests need the passphrase, not an identity.
+    var administration: LocalKeychainService {
+        LocalKeychainService(database: keychain, caller: CallerIdentity(applicationIdentifier: "latchkeyd"), presence: presence)
+    }
+
+    /// Applies new lock settings at once (the administration service has stored them).
+    func apply(_ new: KeychainSettings) {
         settings.withLock { $0 = new }
     }
 

@@ -151,8 +151,11 @@ struct ConnectionHandler {
         }
     }
 
-    /// Runs a request; item requests as the service of the peer's registration.
-    private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> AgentReply {
+    /// Runs a request: the agent's own (hello, the unattended unlock) here; a keychain request through the
+    /// seam — item requests in the service of the peer's registration, the rest in the agent's own, with the
+    /// agent's bookkeeping around them (the throttle on every passphrase, registrations and settings applied
+    /// at once, background sync told of changes).
+    private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> KeychainReply {
         switch request {
         case .hello(let path, _):
             // An empty path asks for whichever keychain the agent serves (pam_latchkey, which cannot know the
@@ -161,74 +164,60 @@ struct ConnectionHandler {
                 throw KeychainError(.notAvailable, "this agent serves another keychain")
             }
             return .none
-        case .status:
-            return .status(status(peer))
-        case .unlock(var bytes):
-            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
-            try state.unlock(Passphrase(bytes: bytes))
-            return .none
         case .unlockUnattended:
             try state.unlockUnattended()
+            return .none
+        case .keychain(let request):
+            return try perform(request, peer: peer)
+        }
+    }
+
+    private func perform(_ request: KeychainRequest, peer: PeerIdentity) throws(KeychainError) -> KeychainReply {
+        switch request {
+        case .status:
+            return .status(status(peer))
+        case .unlock(let passphrase):
+            try state.unlock(passphrase)
             return .none
         case .lock:
             state.lock(reason: "requested by pid \(peer.pid)")
             return .none
-        case .add(let item, let returning):
-            defer { state.changed() }
-            return .item(try service(peer).add(item, returning: returning))
-        case .copyMatching(let query): return .items(try service(peer).copyMatching(query))
-        case .copyIdentities(let certificates, let keys, let limit):
-            return .identities(try service(peer).copyIdentities(certificates: certificates, keys: keys, limit: limit))
-        case .update(let query, let changes):
-            defer { state.changed() }
-            return .count(try service(peer).update(query, with: changes))
-        case .delete(let query):
-            defer { state.changed() }
-            return .count(try service(peer).delete(query))
-        case .addOrUpdate(let item):
-            defer { state.changed() }
-            return .flag(try service(peer).addOrUpdate(item))
-        case .createHeldKey(let request, let returning):
-            var service = try service(peer)
-            service.holderEnded = peer.hasEnded  // An ephemeral key goes when the process it was made for ends.
-            let made = try service.createHeldKey(request, returning: returning)
-            log("made a key held by the agent for pid \(peer.pid) (\(request.type == .rsa ? "RSA" : "EC") \(request.bits) bits)")
-            return .item(made)
-        case .useHeldKey(let reference, let use): return .bytes(try service(peer).useHeldKey(reference, for: use))
-        case .releaseHeldKey(let reference):
-            try service(peer).releaseHeldKey(reference)
-            return .none
-        case .register(var bytes, let path, let identifier, let groups):
-            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
-            let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: identifier, accessGroups: groups)
-            try state.checkingPassphrase("a registration") { () throws(KeychainError) in
-                try state.keychain.register(registration, passphrase: Passphrase(bytes: bytes))
-            }
-            try state.reloadRegistrationsIfReadable()
-            log("registered \(registration)")
-            registrationsChanged()
-            return .registration(registration)
-        case .unregister(var bytes, let path):
-            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
-            let removed = try state.checkingPassphrase("an unregistration") { () throws(KeychainError) in
-                try state.keychain.unregister(executablePath: path, passphrase: Passphrase(bytes: bytes))
-            }
-            try state.reloadRegistrationsIfReadable()
-            if removed { registrationsChanged() }
-            return .flag(removed)
         case .listRegistrations:
             guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
             return .registrations(registrations)
-        case .updateSettings(var bytes, let settings):
-            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
-            try settings.validate()
-            try state.checkingPassphrase("a change of settings") { () throws(KeychainError) in
-                try state.keychain.verifyPassphrase(Passphrase(bytes: bytes))
-            }
-            try state.updateSettings(settings)
-            return .none
         case .settings:
-            return .settings(try state.keychain.settings)
+            return try state.administration.perform(request)
+        case .register:
+            let reply = try state.checkingPassphrase("a registration") { () throws(KeychainError) in
+                try state.administration.perform(request)
+            }
+            try state.reloadRegistrationsIfReadable()
+            if case .registration(let registration) = reply { log("registered \(registration)") }
+            registrationsChanged()
+            return reply
+        case .unregister:
+            let reply = try state.checkingPassphrase("an unregistration") { () throws(KeychainError) in
+                try state.administration.perform(request)
+            }
+            try state.reloadRegistrationsIfReadable()
+            if reply == .flag(true) { registrationsChanged() }
+            return reply
+        case .updateSettings(let settings, _):
+            let reply = try state.checkingPassphrase("a change of settings") { () throws(KeychainError) in
+                try state.administration.perform(request)
+            }
+            state.apply(settings)
+            return reply
+        case .createHeldKey(let held, _):
+            var service = try service(peer)
+            service.holderEnded = peer.hasEnded  // An ephemeral key goes when the process it was made for ends.
+            let made = try service.perform(request)
+            log("made a key held by the agent for pid \(peer.pid) (\(held.type == .rsa ? "RSA" : "EC") \(held.bits) bits)")
+            return made
+        case .add, .copyMatching, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey, .releaseHeldKey:
+            let service = try service(peer)
+            defer { if request.changesItems { state.changed() } }
+            return try service.perform(request)
         }
     }
 

@@ -60,6 +60,14 @@ package enum AgentCoding {
 
     static func text(_ reader: inout ByteReader) throws(AgentProtocolError) -> String { try read(&reader) { try $0.readText() } }
     static func field(_ reader: inout ByteReader) throws(AgentProtocolError) -> Data { try read(&reader) { try $0.readField() } }
+
+    /// A passphrase field, straight into the passphrase's locked memory (the message's bytes are the caller's
+    /// to wipe, as every message is).
+    static func passphrase(_ reader: inout ByteReader) throws(AgentProtocolError) -> Passphrase {
+        var field = try self.field(&reader)
+        defer { field.resetBytes(in: 0..<field.count) }
+        return field.withUnsafeBytes { Passphrase(copying: $0) }
+    }
     static func byte(_ reader: inout ByteReader) throws(AgentProtocolError) -> UInt8 { try read(&reader) { try $0.readByte() } }
     static func count(_ reader: inout ByteReader) throws(AgentProtocolError) -> Int {
         let count = Int(try read(&reader) { try $0.readUInt32() })
@@ -69,6 +77,12 @@ package enum AgentCoding {
 }
 
 extension ByteWriter {
+    /// A passphrase as a field: its 32-bit length, then its bytes (wiped with the message once it is sent).
+    mutating func appendField(_ passphrase: Passphrase) {
+        append(UInt32(passphrase.byteCount))
+        passphrase.withUnsafeBytes { appendRaw($0) }
+    }
+
     package mutating func append(_ strings: [String]) {
         append(UInt32(strings.count))
         for string in strings { appendField(string) }
@@ -182,7 +196,7 @@ extension ByteWriter {
         }
     }
 
-    package mutating func append(_ reply: AgentReply) {
+    package mutating func append(_ reply: KeychainReply) {
         switch reply {
         case .none: break
         case .status(let status): append(status)
@@ -401,7 +415,7 @@ extension ByteReader {
                                      caller: caller)
     }
 
-    package mutating func readReply(_ shape: AgentOperation.ReplyShape) throws(AgentProtocolError) -> AgentReply {
+    package mutating func readReply(_ shape: AgentOperation.ReplyShape) throws(AgentProtocolError) -> KeychainReply {
         switch shape {
         case .none: return .none
         case .status: return .status(try readStatus())

@@ -32,53 +32,154 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     }
 }
 
-/// A request to the agent: a `KeychainService` call, typed.
+/// A request to the agent: the greeting's answer, the unattended unlock pam_latchkey asks for, or a
+/// `KeychainRequest` — the seam's own value, which the agent runs as the program that sent it.
 package enum AgentRequest: Sendable {
     /// The client's first message: which keychain it wants (empty: whichever the agent serves, as
     /// pam_latchkey asks), and the challenge of the agent's greeting.
     case hello(keychainPath: String, challenge: [UInt8])
-    /// `KeychainService.status()`.
-    case status
-    /// `unlock(with:)`.
-    case unlock(passphrase: [UInt8])
-    /// `lock()`.
-    case lock
-    /// `add(_:returning:)`.
-    case add(NewItem, returning: ReturnOptions)
-    /// `copyMatching(_:)`.
-    case copyMatching(ItemQuery)
-    /// `update(_:with:)`.
-    case update(ItemQuery, ItemChanges)
-    /// `delete(_:)`.
-    case delete(ItemQuery)
-    /// `addOrUpdate(_:)`.
-    case addOrUpdate(NewItem)
-    /// `register(executableAt:applicationIdentifier:accessGroups:passphrase:)`.
-    case register(passphrase: [UInt8], executablePath: String, applicationIdentifier: String, accessGroups: [String])
-    /// `unregister(executablePath:passphrase:)`.
-    case unregister(passphrase: [UInt8], executablePath: String)
-    /// `registrations()`.
-    case listRegistrations
-    /// `updateSettings(_:passphrase:)`: stored, and applied at once by the agent.
-    case updateSettings(passphrase: [UInt8], settings: KeychainSettings)
-    /// `settings()`.
-    case settings
-    /// `createHeldKey(_:returning:)`: the agent makes the key and keeps it.
-    case createHeldKey(HeldKeyRequest, returning: ReturnOptions)
-    /// `useHeldKey(_:for:)`: the agent uses the key; only the result comes back.
-    case useHeldKey(reference: Data, use: KeyUse)
-    /// `copyIdentities(certificates:keys:limit:)`: one request for Apple's identity join.
-    case copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?)
-    /// `releaseHeldKey(_:)`: the agent forgets an ephemeral key now.
-    case releaseHeldKey(reference: Data)
     /// Unlock through the keychain's unattended TPM unlock (`tpm enroll --unattended`), no passphrase: what
     /// pam_latchkey asks at a login that typed no password. Any program of the user could unseal it anyway.
     case unlockUnattended
+    /// A keychain operation (`KeychainService.perform`).
+    case keychain(KeychainRequest)
 
     /// The request's operation.
     package var operation: AgentOperation {
         switch self {
         case .hello: .hello
+        case .unlockUnattended: .unlockUnattended
+        case .keychain(let request): request.operation
+        }
+    }
+
+    /// Whether the agent must know exactly which program sends it (see `AgentOperation.row`).
+    package var needsIdentity: Bool { operation.row.needsIdentity }
+
+    /// Whether the agent may ask the user (pinentry) before it answers: a read of secrets or a change that
+    /// may meet an item whose access control asks them.
+    package var mayAskTheUser: Bool {
+        guard case .keychain(let request) = self else { return false }
+        switch request {
+        case .copyMatching(let query):
+            return query.authenticationUI == .allow && !query.returning.isDisjoint(with: [.data, .reference])
+        case .update(let query, _): return query.authenticationUI == .allow
+        case .copyIdentities(_, let keys, _):
+            return keys.authenticationUI == .allow && !keys.returning.isDisjoint(with: [.data, .reference])
+        case .addOrUpdate, .useHeldKey: return true
+        default: return false
+        }
+    }
+
+    /// The message: "LK", version, request id, operation, body.
+    package func encoded(id: UInt32) -> Data {
+        var writer = ByteWriter(capacity: 256)
+        AgentCoding.writeHeader(&writer, id: id, operation: operation)
+        switch self {
+        case .hello(let path, let challenge):
+            writer.appendField(path)
+            writer.appendField(Data(challenge))
+        case .unlockUnattended: break
+        case .keychain(let request): Self.encode(request, into: &writer)
+        }
+        return writer.data
+    }
+
+    private static func encode(_ request: KeychainRequest, into writer: inout ByteWriter) {
+        switch request {
+        case .status, .lock, .listRegistrations, .settings: break
+        case .unlock(let passphrase): writer.appendField(passphrase)
+        case .add(let item, let returning):
+            writer.append(item)
+            writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
+        case .copyMatching(let query), .delete(let query): writer.append(query)
+        case .update(let query, let changes):
+            writer.append(query)
+            writer.append(changes)
+        case .addOrUpdate(let item): writer.append(item)
+        case .register(let path, let identifier, let groups, let passphrase):
+            writer.appendField(passphrase)
+            writer.appendField(path)
+            writer.appendField(identifier)
+            writer.append(groups)
+        case .unregister(let path, let passphrase):
+            writer.appendField(passphrase)
+            writer.appendField(path)
+        case .updateSettings(let settings, let passphrase):
+            writer.appendField(passphrase)
+            writer.append(settings)
+        case .createHeldKey(let held, let returning):
+            writer.append(held)
+            writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
+        case .useHeldKey(let reference, let use):
+            writer.appendField(reference)
+            writer.append(use)
+        case .releaseHeldKey(let reference):
+            writer.appendField(reference)
+        case .copyIdentities(let certificates, let keys, let limit):
+            writer.append(certificates)
+            writer.append(keys)
+            writer.append(UInt32(clamping: limit ?? 0))  // 0: no limit (a given limit is at least 1).
+        }
+    }
+
+    /// Decodes a message; refuses anything malformed, including trailing bytes.
+    package static func decode(_ message: Data) throws(AgentProtocolError) -> (id: UInt32, request: AgentRequest) {
+        try AgentCoding.reading(message) { (reader) throws(AgentProtocolError) in
+            let (id, operation) = try AgentCoding.readHeader(&reader, what: "agent message")
+            let request: KeychainRequest
+            switch operation {
+            case .hello:
+                let path = try AgentCoding.text(&reader)
+                return (id, .hello(keychainPath: path, challenge: Array(try AgentCoding.field(&reader))))
+            case .unlockUnattended: return (id, .unlockUnattended)
+            case .status: request = .status
+            case .unlock: request = .unlock(try AgentCoding.passphrase(&reader))
+            case .lock: request = .lock
+            case .add:
+                let item = try reader.readNewItem()
+                request = .add(item, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
+            case .copyMatching: request = .copyMatching(try reader.readItemQuery())
+            case .update: request = .update(try reader.readItemQuery(), try reader.readItemChanges())
+            case .delete: request = .delete(try reader.readItemQuery())
+            case .addOrUpdate: request = .addOrUpdate(try reader.readNewItem())
+            case .register:
+                let passphrase = try AgentCoding.passphrase(&reader)
+                let path = try AgentCoding.text(&reader)
+                let identifier = try AgentCoding.text(&reader)
+                request = .register(executablePath: path, applicationIdentifier: identifier, accessGroups: try reader.readStrings(),
+                                    passphrase: passphrase)
+            case .unregister:
+                let passphrase = try AgentCoding.passphrase(&reader)
+                request = .unregister(executablePath: try AgentCoding.text(&reader), passphrase: passphrase)
+            case .listRegistrations: request = .listRegistrations
+            case .updateSettings:
+                let passphrase = try AgentCoding.passphrase(&reader)
+                request = .updateSettings(try reader.readSettings(), passphrase: passphrase)
+            case .settings: request = .settings
+            case .createHeldKey:
+                let held = try reader.readHeldKeyRequest()
+                request = .createHeldKey(held, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
+            case .useHeldKey:
+                let reference = try AgentCoding.field(&reader)
+                request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
+            case .releaseHeldKey:
+                request = .releaseHeldKey(reference: try AgentCoding.field(&reader))
+            case .copyIdentities:
+                let certificates = try reader.readItemQuery()
+                let keys = try reader.readItemQuery()
+                let limit = Int(try AgentCoding.read(&reader) { try $0.readUInt32() })
+                request = .copyIdentities(certificates: certificates, keys: keys, limit: limit == 0 ? nil : limit)
+            }
+            return (id, .keychain(request))
+        }
+    }
+}
+
+extension KeychainRequest {
+    /// The agent protocol's code for the request.
+    package var operation: AgentOperation {
+        switch self {
         case .status: .status
         case .unlock: .unlock
         case .lock: .lock
@@ -96,139 +197,11 @@ package enum AgentRequest: Sendable {
         case .useHeldKey: .useHeldKey
         case .copyIdentities: .copyIdentities
         case .releaseHeldKey: .releaseHeldKey
-        case .unlockUnattended: .unlockUnattended
-        }
-    }
-
-    /// Whether the agent must know exactly which program sends it (see `AgentOperation.row`).
-    package var needsIdentity: Bool { operation.row.needsIdentity }
-
-    /// Whether the agent may ask the user (pinentry) before it answers: a read of secrets or a change that
-    /// may meet an item whose access control asks them.
-    package var mayAskTheUser: Bool {
-        switch self {
-        case .copyMatching(let query):
-            query.authenticationUI == .allow && !query.returning.isDisjoint(with: [.data, .reference])
-        case .update(let query, _): query.authenticationUI == .allow
-        case .copyIdentities(_, let keys, _):
-            keys.authenticationUI == .allow && !keys.returning.isDisjoint(with: [.data, .reference])
-        case .addOrUpdate, .useHeldKey: true
-        default: false
-        }
-    }
-
-    /// The message: "LK", version, request id, operation, body.
-    package func encoded(id: UInt32) -> Data {
-        var writer = ByteWriter(capacity: 256)
-        AgentCoding.writeHeader(&writer, id: id, operation: operation)
-        switch self {
-        case .hello(let path, let challenge):
-            writer.appendField(path)
-            writer.appendField(Data(challenge))
-        case .status, .lock, .listRegistrations, .settings, .unlockUnattended: break
-        case .unlock(let passphrase): writer.appendField(Data(passphrase))
-        case .add(let item, let returning):
-            writer.append(item)
-            writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
-        case .copyMatching(let query), .delete(let query): writer.append(query)
-        case .update(let query, let changes):
-            writer.append(query)
-            writer.append(changes)
-        case .addOrUpdate(let item): writer.append(item)
-        case .register(let passphrase, let path, let identifier, let groups):
-            writer.appendField(Data(passphrase))
-            writer.appendField(path)
-            writer.appendField(identifier)
-            writer.append(groups)
-        case .unregister(let passphrase, let path):
-            writer.appendField(Data(passphrase))
-            writer.appendField(path)
-        case .updateSettings(let passphrase, let settings):
-            writer.appendField(Data(passphrase))
-            writer.append(settings)
-        case .createHeldKey(let request, let returning):
-            writer.append(request)
-            writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
-        case .useHeldKey(let reference, let use):
-            writer.appendField(reference)
-            writer.append(use)
-        case .releaseHeldKey(let reference):
-            writer.appendField(reference)
-        case .copyIdentities(let certificates, let keys, let limit):
-            writer.append(certificates)
-            writer.append(keys)
-            writer.append(UInt32(clamping: limit ?? 0))  // 0: no limit (a given limit is at least 1).
-        }
-        return writer.data
-    }
-
-    /// Decodes a message; refuses anything malformed, including trailing bytes.
-    package static func decode(_ message: Data) throws(AgentProtocolError) -> (id: UInt32, request: AgentRequest) {
-        try AgentCoding.reading(message) { (reader) throws(AgentProtocolError) in
-            let (id, operation) = try AgentCoding.readHeader(&reader, what: "agent message")
-            let request: AgentRequest
-            switch operation {
-            case .hello:
-                let path = try AgentCoding.text(&reader)
-                request = .hello(keychainPath: path, challenge: Array(try AgentCoding.field(&reader)))
-            case .status: request = .status
-            case .unlock: request = .unlock(passphrase: Array(try AgentCoding.field(&reader)))
-            case .lock: request = .lock
-            case .add:
-                let item = try reader.readNewItem()
-                request = .add(item, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
-            case .copyMatching: request = .copyMatching(try reader.readItemQuery())
-            case .update: request = .update(try reader.readItemQuery(), try reader.readItemChanges())
-            case .delete: request = .delete(try reader.readItemQuery())
-            case .addOrUpdate: request = .addOrUpdate(try reader.readNewItem())
-            case .register:
-                let passphrase = Array(try AgentCoding.field(&reader))
-                let path = try AgentCoding.text(&reader)
-                let identifier = try AgentCoding.text(&reader)
-                request = .register(passphrase: passphrase, executablePath: path, applicationIdentifier: identifier,
-                                    accessGroups: try reader.readStrings())
-            case .unregister:
-                let passphrase = Array(try AgentCoding.field(&reader))
-                request = .unregister(passphrase: passphrase, executablePath: try AgentCoding.text(&reader))
-            case .listRegistrations: request = .listRegistrations
-            case .updateSettings:
-                let passphrase = Array(try AgentCoding.field(&reader))
-                request = .updateSettings(passphrase: passphrase, settings: try reader.readSettings())
-            case .settings: request = .settings
-            case .createHeldKey:
-                let held = try reader.readHeldKeyRequest()
-                request = .createHeldKey(held, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
-            case .useHeldKey:
-                let reference = try AgentCoding.field(&reader)
-                request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
-            case .releaseHeldKey:
-                request = .releaseHeldKey(reference: try AgentCoding.field(&reader))
-            case .unlockUnattended: request = .unlockUnattended
-            case .copyIdentities:
-                let certificates = try reader.readItemQuery()
-                let keys = try reader.readItemQuery()
-                let limit = Int(try AgentCoding.read(&reader) { try $0.readUInt32() })
-                request = .copyIdentities(certificates: certificates, keys: keys, limit: limit == 0 ? nil : limit)
-            }
-            return (id, request)
         }
     }
 }
 
-/// A successful reply's value, in the shape its operation's table row names.
-package enum AgentReply: Sendable, Equatable {
-    case none
-    case status(KeychainServiceStatus)
-    case item(ItemResult?)
-    case items([ItemResult])
-    case count(Int)
-    case flag(Bool)
-    case registration(ApplicationRegistration)
-    case registrations([ApplicationRegistration])
-    case settings(KeychainSettings)
-    case bytes(Data)
-    case identities([IdentityMatch])
-
+extension KeychainReply {
     var shape: AgentOperation.ReplyShape {
         switch self {
         case .none: .none
@@ -254,10 +227,10 @@ package struct AgentResponse: Sendable, Equatable {
     /// The operation answered (`hello` for a refusal before any request was understood).
     package let operation: AgentOperation
     /// The outcome: success, or the failure with Apple's status and its detail.
-    package let outcome: Result<AgentReply, KeychainError>
+    package let outcome: Result<KeychainReply, KeychainError>
 
     /// A response.
-    package init(id: UInt32, operation: AgentOperation, outcome: Result<AgentReply, KeychainError>) {
+    package init(id: UInt32, operation: AgentOperation, outcome: Result<KeychainReply, KeychainError>) {
         self.id = id
         self.operation = operation
         self.outcome = outcome
@@ -297,5 +270,5 @@ package struct AgentResponse: Sendable, Equatable {
     }
 
     /// The reply's value, or the failure as a `KeychainError`.
-    package func reply() throws(KeychainError) -> AgentReply { try outcome.get() }
+    package func reply() throws(KeychainError) -> KeychainReply { try outcome.get() }
 }

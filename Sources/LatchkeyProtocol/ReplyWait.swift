@@ -55,7 +55,7 @@ extension AgentRequest {
     /// The kind of request, for `ReplyWait`.
     package var waitKind: ReplyWait.Kind {
         switch self {
-        case .useHeldKey(let reference, let use):
+        case .keychain(.useHeldKey(let reference, let use)):
             var hasher = Hasher()
             hasher.combine(reference)
             hasher.combine(use.operation)

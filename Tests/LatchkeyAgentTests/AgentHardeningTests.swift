@@ -162,8 +162,8 @@ import Glibc
         try sandbox.registerClients()
         #expect(try sandbox.client("b", "set", "mail", "bob", "b-secret") == "ok\n")
         let secretHex = Data("b-secret".utf8).map { String(format: "%02x", $0) }.joined()
-        let query = AgentRequest.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
-                                                        returning: [.data]))
+        let query = AgentRequest.keychain(.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
+                                                        returning: [.data])))
         let queryHex = query.encoded(id: 2).map { String(format: "%02x", $0) }.joined()
         for round in 0..<5 {
             let result = sandbox.directory.file("race-\(round)")

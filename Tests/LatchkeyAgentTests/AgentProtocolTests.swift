@@ -17,8 +17,10 @@ import Glibc
                                  synchronizable: .any, persistentReference: Data(repeating: 1, count: 32), limit: .count(5),
                                  returning: [.data, .attributes])
     static let requests: [AgentRequest] = [
-        .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Array(repeating: 3, count: 16)), .status,
-        .unlock(passphrase: Array("pw".utf8)), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
+        .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Array(repeating: 3, count: 16)), .unlockUnattended,
+    ] + keychainRequests.map { .keychain($0) }
+    static let keychainRequests: [KeychainRequest] = [
+        .status, .unlock(Passphrase("pw")), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
         .update(ItemQuery(.internetPassword, matching: [.port: .number(443)]), ItemChanges(attributes: [.label: .string("x")])),
         .delete(ItemQuery(.genericPassword, limit: .all)),
         .copyMatching(ItemQuery(.certificate, limit: .all, returning: .reference, certificateMatch: CertificateMatch(
@@ -31,10 +33,10 @@ import Glibc
         .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(subjectEndsWith: "é", widthInsensitive: true))),
         .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .ssl(server: false, hostname: nil)))),
         .addOrUpdate(NewItem(.genericPassword, data: Data())),
-        .register(passphrase: [1, 2, 3], executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"]),
-        .unregister(passphrase: [4], executablePath: "/usr/bin/app"), .listRegistrations,
-        .updateSettings(passphrase: [5], settings: KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true)),
-        .updateSettings(passphrase: [5], settings: KeychainSettings(autoLockAfterSeconds: nil, lockOnSleep: false)), .settings,
+        .register(executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"], passphrase: Passphrase(bytes: [1, 2, 3])),
+        .unregister(executablePath: "/usr/bin/app", passphrase: Passphrase(bytes: [4])), .listRegistrations,
+        .updateSettings(KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true), passphrase: Passphrase(bytes: [5])),
+        .updateSettings(KeychainSettings(autoLockAfterSeconds: nil, lockOnSleep: false), passphrase: Passphrase(bytes: [5])), .settings,
         .copyIdentities(certificates: ItemQuery(.certificate, matching: [.label: .string("web")], limit: .all, returning: [.attributes, .data]),
                         keys: ItemQuery(.key, matching: [.type: .number(73)], returning: [.attributes, .persistentReference]), limit: nil),
         .copyIdentities(certificates: ItemQuery(.certificate, limit: .all, returning: .attributes), keys: ItemQuery(.key), limit: 3),
@@ -122,17 +124,17 @@ import Glibc
 
     @Test func malformedAttributesAndHugeCountsAreRefused() {
         // Attributes that are not the attribute blob's encoding.
-        var message = AgentRequest.addOrUpdate(NewItem(.genericPassword, attributes: [.account: .string("a")])).encoded(id: 1)
+        var message = AgentRequest.keychain(.addOrUpdate(NewItem(.genericPassword, attributes: [.account: .string("a")]))).encoded(id: 1)
         let blob = message.range(of: Data([1, 1, 0, 0, 0]))!  // format 1, one attribute
         message[blob.lowerBound] = 9
         #expect(throws: AgentProtocolError.malformed("malformed attributes")) { _ = try AgentRequest.decode(message) }
         // A list claiming four billion entries in a few bytes.
-        var lying = AgentRequest.register(passphrase: [], executablePath: "/p", applicationIdentifier: "a", accessGroups: []).encoded(id: 1)
+        var lying = AgentRequest.keychain(.register(executablePath: "/p", applicationIdentifier: "a", accessGroups: [], passphrase: Passphrase(bytes: []))).encoded(id: 1)
         lying.removeLast(4)
         lying.append(contentsOf: [0xFF, 0xFF, 0xFF, 0xFF])
         #expect(throws: AgentProtocolError.malformed("a count larger than its message")) { _ = try AgentRequest.decode(lying) }
         // An unknown operation, an unknown item class.
-        var unknown = AgentRequest.status.encoded(id: 1)
+        var unknown = AgentRequest.keychain(.status).encoded(id: 1)
         unknown[7] = 200
         #expect(throws: AgentProtocolError.malformed("unknown operation 200")) { _ = try AgentRequest.decode(unknown) }
     }
@@ -233,13 +235,13 @@ import Glibc
         try expectRefusedAndClosed(garbage, contains: "not a Latchkey agent message")
 
         let (early, _) = try raw(sandbox)
-        try early.send(AgentRequest.status.encoded(id: 1))
+        try early.send(AgentRequest.keychain(.status).encoded(id: 1))
         try expectRefusedAndClosed(early, contains: "the first request must be hello")
 
         let (repeated, challenge) = try raw(sandbox)
         try repeated.send(AgentRequest.hello(keychainPath: sandbox.keychainPath, challenge: challenge).encoded(id: 5))
         #expect(try AgentResponse.decode(try repeated.receive()).outcome == .success(.none))
-        try repeated.send(AgentRequest.status.encoded(id: 5))
+        try repeated.send(AgentRequest.keychain(.status).encoded(id: 5))
         try expectRefusedAndClosed(repeated, contains: "request 5 after 5")
 
         let (oversized, _) = try raw(sandbox)

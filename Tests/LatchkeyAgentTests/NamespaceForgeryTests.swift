@@ -24,8 +24,8 @@ import Glibc
         try sandbox.register("/usr/bin/sleep", appID: "sleeper", groups: ["latchkey-test-client-b"])
         #expect(try sandbox.client("b", "set", "mail", "bob", "b-secret") == "ok\n")
         let secretHex = Data("b-secret".utf8).map { String(format: "%02x", $0) }.joined()
-        let query = AgentRequest.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
-                                                        returning: [.data]))
+        let query = AgentRequest.keychain(.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
+                                                        returning: [.data])))
         let queryHex = query.encoded(id: 2).map { String(format: "%02x", $0) }.joined()
         // The review won 10 of 10 after making the agent SCHED_IDLE (which a user may do to its own processes):
         // the agent then looks at the child after its exec.

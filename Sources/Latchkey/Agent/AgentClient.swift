@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import LatchkeyEngine
 package import LatchkeyProtocol
 import LatchkeyPOSIX
@@ -60,7 +60,7 @@ package final class AgentClient: Sendable {
     }
 
     /// Sends a request and returns the agent's reply, or its failure as a `KeychainError`.
-    package func send(_ request: AgentRequest) throws(KeychainError) -> AgentReply {
+    package func send(_ request: AgentRequest) throws(KeychainError) -> KeychainReply {
         let outcome: Result<AgentResponse, KeychainError> = state.withLock { state in
             if state.owner != CurrentProcess.id {
                 // A forked child: the connection belongs to the parent.
@@ -130,15 +130,13 @@ package final class AgentClient: Sendable {
 
     /// The agent's view of this client and of the keychain.
     package func status() throws(KeychainError) -> KeychainServiceStatus {
-        guard case .status(let status) = try send(.status) else { throw Self.unexpected }
+        guard case .status(let status) = try send(.keychain(.status)) else { throw KeychainReply.mismatch }
         return status
     }
-
-    static let unexpected = KeychainError(.internal, "the agent answered with a reply of the wrong shape")
 }
 
-/// `KeychainService` through the agent: the agent runs each request as this program — its registration's
-/// identity — on the keychain it has unlocked.
+/// `KeychainService` through the agent: it only carries each request; the agent runs it as this program —
+/// its registration's identity — on the keychain it has unlocked (one request even for an identity search).
 package struct AgentKeychainService: KeychainService {
     /// The connection.
     package let client: AgentClient
@@ -146,89 +144,7 @@ package struct AgentKeychainService: KeychainService {
     /// A service over `client`.
     package init(client: AgentClient) { self.client = client }
 
-    private func reply(_ request: AgentRequest) throws(KeychainError) -> AgentReply { try client.send(request) }
-
-    package func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        guard case .item(let item) = try reply(.add(item, returning: returning)) else { throw AgentClient.unexpected }
-        return item
-    }
-
-    package func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
-        guard case .items(let items) = try reply(.copyMatching(query)) else { throw AgentClient.unexpected }
-        return items
-    }
-
-    /// One request: the agent joins the certificates with their keys.
-    package func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
-        guard case .identities(let matches) = try reply(.copyIdentities(certificates: certificates, keys: keys, limit: limit)) else {
-            throw AgentClient.unexpected
-        }
-        return matches
-    }
-
-    package func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
-        guard case .count(let count) = try reply(.update(query, changes)) else { throw AgentClient.unexpected }
-        return count
-    }
-
-    package func delete(_ query: ItemQuery) throws(KeychainError) -> Int {
-        guard case .count(let count) = try reply(.delete(query)) else { throw AgentClient.unexpected }
-        return count
-    }
-
-    package func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool {
-        guard case .flag(let added) = try reply(.addOrUpdate(item)) else { throw AgentClient.unexpected }
-        return added
-    }
-
-    package func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        guard case .item(let item) = try reply(.createHeldKey(request, returning: returning)) else { throw AgentClient.unexpected }
-        return item
-    }
-
-    package func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
-        guard case .bytes(let bytes) = try reply(.useHeldKey(reference: reference, use: use)) else { throw AgentClient.unexpected }
-        return bytes
-    }
-
-    package func releaseHeldKey(_ reference: Data) throws(KeychainError) {
-        guard case .none = try reply(.releaseHeldKey(reference: reference)) else { throw AgentClient.unexpected }
-    }
-
-    package func status() throws(KeychainError) -> KeychainServiceStatus { try client.status() }
-
-    package func unlock(with passphrase: Passphrase) throws(KeychainError) {
-        _ = try reply(.unlock(passphrase: passphrase.withUnsafeBytes { Array($0) }))
-    }
-
-    package func lock() throws(KeychainError) { _ = try reply(.lock) }
-
-    package func settings() throws(KeychainError) -> KeychainSettings {
-        guard case .settings(let settings) = try reply(.settings) else { throw AgentClient.unexpected }
-        return settings
-    }
-
-    package func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
-        _ = try reply(.updateSettings(passphrase: passphrase.withUnsafeBytes { Array($0) }, settings: settings))
-    }
-
-    package func registrations() throws(KeychainError) -> [ApplicationRegistration] {
-        guard case .registrations(let registrations) = try reply(.listRegistrations) else { throw AgentClient.unexpected }
-        return registrations
-    }
-
-    package func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
-        throws(KeychainError) -> ApplicationRegistration
-    {
-        let request = AgentRequest.register(passphrase: passphrase.withUnsafeBytes { Array($0) }, executablePath: path,
-                                            applicationIdentifier: applicationIdentifier, accessGroups: accessGroups)
-        guard case .registration(let registration) = try reply(request) else { throw AgentClient.unexpected }
-        return registration
-    }
-
-    package func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
-        guard case .flag(let removed) = try reply(.unregister(passphrase: passphrase.withUnsafeBytes { Array($0) }, executablePath: path))
-        else { throw AgentClient.unexpected }
-        return removed
+    package func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        try client.send(.keychain(request))
     }
 }

@@ -77,7 +77,7 @@ struct DictionaryKeychainService: KeychainService {
                           persistentReference: dictionary[SecItemKey.valuePersistentRef] as? Data ?? Data())
     }
 
-    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+    private func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
         var dictionary = Self.dictionary(item.itemClass, item.attributes)
         if let data = item.data { dictionary[SecItemKey.valueData] = data }
         guard !returning.isEmpty else {
@@ -88,7 +88,7 @@ struct DictionaryKeychainService: KeychainService {
         return try value.map { (value) throws(KeychainError) in try Self.result(value, itemClass: item.itemClass, returning: returning) }
     }
 
-    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
+    private func find(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
         let wantsData = query.returning.contains(.data) || query.returning.contains(.reference)
         var dictionary = Self.dictionary(query, limit: query.limit == .one ? .all : query.limit)
         Self.matching(query.certificateMatch, into: &dictionary)
@@ -102,7 +102,7 @@ struct DictionaryKeychainService: KeychainService {
         return results
     }
 
-    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+    private func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
         var attributes = Self.dictionary(query.itemClass, changes.attributes)
         attributes[SecItemKey.class] = nil
         if let data = changes.data { attributes[SecItemKey.valueData] = data }
@@ -111,7 +111,7 @@ struct DictionaryKeychainService: KeychainService {
         return count
     }
 
-    func delete(_ query: ItemQuery) throws(KeychainError) -> Int {
+    private func delete(_ query: ItemQuery) throws(KeychainError) -> Int {
         let count = try countMatches(query)
         try backend.delete(Self.dictionary(query, limit: nil))
         return count
@@ -126,7 +126,7 @@ struct DictionaryKeychainService: KeychainService {
         }
     }
 
-    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool {
+    private func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool {
         var dictionary = Self.dictionary(item.itemClass, item.attributes)
         if let data = item.data { dictionary[SecItemKey.valueData] = data }
         do {
@@ -142,26 +142,23 @@ struct DictionaryKeychainService: KeychainService {
         return false
     }
 
-    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        throw KeychainError(.unimplemented, "a dictionary backend makes held keys with SecKeyCreateRandomKey, not as typed requests")
+    func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        switch request {
+        case .add(let item, let returning): return .item(try add(item, returning: returning))
+        case .copyMatching(let query): return .items(try find(query))
+        case .update(let query, let changes): return .count(try update(query, with: changes))
+        case .delete(let query): return .count(try delete(query))
+        case .addOrUpdate(let item): return .flag(try addOrUpdate(item))
+        case .copyIdentities(let certificates, let keys, let limit):
+            return .identities(try joinedIdentities(certificates: certificates, keys: keys, limit: limit))
+        case .createHeldKey:
+            throw KeychainError(.unimplemented, "a dictionary backend makes held keys with SecKeyCreateRandomKey, not as typed requests")
+        case .useHeldKey:
+            throw KeychainError(.unimplemented, "a dictionary backend uses held keys through SecKey, not as typed requests")
+        case .releaseHeldKey:
+            throw KeychainError(.unimplemented, "a dictionary backend releases held keys through SecKey, not as typed requests")
+        case .status, .unlock, .lock, .settings, .updateSettings, .listRegistrations, .register, .unregister:
+            throw KeychainError(.unimplemented, "a dictionary backend has no lock state, settings or registrations")
+        }
     }
-
-    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
-        throw KeychainError(.unimplemented, "a dictionary backend uses held keys through SecKey, not as typed requests")
-    }
-
-    func releaseHeldKey(_ reference: Data) throws(KeychainError) {
-        throw KeychainError(.unimplemented, "a dictionary backend releases held keys through SecKey, not as typed requests")
-    }
-
-    private static let unsupported = KeychainError(.unimplemented, "a dictionary backend has no lock state, settings or registrations")
-    func status() throws(KeychainError) -> KeychainServiceStatus { throw Self.unsupported }
-    func unlock(with passphrase: Passphrase) throws(KeychainError) { throw Self.unsupported }
-    func lock() throws(KeychainError) { throw Self.unsupported }
-    func settings() throws(KeychainError) -> KeychainSettings { throw Self.unsupported }
-    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) { throw Self.unsupported }
-    func registrations() throws(KeychainError) -> [ApplicationRegistration] { throw Self.unsupported }
-    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
-        throws(KeychainError) -> ApplicationRegistration { throw Self.unsupported }
-    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool { throw Self.unsupported }
 }

@@ -51,30 +51,23 @@ struct AutomaticService: KeychainService {
         }
     }
 
-    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        try run { (s) throws(KeychainError) in try s.add(item, returning: returning) }
+    func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        switch request {
+        case .releaseHeldKey(let reference):
+            try release(reference)
+            return .none
+        case .status:
+            if let client = try AgentRouting.client(for: path) { return .status(try client.status()) }
+            return try embedded.perform(.status)
+        default:
+            return try run { (service) throws(KeychainError) in try service.perform(request) }
+        }
     }
-    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
-        try run { (s) throws(KeychainError) in try s.copyMatching(query) }
-    }
-    func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
-        try run { (s) throws(KeychainError) in try s.copyIdentities(certificates: certificates, keys: keys, limit: limit) }
-    }
-    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
-        try run { (s) throws(KeychainError) in try s.update(query, with: changes) }
-    }
-    func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try run { (s) throws(KeychainError) in try s.delete(query) } }
-    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try run { (s) throws(KeychainError) in try s.addOrUpdate(item) } }
-    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        try run { (s) throws(KeychainError) in try s.createHeldKey(request, returning: returning) }
-    }
-    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
-        try run { (s) throws(KeychainError) in try s.useHeldKey(reference, for: use) }
-    }
+
     /// Never opens the keychain: a release runs when a `HeldKey` goes (from `HeldKeyReleases`' queue, where
     /// asking for the passphrase would be wrong), and an ephemeral key lives where it was made — in the agent, or in this
     /// process's keychain, open since it made the key. A key the agent made goes with the agent.
-    func releaseHeldKey(_ reference: Data) throws(KeychainError) {
+    private func release(_ reference: Data) throws(KeychainError) {
         if let client = try AgentRouting.client(for: path) {
             do throws(KeychainError) {
                 return try AgentKeychainService(client: client).releaseHeldKey(reference)
@@ -85,30 +78,5 @@ struct AutomaticService: KeychainService {
         }
         guard embedded.isOpen else { throw KeychainError(.itemNotFound, "no keychain open in this process holds the key") }
         try embedded.releaseHeldKey(reference)
-    }
-    func status() throws(KeychainError) -> KeychainServiceStatus {
-        if let client = try AgentRouting.client(for: path) { return try client.status() }
-        return try embedded.status()
-    }
-    func unlock(with passphrase: Passphrase) throws(KeychainError) {
-        try run { (s) throws(KeychainError) in try s.unlock(with: passphrase) }
-    }
-    func lock() throws(KeychainError) { try run { (s) throws(KeychainError) in try s.lock() } }
-    func settings() throws(KeychainError) -> KeychainSettings { try run { (s) throws(KeychainError) in try s.settings() } }
-    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
-        try run { (s) throws(KeychainError) in try s.updateSettings(settings, passphrase: passphrase) }
-    }
-    func registrations() throws(KeychainError) -> [ApplicationRegistration] {
-        try run { (s) throws(KeychainError) in try s.registrations() }
-    }
-    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
-        throws(KeychainError) -> ApplicationRegistration
-    {
-        try run { (s) throws(KeychainError) in
-            try s.register(executableAt: path, applicationIdentifier: applicationIdentifier, accessGroups: accessGroups, passphrase: passphrase)
-        }
-    }
-    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
-        try run { (s) throws(KeychainError) in try s.unregister(executablePath: path, passphrase: passphrase) }
     }
 }

@@ -68,35 +68,5 @@ struct EmbeddedService: KeychainService {
     /// Whether this process has the keychain open already.
     var isOpen: Bool { EmbeddedKeychains.shared.isOpen(path: path) }
 
-    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        try local().add(item, returning: returning)
-    }
-    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] { try local().copyMatching(query) }
-    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
-        try local().update(query, with: changes)
-    }
-    func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try local().delete(query) }
-    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try local().addOrUpdate(item) }
-    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        try local().createHeldKey(request, returning: returning)
-    }
-    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data { try local().useHeldKey(reference, for: use) }
-    func releaseHeldKey(_ reference: Data) throws(KeychainError) { try local().releaseHeldKey(reference) }
-    func status() throws(KeychainError) -> KeychainServiceStatus { try local().status() }
-    func unlock(with passphrase: Passphrase) throws(KeychainError) { try local().unlock(with: passphrase) }
-    func lock() throws(KeychainError) { try local().lock() }
-    func settings() throws(KeychainError) -> KeychainSettings { try local().settings() }
-    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
-        try local().updateSettings(settings, passphrase: passphrase)
-    }
-    func registrations() throws(KeychainError) -> [ApplicationRegistration] { try local().registrations() }
-    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
-        throws(KeychainError) -> ApplicationRegistration
-    {
-        try local().register(executableAt: path, applicationIdentifier: applicationIdentifier, accessGroups: accessGroups,
-                             passphrase: passphrase)
-    }
-    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
-        try local().unregister(executablePath: path, passphrase: passphrase)
-    }
+    func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply { try local().perform(request) }
 }

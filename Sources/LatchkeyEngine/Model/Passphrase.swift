@@ -21,6 +21,11 @@ public struct Passphrase: Sendable, CustomStringConvertible {
 
     init(secureBytes: SecureBytes) { bytes = secureBytes }
 
+    /// The passphrase copied from a buffer the caller wipes (a received message).
+    package init(copying buffer: UnsafeRawBufferPointer) {
+        bytes = SecureBytes(copying: buffer)
+    }
+
     /// The length in bytes.
     public var byteCount: Int { bytes.count }
 

@@ -1,8 +1,11 @@
 public import Foundation
-/// The keychain's operations for one caller, typed: the one seam the friendly API, the SecItem functions
-/// and the command line use. `LocalKeychainService` serves it in this process over a `KeychainDatabase`;
-/// the agent serves it to other processes (the `Latchkey` library's `KeychainConnection` picks one). The
-/// Apple-style dictionaries of `SecItem…` are decoded at the edge, before a request reaches a service.
+/// The keychain's operations for one caller: the one seam the friendly API, the SecItem functions and the
+/// command line use. It has one requirement, `perform(_:)`, which runs a `KeychainRequest`;
+/// `LocalKeychainService` executes requests in this process over a `KeychainDatabase`, the agent's client
+/// carries them to `latchkeyd` (which executes them with a `LocalKeychainService` of its own), and the
+/// `Latchkey` library's automatic service only chooses where each goes. The typed methods (`add`,
+/// `copyMatching`, …) are conveniences that build a request and unpack its reply. The Apple-style
+/// dictionaries of `SecItem…` are decoded at the edge, before a request reaches a service.
 ///
 /// ```swift
 /// let service = LocalKeychainService(database: keychain, caller: CallerIdentity(applicationIdentifier: "com.example.app"))
@@ -10,50 +13,129 @@ public import Foundation
 ///                         data: Data("hunter2".utf8)), returning: [])
 /// ```
 public protocol KeychainService: Sendable {
+    /// Runs one request for this service's caller: its reply on success (the case the request names), else
+    /// the failure with Apple's status.
+    func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply
+}
+
+extension KeychainService {
     /// Adds an item (`SecItemAdd`); returns what `returning` asks for.
-    func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult?
+    public func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        guard case .item(let result) = try perform(.add(item, returning: returning)) else { throw KeychainReply.mismatch }
+        return result
+    }
+
     /// Finds items (`SecItemCopyMatching`): `errSecItemNotFound` when nothing matches.
-    func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult]
+    public func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
+        guard case .items(let items) = try perform(.copyMatching(query)) else { throw KeychainReply.mismatch }
+        return items
+    }
+
     /// Updates every match (`SecItemUpdate`); returns how many changed.
-    func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int
+    public func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
+        guard case .count(let count) = try perform(.update(query, changes)) else { throw KeychainReply.mismatch }
+        return count
+    }
+
     /// Deletes every match (`SecItemDelete`); returns how many went.
-    func delete(_ query: ItemQuery) throws(KeychainError) -> Int
+    public func delete(_ query: ItemQuery) throws(KeychainError) -> Int {
+        guard case .count(let count) = try perform(.delete(query)) else { throw KeychainReply.mismatch }
+        return count
+    }
+
     /// Adds the item or, when its primary key is taken, updates that item, in one transaction; true when added.
-    func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool
+    public func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool {
+        guard case .flag(let added) = try perform(.addOrUpdate(item)) else { throw KeychainReply.mismatch }
+        return added
+    }
+
     /// Finds identities (`kSecClassIdentity`): each certificate `certificates` matches (it must ask for
     /// attributes), in its order, with the first private key whose application label is the certificate's
     /// public key hash and which `keys` matches (its filters, and what it returns; its limit is ignored) —
     /// at most `limit` of them. Certificates without such a key are left out; none found is an empty array.
-    func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch]
+    public func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
+        guard case .identities(let matches) = try perform(.copyIdentities(certificates: certificates, keys: keys, limit: limit)) else {
+            throw KeychainReply.mismatch
+        }
+        return matches
+    }
+
     /// Makes a private key the keychain holds and never hands out (`HeldKeyRequest`; through the agent, it
     /// is made and kept inside `latchkeyd`); returns what `returning` asks for, its data being the public key.
-    func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult?
+    public func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
+        guard case .item(let result) = try perform(.createHeldKey(request, returning: returning)) else { throw KeychainReply.mismatch }
+        return result
+    }
+
     /// Signs, decrypts or derives with the held key a persistent reference names (`KeyUse`).
-    func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data
+    public func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
+        guard case .bytes(let bytes) = try perform(.useHeldKey(reference: reference, use: use)) else { throw KeychainReply.mismatch }
+        return bytes
+    }
+
     /// Forgets an ephemeral held key (its handle, from `createHeldKey` without `isPermanent`) now, as Apple
     /// frees a non-permanent key when its `SecKey` is released: `errSecItemNotFound` when the handle names no
     /// key of the caller's (any more), `errSecParam` for a reference that is not an ephemeral key's (delete a
     /// stored key with `delete`).
-    func releaseHeldKey(_ reference: Data) throws(KeychainError)
+    public func releaseHeldKey(_ reference: Data) throws(KeychainError) {
+        guard case .none = try perform(.releaseHeldKey(reference: reference)) else { throw KeychainReply.mismatch }
+    }
 
     /// The lock state and who the service takes the caller for.
-    func status() throws(KeychainError) -> KeychainServiceStatus
+    public func status() throws(KeychainError) -> KeychainServiceStatus {
+        guard case .status(let status) = try perform(.status) else { throw KeychainReply.mismatch }
+        return status
+    }
+
     /// Unlocks with the passphrase (`errSecAuthFailed` when it is wrong).
-    func unlock(with passphrase: Passphrase) throws(KeychainError)
+    public func unlock(with passphrase: Passphrase) throws(KeychainError) {
+        guard case .none = try perform(.unlock(passphrase)) else { throw KeychainReply.mismatch }
+    }
+
     /// Locks: items readable only while unlocked are unavailable until the next unlock.
-    func lock() throws(KeychainError)
+    public func lock() throws(KeychainError) {
+        guard case .none = try perform(.lock) else { throw KeychainReply.mismatch }
+    }
 
     /// The lock settings stored in the keychain.
-    func settings() throws(KeychainError) -> KeychainSettings
+    public func settings() throws(KeychainError) -> KeychainSettings {
+        guard case .settings(let settings) = try perform(.settings) else { throw KeychainReply.mismatch }
+        return settings
+    }
+
     /// Stores new lock settings; needs the passphrase.
-    func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError)
+    public func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
+        guard case .none = try perform(.updateSettings(settings, passphrase: passphrase)) else { throw KeychainReply.mismatch }
+    }
+
     /// The registered applications (readable after the first unlock).
-    func registrations() throws(KeychainError) -> [ApplicationRegistration]
+    public func registrations() throws(KeychainError) -> [ApplicationRegistration] {
+        guard case .registrations(let registrations) = try perform(.listRegistrations) else { throw KeychainReply.mismatch }
+        return registrations
+    }
+
     /// Registers the executable at `path` as it is now; needs the passphrase. Returns the registration.
-    func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+    public func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
         throws(KeychainError) -> ApplicationRegistration
+    {
+        let request = KeychainRequest.register(executablePath: path, applicationIdentifier: applicationIdentifier,
+                                               accessGroups: accessGroups, passphrase: passphrase)
+        guard case .registration(let registration) = try perform(request) else { throw KeychainReply.mismatch }
+        return registration
+    }
+
     /// Removes the registration of the executable at `path`; needs the passphrase. Whether there was one.
-    func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool
+    public func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+        guard case .flag(let removed) = try perform(.unregister(executablePath: path, passphrase: passphrase)) else {
+            throw KeychainReply.mismatch
+        }
+        return removed
+    }
+}
+
+extension KeychainReply {
+    /// A reply of another case than its request names: a service that breaks the seam's contract.
+    package static let mismatch = KeychainError(.internal, "the keychain service answered with a reply of the wrong shape")
 }
 
 /// Who a service takes its caller for.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 /// `KeychainService` in this process: a `KeychainDatabase` you opened, used as `caller`.
 public struct LocalKeychainService: KeychainService {
     /// The keychain.
@@ -19,61 +19,52 @@ public struct LocalKeychainService: KeychainService {
         self.presence = presence
     }
 
-    public func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        try database.add(item, caller: caller, returning: returning)
-    }
-
-    public func copyMatching(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
-        try database.copyMatching(query, caller: caller, presence: presence)
-    }
-
-    public func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
-        try database.update(query, with: changes, caller: caller, presence: presence)
-    }
-
-    public func delete(_ query: ItemQuery) throws(KeychainError) -> Int { try database.delete(query, caller: caller) }
-
-    public func addOrUpdate(_ item: NewItem) throws(KeychainError) -> Bool { try database.addOrUpdate(item, caller: caller, presence: presence) }
-
-    public func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        try database.createHeldKey(request, caller: caller, returning: returning, holderEnded: holderEnded)
-    }
-
-    public func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
-        try database.useHeldKey(reference, for: use, caller: caller, presence: presence)
-    }
-
-    public func releaseHeldKey(_ reference: Data) throws(KeychainError) { try database.releaseHeldKey(reference, caller: caller) }
-
-    public func status() throws(KeychainError) -> KeychainServiceStatus {
-        KeychainServiceStatus(lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,
-                              caller: .identified(caller))
-    }
-
-    public func unlock(with passphrase: Passphrase) throws(KeychainError) { try database.unlock(with: passphrase) }
-
-    public func lock() throws(KeychainError) { database.lock() }
-
-    public func settings() throws(KeychainError) -> KeychainSettings { try database.settings }
-
-    public func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
-        try settings.validate()
-        try database.verifyPassphrase(passphrase)
-        try database.updateSettings(settings)
-    }
-
-    public func registrations() throws(KeychainError) -> [ApplicationRegistration] { try database.registeredApplications() }
-
-    public func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
-        throws(KeychainError) -> ApplicationRegistration
-    {
-        let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: applicationIdentifier,
-                                                       accessGroups: accessGroups)
-        try database.register(registration, passphrase: passphrase)
-        return registration
-    }
-
-    public func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
-        try database.unregister(executablePath: path, passphrase: passphrase)
+    /// Executes the request on `database` as `caller`.
+    public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        switch request {
+        case .add(let item, let returning):
+            return .item(try database.add(item, caller: caller, returning: returning))
+        case .copyMatching(let query):
+            return .items(try database.copyMatching(query, caller: caller, presence: presence))
+        case .update(let query, let changes):
+            return .count(try database.update(query, with: changes, caller: caller, presence: presence))
+        case .delete(let query):
+            return .count(try database.delete(query, caller: caller))
+        case .addOrUpdate(let item):
+            return .flag(try database.addOrUpdate(item, caller: caller, presence: presence))
+        case .copyIdentities(let certificates, let keys, let limit):
+            return .identities(try joinedIdentities(certificates: certificates, keys: keys, limit: limit))
+        case .createHeldKey(let held, let returning):
+            return .item(try database.createHeldKey(held, caller: caller, returning: returning, holderEnded: holderEnded))
+        case .useHeldKey(let reference, let use):
+            return .bytes(try database.useHeldKey(reference, for: use, caller: caller, presence: presence))
+        case .releaseHeldKey(let reference):
+            try database.releaseHeldKey(reference, caller: caller)
+            return .none
+        case .status:
+            return .status(KeychainServiceStatus(lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,
+                                                 caller: .identified(caller)))
+        case .unlock(let passphrase):
+            try database.unlock(with: passphrase)
+            return .none
+        case .lock:
+            database.lock()
+            return .none
+        case .settings:
+            return .settings(try database.settings)
+        case .updateSettings(let settings, let passphrase):
+            try settings.validate()
+            try database.verifyPassphrase(passphrase)
+            try database.updateSettings(settings)
+            return .none
+        case .listRegistrations:
+            return .registrations(try database.registeredApplications())
+        case .register(let path, let identifier, let groups, let passphrase):
+            let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: identifier, accessGroups: groups)
+            try database.register(registration, passphrase: passphrase)
+            return .registration(registration)
+        case .unregister(let path, let passphrase):
+            return .flag(try database.unregister(executablePath: path, passphrase: passphrase))
+        }
     }
 }

@@ -1,0 +1,79 @@
+public import Foundation
+
+/// One keychain operation as a value: what `KeychainService.perform(_:)` runs. The friendly API, the
+/// `SecItem…` functions and the command line all end up here — in this process (`LocalKeychainService`) or
+/// in the agent, which receives the same value over its socket (the agent protocol encodes it as it is).
+public enum KeychainRequest: Sendable {
+    /// Adds an item (`SecItemAdd`); replies `.item` with what `returning` asks for.
+    case add(NewItem, returning: ReturnOptions)
+    /// Finds items (`SecItemCopyMatching`); replies `.items`, or fails with `errSecItemNotFound`.
+    case copyMatching(ItemQuery)
+    /// Updates every match (`SecItemUpdate`); replies `.count`.
+    case update(ItemQuery, ItemChanges)
+    /// Deletes every match (`SecItemDelete`); replies `.count`.
+    case delete(ItemQuery)
+    /// Adds the item or, when its primary key is taken, updates that item, in one transaction; replies
+    /// `.flag` (true when added).
+    case addOrUpdate(NewItem)
+    /// Finds identities (`kSecClassIdentity`): each certificate `certificates` matches, with the first private
+    /// key whose application label is its public key hash and which `keys` matches; replies `.identities`.
+    case copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?)
+    /// Makes a private key the keychain holds and never hands out; replies `.item` (its data: the public key).
+    case createHeldKey(HeldKeyRequest, returning: ReturnOptions)
+    /// Signs, decrypts or derives with the held key a persistent reference names; replies `.bytes`.
+    case useHeldKey(reference: Data, use: KeyUse)
+    /// Forgets an ephemeral held key now; replies `.none`.
+    case releaseHeldKey(reference: Data)
+    /// The lock state and who the service takes the caller for; replies `.status`.
+    case status
+    /// Unlocks with the passphrase (`errSecAuthFailed` when it is wrong); replies `.none`.
+    case unlock(Passphrase)
+    /// Locks; replies `.none`.
+    case lock
+    /// The lock settings stored in the keychain; replies `.settings`.
+    case settings
+    /// Stores new lock settings (needs the passphrase); replies `.none`.
+    case updateSettings(KeychainSettings, passphrase: Passphrase)
+    /// The registered applications (readable after the first unlock); replies `.registrations`.
+    case listRegistrations
+    /// Registers the executable at `executablePath` as it is now (needs the passphrase); replies
+    /// `.registration`.
+    case register(executablePath: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+    /// Removes the registration of the executable at `executablePath` (needs the passphrase); replies `.flag`
+    /// (whether there was one).
+    case unregister(executablePath: String, passphrase: Passphrase)
+
+    /// Whether the request changes the keychain's items (the agent then tells background sync).
+    public var changesItems: Bool {
+        switch self {
+        case .add, .update, .delete, .addOrUpdate: true
+        default: false
+        }
+    }
+}
+
+/// What a `KeychainRequest` answers on success; each request's documentation names its case.
+public enum KeychainReply: Sendable, Equatable {
+    /// Nothing (unlock, lock, a release, new settings).
+    case none
+    /// The lock state and the caller's standing.
+    case status(KeychainServiceStatus)
+    /// One item (nil when `returning` asked for nothing).
+    case item(ItemResult?)
+    /// The items found.
+    case items([ItemResult])
+    /// How many items changed or went.
+    case count(Int)
+    /// A yes or no (added rather than updated; a registration removed).
+    case flag(Bool)
+    /// The registration made.
+    case registration(ApplicationRegistration)
+    /// The registrations.
+    case registrations([ApplicationRegistration])
+    /// The lock settings.
+    case settings(KeychainSettings)
+    /// A key's output (a signature, plaintext, a shared secret).
+    case bytes(Data)
+    /// The identities found.
+    case identities([IdentityMatch])
+}
