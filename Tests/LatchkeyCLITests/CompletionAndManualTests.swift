@@ -80,7 +80,7 @@ import Testing
             for option in command.options { #expect(page.contains("\\fB\(ManualPage.escaped(option.display))\\fR"), "\(command.name) \(option.display)") }
         }
         let agentPage = try latchkeyd("--manual")
-        for option in ["keychain", "socket", "pinentry", "wait-for-keychain", "verbose", "completion", "manual", "help"] {
+        for option in ["keychain", "socket", "pinentry", "wait\\-for\\-keychain", "verbose", "completion", "manual", "help"] {
             #expect(agentPage.contains("\\fB\\-\\-\(option)"), "latchkeyd --\(option)")
         }
         for text in [page, agentPage] {
