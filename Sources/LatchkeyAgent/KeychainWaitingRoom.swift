@@ -46,11 +46,19 @@ final class KeychainWaitingRoom: Sendable {
     /// Serves until the keychain file appears or the time is up, then closes its connections and returns the
     /// passphrase handed over (nil when none was, or when the time is up: it is wiped then).
     func wait() -> Passphrase? {
-        while !keychainExists {
+        var seen: ContinuousClock.Instant?
+        while true {
+            if keychainExists {
+                // A new keychain's device key file follows its file: a second's grace for it, so the
+                // always-available classes open with the keychain.
+                if FileStatus.of(path: KeychainDatabase.deviceKeyPath(of: keychainPath)) != nil { break }
+                if let seen, ContinuousClock.now - seen >= .seconds(1) { break }
+                seen = seen ?? .now
+            }
             let left = deadline - .now
             guard left > .zero else { break }
             // At most a second between looks at the file; a connection wakes it earlier.
-            let milliseconds = Int32(min(1_000, max(1, (left / .milliseconds(1)).rounded(.up))))
+            let milliseconds = Int32(min(seen == nil ? 1_000 : 100, max(1, (left / .milliseconds(1)).rounded(.up))))
             guard Descriptors.waitReadable(listener, milliseconds: milliseconds) else { continue }
             admit()
         }
