@@ -170,6 +170,18 @@ import Glibc
         }
     }
 
+    @Test func withTheKeychainThereTheOptionChangesNothing() throws {
+        let sandbox = try AgentSandbox()
+        try Self.startWaiting(sandbox)
+        #expect(!sandbox.agentLog.contains("waiting up to"), "\(sandbox.agentLog)")
+        try sandbox.unlock()
+        #expect(Self.servedLockState(sandbox) == .unlocked)
+        let agent = try #require(sandbox.agent)
+        agent.stop()
+        #expect(agent.exitStatus == 0)
+        #expect(sandbox.agentLog.hasSuffix("latchkeyd: keys wiped\n"), "\(sandbox.agentLog)")
+    }
+
     @Test func badWaitingTimesAreRefused() throws {
         let sandbox = try Self.sandboxWithoutKeychain()
         let agentEnvironment = sandbox.environment.merging(sandbox.agentEnvironment) { _, new in new }
