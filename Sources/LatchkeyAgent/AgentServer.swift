@@ -37,11 +37,16 @@ public final class AgentServer: Sendable {
         public var sshAgentSocketPath: String?
         /// Whether to lock when one of the user's login sessions locks (logind's `Lock`, `LockedHint`).
         public var lockOnSessionLock: Bool
+        /// How long to wait for a keychain that does not exist yet at start (nil: do not wait, fail at once).
+        /// Meanwhile the agent listens, answers `errSecNoSuchKeychain`, and holds the passphrase an unlock
+        /// hands over, to unlock the keychain with once it appears (`KeychainWaitingRoom`).
+        public var waitForKeychainSeconds: Int?
 
         /// Creates options.
         public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
                     isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
-                    lockOnSessionLock: Bool = true) {
+                    lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil) {
+            self.waitForKeychainSeconds = waitForKeychainSeconds
             self.sshAgentSocketPath = sshAgentSocketPath
             self.lockOnSessionLock = lockOnSessionLock
             self.backgroundSync = backgroundSync
@@ -70,7 +75,9 @@ public final class AgentServer: Sendable {
     /// The SSH agent, when it is served.
     private let sshAgent: SSHAgentServer?
 
-    /// Opens the keychain and the listening socket (or takes systemd's), and the SSH agent's.
+    /// Opens the keychain and the listening socket (or takes systemd's), and the SSH agent's. With
+    /// `waitForKeychainSeconds`, a keychain that does not exist yet is waited for on the listening socket
+    /// first (`KeychainWaitingRoom`); a passphrase handed over meanwhile unlocks it once it is open.
     public init(options: Options) throws(KeychainError) {
         let verbose = options.verbose
         let log: @Sendable (String) -> Void = { message in
@@ -84,16 +91,36 @@ public final class AgentServer: Sendable {
         // or another process of the user.
         Self.hardenProcess(log: log)
         let keychainPath = URL(fileURLWithPath: options.keychainPath).standardizedFileURL.path
+        let waitSeconds = FileStatus.of(path: keychainPath) == nil ? options.waitForKeychainSeconds : nil
+        // The lock lives beside the keychain: a keychain waited for may not have its directory yet either.
+        if waitSeconds != nil { try Self.makePrivateDirectory(URL(fileURLWithPath: keychainPath).deletingLastPathComponent().path) }
         instanceLock = try Self.claim(keychainPath: keychainPath, socketPath: options.socketPath)
+        var earlyListener: Int32?
+        var handedOver: Passphrase?
+        if let waitSeconds {
+            log("no keychain at \(keychainPath) yet: waiting up to \(waitSeconds) s for it")
+            let listener = try Self.takeListener(socketPath: options.socketPath, log: log)
+            earlyListener = listener
+            let room = KeychainWaitingRoom(keychainPath: keychainPath, listener: listener, seconds: waitSeconds, budget: budget, log: log)
+            handedOver = room.wait()
+            log(room.keychainExists ? "the keychain appeared" : "no keychain appeared within \(waitSeconds) s")
+        }
         // pinentry gets the agent's environment (its display, its terminal) but never a passphrase variable.
         var environment = ProcessInfo.processInfo.environment
         for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_BACKUP_PASSPHRASE"] { environment[name] = nil }
         let pinentry = options.pinentry ?? PinentryPresence.find(environment: environment)
         let presence = pinentry.map { PinentryPresence(program: $0, environment: environment, log: log) }
         log(pinentry.map { "asking for protected items through \($0)" } ?? "no pinentry: protected items cannot be confirmed")
-        self.state = try AgentState(keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync)
+        let state: AgentState
+        do {
+            state = try AgentState(keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync)
+        } catch {
+            // The socket the waiting room listened on is not left behind for clients to find.
+            if earlyListener != nil, Self.systemdSocket() == nil { try? Files.remove(options.socketPath) }  // Failing anyway.
+            throw error
+        }
+        self.state = state
         if options.secretService {
-            let state = state
             let configuration = SecretServiceProvider.Configuration(
                 database: state.keychain, unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
@@ -106,12 +133,10 @@ public final class AgentServer: Sendable {
                 throw KeychainError(.notAvailable, "cannot provide the Secret Service: \(error)")
             }
         }
-        if let inherited = Self.systemdSocket() {
-            listener = inherited
-            log("listening on the socket systemd passed")
+        if let earlyListener {
+            listener = earlyListener
         } else {
-            listener = try Self.listen(at: options.socketPath)
-            log("listening on \(options.socketPath)")
+            listener = try Self.takeListener(socketPath: options.socketPath, log: log)
         }
         if let path = options.sshAgentSocketPath {
             sshAgent = try SSHAgentServer(socketPath: path, inherited: Self.systemdSocket(index: 1), state: state, presence: presence,
@@ -119,6 +144,26 @@ public final class AgentServer: Sendable {
         } else {
             sshAgent = nil
         }
+        if let passphrase = handedOver {
+            do {
+                try state.unlock(passphrase)
+                log("unlocked with the password handed over while waiting")
+            } catch {
+                log("the password handed over while waiting does not unlock the keychain (\(error.status.name)); it stays locked")
+            }
+        }
+        handedOver = nil  // Its last reference: SecureBytes wipes the passphrase's memory as it goes.
+    }
+
+    /// The socket systemd passed, else a new one at `socketPath`.
+    private static func takeListener(socketPath: String, log: @Sendable (String) -> Void) throws(KeychainError) -> Int32 {
+        if let inherited = systemdSocket() {
+            log("listening on the socket systemd passed")
+            return inherited
+        }
+        let listener = try listen(at: socketPath)
+        log("listening on \(socketPath)")
+        return listener
     }
 
     /// The lock file that makes this the only agent of the keychain.
@@ -314,6 +359,11 @@ final class ConnectionTable: Sendable {
         }
         for stream in streams { stream.shutDown() }
         return streams.count
+    }
+    /// Shuts down every connection (the waiting room, when it closes): each one's handler sees the end.
+    func closeAll() {
+        let streams = table.withLock { table in table.entries.values.map(\.stream) }
+        for stream in streams { stream.shutDown() }
     }
     func touch(_ id: Int) { table.withLock { $0.entries[id]?.lastActive = .now } }
     func remove(_ id: Int) { table.withLock { _ = $0.entries.removeValue(forKey: id) } }

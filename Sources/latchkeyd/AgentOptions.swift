@@ -30,6 +30,8 @@ enum AgentOptions {
                     help: "Do not lock the keychain when the login session locks its screen (logind's Lock signal and LockedHint; also LATCHKEY_LOCK_ON_SESSION_LOCK=0). The screen locker's PAM stack unlocks it again through pam_latchkey."),
         AgentOption(name: "no-sync", value: nil,
                     help: "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."),
+        AgentOption(name: "wait-for-keychain", value: "seconds",
+                    help: "When the keychain does not exist yet, wait this long (1 to 3600 s) for it instead of exiting (also LATCHKEY_WAIT_FOR_KEYCHAIN): the agent listens meanwhile, answers that there is no keychain yet, and holds the password an unlock hands over (pam_latchkey at a login that creates the keychain) to unlock the keychain with once it appears. At the end of the wait the password is wiped and the agent exits as without this option."),
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
         AgentOption(name: "manual", value: nil, help: "Print the manual page latchkeyd(1), in roff, and exit."),
         AgentOption(name: "completion", value: "shell", help: "Print shell completions (bash, zsh or fish) and exit."),
@@ -100,6 +102,7 @@ enum AgentOptions {
                     case "$previous" in
                         --keychain|--socket|--pinentry|--ssh-agent-socket) COMPREPLY=($(compgen -f -- "$current")); return ;;
                         --completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$current")); return ;;
+                        --wait-for-keychain) COMPREPLY=(); return ;;
                     esac
                     COMPREPLY=($(compgen -W "\(words.joined(separator: " "))" -- "$current"))
                 }
@@ -110,7 +113,9 @@ enum AgentOptions {
             let specs = all.map { option -> String in
                 let help = option.help.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "\\[")
                     .replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:")
-                let value = option.value.map { name in name == "shell" ? ":shell:(bash zsh fish)" : ":\(name):_files" } ?? ""
+                let value = option.value.map { name in
+                    name == "shell" ? ":shell:(bash zsh fish)" : name == "seconds" ? ":seconds: " : ":\(name):_files"
+                } ?? ""
                 return "'--\(option.name)[\(help)]\(value)'"
             }
             return "#compdef latchkeyd\n# zsh completion for latchkeyd (written by `latchkeyd --completion zsh`)\n_arguments \(specs.joined(separator: " "))\n"
@@ -118,7 +123,9 @@ enum AgentOptions {
             var lines = ["# fish completion for latchkeyd (written by `latchkeyd --completion fish`)", "complete -c latchkeyd -f"]
             for option in all {
                 var line = "complete -c latchkeyd -l \(option.name)"
-                if option.value != nil { line += option.name == "completion" ? " -x -a 'bash zsh fish'" : " -r -F" }
+                if let value = option.value {
+                    line += option.name == "completion" ? " -x -a 'bash zsh fish'" : value == "seconds" ? " -x" : " -r -F"
+                }
                 lines.append(line + " -d '\(option.help.replacingOccurrences(of: "'", with: "\\'"))'")
             }
             return lines.joined(separator: "\n") + "\n"

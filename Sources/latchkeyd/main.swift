@@ -30,6 +30,17 @@ var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
 var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
 var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
+/// Whole seconds from 1 to 3600, as --wait-for-keychain and LATCHKEY_WAIT_FOR_KEYCHAIN take them; else exits 64.
+func waitSeconds(_ text: String, from source: String) -> Int {
+    guard let seconds = Int(text), (1...3600).contains(seconds) else {
+        FileHandle.standardError.write(Data("latchkeyd: \(source) takes whole seconds from 1 to 3600, not \"\(text)\"\n".utf8))
+        exit(64)
+    }
+    return seconds
+}
+var waitForKeychain = ProcessInfo.processInfo.environment["LATCHKEY_WAIT_FOR_KEYCHAIN"].flatMap { text in
+    text.isEmpty ? nil : waitSeconds(text, from: "LATCHKEY_WAIT_FOR_KEYCHAIN")
+}
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
@@ -42,6 +53,7 @@ while let argument = arguments.first {
     case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
     case "--no-ssh-agent": sshAgent = false
     case "--no-lock-on-session-lock": lockOnSessionLock = false
+    case "--wait-for-keychain" where !arguments.isEmpty: waitForKeychain = waitSeconds(arguments.removeFirst(), from: "--wait-for-keychain")
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
         case "shared": isolatedSecretService = false
@@ -89,18 +101,33 @@ for signalNumber in Signals.termination {
     sources.append(source)
 }
 
-let server: AgentServer
-do {
-    server = try AgentServer(options: .init(keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry,
-                                            secretService: secretService, isolatedSecretService: isolatedSecretService,
-                                            backgroundSync: backgroundSync,
-                                            sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
-                                            lockOnSessionLock: lockOnSessionLock))
-} catch {
-    FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
-    exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
+let options = AgentServer.Options(
+    keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry, secretService: secretService,
+    isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync,
+    sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
+    lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain)
+
+/// The server, or the exit with its error's status (the low byte of the OSStatus).
+@Sendable func makeServer(_ options: AgentServer.Options) -> AgentServer {
+    do {
+        return try AgentServer(options: options)
+    } catch {
+        FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
+        exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
+    }
 }
 
-started.withLock { $0 = server }
-Thread.detachNewThread { server.serve() }
+if waitForKeychain == nil {
+    let server = makeServer(options)
+    started.withLock { $0 = server }
+    Thread.detachNewThread { server.serve() }
+} else {
+    // Starting may wait long for the keychain to appear: off the main queue, so a SIGTERM meanwhile ends the
+    // agent at once (nothing is unlocked yet; a password held while waiting goes with the process).
+    Thread.detachNewThread {
+        let server = makeServer(options)
+        started.withLock { $0 = server }
+        server.serve()
+    }
+}
 dispatchMain()

@@ -203,6 +203,28 @@ struct PAMModuleTests {
         #expect(try sandbox.unlocks(sandbox.password))
     }
 
+    @Test func anAgentStartedBeforeTheKeychainIsUnlockedByTheLoginThatCreatesIt() throws {
+        // xdg-desktop-portal (or socket activation) started the agent before the first login made the keychain.
+        let sandbox = try PAMSandbox(stack: """
+            auth required pam_unix.so
+            auth optional MODULE
+            session optional MODULE create
+            """)
+        try sandbox.startAgent(["--wait-for-keychain", "120"])
+        #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
+        let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        // The auth step found the agent waiting: it holds the password (the session step's unlock may reach
+        // it waiting too, or already serving the new keychain).
+        #expect(sandbox.agentLog.contains("latchkeyd: holding the password pid "), "\(sandbox.agentLog)")
+        try waitUntil("the agent serves the new keychain unlocked", seconds: 30) { try sandbox.agentState() == "unlocked" }
+        #expect(sandbox.agentLog.contains("latchkeyd: unlocked\n"), "\(sandbox.agentLog)")
+        #expect(!sandbox.agentLog.contains(sandbox.password))
+        var status = stat()
+        #expect(stat(sandbox.keychainPath, &status) == 0 && status.st_uid == sandbox.uid && status.st_mode & 0o077 == 0)
+    }
+
     @Test func aLoginWithoutAPasswordSaysTheKeychainStaysLocked() throws {
         // Autologin, a fingerprint, a FIDO2 key: nothing typed, so no PAM_AUTHTOK.
         let sandbox = try PAMSandbox(stack: """

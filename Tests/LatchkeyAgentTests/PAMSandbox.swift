@@ -128,9 +128,10 @@ final class PAMSandbox: @unchecked Sendable {
 
     var socketPath: String { runtime + "/latchkey/agent.sock" }
 
-    /// Starts the user's latchkeyd (as the user) and waits until it accepts connections.
-    func startAgent() throws {
-        let process = try SpawnedProcess("/usr/bin/setpriv", asUser(HelperProcess.product("latchkeyd"), ["--verbose", "--no-ssh-agent"]),
+    /// Starts the user's latchkeyd (as the user) with `arguments` besides its usual ones, and waits until it
+    /// accepts connections.
+    func startAgent(_ arguments: [String] = []) throws {
+        let process = try SpawnedProcess("/usr/bin/setpriv", asUser(HelperProcess.product("latchkeyd"), ["--verbose", "--no-ssh-agent"] + arguments),
                                          environment: userEnvironment, log: work.file("agent.log"))
         agent = process
         try waitUntil("the agent listens") {

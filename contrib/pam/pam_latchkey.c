@@ -12,7 +12,9 @@
  *           already answers (a screen locker's stack), unlocks at once.
  * session   (after pam_systemd) unlocks through $XDG_RUNTIME_DIR/latchkey/agent.sock, whose directory and
  *           socket must belong to the user and whose listener must run as the user (SO_PEERCRED); with
- *           `create`, first creates the default keychain when there is none. A login that gave no password
+ *           `create`, first creates the default keychain when there is none. An agent that was started
+ *           before the keychain existed (latchkeyd --wait-for-keychain) answers errSecNoSuchKeychain and
+ *           holds the password until the keychain appears: logged at LOG_INFO, not as a failure. A login that gave no password
  *           unlocks through the keychain's unattended TPM unlock when it is enrolled (`latchkey tpm enroll
  *           --unattended`), else gets one message saying the keychain stays locked.
  * password  on the PAM_UPDATE_AUTHTOK pass re-wraps the keychain from PAM_OLDAUTHTOK to PAM_AUTHTOK; a
@@ -64,6 +66,9 @@
 #define LK_OP_UNLOCK_UNATTENDED 19
 #define LK_CHALLENGE 16
 #define LK_ERR_AUTH_FAILED (-25293) /* errSecAuthFailed */
+/* errSecNoSuchKeychain: the agent waits for a keychain that does not exist yet (latchkeyd --wait-for-keychain)
+ * and holds the password the unlock handed over, to unlock the keychain with once it appears. */
+#define LK_ERR_NO_SUCH_KEYCHAIN (-25294)
 #define LK_TIMEOUT_SECONDS 20
 /* The most a child that acts as the user may take, whatever it waits for (SIGALRM ends it). */
 #define LK_CHILD_SECONDS 90
@@ -79,6 +84,7 @@ enum outcome {
     OUTCOME_NO_KEYCHAIN = 15,
     OUTCOME_EXISTS = 16,
     OUTCOME_SETUP = 17,        /* the child could not become the user */
+    OUTCOME_HELD = 18,         /* the agent holds the password until the keychain appears */
 };
 
 static const char *const data_key = "pam_latchkey_authtok";
@@ -338,6 +344,7 @@ static int unlock_agent(const struct user *user, const char *password) {
     close(fd);
     if (status == 0) return OUTCOME_DONE;
     if (status == LK_ERR_AUTH_FAILED) return OUTCOME_WRONG_PASSWORD;
+    if (status == LK_ERR_NO_SUCH_KEYCHAIN) return OUTCOME_HELD;
     return status == -1 ? OUTCOME_BROKEN : OUTCOME_REFUSED;
 }
 
@@ -487,6 +494,7 @@ static const char *describe(int outcome) {
     case OUTCOME_BROKEN: return "the conversation with the agent broke off";
     case OUTCOME_NO_KEYCHAIN: return "the user has no login keychain";
     case OUTCOME_EXISTS: return "the keychain already exists";
+    case OUTCOME_HELD: return "the agent holds the password until the keychain appears";
     default: return "cannot act as the user";
     }
 }
@@ -520,6 +528,8 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
         int *flag = malloc(sizeof *flag);
         if (flag && pam_set_data(pamh, unlocked_key, flag, cleanup_flag) != PAM_SUCCESS) free(flag);
         pam_syslog(pamh, LOG_INFO, "unlocked the keychain of %s", user.name);
+    } else if (outcome == OUTCOME_HELD) {
+        pam_syslog(pamh, LOG_INFO, "the keychain of %s: %s", user.name, describe(outcome));
     } else if (options.debug) {
         pam_syslog(pamh, LOG_DEBUG, "auth: not unlocked now: %s", describe(outcome));
     }
@@ -590,6 +600,7 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
     if (outcome == OUTCOME_WRONG_PASSWORD && rewrap_after_root_change(pamh, &user, &options, password))
         outcome = as_user(pamh, &user, &options, TASK_UNLOCK, NULL, password);
     if (outcome == OUTCOME_DONE) pam_syslog(pamh, LOG_INFO, "unlocked the keychain of %s", user.name);
+    else if (outcome == OUTCOME_HELD) pam_syslog(pamh, LOG_INFO, "the keychain of %s: %s", user.name, describe(outcome));
     else pam_syslog(pamh, LOG_NOTICE, "the keychain of %s stays locked: %s", user.name, describe(outcome));
     /* The password is not needed any more: its copy is wiped now, not at pam_end. */
     pam_set_data(pamh, data_key, NULL, NULL);

@@ -184,6 +184,9 @@ public final class KeychainDatabase: Sendable {
         FileSystem.syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
 
+    /// The device key file beside a keychain (written just after a new keychain's file is renamed into place).
+    package static func deviceKeyPath(of path: String) -> String { DeviceKeyFile.path(forKeychain: path) }
+
     /// The files that belong to a keychain besides the database itself.
     public static func companionPaths(of path: String) -> [String] {
         [path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path), path + ".agent-lock"]
