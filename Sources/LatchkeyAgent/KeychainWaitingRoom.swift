@@ -117,7 +117,7 @@ final class KeychainWaitingRoom: Sendable {
         return left.components.seconds + (left.components.attoseconds > 0 ? 1 : 0)
     }
 
-    private func answer(_ request: AgentRequest, pid: Int32) -> Result<AgentReply, KeychainError> {
+    private func answer(_ request: AgentRequest, pid: Int32) -> Result<KeychainReply, KeychainError> {
         switch request {
         case .hello(let path, _):
             do {
@@ -126,9 +126,7 @@ final class KeychainWaitingRoom: Sendable {
                 return .failure(error)
             }
             return .success(.none)
-        case .unlock(var bytes):
-            defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
-            let passphrase = Passphrase(bytes: bytes)
+        case .keychain(.unlock(let passphrase)):
             let outcome: (held: Bool, replaced: Bool) = held.withLock { held in
                 guard !held.closed else { return (false, false) }
                 let replaced = held.passphrase != nil
@@ -141,7 +139,7 @@ final class KeychainWaitingRoom: Sendable {
             log("holding the password pid \(pid) handed over until the keychain appears" + (outcome.replaced ? " (it replaces the one held before)" : ""))
             return .failure(KeychainError(
                 .noSuchKeychain, "no keychain at \(keychainPath) yet; the agent holds the password until it appears (at most \(secondsLeft) more seconds)"))
-        case .lock:
+        case .keychain(.lock):
             let wiped = held.withLock { held in
                 defer { held.passphrase = nil }
                 return held.passphrase != nil

@@ -34,13 +34,13 @@ import Glibc
     }
 
     /// Sends `request` as request `id` and returns the agent's outcome.
-    static func ask(_ stream: AgentStream, _ request: AgentRequest, id: UInt32) throws -> Result<AgentReply, KeychainError> {
-        try stream.send(request.encoded(id: id))
+    static func ask(_ stream: AgentStream, _ request: KeychainRequest, id: UInt32) throws -> Result<KeychainReply, KeychainError> {
+        try stream.send(AgentRequest.keychain(request).encoded(id: id))
         return try AgentResponse.decode(try stream.receive()).outcome
     }
 
     /// The failure of `outcome` (nil, with an issue, when it succeeded).
-    static func failure(_ outcome: Result<AgentReply, KeychainError>) -> KeychainError? {
+    static func failure(_ outcome: Result<KeychainReply, KeychainError>) -> KeychainError? {
         guard case .failure(let error) = outcome else {
             Issue.record("expected a failure, got \(outcome)")
             return nil
@@ -84,7 +84,7 @@ import Glibc
                                  "no keychain at \(path) yet; the agent waits ", " more seconds for it", most: 60)
         // A wrong password first; the right one replaces it.
         for (id, passphrase) in [(UInt32(3), "not the password"), (4, AgentSandbox.passphrase)] {
-            Self.expectNoKeychainYet(Self.failure(try Self.ask(stream, .unlock(passphrase: Array(passphrase.utf8)), id: id)),
+            Self.expectNoKeychainYet(Self.failure(try Self.ask(stream, .unlock(Passphrase(passphrase)), id: id)),
                                      "no keychain at \(path) yet; the agent holds the password until it appears (at most ",
                                      " more seconds)", most: 60)
         }
@@ -104,7 +104,7 @@ import Glibc
         let sandbox = try Self.sandboxWithoutKeychain()
         try Self.startWaiting(sandbox)
         let stream = try Self.connect(sandbox)
-        _ = try Self.ask(stream, .unlock(passphrase: Array("not the password".utf8)), id: 2)
+        _ = try Self.ask(stream, .unlock(Passphrase("not the password")), id: 2)
         try Self.createKeychain(sandbox, passphrase: AgentSandbox.passphrase)
         try waitUntil("the agent serves the keychain", seconds: 30) { Self.servedLockState(sandbox) != nil }
         #expect(Self.servedLockState(sandbox) == .neverUnlocked)
@@ -115,7 +115,7 @@ import Glibc
         #expect(try Self.ask(served, .listRegistrations, id: 2) == .failure(KeychainError(
             .interactionNotAllowed, "the agent has not been unlocked since it started (application registrations are sealed under the passphrase)")))
         // The right password unlocks it as always.
-        #expect(try Self.ask(served, .unlock(passphrase: Array(AgentSandbox.passphrase.utf8)), id: 3) == .success(.none))
+        #expect(try Self.ask(served, .unlock(Passphrase(AgentSandbox.passphrase)), id: 3) == .success(.none))
         #expect(Self.servedLockState(sandbox) == .unlocked)
     }
 
@@ -123,7 +123,7 @@ import Glibc
         let sandbox = try Self.sandboxWithoutKeychain()
         try Self.startWaiting(sandbox)
         let stream = try Self.connect(sandbox)
-        _ = try Self.ask(stream, .unlock(passphrase: Array(AgentSandbox.passphrase.utf8)), id: 2)
+        _ = try Self.ask(stream, .unlock(Passphrase(AgentSandbox.passphrase)), id: 2)
         #expect(try Self.ask(stream, .lock, id: 3) == .success(.none))
         #expect(sandbox.agentLog.contains("latchkeyd: wiped the password handed over while waiting (lock requested by pid "), "\(sandbox.agentLog)")
         try Self.createKeychain(sandbox, passphrase: AgentSandbox.passphrase)
@@ -136,7 +136,7 @@ import Glibc
         let sandbox = try Self.sandboxWithoutKeychain()
         try Self.startWaiting(sandbox, seconds: 2)
         let stream = try Self.connect(sandbox)
-        _ = try Self.ask(stream, .unlock(passphrase: Array(AgentSandbox.passphrase.utf8)), id: 2)
+        _ = try Self.ask(stream, .unlock(Passphrase(AgentSandbox.passphrase)), id: 2)
         let agent = try #require(sandbox.agent)
         try waitUntil("the agent exits", seconds: 30) { !agent.isRunning }
         #expect(agent.exitStatus == 50)  // errSecNoSuchKeychain & 0xff, as without --wait-for-keychain.
@@ -150,7 +150,7 @@ import Glibc
         let sandbox = try Self.sandboxWithoutKeychain()
         try Self.startWaiting(sandbox)
         let stream = try Self.connect(sandbox)
-        _ = try Self.ask(stream, .unlock(passphrase: Array(AgentSandbox.passphrase.utf8)), id: 2)
+        _ = try Self.ask(stream, .unlock(Passphrase(AgentSandbox.passphrase)), id: 2)
         let agent = try #require(sandbox.agent)
         agent.stop()  // SIGTERM; it would be killed (137) if the signal waited for the keychain.
         #expect(agent.exitStatus == 0, "\(sandbox.agentLog)")
@@ -233,7 +233,7 @@ import Glibc
         try Self.startWaiting(sandbox)
         let stream = try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 10))
         _ = try AgentGreeting.decode(try stream.receive())
-        try stream.send(AgentRequest.unlock(passphrase: Array(AgentSandbox.passphrase.utf8)).encoded(id: 1))
+        try stream.send(AgentRequest.keychain(.unlock(Passphrase(AgentSandbox.passphrase))).encoded(id: 1))
         let refusal = Self.failure(try AgentResponse.decode(try stream.receive()).outcome)
         #expect(refusal == KeychainError(.param, AgentProtocolError.outOfOrder("the first request must be hello").description))
         #expect(throws: AgentStream.Failure.closed) { _ = try stream.receive() }
