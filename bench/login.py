@@ -43,8 +43,9 @@ authenticated" (its stdout line-buffered with stdbuf), that is just before pam_o
 after the session step, then `secret-tool lookup` runs as the user in the session's environment, and the clock
 stops when it has printed the secret. The authentication step (pam_unix, and the modules keeping the password)
 is measured apart, from the start of pamtester. After each sample the user's processes are ended by pid.
-Prints {provider: {"login": [ns...], "session": [ns...], "authenticate": [ns...]}, "notes": {...}} as JSON,
-where "session" is pam_open_session alone (to pamtester's end). Everything the run made is removed even when
+Prints {"results": {provider: {"login": [ns...], "session": [ns...], "authenticate": [ns...]}}, "notes": {...}}
+as JSON, where "session" is pam_open_session alone (to pamtester's end); the notes hold each first login's time
+(making the keychain or the login keyring, and storing the item). Everything the run made is removed even when
 it fails.
 """
 import argparse
@@ -343,7 +344,7 @@ def main():
                 login.create()
                 started = time.monotonic()
                 login.first_login()
-                notes[f"{names[provider]} first login and store seconds"] = time.monotonic() - started
+                notes[f"{names[provider]}: the first login (making the keychain or login keyring) and storing the item, seconds"] = time.monotonic() - started
                 figures = {"authenticate": [], "session": [], "login": []}
                 for _ in range(args.samples):
                     login.logged_out_state()
