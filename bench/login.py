@@ -333,6 +333,8 @@ def main():
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("login.py: needs root (useradd, /etc/pam.d)")
+    # A SIGTERM (latchkey-bench stopped) unwinds through the finally blocks: the users and PAM files go too.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(f"login.py: stopped by signal {number}"))
     names = {"latchkey": "Latchkey (pam_latchkey)", "gnome": "GNOME Keyring (pam_gnome_keyring)"}
     results, notes = {}, {}
     work = tempfile.mkdtemp(prefix="latchkey-bench-login-")
