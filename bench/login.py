@@ -45,7 +45,7 @@ stops when it has printed the secret. The authentication step (pam_unix, and the
 is measured apart, from the start of pamtester. After each sample the user's processes are ended by pid.
 Prints {"results": {provider: {"login": [ns...], "session": [ns...], "authenticate": [ns...]}}, "notes": {...}}
 as JSON, where "session" is pam_open_session alone (to pamtester's end); the notes hold each first login's time
-(making the keychain or the login keyring, and storing the item). Everything the run made is removed even when
+(making the keychain or the login keyring, and storing the item) and the login keyring's hash iterations. Everything the run made is removed even when
 it fails.
 """
 import argparse
@@ -307,6 +307,19 @@ class Login:
             raise RuntimeError(f"secret-tool store failed: {stored.stderr!r}")
         self.log_out()
 
+    def keyring_iterations(self):
+        """GNOME Keyring's key derivation for the login keyring, from its file's header (big-endian: the magic,
+        four version and algorithm bytes, the name, two 8-byte times, flags, lock timeout, hash iterations): the
+        key is iterated SHA-256 of the password and an 8-byte salt, this many times."""
+        with open(os.path.join(self.home, ".local/share/keyrings/login.keyring"), "rb") as file:
+            data = file.read()
+        if not data.startswith(b"GnomeKeyring\n\r\0\n"):
+            raise RuntimeError("login.keyring is not in GNOME Keyring's binary format")
+        offset = 20
+        length = int.from_bytes(data[offset:offset + 4], "big")
+        offset += 4 + (0 if length == 0xFFFFFFFF else length) + 8 + 8 + 4 + 4
+        return int.from_bytes(data[offset:offset + 4], "big")
+
     def login_without_lookup(self):
         pamtester = subprocess.run(["/usr/bin/pamtester", "-v", self.service, self.name, "authenticate", "open_session"],
                                    env={"PATH": "/usr/bin:/bin"}, input=self.password.encode() + b"\n", capture_output=True,
@@ -347,6 +360,8 @@ def main():
                 started = time.monotonic()
                 login.first_login()
                 notes[f"{names[provider]}: the first login (making the keychain or login keyring) and storing the item, seconds"] = time.monotonic() - started
+                if provider == "gnome":
+                    notes["GNOME Keyring: the login keyring's key derivation, iterations of SHA-256"] = login.keyring_iterations()
                 figures = {"authenticate": [], "session": [], "login": []}
                 for _ in range(args.samples):
                     login.logged_out_state()

@@ -84,7 +84,7 @@ struct LoginWorkloads {
             } else if name.hasSuffix(", seconds") {
                 lines.append("\(name.dropLast(9)): \(String(format: "%.2f", value)) s.")
             } else {
-                lines.append("\(name): \(value).")
+                lines.append("\(name): \(Int(value)).")
             }
         }
         return lines.joined(separator: "\n") + "\n"
