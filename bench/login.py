@@ -37,7 +37,7 @@ started by the driver, as the user, before the clock starts, and is the same for
   activation file, which asks that daemon to start its secrets component (as gnome-session's autostart would).
 
 First an unmeasured login creates the keychain or the login keyring and stores the item (`secret-tool
-store`); then each sample is a login from the logged-out state (no provider running, a fresh bus, the runtime
+store`); then each sample (the two providers' samples alternate, so both see the same load) is a login from the logged-out state (no provider running, a fresh bus, the runtime
 directory empty but for the sockets above): the clock starts when pamtester has printed "successfully
 authenticated" (its stdout line-buffered with stdbuf), that is just before pam_open_session; pamtester ends
 after the session step, then `secret-tool lookup` runs as the user in the session's environment, and the clock
@@ -352,36 +352,39 @@ def main():
     results, notes = {}, {}
     work = tempfile.mkdtemp(prefix="latchkey-bench-login-")
     os.chmod(work, 0o755)
+    logins = []
     try:
         for provider in args.providers.split(","):
             login = Login(provider, args, work)
-            try:
-                login.create()
-                started = time.monotonic()
-                login.first_login()
-                notes[f"{names[provider]}: the first login (making the keychain or login keyring) and storing the item, seconds"] = time.monotonic() - started
-                if provider == "gnome":
-                    notes["GNOME Keyring: the login keyring's key derivation, iterations of SHA-256"] = login.keyring_iterations()
-                figures = {"authenticate": [], "session": [], "login": []}
-                for _ in range(args.samples):
-                    login.logged_out_state()
-                    authenticate, session, first = login.login()
-                    login.check()
-                    login.log_out()
-                    figures["authenticate"].append(authenticate)
-                    figures["session"].append(session)
-                    figures["login"].append(first)
-                results[names[provider]] = figures
-            except Exception:
-                for log in ("session.log",):
-                    path = os.path.join(login.work, log)
-                    if os.path.exists(path):
-                        with open(path, errors="replace") as file:
-                            sys.stderr.write(f"--- {provider} {log}\n{file.read()[-4000:]}\n")
-                raise
-            finally:
-                login.remove()
+            logins.append(login)
+            login.create()
+            started = time.monotonic()
+            login.first_login()
+            notes[f"{names[provider]}: the first login (making the keychain or login keyring) and storing the item, seconds"] = time.monotonic() - started
+            if provider == "gnome":
+                notes["GNOME Keyring: the login keyring's key derivation, iterations of SHA-256"] = login.keyring_iterations()
+            results[names[provider]] = {"authenticate": [], "session": [], "login": []}
+        # The providers' samples alternate, so that both see the same load on a shared machine.
+        for _ in range(args.samples):
+            for login in logins:
+                login.logged_out_state()
+                authenticate, session, first = login.login()
+                login.check()
+                login.log_out()
+                figures = results[names[login.provider]]
+                figures["authenticate"].append(authenticate)
+                figures["session"].append(session)
+                figures["login"].append(first)
+    except BaseException:
+        for login in logins:
+            path = os.path.join(login.work, "session.log")
+            if os.path.exists(path):
+                with open(path, errors="replace") as file:
+                    sys.stderr.write(f"--- {login.provider}: the session's log\n{file.read()[-4000:]}\n")
+        raise
     finally:
+        for login in logins:
+            login.remove()
         shutil.rmtree(work, ignore_errors=True)
     json.dump({"results": results, "notes": notes}, sys.stdout)
 
