@@ -59,6 +59,10 @@ struct LoginWorkloads {
         return unlock.median / 1e6
     }
 
+    /// The section of a `--peers` run without root: nothing measured, and why.
+    static let notRoot = "### Login to the first secret: not measured\n\nIt needs root (a throwaway user, a PAM service file in "
+        + "/etc/pam.d): run `latchkey-bench --login` as root.\n"
+
     /// The report's section.
     static func render(_ run: (results: [Result], notes: [String: Double]), command: String) -> String {
         let results = run.results

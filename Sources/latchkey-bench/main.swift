@@ -285,7 +285,12 @@ if arguments.contains("--peers") {
     report += "\n" + SSHAgentWorkloads.render(ssh, command: command.trimmingCharacters(in: .whitespaces))
     report += "\n" + (try secretServiceSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
     report += "\n" + (try sessionLockSection(samples: 50, command: command.trimmingCharacters(in: .whitespaces)))
-    report += "\n" + (try loginSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
+    if geteuid() == 0 {
+        report += "\n" + (try loginSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
+    } else {
+        // A throwaway user and a PAM service file need root; the rest of the run does not.
+        report += "\n" + LoginWorkloads.notRoot
+    }
 }
 print(report)
 if let markdown = option("--markdown") {
