@@ -37,16 +37,17 @@ started by the driver, as the user, before the clock starts, and is the same for
   activation file, which asks that daemon to start its secrets component (as gnome-session's autostart would).
 
 First an unmeasured login creates the keychain or the login keyring and stores the item (`secret-tool
-store`); then each sample (the two providers' samples alternate, so both see the same load) is a login from the logged-out state (no provider running, a fresh bus, the runtime
-directory empty but for the sockets above): the clock starts when pamtester has printed "successfully
-authenticated" (its stdout line-buffered with stdbuf), that is just before pam_open_session; pamtester ends
-after the session step, then `secret-tool lookup` runs as the user in the session's environment, and the clock
-stops when it has printed the secret. The authentication step (pam_unix, and the modules keeping the password)
-is measured apart, from the start of pamtester. After each sample the user's processes are ended by pid.
-Prints {"results": {provider: {"login": [ns...], "session": [ns...], "authenticate": [ns...]}}, "notes": {...}}
-as JSON, where "session" is pam_open_session alone (to pamtester's end); the notes hold each first login's time
-(making the keychain or the login keyring, and storing the item) and the login keyring's hash iterations. Everything the run made is removed even when
-it fails.
+store`); then each sample (the two providers' samples alternate, so both see the same load) is a login from
+the logged-out state (no provider running, a fresh bus, the runtime directory empty but for the sockets
+above): the clock starts when pamtester has printed "successfully authenticated" (its stdout line-buffered
+with stdbuf), that is just before pam_open_session; pamtester ends after the session step, then `secret-tool
+lookup` runs as the user in the session's environment, and the clock stops when it has printed the secret.
+The authentication step (pam_unix, and the modules keeping the password) is measured apart, from the start of
+pamtester. After each sample the user's processes are ended by pid. Prints {"results": {provider: {"login":
+[ns...], "session": [ns...], "authenticate": [ns...]}}, "notes": {...}} as JSON, where "session" is
+pam_open_session alone (to pamtester's end); the notes hold each first login's time (making the keychain or
+the login keyring, and storing the item) and the login keyring's hash iterations. Everything the run made
+(users, PAM service files, directories, processes) is removed even when it fails or is stopped by SIGTERM.
 """
 import argparse
 import json
