@@ -10,6 +10,7 @@ struct SecretServiceWorkloads {
     let items: Int
     let binDirectory: String
     let script: String
+    let python: String
 
     struct Result {
         let provider: String
@@ -23,17 +24,8 @@ struct SecretServiceWorkloads {
     }
 
     func run() throws -> (results: [Result], notes: [String: Double]) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script, "--bin", binDirectory, "--samples", "\(samples)", "--items", "\(items)"]
-        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { fail("\(script) failed (exit status \(process.terminationStatus))") }
+        let data = try driverOutput(python: python, script: script,
+                                    ["--bin", binDirectory, "--samples", "\(samples)", "--items", "\(items)"])
         let decoded = try JSONDecoder().decode(Output.self, from: data)
         let results = decoded.results.sorted { $0.key > $1.key }.map { provider, figures in
             Result(provider: provider, activation: Samples(figures["activation"] ?? []), search: Samples(figures["search"] ?? []))

@@ -12,7 +12,12 @@
 //   latchkey-bench --tpm [--samples N]   (unlock with and without a TPM, on a swtpm it starts and stops)
 //   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
 //                  Keyring; also part of --peers)
+//   latchkey-bench --session-lock [--samples N]   (logind's Lock signal to the keys wiped; also part of --peers)
+//   latchkey-bench --login [--samples N]   (as root: the PAM session step to the first secret-tool lookup, beside
+//                  pam_gnome_keyring; also part of --peers)
 //
+// The D-Bus and PAM drivers (bench/secret-service.py, session-lock.py, login.py) run with --system-python
+// (default /usr/bin/python3, which has Debian's python3-dbus).
 // --json writes the run's figures; --plot draws SVG charts of the run just measured, or, with --from, of
 // a run written before (docs/bench/run.json), beside the reliability suite's figures
 // (docs/bench/reliability.json when --reliability is not given).
@@ -38,12 +43,16 @@ let usage = """
            latchkey-bench --sync-fleet N[,N…] [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
            latchkey-bench --ssh [--samples N]
            latchkey-bench --secret-service [--samples N] [--items N] [--secret-service-script PATH]
+           latchkey-bench --session-lock [--samples N] [--session-lock-script PATH] [--fake-logind PATH]
+           latchkey-bench --login [--samples N] [--login-script PATH] [--build-pam PATH]   (as root)
+           (--secret-service, --session-lock and --login, alone or within --peers: [--system-python PATH])
            latchkey-bench --tpm [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
     "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability", "--echo-socket",
-    "--sync-items", "--sync-vaults", "--items", "--secret-service-script",
+    "--sync-items", "--sync-vaults", "--items", "--secret-service-script", "--system-python", "--session-lock-script",
+    "--fake-logind", "--login-script", "--build-pam",
     "--sync-fleet", "--sync-fleet-worker", "--fleet-conninfo", "--fleet-mode", "--fleet-idle", "--fleet-busy",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
@@ -56,7 +65,7 @@ while position < arguments.count {
     if valueOptions.contains(argument) {
         position += 2
     } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh"
-        || argument == "--secret-service" || argument == "--tpm" {
+        || argument == "--secret-service" || argument == "--tpm" || argument == "--session-lock" || argument == "--login" {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -161,16 +170,41 @@ if arguments.contains("--ssh") {
     print(SSHAgentWorkloads.render(results, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
+/// The interpreter of the D-Bus and PAM drivers: Debian's, with python3-dbus.
+let systemPython = option("--system-python") ?? "/usr/bin/python3"
 @MainActor func secretServiceSection(samples: Int, command: String) throws -> String {
     let items = Int(option("--items") ?? "10000") ?? 10_000
     let workloads = SecretServiceWorkloads(samples: samples, items: items, binDirectory: executableDirectory,
-                                           script: option("--secret-service-script") ?? "bench/secret-service.py")
+                                           script: option("--secret-service-script") ?? "bench/secret-service.py", python: systemPython)
     FileHandle.standardError.write(Data("latchkey-bench: the Secret Service: activation and search among \(items.formatted()) items...\n".utf8))
     return SecretServiceWorkloads.render(try workloads.run(), items: items, command: command)
 }
 if arguments.contains("--secret-service") {
     // Cold D-Bus activation and search through the Secret Service, Latchkey beside GNOME Keyring.
     print(try secretServiceSection(samples: Int(option("--samples") ?? "30") ?? 30, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+@MainActor func sessionLockSection(samples: Int, command: String) throws -> String {
+    let workload = SessionLockWorkload(samples: samples, binDirectory: executableDirectory,
+                                       script: option("--session-lock-script") ?? "bench/session-lock.py",
+                                       fakeLogind: option("--fake-logind") ?? "Tests/Tools/fake-logind.py", python: systemPython)
+    FileHandle.standardError.write(Data("latchkey-bench: logind's Lock signal to the keys wiped...\n".utf8))
+    return SessionLockWorkload.render(try workload.run(), command: command)
+}
+if arguments.contains("--session-lock") {
+    // The session's Lock signal to latchkeyd's keys wiped; nothing else is measured.
+    print(try sessionLockSection(samples: Int(option("--samples") ?? "50") ?? 50, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+@MainActor func loginSection(samples: Int, command: String) throws -> String {
+    let workloads = LoginWorkloads(samples: samples, binDirectory: executableDirectory, script: option("--login-script") ?? "bench/login.py",
+                                   buildPAM: option("--build-pam") ?? "script/build-pam", python: systemPython)
+    FileHandle.standardError.write(Data("latchkey-bench: login to the first secret, beside pam_gnome_keyring...\n".utf8))
+    return LoginWorkloads.render(try workloads.run(), command: command)
+}
+if arguments.contains("--login") {
+    // The PAM session step to the first secret, pam_latchkey beside pam_gnome_keyring; nothing else is measured.
+    print(try loginSection(samples: Int(option("--samples") ?? "30") ?? 30, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()
@@ -250,6 +284,13 @@ if arguments.contains("--peers") {
                                     binDirectory: executableDirectory).run()
     report += "\n" + SSHAgentWorkloads.render(ssh, command: command.trimmingCharacters(in: .whitespaces))
     report += "\n" + (try secretServiceSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
+    report += "\n" + (try sessionLockSection(samples: 50, command: command.trimmingCharacters(in: .whitespaces)))
+    if geteuid() == 0 {
+        report += "\n" + (try loginSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
+    } else {
+        // A throwaway user and a PAM service file need root; the rest of the run does not.
+        report += "\n" + LoginWorkloads.notRoot
+    }
 }
 print(report)
 if let markdown = option("--markdown") {
