@@ -118,14 +118,17 @@ let package = Package(
             name: "latchkey-test-client-b", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-b"),
 
         // Shared by the test targets: temporary directories, the helper process, status extraction.
-        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyTPM", "CPseudoTerminal"], path: "Tests/Support"),
+        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyProtocol", "LatchkeyTPM", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyStorageTests", dependencies: ["LatchkeyStorage", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyPOSIXTests", dependencies: ["LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(
-            name: "LatchkeyTests",
+            name: "LatchkeyProtocolTests",
+            dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
+        .testTarget(
+            name: "LatchkeyEngineTests",
             dependencies: [
                 "Latchkey", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper",
                 "latchkey-fuzz",
@@ -141,6 +144,11 @@ let package = Package(
             dependencies: [
                 "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeySecretService", "LatchkeyPOSIX", "LatchkeyCrypto",
                 "LatchkeyTestSupport", "latchkeyd", "latchkey", "latchkey-test-client-a", "latchkey-test-client-b",
+            ]),
+        .testTarget(
+            name: "LatchkeySecretServiceTests",
+            dependencies: [
+                "Latchkey", "LatchkeySecretService", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport", "latchkeyd", "latchkey",
             ]),
         // Builds with InternalImportsByDefault: access-level imports of Security, as Swift 6 code writes them.
         .testTarget(name: "SecurityModuleTests", dependencies: ["Security"],

@@ -11,10 +11,9 @@ import Glibc
 /// another user where the attack needs one.
 @Suite(.serialized, .dedicatedThreads) struct AgentHardeningTests {
     static let isRoot = getuid() == 0
-    static let nobody: (uid: uid_t, gid: gid_t)? = getpwnam("nobody").map { ($0.pointee.pw_uid, $0.pointee.pw_gid) }
+    static let nobody = TestTools.nobody
     static let asNobody = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-    static let tools = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Tools").path
+    static let tools = TestTools.directory
 
     /// A directory every user may enter, with a subdirectory `attack` that belongs to nobody (mode 0777): where
     /// another user sets up a fake agent.

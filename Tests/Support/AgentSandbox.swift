@@ -1,7 +1,6 @@
 import Foundation
 import Latchkey
 import LatchkeyProtocol
-import LatchkeyTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,40 +8,40 @@ import Glibc
 
 /// A keychain, an agent serving it on a private socket, and the environment clients need to find both.
 /// The agent is stopped by its pid when the sandbox goes.
-final class AgentSandbox: @unchecked Sendable {
+public final class AgentSandbox: @unchecked Sendable {
     // @unchecked: used by one test at a time; `agent` changes only in start/stop.
-    let directory = TemporaryDirectory()
-    static let passphrase = "agent sandbox passphrase"
-    var agent: SpawnedProcess?
-    var agentLog: String { (try? String(contentsOfFile: directory.file("agent.log"), encoding: .utf8)) ?? "" }
+    public let directory = TemporaryDirectory()
+    public static let passphrase = "agent sandbox passphrase"
+    public var agent: SpawnedProcess?
+    public var agentLog: String { (try? String(contentsOfFile: directory.file("agent.log"), encoding: .utf8)) ?? "" }
 
-    var keychainPath: String { directory.file("data/latchkey/login.keychain") }
-    var socketPath: String { directory.file("run/agent.sock") }
+    public var keychainPath: String { directory.file("data/latchkey/login.keychain") }
+    public var socketPath: String { directory.file("run/agent.sock") }
 
     /// What clients get: no passphrase (so they cannot fall back silently), the agent's socket.
-    var environment: [String: String] {
+    public var environment: [String: String] {
         [
             "HOME": directory.path, "XDG_DATA_HOME": directory.file("data"), "XDG_CONFIG_HOME": directory.file("config"),
             "LATCHKEY_KEYCHAIN": keychainPath, "LATCHKEY_AGENT_SOCKET": socketPath, "PATH": "/usr/bin:/bin",
         ]
     }
 
-    var withPassphrase: [String: String] { environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { _, new in new } }
+    public var withPassphrase: [String: String] { environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { _, new in new } }
 
     /// What the agent gets besides `environment`: by default a system bus address where no bus listens, so
     /// no test reaches the machine's own logind (the lock-on-sleep tests point it at their private bus), and
     /// a pinentry that does not exist, so no test opens the machine's own dialog (the presence tests give it
     /// a scripted one).
-    lazy var agentEnvironment: [String: String] = [
+    public lazy var agentEnvironment: [String: String] = [
         "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("no-system-bus"),
         "LATCHKEY_PINENTRY": directory.file("no-pinentry"),
     ]
 
     /// The user the agent and the command line run as, when not the test's own (an attack that must come from
     /// an unprivileged user of its own: the agent then belongs to that user too).
-    let user: (uid: uid_t, gid: gid_t)?
+    public let user: (uid: uid_t, gid: gid_t)?
 
-    init(user: (uid: uid_t, gid: gid_t)? = nil) throws {
+    public init(user: (uid: uid_t, gid: gid_t)? = nil) throws {
         self.user = user
         _ = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
         try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: true,
@@ -54,7 +53,7 @@ final class AgentSandbox: @unchecked Sendable {
     }
 
     /// `executable` with `arguments`, run as the sandbox's user (through setpriv) when it has one.
-    func asUser(_ executable: String, _ arguments: [String]) -> (String, [String]) {
+    public func asUser(_ executable: String, _ arguments: [String]) -> (String, [String]) {
         guard let user else { return (executable, arguments) }
         return ("/usr/bin/setpriv", ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", executable] + arguments)
     }
@@ -62,12 +61,12 @@ final class AgentSandbox: @unchecked Sendable {
     deinit { stop() }
 
     /// Starts latchkeyd and waits until it accepts connections.
-    func start() throws {
+    public func start() throws {
         try start(HelperProcess.product("latchkeyd"), ["--verbose"])
     }
 
     /// Starts `executable` (latchkeyd, or a launcher of it) and waits until the socket accepts connections.
-    func start(_ executable: String, _ arguments: [String]) throws {
+    public func start(_ executable: String, _ arguments: [String]) throws {
         let (program, words) = asUser(executable, arguments)
         let process = try SpawnedProcess(program, words, environment: environment.merging(agentEnvironment) { _, new in new },
                                          log: directory.file("agent.log"))
@@ -80,33 +79,33 @@ final class AgentSandbox: @unchecked Sendable {
     }
 
     /// Stops the agent: SIGTERM (it wipes its keys) or SIGKILL.
-    func stop(signal: Int32 = SIGTERM) {
+    public func stop(signal: Int32 = SIGTERM) {
         agent?.stop(signal: signal)
         agent = nil
     }
 
     @discardableResult
-    func cli(_ arguments: String...) throws -> HelperProcess.Output { try cli(arguments) }
+    public func cli(_ arguments: String...) throws -> HelperProcess.Output { try cli(arguments) }
 
     /// `cli` with the arguments in an array.
     @discardableResult
-    func cli(_ arguments: [String]) throws -> HelperProcess.Output {
+    public func cli(_ arguments: [String]) throws -> HelperProcess.Output {
         let (program, words) = asUser(HelperProcess.product("latchkey"), arguments)
         return try HelperProcess.run(program, words, environment: withPassphrase)
     }
 
-    func unlock() throws {
+    public func unlock() throws {
         let output = try cli("unlock-keychain")
         #expect(output.status == 0, "\(output.stderr)")
     }
 
     /// Runs a test client ("a" or "b", or a copy at `path`) with the clients' environment.
-    func client(_ name: String, _ arguments: String..., path: String? = nil, environment: [String: String]? = nil) throws -> String {
+    public func client(_ name: String, _ arguments: String..., path: String? = nil, environment: [String: String]? = nil) throws -> String {
         let (program, words) = asUser(path ?? HelperProcess.product("latchkey-test-client-\(name)"), arguments)
         return try HelperProcess.run(program, words, environment: environment ?? self.environment).stdout
     }
 
-    func register(_ path: String, appID: String, groups: [String]) throws {
+    public func register(_ path: String, appID: String, groups: [String]) throws {
         let (program, words) = asUser(
             HelperProcess.product("latchkey"), ["register-application", "--app-id", appID] + groups.flatMap { ["--access-group", $0] } + [path])
         let output = try HelperProcess.run(program, words, environment: withPassphrase)
@@ -115,17 +114,17 @@ final class AgentSandbox: @unchecked Sendable {
 
     /// Registers the two test clients under their own names (application identifier and access group
     /// "latchkey-test-client-a" or "-b": what each is called in embedded mode), so the agent serves them.
-    func registerClients() throws {
+    public func registerClients() throws {
         for name in ["a", "b"] {
             try register(Self.clientPath(name), appID: "latchkey-test-client-\(name)", groups: ["latchkey-test-client-\(name)"])
         }
     }
 
     /// The contents of a file ("" when it is missing).
-    func file(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    public func file(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
 
-    static func clientPath(_ name: String) -> String {
+    public static func clientPath(_ name: String) -> String {
         URL(fileURLWithPath: HelperProcess.product("latchkey-test-client-\(name)")).resolvingSymlinksInPath().path
     }
 }

@@ -14,7 +14,7 @@ import Glibc
     static let python = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
 
     static func desktop() throws -> Desktop {
-        let desktop = try Desktop(agentArguments: ["--secret-service-policy", "isolated"], user: AgentHardeningTests.nobody)
+        let desktop = try Desktop(agentArguments: ["--secret-service-policy", "isolated"], user: TestTools.nobody)
         try desktop.sandbox.unlock()
         let stored = try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret")
         #expect(stored.status == 0, "\(stored.stderr)")
@@ -38,7 +38,7 @@ import Glibc
         for round in 0..<5 {
             let result = desktop.sandbox.directory.file("race-\(round)")
             // (Its status is the target's.)
-            _ = try desktop.run("/usr/bin/python3", [AgentHardeningTests.tools + "/bus-exec-race.py", result,
+            _ = try desktop.run("/usr/bin/python3", [TestTools.directory + "/bus-exec-race.py", result,
                                                     #"{"service": "mail", "user": "alice"}"#, "s3cret"] + target)
             try waitUntil("the attacker's result") { FileManager.default.fileExists(atPath: result) }
             let lines = try String(contentsOfFile: result, encoding: .utf8)

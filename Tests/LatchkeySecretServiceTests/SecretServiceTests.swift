@@ -45,7 +45,7 @@ import Glibc
             try waitUntil("the session bus") { FileManager.default.fileExists(atPath: socket) }
             sandbox.agentEnvironment["DBUS_SESSION_BUS_ADDRESS"] = address
             if let pinentryAnswer {
-                sandbox.agentEnvironment["LATCHKEY_PINENTRY"] = AgentHardeningTests.tools + "/fake-pinentry.py"
+                sandbox.agentEnvironment["LATCHKEY_PINENTRY"] = TestTools.directory + "/fake-pinentry.py"
                 sandbox.agentEnvironment["FAKE_PINENTRY_LOG"] = sandbox.directory.file("pinentry.log")
                 sandbox.agentEnvironment["FAKE_PINENTRY_ANSWER"] = sandbox.directory.file("pinentry.answer")
                 try (pinentryAnswer + "\n").write(toFile: sandbox.directory.file("pinentry.answer"), atomically: true, encoding: .utf8)
