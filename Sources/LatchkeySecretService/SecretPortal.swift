@@ -1,8 +1,6 @@
 import Foundation
 import LatchkeyCrypto
-import LatchkeyDBus
 import LatchkeyEngine
-import LatchkeyPOSIX
 
 /// The secret portal's backend, `org.freedesktop.impl.portal.Secret` on `/org/freedesktop/portal/desktop`
 /// (xdg-desktop-portal calls it for a sandboxed app's `org.freedesktop.portal.Secret.RetrieveSecret`, naming
@@ -79,98 +77,5 @@ enum SecretPortal {
         } catch {
             // Nothing to undo if it is gone already; the request's own error is what the caller sees.
         }
-    }
-}
-
-extension SecretServiceServer {
-    /// Answers a call on the portal's object; false for a method it does not have.
-    func handlePortal(_ message: BusMessage) -> Bool {
-        do {
-            guard let reply = try answerPortal(message) else { return false }
-            try bus.send(reply)
-        } catch let error as SecretServiceError {
-            bus.fail(message, name: error.name, error.message)
-        } catch let error as KeychainError {
-            let mapped = SecretServiceError(error)
-            bus.fail(message, name: mapped.name, mapped.message)
-        } catch {
-            bus.fail(message, name: "org.freedesktop.DBus.Error.InvalidArgs", "\(error)")
-        }
-        return true
-    }
-
-    private func answerPortal(_ message: BusMessage) throws -> BusMessage? {
-        guard message.path == SecretPortal.path else { return nil }
-        switch (message.interface, message.member) {
-        case ("org.freedesktop.DBus.Introspectable", "Introspect"):
-            let reply = try bus.reply(to: message)
-            try reply.append(SecretPortal.introspection)
-            return reply
-        case ("org.freedesktop.DBus.Properties", "Get"):
-            guard try message.readString() == SecretPortal.interface, try message.readString() == "version" else {
-                throw SecretServiceError.invalidArguments("the secret portal has one property, version")
-            }
-            let reply = try bus.reply(to: message)
-            try reply.open("v", "u")
-            try reply.append(UInt32(1))
-            try reply.close()
-            return reply
-        case ("org.freedesktop.DBus.Properties", "GetAll"):
-            let reply = try bus.reply(to: message)
-            try reply.open("a", "{sv}")
-            if try message.readString() == SecretPortal.interface {
-                try reply.open("e", "sv")
-                try reply.append("version")
-                try reply.open("v", "u")
-                try reply.append(UInt32(1))
-                try reply.close()
-                try reply.close()
-            }
-            try reply.close()
-            return reply
-        case (SecretPortal.interface, "RetrieveSecret"): return try retrieveSecret(message)
-        default: return nil
-        }
-    }
-
-    /// `RetrieveSecret(o handle, s app_id, h fd, a{sv} options) → (u response, a{sv} results)`.
-    private func retrieveSecret(_ message: BusMessage) throws -> BusMessage {
-        let caller = try caller(for: message)  // Another user's program is refused here.
-        // A sandboxed app asks through xdg-desktop-portal, which names it; it never names an app itself.
-        if caller.accessGroups.contains(where: { $0.hasPrefix("flatpak:") }) {
-            configuration.log("refused RetrieveSecret from \(caller.applicationIdentifier): a sandboxed app asks through the portal")
-            throw SecretServiceError.accessDenied("a sandboxed app asks through xdg-desktop-portal, not the backend")
-        }
-        _ = try message.readString("o")
-        let appID = try message.readString()
-        let fd = try message.readFileDescriptor()
-        defer { Descriptors.close(fd) }
-        guard SecretPortal.isValidAppID(appID) else {
-            throw SecretServiceError.invalidArguments("\"\(appID)\" is not an application ID (reverse DNS, as org.example.App)")
-        }
-        guard Descriptors.isOpenForWriting(fd) else {
-            throw SecretServiceError.invalidArguments("the file descriptor is not open for writing")
-        }
-        guard configuration.database.lockState == .unlocked else {
-            throw SecretServiceError.isLocked("the keychain is locked; unlock it (latchkey unlock-keychain) and ask again")
-        }
-        let retrieved = try SecretPortal.secret(for: appID, in: configuration.database)
-        var secret = retrieved.secret
-        let made = retrieved.made
-        defer { secret.resetBytes(in: 0..<secret.count) }
-        var bytes = Array(secret)
-        defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
-        do throws(Errno) {
-            try Files.writeAll(fd, bytes)
-        } catch {
-            if made { SecretPortal.forget(appID, in: configuration.database) }
-            throw SecretServiceError.invalidArguments("cannot write the secret to the file descriptor: \(error)")
-        }
-        if made { configuration.log("made the secret portal's secret for \(appID)") }
-        let reply = try bus.reply(to: message)
-        try reply.append(UInt32(0))
-        try reply.open("a", "{sv}")
-        try reply.close()
-        return reply
     }
 }

@@ -28,7 +28,7 @@ struct SyncBasicsTests {
         #expect(try laptop.sync().pushed == 1)
         #expect(try desktop.sync().applied == 1)
         #expect(try desktop.contents() == ["mail/bob": "three"])
-        #expect(try laptop.keychain.syncCounts().pending == 0)
-        #expect(try desktop.keychain.syncCounts().pending == 0)
+        #expect(try laptop.keychain.sync.counts().pending == 0)
+        #expect(try desktop.keychain.sync.counts().pending == 0)
     }
 }

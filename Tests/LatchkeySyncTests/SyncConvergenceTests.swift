@@ -88,9 +88,9 @@ struct SyncConvergenceTests {
         #expect(finals[1] == finals[0])
         #expect(finals[2] == finals[0])
         for device in devices {
-            #expect(try device.keychain.syncCounts().pending == 0)
-            #expect(try device.keychain.syncCounts().inbox == 0)
-            let rejections = try device.keychain.syncRejections().map { "#\($0.sequence) v\($0.version): \($0.reason)" }
+            #expect(try device.keychain.sync.counts().pending == 0)
+            #expect(try device.keychain.sync.counts().inbox == 0)
+            let rejections = try device.keychain.sync.rejections().map { "#\($0.sequence) v\($0.version): \($0.reason)" }
             #expect(rejections.isEmpty, "\(device.name): \(rejections)")
             let all = try device.keychain.copyMatching(ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes]),
                                                        caller: SyncDevice.app)

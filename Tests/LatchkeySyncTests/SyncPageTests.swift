@@ -25,7 +25,7 @@ struct SyncPageTests {
                                                ciphertext: Data(), author: Data(count: 16)),
                         action: SyncInboxAction.apply(record))
             }
-            let outcomes = try device.keychain.syncProcess(page, sealer: { _ in (1, Data([1])) })
+            let outcomes = try device.keychain.sync.process(page, sealer: { _ in (1, Data([1])) })
             #expect(outcomes == (order[0] > order[1] ? [.applied, .appliedOverConflict] : [.applied, .lostToExistingItem]))
             let low = min(order[0], order[1])
             #expect(try device.contents() == ["mail/same": "from-\(low)"])

@@ -47,8 +47,8 @@ struct SyncReplicaTests {
         #expect(behind.serverWentBack == false && behind.fullResync == false && behind.rejected == 0)
         #expect(behind.applied == 1)
         #expect(try b.contents() == ["mail/x": "2", "mail/y": "3", "mail/z": "4"])
-        #expect(try b.keychain.syncCounts().pending == 0)
-        #expect(try b.keychain.syncRejections().isEmpty)
+        #expect(try b.keychain.sync.counts().pending == 0)
+        #expect(try b.keychain.sync.rejections().isEmpty)
         // Writes went to the primary all along.
         try b.update("z", "5")
         #expect(try b.sync().pushed == 1)

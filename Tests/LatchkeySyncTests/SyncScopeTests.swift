@@ -22,7 +22,7 @@ struct SyncScopeTests {
         #expect(try b.contents() == ["mail/travels": "yes"])
         // Deleting the device-only item leaves nothing to push either.
         try a.delete("pinned")
-        #expect(try a.keychain.syncCounts().pending == 0)
+        #expect(try a.keychain.sync.counts().pending == 0)
     }
 
     @Test(arguments: SyncConnection.allCases) func aLockedDeviceReceivesChangesAndWritesThemAfterUnlockAndPushesNothingItCannotRead(_ connection: SyncConnection) throws {
@@ -39,7 +39,7 @@ struct SyncScopeTests {
         #expect(locked.pulled == 1)
         #expect(locked.pushed == 0)
         #expect(locked.waiting == 2)  // its own change, and the row it cannot write yet
-        #expect(try b.keychain.syncCounts().inbox == 1)
+        #expect(try b.keychain.sync.counts().inbox == 1)
         try b.keychain.unlock(with: Passphrase("pass-b"))
         let unlocked = try b.sync()
         #expect(unlocked.applied == 1)

@@ -66,7 +66,7 @@ struct SyncServerOperationsTests {
         let expected = ["mail/kept": "1", "mail/changed": "new", "mail/added": "b"]
         #expect(try a.contents() == expected)
         #expect(try b.contents() == expected)
-        #expect(try a.keychain.syncRejections().isEmpty)
+        #expect(try a.keychain.sync.rejections().isEmpty)
         // A new device gets the whole present, not the backup's past.
         let c = try SyncDevice("c")
         try c.join(cluster, recoveryCode: vault.recoveryCode)

@@ -20,7 +20,7 @@ struct SyncTamperingTests {
         try writer.add("c", "secret-c")
         try writer.sync()
         try reader.sync()
-        return (reader, try reader.keychain.syncRejections(), try reader.contents(), cluster)
+        return (reader, try reader.keychain.sync.rejections(), try reader.contents(), cluster)
     }
 
     /// Gives the row of `account`'s item a new sequence number, as if the server wrote it again just now.
@@ -70,7 +70,7 @@ struct SyncTamperingTests {
         let report = try reader.sync()
         #expect(report.rejected == 1)
         #expect(report.applied == 0)
-        #expect(try reader.keychain.syncRejections().map(\.reason) == ["version 1 is older than version 2 this device has: replayed or rolled back"])
+        #expect(try reader.keychain.sync.rejections().map(\.reason) == ["version 1 is older than version 2 this device has: replayed or rolled back"])
         #expect(try reader.contents() == ["mail/a": "version-2"])
     }
 

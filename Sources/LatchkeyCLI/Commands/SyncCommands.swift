@@ -172,7 +172,7 @@ enum SyncCommands {
 
     static func status(_ client: SyncClient, keychain: KeychainDatabase, context: CLIContext) throws {
         let configuration = client.configuration
-        let counts = try keychain.syncCounts()
+        let counts = try keychain.sync.counts()
         // The devices are the server's to tell; out of reach, the rest is still this device's to show.
         var devices: [SyncDeviceStatus]?
         var unreachable: String?
@@ -188,12 +188,12 @@ enum SyncCommands {
         context.stdout.line("server: \(redacted(configuration.server))" + (unreachable.map { " (unreachable: \($0))" } ?? ""))
         context.stdout.line("vault key: \(configuration.keyring.currentID)")
         context.stdout.line("last sync: \(try client.lastSync ?? "never")")
-        context.stdout.line("cursor: \(try keychain.syncCursor())")
+        context.stdout.line("cursor: \(try keychain.sync.cursor())")
         context.stdout.line("pending: \(counts.pending) local change\(counts.pending == 1 ? "" : "s")")
         context.stdout.line("inbox: \(counts.inbox) row\(counts.inbox == 1 ? "" : "s") waiting to be written (the keychain was locked)")
         context.stdout.line("conflicts: \(counts.conflicts)")
         context.stdout.line("rejected: \(counts.rejected)")
-        for rejection in try keychain.syncRejections() {
+        for rejection in try keychain.sync.rejections() {
             context.stdout.line("  change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)")
         }
         guard let devices else {
@@ -232,7 +232,7 @@ enum SyncCommands {
             return
         }
         if let id = try number("drop") {
-            try client.keychain.syncDropConflict(id)
+            try client.keychain.sync.dropConflict(id)
             context.stdout.line("dropped conflict \(id)")
             return
         }

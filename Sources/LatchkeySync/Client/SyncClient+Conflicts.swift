@@ -15,17 +15,17 @@ extension SyncClient {
 
     /// The conflict records, each opened (nil content when it cannot be: sealed under a key this device lacks).
     package func conflicts() throws(KeychainError) -> [(conflict: SyncConflict, record: SyncRecord?)] {
-        try keychain.syncConflicts().map { conflict in
+        try keychain.sync.conflicts().map { conflict in
             (conflict, try? openConflict(conflict))  // A record this device cannot open is still listed, without content.
         }
     }
 
     /// Restores conflict `id` as a local change (pushed by the next round).
     package func restoreConflict(_ id: Int64) throws(KeychainError) {
-        guard let conflict = try keychain.syncConflicts().first(where: { $0.id == id }) else {
+        guard let conflict = try keychain.sync.conflicts().first(where: { $0.id == id }) else {
             throw SyncFailure.noSuchConflict.error(.itemNotFound, "there is no conflict \(id)")
         }
-        try keychain.syncRestoreConflict(id, record: try openConflict(conflict))
+        try keychain.sync.restoreConflict(id, record: try openConflict(conflict))
     }
 
     private func openConflict(_ conflict: SyncConflict) throws(KeychainError) -> SyncRecord {

@@ -37,9 +37,9 @@ extension SyncClient {
         }
         let configuration = SyncConfiguration(server: conninfo, vault: vault, device: device, deviceName: deviceName,
                                               keyPair: keyPair, keyring: keyring)
-        try keychain.resetSync()
+        try keychain.sync.reset()
         try configuration.save(to: keychain)
-        try keychain.setSyncValues(["vault": vault, "device": device])
+        try keychain.sync.setValues(["vault": vault, "device": device])
         let client = SyncClient(keychain: keychain, configuration: configuration)
         client.server = server
         return (client, code, VaultCrypto.fingerprint(vault: vault, firstKey: key))
@@ -100,9 +100,9 @@ extension SyncClient {
                 try server.registerDevice(vault: vault, id: device, name: deviceName, publicKey: keyPair.publicKey, state: "pending", approval: nil)
             }
         }
-        try keychain.resetSync()
+        try keychain.sync.reset()
         try configuration.save(to: keychain)
-        try keychain.setSyncValues(["vault": vault, "device": device])
+        try keychain.sync.setValues(["vault": vault, "device": device])
         let client = SyncClient(keychain: keychain, configuration: configuration)
         client.server = server
         return (client, VaultCrypto.joinCode(vault: vault, publicKey: keyPair.publicKey))
@@ -125,7 +125,7 @@ extension SyncClient {
 
     /// When this device last completed a round (nil: never).
     package var lastSync: String? {
-        get throws(KeychainError) { try keychain.syncValue("last-sync").map { String(decoding: $0, as: UTF8.self) } }
+        get throws(KeychainError) { try keychain.sync.value("last-sync").map { String(decoding: $0, as: UTF8.self) } }
     }
 
     /// The vault's fingerprint (nil before the join completes).
@@ -221,7 +221,7 @@ extension SyncClient {
 
     private static func remove(_ configuration: SyncConfiguration, from keychain: KeychainDatabase) throws(KeychainError) {
         try SyncConfiguration.remove(from: keychain)
-        try keychain.resetSync()
+        try keychain.sync.reset()
     }
 
     // MARK: Keys and devices

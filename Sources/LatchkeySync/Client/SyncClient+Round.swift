@@ -21,7 +21,7 @@ extension SyncClient {
         try retryingDrops { () throws(KeychainError) -> Bool in
             let server = try connection()
             let newest = try serverCall { try server.newestChange(vault: configuration.vault) }
-            return newest != (try keychain.syncCursor())
+            return newest != (try keychain.sync.cursor())
         }
     }
 
@@ -58,7 +58,7 @@ extension SyncClient {
         if let horizon {
             _ = try serverCall { try server.collectTombstones(vault: configuration.vault, horizonSeconds: horizon) }
         }
-        try keychain.setSyncValues(["last-sync": Data(ISO8601DateFormatter().string(from: Date()).utf8)])
+        try keychain.sync.setValues(["last-sync": Data(ISO8601DateFormatter().string(from: Date()).utf8)])
         return report
     }
 
@@ -81,14 +81,14 @@ extension SyncClient {
             }
             trace("push \(rows.map { "\(Hex.encode($0.0.itemID).prefix(6)) v\($0.0.version)/e\($0.1)" }) -> \(results.map { $0.sequence.map { "#\($0)" } ?? "refused@v\($0.serverVersion)" })")
             report.pushed += acknowledged.count
-            try keychain.syncAcknowledge(acknowledged)
+            try keychain.sync.acknowledge(acknowledged)
         }
         // The items written since the last look, in id order, each looked at once per round (refused ones
         // stay marked and go again after the pull).
         var after: Data?
         var waiting = 0
         while true {
-            let (batch, locked, last) = try keychain.syncOutgoing(after: after, limit: batchSize)
+            let (batch, locked, last) = try keychain.sync.outgoing(after: after, limit: batchSize)
             waiting += locked
             guard let last else { break }
             after = last
@@ -104,7 +104,7 @@ extension SyncClient {
         let server = try connection()
         var source = try readConnection()
         let vault = configuration.vault
-        var cursor = try keychain.syncCursor()
+        var cursor = try keychain.sync.cursor()
         var first = true
         var reading: (start: Int64, total: Int, done: Int)?
         while true {
@@ -122,7 +122,7 @@ extension SyncClient {
                 report.serverWentBack = true
                 trace("server went back: cursor \(cursor) > newest \(newest)")
                 let versions = try serverCall { try server.versions(vault: vault) }
-                try keychain.syncRebase(onto: versions)
+                try keychain.sync.rebase(onto: versions)
                 _ = try push(into: &report)
                 cursor = 0
                 first = false
@@ -132,7 +132,7 @@ extension SyncClient {
                 // Tombstones this device had not seen are gone: read everything again and drop what vanished.
                 report.fullResync = true
                 let present = try serverCall { try server.itemIDs(vault: vault) }
-                _ = try keychain.syncForgetMissing(present: present)
+                _ = try keychain.sync.forgetMissing(present: present)
                 cursor = 0
                 first = false
                 continue
@@ -142,9 +142,9 @@ extension SyncClient {
             if reading == nil { reading = (cursor, max(Int(newest - cursor), rows.count), 0) }
             trace("pull after \(cursor): \(rows.count) rows, #\(rows[0].sequence)…#\(last.sequence), newest \(newest)")
             // This device's own pushes coming back at the version it knows need no inbox: it wrote them.
-            let known = try keychain.syncKnownVersions(rows.filter { $0.author == configuration.device }.map(\.itemID))
+            let known = try keychain.sync.knownVersions(rows.filter { $0.author == configuration.device }.map(\.itemID))
             let incoming = rows.filter { $0.author != configuration.device || known[$0.itemID]?.version != $0.version }
-            try keychain.syncReceive(incoming, cursor: last.sequence)
+            try keychain.sync.receive(incoming, cursor: last.sequence)
             report.pulled += rows.count
             if var current = reading {
                 current.done += rows.count
@@ -169,10 +169,10 @@ extension SyncClient {
             return (keyID, VaultCrypto.seal(record, vault: vault, keyID: keyID, key: key, author: configuration.device).ciphertext)
         }
         var after: Int64 = -1
-        let waiting = try keychain.syncInboxCount()
+        let waiting = try keychain.sync.inboxCount()
         var written = 0
         while true {
-            let inbox = try keychain.syncInbox(limit: batchSize).filter { $0.sequence > after }
+            let inbox = try keychain.sync.inbox(limit: batchSize).filter { $0.sequence > after }
             guard let last = inbox.last else { break }
             if written == 0 { progress?(OperationProgress(.writing, completed: 0, total: waiting)) }
             defer {
@@ -181,13 +181,13 @@ extension SyncClient {
             }
             after = last.sequence
             let clock = ContinuousClock(), started = clock.now
-            let known = try keychain.syncKnownVersions(inbox.map(\.itemID))
+            let known = try keychain.sync.knownVersions(inbox.map(\.itemID))
             let looked = clock.now
             let page = inbox.map { envelope -> (envelope: SyncEnvelope, action: SyncInboxAction) in
                 (envelope, Self.action(for: envelope, known: known[envelope.itemID], vault: vault, keyring: keyring, device: configuration.device))
             }
             let opened = clock.now
-            let outcomes = try keychain.syncProcess(page, sealer: sealer)
+            let outcomes = try keychain.sync.process(page, sealer: sealer)
             trace("page of \(page.count): known \(looked - started), open \(opened - looked), write \(clock.now - opened)")
             for ((envelope, action), outcome) in zip(page, outcomes) {
                 trace("inbox #\(envelope.sequence) \(Hex.encode(envelope.itemID).prefix(6)) v\(envelope.version) by \(Hex.encode(envelope.author).prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")")

@@ -54,7 +54,7 @@ package final class SyncWorker: Sendable {
                 }
                 do throws(KeychainError) {
                     // The plaintext sync state says whether to read the configuration at all.
-                    guard try keychain.syncValue("vault") != nil else { throw KeychainError(.notAvailable) }
+                    guard try keychain.sync.value("vault") != nil else { throw KeychainError(.notAvailable) }
                     client = try SyncClient.open(keychain)
                     log("sync: this keychain syncs with vault \(Hex.encode(client!.configuration.vault)) as \(client!.configuration.deviceName)")
                 } catch {
@@ -73,7 +73,7 @@ package final class SyncWorker: Sendable {
                 }
                 if report.rejected > 0 {
                     // Name what the server did (ids, versions and reasons; never content).
-                    for rejection in try keychain.syncRejections().suffix(report.rejected) {
+                    for rejection in try keychain.sync.rejections().suffix(report.rejected) {
                         log("sync: refused change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)")
                     }
                 }

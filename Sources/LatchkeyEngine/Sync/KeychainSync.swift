@@ -2,10 +2,22 @@ package import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
 
-/// The keychain's side of sync (package API for LatchkeySync): what to push, what the server holds, the
-/// inbox of pulled rows, applying another device's versions, and the conflict and rejection records. Every
-/// method is one transaction; the sync layer does the cryptography and talks to the server.
 extension KeychainDatabase {
+    /// The keychain's side of sync, for LatchkeySync: `database.sync.outgoing(after:limit:)`,
+    /// `.receive(_:cursor:)`, `.process(_:sealer:)`, `.acknowledge(_:)`, the conflicts and the rejections.
+    package var sync: KeychainSync { KeychainSync(database: self) }
+}
+
+/// The keychain's side of sync (package API for LatchkeySync, reached as `database.sync`): what to push, what
+/// the server holds, the inbox of pulled rows, applying another device's versions, and the conflict and
+/// rejection records. Every method is one transaction; the sync layer does the cryptography and talks to the
+/// server.
+package struct KeychainSync: Sendable {
+    /// The keychain whose sync state this reads and writes.
+    let database: KeychainDatabase
+    private typealias PreparedAdd = KeychainDatabase.PreparedAdd
+    private typealias BatchContext = KeychainDatabase.BatchContext
+
     /// The accessibility classes that sync (never a `…ThisDeviceOnly` one), as SQL.
     private static let syncingClasses = "('ak', 'ck', 'dk')"
     /// `ItemTable.selectColumns` of the `items` table aliased `i`.
@@ -14,9 +26,9 @@ extension KeychainDatabase {
     // MARK: State
 
     /// A value of the sync state (`vault`, `device`, `cursor`…), nil when unset.
-    package func syncValue(_ name: String) throws(KeychainError) -> Data? {
+    package func value(_ name: String) throws(KeychainError) -> Data? {
         try mappingStorageErrors {
-            try pool.read { db in
+            try database.pool.read { db in
                 var value: Data?
                 try db.forEachRow("SELECT value FROM sync_state WHERE name = ?", [.text(name)]) { value = $0.blob(0) }
                 return value
@@ -25,9 +37,9 @@ extension KeychainDatabase {
     }
 
     /// Sets (or with nil removes) values of the sync state together.
-    package func setSyncValues(_ values: [String: Data?]) throws(KeychainError) {
+    package func setValues(_ values: [String: Data?]) throws(KeychainError) {
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 for (name, value) in values {
                     if let value {
                         try db.run("INSERT OR REPLACE INTO sync_state (name, value) VALUES (?, ?)", [.text(name), .blob(value)])
@@ -41,9 +53,9 @@ extension KeychainDatabase {
 
     /// Forgets everything sync knew (leaving a vault, or before joining one): state, server versions, inbox,
     /// conflicts, rejections; every synchronizable item is to be looked at by the next push. The items stay.
-    package func resetSync() throws(KeychainError) {
+    package func reset() throws(KeychainError) {
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 try db.execute(
                     """
                     DELETE FROM sync_state; DELETE FROM sync_items; DELETE FROM sync_inbox; DELETE FROM sync_conflicts;
@@ -56,9 +68,9 @@ extension KeychainDatabase {
 
     /// Counts for `latchkey sync status`: local changes waiting to be pushed, rows waiting in the inbox,
     /// conflicts and rejections.
-    package func syncCounts() throws(KeychainError) -> (pending: Int, inbox: Int, conflicts: Int, rejected: Int) {
+    package func counts() throws(KeychainError) -> (pending: Int, inbox: Int, conflicts: Int, rejected: Int) {
         try mappingStorageErrors {
-            try pool.read { db in
+            try database.pool.read { db in
                 let pending = try db.integer(
                     """
                     SELECT count(*) FROM sync_dirty d LEFT JOIN items i ON i.id = d.item LEFT JOIN sync_items s ON s.item = d.item
@@ -80,10 +92,10 @@ extension KeychainDatabase {
     /// longer sync. `waiting` counts those whose class key is unavailable (pushed after unlock: a locked
     /// device pushes nothing it cannot decrypt); `last` is the last id looked at (nil when none were left).
     /// Items found to need nothing leave `sync_dirty`.
-    package func syncOutgoing(after: Data?, limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int, last: Data?) {
-        let keys = vault.snapshot()
+    package func outgoing(after: Data?, limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int, last: Data?) {
+        let keys = database.vault.snapshot()
         return try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 var items: [SyncOutgoing] = []
                 var waiting = 0
                 var last: Data?
@@ -123,9 +135,9 @@ extension KeychainDatabase {
     }
 
     /// Records what the server now holds for pushed items (each one's version and deleted flag).
-    package func syncAcknowledge(_ items: [(itemID: Data, version: Int64, deleted: Bool)]) throws(KeychainError) {
+    package func acknowledge(_ items: [(itemID: Data, version: Int64, deleted: Bool)]) throws(KeychainError) {
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 for item in items {
                     try Self.setKnown(item.itemID, version: item.version, deleted: item.deleted, in: db)
                     // Rows of this item pulled earlier and not applied yet are history now: the server took this
@@ -142,16 +154,16 @@ extension KeychainDatabase {
     }
 
     /// The version of an item the server holds as far as this device knows (nil: none yet).
-    package func syncKnownVersion(_ itemID: Data) throws(KeychainError) -> (version: Int64, deleted: Bool)? {
-        try mappingStorageErrors { try pool.read { db in try Self.known(itemID, in: db) } }
+    package func knownVersion(_ itemID: Data) throws(KeychainError) -> (version: Int64, deleted: Bool)? {
+        try mappingStorageErrors { try database.pool.read { db in try Self.known(itemID, in: db) } }
     }
 
     // MARK: Pull
 
     /// Stores pulled rows in the inbox and moves the cursor, together: a crash keeps both or neither.
-    package func syncReceive(_ envelopes: [SyncEnvelope], cursor: Int64) throws(KeychainError) {
+    package func receive(_ envelopes: [SyncEnvelope], cursor: Int64) throws(KeychainError) {
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 for envelope in envelopes {
                     try db.run(
                         """
@@ -168,20 +180,20 @@ extension KeychainDatabase {
     }
 
     /// The server cursor: the highest change sequence pulled (0 before the first pull).
-    package func syncCursor() throws(KeychainError) -> Int64 {
-        guard let value = try syncValue("cursor") else { return 0 }
-        return Self.decodeInteger(value)
+    package func cursor() throws(KeychainError) -> Int64 {
+        guard let stored = try value("cursor") else { return 0 }
+        return Self.decodeInteger(stored)
     }
 
     /// How many rows wait in the inbox.
-    package func syncInboxCount() throws(KeychainError) -> Int {
-        try mappingStorageErrors { try pool.read { db in Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0) } }
+    package func inboxCount() throws(KeychainError) -> Int {
+        try mappingStorageErrors { try database.pool.read { db in Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0) } }
     }
 
     /// Inbox rows in the server's order, at most `limit`.
-    package func syncInbox(limit: Int) throws(KeychainError) -> [SyncEnvelope] {
+    package func inbox(limit: Int) throws(KeychainError) -> [SyncEnvelope] {
         try mappingStorageErrors {
-            try pool.read { db in
+            try database.pool.read { db in
                 var envelopes: [SyncEnvelope] = []
                 try db.forEachRow(
                     "SELECT seq, item, version, deleted, key_id, ciphertext, author FROM sync_inbox ORDER BY seq LIMIT ?",
@@ -197,9 +209,9 @@ extension KeychainDatabase {
     }
 
     /// The rows refused so far, newest last.
-    package func syncRejections() throws(KeychainError) -> [SyncRejection] {
+    package func rejections() throws(KeychainError) -> [SyncRejection] {
         try mappingStorageErrors {
-            try pool.read { db in
+            try database.pool.read { db in
                 var rejections: [SyncRejection] = []
                 try db.forEachRow("SELECT seq, item, version, reason, recorded FROM sync_rejected ORDER BY id") { row in
                     rejections.append(SyncRejection(
@@ -223,10 +235,10 @@ extension KeychainDatabase {
     /// becomes a tombstone that is pushed). A deletion removes the local item. `locked` when the class key
     /// needed is unavailable: the row stays in the inbox. Validation and sealing run on every core before
     /// the transaction, through the engine's schema like any add.
-    package func syncProcess(_ page: [(envelope: SyncEnvelope, action: SyncInboxAction)], sealer: SyncConflictSealer)
+    package func process(_ page: [(envelope: SyncEnvelope, action: SyncInboxAction)], sealer: SyncConflictSealer)
         throws(KeychainError) -> [SyncApplyOutcome?]
     {
-        let keys = vault.snapshot()
+        let keys = database.vault.snapshot()
         let records: [SyncRecord?] = page.map { if case .apply(let record) = $0.action { record } else { nil } }
         let prepared = try ParallelMap.map(records) { (record) throws(KeychainError) -> Result<PreparedAdd, KeychainError>? in
             guard let record, !record.deleted else { return nil }
@@ -237,7 +249,7 @@ extension KeychainDatabase {
             }
         }
         return try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 var outcomes: [SyncApplyOutcome?] = []
                 outcomes.reserveCapacity(page.count)
                 // New items' index entries are inserted at the end, sorted (each index walked once, as a batch
@@ -301,9 +313,9 @@ extension KeychainDatabase {
     }
 
     /// The known server versions of many items at once.
-    package func syncKnownVersions(_ itemIDs: [Data]) throws(KeychainError) -> [Data: (version: Int64, deleted: Bool)] {
+    package func knownVersions(_ itemIDs: [Data]) throws(KeychainError) -> [Data: (version: Int64, deleted: Bool)] {
         try mappingStorageErrors {
-            try pool.read { db in
+            try database.pool.read { db in
                 var known: [Data: (version: Int64, deleted: Bool)] = [:]
                 for id in Set(itemIDs) { if let value = try Self.known(id, in: db) { known[id] = value } }
                 return known
@@ -325,7 +337,7 @@ extension KeychainDatabase {
             let accessibility = attributes[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:)), !accessibility.isThisDeviceOnly
         else { throw KeychainError.decode("a synced item lacks its access group, sync flag or a class that syncs") }
         let caller = CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group])
-        return try prepareAdd(NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
+        return try database.prepareAdd(NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
                               dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
     }
 
@@ -375,7 +387,7 @@ extension KeychainDatabase {
                                       sealer: sealer, in: db)
                 if try Self.known(other.id, in: db) != nil {
                     // The server has it: its deletion must travel (the tombstone is pushed).
-                    let tombstone = Self.tombstoneRow(of: other, attributes: loser.attributes, classKey: otherKey)
+                    let tombstone = KeychainDatabase.tombstoneRow(of: other, attributes: loser.attributes, classKey: otherKey)
                     try ItemStore.tombstone(other, as: tombstone, origin: .sync, in: db)
                     other.rowID.map(removed)
                 } else {
@@ -398,9 +410,9 @@ extension KeychainDatabase {
     /// After a full resync: items the server no longer has at all (their tombstones were collected) are
     /// deleted here, unless changed here since (those are pushed again as new). `present` is every item id
     /// the server holds.
-    package func syncForgetMissing(present: Set<Data>) throws(KeychainError) -> Int {
+    package func forgetMissing(present: Set<Data>) throws(KeychainError) -> Int {
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 var gone: [Data] = []
                 try db.forEachRow("SELECT item FROM sync_items") { row in
                     if let id = row.blob(0), !present.contains(id) { gone.append(id) }
@@ -425,9 +437,9 @@ extension KeychainDatabase {
     /// After the server went back in time: each synced item's known version becomes what the server holds
     /// when that is older (or nothing, when the server lost the item), and the item is marked for the next
     /// push — so what the server lost is pushed again, with the server's version as the expected one.
-    package func syncRebase(onto server: [Data: (version: Int64, deleted: Bool)]) throws(KeychainError) {
+    package func rebase(onto server: [Data: (version: Int64, deleted: Bool)]) throws(KeychainError) {
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 var known: [(Data, Int64, Bool)] = []
                 try db.forEachRow("SELECT item, version, deleted FROM sync_items") { row in
                     if let id = row.blob(0) { known.append((id, row.integer(1), row.integer(2) != 0)) }
@@ -448,9 +460,9 @@ extension KeychainDatabase {
     // MARK: Conflicts
 
     /// The conflict records, oldest first.
-    package func syncConflicts() throws(KeychainError) -> [SyncConflict] {
+    package func conflicts() throws(KeychainError) -> [SyncConflict] {
         try mappingStorageErrors {
-            try pool.read { db in
+            try database.pool.read { db in
                 var conflicts: [SyncConflict] = []
                 try db.forEachRow("SELECT id, item, version, key_id, sealed, reason, recorded FROM sync_conflicts ORDER BY id") { row in
                     conflicts.append(SyncConflict(
@@ -464,9 +476,9 @@ extension KeychainDatabase {
     }
 
     /// Drops a conflict record; errSecItemNotFound when there is none with that number.
-    package func syncDropConflict(_ id: Int64) throws(KeychainError) {
+    package func dropConflict(_ id: Int64) throws(KeychainError) {
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 guard try db.integer("SELECT count(*) FROM sync_conflicts WHERE id = ?", [.integer(id)]) == 1 else {
                     throw KeychainError(.itemNotFound, "there is no conflict \(id)")
                 }
@@ -478,11 +490,11 @@ extension KeychainDatabase {
     /// Restores a losing version (conflict `id`, opened by the sync layer into `record`) as a local change:
     /// the item takes its content again with a new version, which the next push sends; another live item
     /// with its primary key is errSecDuplicateItem. The conflict record goes.
-    package func syncRestoreConflict(_ id: Int64, record: SyncRecord) throws(KeychainError) {
+    package func restoreConflict(_ id: Int64, record: SyncRecord) throws(KeychainError) {
         guard !record.deleted else { throw KeychainError.param("conflict \(id) is a deletion; there is nothing to restore") }
-        let prepared = try prepareSynced(record, keys: vault.snapshot(), modified: Date())
+        let prepared = try prepareSynced(record, keys: database.vault.snapshot(), modified: Date())
         try mappingStorageErrors {
-            try pool.write { db in
+            try database.pool.write { db in
                 guard try db.integer("SELECT count(*) FROM sync_conflicts WHERE id = ?", [.integer(id)]) == 1 else {
                     throw KeychainError(.itemNotFound, "there is no conflict \(id)")
                 }
