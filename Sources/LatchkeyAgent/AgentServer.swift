@@ -41,12 +41,16 @@ public final class AgentServer: Sendable {
         /// Meanwhile the agent listens, answers `errSecNoSuchKeychain`, and holds the passphrase an unlock
         /// hands over, to unlock the keychain with once it appears (`KeychainWaitingRoom`).
         public var waitForKeychainSeconds: Int?
+        /// Whether to unlock at start through the keychain's unattended TPM unlock (a service at boot); when the
+        /// TPM refuses, the agent says why on standard error and serves the keychain locked.
+        public var unlockUnattended: Bool
 
         /// Creates options.
         public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
                     isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
-                    lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil) {
+                    lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil, unlockUnattended: Bool = false) {
             self.waitForKeychainSeconds = waitForKeychainSeconds
+            self.unlockUnattended = unlockUnattended
             self.sshAgentSocketPath = sshAgentSocketPath
             self.lockOnSessionLock = lockOnSessionLock
             self.backgroundSync = backgroundSync
@@ -153,6 +157,15 @@ public final class AgentServer: Sendable {
             }
         }
         handedOver = nil  // Its last reference: SecureBytes wipes the passphrase's memory as it goes.
+        if options.unlockUnattended && state.keychain.lockState != .unlocked {
+            do {
+                try state.unlockUnattended()
+            } catch {
+                // Said whether or not the agent is verbose: a service that expected to open at boot must tell why not.
+                FileHandle.standardError.write(Data(
+                    "latchkeyd: the unattended unlock failed: \(error.message); the keychain stays locked until its passphrase or recovery code opens it\n".utf8))
+            }
+        }
     }
 
     /// The socket systemd passed, else a new one at `socketPath`.

@@ -32,6 +32,8 @@ enum AgentOptions {
                     help: "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."),
         AgentOption(name: "wait-for-keychain", value: "seconds",
                     help: "When the keychain does not exist yet, wait this long (1 to 3600 s) for it instead of exiting (also LATCHKEY_WAIT_FOR_KEYCHAIN): the agent listens meanwhile, answers that there is no keychain yet, and holds the password an unlock hands over (pam_latchkey at a login that creates the keychain) to unlock the keychain with once it appears. At the end of the wait the password is wiped and the agent exits as without this option."),
+        AgentOption(name: "unlock-unattended", value: nil,
+                    help: "At start, unlock the keychain through its unattended TPM unlock (latchkey tpm enroll --unattended --pcrs ...; also LATCHKEY_UNLOCK_UNATTENDED=1), as a service's keychain at boot: no passphrase anywhere. When the TPM refuses (a PCR changed, no TPM, not enrolled) the agent says why on standard error and serves the keychain locked, for its passphrase or recovery code."),
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
         AgentOption(name: "manual", value: nil, help: "Print the manual page latchkeyd(1), in roff, and exit."),
         AgentOption(name: "completion", value: "shell", help: "Print shell completions (bash, zsh or fish) and exit."),

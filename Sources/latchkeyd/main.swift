@@ -30,6 +30,7 @@ var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
 var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
 var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
+var unlockUnattended = ProcessInfo.processInfo.environment["LATCHKEY_UNLOCK_UNATTENDED"] == "1"
 /// Whole seconds from 1 to 3600, as --wait-for-keychain and LATCHKEY_WAIT_FOR_KEYCHAIN take them; else exits 64.
 func waitSeconds(_ text: String, from source: String) -> Int {
     guard let seconds = Int(text), (1...3600).contains(seconds) else {
@@ -53,6 +54,7 @@ while let argument = arguments.first {
     case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
     case "--no-ssh-agent": sshAgent = false
     case "--no-lock-on-session-lock": lockOnSessionLock = false
+    case "--unlock-unattended": unlockUnattended = true
     case "--wait-for-keychain" where !arguments.isEmpty: waitForKeychain = waitSeconds(arguments.removeFirst(), from: "--wait-for-keychain")
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
@@ -105,7 +107,7 @@ let options = AgentServer.Options(
     keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry, secretService: secretService,
     isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync,
     sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
-    lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain)
+    lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended)
 
 /// The server, or the exit with its error's status (the low byte of the OSStatus).
 @Sendable func makeServer(_ options: AgentServer.Options) -> AgentServer {

@@ -107,11 +107,11 @@ import Testing
 
     @Test func latchkeydCompletesItsOptions() throws {
         let bash = try latchkeyd("--completion", "bash")
-        #expect(bash.contains("compgen -W \"--keychain --socket --pinentry --secret-service --secret-service-policy --ssh-agent-socket --no-ssh-agent --no-lock-on-session-lock --no-sync --wait-for-keychain --verbose --manual --completion --version --help\""))
+        #expect(bash.contains("compgen -W \"--keychain --socket --pinentry --secret-service --secret-service-policy --ssh-agent-socket --no-ssh-agent --no-lock-on-session-lock --no-sync --wait-for-keychain --unlock-unattended --verbose --manual --completion --version --help\""))
         #expect(try check("/usr/bin/zsh", ["-n"], script: try latchkeyd("--completion", "zsh")).status == 0)
         #expect(try check("/usr/bin/fish", ["--no-execute"], script: try latchkeyd("--completion", "fish")).status == 0)
         #expect(try check("/bin/bash", ["-n"], script: bash).status == 0)
         let help = try latchkeyd("--help")
-        #expect(help.hasPrefix("Usage: latchkeyd [--keychain path] [--socket path] [--pinentry program] [--secret-service] [--secret-service-policy shared|isolated] [--ssh-agent-socket path] [--no-ssh-agent] [--no-lock-on-session-lock] [--no-sync] [--wait-for-keychain seconds] [--verbose]\n"))
+        #expect(help.hasPrefix("Usage: latchkeyd [--keychain path] [--socket path] [--pinentry program] [--secret-service] [--secret-service-policy shared|isolated] [--ssh-agent-socket path] [--no-ssh-agent] [--no-lock-on-session-lock] [--no-sync] [--wait-for-keychain seconds] [--unlock-unattended] [--verbose]\n"))
     }
 }
