@@ -6,7 +6,8 @@ package import LatchkeyCrypto
 package enum RawKeyOperations {
     /// `EVP_DigestSign` with SHA-256: ECDSA, or RSA PKCS #1 v1.5 for an RSA key.
     package static func signSHA256(_ key: AsymmetricKey, _ message: Data) -> Data? {
-        OpenSSL.sign(key.handle, input: message, digest: "SHA256", hashed: false, padding: key.type == .rsa ? .pkcs1 : nil)
+        OpenSSL.sign(key.handle, input: message, digest: "SHA256", hashed: false,
+                     padding: key.type == .rsa ? .pkcs1 : nil)
     }
 
     /// `EVP_DigestVerify` with SHA-256.
@@ -32,7 +33,9 @@ package enum RawKeyOperations {
     }
 
     /// `EVP_Digest` by name ("SHA1", "SHA224", "SHA256", "SHA384", "SHA512") over `parts`.
-    package static func digest(_ name: String, _ parts: [UnsafeRawBufferPointer]) -> Data? { OpenSSL.digest(name, parts) }
+    package static func digest(_ name: String, _ parts: [UnsafeRawBufferPointer]) -> Data? {
+        OpenSSL.digest(name, parts)
+    }
 
     /// AES-GCM with a key of 16, 24 or 32 bytes, no additional data: ciphertext and 16-byte tag.
     package static func aesGCMSeal(key: SecureBytes, iv: [UInt8], plaintext: Data) -> (ciphertext: Data, tag: Data)? {

@@ -34,16 +34,24 @@ package final class SecretTransport: Sendable {
     /// With a given private exponent (the known-answer tests).
     package init(peerPublicKey: Data, privateExponent: SecureBytes) throws(KeyError) {
         guard peerPublicKey.count <= Self.prime.count,
-            let shared = TransportPrimitives.modularExponent(base: peerPublicKey, exponent: privateExponent, modulus: Self.prime)
+            let shared = TransportPrimitives.modularExponent(
+                base: peerPublicKey, exponent: privateExponent, modulus: Self.prime)
         else { throw KeyError(.param, "the client's Diffie-Hellman public value is not an element of the group") }
-        guard let ours = TransportPrimitives.modularExponent(base: Data([2]), exponent: privateExponent, modulus: Self.prime) else {
+        guard
+            let ours = TransportPrimitives.modularExponent(base: Data([2]), exponent: privateExponent, modulus: Self.prime)
+        else {
             throw KeyError(.param, "the Diffie-Hellman public value cannot be computed")
         }
         publicKey = ours.withUnsafeBytes { Data($0) }
         // HKDF-SHA-256, no salt (32 zero bytes), no info: PRK = HMAC(0³², Z); OKM = HMAC(PRK, 0x01)[0..<16].
         let zeros = [UInt8](repeating: 0, count: 32)
-        guard let pseudorandom = zeros.withUnsafeBytes({ salt in shared.withUnsafeBytes { TransportPrimitives.hmacSHA256(key: salt, [$0]) } }),
-            let expanded = pseudorandom.withUnsafeBytes({ prk in [UInt8(1)].withUnsafeBytes { TransportPrimitives.hmacSHA256(key: prk, [$0]) } })
+        guard
+            let pseudorandom = zeros.withUnsafeBytes({ salt in
+                shared.withUnsafeBytes { TransportPrimitives.hmacSHA256(key: salt, [$0]) }
+            }),
+            let expanded = pseudorandom.withUnsafeBytes({ prk in
+                [UInt8(1)].withUnsafeBytes { TransportPrimitives.hmacSHA256(key: prk, [$0]) }
+            })
         else { throw KeyError(.param, "the session key cannot be derived") }
         key = SecureBytes(count: 16) { buffer in expanded.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(16))) } }
     }

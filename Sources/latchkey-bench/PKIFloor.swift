@@ -26,10 +26,13 @@ package struct PKIFloor: Sendable {
         let (point, shared) = agreement
         var counter = UInt32(1).bigEndian
         guard let derived = shared.withUnsafeBytes({ z in
-            withUnsafeBytes(of: &counter) { c in point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) } }
+            withUnsafeBytes(of: &counter) { c in
+                point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) }
+            }
         }) else { return nil }
         let aesKey = SecureBytes(copying: [UInt8](derived.prefix(16)))
-        guard let sealed = RawKeyOperations.aesGCMSeal(key: aesKey, iv: [UInt8](derived.suffix(16)), plaintext: plaintext) else { return nil }
+        let iv = [UInt8](derived.suffix(16))
+        guard let sealed = RawKeyOperations.aesGCMSeal(key: aesKey, iv: iv, plaintext: plaintext) else { return nil }
         return point + sealed.ciphertext + sealed.tag
     }
 
@@ -37,14 +40,18 @@ package struct PKIFloor: Sendable {
     /// ephemeral point, ECDH, one SHA-256, AES-128-GCM.
     package func eciesOpen(_ sealed: Data) -> Data? {
         let point = Data(sealed.prefix(65))
-        guard sealed.count >= 65 + 16, let shared = RawKeyOperations.p256Agreement(key, point: point) else { return nil }
+        guard sealed.count >= 65 + 16, let shared = RawKeyOperations.p256Agreement(key, point: point)
+        else { return nil }
         var counter = UInt32(1).bigEndian
         guard let derived = shared.withUnsafeBytes({ z in
-            withUnsafeBytes(of: &counter) { c in point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) } }
+            withUnsafeBytes(of: &counter) { c in
+                point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) }
+            }
         }) else { return nil }
         let body = sealed.dropFirst(65)
-        return RawKeyOperations.aesGCMOpen(key: SecureBytes(copying: [UInt8](derived.prefix(16))), iv: [UInt8](derived.suffix(16)),
-                                           ciphertext: Data(body.dropLast(16)), tag: Data(body.suffix(16)))
+        return RawKeyOperations.aesGCMOpen(
+            key: SecureBytes(copying: [UInt8](derived.prefix(16))), iv: [UInt8](derived.suffix(16)),
+            ciphertext: Data(body.dropLast(16)), tag: Data(body.suffix(16)))
     }
 
     /// `d2i_X509` alone: the floor for decoding a certificate.

@@ -39,7 +39,8 @@ import Testing
                 if imports { importers.append(top + "/" + file) }
             }
         }
-        let folder = try FileManager.default.contentsOfDirectory(atPath: Self.root.path + "/Sources/LatchkeyPKI/OpenSSL")
+        let folder = try FileManager.default
+            .contentsOfDirectory(atPath: Self.root.path + "/Sources/LatchkeyPKI/OpenSSL")
             .filter { $0.hasSuffix(".swift") }.map { "Sources/LatchkeyPKI/OpenSSL/" + $0 }
         #expect(folder.count > 1)
         #expect(importers.sorted() == folder.sorted())
