@@ -148,7 +148,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeySecretServiceTests",
             dependencies: [
-                "Latchkey", "LatchkeySecretService", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport", "latchkeyd", "latchkey",
+                "Latchkey", "LatchkeySecretService", "LatchkeyCrypto", "LatchkeyPKI", "LatchkeyPOSIX", "LatchkeyTestSupport", "latchkeyd",
+                "latchkey",
             ]),
         // Builds with InternalImportsByDefault: access-level imports of Security, as Swift 6 code writes them.
         .testTarget(name: "SecurityModuleTests", dependencies: ["Security"],

@@ -24,6 +24,28 @@ import Testing
         #expect(offenders == [], "these build in release too, where @testable import fails")
     }
 
+    /// OpenSSL's raw calls stay in the files of LatchkeyPKI/OpenSSL/ (one concern each): they, and only they,
+    /// import COpenSSL, as the module's notes say.
+    @Test func onlyTheFilesOfLatchkeyPKIOpenSSLImportCOpenSSL() throws {
+        var importers: [String] = []
+        for top in ["Sources", "Fuzz", "Examples", "Tests", "bench", "tools"] {
+            guard let files = FileManager.default.enumerator(atPath: Self.root.path + "/" + top) else { continue }
+            for case let file as String in files where file.hasSuffix(".swift") {
+                let text = try String(contentsOfFile: Self.root.path + "/" + top + "/" + file, encoding: .utf8)
+                let imports = text.split(separator: "\n").contains { line in
+                    let words = line.split(separator: " ")
+                    return words.last == "COpenSSL" && words.dropLast().last == "import"
+                }
+                if imports { importers.append(top + "/" + file) }
+            }
+        }
+        let folder = try FileManager.default
+            .contentsOfDirectory(atPath: Self.root.path + "/Sources/LatchkeyPKI/OpenSSL")
+            .filter { $0.hasSuffix(".swift") }.map { "Sources/LatchkeyPKI/OpenSSL/" + $0 }
+        #expect(folder.count > 1)
+        #expect(importers.sorted() == folder.sorted())
+    }
+
     /// Every package script/bootstrap installs (with --test too) is named in the README's list.
     @Test func theReadmeNamesEveryPackageTheScriptsInstall() throws {
         let bootstrap = try String(contentsOf: Self.root.appendingPathComponent("script/bootstrap"), encoding: .utf8)

@@ -1,10 +1,12 @@
 package import Foundation
 package import LatchkeyCrypto
+package import LatchkeyPKI
 
 /// The Secret Service's `dh-ietf1024-sha256-aes128-cbc-pkcs7` session key: Diffie-Hellman in the second
 /// Oakley group (RFC 2409, 1024-bit MODP, generator 2), the shared value left-padded to 128 bytes, HKDF-SHA-256
 /// with no salt and no info to 16 bytes, and AES-128-CBC with PKCS #7 padding and a fresh 16-byte IV per
-/// secret — what libsecret, Python's secretstorage and Chromium speak first.
+/// secret — what libsecret, Python's secretstorage and Chromium speak first. Built on LatchkeyPKI's
+/// `TransportPrimitives` (OpenSSL's modular exponentiation, HMAC-SHA-256 and AES-CBC).
 package final class SecretTransport: Sendable {
     /// The algorithm's name in `OpenSession`.
     package static let algorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
@@ -32,16 +34,24 @@ package final class SecretTransport: Sendable {
     /// With a given private exponent (the known-answer tests).
     package init(peerPublicKey: Data, privateExponent: SecureBytes) throws(KeyError) {
         guard peerPublicKey.count <= Self.prime.count,
-            let shared = OpenSSL.modularExponent(base: peerPublicKey, exponent: privateExponent, modulus: Self.prime)
+            let shared = TransportPrimitives.modularExponent(
+                base: peerPublicKey, exponent: privateExponent, modulus: Self.prime)
         else { throw KeyError(.param, "the client's Diffie-Hellman public value is not an element of the group") }
-        guard let ours = OpenSSL.modularExponent(base: Data([2]), exponent: privateExponent, modulus: Self.prime) else {
+        guard
+            let ours = TransportPrimitives.modularExponent(base: Data([2]), exponent: privateExponent, modulus: Self.prime)
+        else {
             throw KeyError(.param, "the Diffie-Hellman public value cannot be computed")
         }
         publicKey = ours.withUnsafeBytes { Data($0) }
         // HKDF-SHA-256, no salt (32 zero bytes), no info: PRK = HMAC(0³², Z); OKM = HMAC(PRK, 0x01)[0..<16].
         let zeros = [UInt8](repeating: 0, count: 32)
-        guard let pseudorandom = zeros.withUnsafeBytes({ salt in shared.withUnsafeBytes { OpenSSL.hmacSHA256(key: salt, [$0]) } }),
-            let expanded = pseudorandom.withUnsafeBytes({ prk in [UInt8(1)].withUnsafeBytes { OpenSSL.hmacSHA256(key: prk, [$0]) } })
+        guard
+            let pseudorandom = zeros.withUnsafeBytes({ salt in
+                shared.withUnsafeBytes { TransportPrimitives.hmacSHA256(key: salt, [$0]) }
+            }),
+            let expanded = pseudorandom.withUnsafeBytes({ prk in
+                [UInt8(1)].withUnsafeBytes { TransportPrimitives.hmacSHA256(key: prk, [$0]) }
+            })
         else { throw KeyError(.param, "the session key cannot be derived") }
         key = SecureBytes(count: 16) { buffer in expanded.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(16))) } }
     }
@@ -49,7 +59,7 @@ package final class SecretTransport: Sendable {
     /// Encrypts a secret for the client: its IV (the secret's `parameters`) and ciphertext.
     package func encrypt(_ plaintext: Data) throws(KeyError) -> (iv: Data, ciphertext: Data) {
         let iv = SecureRandom.bytes(16)
-        guard let ciphertext = OpenSSL.aes128CBC(encrypt: true, key: key, iv: iv, input: plaintext) else {
+        guard let ciphertext = TransportPrimitives.aes128CBC(encrypt: true, key: key, iv: iv, input: plaintext) else {
             throw KeyError(.param, "the secret cannot be encrypted")
         }
         return (iv, ciphertext)
@@ -58,7 +68,7 @@ package final class SecretTransport: Sendable {
     /// Decrypts a client's secret: `errSecParam` for a wrong IV length, ciphertext length or padding.
     package func decrypt(iv: Data, ciphertext: Data) throws(KeyError) -> Data {
         guard iv.count == 16, !ciphertext.isEmpty, ciphertext.count % 16 == 0,
-            let plaintext = OpenSSL.aes128CBC(encrypt: false, key: key, iv: iv, input: ciphertext)
+            let plaintext = TransportPrimitives.aes128CBC(encrypt: false, key: key, iv: iv, input: ciphertext)
         else { throw KeyError(.param, "the secret does not decrypt with this session (its IV, length or padding is wrong)") }
         return plaintext
     }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import LatchkeyCrypto
-@testable import LatchkeyPKI
+import LatchkeyCrypto
+import LatchkeyPKI
+@testable import LatchkeySecretService
 import LatchkeyTestSupport
 import Testing
 
