@@ -147,51 +147,63 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--items", type=int, default=10000)
+    parser.add_argument("--providers", default="latchkey,gnome-keyring",
+                        help="which providers to measure, comma-separated (GNOME Keyring's fill of 10,000 items takes ~18 min)")
     args = parser.parse_args()
+    providers = set(args.providers.split(","))
     results, notes = {}, {}
     root = tempfile.mkdtemp(prefix="latchkey-bench-secret-service-")
     try:
-        # Latchkey: latchkeyd --secret-service on a keychain of its own (the cheapest Argon2id: the passphrase is
-        # a fixture), started by the bus.
-        home = os.path.join(root, "latchkey")
-        os.makedirs(os.path.join(home, "run"), mode=0o700)
-        keychain = os.path.join(home, "bench.keychain")
-        socket = os.path.join(home, "run", "agent.sock")
-        environment = {"PATH": "/usr/bin:/bin", "HOME": home, "LATCHKEY_KEYCHAIN": keychain, "LATCHKEY_AGENT_SOCKET": socket,
-                       "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + os.path.join(home, "no-bus"), "LATCHKEY_PINENTRY": os.path.join(home, "no-pinentry")}
-        subprocess.run([os.path.join(args.bin, "latchkey"), "create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"],
-                       env={**environment, "LATCHKEY_PASSPHRASE": "benchmark passphrase"}, check=True, stdout=subprocess.DEVNULL)
-        bus = PrivateBus(home, f"{args.bin}/latchkeyd --secret-service --no-sync --no-ssh-agent", environment)
-        try:
-            results["Latchkey (latchkeyd)"] = {"activation": activation(bus, args.samples)}
-
-            def unlock():
-                subprocess.run([os.path.join(args.bin, "latchkey"), "unlock-keychain"],
-                               env={**environment, "LATCHKEY_PASSPHRASE": "benchmark passphrase"}, check=True)
-            search, fill = fill_and_search(bus, args.items, max(args.samples * 10, 200), unlock)
-            results["Latchkey (latchkeyd)"]["search"] = search
-            notes["Latchkey fill seconds (login collection)"] = fill
-        finally:
-            bus.close()
-
-        # GNOME Keyring, as Debian's activation file starts it.
-        home = os.path.join(root, "gnome")
-        os.makedirs(os.path.join(home, "run"), mode=0o700)
-        environment = {"PATH": "/usr/bin:/bin", "HOME": home, "XDG_RUNTIME_DIR": os.path.join(home, "run"),
-                       "XDG_DATA_HOME": os.path.join(home, "data")}
-        bus = PrivateBus(home, "/usr/bin/gnome-keyring-daemon --start --foreground --components=secrets", environment)
-        try:
-            results["GNOME Keyring"] = {"activation": activation(bus, args.samples)}
-            # Its items in its in-memory session collection: its login keyring rewrites its whole file for each
-            # item (10,000 would take over half an hour here), and its search walks the same objects either way.
-            search, fill = fill_and_search(bus, args.items, max(args.samples * 10, 200), collection_path=PATH + "/collection/session")
-            results["GNOME Keyring"]["search"] = search
-            notes["GNOME Keyring fill seconds (session collection)"] = fill
-        finally:
-            bus.close()
+        if "latchkey" in providers:
+            latchkey(args, root, results, notes)
+        if "gnome-keyring" in providers:
+            gnome_keyring(args, root, results, notes)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     json.dump({"results": results, "notes": notes}, sys.stdout)
+
+
+def latchkey(args, root, results, notes):
+    # Latchkey: latchkeyd --secret-service on a keychain of its own (the cheapest Argon2id: the passphrase is
+    # a fixture), started by the bus.
+    home = os.path.join(root, "latchkey")
+    os.makedirs(os.path.join(home, "run"), mode=0o700)
+    keychain = os.path.join(home, "bench.keychain")
+    socket = os.path.join(home, "run", "agent.sock")
+    environment = {"PATH": "/usr/bin:/bin", "HOME": home, "LATCHKEY_KEYCHAIN": keychain, "LATCHKEY_AGENT_SOCKET": socket,
+                   "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + os.path.join(home, "no-bus"), "LATCHKEY_PINENTRY": os.path.join(home, "no-pinentry")}
+    subprocess.run([os.path.join(args.bin, "latchkey"), "create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"],
+                   env={**environment, "LATCHKEY_PASSPHRASE": "benchmark passphrase"}, check=True, stdout=subprocess.DEVNULL)
+    bus = PrivateBus(home, f"{args.bin}/latchkeyd --secret-service --no-sync --no-ssh-agent", environment)
+    try:
+        results["Latchkey (latchkeyd)"] = {"activation": activation(bus, args.samples)}
+
+        def unlock():
+            subprocess.run([os.path.join(args.bin, "latchkey"), "unlock-keychain"],
+                           env={**environment, "LATCHKEY_PASSPHRASE": "benchmark passphrase"}, check=True)
+        search, fill = fill_and_search(bus, args.items, max(args.samples * 10, 200), unlock)
+        results["Latchkey (latchkeyd)"]["search"] = search
+        notes["Latchkey fill seconds (login collection)"] = fill
+    finally:
+        bus.close()
+
+
+def gnome_keyring(args, root, results, notes):
+    # GNOME Keyring, as Debian's activation file starts it.
+    home = os.path.join(root, "gnome")
+    os.makedirs(os.path.join(home, "run"), mode=0o700)
+    environment = {"PATH": "/usr/bin:/bin", "HOME": home, "XDG_RUNTIME_DIR": os.path.join(home, "run"),
+                   "XDG_DATA_HOME": os.path.join(home, "data")}
+    bus = PrivateBus(home, "/usr/bin/gnome-keyring-daemon --start --foreground --components=secrets", environment)
+    try:
+        results["GNOME Keyring"] = {"activation": activation(bus, args.samples)}
+        # Its items in its in-memory session collection: its login keyring rewrites its whole file for each
+        # item (10,000 would take over half an hour here), and its search walks the same objects either way.
+        search, fill = fill_and_search(bus, args.items, max(args.samples * 10, 200), collection_path=PATH + "/collection/session")
+        results["GNOME Keyring"]["search"] = search
+        notes["GNOME Keyring fill seconds (session collection)"] = fill
+    finally:
+        bus.close()
 
 
 if __name__ == "__main__":
