@@ -12,8 +12,8 @@ import Testing
             .replacingOccurrences(of: #"\d{3}-\d{3}"#, with: "<CODE>", options: .regularExpression)
     }
 
-    @Test func setupApproveJoinSyncStatusRemoveAndRecover() throws {
-        let cluster = try PostgresCluster()
+    @Test(arguments: SyncConnection.allCases) func setupApproveJoinSyncStatusRemoveAndRecover(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
         let laptop = CLISandbox(), desktop = CLISandbox(), spare = CLISandbox()
         for device in [laptop, desktop, spare] { try device.createKeychain() }
         #expect(try laptop.run("add-generic-password", "-a", "alice", "-s", "mail", "--synchronizable", "-w", "hunter2").status == 0)

@@ -8,17 +8,17 @@ import Testing
 /// reach instead of failing; and the table in `latchkey help sync` and docs/SYNC.md is the one the code uses.
 @Suite(.dedicatedThreads, .serialized) struct SyncExitStatusTests {
     /// A vault with two devices that synced one item: the laptop set it up, the desktop joined with the
-    /// recovery code.
-    func vault(_ cluster: PostgresCluster) throws -> (laptop: CLISandbox, desktop: CLISandbox) {
+    /// recovery code, on the server `conninfo` names.
+    func vault(_ conninfo: String) throws -> (laptop: CLISandbox, desktop: CLISandbox) {
         let laptop = CLISandbox(), desktop = CLISandbox()
         for device in [laptop, desktop] { try device.createKeychain() }
         #expect(try laptop.run("add-generic-password", "-a", "alice", "-s", "mail", "--synchronizable", "--password-stdin", input: "hunter2").status == 0)
-        let setup = try laptop.run("sync", "setup", "--server", cluster.conninfo, "--name", "laptop")
+        let setup = try laptop.run("sync", "setup", "--server", conninfo, "--name", "laptop")
         #expect(setup.status == 0, "\(setup.stderr)")
         let code = try #require(setup.stdout.firstMatch(of: /recovery code (\S+)/)?.1).description
         let codeFile = desktop.directory.file("recovery")
         #expect(FileManager.default.createFile(atPath: codeFile, contents: Data(code.utf8), attributes: [.posixPermissions: 0o600]))
-        let join = try desktop.run("sync", "join", "--server", cluster.conninfo, "--name", "desktop", "--recovery-code-file", codeFile)
+        let join = try desktop.run("sync", "join", "--server", conninfo, "--name", "desktop", "--recovery-code-file", codeFile)
         #expect(join.status == 0, "\(join.stderr)")
         return (laptop, desktop)
     }
@@ -37,9 +37,9 @@ import Testing
         #expect(try device.run("sync", "now").status == 78, "nothing was set up")
     }
 
-    @Test func aRoundThatRefusedRowsFailsAfterItsSummary() throws {
-        let cluster = try PostgresCluster()
-        let (laptop, desktop) = try vault(cluster)
+    @Test(arguments: SyncConnection.allCases) func aRoundThatRefusedRowsFailsAfterItsSummary(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
+        let (laptop, desktop) = try vault(cluster.conninfo)
         #expect(try laptop.run("add-generic-password", "-U", "-a", "alice", "-s", "mail", "--synchronizable", "--password-stdin", input: "changed").status == 0)
         #expect(try laptop.run("sync", "now").status == 0)
         // The server alters the new version's ciphertext before the desktop pulls it.
@@ -58,7 +58,7 @@ import Testing
 
     @Test func statusWithTheServerDownShowsWhatThisDeviceKnowsAndSaysSo() throws {
         let cluster = try PostgresCluster()
-        let (laptop, _) = try vault(cluster)
+        let (laptop, _) = try vault(cluster.conninfo)
         cluster.stop()
         let status = try laptop.run("sync", "status")
         #expect(status.status == 0, "\(status.stderr)")
@@ -73,9 +73,9 @@ import Testing
         #expect(round.stderr.hasPrefix("latchkey: sync: cannot reach the sync server: connection to server on socket "), "\(round.stderr)")
     }
 
-    @Test func namesThatAreNotThereHaveTheirOwnStatus() throws {
-        let cluster = try PostgresCluster()
-        let (laptop, _) = try vault(cluster)
+    @Test(arguments: SyncConnection.allCases) func namesThatAreNotThereHaveTheirOwnStatus(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
+        let (laptop, _) = try vault(cluster.conninfo)
         let device = try laptop.run("sync", "remove-device", "tablet")
         #expect(device.status == 82)
         #expect(device.stderr == "latchkey: sync: the vault has no device named tablet; latchkey sync status lists the devices\n")
