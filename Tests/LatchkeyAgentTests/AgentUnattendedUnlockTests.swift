@@ -29,13 +29,6 @@ import Testing
         try HelperProcess.run(HelperProcess.product("latchkey"), ["show-keychain-info"], environment: sandbox.environment).stdout
     }
 
-    /// `latchkey` with the sandbox's client environment, the passphrase and the TPM.
-    static func run(_ sandbox: AgentSandbox, _ tpm: SoftwareTPM, _ arguments: [String]) throws -> HelperProcess.Output {
-        var environment = sandbox.withPassphrase
-        environment["LATCHKEY_TPM_TCTI"] = tpm.tcti
-        return try HelperProcess.run(HelperProcess.product("latchkey"), arguments, environment: environment)
-    }
-
     @Test func theAgentOpensTheKeychainAtStartWithNoPassphrase() throws {
         let tpm = try SoftwareTPM()
         let sandbox = try Self.enrolledSandbox(tpm)
@@ -67,7 +60,8 @@ import Testing
         try sandbox.start(HelperProcess.product("latchkeyd"), ["--unlock-unattended"])  // Not verbose: the failure is said anyway.
         #expect(try Self.info(sandbox).contains(", locked (not unlocked since opened)\n"))
         #expect(sandbox.agentLog == "latchkeyd: the unattended unlock failed: User interaction is not allowed. (PCR 7 changed since the unattended unlock was sealed (a firmware, boot loader or kernel update?); the TPM refused, so open the keychain with its passphrase or recovery code and enroll --unattended again); the keychain stays locked until its passphrase or recovery code opens it\n")
-        let unlocked = try Self.run(sandbox, tpm, ["unlock-keychain"])
+        // The client knows no TPM (no LATCHKEY_TPM_TCTI): the agent, which has it, checks the passphrase.
+        let unlocked = try sandbox.cli("unlock-keychain")
         #expect(unlocked.status == 0, "\(unlocked.stderr)")
         #expect(try Self.info(sandbox).contains("agent: running (pid \(sandbox.agent?.pid ?? 0)), unlocked\n"))
     }

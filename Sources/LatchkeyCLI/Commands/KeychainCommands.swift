@@ -294,8 +294,16 @@ enum KeychainCommands {
             context.stderr.line("latchkey: unlock-keychain: the passphrase is correct; without the agent the keychain stays unlocked only within each latchkey command")
             return 0
         }
-        try keychain.verifyPassphrase(passphrase)
-        let client = try AgentAccess.client(for: path, context: context) ?? AgentAccess.start(for: path, context: context)
+        // A running agent checks the passphrase itself (through its throttle, and with its TPM when the keychain
+        // is bound to one): checking it here too would cost an enrolled keychain a second TPM authorization, and
+        // need this command to reach the TPM. A new agent is started only for a passphrase checked here.
+        let client: AgentClient
+        if let running = try AgentAccess.client(for: path, context: context) {
+            client = running
+        } else {
+            try keychain.verifyPassphrase(passphrase)
+            client = try AgentAccess.start(for: path, context: context)
+        }
         try AgentKeychainService(client: client).unlock(with: passphrase)
         return 0
     }
