@@ -24,7 +24,8 @@ public enum KeyChain {
     public static func save(_ service: String, data: Any) {
         let keychainQuery = getKeychainQuery(service)
         SecItemDelete(keychainQuery)
-        guard let archived = try? NSKeyedArchiver.archivedData(withRootObject: data, requiringSecureCoding: false) else {
+        guard let archived = try? NSKeyedArchiver.archivedData(withRootObject: data, requiringSecureCoding: false)
+        else {
             return
         }
         keychainQuery[kSecValueData] = archived

@@ -17,7 +17,8 @@ public enum KeychainTool {
     public static func saveKeychainValue(_ sValue: String, key sKey: String) {
         let keychainQuery = getKeychainQuery(sKey)
         SecItemDelete(keychainQuery)
-        guard let archived = try? NSKeyedArchiver.archivedData(withRootObject: sValue, requiringSecureCoding: false) else {
+        guard let archived = try? NSKeyedArchiver.archivedData(withRootObject: sValue, requiringSecureCoding: false)
+        else {
             return
         }
         keychainQuery[kSecValueData] = archived

@@ -32,7 +32,8 @@ public enum ZJKeyChainManager {
         // Delete old item before add new item
         SecItemDelete(keychainQuery)
         // Add new object to search dictionary (Attention: the data format)
-        guard let archived = try? NSKeyedArchiver.archivedData(withRootObject: data, requiringSecureCoding: false) else {
+        guard let archived = try? NSKeyedArchiver.archivedData(withRootObject: data, requiringSecureCoding: false)
+        else {
             return
         }
         keychainQuery[kSecValueData] = archived

@@ -1,9 +1,9 @@
 import Foundation
 import Latchkey
+import LatchkeyCLI
 import LatchkeyEngine
 import LatchkeyPKI
 import LatchkeyProtocol
-import LatchkeyCLI
 import LatchkeySSH
 
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
@@ -68,7 +68,8 @@ enum FuzzTargets {
     static func query(_ data: Data) {
         let keychain = KeychainDatabase.inMemory()
         var input = FuzzInput(data)
-        let caller = CallerIdentity(applicationIdentifier: "app", accessGroups: input.pick([["app"], ["app", "shared"], ["*"]]))
+        let caller = CallerIdentity(
+            applicationIdentifier: "app", accessGroups: input.pick([["app"], ["app", "shared"], ["*"]]))
         let backend = DatabaseBackend(database: keychain, caller: caller)
         if input.byte() % 16 == 0 {
             keychain.lock()
@@ -157,10 +158,12 @@ enum FuzzTargets {
         }
         precondition(certificate.derRepresentation == data, "the certificate's bytes changed")
         precondition(certificate.publicKeyHash.count == 20, "a public key hash that is not SHA-1")
-        precondition(Certificate.normalizedName(certificate.issuerSequence) == certificate.normalizedIssuer,
-                     "the issuer normalizes differently as a sequence")
-        precondition(Certificate.normalizedName(certificate.normalizedIssuerSequence) == certificate.normalizedIssuer,
-                     "normalizing a normalized name changed it")
+        precondition(
+            Certificate.normalizedName(certificate.issuerSequence) == certificate.normalizedIssuer,
+            "the issuer normalizes differently as a sequence")
+        precondition(
+            Certificate.normalizedName(certificate.normalizedIssuerSequence) == certificate.normalizedIssuer,
+            "normalizing a normalized name changed it")
         _ = CertificateAttributes.derived(from: certificate, label: true)
     }
 
@@ -171,12 +174,16 @@ enum FuzzTargets {
             let contents = try PKCS12Contents(data, passphrase: "fixture p12")
             precondition(!contents.certificates.isEmpty, "a PKCS #12 file accepted without a certificate")
             if let identity = contents.identity {
-                precondition(identity.privateKey.publicKeyData == identity.certificate.publicKeyBits, "an identity whose key is not its certificate's")
+                precondition(
+                    identity.privateKey.publicKeyData == identity.certificate.publicKeyBits,
+                    "an identity whose key is not its certificate's")
             }
         } catch {
             // errSecParam only for a key derivation that asks for more work than is accepted (never run).
-            precondition([.decode, .authFailed].contains(error.kind) || (error.kind == .param && error.reason.contains("iterations of its key derivation")),
-                          "unexpected PKCS #12 failure \(error.kind)")
+            precondition(
+                [.decode, .authFailed].contains(error.kind)
+                    || (error.kind == .param && error.reason.contains("iterations of its key derivation")),
+                "unexpected PKCS #12 failure \(error.kind)")
         }
     }
 
@@ -188,9 +195,11 @@ enum FuzzTargets {
                 precondition(key.applicationLabel.count == 20, "a key without its public half")
             }
         } catch {
-            precondition([.decode, .authFailed].contains(error.kind)
-                || (error.kind == .param && (error.reason.contains("of its key derivation") || error.reason.contains("scrypt cost"))),
-                          "unexpected PEM failure \(error.kind)")
+            precondition(
+                [.decode, .authFailed].contains(error.kind)
+                    || (error.kind == .param
+                        && (error.reason.contains("of its key derivation") || error.reason.contains("scrypt cost"))),
+                "unexpected PEM failure \(error.kind)")
         }
     }
 
@@ -201,7 +210,9 @@ enum FuzzTargets {
             if case .add(let added) = try SSHAgentRequest.decode(data) {
                 // A key the agent would store is a key whose public half it can list again.
                 let blob = added.privateKey.publicKey.blob
-                precondition((try? SSHPublicKey(blob: blob))?.blob == blob, "an added key's public blob does not decode to itself")
+                precondition(
+                    (try? SSHPublicKey(blob: blob))?.blob == blob,
+                    "an added key's public blob does not decode to itself")
             }
         } catch {
             precondition(!error.description.isEmpty, "a refusal without a reason")
@@ -213,6 +224,8 @@ enum FuzzTargets {
         if SSHCertificate.isCertificate(data) { _ = try? SSHCertificate(blob: data) }
         // The key file without a passphrase: an encrypted file stops before bcrypt_pbkdf (its rounds are the
         // file's, up to the bound, too slow to run per input).
-        if let file = try? OpenSSHKeyFile(String(decoding: data, as: UTF8.self)) { _ = try? file.privateKey(passphrase: nil) }
+        if let file = try? OpenSSHKeyFile(String(decoding: data, as: UTF8.self)) {
+            _ = try? file.privateKey(passphrase: nil)
+        }
     }
 }

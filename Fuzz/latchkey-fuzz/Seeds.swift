@@ -1,9 +1,9 @@
 import Foundation
 import Latchkey
-import LatchkeyEngine
-import LatchkeyProtocol
 import LatchkeyCLI
+import LatchkeyEngine
 import LatchkeyPKI
+import LatchkeyProtocol
 import LatchkeySSH
 
 /// The committed seed corpus, regenerated with `latchkey-fuzz --write-seeds Fuzz/corpus`: well-formed
@@ -12,7 +12,8 @@ enum Seeds {
     static func write(to directory: String) throws {
         let corpus: [String: [Data]] = [
             "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
-            "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"), "pem": try pemKeys(), "ssh": try ssh(),
+            "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"), "pem": try pemKeys(),
+            "ssh": try ssh(),
         ]
         for (target, inputs) in corpus {
             let folder = directory + "/" + target
@@ -90,7 +91,12 @@ enum Seeds {
             writer.string(list.data)
         }
         return blobs + [
-            message(11), message(13) { $0.string(blobs[1]); $0.string("data to sign"); $0.uint32(4) }, addEd25519, addECDSA,
+            message(11),
+            message(13) {
+                $0.string(blobs[1])
+                $0.string("data to sign")
+                $0.uint32(4)
+            }, addEd25519, addECDSA,
             message(18) { $0.string(blobs[0]) }, message(19), message(9), message(22) { $0.string("lock") },
             message(23) { $0.string("lock") }, message(27) { $0.string("query") },
         ]
@@ -107,28 +113,36 @@ enum Seeds {
     static func query() -> [Data] {
         var state: UInt64 = 0x5EED
         return (0..<48).map { index in
-            Data((0..<(16 + index * 6)).map { _ in
-                state = state &* 6364136223846793005 &+ 1442695040888963407
-                return UInt8(truncatingIfNeeded: state >> 56)
-            })
+            Data(
+                (0..<(16 + index * 6)).map { _ in
+                    state = state &* 6364136223846793005 &+ 1442695040888963407
+                    return UInt8(truncatingIfNeeded: state >> 56)
+                })
         }
     }
 
     static func backup() throws -> [Data] {
         let items = [
-            KeychainBackup.Item(itemClass: .genericPassword, attributes: [
-                .service: .string("mail"), .account: .string("alice"), .accessGroup: .string("app"),
-                .accessible: .string("ak"), .synchronizable: .number(0), .label: .string("Mail"),
-            ], data: Data("hunter2".utf8)),
-            KeychainBackup.Item(itemClass: .internetPassword, attributes: [
-                .server: .string("example.com"), .protocol: .string("htps"), .port: .number(443),
-                .accessGroup: .string("app"), .accessible: .string("ck"), .creationDate: .date(Date(timeIntervalSinceReferenceDate: 0)),
-            ], data: nil),
+            KeychainBackup.Item(
+                itemClass: .genericPassword,
+                attributes: [
+                    .service: .string("mail"), .account: .string("alice"), .accessGroup: .string("app"),
+                    .accessible: .string("ak"), .synchronizable: .number(0), .label: .string("Mail"),
+                ], data: Data("hunter2".utf8)),
+            KeychainBackup.Item(
+                itemClass: .internetPassword,
+                attributes: [
+                    .server: .string("example.com"), .protocol: .string("htps"), .port: .number(443),
+                    .accessGroup: .string("app"), .accessible: .string("ck"),
+                    .creationDate: .date(Date(timeIntervalSinceReferenceDate: 0)),
+                ], data: nil),
         ]
         let sealed = try KeychainBackup.seal(items, passphrase: Passphrase("seed"), keyDerivation: .minimum)
         let payload = KeychainBackup.encodedPayload(items)
-        return [Data([0]) + sealed, Data([1]) + payload, Data([1]) + KeychainBackup.encodedPayload([]),
-                Data([0]) + sealed.prefix(60)]
+        return [
+            Data([0]) + sealed, Data([1]) + payload, Data([1]) + KeychainBackup.encodedPayload([]),
+            Data([0]) + sealed.prefix(60),
+        ]
     }
 
     static func commandLine() -> [Data] {
@@ -150,29 +164,46 @@ enum Seeds {
     }
 
     static func agent() -> [Data] {
-        let item = NewItem(.genericPassword, attributes: [.service: .string("mail"), .account: .string("alice"), .port: .number(443),
-                                                         .synchronizable: .bool(true)],
-                           data: Data("hunter2".utf8))
-        let query = ItemQuery(.genericPassword, matching: [.service: .string("mail"), .creationDate: .date(Date(timeIntervalSinceReferenceDate: 1))],
-                              synchronizable: .any, persistentReference: Data(repeating: 3, count: 32), limit: .count(5),
-                              returning: [.data, .attributes])
+        let item = NewItem(
+            .genericPassword,
+            attributes: [
+                .service: .string("mail"), .account: .string("alice"), .port: .number(443),
+                .synchronizable: .bool(true),
+            ],
+            data: Data("hunter2".utf8))
+        let query = ItemQuery(
+            .genericPassword,
+            matching: [.service: .string("mail"), .creationDate: .date(Date(timeIntervalSinceReferenceDate: 1))],
+            synchronizable: .any, persistentReference: Data(repeating: 3, count: 32), limit: .count(5),
+            returning: [.data, .attributes])
         let passphrase = Passphrase("passphrase")
         let keychainRequests: [KeychainRequest] = [
             .status, .unlock(passphrase), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
-            .update(query, ItemChanges(attributes: [.label: .string("new")], data: Data([1]))), .delete(query), .addOrUpdate(item),
-            .register(executablePath: "/usr/bin/app", applicationIdentifier: "app", accessGroups: ["app", "shared"], passphrase: passphrase),
+            .update(query, ItemChanges(attributes: [.label: .string("new")], data: Data([1]))), .delete(query),
+            .addOrUpdate(item),
+            .register(
+                executablePath: "/usr/bin/app", applicationIdentifier: "app", accessGroups: ["app", "shared"],
+                passphrase: passphrase),
             .unregister(executablePath: "/usr/bin/app", passphrase: passphrase), .listRegistrations,
-            .updateSettings(KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true), passphrase: passphrase), .settings,
+            .updateSettings(KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true), passphrase: passphrase),
+            .settings,
         ]
         let requests: [AgentRequest] =
-            [.hello(keychainPath: "/home/user/.local/share/latchkey/login.keychain", challenge: Array(repeating: 7, count: 16))]
+            [
+                .hello(
+                    keychainPath: "/home/user/.local/share/latchkey/login.keychain",
+                    challenge: Array(repeating: 7, count: 16))
+            ]
             + keychainRequests.map { .keychain($0) }
-        let result = ItemResult(itemClass: .internetPassword, attributes: [.server: .string("example.com"), .port: .number(8443)],
-                                data: Data([1, 2]), persistentReference: Data(repeating: 9, count: 32))
-        let registration = ApplicationRegistration(executablePath: "/usr/bin/app", executableDigest: Data(repeating: 5, count: 32),
-                                                   applicationIdentifier: "app", accessGroups: ["app", "*"])
-        let status = KeychainServiceStatus(lockState: .locked, keychainPath: "/k", agentProcessIdentifier: 42,
-                                           caller: .registered(CallerIdentity(applicationIdentifier: "app")))
+        let result = ItemResult(
+            itemClass: .internetPassword, attributes: [.server: .string("example.com"), .port: .number(8443)],
+            data: Data([1, 2]), persistentReference: Data(repeating: 9, count: 32))
+        let registration = ApplicationRegistration(
+            executablePath: "/usr/bin/app", executableDigest: Data(repeating: 5, count: 32),
+            applicationIdentifier: "app", accessGroups: ["app", "*"])
+        let status = KeychainServiceStatus(
+            lockState: .locked, keychainPath: "/k", agentProcessIdentifier: 42,
+            caller: .registered(CallerIdentity(applicationIdentifier: "app")))
         let responses: [AgentResponse] = [
             AgentResponse(id: 7, operation: .copyMatching, outcome: .success(.items([result, result]))),
             AgentResponse(id: 8, operation: .copyMatching, failure: KeychainError(.itemNotFound, "no match")),
@@ -181,7 +212,8 @@ enum Seeds {
             AgentResponse(id: 11, operation: .listRegistrations, outcome: .success(.registrations([registration]))),
             AgentResponse(id: 12, operation: .update, outcome: .success(.count(3))),
         ]
-        return requests.enumerated().map { $0.element.encoded(id: UInt32($0.offset + 1)) } + responses.map { $0.encoded() }
+        return requests.enumerated().map { $0.element.encoded(id: UInt32($0.offset + 1)) }
+            + responses.map { $0.encoded() }
             + [Data(AgentGreeting(challenge: Array(repeating: 9, count: AgentGreeting.challengeLength)).encoded())]
     }
 }

@@ -39,7 +39,9 @@ struct AgentConversation {
         }
         guard peer.uid == CurrentProcess.effectiveUserID else {
             log("refused pid \(peer.pid): uid \(peer.uid) is not the agent's user")
-            Self.refuse(stream, id: 0, KeychainError(.authFailed, "connections from another user (uid \(peer.uid)) are refused"))
+            Self.refuse(
+                stream, id: 0, KeychainError(.authFailed, "connections from another user (uid \(peer.uid)) are refused")
+            )
             return nil
         }
         if let reason = peer.untrusted { log("unidentified connection: \(reason); served as an unregistered program") }
@@ -105,11 +107,13 @@ struct AgentConversation {
     private func outOfOrder(_ request: AgentRequest, id: UInt32, lastID: UInt32, saidHello: Bool) -> KeychainError? {
         if !saidHello {
             guard case .hello(_, let answer) = request else {
-                return KeychainError(.param, AgentProtocolError.outOfOrder("the first request must be hello").description)
+                return KeychainError(
+                    .param, AgentProtocolError.outOfOrder("the first request must be hello").description)
             }
             guard answer == challenge else {
                 log("refused pid \(peer.pid): its hello does not answer the greeting")
-                return KeychainError(.param, AgentProtocolError.outOfOrder("the hello does not answer the agent's greeting").description)
+                return KeychainError(
+                    .param, AgentProtocolError.outOfOrder("the hello does not answer the agent's greeting").description)
             }
         } else if case .hello = request {
             return KeychainError(.param, AgentProtocolError.outOfOrder("hello was already said").description)

@@ -1,9 +1,9 @@
 import Foundation
 public import LatchkeyEngine
+import LatchkeyPOSIX
 import LatchkeyProtocol
 import LatchkeySecretService
 import LatchkeySync
-import LatchkeyPOSIX
 import Synchronization
 
 /// The agent: listens on a Unix socket in a private directory (or on the socket systemd passes), serves
@@ -46,9 +46,12 @@ public final class AgentServer: Sendable {
         public var unlockUnattended: Bool
 
         /// Creates options.
-        public init(keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil, secretService: Bool = false,
-                    isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
-                    lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil, unlockUnattended: Bool = false) {
+        public init(
+            keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil,
+            secretService: Bool = false,
+            isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
+            lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil, unlockUnattended: Bool = false
+        ) {
             self.waitForKeychainSeconds = waitForKeychainSeconds
             self.unlockUnattended = unlockUnattended
             self.sshAgentSocketPath = sshAgentSocketPath
@@ -97,7 +100,9 @@ public final class AgentServer: Sendable {
         let keychainPath = URL(fileURLWithPath: options.keychainPath).standardizedFileURL.path
         let waitSeconds = FileStatus.of(path: keychainPath) == nil ? options.waitForKeychainSeconds : nil
         // The lock lives beside the keychain: a keychain waited for may not have its directory yet either.
-        if waitSeconds != nil { try Self.makePrivateDirectory(URL(fileURLWithPath: keychainPath).deletingLastPathComponent().path) }
+        if waitSeconds != nil {
+            try Self.makePrivateDirectory(URL(fileURLWithPath: keychainPath).deletingLastPathComponent().path)
+        }
         instanceLock = try Self.claim(keychainPath: keychainPath, socketPath: options.socketPath)
         var earlyListener: Int32?
         var handedOver: Passphrase?
@@ -105,7 +110,8 @@ public final class AgentServer: Sendable {
             log("no keychain at \(keychainPath) yet: waiting up to \(waitSeconds) s for it")
             let listener = try Self.takeListener(socketPath: options.socketPath, log: log)
             earlyListener = listener
-            let room = KeychainWaitingRoom(keychainPath: keychainPath, listener: listener, seconds: waitSeconds, budget: budget, log: log)
+            let room = KeychainWaitingRoom(
+                keychainPath: keychainPath, listener: listener, seconds: waitSeconds, budget: budget, log: log)
             handedOver = room.wait()
             log(room.keychainExists ? "the keychain appeared" : "no keychain appeared within \(waitSeconds) s")
         }
@@ -114,23 +120,30 @@ public final class AgentServer: Sendable {
         for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_BACKUP_PASSPHRASE"] { environment[name] = nil }
         let pinentry = options.pinentry ?? PinentryPresence.find(environment: environment)
         let presence = pinentry.map { PinentryPresence(program: $0, environment: environment, log: log) }
-        log(pinentry.map { "asking for protected items through \($0)" } ?? "no pinentry: protected items cannot be confirmed")
+        log(
+            pinentry.map { "asking for protected items through \($0)" }
+                ?? "no pinentry: protected items cannot be confirmed")
         let state: AgentState
         do {
-            state = try AgentState(keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync)
+            state = try AgentState(
+                keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync)
         } catch {
             // The socket the waiting room listened on is not left behind for clients to find.
-            if earlyListener != nil, Self.systemdSocket() == nil { try? Files.remove(options.socketPath) }  // Failing anyway.
+            // Failing anyway.
+            if earlyListener != nil, Self.systemdSocket() == nil { try? Files.remove(options.socketPath) }
             throw error
         }
         self.state = state
         if options.secretService {
             let configuration = SecretServiceProvider.Configuration(
-                database: state.keychain, unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase) },
+                database: state.keychain,
+                unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
                 policy: options.isolatedSecretService ? .isolated : .shared,
                 identify: { caller in BusCallerPolicy.pin(caller, state: state) }, log: log)
-            log("Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")")
+            log(
+                "Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")"
+            )
             do {
                 try SecretServiceProvider.start(configuration)
             } catch {
@@ -143,8 +156,9 @@ public final class AgentServer: Sendable {
             listener = try Self.takeListener(socketPath: options.socketPath, log: log)
         }
         if let path = options.sshAgentSocketPath {
-            sshAgent = try SSHAgentServer(socketPath: path, inherited: Self.systemdSocket(index: 1), state: state, presence: presence,
-                                          budget: budget, log: log)
+            sshAgent = try SSHAgentServer(
+                socketPath: path, inherited: Self.systemdSocket(index: 1), state: state, presence: presence,
+                budget: budget, log: log)
         } else {
             sshAgent = nil
         }
@@ -153,7 +167,9 @@ public final class AgentServer: Sendable {
                 try state.unlock(passphrase)
                 log("unlocked with the password handed over while waiting")
             } catch {
-                log("the password handed over while waiting does not unlock the keychain (\(error.status.name)); it stays locked")
+                log(
+                    "the password handed over while waiting does not unlock the keychain (\(error.status.name)); it stays locked"
+                )
             }
         }
         handedOver = nil  // Its last reference: SecureBytes wipes the passphrase's memory as it goes.
@@ -162,14 +178,17 @@ public final class AgentServer: Sendable {
                 try state.unlockUnattended()
             } catch {
                 // Said whether or not the agent is verbose: a service that expected to open at boot must tell why not.
-                FileHandle.standardError.write(Data(
-                    "latchkeyd: the unattended unlock failed: \(error.message); the keychain stays locked until its passphrase or recovery code opens it\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "latchkeyd: the unattended unlock failed: \(error.message); the keychain stays locked until its passphrase or recovery code opens it\n"
+                            .utf8))
             }
         }
     }
 
     /// The socket systemd passed, else a new one at `socketPath`.
-    private static func takeListener(socketPath: String, log: @Sendable (String) -> Void) throws(KeychainError) -> Int32 {
+    private static func takeListener(socketPath: String, log: @Sendable (String) -> Void) throws(KeychainError) -> Int32
+    {
         if let inherited = systemdSocket() {
             log("listening on the socket systemd passed")
             return inherited
@@ -191,10 +210,14 @@ public final class AgentServer: Sendable {
             throw KeychainError(.io, "cannot lock \(path): \(error)")
         }
         guard let lock else {
-            let holder = (try? Files.read(path, limit: 4_096)).map { String(decoding: $0, as: UTF8.self) }  // Only for the message.
-            let words = holder?.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? []
+            // Only for the message.
+            let holder = (try? Files.read(path, limit: 4_096)).map { String(decoding: $0, as: UTF8.self) }
+            let words =
+                holder?.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                ?? []
             let who = words.count == 2 ? "pid \(words[0]), socket \(words[1])" : "another process"
-            throw KeychainError(.duplicateKeychain, "another agent (\(who)) already serves \(keychainPath); use it, or stop it first")
+            throw KeychainError(
+                .duplicateKeychain, "another agent (\(who)) already serves \(keychainPath); use it, or stop it first")
         }
         return lock
     }
@@ -234,7 +257,11 @@ public final class AgentServer: Sendable {
                 refused: { [connections] in connections.markRefused(id) },
                 registrationsChanged: { [connections, log] in
                     let closed = connections.closeRefused(except: id)
-                    if closed > 0 { log("registrations changed: closed \(closed) connection(s) of programs it had refused, which ask again") }
+                    if closed > 0 {
+                        log(
+                            "registrations changed: closed \(closed) connection(s) of programs it had refused, which ask again"
+                        )
+                    }
                 })
             let thread = Thread { [connections] in
                 handler.run()
@@ -283,7 +310,8 @@ public final class AgentServer: Sendable {
             return try UnixSocket.listen(at: path)
         } catch {
             if error == .nameTooLong {
-                throw KeychainError.param("the socket path \(path) is too long (at most \(UnixSocket.maximumPathLength) bytes)")
+                throw KeychainError.param(
+                    "the socket path \(path) is too long (at most \(UnixSocket.maximumPathLength) bytes)")
             }
             throw KeychainError(.io, "cannot listen on \(path): \(error)")
         }

@@ -18,7 +18,10 @@ final class AgentState: Sendable {
     /// Background sync, when the agent runs it (it idles until the keychain is set up for sync).
     let sync: SyncWorker?
 
-    init(keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void, sync: Bool = false)
+    init(
+        keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void,
+        sync: Bool = false
+    )
         throws(KeychainError)
     {
         self.keychainPath = keychainPath
@@ -88,7 +91,8 @@ final class AgentState: Sendable {
     /// The service the agent's own requests run in (settings, registrations): the keychain's, for no program
     /// in particular — those requests need the passphrase, not an identity.
     var administration: LocalKeychainService {
-        LocalKeychainService(database: keychain, caller: CallerIdentity(applicationIdentifier: "latchkeyd"), presence: presence)
+        LocalKeychainService(
+            database: keychain, caller: CallerIdentity(applicationIdentifier: "latchkeyd"), presence: presence)
     }
 
     /// Applies new lock settings at once (the administration service has stored them).
@@ -98,7 +102,9 @@ final class AgentState: Sendable {
 
     /// Locks when the keychain has been idle longer than its timeout.
     func lockIfIdle() {
-        guard let timeout = settings.withLock({ $0.autoLockAfterSeconds }), keychain.lockState == .unlocked else { return }
+        guard let timeout = settings.withLock({ $0.autoLockAfterSeconds }), keychain.lockState == .unlocked else {
+            return
+        }
         let idle = ContinuousClock.now - lastActivity.withLock { $0 }
         if idle >= .seconds(timeout) { lock(reason: "idle for \(timeout) s") }
     }

@@ -30,16 +30,20 @@ enum BusCallerPolicy {
         // No digest yet: every program that joins the bus is pinned, and only the ones that call the Secret
         // Service need theirs (to be compared with the registrations).
         let peer = PeerIdentity.identify(pid: pid, uid: caller.credentials.uid, digests: nil)
-        guard let handle = peer.handle, !peer.hasEnded() else { return refusal("pid \(pid) is no longer the process that connected") }
+        guard let handle = peer.handle, !peer.hasEnded() else {
+            return refusal("pid \(pid) is no longer the process that connected")
+        }
         let ended: @Sendable () -> String? = { peer.hasEnded() ? "pid \(pid) has ended" : nil }
         if let app = flatpakApp(handle) {
-            let pinned = PinnedCaller(identity: CallerIdentity(applicationIdentifier: app, accessGroups: ["flatpak:" + app]),
-                                      summary: "the Flatpak app \(app)", invalidation: ended)
+            let pinned = PinnedCaller(
+                identity: CallerIdentity(applicationIdentifier: app, accessGroups: ["flatpak:" + app]),
+                summary: "the Flatpak app \(app)", invalidation: ended)
             return .success(ProcessPin { .success(pinned) })
         }
         if let group = confiningLabel(caller.credentials.securityLabel) {
-            let pinned = PinnedCaller(identity: CallerIdentity(applicationIdentifier: group, accessGroups: [group]),
-                                      summary: "the confined program \(group)", invalidation: ended)
+            let pinned = PinnedCaller(
+                identity: CallerIdentity(applicationIdentifier: group, accessGroups: [group]),
+                summary: "the confined program \(group)", invalidation: ended)
             return .success(ProcessPin { .success(pinned) })
         }
         if let reason = peer.untrusted { return refusal(reason) }
@@ -56,26 +60,38 @@ enum BusCallerPolicy {
             if let state = handle.state, state == "T" || state == "t" { return "pid \(pid) is stopped or traced" }
             return nil
         }
-        return .success(ProcessPin {
-            if let reason = changed() { return refusal(reason) }
-            guard let registrations = state.currentRegistrations else {
-                return .failure(KeychainError(.interactionNotAllowed,
-                                              "the agent has not been unlocked since it started (registrations are sealed under the passphrase)"))
-            }
-            // The program read again, with its digest: the very file pinned (or the pin no longer holds).
-            let program = PeerIdentity.identify(handle: handle, uid: caller.credentials.uid, digests: state.digests)
-            guard program.executableFile == file else { return refusal("pid \(pid) runs another program than when it connected") }
-            switch CallerPolicy.standing(of: program, registrations: registrations) {
-            case .registered(let registration):
-                return .success(PinnedCaller(identity: registration.caller, summary: "the registered program \(registration.executablePath)",
-                                             invalidation: changed))
-            case .unregistered(let path):
-                return .success(PinnedCaller(identity: CallerIdentity(applicationIdentifier: path, accessGroups: ["secret-service:" + path]),
-                                             summary: path, invalidation: changed))
-            case .unidentified(let reason): return refusal(reason)
-            case .refused(let error): return .failure(error)
-            }
-        })
+        return .success(
+            ProcessPin {
+                if let reason = changed() { return refusal(reason) }
+                guard let registrations = state.currentRegistrations else {
+                    return .failure(
+                        KeychainError(
+                            .interactionNotAllowed,
+                            "the agent has not been unlocked since it started (registrations are sealed under the passphrase)"
+                        ))
+                }
+                // The program read again, with its digest: the very file pinned (or the pin no longer holds).
+                let program = PeerIdentity.identify(handle: handle, uid: caller.credentials.uid, digests: state.digests)
+                guard program.executableFile == file else {
+                    return refusal("pid \(pid) runs another program than when it connected")
+                }
+                switch CallerPolicy.standing(of: program, registrations: registrations) {
+                case .registered(let registration):
+                    return .success(
+                        PinnedCaller(
+                            identity: registration.caller,
+                            summary: "the registered program \(registration.executablePath)",
+                            invalidation: changed))
+                case .unregistered(let path):
+                    return .success(
+                        PinnedCaller(
+                            identity: CallerIdentity(
+                                applicationIdentifier: path, accessGroups: ["secret-service:" + path]),
+                            summary: path, invalidation: changed))
+                case .unidentified(let reason): return refusal(reason)
+                case .refused(let error): return .failure(error)
+                }
+            })
     }
 
     private static func refusal<T>(_ reason: String) -> Result<T, KeychainError> {
@@ -98,7 +114,8 @@ enum BusCallerPolicy {
         let connected = sockets.filter { table.peerAddress(of: $0.inode) == address }
         let own = connected.filter(\.closesOnExec).count
         guard own >= 1, caller.connectionsOfProcess <= own else {
-            return "pid \(pid) has \(caller.connectionsOfProcess) connection(s) on the bus but holds \(own) opened by the program it "
+            return
+                "pid \(pid) has \(caller.connectionsOfProcess) connection(s) on the bus but holds \(own) opened by the program it "
                 + "runs now: a connection made before it ran that program (kept by another process, or across exec) is not that program's"
         }
         return nil
@@ -133,7 +150,8 @@ enum BusCallerPolicy {
             guard let first = element.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
             let last = index == elements.count - 1
             for scalar in element.unicodeScalars {
-                let allowed = ("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
+                let allowed =
+                    ("A"..."Z").contains(scalar) || ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
                     || scalar == "_" || (last && scalar == "-")
                 guard allowed else { return false }
             }

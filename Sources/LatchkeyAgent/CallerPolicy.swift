@@ -40,24 +40,28 @@ enum CallerPolicy {
     static func standing(of peer: PeerIdentity, registrations: [ApplicationRegistration]) -> Standing {
         if let reason = peer.untrusted { return .unidentified(reason) }
         guard let path = peer.executablePath, let digest = peer.executableDigest else {
-            return .refused(KeychainError(
-                .missingEntitlement, "the agent cannot tell which program pid \(peer.pid) runs (its executable cannot be read)"))
+            return .refused(
+                KeychainError(
+                    .missingEntitlement,
+                    "the agent cannot tell which program pid \(peer.pid) runs (its executable cannot be read)"))
         }
         guard let registration = registrations.first(where: { $0.executablePath == path }) else {
             return .unregistered(path)
         }
         guard digest == registration.executableDigest else {
-            return .refused(KeychainError(
-                .missingEntitlement,
-                "\(path) changed since it was registered; register it again with `latchkey register-application`"))
+            return .refused(
+                KeychainError(
+                    .missingEntitlement,
+                    "\(path) changed since it was registered; register it again with `latchkey register-application`"))
         }
         return .registered(registration)
     }
 
     /// The refusal an unidentified program gets for an item request.
     static func notIdentified(_ reason: String) -> KeychainError {
-        KeychainError(.missingEntitlement,
-                      "\(reason); the agent serves it as an unregistered program: let it open the keychain with the passphrase")
+        KeychainError(
+            .missingEntitlement,
+            "\(reason); the agent serves it as an unregistered program: let it open the keychain with the passphrase")
     }
 
     /// The refusal an unregistered program gets for an item request.

@@ -29,7 +29,8 @@ struct ConnectionHandler {
     static let idleSeconds = 600
 
     func run() {
-        guard let conversation = AgentConversation(stream: stream, budget: budget, digests: state.digests, log: log) else { return }
+        guard let conversation = AgentConversation(stream: stream, budget: budget, digests: state.digests, log: log)
+        else { return }
         let peer = conversation.peer
         let sender = conversation.sender
         conversation.run(idleSeconds: Self.idleSeconds, greeted: greeted) { request, id in
@@ -45,7 +46,8 @@ struct ConnectionHandler {
 
     func respond(to request: AgentRequest, id: UInt32, peer: PeerIdentity) -> AgentResponse {
         do throws(KeychainError) {
-            return AgentResponse(id: id, operation: request.operation, outcome: .success(try perform(request, peer: peer)))
+            return AgentResponse(
+                id: id, operation: request.operation, outcome: .success(try perform(request, peer: peer)))
         } catch {
             return AgentResponse(id: id, operation: request.operation, failure: error)
         }
@@ -108,7 +110,9 @@ struct ConnectionHandler {
             var service = try service(peer)
             service.holderEnded = peer.hasEnded  // An ephemeral key goes when the process it was made for ends.
             let made = try service.perform(request)
-            log("made a key held by the agent for pid \(peer.pid) (\(held.type == .rsa ? "RSA" : "EC") \(held.bits) bits)")
+            log(
+                "made a key held by the agent for pid \(peer.pid) (\(held.type == .rsa ? "RSA" : "EC") \(held.bits) bits)"
+            )
             return made
         case .add, .copyMatching, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey, .releaseHeldKey:
             let service = try service(peer)
@@ -118,8 +122,10 @@ struct ConnectionHandler {
     }
 
     private var notYetUnlocked: KeychainError {
-        KeychainError(.interactionNotAllowed,
-                      "the agent has not been unlocked since it started (application registrations are sealed under the passphrase)")
+        KeychainError(
+            .interactionNotAllowed,
+            "the agent has not been unlocked since it started (application registrations are sealed under the passphrase)"
+        )
     }
 
     /// The service a peer's item requests run in: its registration's identity.
@@ -153,7 +159,8 @@ struct ConnectionHandler {
             caller = peer.untrusted == nil ? .unknownUntilFirstUnlock : .unregistered
         }
         if !caller.agentServes { refused() }
-        return KeychainServiceStatus(lockState: state.keychain.lockState, keychainPath: state.keychainPath,
-                                     agentProcessIdentifier: CurrentProcess.id, caller: caller)
+        return KeychainServiceStatus(
+            lockState: state.keychain.lockState, keychainPath: state.keychainPath,
+            agentProcessIdentifier: CurrentProcess.id, caller: caller)
     }
 }

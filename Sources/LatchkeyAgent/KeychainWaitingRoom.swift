@@ -32,7 +32,10 @@ final class KeychainWaitingRoom: Sendable {
     private let held = Mutex(Held())
 
     /// A room on `listener` for `keychainPath` that waits at most `seconds`.
-    init(keychainPath: String, listener: Int32, seconds: Int, budget: ByteBudget, log: @escaping @Sendable (String) -> Void) {
+    init(
+        keychainPath: String, listener: Int32, seconds: Int, budget: ByteBudget,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.keychainPath = keychainPath
         self.listener = listener
         self.deadline = .now + .seconds(seconds)
@@ -65,7 +68,9 @@ final class KeychainWaitingRoom: Sendable {
         connections.closeAll()
         // Every connection ends at once (its reads and writes fail); the bound only guards against a
         // handler that cannot.
-        if serving.wait(timeout: .now() + .seconds(10)) == .timedOut { log("a connection of the waiting room did not end") }
+        if serving.wait(timeout: .now() + .seconds(10)) == .timedOut {
+            log("a connection of the waiting room did not end")
+        }
         let passphrase = held.withLock { held in
             held.closed = true
             let taken = held.passphrase
@@ -102,9 +107,13 @@ final class KeychainWaitingRoom: Sendable {
     }
 
     private func serve(_ stream: AgentStream, id: Int) {
-        guard let conversation = AgentConversation(stream: stream, budget: budget, digests: digests, log: log) else { return }
+        guard let conversation = AgentConversation(stream: stream, budget: budget, digests: digests, log: log) else {
+            return
+        }
         let peer = conversation.peer
-        conversation.run(idleSeconds: ConnectionHandler.idleSeconds, greeted: { [connections] in connections.markGreeted(id) }) { request, number in
+        conversation.run(
+            idleSeconds: ConnectionHandler.idleSeconds, greeted: { [connections] in connections.markGreeted(id) }
+        ) { request, number in
             connections.touch(id)
             return AgentResponse(id: number, operation: request.operation, outcome: answer(request, pid: peer.pid))
         }
@@ -134,11 +143,17 @@ final class KeychainWaitingRoom: Sendable {
                 return (true, replaced)
             }
             guard outcome.held else {
-                return .failure(KeychainError(.noSuchKeychain, "the keychain at \(keychainPath) just appeared; unlock it again"))
+                return .failure(
+                    KeychainError(.noSuchKeychain, "the keychain at \(keychainPath) just appeared; unlock it again"))
             }
-            log("holding the password pid \(pid) handed over until the keychain appears" + (outcome.replaced ? " (it replaces the one held before)" : ""))
-            return .failure(KeychainError(
-                .noSuchKeychain, "no keychain at \(keychainPath) yet; the agent holds the password until it appears (at most \(secondsLeft) more seconds)"))
+            log(
+                "holding the password pid \(pid) handed over until the keychain appears"
+                    + (outcome.replaced ? " (it replaces the one held before)" : ""))
+            return .failure(
+                KeychainError(
+                    .noSuchKeychain,
+                    "no keychain at \(keychainPath) yet; the agent holds the password until it appears (at most \(secondsLeft) more seconds)"
+                ))
         case .keychain(.lock):
             let wiped = held.withLock { held in
                 defer { held.passphrase = nil }
@@ -147,7 +162,10 @@ final class KeychainWaitingRoom: Sendable {
             if wiped { log("wiped the password handed over while waiting (lock requested by pid \(pid))") }
             return .success(.none)
         default:
-            return .failure(KeychainError(.noSuchKeychain, "no keychain at \(keychainPath) yet; the agent waits \(secondsLeft) more seconds for it"))
+            return .failure(
+                KeychainError(
+                    .noSuchKeychain,
+                    "no keychain at \(keychainPath) yet; the agent waits \(secondsLeft) more seconds for it"))
         }
     }
 }

@@ -59,8 +59,9 @@ struct PeerIdentity: Sendable {
         let handle = ProcessHandle(pid: pid)
         let stillSame = started != nil && handle?.startTime == started
         guard let handle, stillSame else {
-            return PeerIdentity(uid: uid, pid: pid, startTime: nil, handle: nil, executablePath: nil, executableDigest: nil,
-                                executableFile: nil, untrusted: "pid \(pid) is no longer the process that connected")
+            return PeerIdentity(
+                uid: uid, pid: pid, startTime: nil, handle: nil, executablePath: nil, executableDigest: nil,
+                executableFile: nil, untrusted: "pid \(pid) is no longer the process that connected")
         }
         return identify(handle: handle, uid: uid, digests: digests)
     }
@@ -83,7 +84,8 @@ struct PeerIdentity: Sendable {
         // (and lend its pid to another) before the last one.
         if handle.hasExited { untrusted = "pid \(pid) is no longer the process that connected" }
         return PeerIdentity(
-            uid: uid, pid: pid, startTime: started, handle: handle, executablePath: pathBytes.map { Self.text(ofPath: $0) },
+            uid: uid, pid: pid, startTime: started, handle: handle,
+            executablePath: pathBytes.map { Self.text(ofPath: $0) },
             executableDigest: digest, executableFile: status.map(FileIdentity.init), untrusted: untrusted)
     }
 
@@ -116,9 +118,11 @@ struct PeerIdentity: Sendable {
         // A process that made itself not dumpable after connecting cannot be looked at again; exec makes a
         // process dumpable again, so an executable that cannot be looked at means it has not run another
         // program since.
-        guard let now = handle.map(\.executableStatus) ?? FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true) else { return nil }
+        guard let now = handle.map(\.executableStatus) ?? FileStatus.of(path: "/proc/\(pid)/exe", followingLinks: true)
+        else { return nil }
         guard let executableFile, FileIdentity(now) == executableFile else {
-            return "pid \(pid) now runs \(Processes.executablePath(of: pid) ?? "another program"), not the program that connected"
+            return
+                "pid \(pid) now runs \(Processes.executablePath(of: pid) ?? "another program"), not the program that connected"
         }
         return nil
     }
@@ -150,7 +154,8 @@ enum NamespaceCheck {
         for kind in [Namespace.Kind.user, .pid] {
             guard let mine = own[kind] else { return "the agent cannot read its own \(kind.link) namespace" }
             guard let theirs = handle.namespace(kind) else {
-                return "the agent cannot read the \(kind) namespace of pid \(handle.pid) (it ended, or may not be looked at)"
+                return
+                    "the agent cannot read the \(kind) namespace of pid \(handle.pid) (it ended, or may not be looked at)"
             }
             if theirs != mine {
                 return "pid \(handle.pid) runs in another \(kind) namespace than the agent (a container or a sandbox), "

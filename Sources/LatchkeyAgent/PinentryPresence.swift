@@ -17,7 +17,10 @@ final class PinentryPresence: UserPresenceVerifier {
     private let log: @Sendable (String) -> Void
     private let oneAtATime = Mutex(())
 
-    init(program: String, environment: [String: String], timeoutSeconds: Int32 = 120, log: @escaping @Sendable (String) -> Void) {
+    init(
+        program: String, environment: [String: String], timeoutSeconds: Int32 = 120,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.program = program
         self.environment = environment
         self.timeoutSeconds = timeoutSeconds
@@ -102,7 +105,8 @@ final class PinentryPresence: UserPresenceVerifier {
                 _ = Spawn.wait(pid)
             }
         }
-        let session = AssuanSession(input: fromChild.read, output: toChild.write, timeoutSeconds: timeoutSeconds, program: program)
+        let session = AssuanSession(
+            input: fromChild.read, output: toChild.write, timeoutSeconds: timeoutSeconds, program: program)
         try session.expectOK("its greeting")
         return try body(session)
     }
@@ -192,7 +196,8 @@ private struct AssuanSession {
                 let text = String(decoding: line.dropFirst(4), as: UTF8.self)
                 let code = Int(text.split(separator: " ").first ?? "") ?? 0
                 switch code & 0xFFFF {
-                case Self.canceled, Self.notConfirmed: throw KeychainError(.userCanceled, "the user refused the protected item")
+                case Self.canceled, Self.notConfirmed:
+                    throw KeychainError(.userCanceled, "the user refused the protected item")
                 case Self.timedOut: throw KeychainError(.interactionNotAllowed, "nobody answered pinentry in time")
                 default: throw KeychainError(.interactionNotAllowed, "pinentry \(program) refused \(what): \(text)")
                 }

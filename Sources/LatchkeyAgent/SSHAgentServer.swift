@@ -27,9 +27,10 @@ final class SSHAgentServer: Sendable {
     let isInherited: Bool
 
     /// Listens on `socketPath` (in a private directory, as the agent's socket), or takes `inherited` (systemd's).
-    init(socketPath: String, inherited: Int32? = nil, state: AgentState, presence: PinentryPresence?, budget: ByteBudget,
-         log: @escaping @Sendable (String) -> Void) throws(KeychainError)
-    {
+    init(
+        socketPath: String, inherited: Int32? = nil, state: AgentState, presence: PinentryPresence?, budget: ByteBudget,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(KeychainError) {
         self.socketPath = socketPath
         self.state = state
         self.presence = presence
@@ -51,7 +52,10 @@ final class SSHAgentServer: Sendable {
         } catch {
             throw KeychainError(.io, "cannot ask for message credentials on \(socketPath): \(error)")
         }
-        log(inherited == nil ? "SSH agent listening on \(socketPath) (SSH_AUTH_SOCK=\(socketPath))" : "SSH agent listening on the second socket systemd passed")
+        log(
+            inherited == nil
+                ? "SSH agent listening on \(socketPath) (SSH_AUTH_SOCK=\(socketPath))"
+                : "SSH agent listening on the second socket systemd passed")
     }
 
     /// Accepts connections on a thread of its own; removes expired keys (`ssh-add -t`) every second.
@@ -80,7 +84,9 @@ final class SSHAgentServer: Sendable {
             do {
                 client = try UnixSocket.accept(listener)
             } catch {
-                if error.isOutOfDescriptors { log("SSH agent: accept failed: \(error); waiting for connections to close") }
+                if error.isOutOfDescriptors {
+                    log("SSH agent: accept failed: \(error); waiting for connections to close")
+                }
                 Thread.sleep(forTimeInterval: 0.05)
                 continue
             }
@@ -108,17 +114,22 @@ final class SSHAgentServer: Sendable {
             log("SSH agent: refused pid \(peer.pid): uid \(peer.uid) is not the agent's user")
             return
         }
-        if let reason = peer.untrusted { log("SSH agent: unidentified connection: \(reason); it may use only keys open to any program") }
+        if let reason = peer.untrusted {
+            log("SSH agent: unidentified connection: \(reason); it may use only keys open to any program")
+        }
         let program = peer.executablePath ?? "an unknown program"
         let tree = ProcessTree.of(peer.handle)
-        let session = SSHAgentSession(hooks: hooks(for: peer, program: program, tree: tree), peer: "pid \(peer.pid) (\(peer.executableName))")
+        let session = SSHAgentSession(
+            hooks: hooks(for: peer, program: program, tree: tree), peer: "pid \(peer.pid) (\(peer.executableName))")
         let sender = UnixSocket.Credentials(pid: peer.pid, uid: peer.uid, gid: 0)
         while true {
             var message: Data
             do {
                 message = try stream.receive(limit: SSHAgentLimits.maximumMessageBytes, budget: budget, from: sender)
             } catch .oversized(let size) {
-                log("SSH agent: closed the connection of pid \(peer.pid): a \(size)-byte message is over the limit of \(SSHAgentLimits.maximumMessageBytes) or the agent's buffer budget")
+                log(
+                    "SSH agent: closed the connection of pid \(peer.pid): a \(size)-byte message is over the limit of \(SSHAgentLimits.maximumMessageBytes) or the agent's buffer budget"
+                )
                 return
             } catch .foreignSender(let reason) {
                 log("SSH agent: refused pid \(peer.pid): \(reason); closing the connection")
@@ -144,7 +155,11 @@ final class SSHAgentServer: Sendable {
 
     /// What a connection's program may do: the keys open to it, and the confirmations of `ssh-add -c` keys.
     private func hooks(for peer: PeerIdentity, program: String, tree: ProcessTree?) -> SSHAgentSession.Hooks {
-        let state = state, approvals = approvals, lock = lock, presence = presence, log = log
+        let state = state
+        let approvals = approvals
+        let lock = lock
+        let presence = presence
+        let log = log
         let mayUse: @Sendable (SSHKeySettings) -> Bool = { settings in
             guard case .registered(let allowed) = settings.programs else { return true }
             guard let registrations = state.currentRegistrations,
@@ -160,16 +175,21 @@ final class SSHAgentServer: Sendable {
             let label = use.identity.publicKey.applicationLabel
             if approvals.covers(keyLabel: label, tree: tree, scope: use.scope, epochs: epochs) { return }
             guard let presence else {
-                throw KeychainError(.interactionNotAllowed, "the SSH key asks for confirmation, and the agent has no pinentry to ask with")
+                throw KeychainError(
+                    .interactionNotAllowed,
+                    "the SSH key asks for confirmation, and the agent has no pinentry to ask with")
             }
             try presence.confirmUse(SSHUsePrompt.text(for: use, program: program, pid: peer.pid))
             // Locked while the user was asked: the answer came too late.
             let now = state.keychain.lockStateAndEpoch
             guard !lock.isLocked, now.state == .unlocked, now.epoch == keychainEpoch else {
-                throw KeychainError(.interactionNotAllowed, "the keychain or the SSH agent locked while the user was asked")
+                throw KeychainError(
+                    .interactionNotAllowed, "the keychain or the SSH agent locked while the user was asked")
             }
-            approvals.grant(keyLabel: label, tree: tree, scope: use.scope, seconds: use.settings.approvalSeconds, epochs: epochs)
+            approvals.grant(
+                keyLabel: label, tree: tree, scope: use.scope, seconds: use.settings.approvalSeconds, epochs: epochs)
         }
-        return SSHAgentSession.Hooks(store: SSHKeyStore(database: state.keychain), lock: lock, mayUse: mayUse, authorize: authorize, log: log)
+        return SSHAgentSession.Hooks(
+            store: SSHKeyStore(database: state.keychain), lock: lock, mayUse: mayUse, authorize: authorize, log: log)
     }
 }

@@ -14,7 +14,9 @@ struct ProcessTree: Hashable, Sendable {
     /// The tree of the process `handle` pins; nil when its group's leader is gone or cannot be read (its uses
     /// are then asked one by one).
     static func of(_ handle: ProcessHandle?) -> ProcessTree? {
-        guard let handle, let (group, session) = handle.groupAndSession, group > 0, let started = Processes.startTime(of: group) else { return nil }
+        guard let handle, let (group, session) = handle.groupAndSession, group > 0,
+            let started = Processes.startTime(of: group)
+        else { return nil }
         return ProcessTree(group: group, session: session, leaderStarted: started)
     }
 
@@ -47,7 +49,8 @@ final class SSHApprovals: Sendable {
         let now = ContinuousClock.now
         let valid = grants.withLock { grants -> Bool in
             guard let validity = grants[grant] else { return false }
-            guard validity.until > now, validity.keychainEpoch == epochs.keychain, validity.agentEpoch == epochs.agent else {
+            guard validity.until > now, validity.keychainEpoch == epochs.keychain, validity.agentEpoch == epochs.agent
+            else {
                 grants[grant] = nil
                 return false
             }
@@ -61,8 +64,12 @@ final class SSHApprovals: Sendable {
         guard let tree, seconds > 0 else { return }
         let now = ContinuousClock.now
         grants.withLock { grants in
-            grants = grants.filter { $0.value.until > now && $0.value.keychainEpoch == epochs.keychain && $0.value.agentEpoch == epochs.agent }
-            if grants.count >= Self.limit, let oldest = grants.min(by: { $0.value.until < $1.value.until }) { grants[oldest.key] = nil }
+            grants = grants.filter {
+                $0.value.until > now && $0.value.keychainEpoch == epochs.keychain && $0.value.agentEpoch == epochs.agent
+            }
+            if grants.count >= Self.limit, let oldest = grants.min(by: { $0.value.until < $1.value.until }) {
+                grants[oldest.key] = nil
+            }
             grants[Grant(keyLabel: keyLabel, tree: tree, scope: scope)] = Validity(
                 until: now + .seconds(seconds), keychainEpoch: epochs.keychain, agentEpoch: epochs.agent)
         }

@@ -10,15 +10,20 @@ enum SSHUsePrompt {
         var lines = ["Allow the SSH key\(name) (\(use.identity.publicKey.fingerprint)) for \(purpose(use))?"]
         if let destination = use.destination {
             lines.append("Host key: \(destination.hostKeyFingerprint)")
-            lines.append(destination.through.isEmpty
-                ? "Connection: direct from this computer"
-                : "Forwarded through: " + destination.through.joined(separator: " > "))
+            lines.append(
+                destination.through.isEmpty
+                    ? "Connection: direct from this computer"
+                    : "Forwarded through: " + destination.through.joined(separator: " > "))
         }
         lines.append("Asked by: \(program) (pid \(pid))")
         let seconds = use.settings.approvalSeconds
         if seconds > 0 {
-            let what = use.settings.approvalScope == .processTree ? "any destination" : "the same \(use.signed.isLogin ? "destination" : "purpose")"
-            lines.append("Allowing covers this program's further uses of this key for \(what) for \(seconds) \(seconds == 1 ? "second" : "seconds"), until the keychain or the agent locks.")
+            let what =
+                use.settings.approvalScope == .processTree
+                ? "any destination" : "the same \(use.signed.isLogin ? "destination" : "purpose")"
+            lines.append(
+                "Allowing covers this program's further uses of this key for \(what) for \(seconds) \(seconds == 1 ? "second" : "seconds"), until the keychain or the agent locks."
+            )
         }
         return lines.joined(separator: "\n")
     }
@@ -26,7 +31,9 @@ enum SSHUsePrompt {
     private static func purpose(_ use: SSHKeyUse) -> String {
         switch use.signed {
         case .userAuthentication(let authentication):
-            return "logging in as " + (use.destination?.userAtHost ?? "\(authentication.user) on a host the agent cannot name (the client did not bind its session)")
+            return "logging in as "
+                + (use.destination?.userAtHost
+                    ?? "\(authentication.user) on a host the agent cannot name (the client did not bind its session)")
         case .sshsig(let namespace) where namespace == "git": return "a git commit signature"
         case .sshsig(let namespace): return "a signature in the namespace \"\(namespace)\""
         case .other: return "signing data that is neither an SSH login nor an SSHSIG signature"

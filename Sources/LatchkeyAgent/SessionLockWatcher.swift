@@ -40,8 +40,12 @@ enum SessionLockWatcher {
             guard isOurs(message.path) else { return }
             state.lock(reason: "the session locked (\(message.path.split(separator: "/").last ?? ""))")
         }
-        try bus.onSignal(sender: SleepWatcher.logind, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") { message in
-            guard message.path.hasPrefix(SleepWatcher.path + "/session/"), lockedHint(in: message) == true, isOurs(message.path) else { return }
+        try bus.onSignal(
+            sender: SleepWatcher.logind, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"
+        ) { message in
+            guard message.path.hasPrefix(SleepWatcher.path + "/session/"), lockedHint(in: message) == true,
+                isOurs(message.path)
+            else { return }
             state.lock(reason: "the session's screen locked (\(message.path.split(separator: "/").last ?? ""))")
         }
         refresh()
@@ -70,8 +74,9 @@ enum SessionLockWatcher {
 
     /// logind's `ListSessions` (`a(susso)`: id, uid, user, seat, path), kept to `uid`'s.
     static func userSessions(_ bus: Bus, uid: UInt32) throws(BusError) -> Set<String> {
-        let reply = try bus.call(SleepWatcher.logind, path: SleepWatcher.path, interface: SleepWatcher.manager, member: "ListSessions",
-                                 timeoutSeconds: 5)
+        let reply = try bus.call(
+            SleepWatcher.logind, path: SleepWatcher.path, interface: SleepWatcher.manager, member: "ListSessions",
+            timeoutSeconds: 5)
         var paths: Set<String> = []
         _ = try reply.enter("a", "(susso)")
         while try reply.enter("r", "susso") {

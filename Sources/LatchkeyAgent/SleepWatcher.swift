@@ -28,7 +28,9 @@ enum SleepWatcher {
         thread.start()
     }
 
-    private static func watch(state: AgentState, lockOnSessionLock: Bool, log: @escaping @Sendable (String) -> Void) throws(BusError) -> Never {
+    private static func watch(state: AgentState, lockOnSessionLock: Bool, log: @escaping @Sendable (String) -> Void)
+        throws(BusError) -> Never
+    {
         let bus = try Bus(.system)
         var inhibitor: Int32 = -1
         func takeInhibitor() {

@@ -30,8 +30,10 @@ final class UnlockThrottle: Sendable {
     private let record: Mutex<Record>
 
     /// A throttle for the keychain at `keychainPath`; `now` in milliseconds since 1970.
-    init(keychainPath: String, log: @escaping @Sendable (String) -> Void,
-         now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }) {
+    init(
+        keychainPath: String, log: @escaping @Sendable (String) -> Void,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+    ) {
         path = keychainPath + ".unlock-failures"
         self.log = log
         self.now = now
@@ -53,9 +55,12 @@ final class UnlockThrottle: Sendable {
         try record.withLock { (record) throws(KeychainError) -> T in
             let wait = record.last + Self.delay(afterFailures: record.failures) - now()
             if wait > 0 {
-                log("refused \(what) without trying it: \(record.failures) wrong passphrases in a row; "
-                    + "the next attempt is allowed in \(Self.seconds(wait)) s")
-                throw KeychainError(.authFailed, "not tried: \(record.failures) wrong passphrases in a row; try again in \(Self.seconds(wait)) s")
+                log(
+                    "refused \(what) without trying it: \(record.failures) wrong passphrases in a row; "
+                        + "the next attempt is allowed in \(Self.seconds(wait)) s")
+                throw KeychainError(
+                    .authFailed,
+                    "not tried: \(record.failures) wrong passphrases in a row; try again in \(Self.seconds(wait)) s")
             }
             do throws(KeychainError) {
                 let result = try check()
@@ -70,8 +75,9 @@ final class UnlockThrottle: Sendable {
                 record.last = now()
                 save(record)
                 let delay = Self.delay(afterFailures: record.failures)
-                log("a wrong passphrase for \(what) (\(record.failures) in a row)"
-                    + (delay > 0 ? "; the next attempt is allowed in \(Self.seconds(delay)) s" : ""))
+                log(
+                    "a wrong passphrase for \(what) (\(record.failures) in a row)"
+                        + (delay > 0 ? "; the next attempt is allowed in \(Self.seconds(delay)) s" : ""))
                 throw error
             }
         }
@@ -82,7 +88,9 @@ final class UnlockThrottle: Sendable {
         // the keychain.
         guard let bytes = try? Files.read(path, limit: 256) else { return Record() }
         let fields = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isWhitespace)
-        guard fields.count == 2, let failures = Int(fields[0]), let last = Int64(fields[1]), failures >= 0 else { return Record() }
+        guard fields.count == 2, let failures = Int(fields[0]), let last = Int64(fields[1]), failures >= 0 else {
+            return Record()
+        }
         return Record(failures: failures, last: last)
     }
 
@@ -94,7 +102,8 @@ final class UnlockThrottle: Sendable {
                 // Written beside it and renamed over it: a crash leaves the old count or the new one.
                 let fresh = path + ".new"
                 if FileStatus.of(path: fresh) != nil { try Files.remove(fresh) }
-                try Files.createExclusive(fresh, contents: Array("\(record.failures) \(record.last)\n".utf8), mode: 0o600)
+                try Files.createExclusive(
+                    fresh, contents: Array("\(record.failures) \(record.last)\n".utf8), mode: 0o600)
                 try Files.rename(fresh, to: path)
             }
         } catch {

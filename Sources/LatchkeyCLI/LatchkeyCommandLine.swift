@@ -10,10 +10,13 @@ public enum LatchkeyCommandLine {
     /// Exit status when an item is not found: errSecItemNotFound's low byte, as `security` exits.
     public static let notFoundStatus: Int32 = 44
 
-    static let commands: [Command] = KeychainCommands.all + PasswordCommands.all + CertificateCommands.all + IdentityCommands.all + ApplicationCommands.all + [
-        SSHKeyCommands.command, TPMCommands.command, DumpCommand.command, BackupCommands.export, BackupCommands.import_, DoctorCommand.command, SyncCommands.command,
-        ToolCommands.completion, ToolCommands.manual,
-    ]
+    static let commands: [Command] =
+        KeychainCommands.all + PasswordCommands.all + CertificateCommands.all + IdentityCommands.all
+        + ApplicationCommands.all + [
+            SSHKeyCommands.command, TPMCommands.command, DumpCommand.command, BackupCommands.export,
+            BackupCommands.import_, DoctorCommand.command, SyncCommands.command,
+            ToolCommands.completion, ToolCommands.manual,
+        ]
 
     static func command(named name: String) -> Command? { commands.first { $0.name == name } }
 
@@ -29,17 +32,25 @@ public enum LatchkeyCommandLine {
             stderr.line("latchkey: warning: a crash could print memory that holds secrets (\(error))")
         }
         let raw = (1..<Int(CommandLine.argc)).map { index in
-            CommandLine.unsafeArgv[index].map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
+            CommandLine.unsafeArgv[index].map {
+                Array(
+                    UnsafeBufferPointer(
+                        start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)))
+            } ?? []
         }
         let arguments: [String]
         switch decodeArguments(raw) {
         case .success(let decoded): arguments = decoded
         case .failure(let error):
-            stderr.line("latchkey: \(raw.first.flatMap { String(validating: $0, as: UTF8.self) } ?? "latchkey"): \(error.message)")
+            stderr.line(
+                "latchkey: \(raw.first.flatMap { String(validating: $0, as: UTF8.self) } ?? "latchkey"): \(error.message)"
+            )
             return exitStatus(for: error.status)
         }
-        return run(arguments, environment: ProcessInfo.processInfo.environment, stdout: FileSink(.standardOutput), stderr: stderr,
-                   interactive: true, guardsMemory: true, stderrIsTerminal: Terminal.isTerminal(2))
+        return run(
+            arguments, environment: ProcessInfo.processInfo.environment, stdout: FileSink(.standardOutput),
+            stderr: stderr,
+            interactive: true, guardsMemory: true, stderrIsTerminal: Terminal.isTerminal(2))
     }
 
     /// The arguments as text; an argument that is not valid UTF-8 is `errSecParam` — never repaired into
@@ -60,7 +71,8 @@ public enum LatchkeyCommandLine {
     public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment)
         -> Int32
     {
-        run(arguments, environment: environment, stdout: FileSink(.standardOutput), stderr: FileSink(.standardError),
+        run(
+            arguments, environment: environment, stdout: FileSink(.standardOutput), stderr: FileSink(.standardError),
             interactive: true, stderrIsTerminal: Terminal.isTerminal(2))
     }
 
@@ -78,8 +90,9 @@ public enum LatchkeyCommandLine {
         _ arguments: [String], environment: [String: String], stdout: any OutputSink, stderr: any OutputSink,
         interactive: Bool, guardsMemory: Bool = false, stderrIsTerminal: Bool = false
     ) -> Int32 {
-        let context = CLIContext(environment: environment, stdout: stdout, stderr: stderr, interactive: interactive,
-                                 guardsMemory: guardsMemory, stderrIsTerminal: stderrIsTerminal)
+        let context = CLIContext(
+            environment: environment, stdout: stdout, stderr: stderr, interactive: interactive,
+            guardsMemory: guardsMemory, stderrIsTerminal: stderrIsTerminal)
         guard let first = arguments.first else {
             stderr.write(toolUsage)
             return usageStatus
@@ -112,9 +125,10 @@ public enum LatchkeyCommandLine {
                 return 0
             }
             guard command.positionals.contains(parsed.positionals.count) else {
-                throw UsageError(message: parsed.positionals.count > command.positionals.upperBound
-                    ? "unexpected argument \"\(parsed.positionals[command.positionals.upperBound])\""
-                    : "missing argument")
+                throw UsageError(
+                    message: parsed.positionals.count > command.positionals.upperBound
+                        ? "unexpected argument \"\(parsed.positionals[command.positionals.upperBound])\""
+                        : "missing argument")
             }
             return try command.body(parsed, context)
         } catch let usage as UsageError {
@@ -157,7 +171,8 @@ public enum LatchkeyCommandLine {
         ]
         let width = commands.map(\.name.count).max() ?? 0
         for command in commands {
-            lines.append("  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary)
+            lines.append(
+                "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary)
         }
         lines += [
             "",

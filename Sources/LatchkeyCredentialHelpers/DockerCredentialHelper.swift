@@ -119,7 +119,9 @@ package enum DockerCredentialHelper {
         try replaceLogin(at: try location(credentials.serverURL), with: credentials, in: keychain)
     }
 
-    private static func replaceLogin(at location: InternetLocation, with credentials: DockerCredentials, in keychain: HelperKeychain)
+    private static func replaceLogin(
+        at location: InternetLocation, with credentials: DockerCredentials, in keychain: HelperKeychain
+    )
         throws(KeychainError)
     {
         var attributes = location.attributes
@@ -130,7 +132,9 @@ package enum DockerCredentialHelper {
         var others: [ItemResult] = []
         do {
             others = try keychain.service.copyMatching(
-                ItemQuery(.internetPassword, matching: matching(location), limit: .all, returning: [.attributes, .persistentReference]))
+                ItemQuery(
+                    .internetPassword, matching: matching(location), limit: .all,
+                    returning: [.attributes, .persistentReference]))
         } catch KeychainError.itemNotFound {
             // Only the new item's attributes could have matched; nothing else to remove.
         }
@@ -138,7 +142,8 @@ package enum DockerCredentialHelper {
             let account: String? = item[.account]?.text
             if account == credentials.username { continue }
             do {
-                _ = try keychain.service.delete(ItemQuery(.internetPassword, persistentReference: item.persistentReference))
+                _ = try keychain.service.delete(
+                    ItemQuery(.internetPassword, persistentReference: item.persistentReference))
             } catch KeychainError.itemNotFound {
                 // Removed meanwhile by another process.
             }
@@ -150,11 +155,15 @@ package enum DockerCredentialHelper {
         let location = try location(serverURL)
         guard keychain.exists else { throw Failure(message: notFound) }
         do {
-            guard let item = try keychain.service.copyMatching(
-                ItemQuery(.internetPassword, matching: matching(location), limit: .one, returning: [.attributes, .data])).first
+            guard
+                let item = try keychain.service.copyMatching(
+                    ItemQuery(
+                        .internetPassword, matching: matching(location), limit: .one, returning: [.attributes, .data])
+                ).first
             else { throw Failure(message: notFound) }
-            return DockerCredentials(serverURL: serverURL, username: item[.account]?.text ?? "",
-                                     secret: String(decoding: item.data ?? Data(), as: UTF8.self))
+            return DockerCredentials(
+                serverURL: serverURL, username: item[.account]?.text ?? "",
+                secret: String(decoding: item.data ?? Data(), as: UTF8.self))
         } catch KeychainError.itemNotFound {
             throw Failure(message: notFound)
         }

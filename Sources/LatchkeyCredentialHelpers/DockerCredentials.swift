@@ -38,7 +38,8 @@ struct DockerCredentials: Equatable {
         var values: [String: String] = [:]
         for (key, value) in dictionary {
             guard let field = Self.fields.first(where: { $0.lowercased() == key.lowercased() }) else {
-                throw Invalid(description: "unknown key \(Self.quoted(key)) (the keys are ServerURL, Username and Secret)")
+                throw Invalid(
+                    description: "unknown key \(Self.quoted(key)) (the keys are ServerURL, Username and Secret)")
             }
             if value is NSNull { continue }
             guard let text = value as? String else { throw Invalid(description: "\(field) is not a string") }

@@ -79,7 +79,11 @@ struct GitCredential {
             case "oauth_refresh_token": oauthRefreshToken = value
             // An empty value of a multi-valued key clears its list (git-credential(1)).
             case "capability[]":
-                if value.isEmpty { capabilities = [] } else { capabilities.append(String(decoding: value, as: UTF8.self)) }
+                if value.isEmpty {
+                    capabilities = []
+                } else {
+                    capabilities.append(String(decoding: value, as: UTF8.self))
+                }
             case "state[]":
                 if value.isEmpty { states = [] } else { states.append(String(decoding: value, as: UTF8.self)) }
             default: break  // wwwauth[], url, authtype, ephemeral… and keys of future gits: not this helper's.
@@ -116,7 +120,8 @@ struct GitCredential {
     /// Where the credential is used, as the item's attributes say it; nil when it names no host or a
     /// protocol the helper does not keep.
     func location() throws(BadInput) -> InternetLocation? {
-        guard let name = self.protocol, let code = Self.protocolCodes[name], let (server, port) = try serverAndPort() else {
+        guard let name = self.protocol, let code = Self.protocolCodes[name], let (server, port) = try serverAndPort()
+        else {
             return nil
         }
         return InternetLocation(protocolCode: code, server: server, port: port, path: path)
@@ -156,7 +161,9 @@ struct GitCredentialReader: Sendable {
                 scanned = lineStart
             }
             scanned = buffer.count
-            guard buffer.count - lineStart < GitCredential.maximumLineBytes else { throw .lineTooLong(line: lines.count + 1) }
+            guard buffer.count - lineStart < GitCredential.maximumLineBytes else {
+                throw .lineTooLong(line: lines.count + 1)
+            }
         }
         return try GitCredential(lines: lines.map { buffer[$0] })
     }

@@ -75,16 +75,19 @@ package enum GitCredentialHelper {
     static let usageLine = "usage: git-credential-latchkey <get|store|erase>"
 
     /// `get`: the first item for the location (and the username, when git has one).
-    static func get(_ credential: GitCredential, at location: InternetLocation, in keychain: HelperKeychain,
-                    output: HelperOutput) throws(KeychainError)
-    {
+    static func get(
+        _ credential: GitCredential, at location: InternetLocation, in keychain: HelperKeychain,
+        output: HelperOutput
+    ) throws(KeychainError) {
         guard keychain.exists else { return }
         var matching = location.attributes
         if let username = credential.username { matching[.account] = .string(username) }
         let found: ItemResult
         do {
-            guard let first = try keychain.service.copyMatching(
-                ItemQuery(.internetPassword, matching: matching, limit: .one, returning: [.attributes, .data])).first
+            guard
+                let first = try keychain.service.copyMatching(
+                    ItemQuery(.internetPassword, matching: matching, limit: .one, returning: [.attributes, .data])
+                ).first
             else { return }
             found = first
         } catch KeychainError.itemNotFound {
@@ -117,8 +120,9 @@ package enum GitCredentialHelper {
         throws(KeychainError)
     {
         guard let username = credential.username, let password = credential.password else { return }
-        let secret = GitStoredSecret(password: password, passwordExpiry: credential.passwordExpiry,
-                                     oauthRefreshToken: credential.oauthRefreshToken)
+        let secret = GitStoredSecret(
+            password: password, passwordExpiry: credential.passwordExpiry,
+            oauthRefreshToken: credential.oauthRefreshToken)
         if credential.states.contains(statePrefix + seenDigest(location, username, secret)) { return }
         var attributes = location.attributes
         attributes[.path] = .string(location.path ?? "")
@@ -152,7 +156,8 @@ package enum GitCredentialHelper {
                 ItemQuery(.internetPassword, matching: matching, limit: .all, returning: [.data, .persistentReference]))
             for item in found where GitStoredSecret(data: item.data ?? Data()).password == password {
                 do {
-                    _ = try keychain.service.delete(ItemQuery(.internetPassword, persistentReference: item.persistentReference))
+                    _ = try keychain.service.delete(
+                        ItemQuery(.internetPassword, persistentReference: item.persistentReference))
                 } catch KeychainError.itemNotFound {
                     // Erased meanwhile by another process: what was asked is done.
                 }
@@ -166,7 +171,9 @@ package enum GitCredentialHelper {
     /// of the same credential, right after using it, writes nothing. It is a digest, not the password; git
     /// sends both to every helper anyway.
     static func seenDigest(_ location: InternetLocation, _ username: String, _ secret: GitStoredSecret) -> String {
-        let fields: [String] = [location.protocolCode, location.server, String(location.port ?? 0), location.path ?? "", username]
+        let fields: [String] = [
+            location.protocolCode, location.server, String(location.port ?? 0), location.path ?? "", username,
+        ]
         var message: [UInt8] = []
         for field in fields {
             message.append(contentsOf: Array(field.utf8))

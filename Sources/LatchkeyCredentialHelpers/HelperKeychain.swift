@@ -29,7 +29,8 @@ struct HelperKeychain {
             try Processes.setNotDumpable()
         } catch {
             // Not fatal: the helper still works; the user is told that its memory is less guarded.
-            FileHandle.standardError.write(Data("\(name): warning: cannot protect this process's memory (\(error))\n".utf8))
+            FileHandle.standardError.write(
+                Data("\(name): warning: cannot protect this process's memory (\(error))\n".utf8))
         }
         let connection = KeychainConnection.embedded(
             path: path, passphrase: .automatic(environment: environment), applicationIdentifier: identifier)

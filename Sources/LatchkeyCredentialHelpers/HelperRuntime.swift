@@ -32,7 +32,8 @@ enum HelperRuntime {
     static func message(for error: KeychainError) -> String {
         var text = error.message
         if error.status == .interactionNotAllowed {
-            text += "; unlock the keychain for the agent with `latchkey unlock-keychain` and register this helper with"
+            text +=
+                "; unlock the keychain for the agent with `latchkey unlock-keychain` and register this helper with"
                 + " it (see `latchkey help register-application`), or give the passphrase in LATCHKEY_PASSPHRASE"
         }
         return text

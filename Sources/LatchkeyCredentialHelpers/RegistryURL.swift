@@ -16,15 +16,18 @@ enum RegistryURL {
             throw Invalid(description: "the server URL is not a URL")
         }
         let scheme = components.scheme?.lowercased() ?? ""
-        guard ["", "http", "https"].contains(scheme) else { throw Invalid(description: "unsupported scheme: \(scheme)") }
+        guard ["", "http", "https"].contains(scheme) else {
+            throw Invalid(description: "unsupported scheme: \(scheme)")
+        }
         var host = components.host ?? ""
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty else { throw Invalid(description: "no hostname in URL") }
         if let port = components.port, !(0...65535).contains(port) {
             throw Invalid(description: "the server URL's port is not a number from 0 to 65535")
         }
-        return InternetLocation(protocolCode: scheme == "http" ? "http" : "htps", server: host, port: components.port,
-                                path: components.path)
+        return InternetLocation(
+            protocolCode: scheme == "http" ? "http" : "htps", server: host, port: components.port,
+            path: components.path)
     }
 
     /// The URL `docker-credential-osxkeychain list` prints for an item: `https://` (`http://` for the http

@@ -14,7 +14,9 @@ package struct BoxKeyPair: Sendable {
         precondition(seed.count == 32, "a box key seed is 32 bytes")
         var publicKey = Data(count: Sodium.boxPublicKeyBytes)
         self.secretKey = SecureBytes(count: Sodium.boxSecretKeyBytes) { secret in
-            publicKey.withUnsafeMutableBytes { out in seed.withUnsafeBytes { Sodium.boxKeyPair(seed: $0, publicKey: out, secretKey: secret) } }
+            publicKey.withUnsafeMutableBytes { out in
+                seed.withUnsafeBytes { Sodium.boxKeyPair(seed: $0, publicKey: out, secretKey: secret) }
+            }
         }
         self.publicKey = publicKey
         self.seed = seed
@@ -28,7 +30,9 @@ package struct BoxKeyPair: Sendable {
         guard publicKey.count == Sodium.boxPublicKeyBytes else { throw .truncated }
         var box = Data(count: plaintext.count + Sodium.boxSealBytes)
         let ok = box.withUnsafeMutableBytes { out in
-            plaintext.withUnsafeBytes { p in publicKey.withUnsafeBytes { Sodium.boxSeal(output: out, plaintext: p, publicKey: $0) } }
+            plaintext.withUnsafeBytes { p in
+                publicKey.withUnsafeBytes { Sodium.boxSeal(output: out, plaintext: p, publicKey: $0) }
+            }
         }
         guard ok else { throw .authenticationFailure }
         return box
@@ -40,7 +44,9 @@ package struct BoxKeyPair: Sendable {
         guard box.count > Sodium.boxSealBytes else { throw .truncated }
         return try SecureBytes(count: box.count - Sodium.boxSealBytes) { (out) throws(CryptoError) in
             let ok = box.withUnsafeBytes { b in
-                publicKey.withUnsafeBytes { p in secretKey.withUnsafeBytes { Sodium.boxSealOpen(output: out, box: b, publicKey: p, secretKey: $0) } }
+                publicKey.withUnsafeBytes { p in
+                    secretKey.withUnsafeBytes { Sodium.boxSealOpen(output: out, box: b, publicKey: p, secretKey: $0) }
+                }
             }
             guard ok else { throw .authenticationFailure }
         }

@@ -139,7 +139,8 @@ enum Sodium {
         let state = OpaquePointer(memory)
         crypto_generichash_init(state, nil, 0, 32)
         feed { chunk in
-            _ = crypto_generichash_update(state, chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(chunk.count))
+            _ = crypto_generichash_update(
+                state, chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(chunk.count))
         }
         var out = [UInt8](repeating: 0, count: 32)
         crypto_generichash_final(state, &out, 32)
@@ -165,29 +166,37 @@ enum Sodium {
     static let boxSealBytes = crypto_box_sealbytes()
 
     /// `crypto_box_seed_keypair`: the X25519 key pair derived from a 32-byte seed.
-    static func boxKeyPair(seed: UnsafeRawBufferPointer, publicKey: UnsafeMutableRawBufferPointer, secretKey: UnsafeMutableRawBufferPointer) {
+    static func boxKeyPair(
+        seed: UnsafeRawBufferPointer, publicKey: UnsafeMutableRawBufferPointer, secretKey: UnsafeMutableRawBufferPointer
+    ) {
         requireInitialized()
         let status = crypto_box_seed_keypair(
-            publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self), secretKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            secretKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
             seed.baseAddress!.assumingMemoryBound(to: UInt8.self))
         precondition(status == 0, "crypto_box_seed_keypair with valid lengths cannot fail")
     }
 
     /// `crypto_box_seal`: encrypts to a public key anonymously (output: plaintext + `boxSealBytes`).
-    static func boxSeal(output: UnsafeMutableRawBufferPointer, plaintext: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer) -> Bool {
+    static func boxSeal(
+        output: UnsafeMutableRawBufferPointer, plaintext: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer
+    ) -> Bool {
         requireInitialized()
         return crypto_box_seal(
-            output.baseAddress!.assumingMemoryBound(to: UInt8.self), plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self),
             UInt64(plaintext.count), publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
     }
 
     /// `crypto_box_seal_open`: false when the box was not sealed to this key pair or was altered.
     static func boxSealOpen(
-        output: UnsafeMutableRawBufferPointer, box: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer, secretKey: UnsafeRawBufferPointer
+        output: UnsafeMutableRawBufferPointer, box: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer,
+        secretKey: UnsafeRawBufferPointer
     ) -> Bool {
         requireInitialized()
         return crypto_box_seal_open(
-            output.baseAddress!.assumingMemoryBound(to: UInt8.self), box.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            output.baseAddress!.assumingMemoryBound(to: UInt8.self),
+            box.baseAddress!.assumingMemoryBound(to: UInt8.self),
             UInt64(box.count), publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
             secretKey.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
     }

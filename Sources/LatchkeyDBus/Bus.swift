@@ -43,12 +43,14 @@ package final class Bus {
     /// Connects to the system bus or to the session bus.
     package init(_ kind: Kind = .system) throws(BusError) {
         if case .failure(let error) = SDBus.loaded {
-            throw BusError(operation: "loading libsystemd", code: -79, detail: error.message)  // -ELIBACC: cannot access a needed shared library.
+            // -ELIBACC: cannot access a needed shared library.
+            throw BusError(operation: "loading libsystemd", code: -79, detail: error.message)
         }
         var opened: OpaquePointer?
         let code = kind == .system ? SDBus.library.openSystem(&opened) : SDBus.library.openUser(&opened)
         guard code >= 0, let opened else {
-            throw BusError(operation: "connecting to the \(kind == .system ? "system" : "session") bus", code: code, detail: nil)
+            throw BusError(
+                operation: "connecting to the \(kind == .system ? "system" : "session") bus", code: code, detail: nil)
         }
         bus = opened
     }
@@ -77,11 +79,14 @@ package final class Bus {
     /// `UnknownMethod`/`UnknownObject`.
     package func handleObjects(under path: String, _ handler: @escaping (BusMessage) -> Bool) throws(BusError) {
         let box = Unmanaged.passRetained(ObjectHandler(handler))
-        let code = SDBus.library.addFallback(bus, nil, path, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            let handled = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
-            return handled ? 1 : 0
-        }, box.toOpaque())
+        let code = SDBus.library.addFallback(
+            bus, nil, path,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                let handled = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(
+                    BusMessage(retaining: message))
+                return handled ? 1 : 0
+            }, box.toOpaque())
         guard code >= 0 else {
             box.release()
             throw BusError(operation: "serving objects under \(path)", code: code, detail: nil)
@@ -96,23 +101,29 @@ package final class Bus {
 
     /// Calls `arrived` with the unique name of every connection that joins the bus, and `gone` with that of
     /// every one that leaves it (`NameOwnerChanged` from the bus itself).
-    package func onPeers(arrived: @escaping (String) -> Void, gone handler: @escaping (String) -> Void) throws(BusError) {
-        let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
-        let box = Unmanaged.passRetained(ObjectHandler { message in
-            // NameOwnerChanged(name, old owner, new owner); `try?`: a malformed signal from the bus itself
-            // tells nothing, and there is no caller to report it to.
-            guard let name = try? message.readString(), let oldOwner = try? message.readString(),
-                let newOwner = try? message.readString()
-            else { return false }
-            if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
-            if oldOwner.isEmpty && name.hasPrefix(":") && !newOwner.isEmpty { arrived(name) }
-            return false
-        })
-        let code = SDBus.library.addMatch(bus, nil, rule, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
-            return 0
-        }, box.toOpaque())
+    package func onPeers(arrived: @escaping (String) -> Void, gone handler: @escaping (String) -> Void) throws(BusError)
+    {
+        let rule =
+            "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+        let box = Unmanaged.passRetained(
+            ObjectHandler { message in
+                // NameOwnerChanged(name, old owner, new owner); `try?`: a malformed signal from the bus itself
+                // tells nothing, and there is no caller to report it to.
+                guard let name = try? message.readString(), let oldOwner = try? message.readString(),
+                    let newOwner = try? message.readString()
+                else { return false }
+                if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
+                if oldOwner.isEmpty && name.hasPrefix(":") && !newOwner.isEmpty { arrived(name) }
+                return false
+            })
+        let code = SDBus.library.addMatch(
+            bus, nil, rule,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(
+                    BusMessage(retaining: message))
+                return 0
+            }, box.toOpaque())
         guard code >= 0 else {
             box.release()
             throw BusError(operation: "watching peers leave", code: code, detail: nil)
@@ -140,7 +151,9 @@ package final class Bus {
     package func signal(path: String, interface: String, member: String) throws(BusError) -> BusMessage {
         var signal: OpaquePointer?
         let code = SDBus.library.messageNewSignal(bus, &signal, path, interface, member)
-        guard code >= 0, let signal else { throw BusError(operation: "emitting \(interface).\(member)", code: code, detail: nil) }
+        guard code >= 0, let signal else {
+            throw BusError(operation: "emitting \(interface).\(member)", code: code, detail: nil)
+        }
         return BusMessage(adopting: signal)
     }
 
@@ -171,13 +184,20 @@ package final class Bus {
 
     /// What the daemon recorded of `peer` (a unique name) when it connected.
     package func connectionCredentials(of peer: String) throws(BusError) -> PeerCredentials {
-        let reply = try call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                             member: "GetConnectionCredentials") { (message) throws(BusError) in try message.append(peer) }
-        var uid: UInt32?, pid: UInt32?, label: [UInt8]?
+        let reply = try call(
+            "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionCredentials"
+        ) { (message) throws(BusError) in try message.append(peer) }
+        var uid: UInt32?
+        var pid: UInt32?
+        var label: [UInt8]?
         _ = try reply.enter("a", "{sv}")
         while try reply.enter("e", "sv") {
             let key = try reply.readString()
-            guard let (type, contents) = try reply.peek(), type == "v" else { throw BusError(operation: "GetConnectionCredentials", code: -Errno.badMessage.code, detail: "no variant") }
+            guard let (type, contents) = try reply.peek(), type == "v" else {
+                throw BusError(
+                    operation: "GetConnectionCredentials", code: -Errno.badMessage.code, detail: "no variant")
+            }
             _ = try reply.enter("v", contents)
             switch (key, contents) {
             case ("UnixUserID", "u"): uid = try reply.readUInt32()
@@ -194,21 +214,26 @@ package final class Bus {
         }
         try reply.exit()
         guard let uid, let pid, pid <= UInt32(Int32.max) else {
-            throw BusError(operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
+            throw BusError(
+                operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
         }
         return PeerCredentials(uid: uid, pid: Int32(pid), securityLabel: label)
     }
 
     /// The process the daemon recorded for a connection (`GetConnectionUnixProcessID`).
     package func processID(of peer: String) throws(BusError) -> Int32 {
-        let reply = try call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                             member: "GetConnectionUnixProcessID") { (message) throws(BusError) in try message.append(peer) }
+        let reply = try call(
+            "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionUnixProcessID"
+        ) { (message) throws(BusError) in try message.append(peer) }
         return Int32(truncatingIfNeeded: try reply.readUInt32())
     }
 
     /// Every name on the bus, unique (`:1.42`) and well-known (`ListNames`).
     package func names() throws(BusError) -> [String] {
-        let reply = try call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "ListNames")
+        let reply = try call(
+            "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "ListNames")
         var names: [String] = []
         _ = try reply.enter("a", "s")
         while try reply.peek() != nil { names.append(try reply.readString()) }
@@ -232,7 +257,8 @@ package final class Bus {
         var uid: uid_t = 0
         var pid: pid_t = 0
         guard SDBus.library.credsGetEuid(creds, &uid) >= 0, SDBus.library.credsGetPid(creds, &pid) >= 0 else {
-            throw BusError(operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
+            throw BusError(
+                operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
         }
         return (uid, pid)
     }
@@ -244,14 +270,16 @@ package final class Bus {
     ) throws(BusError) {
         let rule = "type='signal',sender='\(sender)',path='\(path)',interface='\(interface)',member='\(member)'"
         let box = Unmanaged.passRetained(Handler(handler))
-        let code = SDBus.library.addMatch(bus, nil, rule, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            var value: Int32 = 0
-            // A signal without a boolean argument is ignored (returning 0 lets other matches see it).
-            guard SDBus.library.messageReadBasic(message, CChar(UInt8(ascii: "b")), &value) > 0 else { return 0 }
-            Unmanaged<Handler>.fromOpaque(userdata).takeUnretainedValue().call(value != 0)
-            return 0
-        }, box.toOpaque())
+        let code = SDBus.library.addMatch(
+            bus, nil, rule,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                var value: Int32 = 0
+                // A signal without a boolean argument is ignored (returning 0 lets other matches see it).
+                guard SDBus.library.messageReadBasic(message, CChar(UInt8(ascii: "b")), &value) > 0 else { return 0 }
+                Unmanaged<Handler>.fromOpaque(userdata).takeUnretainedValue().call(value != 0)
+                return 0
+            }, box.toOpaque())
         guard code >= 0 else {
             box.release()
             throw BusError(operation: "watching \(interface).\(member)", code: code, detail: nil)
@@ -266,15 +294,19 @@ package final class Bus {
         sender: String, interface: String, member: String, _ handler: @escaping (BusMessage) -> Void
     ) throws(BusError) {
         let rule = "type='signal',sender='\(sender)',interface='\(interface)',member='\(member)'"
-        let box = Unmanaged.passRetained(ObjectHandler { message in
-            handler(message)
-            return false
-        })
-        let code = SDBus.library.addMatch(bus, nil, rule, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(BusMessage(retaining: message))
-            return 0
-        }, box.toOpaque())
+        let box = Unmanaged.passRetained(
+            ObjectHandler { message in
+                handler(message)
+                return false
+            })
+        let code = SDBus.library.addMatch(
+            bus, nil, rule,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(
+                    BusMessage(retaining: message))
+                return 0
+            }, box.toOpaque())
         guard code >= 0 else {
             box.release()
             throw BusError(operation: "watching \(interface).\(member)", code: code, detail: nil)
@@ -332,8 +364,9 @@ package final class Bus {
         var descriptor: Int32 = -1
         code = SDBus.library.messageReadBasic(reply, CChar(UInt8(ascii: "h")), &descriptor)
         guard code > 0, descriptor >= 0 else {
-            throw BusError(operation: operation, code: code < 0 ? code : -Errno.badMessage.code,
-                           detail: "the reply holds no file descriptor")
+            throw BusError(
+                operation: operation, code: code < 0 ? code : -Errno.badMessage.code,
+                detail: "the reply holds no file descriptor")
         }
         // The descriptor belongs to the reply, which is freed on return.
         do throws(Errno) {
@@ -398,8 +431,9 @@ package final class BusMessage {
     private static func code(_ character: Character) -> CChar { CChar(UInt8(ascii: character.unicodeScalars.first!)) }
 
     private func failed(_ what: String, _ code: Int32) -> BusError {
-        BusError(operation: "reading \(what) of \(member)", code: code < 0 ? code : -Errno.badMessage.code,
-                 detail: code < 0 ? nil : "the message has no \(what) here")
+        BusError(
+            operation: "reading \(what) of \(member)", code: code < 0 ? code : -Errno.badMessage.code,
+            detail: code < 0 ? nil : "the message has no \(what) here")
     }
 
     // MARK: Reading
@@ -443,7 +477,9 @@ package final class BusMessage {
     package func readFileDescriptor() throws(BusError) -> Int32 {
         var descriptor: Int32 = -1
         let code = SDBus.library.messageReadBasic(message, Self.code("h"), &descriptor)
-        guard code > 0, descriptor >= 0 else { throw failed("a file descriptor", code < 0 ? code : -Errno.badMessage.code) }
+        guard code > 0, descriptor >= 0 else {
+            throw failed("a file descriptor", code < 0 ? code : -Errno.badMessage.code)
+        }
         do throws(Errno) {
             return try Descriptors.duplicate(descriptor)
         } catch {
@@ -534,7 +570,9 @@ package final class BusMessage {
 
     /// Appends a byte array ("ay").
     package func append(bytes: [UInt8]) throws(BusError) {
-        let code = bytes.withUnsafeBytes { SDBus.library.messageAppendArray(message, Self.code("y"), $0.baseAddress, $0.count) }
+        let code = bytes.withUnsafeBytes {
+            SDBus.library.messageAppendArray(message, Self.code("y"), $0.baseAddress, $0.count)
+        }
         guard code >= 0 else { throw BusError(operation: "writing \(member)", code: code, detail: nil) }
     }
 
@@ -557,16 +595,30 @@ package final class BusMessage {
 /// declaration's.
 private struct SDBus: @unchecked Sendable {
     // @unchecked: immutable function pointers into a library that stays loaded.
-    let addFallback: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, sd_bus_message_handler_t?, UnsafeMutableRawPointer?) -> Int32
-    let addMatch: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, sd_bus_message_handler_t?, UnsafeMutableRawPointer?) -> Int32
-    let call: @convention(c) (OpaquePointer?, OpaquePointer?, UInt64, UnsafeMutablePointer<sd_bus_error>?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let addFallback:
+        @convention(c) (
+            OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, sd_bus_message_handler_t?,
+            UnsafeMutableRawPointer?
+        ) -> Int32
+    let addMatch:
+        @convention(c) (
+            OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, sd_bus_message_handler_t?,
+            UnsafeMutableRawPointer?
+        ) -> Int32
+    let call:
+        @convention(c) (
+            OpaquePointer?, OpaquePointer?, UInt64, UnsafeMutablePointer<sd_bus_error>?,
+            UnsafeMutablePointer<OpaquePointer?>?
+        ) -> Int32
     let credsGetEuid: @convention(c) (OpaquePointer?, UnsafeMutablePointer<uid_t>?) -> Int32
     let credsGetPid: @convention(c) (OpaquePointer?, UnsafeMutablePointer<pid_t>?) -> Int32
     let credsUnref: @convention(c) (OpaquePointer?) -> OpaquePointer?
     let errorFree: @convention(c) (UnsafeMutablePointer<sd_bus_error>?) -> Void
-    let errorSet: @convention(c) (UnsafeMutablePointer<sd_bus_error>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let errorSet:
+        @convention(c) (UnsafeMutablePointer<sd_bus_error>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
     let flushCloseUnref: @convention(c) (OpaquePointer?) -> OpaquePointer?
-    let getNameCreds: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UInt64, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    let getNameCreds:
+        @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UInt64, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
     let getUniqueName: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
     let getFd: @convention(c) (OpaquePointer?) -> Int32
     let messageAppendArray: @convention(c) (OpaquePointer?, CChar, UnsafeRawPointer?, Int) -> Int32
@@ -579,12 +631,24 @@ private struct SDBus: @unchecked Sendable {
     let messageGetPath: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
     let messageGetSender: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
     let messageGetSignature: @convention(c) (OpaquePointer?, Int32) -> UnsafePointer<CChar>?
-    let messageNewMethodCall: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let messageNewMethodCall:
+        @convention(c) (
+            OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?
+        ) -> Int32
     let messageNewMethodReturn: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
-    let messageNewSignal: @convention(c) (OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    let messageNewSignal:
+        @convention(c) (
+            OpaquePointer?, UnsafeMutablePointer<OpaquePointer?>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+            UnsafePointer<CChar>?
+        ) -> Int32
     let messageOpenContainer: @convention(c) (OpaquePointer?, CChar, UnsafePointer<CChar>?) -> Int32
-    let messagePeekType: @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
-    let messageReadArray: @convention(c) (OpaquePointer?, CChar, UnsafeMutablePointer<UnsafeRawPointer?>?, UnsafeMutablePointer<Int>?) -> Int32
+    let messagePeekType:
+        @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) ->
+            Int32
+    let messageReadArray:
+        @convention(c) (OpaquePointer?, CChar, UnsafeMutablePointer<UnsafeRawPointer?>?, UnsafeMutablePointer<Int>?) ->
+            Int32
     let messageReadBasic: @convention(c) (OpaquePointer?, CChar, UnsafeMutableRawPointer?) -> Int32
     let messageRef: @convention(c) (OpaquePointer?) -> OpaquePointer?
     let messageSkip: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32

@@ -30,13 +30,20 @@ extension AsymmetricKey {
     /// An RSA private key from n, e, d, p, q and q⁻¹ mod p (big-endian magnitudes), as an SSH agent is given
     /// it: the CRT exponents are computed, and the whole checked for consistency (the primes' product is the
     /// modulus, the exponents fit).
-    package static func rsaPrivateKey(modulus: Data, publicExponent: Data, privateExponent: SecureBytes, prime1: SecureBytes,
-                                      prime2: SecureBytes, coefficient: SecureBytes) throws(KeyError) -> AsymmetricKey {
-        guard let (exponent1, exponent2) = OpenSSL.rsaCRTExponents(privateExponent: privateExponent, prime1: prime1, prime2: prime2) else {
+    package static func rsaPrivateKey(
+        modulus: Data, publicExponent: Data, privateExponent: SecureBytes, prime1: SecureBytes,
+        prime2: SecureBytes, coefficient: SecureBytes
+    ) throws(KeyError) -> AsymmetricKey {
+        guard
+            let (exponent1, exponent2) = OpenSSL.rsaCRTExponents(
+                privateExponent: privateExponent, prime1: prime1, prime2: prime2)
+        else {
             throw KeyError(.decode, "the RSA key's primes are not primes")
         }
-        let parts: [DERIntegerSource] = [.plain([0]), .plain(Array(modulus)), .plain(Array(publicExponent)), .secret(privateExponent),
-                                         .secret(prime1), .secret(prime2), .secret(exponent1), .secret(exponent2), .secret(coefficient)]
+        let parts: [DERIntegerSource] = [
+            .plain([0]), .plain(Array(modulus)), .plain(Array(publicExponent)), .secret(privateExponent),
+            .secret(prime1), .secret(prime2), .secret(exponent1), .secret(exponent2), .secret(coefficient),
+        ]
         let contentLength = parts.reduce(0) { $0 + $1.encodedLength }
         let header = [DER.sequence] + DER.lengthOctets(contentLength)
         let der = SecureBytes(count: header.count + contentLength, lifetime: .transient) { buffer in
@@ -47,7 +54,9 @@ extension AsymmetricKey {
             }
             for part in parts { part.write(into: buffer, at: &offset) }
         }
-        guard let handle = OpenSSL.importRSAPrivate(der) else { throw KeyError(.decode, "the numbers are not a consistent RSA private key") }
+        guard let handle = OpenSSL.importRSAPrivate(der) else {
+            throw KeyError(.decode, "the numbers are not a consistent RSA private key")
+        }
         return try AsymmetricKey(handle: handle, type: .rsa, isPrivate: true)
     }
 
@@ -65,11 +74,17 @@ extension AsymmetricKey {
 
     /// An Ed25519 private key from OpenSSH's 64 bytes — the 32-byte seed, then the public key — checked: the
     /// seed's public key must be both the one that follows it and `publicKey`.
-    package static func ed25519PrivateKey(seedAndPublicKey secret: SecureBytes, publicKey: Data) throws(KeyError) -> AsymmetricKey {
-        guard secret.count == 64, publicKey.count == 32 else { throw KeyError(.decode, "an Ed25519 key is a 32-byte seed and a 32-byte public key") }
+    package static func ed25519PrivateKey(seedAndPublicKey secret: SecureBytes, publicKey: Data) throws(KeyError)
+        -> AsymmetricKey
+    {
+        guard secret.count == 64, publicKey.count == 32 else {
+            throw KeyError(.decode, "an Ed25519 key is a 32-byte seed and a 32-byte public key")
+        }
         let seed = secret.withUnsafeBytes { raw in SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw[0..<32])) }
         let trailing = secret.withUnsafeBytes { raw in Data(raw[32..<64]) }
-        guard let handle = OpenSSL.importEd25519Private(seed) else { throw KeyError(.decode, "the Ed25519 seed is not a key") }
+        guard let handle = OpenSSL.importEd25519Private(seed) else {
+            throw KeyError(.decode, "the Ed25519 seed is not a key")
+        }
         let key = try AsymmetricKey(handle: handle, type: .ed25519, isPrivate: true)
         guard key.publicKeyData == publicKey, key.publicKeyData == trailing else {
             throw KeyError(.decode, "the Ed25519 private key is not its public key's")
@@ -82,7 +97,9 @@ extension AsymmetricKey {
         guard type == .ed25519, let seed = OpenSSL.ed25519Seed(handle) else { return nil }
         return SecureBytes(count: 64, lifetime: .transient) { buffer in
             seed.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[0..<32]).copyMemory(from: $0) }
-            publicKeyData.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[32..<64]).copyMemory(from: $0) }
+            publicKeyData.withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[32..<64]).copyMemory(from: $0)
+            }
         }
     }
 }

@@ -15,8 +15,10 @@ public struct KeyOperationParameters: Sendable, Hashable {
     public var additionalAuthenticatedData: Data?
 
     /// Creates a set of options (none by default).
-    public init(requestedSize: Int? = nil, sharedInfo: Data? = nil, symmetricKeySizeInBits: Int? = nil,
-                additionalAuthenticatedData: Data? = nil) {
+    public init(
+        requestedSize: Int? = nil, sharedInfo: Data? = nil, symmetricKeySizeInBits: Int? = nil,
+        additionalAuthenticatedData: Data? = nil
+    ) {
         self.requestedSize = requestedSize
         self.sharedInfo = sharedInfo
         self.symmetricKeySizeInBits = symmetricKeySizeInBits
@@ -32,7 +34,9 @@ extension AsymmetricKey {
     }
 
     /// Whether a key of `type`, private or public, can do `operation` with `algorithm`.
-    public static func supports(_ operation: KeyOperation, _ algorithm: KeyAlgorithm, type: KeyType, isPrivate: Bool) -> Bool {
+    public static func supports(_ operation: KeyOperation, _ algorithm: KeyAlgorithm, type: KeyType, isPrivate: Bool)
+        -> Bool
+    {
         guard let spec = algorithm.spec, spec.keyType == type else { return false }
         switch (operation, spec.operation) {
         case (.sign, .sign), (.decrypt, .encrypt), (.keyExchange, .keyExchange): return isPrivate
@@ -52,13 +56,19 @@ extension AsymmetricKey {
     public func sign(_ algorithm: KeyAlgorithm, _ data: Data) throws(KeyError) -> Data {
         let spec = try require(.sign, algorithm)
         if case .rsaRawSignature = spec {
-            guard let signature = OpenSSL.sign(handle, input: try rawBlock(data), digest: nil, hashed: true, padding: RSAPadding.none) else {
+            guard
+                let signature = OpenSSL.sign(
+                    handle, input: try rawBlock(data), digest: nil, hashed: true, padding: RSAPadding.none)
+            else {
                 throw KeyError(.param, "\(algorithm.rawValue): the input is not below the modulus")
             }
             return signature
         }
         let plan = try signingPlan(spec, input: data)
-        guard var signature = OpenSSL.sign(handle, input: data, digest: plan.digest, hashed: plan.hashed, padding: plan.padding) else {
+        guard
+            var signature = OpenSSL.sign(
+                handle, input: data, digest: plan.digest, hashed: plan.hashed, padding: plan.padding)
+        else {
             throw KeyError(.param, "\(algorithm.rawValue): OpenSSL could not sign")
         }
         if case .ecdsa(_, _, true) = spec {
@@ -76,7 +86,8 @@ extension AsymmetricKey {
         if case .rsaRawSignature = spec {
             // As SecKeyAdaptors.m: the public operation on the signature, its leading zero bytes skipped, must
             // be the input exactly.
-            guard let opened = OpenSSL.rsaEncrypt(publicKey.handle, try rawBlock(signature), padding: RSAPadding.none) else {
+            guard let opened = OpenSSL.rsaEncrypt(publicKey.handle, try rawBlock(signature), padding: RSAPadding.none)
+            else {
                 throw KeyError(.param, "\(algorithm.rawValue): the signature is not below the modulus")
             }
             guard Data(opened.drop { $0 == 0 }) == data else {
@@ -89,7 +100,9 @@ extension AsymmetricKey {
         if case .ecdsa(_, _, true) = spec {
             der = signature.count == 2 * ((sizeInBits + 7) / 8) ? OpenSSL.ecdsaDER(fromRaw: signature) : nil
         }
-        guard let der, OpenSSL.verify(handle, input: data, signature: der, digest: plan.digest, hashed: plan.hashed, padding: plan.padding)
+        guard let der,
+            OpenSSL.verify(
+                handle, input: data, signature: der, digest: plan.digest, hashed: plan.hashed, padding: plan.padding)
         else { throw KeyError(.verifyFailed, "\(algorithm.rawValue): the signature does not verify") }
     }
 
@@ -121,34 +134,47 @@ extension AsymmetricKey {
     }
 
     /// `SecKeyCreateEncryptedData`, with the public key (or the public half of a private one).
-    public func encrypt(_ algorithm: KeyAlgorithm, _ plaintext: Data, parameters: KeyOperationParameters = KeyOperationParameters())
+    public func encrypt(
+        _ algorithm: KeyAlgorithm, _ plaintext: Data, parameters: KeyOperationParameters = KeyOperationParameters()
+    )
         throws(KeyError) -> Data
     {
         let spec = try require(.encrypt, algorithm)
         let recipient = publicKey
         switch spec {
         case .rsaRawEncryption:
-            guard let ciphertext = OpenSSL.rsaEncrypt(recipient.handle, try rawBlock(plaintext), padding: RSAPadding.none) else {
+            guard
+                let ciphertext = OpenSSL.rsaEncrypt(recipient.handle, try rawBlock(plaintext), padding: RSAPadding.none)
+            else {
                 throw KeyError(.param, "\(algorithm.rawValue): the plaintext is not below the modulus")
             }
             return ciphertext
         case .rsaPKCS1Encryption, .rsaOAEP:
-            let padding: RSAPadding = if case .rsaOAEP(let digest) = spec { .oaep(digest: digest.rawValue) } else { .pkcs1 }
+            let padding: RSAPadding =
+                if case .rsaOAEP(let digest) = spec { .oaep(digest: digest.rawValue) } else { .pkcs1 }
             guard let ciphertext = OpenSSL.rsaEncrypt(recipient.handle, plaintext, padding: padding) else {
                 throw KeyError(.param, "\(algorithm.rawValue): the plaintext is too long for this key")
             }
             return ciphertext
         case .rsaOAEPAESGCM(let digest):
             let sessionKey = SecureBytes(randomCount: sizeInBits >= 4096 ? 32 : 16, lifetime: .transient)
-            guard let wrapped = sessionKey.withUnsafeBytes({ OpenSSL.rsaEncrypt(recipient.handle, Data($0), padding: .oaep(digest: digest.rawValue)) }),
-                let sealed = OpenSSL.aesGCMSeal(key: sessionKey, iv: Self.zeroIV, aad: recipient.publicKeyData, plaintext: plaintext)
+            guard
+                let wrapped = sessionKey.withUnsafeBytes({
+                    OpenSSL.rsaEncrypt(recipient.handle, Data($0), padding: .oaep(digest: digest.rawValue))
+                }),
+                let sealed = OpenSSL.aesGCMSeal(
+                    key: sessionKey, iv: Self.zeroIV, aad: recipient.publicKeyData, plaintext: plaintext)
             else { throw KeyError(.param, "RSA-WRAP: failed to encrypt") }
             return wrapped + sealed.ciphertext + sealed.tag
         case .ecies(_, let digest, let variableIV):
             let ephemeral = try AsymmetricKey.generate(.ellipticCurve, bits: sizeInBits)
-            let material = try eciesKey(digest: digest, variableIV: variableIV, ephemeralPublic: ephemeral.publicKeyData,
-                                        privateKey: ephemeral, peer: recipient, parameters: parameters)
-            guard let sealed = OpenSSL.aesGCMSeal(key: material.key, iv: material.iv, aad: parameters.additionalAuthenticatedData, plaintext: plaintext)
+            let material = try eciesKey(
+                digest: digest, variableIV: variableIV, ephemeralPublic: ephemeral.publicKeyData,
+                privateKey: ephemeral, peer: recipient, parameters: parameters)
+            guard
+                let sealed = OpenSSL.aesGCMSeal(
+                    key: material.key, iv: material.iv, aad: parameters.additionalAuthenticatedData,
+                    plaintext: plaintext)
             else { throw KeyError(.param, "ECIES: Failed to aes-gcm encrypt data") }
             return ephemeral.publicKeyData + sealed.ciphertext + sealed.tag
         default:
@@ -158,7 +184,9 @@ extension AsymmetricKey {
 
     /// `SecKeyCreateDecryptedData`, with the private key. A ciphertext that does not authenticate or unpad
     /// is `errSecParam`, as on Apple's platforms.
-    public func decrypt(_ algorithm: KeyAlgorithm, _ ciphertext: Data, parameters: KeyOperationParameters = KeyOperationParameters())
+    public func decrypt(
+        _ algorithm: KeyAlgorithm, _ ciphertext: Data, parameters: KeyOperationParameters = KeyOperationParameters()
+    )
         throws(KeyError) -> Data
     {
         let spec = try require(.decrypt, algorithm)
@@ -169,36 +197,49 @@ extension AsymmetricKey {
             }
             return plaintext.withUnsafeBytes { Data($0) }
         case .rsaPKCS1Encryption, .rsaOAEP:
-            let padding: RSAPadding = if case .rsaOAEP(let digest) = spec { .oaep(digest: digest.rawValue) } else { .pkcs1 }
-            guard ciphertext.count == blockSize, let plaintext = OpenSSL.rsaDecrypt(handle, ciphertext, padding: padding) else {
+            let padding: RSAPadding =
+                if case .rsaOAEP(let digest) = spec { .oaep(digest: digest.rawValue) } else { .pkcs1 }
+            guard ciphertext.count == blockSize,
+                let plaintext = OpenSSL.rsaDecrypt(handle, ciphertext, padding: padding)
+            else {
                 throw KeyError(.param, "\(algorithm.rawValue): the ciphertext does not decrypt with this key")
             }
             return plaintext.withUnsafeBytes { Data($0) }
         case .rsaOAEPAESGCM(let digest):
             guard ciphertext.count >= blockSize + 16 else { throw KeyError(.param, "RSA-WRAP too short input data") }
-            guard let sessionKey = OpenSSL.rsaDecrypt(handle, Data(ciphertext.prefix(blockSize)), padding: .oaep(digest: digest.rawValue)),
+            guard
+                let sessionKey = OpenSSL.rsaDecrypt(
+                    handle, Data(ciphertext.prefix(blockSize)), padding: .oaep(digest: digest.rawValue)),
                 sessionKey.count == (sizeInBits >= 4096 ? 32 : 16)
             else { throw KeyError(.param, "RSA-WRAP bad ciphertext, unexpected session key size") }
             let body = ciphertext.dropFirst(blockSize)
-            guard let plaintext = OpenSSL.aesGCMOpen(key: sessionKey, iv: Self.zeroIV, aad: publicKeyData,
-                                                     ciphertext: Data(body.dropLast(16)), tag: Data(body.suffix(16)))
+            guard
+                let plaintext = OpenSSL.aesGCMOpen(
+                    key: sessionKey, iv: Self.zeroIV, aad: publicKeyData,
+                    ciphertext: Data(body.dropLast(16)), tag: Data(body.suffix(16)))
             else { throw KeyError(.param, "RSA-WRAP: Failed to aes-gcm decrypt data") }
             return plaintext
         case .ecies(_, let digest, let variableIV):
             let pointLength = publicKeyData.count
-            guard ciphertext.count >= pointLength + 16 else { throw KeyError(.param, "too small input packet for ECIES decrypt") }
+            guard ciphertext.count >= pointLength + 16 else {
+                throw KeyError(.param, "too small input packet for ECIES decrypt")
+            }
             let ephemeralData = Data(ciphertext.prefix(pointLength))
             let ephemeral: AsymmetricKey
             do {
-                ephemeral = try AsymmetricKey(externalRepresentation: ephemeralData, type: .ellipticCurve, isPrivate: false)
+                ephemeral = try AsymmetricKey(
+                    externalRepresentation: ephemeralData, type: .ellipticCurve, isPrivate: false)
             } catch {
                 throw KeyError(.param, "ECIES: the ephemeral key is not a point of this curve")
             }
-            let material = try eciesKey(digest: digest, variableIV: variableIV, ephemeralPublic: ephemeralData,
-                                        privateKey: self, peer: ephemeral, parameters: parameters)
+            let material = try eciesKey(
+                digest: digest, variableIV: variableIV, ephemeralPublic: ephemeralData,
+                privateKey: self, peer: ephemeral, parameters: parameters)
             let body = ciphertext.dropFirst(pointLength)
-            guard let plaintext = OpenSSL.aesGCMOpen(key: material.key, iv: material.iv, aad: parameters.additionalAuthenticatedData,
-                                                     ciphertext: Data(body.dropLast(16)), tag: Data(body.suffix(16)))
+            guard
+                let plaintext = OpenSSL.aesGCMOpen(
+                    key: material.key, iv: material.iv, aad: parameters.additionalAuthenticatedData,
+                    ciphertext: Data(body.dropLast(16)), tag: Data(body.suffix(16)))
             else { throw KeyError(.param, "ECIES: Failed to aes-gcm decrypt data") }
             return plaintext
         default:
@@ -208,10 +249,15 @@ extension AsymmetricKey {
 
     /// `SecKeyCopyKeyExchangeResult`: ECDH of this private key with `peer`'s public key — the shared X
     /// coordinate, or (X9.63 variants) `requestedSize` bytes of X9.63 KDF output with the shared info.
-    public func keyExchange(_ algorithm: KeyAlgorithm, with peer: AsymmetricKey, parameters: KeyOperationParameters = KeyOperationParameters())
+    public func keyExchange(
+        _ algorithm: KeyAlgorithm, with peer: AsymmetricKey,
+        parameters: KeyOperationParameters = KeyOperationParameters()
+    )
         throws(KeyError) -> Data
     {
-        guard case .ecdh(_, let digest) = try require(.keyExchange, algorithm) else { throw KeyError(.param, "not a key exchange") }
+        guard case .ecdh(_, let digest) = try require(.keyExchange, algorithm) else {
+            throw KeyError(.param, "not a key exchange")
+        }
         guard peer.type == .ellipticCurve, peer.sizeInBits == sizeInBits else {
             throw KeyError(.param, "the peer's key is not on this key's curve")
         }
@@ -240,7 +286,8 @@ extension AsymmetricKey {
     /// beyond (or the requested size); the variable-IV variants take 16 more bytes as the IV, the others a
     /// zero IV.
     private func eciesKey(
-        digest: KeyAlgorithm.Digest, variableIV: Bool, ephemeralPublic: Data, privateKey: AsymmetricKey, peer: AsymmetricKey,
+        digest: KeyAlgorithm.Digest, variableIV: Bool, ephemeralPublic: Data, privateKey: AsymmetricKey,
+        peer: AsymmetricKey,
         parameters: KeyOperationParameters
     ) throws(KeyError) -> (key: SecureBytes, iv: [UInt8]) {
         var keyLength = sizeInBits > 256 ? 32 : 16
@@ -250,18 +297,27 @@ extension AsymmetricKey {
             }
             keyLength = bits / 8
         }
-        guard let shared = OpenSSL.derive(privateKey.handle, peer: peer.handle) else { throw KeyError(.param, "ECIES: ECDH failed") }
-        let derived = try Self.x963KDF(digest, secret: shared, sharedInfo: ephemeralPublic + (parameters.sharedInfo ?? Data()),
-                                       count: keyLength + (variableIV ? 16 : 0))
+        guard let shared = OpenSSL.derive(privateKey.handle, peer: peer.handle) else {
+            throw KeyError(.param, "ECIES: ECDH failed")
+        }
+        let derived = try Self.x963KDF(
+            digest, secret: shared, sharedInfo: ephemeralPublic + (parameters.sharedInfo ?? Data()),
+            count: keyLength + (variableIV ? 16 : 0))
         return derived.withUnsafeBytes { raw in
-            (SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw.prefix(keyLength))),
-             variableIV ? Array(raw.suffix(16)) : Self.zeroIV)
+            (
+                SecureBytes(copying: UnsafeRawBufferPointer(rebasing: raw.prefix(keyLength))),
+                variableIV ? Array(raw.suffix(16)) : Self.zeroIV
+            )
         }
     }
 
     /// ANSI X9.63 KDF: Hash(Z ‖ counter ‖ sharedInfo) for counter = 1, 2, … (32-bit big-endian), truncated.
-    static func x963KDF(_ digest: KeyAlgorithm.Digest, secret: SecureBytes, sharedInfo: Data, count: Int) throws(KeyError) -> SecureBytes {
-        guard count > 0, count <= digest.length * 1024 else { throw KeyError(.param, "ECDHKeyExchange wrong input (requested size \(count))") }
+    static func x963KDF(_ digest: KeyAlgorithm.Digest, secret: SecureBytes, sharedInfo: Data, count: Int)
+        throws(KeyError) -> SecureBytes
+    {
+        guard count > 0, count <= digest.length * 1024 else {
+            throw KeyError(.param, "ECDHKeyExchange wrong input (requested size \(count))")
+        }
         var failed = false
         let output = SecureBytes(count: count, lifetime: .transient) { buffer in
             var filled = 0
@@ -278,7 +334,9 @@ extension AsymmetricKey {
                     return
                 }
                 let take = min(block.count, count - filled)
-                block.prefix(take).withUnsafeBytes { buffer.baseAddress!.advanced(by: filled).copyMemory(from: $0.baseAddress!, byteCount: take) }
+                block.prefix(take).withUnsafeBytes {
+                    buffer.baseAddress!.advanced(by: filled).copyMemory(from: $0.baseAddress!, byteCount: take)
+                }
                 filled += take
                 counter += 1
             }

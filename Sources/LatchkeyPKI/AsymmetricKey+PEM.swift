@@ -4,7 +4,9 @@ import LatchkeyCrypto
 extension AsymmetricKey {
     /// The public key as PEM ("-----BEGIN PUBLIC KEY-----", a SubjectPublicKeyInfo), as `openssl` writes it.
     public func publicKeyPEM() throws(KeyError) -> String {
-        guard let pem = OpenSSL.publicKeyPEM(handle) else { throw KeyError(.param, "the public key cannot be written as PEM") }
+        guard let pem = OpenSSL.publicKeyPEM(handle) else {
+            throw KeyError(.param, "the public key cannot be written as PEM")
+        }
         return pem.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -12,7 +14,9 @@ extension AsymmetricKey {
     /// PBKDF2), in a zeroizing buffer. `errSecParam` for a public key or an empty passphrase.
     public func encryptedPrivateKeyPEM(passphrase: String) throws(KeyError) -> SecureKeyBytes {
         guard isPrivate else { throw KeyError(.param, "a public key has no private half to export") }
-        guard !passphrase.isEmpty else { throw KeyError(.param, "a private key is exported encrypted: give a passphrase") }
+        guard !passphrase.isEmpty else {
+            throw KeyError(.param, "a private key is exported encrypted: give a passphrase")
+        }
         guard let pem = OpenSSL.encryptedPrivateKeyPEM(handle, passphrase: passphrase) else {
             throw KeyError(.param, "the private key cannot be written as PEM")
         }
@@ -39,7 +43,9 @@ extension AsymmetricKey {
                 throw KeyError(.param, excess)
             }
             guard let (handle, isPrivate) = OpenSSL.readKeyPEM(Data(block.utf8), passphrase: passphrase) else {
-                if label == "ENCRYPTED PRIVATE KEY" { throw KeyError(.authFailed, "the passphrase does not open the encrypted private key") }
+                if label == "ENCRYPTED PRIVATE KEY" {
+                    throw KeyError(.authFailed, "the passphrase does not open the encrypted private key")
+                }
                 throw KeyError(.decode, "a PEM block (\(label)) is not a key")
             }
             let rsa = OpenSSL.isRSA(handle)

@@ -69,7 +69,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
     /// A new random private key: EC of 256, 384 or 521 bits, or RSA of `minimumRSABits` (1024 unless said
     /// otherwise; Apple's `SecKeyCreateRandomKey` makes them from 512) to 8192 bits, a multiple of 8, or
     /// Ed25519 (256 bits).
-    public static func generate(_ type: KeyType, bits: Int, minimumRSABits: Int = rsaSizes.lowerBound) throws(KeyError) -> AsymmetricKey {
+    public static func generate(_ type: KeyType, bits: Int, minimumRSABits: Int = rsaSizes.lowerBound) throws(KeyError)
+        -> AsymmetricKey
+    {
         let handle: PKeyHandle?
         switch type {
         case .ellipticCurve:
@@ -79,7 +81,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
             handle = OpenSSL.generateEC(group: group)
         case .rsa:
             guard (minimumRSABits...rsaSizes.upperBound).contains(bits), bits % 8 == 0 else {
-                throw KeyError(.param, "an RSA key is \(minimumRSABits) to \(rsaSizes.upperBound) bits, a multiple of 8, not \(bits)")
+                throw KeyError(
+                    .param,
+                    "an RSA key is \(minimumRSABits) to \(rsaSizes.upperBound) bits, a multiple of 8, not \(bits)")
             }
             handle = OpenSSL.generateRSA(bits: bits)
         case .ed25519:
@@ -105,7 +109,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
         try self.init(externalRepresentation: data, type: type, isPrivate: true, checked: false)
     }
 
-    private convenience init(externalRepresentation data: Data, type: KeyType, isPrivate: Bool, checked: Bool) throws(KeyError) {
+    private convenience init(externalRepresentation data: Data, type: KeyType, isPrivate: Bool, checked: Bool)
+        throws(KeyError)
+    {
         let handle: PKeyHandle?
         switch type {
         case .ellipticCurve:
@@ -114,18 +120,29 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
             guard data.first == 0x04, let bits = sizes[coordinate], let group = Self.curves[bits],
                 data.count == 1 + coordinate * (isPrivate ? 3 : 2)
             else {
-                throw KeyError(.decode, "EC \(isPrivate ? "private" : "public") key data must be \(isPrivate ? "04‖X‖Y‖K" : "04‖X‖Y") for P-256, P-384 or P-521 (\(data.count) bytes given)")
+                throw KeyError(
+                    .decode,
+                    "EC \(isPrivate ? "private" : "public") key data must be \(isPrivate ? "04‖X‖Y‖K" : "04‖X‖Y") for P-256, P-384 or P-521 (\(data.count) bytes given)"
+                )
             }
             let point = data.prefix(1 + 2 * coordinate)
             let scalar = isPrivate ? Self.secureCopy(data.suffix(coordinate), transient: !checked) : nil
             handle = OpenSSL.importEC(group: group, point: Data(point), scalar: scalar, checked: checked)
         case .rsa:
-            handle = isPrivate ? OpenSSL.importRSAPrivate(Self.secureCopy(data, transient: !checked), checked: checked) : OpenSSL.importRSAPublic(data)
+            handle =
+                isPrivate
+                ? OpenSSL.importRSAPrivate(Self.secureCopy(data, transient: !checked), checked: checked)
+                : OpenSSL.importRSAPublic(data)
         case .ed25519:
             guard data.count == 32 else {
-                throw KeyError(.decode, "Ed25519 \(isPrivate ? "private" : "public") key data must be 32 bytes (\(data.count) bytes given)")
+                throw KeyError(
+                    .decode,
+                    "Ed25519 \(isPrivate ? "private" : "public") key data must be 32 bytes (\(data.count) bytes given)")
             }
-            handle = isPrivate ? OpenSSL.importEd25519Private(Self.secureCopy(data, transient: !checked)) : OpenSSL.importEd25519Public(data)
+            handle =
+                isPrivate
+                ? OpenSSL.importEd25519Private(Self.secureCopy(data, transient: !checked))
+                : OpenSSL.importEd25519Public(data)
         }
         guard let handle, (type == .rsa) == OpenSSL.isRSA(handle), (type == .ed25519) == OpenSSL.isEd25519(handle),
             OpenSSL.hasPrivate(handle) == isPrivate
@@ -149,10 +166,14 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
         guard isPrivate else { return SecureKeyBytes(SecureBytes(copying: [UInt8](publicKeyData))) }
         switch type {
         case .rsa:
-            guard let der = OpenSSL.rsaDER(handle, privateKey: true) else { throw KeyError(.param, "the private key cannot be encoded") }
+            guard let der = OpenSSL.rsaDER(handle, privateKey: true) else {
+                throw KeyError(.param, "the private key cannot be encoded")
+            }
             return SecureKeyBytes(der)
         case .ed25519:
-            guard let seed = OpenSSL.ed25519Seed(handle) else { throw KeyError(.param, "the private key cannot be encoded") }
+            guard let seed = OpenSSL.ed25519Seed(handle) else {
+                throw KeyError(.param, "the private key cannot be encoded")
+            }
             return SecureKeyBytes(seed)
         case .ellipticCurve:
             let coordinate = (publicKeyData.count - 1) / 2
@@ -161,7 +182,9 @@ public final class AsymmetricKey: Sendable, Hashable, CustomStringConvertible {
             }
             let whole = SecureBytes(count: publicKeyData.count + coordinate) { buffer in
                 _ = publicKeyData.copyBytes(to: buffer.bindMemory(to: UInt8.self))
-                scalar.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[publicKeyData.count...]).copyMemory(from: $0) }
+                scalar.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[publicKeyData.count...]).copyMemory(from: $0)
+                }
             }
             return SecureKeyBytes(whole)
         }

@@ -83,7 +83,8 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             normalizedIssuer = Data(try DistinguishedName.normalized(bytes, contents: tbs.issuer.contents))
             normalizedSubject = Data(try DistinguishedName.normalized(bytes, contents: tbs.subject.contents))
             commonNames = DistinguishedName.values(subjectNames, type: NameAttribute.commonName)
-            emailAddresses = fields.emailNames + DistinguishedName.values(subjectNames, type: NameAttribute.emailAddress)
+            emailAddresses =
+                fields.emailNames + DistinguishedName.values(subjectNames, type: NameAttribute.emailAddress)
             subjectValues = subjectNames.joined().compactMap(\.text)
             subjectSummary = DistinguishedName.summary(subjectNames) ?? emailAddresses.first ?? fields.dnsNames.first
         } catch {
@@ -115,7 +116,8 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// P-521) or RSA; nil for other kinds.
     public var publicKey: AsymmetricKey? {
         let type: KeyType = publicKeyBits.first == 0x04 ? .ellipticCurve : .rsa
-        return try? AsymmetricKey(externalRepresentation: publicKeyBits, type: type, isPrivate: false)  // Other kinds: nil, as Apple.
+        // Other kinds: nil, as Apple.
+        return try? AsymmetricKey(externalRepresentation: publicKeyBits, type: type, isPrivate: false)
     }
 
     /// SHA-1 of the DER bytes (the fingerprint `security find-certificate -Z` prints and
@@ -139,7 +141,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         "Certificate(\(subjectSummary.map { "\"\($0)\"" } ?? "no subject summary"), \(derRepresentation.count) bytes)"
     }
 
-    public static func == (lhs: Certificate, rhs: Certificate) -> Bool { lhs.derRepresentation == rhs.derRepresentation }
+    public static func == (lhs: Certificate, rhs: Certificate) -> Bool {
+        lhs.derRepresentation == rhs.derRepresentation
+    }
     public func hash(into hasher: inout Hasher) { hasher.combine(derRepresentation) }
 
     /// The serial number, issuer and subject elements of the TBSCertificate, read in Swift so that their

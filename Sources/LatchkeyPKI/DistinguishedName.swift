@@ -46,8 +46,9 @@ enum DistinguishedName {
             var inner = DERReader(bytes, range: rdn.contents)
             while !inner.isAtEnd {
                 let (_, type, value) = try attribute(bytes, &inner)
-                attributes.append(NameAttribute(
-                    type: Array(bytes[type.contents]), valueTag: value.tag, value: Array(bytes[value.contents])))
+                attributes.append(
+                    NameAttribute(
+                        type: Array(bytes[type.contents]), valueTag: value.tag, value: Array(bytes[value.contents])))
             }
             names.append(attributes)
         }
@@ -97,7 +98,8 @@ enum DistinguishedName {
                         DER.sequence, Array(bytes[type.whole]) + DER.element(DER.printableString, folded))
                 }
             }
-            output += lengthChanged
+            output +=
+                lengthChanged
                 ? DER.element(DER.set, rdnContents) : Array(bytes[rdn.start..<rdn.contentStart]) + rdnContents
         }
         return output

@@ -16,17 +16,21 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
     /// made of, so a lookup costs a hash instead of splitting the string.
     static let known: [String: Spec] = {
         let digests = ["SHA1", "SHA224", "SHA256", "SHA384", "SHA512"]
-        var candidates = [ed25519, "algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
-                          "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC",
-                          "algid:sign:RSA:raw", "algid:encrypt:RSA:raw"]
+        var candidates = [
+            ed25519, "algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
+            "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC",
+            "algid:sign:RSA:raw", "algid:encrypt:RSA:raw",
+        ]
         for digest in digests {
             let length = Digest(rawValue: digest)?.length ?? 0
-            candidates += ["algid:sign:ECDSA:digest-X962:\(digest)", "algid:sign:ECDSA:message-X962:\(digest)",
-                           "algid:sign:RSA:digest-PKCS1v15:\(digest)", "algid:sign:RSA:message-PKCS1v15:\(digest)",
-                           "algid:sign:RSA:digest-PSS:\(digest):\(digest):\(length)",
-                           "algid:sign:RSA:message-PSS:\(digest):\(digest):\(length)",
-                           "algid:encrypt:RSA:OAEP:\(digest)", "algid:encrypt:RSA:OAEP:\(digest):AESGCM",
-                           "algid:keyexchange:ECDH:KDFX963:\(digest)", "algid:keyexchange:ECDHC:KDFX963:\(digest)"]
+            candidates += [
+                "algid:sign:ECDSA:digest-X962:\(digest)", "algid:sign:ECDSA:message-X962:\(digest)",
+                "algid:sign:RSA:digest-PKCS1v15:\(digest)", "algid:sign:RSA:message-PKCS1v15:\(digest)",
+                "algid:sign:RSA:digest-PSS:\(digest):\(digest):\(length)",
+                "algid:sign:RSA:message-PSS:\(digest):\(digest):\(length)",
+                "algid:encrypt:RSA:OAEP:\(digest)", "algid:encrypt:RSA:OAEP:\(digest):AESGCM",
+                "algid:keyexchange:ECDH:KDFX963:\(digest)", "algid:keyexchange:ECDHC:KDFX963:\(digest)",
+            ]
             for exchange in ["ECDH", "ECDHC"] {
                 for mode in ["AESGCM", "AESGCM-KDFIV"] {
                     candidates.append("algid:encrypt:ECIES:\(exchange):KDFX963:\(digest):\(mode)")
@@ -46,7 +50,11 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
 
     /// The digest an algorithm names.
     enum Digest: String, Sendable {
-        case sha1 = "SHA1", sha224 = "SHA224", sha256 = "SHA256", sha384 = "SHA384", sha512 = "SHA512"
+        case sha1 = "SHA1"
+        case sha224 = "SHA224"
+        case sha256 = "SHA256"
+        case sha384 = "SHA384"
+        case sha512 = "SHA512"
 
         var length: Int {
             switch self {
@@ -121,8 +129,10 @@ public struct KeyAlgorithm: RawRepresentable, Hashable, Sendable {
             switch parts[3] {
             case "raw" where parts.count == 4: return .rsaRawSignature
             case "digest-PKCS1v15" where parts.count == 4: return .rsaPKCS1Signature(message: false, digest: nil)
-            case "digest-PKCS1v15" where parts.count == 5: return hash.map { .rsaPKCS1Signature(message: false, digest: $0) }
-            case "message-PKCS1v15" where parts.count == 5: return hash.map { .rsaPKCS1Signature(message: true, digest: $0) }
+            case "digest-PKCS1v15" where parts.count == 5:
+                return hash.map { .rsaPKCS1Signature(message: false, digest: $0) }
+            case "message-PKCS1v15" where parts.count == 5:
+                return hash.map { .rsaPKCS1Signature(message: true, digest: $0) }
             case "digest-PSS" where parts.count == 7 && parts[4] == parts[5] && Int(parts[6]) == hash?.length:
                 return hash.map { .rsaPSS(message: false, digest: $0) }
             case "message-PSS" where parts.count == 7 && parts[4] == parts[5] && Int(parts[6]) == hash?.length:

@@ -4,7 +4,10 @@ package import Foundation
 /// signatures (SHA-1 for `ssh-rsa`, SHA-256 and SHA-512 for `rsa-sha2-*`, SHA-256/384/512 for ECDSA) and
 /// SSHSIG's message hashes.
 package enum MessageDigest: String, Sendable, CaseIterable {
-    case sha1 = "SHA1", sha256 = "SHA256", sha384 = "SHA384", sha512 = "SHA512"
+    case sha1 = "SHA1"
+    case sha256 = "SHA256"
+    case sha384 = "SHA384"
+    case sha512 = "SHA512"
 
     /// The digest's length in bytes.
     package var length: Int {

@@ -39,7 +39,8 @@ public struct PKCS12Contents: Sendable {
         guard let leaf = certificates.first else { throw KeyError(.decode, "the PKCS #12 file holds no certificate") }
         if let handle = contents.key {
             let type: KeyType = OpenSSL.isRSA(handle) ? .rsa : .ellipticCurve
-            guard OpenSSL.isRSA(handle) || (OpenSSL.isEC(handle) && AsymmetricKey.curves[OpenSSL.bits(handle)] != nil) else {
+            guard OpenSSL.isRSA(handle) || (OpenSSL.isEC(handle) && AsymmetricKey.curves[OpenSSL.bits(handle)] != nil)
+            else {
                 throw KeyError(.decode, "the PKCS #12 file's key is neither RSA nor on P-256, P-384 or P-521")
             }
             let key = try AsymmetricKey(handle: handle, type: type, isPrivate: true)
@@ -62,8 +63,10 @@ extension Identity {
     /// `passphrase` as OpenSSL 3 does by default (AES-256-CBC with PBKDF2, an HMAC-SHA-256 MAC), under the
     /// friendly name `label`.
     public func pkcs12(chain: [Certificate] = [], passphrase: String, label: String? = nil) throws(KeyError) -> Data {
-        guard let data = OpenSSL.makePKCS12(key: privateKey.handle, certificate: certificate.derRepresentation,
-                                            chain: chain.map(\.derRepresentation), passphrase: passphrase, name: label)
+        guard
+            let data = OpenSSL.makePKCS12(
+                key: privateKey.handle, certificate: certificate.derRepresentation,
+                chain: chain.map(\.derRepresentation), passphrase: passphrase, name: label)
         else { throw KeyError(.param, "OpenSSL could not make the PKCS #12 file") }
         return data
     }

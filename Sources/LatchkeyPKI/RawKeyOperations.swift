@@ -6,14 +6,16 @@ package import LatchkeyCrypto
 package enum RawKeyOperations {
     /// `EVP_DigestSign` with SHA-256: ECDSA, or RSA PKCS #1 v1.5 for an RSA key.
     package static func signSHA256(_ key: AsymmetricKey, _ message: Data) -> Data? {
-        OpenSSL.sign(key.handle, input: message, digest: "SHA256", hashed: false,
-                     padding: key.type == .rsa ? .pkcs1 : nil)
+        OpenSSL.sign(
+            key.handle, input: message, digest: "SHA256", hashed: false,
+            padding: key.type == .rsa ? .pkcs1 : nil)
     }
 
     /// `EVP_DigestVerify` with SHA-256.
     package static func verifySHA256(_ key: AsymmetricKey, _ message: Data, signature: Data) -> Bool {
-        OpenSSL.verify(key.handle, input: message, signature: signature, digest: "SHA256", hashed: false,
-                       padding: key.type == .rsa ? .pkcs1 : nil)
+        OpenSSL.verify(
+            key.handle, input: message, signature: signature, digest: "SHA256", hashed: false,
+            padding: key.type == .rsa ? .pkcs1 : nil)
     }
 
     /// A new P-256 key (`EVP_PKEY_generate`), its uncompressed point, and its ECDH shared value with `peer`

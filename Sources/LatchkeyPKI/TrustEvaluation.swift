@@ -60,9 +60,12 @@ public struct TrustEvaluation: Sendable {
             }
         }
         guard let verification = OpenSSL.verify(request) else {
-            return ([], TrustFailure(status: Self.notTrusted, reason: "a certificate could not be loaded for evaluation"))
+            return (
+                [], TrustFailure(status: Self.notTrusted, reason: "a certificate could not be loaded for evaluation")
+            )
         }
-        let chain = verification.chain.compactMap { try? Certificate(derRepresentation: $0) }  // OpenSSL's own encodings of loaded certificates.
+        // OpenSSL's own encodings of loaded certificates.
+        let chain = verification.chain.compactMap { try? Certificate(derRepresentation: $0) }
         guard let error = verification.error else { return (chain, nil) }
         return (chain, TrustFailure(status: OpenSSL.appleStatus(forVerifyError: error.code), reason: error.message))
     }

@@ -15,8 +15,12 @@ package enum Files {
 
     /// Creates `path` (which must not exist; a symbolic link there is not followed) with `mode` set
     /// explicitly, writes `contents`, and syncs it to disk. On failure nothing is left behind.
-    package static func createExclusive(_ path: String, contents: some Collection<UInt8>, mode: UInt32 = 0o600) throws(Errno) {
-        let fd = try retryingInterrupts { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode)) }
+    package static func createExclusive(_ path: String, contents: some Collection<UInt8>, mode: UInt32 = 0o600)
+        throws(Errno)
+    {
+        let fd = try retryingInterrupts {
+            open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+        }
         do throws(Errno) {
             guard fchmod(fd, mode_t(mode)) == 0 else { throw Errno.current }
             try writeAll(fd, Array(contents))
@@ -60,7 +64,9 @@ package enum Files {
         var bytes = [UInt8](repeating: 0, count: min(limit, max(Int(status.size), 4_096)) + 1)
         var total = 0
         while total <= limit {
-            if total == bytes.count { bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count))) }
+            if total == bytes.count {
+                bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count)))
+            }
             let room = bytes.count - total
             let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, room) }
             if count < 0 {
@@ -81,7 +87,9 @@ package enum Files {
         var bytes = [UInt8](repeating: 0, count: count)
         var total = 0
         while total < count {
-            let got = try retryingInterrupts { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, count - total) } }
+            let got = try retryingInterrupts {
+                bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, count - total) }
+            }
             if got == 0 { break }
             total += got
         }
@@ -95,7 +103,9 @@ package enum Files {
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = try retryingInterrupts { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) } }
+            let count = try retryingInterrupts {
+                buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            }
             if count == 0 { return }
             buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
@@ -105,7 +115,9 @@ package enum Files {
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(Errno) {
         var offset = 0
         while offset < bytes.count {
-            let written = try retryingInterrupts { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
+            let written = try retryingInterrupts {
+                bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            }
             offset += written
         }
     }

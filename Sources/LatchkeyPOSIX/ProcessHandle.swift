@@ -43,7 +43,8 @@ package final class ProcessHandle: Sendable {
     /// The pid a pidfd stands for, from its `fdinfo` (`Pid:`): -1 once the process has exited, 0 when it is
     /// not in this process's pid namespace; nil when it cannot be read.
     private static func pid(ofPidfd pidfd: Int32) -> Int32? {
-        guard let bytes = try? Files.read("/proc/self/fdinfo/\(pidfd)", limit: 4_096) else { return nil }  // No fdinfo: no pid.
+        // No fdinfo: no pid.
+        guard let bytes = try? Files.read("/proc/self/fdinfo/\(pidfd)", limit: 4_096) else { return nil }
         for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("Pid:".utf8)) {
             let value = line.dropFirst(4).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
             return Int32(String(decoding: value, as: UTF8.self))
@@ -71,8 +72,10 @@ package final class ProcessHandle: Sendable {
     /// The target of a link in the process's directory (`exe`, `root`, `fd/3`), exactly as the kernel has it.
     package func linkBytes(_ name: String) -> [UInt8]? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = directory >= 0
-            ? readlinkat(directory, name, &buffer, buffer.count - 1) : readlink("/proc/\(pid)/\(name)", &buffer, buffer.count - 1)
+        let count =
+            directory >= 0
+            ? readlinkat(directory, name, &buffer, buffer.count - 1)
+            : readlink("/proc/\(pid)/\(name)", &buffer, buffer.count - 1)
         guard count >= 0 else { return nil }
         return buffer.prefix(count).map { UInt8(bitPattern: $0) }
     }
@@ -88,7 +91,9 @@ package final class ProcessHandle: Sendable {
         defer { closedir(listing) }
         var numbers: [Int32] = []
         while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if let number = Int32(name) { numbers.append(number) }
         }
         return numbers
@@ -108,7 +113,8 @@ package final class ProcessHandle: Sendable {
     /// Opens a file by its path relative to the process's directory (by `/proc/<pid>/…` when the directory
     /// could not be opened); -1 when it cannot be.
     private func openRelative(_ relative: String, _ flags: Int32) -> Int32 {
-        directory >= 0 ? openat(directory, relative, flags | O_CLOEXEC) : open("/proc/\(pid)/\(relative)", flags | O_CLOEXEC)
+        directory >= 0
+            ? openat(directory, relative, flags | O_CLOEXEC) : open("/proc/\(pid)/\(relative)", flags | O_CLOEXEC)
     }
 
     /// One read of at most `limit` bytes of a `/proc` file of the process (they are made whole at each read).
@@ -128,7 +134,9 @@ package final class ProcessHandle: Sendable {
         let fd = openRelative(relative, O_RDONLY | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { Descriptors.close(fd) }
-        guard let status = FileStatus.of(descriptor: fd), status.kind == .regular, status.size <= Int64(limit) else { return nil }
+        guard let status = FileStatus.of(descriptor: fd), status.kind == .regular, status.size <= Int64(limit) else {
+            return nil
+        }
         var bytes = [UInt8](repeating: 0, count: Int(status.size) + 1)
         var total = 0
         while total < bytes.count {
@@ -144,7 +152,9 @@ package final class ProcessHandle: Sendable {
     /// The process's state letter (`stat`, field 3): `R`, `S`, `D`, `T` (stopped), `t` (traced), `Z`…; nil
     /// when it cannot be read.
     package var state: Character? {
-        guard let line = statLine(), let close = line.lastIndex(of: UInt8(ascii: ")")), close + 2 < line.endIndex else { return nil }
+        guard let line = statLine(), let close = line.lastIndex(of: UInt8(ascii: ")")), close + 2 < line.endIndex else {
+            return nil
+        }
         return Character(Unicode.Scalar(line[close + 2]))
     }
 

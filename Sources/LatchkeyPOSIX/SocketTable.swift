@@ -57,7 +57,8 @@ extension ProcessHandle {
         guard let names = descriptorNumbers() else { return nil }
         var sockets: [HeldSocket] = []
         for number in names {
-            guard let target = linkBytes("fd/\(number)"), target.starts(with: Array("socket:[".utf8)), target.last == UInt8(ascii: "]"),
+            guard let target = linkBytes("fd/\(number)"), target.starts(with: Array("socket:[".utf8)),
+                target.last == UInt8(ascii: "]"),
                 let inode = UInt32(String(decoding: target.dropFirst(8).dropLast(), as: UTF8.self))
             else { continue }
             // An fd that closed since the listing has no fdinfo: it is not held any more.

@@ -24,7 +24,9 @@ package enum UnixSocket {
     /// The longest socket path the kernel takes (`sun_path` less its terminating zero).
     package static var maximumPathLength: Int { MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1 }
 
-    private static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) throws(Errno) -> T {
+    private static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) throws(Errno)
+        -> T
+    {
         let bytes = Array(path.utf8)
         guard bytes.count <= maximumPathLength, !bytes.contains(0) else { throw Errno.nameTooLong }
         var address = sockaddr_un()
@@ -124,9 +126,13 @@ package enum UnixSocket {
 
     /// Writes `header` then `body` as one stream of bytes: both in one `sendmsg` when the socket takes them
     /// (so a framed message is sent without first being copied behind its header), what is left by `sendAll`.
-    package static func sendAll(_ fd: Int32, _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer) throws(Errno) {
-        var parts = (iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
-                     iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count))
+    package static func sendAll(_ fd: Int32, _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer)
+        throws(Errno)
+    {
+        var parts = (
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count)
+        )
         let sent = try withUnsafeMutablePointer(to: &parts) { (vectors) throws(Errno) -> Int in
             var message = msghdr()
             message.msg_iov = UnsafeMutableRawPointer(vectors).assumingMemoryBound(to: iovec.self)

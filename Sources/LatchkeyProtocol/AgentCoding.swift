@@ -15,7 +15,10 @@ package enum AgentCoding {
             var reader = ByteReader(buffer)
             do throws(AgentProtocolError) {
                 let value = try body(&reader)
-                guard reader.isAtEnd else { throw AgentProtocolError.malformed("trailing bytes after the \(value is (UInt32, AgentRequest) ? "request" : "response")") }
+                guard reader.isAtEnd else {
+                    throw AgentProtocolError.malformed(
+                        "trailing bytes after the \(value is (UInt32, AgentRequest) ? "request" : "response")")
+                }
                 return .success(value)
             } catch {
                 return .failure(error)
@@ -50,7 +53,9 @@ package enum AgentCoding {
     }
 
     /// One read, with running out of bytes reported as a truncated message.
-    static func read<T>(_ reader: inout ByteReader, _ body: (inout ByteReader) throws -> T) throws(AgentProtocolError) -> T {
+    static func read<T>(_ reader: inout ByteReader, _ body: (inout ByteReader) throws -> T) throws(AgentProtocolError)
+        -> T
+    {
         do {
             return try body(&reader)
         } catch {
@@ -58,8 +63,12 @@ package enum AgentCoding {
         }
     }
 
-    static func text(_ reader: inout ByteReader) throws(AgentProtocolError) -> String { try read(&reader) { try $0.readText() } }
-    static func field(_ reader: inout ByteReader) throws(AgentProtocolError) -> Data { try read(&reader) { try $0.readField() } }
+    static func text(_ reader: inout ByteReader) throws(AgentProtocolError) -> String {
+        try read(&reader) { try $0.readText() }
+    }
+    static func field(_ reader: inout ByteReader) throws(AgentProtocolError) -> Data {
+        try read(&reader) { try $0.readField() }
+    }
 
     /// A passphrase field, straight into the passphrase's locked memory (the message's bytes are the caller's
     /// to wipe, as every message is).
@@ -68,7 +77,9 @@ package enum AgentCoding {
         defer { field.resetBytes(in: 0..<field.count) }
         return field.withUnsafeBytes { Passphrase(copying: $0) }
     }
-    static func byte(_ reader: inout ByteReader) throws(AgentProtocolError) -> UInt8 { try read(&reader) { try $0.readByte() } }
+    static func byte(_ reader: inout ByteReader) throws(AgentProtocolError) -> UInt8 {
+        try read(&reader) { try $0.readByte() }
+    }
     static func count(_ reader: inout ByteReader) throws(AgentProtocolError) -> Int {
         let count = Int(try read(&reader) { try $0.readUInt32() })
         guard count <= reader.remaining else { throw .malformed("a count larger than its message") }
@@ -281,7 +292,9 @@ extension ByteReader {
     }
 
     private mutating func attributes() throws(AgentProtocolError) -> [AttributeKey: AttributeValue] {
-        guard let attributes = AttributeBlob.decode(try AgentCoding.field(&self)) else { throw .malformed("malformed attributes") }
+        guard let attributes = AttributeBlob.decode(try AgentCoding.field(&self)) else {
+            throw .malformed("malformed attributes")
+        }
         return attributes
     }
 
@@ -323,9 +336,10 @@ extension ByteReader {
         default: throw .malformed("unknown authentication UI")
         }
         let prompt = try optionalText("an operation prompt")
-        var query = ItemQuery(itemClass, matching: matching, synchronizable: synchronizable, persistentReference: reference,
-                              limit: limit, returning: returning, authenticationUI: authenticationUI, operationPrompt: prompt,
-                              certificateMatch: try readCertificateMatch())
+        var query = ItemQuery(
+            itemClass, matching: matching, synchronizable: synchronizable, persistentReference: reference,
+            limit: limit, returning: returning, authenticationUI: authenticationUI, operationPrompt: prompt,
+            certificateMatch: try readCertificateMatch())
         query.hostOrSubdomainOf = try optionalText("a host to match")
         return query
     }
@@ -334,7 +348,8 @@ extension ByteReader {
         var match = CertificateMatch()
         for _ in 0..<(try AgentCoding.count(&self)) { match.issuers.append(try AgentCoding.field(&self)) }
         if try flag() {
-            match.validOn = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try AgentCoding.read(&self) { try $0.readUInt64() }))
+            match.validOn = Date(
+                timeIntervalSinceReferenceDate: Double(bitPattern: try AgentCoding.read(&self) { try $0.readUInt64() }))
         }
         match.subjectContains = try optionalText("a subject filter")
         match.emailAddressIfPresent = try optionalText("an e-mail filter")
@@ -369,7 +384,8 @@ extension ByteReader {
         let itemClass = try itemClass()
         let attributes = try attributes()
         let data = try optional()
-        return ItemResult(itemClass: itemClass, attributes: attributes, data: data, persistentReference: try AgentCoding.field(&self))
+        return ItemResult(
+            itemClass: itemClass, attributes: attributes, data: data, persistentReference: try AgentCoding.field(&self))
     }
 
     package mutating func readSettings() throws(AgentProtocolError) -> KeychainSettings {
@@ -382,8 +398,9 @@ extension ByteReader {
         let path = try AgentCoding.text(&self)
         let digest = try AgentCoding.field(&self)
         let identifier = try AgentCoding.text(&self)
-        return ApplicationRegistration(executablePath: path, executableDigest: digest, applicationIdentifier: identifier,
-                                       accessGroups: try readStrings())
+        return ApplicationRegistration(
+            executablePath: path, executableDigest: digest, applicationIdentifier: identifier,
+            accessGroups: try readStrings())
     }
 
     private mutating func identity() throws(AgentProtocolError) -> CallerIdentity {
@@ -411,8 +428,9 @@ extension ByteReader {
         case 4: caller = .unknownUntilFirstUnlock
         default: throw .malformed("unknown caller standing")
         }
-        return KeychainServiceStatus(lockState: lockState, keychainPath: path, agentProcessIdentifier: pid < 0 ? nil : Int32(pid),
-                                     caller: caller)
+        return KeychainServiceStatus(
+            lockState: lockState, keychainPath: path, agentProcessIdentifier: pid < 0 ? nil : Int32(pid),
+            caller: caller)
     }
 
     package mutating func readReply(_ shape: AgentOperation.ReplyShape) throws(AgentProtocolError) -> KeychainReply {
@@ -441,7 +459,9 @@ extension ByteReader {
         case .identities:
             let count = try AgentCoding.count(&self)
             var matches: [IdentityMatch] = []
-            for _ in 0..<count { matches.append(IdentityMatch(certificate: try readItemResult(), key: try readItemResult())) }
+            for _ in 0..<count {
+                matches.append(IdentityMatch(certificate: try readItemResult(), key: try readItemResult()))
+            }
             return .identities(matches)
         }
     }
@@ -473,7 +493,8 @@ extension ByteReader {
         let requested = try size(try AgentCoding.read(&self) { try $0.readInt64() })
         let sharedInfo = try optional()
         let symmetric = try size(try AgentCoding.read(&self) { try $0.readInt64() })
-        return KeyOperationParameters(requestedSize: requested, sharedInfo: sharedInfo, symmetricKeySizeInBits: symmetric,
-                                      additionalAuthenticatedData: try optional())
+        return KeyOperationParameters(
+            requestedSize: requested, sharedInfo: sharedInfo, symmetricKeySizeInBits: symmetric,
+            additionalAuthenticatedData: try optional())
     }
 }

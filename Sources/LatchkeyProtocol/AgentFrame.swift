@@ -65,7 +65,9 @@ package struct AgentGreeting: Sendable, Equatable {
         guard bytes[2] == AgentFrame.version else {
             throw .malformed("the agent speaks protocol version \(bytes[2]); this client speaks \(AgentFrame.version)")
         }
-        guard bytes.count == 4 + challengeLength, bytes[3] == kind else { throw .malformed("not a Latchkey agent greeting") }
+        guard bytes.count == 4 + challengeLength, bytes[3] == kind else {
+            throw .malformed("not a Latchkey agent greeting")
+        }
         return AgentGreeting(challenge: bytes.suffix(challengeLength))
     }
 }

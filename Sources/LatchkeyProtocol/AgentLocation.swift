@@ -1,6 +1,6 @@
 import Foundation
-import LatchkeyPOSIX
 package import LatchkeyEngine
+import LatchkeyPOSIX
 
 /// Where the agent listens, and whether a socket found there may be trusted with a passphrase or a secret.
 ///
@@ -16,7 +16,9 @@ package enum AgentLocation {
     /// The socket path.
     package static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let path = environment[socketVariable], !path.isEmpty { return path }
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/latchkey/agent.sock" }
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return runtime + "/latchkey/agent.sock"
+        }
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/latchkey/agent.sock" }
         let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
         return home + "/.local/state/latchkey/agent.sock"
@@ -28,9 +30,12 @@ package enum AgentLocation {
     /// The SSH agent's socket (what `SSH_AUTH_SOCK` names): `LATCHKEY_SSH_AGENT_SOCKET` when set, else
     /// `ssh-agent.sock` beside the agent's socket (`$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock`), in the same
     /// private directory.
-    package static func sshSocketPath(agentSocket: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func sshSocketPath(
+        agentSocket: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         if let path = environment[sshSocketVariable], !path.isEmpty { return path }
-        return URL(fileURLWithPath: agentSocket).deletingLastPathComponent().appendingPathComponent("ssh-agent.sock").path
+        return URL(fileURLWithPath: agentSocket).deletingLastPathComponent().appendingPathComponent("ssh-agent.sock")
+            .path
     }
 
     /// What a client finds at the socket path.
@@ -49,10 +54,13 @@ package enum AgentLocation {
         let me = CurrentProcess.effectiveUserID
         guard let folder = FileStatus.of(path: directory) else { return .absent }
         func untrusted(_ why: String) -> KeychainError {
-            KeychainError(.writePermission, "the agent socket \(socketPath) is not safe to use: \(why); nothing was sent to it")
+            KeychainError(
+                .writePermission, "the agent socket \(socketPath) is not safe to use: \(why); nothing was sent to it")
         }
         guard folder.kind == .directory else { throw untrusted("\(directory) is not a directory (a symbolic link?)") }
-        guard folder.owner == me else { throw untrusted("its directory \(directory) belongs to another user (uid \(folder.owner))") }
+        guard folder.owner == me else {
+            throw untrusted("its directory \(directory) belongs to another user (uid \(folder.owner))")
+        }
         guard !folder.isAccessibleByOthers else {
             throw untrusted("its directory \(directory) has mode \(folder.octalPermissions), not 0700")
         }
@@ -66,12 +74,14 @@ package enum AgentLocation {
     package static func verifyListener(_ descriptor: Int32, socketPath: String) throws(KeychainError) {
         let me = CurrentProcess.effectiveUserID
         guard let peer = UnixSocket.peerCredentials(descriptor) else {
-            throw KeychainError(.writePermission, "cannot tell who listens on the agent socket \(socketPath); nothing was sent to it")
+            throw KeychainError(
+                .writePermission, "cannot tell who listens on the agent socket \(socketPath); nothing was sent to it")
         }
         guard peer.uid == me else {
             throw KeychainError(
                 .writePermission,
-                "the process listening on \(socketPath) (pid \(peer.pid)) runs as uid \(peer.uid), not as this user; nothing was sent to it")
+                "the process listening on \(socketPath) (pid \(peer.pid)) runs as uid \(peer.uid), not as this user; nothing was sent to it"
+            )
         }
     }
 }

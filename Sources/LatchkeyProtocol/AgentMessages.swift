@@ -5,11 +5,15 @@ internal import LatchkeyPKI
 /// The operations of the agent protocol, with their codes and what each needs and answers: one table, so
 /// the request decoder, the reply decoder and the agent's policy cannot disagree.
 package enum AgentOperation: UInt8, CaseIterable, Sendable {
-    case hello = 1, status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
-        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey, unlockUnattended
+    case hello = 1
+    case status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
+        listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey,
+        unlockUnattended
 
     /// The shape of a successful reply's value.
-    package enum ReplyShape: Sendable { case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities }
+    package enum ReplyShape: Sendable {
+        case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities
+    }
 
     /// The operation's table row: its reply's shape, and whether the agent must know exactly which program
     /// sends it (item operations run as that program; the others need only the user, or the passphrase).
@@ -138,7 +142,9 @@ package enum AgentRequest: Sendable {
             case .lock: request = .lock
             case .add:
                 let item = try reader.readNewItem()
-                request = .add(item, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
+                request = .add(
+                    item, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() }))
+                )
             case .copyMatching: request = .copyMatching(try reader.readItemQuery())
             case .update: request = .update(try reader.readItemQuery(), try reader.readItemChanges())
             case .delete: request = .delete(try reader.readItemQuery())
@@ -147,8 +153,9 @@ package enum AgentRequest: Sendable {
                 let passphrase = try AgentCoding.passphrase(&reader)
                 let path = try AgentCoding.text(&reader)
                 let identifier = try AgentCoding.text(&reader)
-                request = .register(executablePath: path, applicationIdentifier: identifier, accessGroups: try reader.readStrings(),
-                                    passphrase: passphrase)
+                request = .register(
+                    executablePath: path, applicationIdentifier: identifier, accessGroups: try reader.readStrings(),
+                    passphrase: passphrase)
             case .unregister:
                 let passphrase = try AgentCoding.passphrase(&reader)
                 request = .unregister(executablePath: try AgentCoding.text(&reader), passphrase: passphrase)
@@ -159,7 +166,9 @@ package enum AgentRequest: Sendable {
             case .settings: request = .settings
             case .createHeldKey:
                 let held = try reader.readHeldKeyRequest()
-                request = .createHeldKey(held, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
+                request = .createHeldKey(
+                    held, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() }))
+                )
             case .useHeldKey:
                 let reference = try AgentCoding.field(&reader)
                 request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
@@ -247,7 +256,9 @@ package struct AgentResponse: Sendable, Equatable {
         AgentCoding.writeHeader(&writer, id: id, operation: operation)
         switch outcome {
         case .failure(let error):
-            writer.append(UInt32(bitPattern: error.status.rawValue == 0 ? KeychainStatus.internal.rawValue : error.status.rawValue))
+            writer.append(
+                UInt32(
+                    bitPattern: error.status.rawValue == 0 ? KeychainStatus.internal.rawValue : error.status.rawValue))
             writer.appendField(error.detail ?? "")
         case .success(let reply):
             writer.append(UInt32(0))
@@ -260,12 +271,15 @@ package struct AgentResponse: Sendable, Equatable {
     package static func decode(_ message: Data) throws(AgentProtocolError) -> AgentResponse {
         try AgentCoding.reading(message) { (reader) throws(AgentProtocolError) in
             let (id, operation) = try AgentCoding.readHeader(&reader, what: "agent response")
-            let status = KeychainStatus(rawValue: Int32(bitPattern: try AgentCoding.read(&reader) { try $0.readUInt32() }))
+            let status = KeychainStatus(
+                rawValue: Int32(bitPattern: try AgentCoding.read(&reader) { try $0.readUInt32() }))
             guard status == .success else {
                 let detail = try AgentCoding.text(&reader)
-                return AgentResponse(id: id, operation: operation, failure: KeychainError(status, detail.isEmpty ? nil : detail))
+                return AgentResponse(
+                    id: id, operation: operation, failure: KeychainError(status, detail.isEmpty ? nil : detail))
             }
-            return AgentResponse(id: id, operation: operation, outcome: .success(try reader.readReply(operation.row.reply)))
+            return AgentResponse(
+                id: id, operation: operation, outcome: .success(try reader.readReply(operation.row.reply)))
         }
     }
 

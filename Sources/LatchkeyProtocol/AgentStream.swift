@@ -16,7 +16,8 @@ package final class AgentStream: @unchecked Sendable {
 
     deinit {
         for index in pending.indices { pending[index] = 0 }  // Unread bytes may hold a secret.
-        ahead.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }  // So may a broken read's.
+        // So may a broken read's.
+        ahead.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
         Descriptors.close(descriptor)
     }
 
@@ -91,7 +92,9 @@ package final class AgentStream: @unchecked Sendable {
     /// consolidate its free lists every time); zero between reads.
     private var ahead = [UInt8](repeating: 0, count: readAhead)
 
-    private func receiveFrame(limit: Int, budget: ByteBudget?, checkingSender sender: UnixSocket.Credentials?) throws(Failure) -> Data {
+    private func receiveFrame(limit: Int, budget: ByteBudget?, checkingSender sender: UnixSocket.Credentials?)
+        throws(Failure) -> Data
+    {
         if pending.count < 4 {
             if spinNanoseconds > 0 {
                 // Whether anything came or not, the read below blocks as usual; this only avoids the sleep.
@@ -103,14 +106,19 @@ package final class AgentStream: @unchecked Sendable {
                 throw .broken("the peer closed mid-message")
             }
             pending.append(contentsOf: ahead[0..<count])
-            ahead.withUnsafeMutableBytes { _ = UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]).initializeMemory(as: UInt8.self, repeating: 0) }
+            ahead.withUnsafeMutableBytes {
+                _ = UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]).initializeMemory(
+                    as: UInt8.self, repeating: 0)
+            }
         }
-        let length = Int(UInt32(pending[0]) << 24 | UInt32(pending[1]) << 16 | UInt32(pending[2]) << 8 | UInt32(pending[3]))
+        let length = Int(
+            UInt32(pending[0]) << 24 | UInt32(pending[1]) << 16 | UInt32(pending[2]) << 8 | UInt32(pending[3]))
         guard length <= limit else { throw .oversized(length) }
         // A large frame goes into pages mapped for it alone: only the pages its bytes reach become memory, and
         // they go back to the kernel with the frame (the allocator would keep a freed buffer's).
         let mapped = length > Self.mappedFrameBytes
-        let capacity = mapped ? (length + CurrentProcess.pageSize - 1) / CurrentProcess.pageSize * CurrentProcess.pageSize : length
+        let capacity =
+            mapped ? (length + CurrentProcess.pageSize - 1) / CurrentProcess.pageSize * CurrentProcess.pageSize : length
         let region: UnsafeMutableRawBufferPointer
         if mapped {
             guard let pages = Memory.mapPages(capacity) else { throw .oversized(length) }
@@ -121,8 +129,12 @@ package final class AgentStream: @unchecked Sendable {
         var filled = 0
         var reserved = 0
         /// Wipes what arrived and gives the memory and its budget back.
-        let release: @Sendable (UnsafeMutableRawBufferPointer, Int, Int) -> Void = { [budget] region, filled, reserved in
-            if filled > 0 { UnsafeMutableRawBufferPointer(rebasing: region[0..<filled]).initializeMemory(as: UInt8.self, repeating: 0) }
+        let release: @Sendable (UnsafeMutableRawBufferPointer, Int, Int) -> Void = {
+            [budget] region, filled, reserved in
+            if filled > 0 {
+                UnsafeMutableRawBufferPointer(rebasing: region[0..<filled]).initializeMemory(
+                    as: UInt8.self, repeating: 0)
+            }
             if mapped { Memory.unmapPages(region.baseAddress!, size: region.count) } else { region.deallocate() }
             budget?.release(reserved)
         }
@@ -134,7 +146,10 @@ package final class AgentStream: @unchecked Sendable {
                     guard budget.reserve(early) else { throw .oversized(length) }
                     reserved += early
                 }
-                pending.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: region[0..<early]).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[4..<(4 + early)])) }
+                pending.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: region[0..<early]).copyMemory(
+                        from: UnsafeRawBufferPointer(rebasing: $0[4..<(4 + early)]))
+                }
                 filled = early
             }
             let used = 4 + early
@@ -146,7 +161,8 @@ package final class AgentStream: @unchecked Sendable {
                     guard budget.reserve(chunk) else { throw .oversized(length) }
                     reserved += chunk
                 }
-                let count = try receiveOnce(into: UnsafeMutableRawBufferPointer(rebasing: region[filled..<(filled + chunk)]), sender: sender)
+                let count = try receiveOnce(
+                    into: UnsafeMutableRawBufferPointer(rebasing: region[filled..<(filled + chunk)]), sender: sender)
                 guard count > 0 else { throw .broken("the peer closed mid-message") }
                 filled += count
                 if let budget, count < chunk {
@@ -166,7 +182,9 @@ package final class AgentStream: @unchecked Sendable {
         // The frame's pages become the message itself (no copy); they are wiped, unmapped and their budget
         // given back when the caller releases it.
         let held = (region, filled, reserved)
-        return Data(bytesNoCopy: region.baseAddress!, count: length, deallocator: .custom { _, _ in release(held.0, held.1, held.2) })
+        return Data(
+            bytesNoCopy: region.baseAddress!, count: length,
+            deallocator: .custom { _, _ in release(held.0, held.1, held.2) })
     }
 
     /// Frames above this size are read into pages of their own.
@@ -174,8 +192,10 @@ package final class AgentStream: @unchecked Sendable {
 
     /// Reads into `buffer[start...]` until at least `minimum` bytes have arrived (taking whatever else is
     /// there, up to the buffer's end); nil at a clean end of stream before the first byte.
-    private func readSome(into buffer: inout [UInt8], from start: Int, minimum: Int,
-                          sender: UnixSocket.Credentials?) throws(Failure) -> Int? {
+    private func readSome(
+        into buffer: inout [UInt8], from start: Int, minimum: Int,
+        sender: UnixSocket.Credentials?
+    ) throws(Failure) -> Int? {
         var count = 0
         while count < minimum {
             let got = try receiveOnce(into: &buffer, at: start + count, sender: sender)
@@ -189,10 +209,13 @@ package final class AgentStream: @unchecked Sendable {
     }
 
     /// One receive into `buffer[offset...]`, checking the sender when asked; 0 at end of stream.
-    private func receiveOnce(into buffer: inout [UInt8], at offset: Int, sender: UnixSocket.Credentials?) throws(Failure) -> Int {
+    private func receiveOnce(into buffer: inout [UInt8], at offset: Int, sender: UnixSocket.Credentials?)
+        throws(Failure) -> Int
+    {
         let received: Result<Int, Failure> = buffer.withUnsafeMutableBytes { raw in
             do throws(Failure) {
-                return .success(try receiveOnce(into: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), sender: sender))
+                return .success(
+                    try receiveOnce(into: UnsafeMutableRawBufferPointer(rebasing: raw[offset...]), sender: sender))
             } catch {
                 return .failure(error)
             }
@@ -201,8 +224,11 @@ package final class AgentStream: @unchecked Sendable {
     }
 
     /// One receive into `window`, checking the sender when asked; 0 at end of stream.
-    private func receiveOnce(into window: UnsafeMutableRawBufferPointer, sender: UnixSocket.Credentials?) throws(Failure) -> Int {
-        let count: Int, actual: UnixSocket.Credentials?
+    private func receiveOnce(into window: UnsafeMutableRawBufferPointer, sender: UnixSocket.Credentials?)
+        throws(Failure) -> Int
+    {
+        let count: Int
+        let actual: UnixSocket.Credentials?
         do throws(Errno) {
             guard sender != nil else { return try UnixSocket.receive(descriptor, into: window) }
             (count, actual) = try UnixSocket.receive(descriptor, into: window)

@@ -19,7 +19,8 @@ package enum BcryptPBKDF {
         let stride = (length + hashLength - 1) / hashLength
         let amount = (length + stride - 1) / stride
         let sha2pass = passphrase.withUnsafeBytes { raw in
-            var copy = Data(raw), digest = MessageDigest.sha512.hash(copy)
+            var copy = Data(raw)
+            var digest = MessageDigest.sha512.hash(copy)
             defer {
                 copy.resetBytes(in: 0..<copy.count)
                 digest.resetBytes(in: 0..<digest.count)
@@ -31,13 +32,19 @@ package enum BcryptPBKDF {
         return SecureBytes(count: length) { key in
             var count: UInt32 = 1
             var remaining = length
-            var block = [UInt8](repeating: 0, count: hashLength), output = [UInt8](repeating: 0, count: hashLength)
+            var block = [UInt8](repeating: 0, count: hashLength)
+            var output = [UInt8](repeating: 0, count: hashLength)
             defer {
-                for index in 0..<hashLength { block[index] = 0; output[index] = 0 }
+                for index in 0..<hashLength {
+                    block[index] = 0
+                    output[index] = 0
+                }
             }
             while remaining > 0 {
                 var counted = salt
-                counted.append(contentsOf: [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)])
+                counted.append(contentsOf: [
+                    UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF),
+                ])
                 var sha2salt = [UInt8](MessageDigest.sha512.hash(counted))
                 sha2pass.withUnsafeBytes { pass in state.hash(pass: pass, salt: sha2salt, into: &block) }
                 output = block
@@ -123,7 +130,8 @@ private final class Eksblowfish {
         var position = 0
         for index in 0..<18 { words[index] ^= Self.word(key, &position) }
         var dataPosition = 0
-        var left: UInt32 = 0, right: UInt32 = 0
+        var left: UInt32 = 0
+        var right: UInt32 = 0
         var index = 0
         while index < 18 + 1_024 {
             if let data {
@@ -140,11 +148,13 @@ private final class Eksblowfish {
     /// One Blowfish block encryption (16 rounds).
     @inline(__always)
     func encipher(_ left: inout UInt32, _ right: inout UInt32) {
-        let p = words, s = self.s
+        let p = words
+        let s = self.s
         @inline(__always) func f(_ x: UInt32) -> UInt32 {
             ((s[Int(x >> 24)] &+ s[256 + Int(x >> 16 & 0xFF)]) ^ s[512 + Int(x >> 8 & 0xFF)]) &+ s[768 + Int(x & 0xFF)]
         }
-        var l = left ^ p[0], r = right
+        var l = left ^ p[0]
+        var r = right
         var round = 1
         while round <= 16 {
             r ^= f(l) ^ p[round]

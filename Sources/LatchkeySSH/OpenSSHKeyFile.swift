@@ -54,10 +54,13 @@ package struct OpenSSHKeyFile: Sendable {
     /// Reads a file's envelope; `Failure` when it is not an OpenSSH key file or is malformed.
     package init(_ text: String) throws(Failure) {
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let begin = lines.firstIndex(of: Self.beginLine), let end = lines.firstIndex(of: Self.endLine), begin < end else {
+        guard let begin = lines.firstIndex(of: Self.beginLine), let end = lines.firstIndex(of: Self.endLine),
+            begin < end
+        else {
             throw .notAKeyFile
         }
-        guard let decoded = Data(base64Encoded: lines[(begin + 1)..<end].joined()), decoded.starts(with: Self.magic) else {
+        guard let decoded = Data(base64Encoded: lines[(begin + 1)..<end].joined()), decoded.starts(with: Self.magic)
+        else {
             throw .malformed("its base64 is not an openssh-key-v1 key")
         }
         var reader = SSHReader(decoded.dropFirst(Self.magic.count))
@@ -65,15 +68,21 @@ package struct OpenSSHKeyFile: Sendable {
             cipherName = try reader.text("the cipher")
             let kdf = try reader.text("the key derivation")
             var options = try reader.nested("the key derivation's options")
-            guard try reader.uint32("the number of keys") == 1 else { throw Failure.unsupported("a key file of several keys") }
+            guard try reader.uint32("the number of keys") == 1 else {
+                throw Failure.unsupported("a key file of several keys")
+            }
             publicKey = try SSHPublicKey(blob: try reader.string("the public key"))
             encrypted = try reader.string("the private section")
-            guard let cipher = Self.ciphers[cipherName] else { throw Failure.unsupported("the cipher \(cipherName.prefix(64))") }
+            guard let cipher = Self.ciphers[cipherName] else {
+                throw Failure.unsupported("the cipher \(cipherName.prefix(64))")
+            }
             tag = try reader.string(cipher.tag) ?? Data()
             try reader.expectEnd("the key")
             switch kdf {
             case "none":
-                guard cipherName == "none" else { throw Failure.malformed("an encrypted section without a key derivation") }
+                guard cipherName == "none" else {
+                    throw Failure.malformed("an encrypted section without a key derivation")
+                }
                 salt = Data()
                 rounds = 0
             case "bcrypt":
@@ -81,7 +90,9 @@ package struct OpenSSHKeyFile: Sendable {
                 rounds = Int(try options.uint32("the rounds"))
                 try options.expectEnd("the bcrypt options")
                 guard rounds >= 1, rounds <= BcryptPBKDF.maximumRounds, !salt.isEmpty, salt.count <= 1_024 else {
-                    throw Failure.unsupported("bcrypt with \(rounds) rounds and a \(salt.count)-byte salt (at most \(BcryptPBKDF.maximumRounds) rounds)")
+                    throw Failure.unsupported(
+                        "bcrypt with \(rounds) rounds and a \(salt.count)-byte salt (at most \(BcryptPBKDF.maximumRounds) rounds)"
+                    )
                 }
             default:
                 throw Failure.unsupported("the key derivation \(kdf.prefix(64))")
@@ -105,24 +116,34 @@ package struct OpenSSHKeyFile: Sendable {
             section = encrypted.withUnsafeBytes { SecureBytes(copying: $0) }
         } else {
             guard let passphrase, passphrase.count > 0 else { throw .passphraseNeeded }
-            guard let derived = BcryptPBKDF.derive(passphrase: passphrase, salt: salt, rounds: rounds, length: cipher.key + cipher.iv) else {
+            guard
+                let derived = BcryptPBKDF.derive(
+                    passphrase: passphrase, salt: salt, rounds: rounds, length: cipher.key + cipher.iv)
+            else {
                 throw .malformed("bcrypt_pbkdf refuses its parameters")
             }
-            let key = derived.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<cipher.key])) }
+            let key = derived.withUnsafeBytes {
+                SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<cipher.key]))
+            }
             let iv = derived.withUnsafeBytes { Data($0[cipher.key..<(cipher.key + cipher.iv)]) }
             let opened: SecureBytes? =
                 switch cipher.mode {
                 case .gcm: KeyFileCipher.aesGCMOpen(key: key, iv: iv, ciphertext: encrypted, tag: tag)
-                default: KeyFileCipher.aesDecrypt(counterMode: cipher.mode == .ctr, key: key, iv: iv, ciphertext: encrypted)
+                default:
+                    KeyFileCipher.aesDecrypt(counterMode: cipher.mode == .ctr, key: key, iv: iv, ciphertext: encrypted)
                 }
-            guard let opened else { throw cipher.mode == .gcm ? .wrongPassphrase : .malformed("the private section cannot be decrypted") }
+            guard let opened else {
+                throw cipher.mode == .gcm ? .wrongPassphrase : .malformed("the private section cannot be decrypted")
+            }
             section = opened
         }
         var plain = section.withUnsafeBytes { Data($0) }
         defer { plain.resetBytes(in: 0..<plain.count) }
         var reader = SSHReader(plain)
         do throws(SSHWireError) {
-            guard try reader.uint32("a check word") == (try reader.uint32("a check word")) else { throw SSHWireError("wrong") }
+            guard try reader.uint32("a check word") == (try reader.uint32("a check word")) else {
+                throw SSHWireError("wrong")
+            }
         } catch {
             throw .wrongPassphrase  // The check words differ: the passphrase decrypted nothing.
         }
@@ -134,7 +155,9 @@ package struct OpenSSHKeyFile: Sendable {
                 guard try reader.byte("padding") == expected else { throw SSHWireError("its padding is not 1, 2, 3…") }
                 expected &+= 1
             }
-            guard key.publicKey.blob == publicKey.blob else { throw SSHWireError("the private key is not the envelope's public key's") }
+            guard key.publicKey.blob == publicKey.blob else {
+                throw SSHWireError("the private key is not the envelope's public key's")
+            }
             return (key, comment)
         } catch {
             throw .malformed(error.reason)

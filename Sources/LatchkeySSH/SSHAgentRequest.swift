@@ -146,7 +146,8 @@ package enum SSHAgentRequest: Sendable {
                 var list = try reader.nested("the destination constraints")
                 while !list.isAtEnd {
                     guard constraints.destinations.count < SSHAgentLimits.maximumDestinationConstraints else {
-                        throw SSHWireError("more than \(SSHAgentLimits.maximumDestinationConstraints) destination constraints")
+                        throw SSHWireError(
+                            "more than \(SSHAgentLimits.maximumDestinationConstraints) destination constraints")
                     }
                     constraints.destinations.append(try SSHDestinationConstraint.read(&list))
                 }

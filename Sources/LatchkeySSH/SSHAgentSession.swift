@@ -16,7 +16,9 @@ package struct SSHDestination: Sendable, Hashable {
     package let through: [String]
 
     /// `user@host` when a constraint names the host, else `user to the host with key SHA256:…`.
-    package var userAtHost: String { hostName.map { user + "@" + $0 } ?? user + " to the host with key " + hostKeyFingerprint }
+    package var userAtHost: String {
+        hostName.map { user + "@" + $0 } ?? user + " to the host with key " + hostKeyFingerprint
+    }
 }
 
 /// A use of a key a client asks for, for the agent to allow or refuse (`SSHAgentSession.Hooks.authorize`).
@@ -38,7 +40,8 @@ package struct SSHKeyUse: Sendable {
         switch signed {
         case .userAuthentication:
             guard let destination else { return "login to an unbound session" }
-            return "login " + destination.user + " " + destination.hostKeyFingerprint + " via " + destination.through.joined(separator: ",")
+            return "login " + destination.user + " " + destination.hostKeyFingerprint + " via "
+                + destination.through.joined(separator: ",")
         case .sshsig(let namespace): return "sshsig " + namespace
         case .other: return "other"
         }
@@ -63,8 +66,10 @@ package final class SSHAgentSession {
         /// Logs a line (no key material, no data signed).
         package let log: @Sendable (String) -> Void
 
-        package init(store: SSHKeyStore, lock: SSHAgentLock, mayUse: @escaping @Sendable (SSHKeySettings) -> Bool,
-                     authorize: @escaping SSHKeyAuthorization, log: @escaping @Sendable (String) -> Void) {
+        package init(
+            store: SSHKeyStore, lock: SSHAgentLock, mayUse: @escaping @Sendable (SSHKeySettings) -> Bool,
+            authorize: @escaping SSHKeyAuthorization, log: @escaping @Sendable (String) -> Void
+        ) {
             self.store = store
             self.lock = lock
             self.mayUse = mayUse
@@ -101,7 +106,9 @@ package final class SSHAgentSession {
             case .requestIdentities: return SSHAgentReply.identities([])
             case .unlock(let passphrase):
                 let unlocked = hooks.lock.unlock(passphrase)
-                hooks.log("\(peer): \(unlocked ? "unlocked the SSH agent" : "gave a wrong passphrase to unlock the SSH agent")")
+                hooks.log(
+                    "\(peer): \(unlocked ? "unlocked the SSH agent" : "gave a wrong passphrase to unlock the SSH agent")"
+                )
                 return unlocked ? SSHAgentReply.success : SSHAgentReply.failure
             case .sessionBind(let binding): return bind(binding)
             default: return SSHAgentReply.failure
@@ -161,7 +168,9 @@ package final class SSHAgentSession {
         let now = Date()
         do {
             return try hooks.store.identities().compactMap { identity in
-                guard let settings = identity.settings, !settings.hasExpired(at: now), hooks.mayUse(settings) else { return nil }
+                guard let settings = identity.settings, !settings.hasExpired(at: now), hooks.mayUse(settings) else {
+                    return nil
+                }
                 return (identity, settings)
             }
         } catch KeychainError.interactionNotAllowed {
@@ -177,7 +186,8 @@ package final class SSHAgentSession {
         } catch KeychainError.interactionNotAllowed {
             return nil
         }
-        guard let identity, let settings = identity.settings, !settings.hasExpired(at: Date()), hooks.mayUse(settings) else { return nil }
+        guard let identity, let settings = identity.settings, !settings.hasExpired(at: Date()), hooks.mayUse(settings)
+        else { return nil }
         return (identity, settings)
     }
 
@@ -188,10 +198,14 @@ package final class SSHAgentSession {
         }
         let signed = SSHSignedData.parse(data, key: identity.publicKey)
         var destination: SSHDestination?
-        if case .userAuthentication(let authentication) = signed { destination = describe(user: authentication.user, settings: settings) }
+        if case .userAuthentication(let authentication) = signed {
+            destination = describe(user: authentication.user, settings: settings)
+        }
         if !settings.destinations.isEmpty {
             guard case .userAuthentication(let authentication) = signed, let last = bindings.last else {
-                hooks.log("\(peer): refused a destination-constrained key for \(bindings.isEmpty ? "a connection not bound to a session" : "a signature that is not a login")")
+                hooks.log(
+                    "\(peer): refused a destination-constrained key for \(bindings.isEmpty ? "a connection not bound to a session" : "a signature that is not a login")"
+                )
                 return SSHAgentReply.failure
             }
             guard isPermitted(settings.destinations, user: authentication.user) else {
@@ -207,7 +221,9 @@ package final class SSHAgentSession {
                 return SSHAgentReply.failure
             }
             if let hostKey = authentication.hostKey, !hostKey.isSameKey(as: last.hostKey) {
-                hooks.log("\(peer): refused a destination-constrained key: the login names another host key than the session's")
+                hooks.log(
+                    "\(peer): refused a destination-constrained key: the login names another host key than the session's"
+                )
                 return SSHAgentReply.failure
             }
         }
@@ -224,15 +240,19 @@ package final class SSHAgentSession {
         let through = bindings.dropLast().map { binding in
             (name(binding.hostKey).map { $0 + " " } ?? "") + binding.hostKey.key.fingerprint
         }
-        return SSHDestination(user: user, hostName: name(last.hostKey), hostKeyFingerprint: last.hostKey.key.fingerprint, through: through)
+        return SSHDestination(
+            user: user, hostName: name(last.hostKey), hostKeyFingerprint: last.hostKey.key.fingerprint, through: through
+        )
     }
 
     private func add(_ request: SSHKeyToAdd) throws(KeychainError) -> Data {
-        var settings = SSHKeySettings(confirm: request.constraints.confirm,
-                                      expires: request.constraints.lifetimeSeconds.map { Date().addingTimeInterval(Double($0)) },
-                                      destinations: request.constraints.destinations)
+        var settings = SSHKeySettings(
+            confirm: request.constraints.confirm,
+            expires: request.constraints.lifetimeSeconds.map { Date().addingTimeInterval(Double($0)) },
+            destinations: request.constraints.destinations)
         if let existing = try hooks.store.identity(blob: request.privateKey.publicKey.blob) {
-            guard let current = existing.settings, hooks.mayUse(current), isPermitted(current.destinations, user: nil) else {
+            guard let current = existing.settings, hooks.mayUse(current), isPermitted(current.destinations, user: nil)
+            else {
                 hooks.log("\(peer): may not replace an SSH key it may not use")
                 return SSHAgentReply.failure
             }
@@ -241,9 +261,11 @@ package final class SSHAgentSession {
             settings.approvalScope = current.approvalScope
         }
         try hooks.store.add(request.privateKey, comment: request.comment, settings: settings)
-        hooks.log("\(peer): stored the SSH key \(request.privateKey.publicKey.fingerprint) in the keychain"
-                  + (settings.confirm ? ", confirmed at each use" : "") + (settings.expires != nil ? ", for \(request.constraints.lifetimeSeconds ?? 0) s" : "")
-                  + (settings.destinations.isEmpty ? "" : ", for \(settings.destinations.count) destination(s)"))
+        hooks.log(
+            "\(peer): stored the SSH key \(request.privateKey.publicKey.fingerprint) in the keychain"
+                + (settings.confirm ? ", confirmed at each use" : "")
+                + (settings.expires != nil ? ", for \(request.constraints.lifetimeSeconds ?? 0) s" : "")
+                + (settings.destinations.isEmpty ? "" : ", for \(settings.destinations.count) destination(s)"))
         return SSHAgentReply.success
     }
 
@@ -273,7 +295,9 @@ package final class SSHAgentSession {
             return SSHAgentReply.extensionFailure
         }
         bindings.append(binding)
-        hooks.log("\(peer): bound to a session with host key \(binding.hostKey.key.fingerprint)\(binding.isForwarding ? " (forwarding)" : "")")
+        hooks.log(
+            "\(peer): bound to a session with host key \(binding.hostKey.key.fingerprint)\(binding.isForwarding ? " (forwarding)" : "")"
+        )
         return SSHAgentReply.success
     }
 
@@ -293,11 +317,16 @@ package final class SSHAgentSession {
             } else if !binding.isForwarding {
                 return false  // Forwarded onward through a hop bound for a login.
             }
-            guard destinations.permittedHop(from: from, to: binding.hostKey, user: testUser) != nil else { return false }
+            guard destinations.permittedHop(from: from, to: binding.hostKey, user: testUser) != nil else {
+                return false
+            }
             from = binding.hostKey
         }
         // Listed on a forwarded connection: only a key that may go on from the last host is shown.
-        if last.isForwarding && user == nil && destinations.permittedHop(from: last.hostKey, to: nil, user: nil) == nil { return false }
+        if last.isForwarding && user == nil && destinations.permittedHop(from: last.hostKey, to: nil, user: nil) == nil
+        {
+            return false
+        }
         return true
     }
 }

@@ -43,7 +43,9 @@ package struct SSHCertificate: Sendable, Hashable {
     package init(blob: Data) throws(SSHWireError) {
         var reader = SSHReader(blob)
         let name = try reader.text("the certificate's type")
-        guard let plain = Self.plainNames[name] else { throw SSHWireError("certificates of type \(name.prefix(64)) are not supported") }
+        guard let plain = Self.plainNames[name] else {
+            throw SSHWireError("certificates of type \(name.prefix(64)) are not supported")
+        }
         _ = try reader.string("the nonce")
         var keyBlob = SSHWriter()
         keyBlob.string(plain)
@@ -70,7 +72,9 @@ package struct SSHCertificate: Sendable, Hashable {
         _ = try reader.string("the extensions")
         _ = try reader.string("the reserved field")
         let authorityBlob = try reader.string("the signature key")
-        guard !Self.isCertificate(authorityBlob) else { throw SSHWireError("a certificate signed by a certificate is not supported") }
+        guard !Self.isCertificate(authorityBlob) else {
+            throw SSHWireError("a certificate signed by a certificate is not supported")
+        }
         authority = try SSHPublicKey(blob: authorityBlob)
         let signed = Data(blob.prefix(blob.count - reader.remaining))
         let signature = try reader.string("the signature")
@@ -84,7 +88,9 @@ package struct SSHCertificate: Sendable, Hashable {
     /// host name against each principal): of the host type, within its validity, without critical options.
     package func isValidHostCertificate(for host: String, now: Date = Date()) -> Bool {
         let seconds = UInt64(max(0, now.timeIntervalSince1970))
-        guard type == Self.hostType, seconds >= validAfter, seconds < validBefore, !hasCriticalOptions else { return false }
+        guard type == Self.hostType, seconds >= validAfter, seconds < validBefore, !hasCriticalOptions else {
+            return false
+        }
         return principals.isEmpty || principals.contains { SSHPattern.matches($0, pattern: host) }
     }
 }
@@ -124,8 +130,10 @@ package enum SSHPattern {
 
     private static func matches(_ text: [Unicode.Scalar], _ pattern: [Unicode.Scalar]) -> Bool {
         // Iterative wildcard matching with one backtracking point (the last `*`).
-        var t = 0, p = 0
-        var star: Int?, resume = 0
+        var t = 0
+        var p = 0
+        var star: Int?
+        var resume = 0
         while t < text.count {
             if p < pattern.count && (pattern[p] == "?" || pattern[p] == text[t]) {
                 t += 1

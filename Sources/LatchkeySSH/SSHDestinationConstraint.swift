@@ -34,13 +34,19 @@ package struct SSHDestinationConstraint: Codable, Hashable, Sendable {
         static func read(_ reader: inout SSHReader) throws(SSHWireError) -> Hop {
             let user = try reader.text("the constraint's user")
             let hostname = try reader.text("the constraint's host name")
-            guard try reader.string("a reserved field").isEmpty else { throw SSHWireError("the constraint has extensions, which are not supported") }
-            guard user.utf8.count <= SSHAgentLimits.maximumUserPatternBytes else { throw SSHWireError("the user pattern is too long") }
+            guard try reader.string("a reserved field").isEmpty else {
+                throw SSHWireError("the constraint has extensions, which are not supported")
+            }
+            guard user.utf8.count <= SSHAgentLimits.maximumUserPatternBytes else {
+                throw SSHWireError("the user pattern is too long")
+            }
             var keys: [KeySpec] = []
             while !reader.isAtEnd {
                 let blob = try reader.string("a constraint's key")
                 let isCA = try reader.boolean("whether the key is an authority")
-                guard !SSHCertificate.isCertificate(blob) else { throw SSHWireError("a constraint's key is a certificate") }
+                guard !SSHCertificate.isCertificate(blob) else {
+                    throw SSHWireError("a constraint's key is a certificate")
+                }
                 _ = try SSHPublicKey(blob: blob)  // A kind this agent can compare.
                 keys.append(KeySpec(blob: blob, isCA: isCA))
             }
@@ -72,14 +78,18 @@ package struct SSHDestinationConstraint: Codable, Hashable, Sendable {
         var outer = try reader.nested("a destination constraint")
         var fromBytes = try outer.nested("the constraint's origin")
         var toBytes = try outer.nested("the constraint's destination")
-        guard try outer.string("a reserved field").isEmpty else { throw SSHWireError("the constraint has extensions, which are not supported") }
+        guard try outer.string("a reserved field").isEmpty else {
+            throw SSHWireError("the constraint has extensions, which are not supported")
+        }
         try outer.expectEnd("the destination constraint")
         let from = try Hop.read(&fromBytes)
         let to = try Hop.read(&toBytes)
         guard (from.hostname == nil) == from.keys.isEmpty, from.user == nil else {
             throw SSHWireError("the constraint's origin is inconsistent")
         }
-        guard to.hostname != nil, !to.keys.isEmpty else { throw SSHWireError("the constraint's destination is incomplete") }
+        guard to.hostname != nil, !to.keys.isEmpty else {
+            throw SSHWireError("the constraint's destination is incomplete")
+        }
         return SSHDestinationConstraint(from: from, to: to)
     }
 
@@ -107,7 +117,9 @@ extension [SSHDestinationConstraint] {
     /// OpenSSH's `permitted_by_dest_constraints`: the host name of the first constraint that allows the hop,
     /// or nil when none does.
     func permittedHop(from: SSHHostKey?, to: SSHHostKey?, user: String?) -> String?? {
-        for constraint in self where constraint.permits(from: from, to: to, user: user) { return .some(constraint.to.hostname) }
+        for constraint in self where constraint.permits(from: from, to: to, user: user) {
+            return .some(constraint.to.hostname)
+        }
         return nil
     }
 }

@@ -38,8 +38,10 @@ package struct SSHKeySettings: Codable, Hashable, Sendable {
     /// How long an approval lasts unless the key says otherwise.
     package static let defaultApprovalSeconds = 60
 
-    package init(confirm: Bool = false, approvalSeconds: Int = SSHKeySettings.defaultApprovalSeconds, expires: Date? = nil,
-                 destinations: [SSHDestinationConstraint] = [], programs: Programs = .any) {
+    package init(
+        confirm: Bool = false, approvalSeconds: Int = SSHKeySettings.defaultApprovalSeconds, expires: Date? = nil,
+        destinations: [SSHDestinationConstraint] = [], programs: Programs = .any
+    ) {
         self.confirm = confirm
         self.approvalSeconds = approvalSeconds
         self.expires = expires
@@ -55,7 +57,8 @@ package struct SSHKeySettings: Codable, Hashable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         encoder.dateEncodingStrategy = .secondsSince1970
-        guard let data = try? encoder.encode(self) else { preconditionFailure("SSHKeySettings always encodes") }  // Plain values only.
+        // Plain values only.
+        guard let data = try? encoder.encode(self) else { preconditionFailure("SSHKeySettings always encodes") }
         return data
     }
 

@@ -25,7 +25,8 @@ package struct SSHKeyStore: Sendable {
     /// The service of the keys' settings items.
     package static let settingsService = "com.latchkey.ssh.settings"
     /// Who the SSH agent acts as.
-    package static let caller = CallerIdentity(applicationIdentifier: "com.latchkey.ssh-agent", accessGroups: [accessGroup])
+    package static let caller = CallerIdentity(
+        applicationIdentifier: "com.latchkey.ssh-agent", accessGroups: [accessGroup])
 
     /// One key, with what the agent needs to list it and decide on its use.
     package struct Identity: Sendable {
@@ -43,7 +44,9 @@ package struct SSHKeyStore: Sendable {
 
         /// The same key with other settings.
         package func with(_ settings: SSHKeySettings) -> Identity {
-            Identity(publicKey: publicKey, comment: comment, reference: reference, settings: settings, tokenID: tokenID, created: created)
+            Identity(
+                publicKey: publicKey, comment: comment, reference: reference, settings: settings, tokenID: tokenID,
+                created: created)
         }
     }
 
@@ -56,7 +59,9 @@ package struct SSHKeyStore: Sendable {
     /// The store of the keychain `database` as `caller` (the agent's SSH caller by default).
     package init(database: KeychainDatabase, caller: CallerIdentity = SSHKeyStore.caller) {
         service = LocalKeychainService(database: database, caller: caller)
-        addHeldKey = { (key, attributes) throws(KeychainError) in _ = try database.addHeldKey(key, attributes: attributes, caller: caller, returning: []) }
+        addHeldKey = { (key, attributes) throws(KeychainError) in
+            _ = try database.addHeldKey(key, attributes: attributes, caller: caller, returning: [])
+        }
     }
 
     /// The store through a service (the agent's, for the command line); `add` is then refused.
@@ -72,15 +77,18 @@ package struct SSHKeyStore: Sendable {
         let keys: [ItemResult]
         do {
             keys = try service.copyMatching(
-                ItemQuery(.key, matching: groupFilter.merging([.keyClass: .number(1)]) { $1 }, synchronizable: .any, limit: .all,
-                          returning: [.attributes, .data, .persistentReference], authenticationUI: .fail))
+                ItemQuery(
+                    .key, matching: groupFilter.merging([.keyClass: .number(1)]) { $1 }, synchronizable: .any,
+                    limit: .all,
+                    returning: [.attributes, .data, .persistentReference], authenticationUI: .fail))
         } catch KeychainError.itemNotFound {
             return []
         }
         let settings = try allSettings()
         var identities: [Identity] = []
         for item in keys {
-            guard let identity = identity(item, settings: settings) else { continue }  // Not an SSH key (another kind in the group).
+            // Not an SSH key (another kind in the group).
+            guard let identity = identity(item, settings: settings) else { continue }
             identities.append(identity)
         }
         return identities.sorted { ($0.created ?? .distantPast) < ($1.created ?? .distantPast) }
@@ -90,9 +98,13 @@ package struct SSHKeyStore: Sendable {
     /// key, the item's index) with its attributes only: a signature reads the key's data once, to use it.
     package func identity(blob: Data) throws(KeychainError) -> Identity? {
         guard let key = try? SSHPublicKey(blob: blob) else { return nil }  // A kind of key no item can be.
-        let query = ItemQuery(.key, matching: groupFilter.merging([.keyClass: .number(1), .applicationLabel: .data(key.applicationLabel),
-                                                                   .type: Self.typeValue(key.keyType)]) { $1 },
-                              synchronizable: .any, limit: .one, returning: [.attributes, .persistentReference], authenticationUI: .fail)
+        let query = ItemQuery(
+            .key,
+            matching: groupFilter.merging([
+                .keyClass: .number(1), .applicationLabel: .data(key.applicationLabel),
+                .type: Self.typeValue(key.keyType),
+            ]) { $1 },
+            synchronizable: .any, limit: .one, returning: [.attributes, .persistentReference], authenticationUI: .fail)
         let found: ItemResult
         do {
             guard let first = try service.copyMatching(query).first else { return nil }
@@ -101,30 +113,38 @@ package struct SSHKeyStore: Sendable {
             return nil
         }
         var known: [String: SSHKeySettings?] = [:]
-        if let stored = try settings(forLabel: key.applicationLabel) { known[Self.account(key.applicationLabel)] = stored }
+        if let stored = try settings(forLabel: key.applicationLabel) {
+            known[Self.account(key.applicationLabel)] = stored
+        }
         return identity(found, publicKey: key, settings: known)
     }
 
     /// The `kSecAttrKeyType` value of a type's items (Apple's numbers; Ed25519's text).
-    static func typeValue(_ type: KeyType) -> AttributeValue { Int64(type.rawValue).map(AttributeValue.number) ?? .string(type.rawValue) }
+    static func typeValue(_ type: KeyType) -> AttributeValue {
+        Int64(type.rawValue).map(AttributeValue.number) ?? .string(type.rawValue)
+    }
 
     /// An item as an identity: nil when it is no SSH key (not held, or of a size SSH has no name for).
     private func identity(_ item: ItemResult, settings: [String: SSHKeySettings?]) -> Identity? {
         guard let data = item.data, let type = Self.keyType(item.attributes[.type]),
-            let key = try? AsymmetricKey(externalRepresentation: data, type: type, isPrivate: false),  // Not a key of SSH's kinds.
+            // Not a key of SSH's kinds.
+            let key = try? AsymmetricKey(externalRepresentation: data, type: type, isPrivate: false),
             type != .ellipticCurve || SSHPublicKey.curves[key.sizeInBits] != nil
         else { return nil }
         return identity(item, publicKey: SSHPublicKey(key), settings: settings)
     }
 
     /// An item whose public key is `publicKey` as an identity.
-    private func identity(_ item: ItemResult, publicKey: SSHPublicKey, settings: [String: SSHKeySettings?]) -> Identity {
+    private func identity(_ item: ItemResult, publicKey: SSHPublicKey, settings: [String: SSHKeySettings?]) -> Identity
+    {
         let account = Self.account(publicKey.applicationLabel)
         // No settings stored: the defaults; stored but damaged: none, and the key is not used.
         let stored: SSHKeySettings? = settings.keys.contains(account) ? settings[account] ?? nil : SSHKeySettings()
-        return Identity(publicKey: publicKey, comment: item.attributes[.label]?.stringValue ?? "", reference: item.persistentReference,
-                        settings: stored, tokenID: item.attributes[.tokenID]?.stringValue ?? "",
-                        created: item.attributes[.creationDate]?.dateValue)
+        return Identity(
+            publicKey: publicKey, comment: item.attributes[.label]?.stringValue ?? "",
+            reference: item.persistentReference,
+            settings: stored, tokenID: item.attributes[.tokenID]?.stringValue ?? "",
+            created: item.attributes[.creationDate]?.dateValue)
     }
 
     static func keyType(_ value: AttributeValue?) -> KeyType? {
@@ -140,8 +160,9 @@ package struct SSHKeyStore: Sendable {
 
     /// Every key's settings by account; a damaged one as nil.
     private func allSettings() throws(KeychainError) -> [String: SSHKeySettings?] {
-        let query = ItemQuery(.genericPassword, matching: groupFilter.merging([.service: .string(Self.settingsService)]) { $1 },
-                              synchronizable: .any, limit: .all, returning: [.attributes, .data], authenticationUI: .fail)
+        let query = ItemQuery(
+            .genericPassword, matching: groupFilter.merging([.service: .string(Self.settingsService)]) { $1 },
+            synchronizable: .any, limit: .all, returning: [.attributes, .data], authenticationUI: .fail)
         let found: [ItemResult]
         do {
             found = try service.copyMatching(query)
@@ -158,9 +179,13 @@ package struct SSHKeyStore: Sendable {
 
     /// One key's settings: nil when it has none stored (the defaults apply), `.some(nil)` when they are damaged.
     private func settings(forLabel label: Data) throws(KeychainError) -> SSHKeySettings?? {
-        let query = ItemQuery(.genericPassword, matching: groupFilter.merging([.service: .string(Self.settingsService),
-                                                                               .account: .string(Self.account(label))]) { $1 },
-                              synchronizable: .any, limit: .one, returning: [.data], authenticationUI: .fail)
+        let query = ItemQuery(
+            .genericPassword,
+            matching: groupFilter.merging([
+                .service: .string(Self.settingsService),
+                .account: .string(Self.account(label)),
+            ]) { $1 },
+            synchronizable: .any, limit: .one, returning: [.data], authenticationUI: .fail)
         do {
             guard let data = try service.copyMatching(query).first?.data else { return .some(nil) }
             return .some(SSHKeySettings.decode(data))
@@ -172,14 +197,18 @@ package struct SSHKeyStore: Sendable {
     /// Signs `data` with the key for a request's `flags`: the signature blob.
     package func sign(_ identity: Identity, data: Data, flags: UInt32) throws(KeychainError) -> Data {
         let plan = SSHSignature.plan(for: identity.publicKey.kind, flags: flags)
-        let signature = try service.useHeldKey(identity.reference, for: .sign(plan.algorithm, SSHSignature.input(data, plan: plan)))
+        let signature = try service.useHeldKey(
+            identity.reference, for: .sign(plan.algorithm, SSHSignature.input(data, plan: plan)))
         return SSHSignature.blob(name: plan.name, kind: identity.publicKey.kind, signature: signature)
     }
 
     /// Stores a key `ssh-add` gave (or one imported): held by the keychain from now on, labelled with its
     /// comment, with `settings`. A key already there keeps its item and takes the new comment and settings,
     /// as `ssh-agent` updates a key added again.
-    package func add(_ key: SSHPrivateKey, comment: String, settings: SSHKeySettings, tokenID: String = HeldKeyRequest.latchkeyTokenID)
+    package func add(
+        _ key: SSHPrivateKey, comment: String, settings: SSHKeySettings,
+        tokenID: String = HeldKeyRequest.latchkeyTokenID
+    )
         throws(KeychainError)
     {
         let label = key.publicKey.applicationLabel
@@ -187,19 +216,27 @@ package struct SSHKeyStore: Sendable {
             try rename(existing, to: comment)
         } else {
             guard let addHeldKey else {
-                throw KeychainError(.unimplemented, "a private key is stored here only in the keychain opened with its passphrase")
+                throw KeychainError(
+                    .unimplemented, "a private key is stored here only in the keychain opened with its passphrase")
             }
-            try addHeldKey(key.key, [.label: .string(comment), .accessGroup: .string(Self.accessGroup), .tokenID: .string(tokenID)])
+            try addHeldKey(
+                key.key,
+                [.label: .string(comment), .accessGroup: .string(Self.accessGroup), .tokenID: .string(tokenID)])
         }
         try store(settings, forLabel: label)
     }
 
     /// Makes a new key in the keychain (`latchkey ssh-key create`): generated where the keychain runs and never
     /// handed out — `kSecAttrTokenIDSecureEnclave`'s keys.
-    package func create(_ type: KeyType, bits: Int, comment: String, settings: SSHKeySettings) throws(KeychainError) -> SSHPublicKey {
-        let request = HeldKeyRequest(type: type, bits: bits, attributes: [
-            .label: .string(comment), .accessGroup: .string(Self.accessGroup), .tokenID: .string(HeldKeyRequest.secureEnclaveTokenID),
-        ])
+    package func create(_ type: KeyType, bits: Int, comment: String, settings: SSHKeySettings) throws(KeychainError)
+        -> SSHPublicKey
+    {
+        let request = HeldKeyRequest(
+            type: type, bits: bits,
+            attributes: [
+                .label: .string(comment), .accessGroup: .string(Self.accessGroup),
+                .tokenID: .string(HeldKeyRequest.secureEnclaveTokenID),
+            ])
         guard let made = try service.createHeldKey(request, returning: [.data]), let data = made.data else {
             throw KeychainError(.internal, "the new key's public half was not returned")
         }
@@ -216,25 +253,34 @@ package struct SSHKeyStore: Sendable {
 
     /// Replaces a key's settings.
     package func store(_ settings: SSHKeySettings, forLabel label: Data) throws(KeychainError) {
-        let item = NewItem(.genericPassword, attributes: [
-            .service: .string(Self.settingsService), .account: .string(Self.account(label)), .accessGroup: .string(Self.accessGroup),
-            .accessible: .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue), .label: .string("SSH key settings"),
-        ], data: settings.encoded())
+        let item = NewItem(
+            .genericPassword,
+            attributes: [
+                .service: .string(Self.settingsService), .account: .string(Self.account(label)),
+                .accessGroup: .string(Self.accessGroup),
+                .accessible: .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue),
+                .label: .string("SSH key settings"),
+            ], data: settings.encoded())
         _ = try service.addOrUpdate(item)
     }
 
     /// Gives a key a new comment (its label).
     package func rename(_ identity: Identity, to comment: String) throws(KeychainError) {
-        _ = try service.update(ItemQuery(.key, synchronizable: .any, persistentReference: identity.reference),
-                               with: ItemChanges(attributes: [.label: .string(comment)]))
+        _ = try service.update(
+            ItemQuery(.key, synchronizable: .any, persistentReference: identity.reference),
+            with: ItemChanges(attributes: [.label: .string(comment)]))
     }
 
     /// Removes a key and its settings from the keychain.
     package func remove(_ identity: Identity) throws(KeychainError) {
-        _ = try service.delete(ItemQuery(.key, synchronizable: .any, persistentReference: identity.reference, limit: .all))
-        let settings = ItemQuery(.genericPassword, matching: groupFilter.merging([
-            .service: .string(Self.settingsService), .account: .string(Self.account(identity.publicKey.applicationLabel)),
-        ]) { $1 }, synchronizable: .any, limit: .all)
+        _ = try service.delete(
+            ItemQuery(.key, synchronizable: .any, persistentReference: identity.reference, limit: .all))
+        let settings = ItemQuery(
+            .genericPassword,
+            matching: groupFilter.merging([
+                .service: .string(Self.settingsService),
+                .account: .string(Self.account(identity.publicKey.applicationLabel)),
+            ]) { $1 }, synchronizable: .any, limit: .all)
         do {
             _ = try service.delete(settings)
         } catch KeychainError.itemNotFound {

@@ -25,36 +25,41 @@ package struct SSHPrivateKey: Sendable {
         }
         let key: AsymmetricKey
         switch name {
-            case "ssh-rsa":
-                let modulus = try reader.positiveInteger("the RSA modulus")
-                let exponent = try reader.positiveInteger("the RSA public exponent")
-                let privateExponent = try reader.secretInteger("the RSA private exponent")
-                let coefficient = try reader.secretInteger("the RSA coefficient")
-                let prime1 = try reader.secretInteger("the RSA prime p")
-                let prime2 = try reader.secretInteger("the RSA prime q")
-                guard modulus.count >= 128, modulus.count <= 2048 else {
-                    throw SSHWireError("an RSA key of \(modulus.count * 8) bits is not supported (1024 to 16384)")
-                }
-                key = try made { () throws(KeyError) in
-                    try AsymmetricKey.rsaPrivateKey(modulus: modulus, publicExponent: exponent, privateExponent: privateExponent,
-                                                    prime1: prime1, prime2: prime2, coefficient: coefficient)
-                }
-            case "ssh-ed25519":
-                let publicBytes = try reader.string("the Ed25519 public key")
-                let secret = try reader.secretString("the Ed25519 private key")
-                guard publicBytes.count == 32, secret.count == 64 else { throw SSHWireError("an Ed25519 key's parts have the wrong sizes") }
-                key = try made { () throws(KeyError) in try AsymmetricKey.ed25519PrivateKey(seedAndPublicKey: secret, publicKey: publicBytes) }
-            default:
-                guard let bits = SSHPublicKey.curves.first(where: { "ecdsa-sha2-" + $0.value == name })?.key else {
-                    throw SSHWireError("keys of type \(name.prefix(64)) are not supported")
-                }
-                let curve = try reader.text("the curve")
-                let point = try reader.string("the EC point")
-                let scalar = try reader.secretInteger("the EC private scalar")
-                guard curve == SSHPublicKey.curves[bits], point.count == 1 + 2 * ((bits + 7) / 8) else {
-                    throw SSHWireError("the EC key's curve or point does not match \(name)")
-                }
-                key = try made { () throws(KeyError) in try AsymmetricKey.ecPrivateKey(point: point, scalar: scalar) }
+        case "ssh-rsa":
+            let modulus = try reader.positiveInteger("the RSA modulus")
+            let exponent = try reader.positiveInteger("the RSA public exponent")
+            let privateExponent = try reader.secretInteger("the RSA private exponent")
+            let coefficient = try reader.secretInteger("the RSA coefficient")
+            let prime1 = try reader.secretInteger("the RSA prime p")
+            let prime2 = try reader.secretInteger("the RSA prime q")
+            guard modulus.count >= 128, modulus.count <= 2048 else {
+                throw SSHWireError("an RSA key of \(modulus.count * 8) bits is not supported (1024 to 16384)")
+            }
+            key = try made { () throws(KeyError) in
+                try AsymmetricKey.rsaPrivateKey(
+                    modulus: modulus, publicExponent: exponent, privateExponent: privateExponent,
+                    prime1: prime1, prime2: prime2, coefficient: coefficient)
+            }
+        case "ssh-ed25519":
+            let publicBytes = try reader.string("the Ed25519 public key")
+            let secret = try reader.secretString("the Ed25519 private key")
+            guard publicBytes.count == 32, secret.count == 64 else {
+                throw SSHWireError("an Ed25519 key's parts have the wrong sizes")
+            }
+            key = try made { () throws(KeyError) in
+                try AsymmetricKey.ed25519PrivateKey(seedAndPublicKey: secret, publicKey: publicBytes)
+            }
+        default:
+            guard let bits = SSHPublicKey.curves.first(where: { "ecdsa-sha2-" + $0.value == name })?.key else {
+                throw SSHWireError("keys of type \(name.prefix(64)) are not supported")
+            }
+            let curve = try reader.text("the curve")
+            let point = try reader.string("the EC point")
+            let scalar = try reader.secretInteger("the EC private scalar")
+            guard curve == SSHPublicKey.curves[bits], point.count == 1 + 2 * ((bits + 7) / 8) else {
+                throw SSHWireError("the EC key's curve or point does not match \(name)")
+            }
+            key = try made { () throws(KeyError) in try AsymmetricKey.ecPrivateKey(point: point, scalar: scalar) }
         }
         return SSHPrivateKey(key: key, publicKey: SSHPublicKey(key))
     }

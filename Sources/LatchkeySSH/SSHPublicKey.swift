@@ -136,6 +136,8 @@ package struct SSHPublicKey: Hashable, Sendable {
             throw SSHWireError("not an OpenSSH public key line")
         }
         try self.init(blob: blob)
-        guard algorithmName == fields[0] else { throw SSHWireError("the line names \(fields[0].prefix(64)), its key is \(algorithmName)") }
+        guard algorithmName == fields[0] else {
+            throw SSHWireError("the line names \(fields[0].prefix(64)), its key is \(algorithmName)")
+        }
     }
 }

@@ -24,7 +24,8 @@ package struct SSHSessionBinding: Sendable, Hashable {
         let forwarding = try reader.boolean("whether the connection forwards")
         try reader.expectEnd("the session binding")
         guard !sessionID.isEmpty, sessionID.count <= SSHAgentLimits.maximumSessionIDBytes else {
-            throw SSHWireError("a session identifier is 1 to \(SSHAgentLimits.maximumSessionIDBytes) bytes, not \(sessionID.count)")
+            throw SSHWireError(
+                "a session identifier is 1 to \(SSHAgentLimits.maximumSessionIDBytes) bytes, not \(sessionID.count)")
         }
         return SSHSessionBinding(hostKey: hostKey, sessionID: sessionID, signature: signature, isForwarding: forwarding)
     }

@@ -66,11 +66,13 @@ package struct SSHUserAuthentication: Sendable, Equatable {
             let signatureFollows = try reader.byte("whether a signature follows")
             let algorithm = try reader.text("the algorithm")
             let shown = try SSHPublicKey(blob: try reader.string("the key"))
-            guard service == "ssh-connection", signatureFollows == 1, shown.blob == key.blob, Self.algorithm(algorithm, suits: key.kind)
+            guard service == "ssh-connection", signatureFollows == 1, shown.blob == key.blob,
+                Self.algorithm(algorithm, suits: key.kind)
             else { return nil }
             var hostKey: SSHHostKey?
             switch method {
-            case "publickey-hostbound-v00@openssh.com": hostKey = try SSHHostKey(blob: try reader.string("the host key"))
+            case "publickey-hostbound-v00@openssh.com":
+                hostKey = try SSHHostKey(blob: try reader.string("the host key"))
             case "publickey": break
             default: return nil
             }

@@ -111,7 +111,9 @@ package struct SSHWriter {
 
     /// `uint32`.
     package mutating func uint32(_ value: UInt32) {
-        data.append(contentsOf: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
+        data.append(contentsOf: [
+            UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF),
+        ])
     }
 
     /// `uint64`.
@@ -146,7 +148,6 @@ package struct SSHWriter {
     /// Wipes what was written (it held key material).
     package mutating func wipe() { data.resetBytes(in: 0..<data.count) }
 }
-
 
 extension SSHReader {
     /// A `string` that holds a secret, copied straight into a zeroizing buffer (never into another `Data`).

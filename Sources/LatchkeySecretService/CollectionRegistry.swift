@@ -12,7 +12,8 @@ struct CollectionRegistry {
     static let reserved: Set<String> = ["login", "session"]
     private let caller = SecretStore.shared
     /// Deleting a collection deletes its items in every program's group.
-    private let everyGroup = CallerIdentity(applicationIdentifier: SecretStore.group, accessGroups: [CallerIdentity.wildcardGroup])
+    private let everyGroup = CallerIdentity(
+        applicationIdentifier: SecretStore.group, accessGroups: [CallerIdentity.wildcardGroup])
 
     struct Entry {
         let id: String
@@ -24,8 +25,10 @@ struct CollectionRegistry {
     func list() -> [Entry] {
         let found: [ItemResult]
         do {
-            found = try database.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string(Self.service)], limit: .all,
-                                                        returning: .attributes), caller: caller)
+            found = try database.copyMatching(
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string(Self.service)], limit: .all,
+                    returning: .attributes), caller: caller)
         } catch {
             return []  // None made (itemNotFound), or not readable before the first unlock: only login and session.
         }
@@ -39,9 +42,10 @@ struct CollectionRegistry {
     /// Makes a collection labelled `label` (its id from the label: letters, digits and `_`, made unique),
     /// with `alias` if given; its id.
     func create(label: String, alias: String?) throws(KeychainError) -> String {
-        var base = String(label.lowercased().unicodeScalars.map {
-            isIDCharacter($0) ? Character($0) : "_"
-        })
+        var base = String(
+            label.lowercased().unicodeScalars.map {
+                isIDCharacter($0) ? Character($0) : "_"
+            })
         if base.isEmpty { base = "collection" }
         let taken = Set(list().map(\.id)).union(Self.reserved)
         var id = base
@@ -71,8 +75,10 @@ struct CollectionRegistry {
     func loginLabel() -> String? {
         let found: [ItemResult]
         do {
-            found = try database.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string(Self.labelService), .account: .string("login")],
-                                                        returning: .attributes), caller: caller)
+            found = try database.copyMatching(
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string(Self.labelService), .account: .string("login")],
+                    returning: .attributes), caller: caller)
         } catch {
             return nil  // Never renamed (itemNotFound), or not readable before the first unlock: its built-in label.
         }
@@ -81,9 +87,13 @@ struct CollectionRegistry {
 
     /// Relabels the `login` collection (kept across restarts, backups and imports of the keychain).
     func renameLogin(label: String) throws(KeychainError) {
-        _ = try database.addOrUpdate(NewItem(.genericPassword, attributes: [
-            .service: .string(Self.labelService), .account: .string("login"), .label: .string(label), .accessible: .string("ck"),
-        ], data: Data()), caller: caller)
+        _ = try database.addOrUpdate(
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string(Self.labelService), .account: .string("login"), .label: .string(label),
+                    .accessible: .string("ck"),
+                ], data: Data()), caller: caller)
     }
 
     /// Relabels a collection.
@@ -94,18 +104,21 @@ struct CollectionRegistry {
     /// Gives a collection an alias (taking it from another collection that had it).
     func setAlias(_ alias: String, to id: String) throws(KeychainError) {
         for entry in list() where entry.alias == alias && entry.id != id {
-            _ = try database.update(entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
-                                    caller: caller)
+            _ = try database.update(
+                entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
+                caller: caller)
         }
-        _ = try database.update(entryQuery(id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string(alias)]),
-                                caller: caller)
+        _ = try database.update(
+            entryQuery(id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string(alias)]),
+            caller: caller)
     }
 
     /// Takes an alias from whichever collection has it.
     func removeAlias(_ alias: String) throws(KeychainError) {
         for entry in list() where entry.alias == alias {
-            _ = try database.update(entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
-                                    caller: caller)
+            _ = try database.update(
+                entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
+                caller: caller)
         }
     }
 
@@ -113,11 +126,15 @@ struct CollectionRegistry {
     /// it — only when no other program's remain; else nothing is deleted and the refusal says why (one program
     /// never deletes another's items: docs/LATCHKEY-SECURITY.md, "The Secret Service").
     func delete(_ id: String, as caller: CallerIdentity) throws(KeychainError) {
-        let items = ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all, returning: [])
-        let everyone = try count(items, caller: everyGroup), own = try count(items, caller: caller)
+        let items = ItemQuery(
+            .genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all, returning: [])
+        let everyone = try count(items, caller: everyGroup)
+        let own = try count(items, caller: caller)
         guard everyone == own else {
-            throw KeychainError(.missingEntitlement,
-                                "the collection holds \(everyone - own) item(s) of other programs; it is deleted only once they are gone")
+            throw KeychainError(
+                .missingEntitlement,
+                "the collection holds \(everyone - own) item(s) of other programs; it is deleted only once they are gone"
+            )
         }
         try delete(id)
     }
@@ -138,7 +155,9 @@ struct CollectionRegistry {
     static let aliasService = "org.freedesktop.secrets.aliases"
 
     private func aliasQuery(_ name: String) -> ItemQuery {
-        ItemQuery(.genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)], returning: .attributes)
+        ItemQuery(
+            .genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)],
+            returning: .attributes)
     }
 
     /// The id of the collection `caller`'s alias `name` names, if it has one (and the collection still exists).
@@ -147,7 +166,8 @@ struct CollectionRegistry {
         do {
             found = try database.copyMatching(aliasQuery(name), caller: caller)
         } catch {
-            return nil  // None set (itemNotFound), or not readable before the first unlock: the alias names nothing of its own.
+            // None set (itemNotFound), or not readable before the first unlock: the alias names nothing of its own.
+            return nil
         }
         guard let id = found.first?[AttributeKey.secretService("collection")]?.stringValue,
             list().contains(where: { $0.id == id })
@@ -158,23 +178,28 @@ struct CollectionRegistry {
     /// Points `caller`'s alias `name` at collection `id`, or removes it (nil).
     func setAlias(_ name: String, to id: String?, for caller: CallerIdentity) throws(KeychainError) {
         do {
-            _ = try database.delete(ItemQuery(.genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)]),
-                                    caller: caller)
+            _ = try database.delete(
+                ItemQuery(.genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)]),
+                caller: caller)
         } catch KeychainError.itemNotFound {
             // It had none.
         }
         guard let id else { return }
-        try database.add(NewItem(.genericPassword, attributes: [
-            .service: .string(Self.aliasService), .account: .string(name), .accessible: .string("ck"),
-            AttributeKey.secretService("collection"): .string(id),
-        ], data: Data()), caller: caller)
+        try database.add(
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string(Self.aliasService), .account: .string(name), .accessible: .string("ck"),
+                    AttributeKey.secretService("collection"): .string(id),
+                ], data: Data()), caller: caller)
     }
 
     /// Deletes a collection and its items (in every program's group).
     func delete(_ id: String) throws(KeychainError) {
         do {
-            _ = try database.delete(ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all),
-                                    caller: everyGroup)
+            _ = try database.delete(
+                ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all),
+                caller: everyGroup)
         } catch KeychainError.itemNotFound {
             // An empty collection: only its entry goes.
         }

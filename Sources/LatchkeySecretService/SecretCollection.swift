@@ -17,7 +17,8 @@ protocol SecretCollection {
     /// caller's in this collection.
     func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool
     func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String)
-    func create(label: String, attributes: [String: String], secret: Data, contentType: String, replace: Bool) throws(KeychainError) -> Data
+    func create(label: String, attributes: [String: String], secret: Data, contentType: String, replace: Bool)
+        throws(KeychainError) -> Data
     func setLabel(_ reference: Data, _ label: String) throws(KeychainError)
     func setSecret(_ reference: Data, _ value: Data, contentType: String) throws(KeychainError)
     func setAttributes(_ reference: Data, _ attributes: [String: String]) throws(KeychainError)
@@ -100,8 +101,9 @@ struct SessionCollection: SecretCollection {
 
     func item(_ reference: Data) throws(KeychainError) -> SecretStore.Item {
         let found = try stored(reference)
-        return SecretStore.Item(reference: reference, label: found.label, attributes: found.attributes, contentType: found.contentType,
-                                created: found.created, modified: found.modified)
+        return SecretStore.Item(
+            reference: reference, label: found.label, attributes: found.attributes, contentType: found.contentType,
+            created: found.created, modified: found.modified)
     }
 
     func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String) {
@@ -109,19 +111,25 @@ struct SessionCollection: SecretCollection {
         return (found.secret, found.contentType)
     }
 
-    func create(label: String, attributes: [String: String], secret: Data, contentType: String, replace: Bool) throws(KeychainError) -> Data {
-        if replace, let existing = try search(attributes).unlocked.first(where: { storage.items[$0]?.attributes == attributes }) {
+    func create(label: String, attributes: [String: String], secret: Data, contentType: String, replace: Bool)
+        throws(KeychainError) -> Data
+    {
+        if replace,
+            let existing = try search(attributes).unlocked.first(where: { storage.items[$0]?.attributes == attributes })
+        {
             storage.items[existing]?.label = label
             try setSecret(existing, secret, contentType: contentType)
             return existing
         }
         guard let group = caller.defaultGroup else {
-            throw KeychainError(.missingEntitlement, "caller \(caller.applicationIdentifier) has no default access group")
+            throw KeychainError(
+                .missingEntitlement, "caller \(caller.applicationIdentifier) has no default access group")
         }
         let reference = SecureRandom.bytes(16)
         let now = Date()
-        storage.items[reference] = SessionItems.Stored(label: label, attributes: attributes, secret: secret, contentType: contentType,
-                                                       created: now, modified: now, group: group)
+        storage.items[reference] = SessionItems.Stored(
+            label: label, attributes: attributes, secret: secret, contentType: contentType,
+            created: now, modified: now, group: group)
         return reference
     }
 

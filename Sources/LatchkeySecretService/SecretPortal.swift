@@ -47,26 +47,38 @@ enum SecretPortal {
         let elements = id.split(separator: ".", omittingEmptySubsequences: false)
         guard elements.count >= 2 else { return false }
         return elements.allSatisfy { element in
-            guard let first = element.unicodeScalars.first, !CharacterSet.decimalDigits.contains(first) else { return false }
-            return element.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-") }
+            guard let first = element.unicodeScalars.first, !CharacterSet.decimalDigits.contains(first) else {
+                return false
+            }
+            return element.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-")
+            }
         }
     }
 
     private static func query(_ appID: String, returning: ReturnOptions) -> ItemQuery {
-        ItemQuery(.genericPassword, matching: [.service: .string(service), .account: .string(appID)], returning: returning)
+        ItemQuery(
+            .genericPassword, matching: [.service: .string(service), .account: .string(appID)], returning: returning)
     }
 
     /// The app's secret, made now if it has none; `made` says whether it was.
-    static func secret(for appID: String, in database: KeychainDatabase) throws(KeychainError) -> (secret: Data, made: Bool) {
+    static func secret(for appID: String, in database: KeychainDatabase) throws(KeychainError) -> (
+        secret: Data, made: Bool
+    ) {
         do {
-            if let found = try database.copyMatching(query(appID, returning: .data), caller: caller).first?.data { return (found, false) }
+            if let found = try database.copyMatching(query(appID, returning: .data), caller: caller).first?.data {
+                return (found, false)
+            }
         } catch KeychainError.itemNotFound {
             // None yet: made below.
         }
         let secret = Data(SecureRandom.bytes(secretLength))
-        _ = try database.add(NewItem(.genericPassword, attributes: [
-            .service: .string(service), .account: .string(appID), .label: .string("Secret portal: \(appID)"),
-        ], data: secret), caller: caller)
+        _ = try database.add(
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string(service), .account: .string(appID), .label: .string("Secret portal: \(appID)"),
+                ], data: secret), caller: caller)
         return (secret, true)
     }
 

@@ -30,10 +30,12 @@ package enum SecretServiceProvider {
         package let identify: @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>
 
         /// A configuration.
-        package init(database: KeychainDatabase, unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
-                     lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
-                     identify: @escaping @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>,
-                     log: @escaping @Sendable (String) -> Void) {
+        package init(
+            database: KeychainDatabase, unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
+            lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
+            identify: @escaping @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>,
+            log: @escaping @Sendable (String) -> Void
+        ) {
             self.database = database
             self.unlock = unlock
             self.lock = lock
@@ -98,12 +100,24 @@ struct SecretServiceError: Error {
     let name: String
     let message: String
 
-    static func isLocked(_ message: String) -> Self { Self(name: "org.freedesktop.Secret.Error.IsLocked", message: message) }
-    static func noSuchObject(_ message: String) -> Self { Self(name: "org.freedesktop.Secret.Error.NoSuchObject", message: message) }
-    static func noSession(_ message: String) -> Self { Self(name: "org.freedesktop.Secret.Error.NoSession", message: message) }
-    static func notSupported(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.NotSupported", message: message) }
-    static func invalidArguments(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message) }
-    static func accessDenied(_ message: String) -> Self { Self(name: "org.freedesktop.DBus.Error.AccessDenied", message: message) }
+    static func isLocked(_ message: String) -> Self {
+        Self(name: "org.freedesktop.Secret.Error.IsLocked", message: message)
+    }
+    static func noSuchObject(_ message: String) -> Self {
+        Self(name: "org.freedesktop.Secret.Error.NoSuchObject", message: message)
+    }
+    static func noSession(_ message: String) -> Self {
+        Self(name: "org.freedesktop.Secret.Error.NoSession", message: message)
+    }
+    static func notSupported(_ message: String) -> Self {
+        Self(name: "org.freedesktop.DBus.Error.NotSupported", message: message)
+    }
+    static func invalidArguments(_ message: String) -> Self {
+        Self(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message)
+    }
+    static func accessDenied(_ message: String) -> Self {
+        Self(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
+    }
 
     /// A keychain failure as the Secret Service names it.
     init(_ error: KeychainError) {

@@ -64,7 +64,9 @@ extension SecretServiceServer {
         let credentials = try bus.connectionCredentials(of: name)
         guard credentials.uid == CurrentProcess.userID else {
             standings[name] = .refused("programs of another user (uid \(credentials.uid)) are refused")
-            configuration.log("refused a Secret Service connection of pid \(credentials.pid): uid \(credentials.uid) is not the agent's user")
+            configuration.log(
+                "refused a Secret Service connection of pid \(credentials.pid): uid \(credentials.uid) is not the agent's user"
+            )
             return
         }
         processOfPeer[name] = credentials.pid
@@ -74,12 +76,16 @@ extension SecretServiceServer {
         var outcome: Result<ProcessPin, KeychainError>
         var rounds = 0
         repeat {
-            outcome = configuration.identify(BusCaller(credentials: credentials, connectionsOfProcess: counted, busAddress: busAddress))
+            outcome = configuration.identify(
+                BusCaller(credentials: credentials, connectionsOfProcess: counted, busAddress: busAddress))
             let recount = try connections(of: credentials.pid)
             if recount == counted { break }
             counted = recount
             rounds += 1
-            if rounds == 3 { outcome = .failure(KeychainError(.missingEntitlement, "pid \(credentials.pid) keeps opening connections")) }
+            if rounds == 3 {
+                outcome = .failure(
+                    KeychainError(.missingEntitlement, "pid \(credentials.pid) keeps opening connections"))
+            }
         } while rounds < 3
         switch outcome {
         case .success(let pin): standings[name] = .pinned(pin)

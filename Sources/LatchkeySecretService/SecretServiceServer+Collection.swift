@@ -13,10 +13,13 @@ extension SecretServiceServer {
 
     /// `CreateItem`: the item made in `store` (or the one replaced, with `replace`); its path. No prompt is
     /// ever needed.
-    func createItem(in store: any SecretCollection, label: String?, attributes: [String: String]?,
-                    secret: (value: Data, contentType: String), replace: Bool) throws -> String {
-        let reference = try store.create(label: label ?? "", attributes: attributes ?? [:],
-                                         secret: secret.value, contentType: secret.contentType, replace: replace)
+    func createItem(
+        in store: any SecretCollection, label: String?, attributes: [String: String]?,
+        secret: (value: Data, contentType: String), replace: Bool
+    ) throws -> String {
+        let reference = try store.create(
+            label: label ?? "", attributes: attributes ?? [:],
+            secret: secret.value, contentType: secret.contentType, replace: replace)
         let path = SecretPaths.item(reference, in: store.path)
         emit("ItemCreated", path, collection: store.path)
         propertiesChanged(store.path, interface: "org.freedesktop.Secret.Collection", invalidated: ["Items"])
@@ -27,9 +30,10 @@ extension SecretServiceServer {
     /// that may); `login` and `session` stay.
     func deleteCollection(_ store: any SecretCollection, for sender: String) throws {
         guard let store = store as? SecretStore, store.collectionID != "login" else {
-            throw SecretServiceError.notSupported(store.path == SecretPaths.collection
-                ? "the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain"
-                : "the session collection lasts as long as the agent; delete its items")
+            throw SecretServiceError.notSupported(
+                store.path == SecretPaths.collection
+                    ? "the login collection is the keychain itself; delete items, or the keychain with latchkey delete-keychain"
+                    : "the session collection lasts as long as the agent; delete its items")
         }
         if configuration.policy == .isolated {
             try registry.delete(store.collectionID, as: try caller(of: sender))
@@ -37,6 +41,7 @@ extension SecretServiceServer {
             try registry.delete(store.collectionID)
         }
         serviceSignal("CollectionDeleted", store.path)
-        propertiesChanged(SecretPaths.service, interface: "org.freedesktop.Secret.Service", invalidated: ["Collections"])
+        propertiesChanged(
+            SecretPaths.service, interface: "org.freedesktop.Secret.Service", invalidated: ["Collections"])
     }
 }

@@ -11,7 +11,9 @@ extension SecretServiceServer {
     }
 
     /// `SetSecret`: replaces the item's secret.
-    func setSecret(of reference: Data, in store: any SecretCollection, to secret: (value: Data, contentType: String)) throws {
+    func setSecret(of reference: Data, in store: any SecretCollection, to secret: (value: Data, contentType: String))
+        throws
+    {
         try store.setSecret(reference, secret.value, contentType: secret.contentType)
         let path = SecretPaths.item(reference, in: store.path)
         emit("ItemChanged", path, collection: store.path)

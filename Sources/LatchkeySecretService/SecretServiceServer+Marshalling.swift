@@ -23,7 +23,9 @@ extension SecretServiceServer {
         switch message.member {
         case "OpenSession":  // (s algorithm, v input) → (v output, o result)
             let algorithm = try message.readString()
-            guard let (type, contents) = try message.peek(), type == "v" else { throw SecretServiceError.invalidArguments("OpenSession needs (s, v)") }
+            guard let (type, contents) = try message.peek(), type == "v" else {
+                throw SecretServiceError.invalidArguments("OpenSession needs (s, v)")
+            }
             _ = try message.enter("v", contents)
             let input = contents == "ay" ? try message.readBytes() : nil
             let (output, path) = try openSession(algorithm: algorithm, input: input, for: message.sender)
@@ -104,8 +106,9 @@ extension SecretServiceServer {
             let properties = try readProperties(message)
             let secret = try readSecret(message)
             let replace = try message.readBool()
-            let path = try createItem(in: store, label: properties.label, attributes: properties.attributes, secret: secret,
-                                      replace: replace)
+            let path = try createItem(
+                in: store, label: properties.label, attributes: properties.attributes, secret: secret,
+                replace: replace)
             let reply = try bus.reply(to: message)
             try reply.append(path, as: "o")
             try reply.append(SecretPaths.none, as: "o")
@@ -172,7 +175,8 @@ extension SecretServiceServer {
         let collections = try propertyCollections(target, for: message.sender)
         switch message.member {
         case "Get":  // (s interface, s name) → (v value)
-            let interface = try message.readString(), name = try message.readString()
+            let interface = try message.readString()
+            let name = try message.readString()
             let value = try property(target, interface: interface, name: name, collections: collections)
             let reply = try bus.reply(to: message)
             try append(value, to: reply)
@@ -190,8 +194,10 @@ extension SecretServiceServer {
             try reply.close()
             return reply
         case "Set":  // (s interface, s name, v value) → ()
-            let interface = try message.readString(), name = try message.readString()
-            try setProperty(target, interface: interface, name: name, to: try readPropertyInput(message), collections: collections)
+            let interface = try message.readString()
+            let name = try message.readString()
+            try setProperty(
+                target, interface: interface, name: name, to: try readPropertyInput(message), collections: collections)
             return try bus.reply(to: message)
         default:
             return nil
@@ -228,7 +234,8 @@ extension SecretServiceServer {
             }
             try reply.close()
             return reply
-        case (SecretPortal.interface, "RetrieveSecret"):  // (o handle, s app_id, h fd, a{sv} options) → (u response, a{sv} results)
+        // (o handle, s app_id, h fd, a{sv} options) → (u response, a{sv} results)
+        case (SecretPortal.interface, "RetrieveSecret"):
             try checkPortalCaller(message.sender)
             _ = try message.readString("o")
             let appID = try message.readString()
@@ -258,10 +265,13 @@ extension SecretServiceServer {
         _ = try message.enter("a", "{sv}")
         while try message.enter("e", "sv") {
             let name = try message.readString()
-            guard let (_, contents) = try message.peek() else { throw SecretServiceError.invalidArguments("a property without a value") }
+            guard let (_, contents) = try message.peek() else {
+                throw SecretServiceError.invalidArguments("a property without a value")
+            }
             _ = try message.enter("v", contents)
             switch (name, contents) {
-            case ("org.freedesktop.Secret.Item.Label", "s"), ("org.freedesktop.Secret.Collection.Label", "s"): label = try message.readString()
+            case ("org.freedesktop.Secret.Item.Label", "s"), ("org.freedesktop.Secret.Collection.Label", "s"):
+                label = try message.readString()
             case ("org.freedesktop.Secret.Item.Attributes", "a{ss}"): attributes = try readAttributes(message)
             default: try message.skip()
             }
@@ -298,8 +308,10 @@ extension SecretServiceServer {
     // MARK: Replies
 
     /// A secret `(oayays)` for the client, encrypted with its session.
-    private func appendSecret(_ secret: (value: Data, contentType: String), session: (path: String, session: SecretSessions.Session),
-                              to message: BusMessage) throws {
+    private func appendSecret(
+        _ secret: (value: Data, contentType: String), session: (path: String, session: SecretSessions.Session),
+        to message: BusMessage
+    ) throws {
         try message.open("r", "oayays")
         try message.append(session.path, as: "o")
         if let transport = session.session.transport {
@@ -358,7 +370,8 @@ extension SecretServiceServer {
     /// A signal of the service (`CollectionCreated`, `CollectionDeleted`, `CollectionChanged`).
     func serviceSignal(_ member: String, _ collection: String) {
         do {
-            let signal = try bus.signal(path: SecretPaths.service, interface: "org.freedesktop.Secret.Service", member: member)
+            let signal = try bus.signal(
+                path: SecretPaths.service, interface: "org.freedesktop.Secret.Service", member: member)
             try signal.append(collection, as: "o")
             try bus.send(signal)
         } catch {
@@ -369,7 +382,8 @@ extension SecretServiceServer {
     /// A signal of a collection about one of its items (`ItemCreated`, `ItemDeleted`, `ItemChanged`).
     func emit(_ member: String, _ item: String, collection: String) {
         do {
-            let signal = try bus.signal(path: collection, interface: "org.freedesktop.Secret.Collection", member: member)
+            let signal = try bus.signal(
+                path: collection, interface: "org.freedesktop.Secret.Collection", member: member)
             try signal.append(item, as: "o")
             try bus.send(signal)
         } catch {
@@ -381,7 +395,8 @@ extension SecretServiceServer {
     /// each as what it may see (under isolation the values depend on who asks).
     func propertiesChanged(_ path: String, interface: String, invalidated: [String]) {
         do {
-            let signal = try bus.signal(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+            let signal = try bus.signal(
+                path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
             try signal.append(interface)
             try signal.open("a", "{sv}")
             try signal.close()

@@ -33,7 +33,8 @@ extension SecretServiceServer {
     func checkPortalCaller(_ sender: String) throws {
         let caller = try caller(of: sender)
         if caller.accessGroups.contains(where: { $0.hasPrefix("flatpak:") }) {
-            configuration.log("refused RetrieveSecret from \(caller.applicationIdentifier): a sandboxed app asks through the portal")
+            configuration.log(
+                "refused RetrieveSecret from \(caller.applicationIdentifier): a sandboxed app asks through the portal")
             throw SecretServiceError.accessDenied("a sandboxed app asks through xdg-desktop-portal, not the backend")
         }
     }
@@ -41,13 +42,15 @@ extension SecretServiceServer {
     /// `RetrieveSecret`: writes app `appID`'s secret (made now if it has none) to `fd`.
     func retrieveSecret(for appID: String, to fd: Int32) throws {
         guard SecretPortal.isValidAppID(appID) else {
-            throw SecretServiceError.invalidArguments("\"\(appID)\" is not an application ID (reverse DNS, as org.example.App)")
+            throw SecretServiceError.invalidArguments(
+                "\"\(appID)\" is not an application ID (reverse DNS, as org.example.App)")
         }
         guard Descriptors.isOpenForWriting(fd) else {
             throw SecretServiceError.invalidArguments("the file descriptor is not open for writing")
         }
         guard configuration.database.lockState == .unlocked else {
-            throw SecretServiceError.isLocked("the keychain is locked; unlock it (latchkey unlock-keychain) and ask again")
+            throw SecretServiceError.isLocked(
+                "the keychain is locked; unlock it (latchkey unlock-keychain) and ask again")
         }
         let retrieved = try SecretPortal.secret(for: appID, in: configuration.database)
         var secret = retrieved.secret

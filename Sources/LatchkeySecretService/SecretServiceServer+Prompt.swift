@@ -25,19 +25,22 @@ extension SecretServiceServer {
     /// in `Completed`).
     func runPrompt(_ path: String, _ pending: (owner: String, objects: [String])) {
         prompts[path] = nil
-        let configuration = configuration, completed = completed
+        let configuration = configuration
+        let completed = completed
         let thread = Thread {
             var dismissed = true
             if let presence = configuration.presence {
                 do throws(KeychainError) {
                     try presence.confirm(
-                        PresenceRequest(applicationIdentifier: "a program on the desktop (\(pending.owner))",
-                                        operationPrompt: "unlock the keychain for the Secret Service"),
+                        PresenceRequest(
+                            applicationIdentifier: "a program on the desktop (\(pending.owner))",
+                            operationPrompt: "unlock the keychain for the Secret Service"),
                         verify: { (passphrase) throws(KeychainError) in try configuration.unlock(passphrase) })
                     dismissed = false
                     configuration.log("unlocked through a Secret Service prompt for \(pending.owner)")
                 } catch {
-                    configuration.log("a Secret Service prompt for \(pending.owner) ended without unlocking: \(error.message)")
+                    configuration.log(
+                        "a Secret Service prompt for \(pending.owner) ended without unlocking: \(error.message)")
                 }
             }
             completed.queue.withLock { $0.append((path, dismissed, dismissed ? [] : pending.objects)) }

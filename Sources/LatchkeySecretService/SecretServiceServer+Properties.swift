@@ -30,29 +30,37 @@ extension SecretServiceServer {
     /// The collections a property call needs: the one of a collection or item, else every one.
     func propertyCollections(_ target: Target, for sender: String) throws -> [String: any SecretCollection] {
         switch target {
-        case .collection(let path), .item(let path, _): return [path: try collection(at: path, caller: try caller(of: sender))]
+        case .collection(let path), .item(let path, _):
+            return [path: try collection(at: path, caller: try caller(of: sender))]
         default: return collections(caller: try caller(of: sender))
         }
     }
 
     /// `Get`: property `name` of `interface`, or `UnknownProperty`.
-    func property(_ target: Target, interface: String, name: String,
-                  collections: [String: any SecretCollection]) throws -> PropertyValue {
+    func property(
+        _ target: Target, interface: String, name: String,
+        collections: [String: any SecretCollection]
+    ) throws -> PropertyValue {
         let values = try properties(target, interface: interface, collections: collections)
         guard let property = values.first(where: { $0.name == name }) else {
-            throw SecretServiceError(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name)")
+            throw SecretServiceError(
+                name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name)")
         }
         return try property.value()
     }
 
     /// `Set`: a collection's label, or an item's label or attributes (`input` nil: the value is not a
     /// variant); anything else is read-only.
-    func setProperty(_ target: Target, interface: String, name: String, to input: PropertyInput?,
-                     collections: [String: any SecretCollection]) throws {
+    func setProperty(
+        _ target: Target, interface: String, name: String, to input: PropertyInput?,
+        collections: [String: any SecretCollection]
+    ) throws {
         if case .collection(let path) = target, interface == "org.freedesktop.Secret.Collection", name == "Label",
             let collection = collections[path]
         {
-            guard case .string(let label)? = input else { throw SecretServiceError.invalidArguments("Label is a string") }
+            guard case .string(let label)? = input else {
+                throw SecretServiceError.invalidArguments("Label is a string")
+            }
             switch collection {
             case let store as SecretStore where store.collectionID == "login":
                 try registry.renameLogin(label: label)
@@ -67,28 +75,35 @@ extension SecretServiceServer {
         guard case .item(let collection, let reference) = target, interface == "org.freedesktop.Secret.Item",
             let store = collections[collection]
         else {
-            throw SecretServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
+            throw SecretServiceError(
+                name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
         }
         guard let input else { throw SecretServiceError.invalidArguments("Set needs a variant") }
         switch (name, input) {
         case ("Label", .string(let label)): try store.setLabel(reference, label)
         case ("Attributes", .attributes(let attributes)): try store.setAttributes(reference, attributes)
         default:
-            throw SecretServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
+            throw SecretServiceError(
+                name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(interface).\(name) cannot be set")
         }
         emit("ItemChanged", SecretPaths.item(reference, in: store.path), collection: store.path)
-        propertiesChanged(SecretPaths.item(reference, in: store.path), interface: "org.freedesktop.Secret.Item", invalidated: [name, "Modified"])
+        propertiesChanged(
+            SecretPaths.item(reference, in: store.path), interface: "org.freedesktop.Secret.Item",
+            invalidated: [name, "Modified"])
     }
 
     /// The properties of `interface` on `target` (none for another interface), for `Get` and `GetAll`.
-    func properties(_ target: Target, interface: String, collections: [String: any SecretCollection]) throws -> [Property] {
+    func properties(_ target: Target, interface: String, collections: [String: any SecretCollection]) throws
+        -> [Property]
+    {
         switch (target, interface) {
         case (.service, "org.freedesktop.Secret.Service"):
             let order = Self.order(collections)
             return [Property(name: "Collections") { .paths(order) }]
         case (.collection(let path), "org.freedesktop.Secret.Collection"):
             guard let store = collections[path] else { return [] }
-            let locked = store.isLocked, label = store.label
+            let locked = store.isLocked
+            let label = store.label
             return [
                 // Listed only when asked for (a Get of Locked must not walk every item).
                 Property(name: "Items") {

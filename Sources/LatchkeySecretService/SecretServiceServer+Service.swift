@@ -14,23 +14,31 @@ extension SecretServiceServer {
 
     /// `OpenSession`: a session of `sender` with `algorithm`; `input` is the client's public value when the
     /// variant holds bytes (the DH transport needs it).
-    func openSession(algorithm: String, input: [UInt8]?, for sender: String) throws -> (output: SessionOutput, path: String) {
+    func openSession(algorithm: String, input: [UInt8]?, for sender: String) throws -> (
+        output: SessionOutput, path: String
+    ) {
         switch algorithm {
         case "plain":
             return (.plain, sessions.open(owner: sender, transport: nil))
         case SecretTransport.algorithm:
-            guard let input else { throw SecretServiceError.invalidArguments("\(algorithm) takes the client's public value as ay") }
+            guard let input else {
+                throw SecretServiceError.invalidArguments("\(algorithm) takes the client's public value as ay")
+            }
             let transport = try SecretTransport(peerPublicKey: Data(input))
             return (.publicValue(transport.publicKey), sessions.open(owner: sender, transport: transport))
         default:
-            throw SecretServiceError.notSupported("session algorithm \(algorithm) is not supported (plain, \(SecretTransport.algorithm))")
+            throw SecretServiceError.notSupported(
+                "session algorithm \(algorithm) is not supported (plain, \(SecretTransport.algorithm))")
         }
     }
 
     /// `SearchItems` of the service: the items of every collection whose attributes include `attributes`,
     /// in the collections' order.
-    func searchItems(_ attributes: [String: String], caller: CallerIdentity) throws -> (unlocked: [String], locked: [String]) {
-        var unlocked: [String] = [], locked: [String] = []
+    func searchItems(_ attributes: [String: String], caller: CallerIdentity) throws -> (
+        unlocked: [String], locked: [String]
+    ) {
+        var unlocked: [String] = []
+        var locked: [String] = []
         let all = collections(caller: caller)
         for path in Self.order(all) {
             guard let collection = all[path] else { continue }
@@ -42,7 +50,9 @@ extension SecretServiceServer {
     }
 
     /// `GetSecrets`: the secrets of `items` that `caller` may read, each with its path.
-    func secrets(of items: [String], caller: CallerIdentity) -> [(path: String, secret: (value: Data, contentType: String))] {
+    func secrets(of items: [String], caller: CallerIdentity) -> [(
+        path: String, secret: (value: Data, contentType: String)
+    )] {
         var secrets: [(path: String, secret: (value: Data, contentType: String))] = []
         var holders: [String: any SecretCollection] = [:]
         for path in items {
@@ -68,7 +78,9 @@ extension SecretServiceServer {
     }
 
     /// `Unlock`: the objects unlocked at once, or none and a prompt (the `login` collection is locked).
-    func unlock(_ objects: [String], login: any SecretCollection, for sender: String) -> (unlocked: [String], prompt: String) {
+    func unlock(_ objects: [String], login: any SecretCollection, for sender: String) -> (
+        unlocked: [String], prompt: String
+    ) {
         if login.isLocked { return ([], makePrompt(owner: sender, objects: objects)) }
         return (objects, SecretPaths.none)
     }
@@ -104,8 +116,10 @@ extension SecretServiceServer {
                 try setAlias(name, to: nil)
             } else if target == SecretPaths.collection || target == SecretPaths.sessionCollection {
                 throw SecretServiceError.notSupported(
-                    name == "default" ? "the default collection is kept in the keychain, not in memory"
-                        : "only default may name the login collection; \(name) may name a collection made with CreateCollection")
+                    name == "default"
+                        ? "the default collection is kept in the keychain, not in memory"
+                        : "only default may name the login collection; \(name) may name a collection made with CreateCollection"
+                )
             } else {
                 throw SecretServiceError.noSuchObject("no collection \(path) to alias")
             }
@@ -121,7 +135,8 @@ extension SecretServiceServer {
         if isolated && !alias.isEmpty { try setAlias(alias, to: id) }
         let path = SecretPaths.collection(id: id)
         serviceSignal("CollectionCreated", path)
-        propertiesChanged(SecretPaths.service, interface: "org.freedesktop.Secret.Service", invalidated: ["Collections"])
+        propertiesChanged(
+            SecretPaths.service, interface: "org.freedesktop.Secret.Service", invalidated: ["Collections"])
         configuration.log("the Secret Service made the collection \(id) for \(sender)")
         return path
     }

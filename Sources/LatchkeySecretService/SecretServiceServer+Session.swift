@@ -14,6 +14,8 @@ extension SecretServiceServer {
 
     /// `Close`: ends the session at `path`, one of `sender`'s.
     func closeSession(_ path: String, for sender: String) throws {
-        guard sessions.close(path, caller: sender) else { throw SecretServiceError.noSession("no such session of yours") }
+        guard sessions.close(path, caller: sender) else {
+            throw SecretServiceError.noSession("no such session of yours")
+        }
     }
 }

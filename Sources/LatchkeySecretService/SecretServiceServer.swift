@@ -64,8 +64,9 @@ final class SecretServiceServer {
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
         ]
         for entry in registry.list() {
-            collections[SecretPaths.collection(id: entry.id)] = SecretStore(database: configuration.database, caller: caller,
-                                                                           collectionID: entry.id, label: entry.label)
+            collections[SecretPaths.collection(id: entry.id)] = SecretStore(
+                database: configuration.database, caller: caller,
+                collectionID: entry.id, label: entry.label)
         }
         return collections
     }
@@ -78,7 +79,9 @@ final class SecretServiceServer {
 
     /// The collection at `path` as `caller` sees it, or `NoSuchObject`.
     func collection(at path: String, caller: CallerIdentity) throws -> any SecretCollection {
-        if path == SecretPaths.collection { return SecretStore(database: configuration.database, caller: caller, label: loginLabel) }
+        if path == SecretPaths.collection {
+            return SecretStore(database: configuration.database, caller: caller, label: loginLabel)
+        }
         if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
         guard let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == path }) else {
             throw SecretServiceError.noSuchObject("no collection \(path)")
@@ -111,7 +114,9 @@ final class SecretServiceServer {
         try bus.onPeers(arrived: { [unowned self] peer in self.peerArrived(peer) }) { [unowned self] peer in
             self.peerLeft(peer)
             let closed = self.sessions.closeAll(of: peer)
-            if closed > 0 { self.configuration.log("closed \(closed) Secret Service session(s) of \(peer), which left the bus") }
+            if closed > 0 {
+                self.configuration.log("closed \(closed) Secret Service session(s) of \(peer), which left the bus")
+            }
         }
     }
 
@@ -139,7 +144,11 @@ final class SecretServiceServer {
     }
 
     enum Target {
-        case service, collection(String), item(collection: String, reference: Data), session(String), prompt(String)
+        case service
+        case collection(String)
+        case item(collection: String, reference: Data)
+        case session(String)
+        case prompt(String)
     }
 
     /// Under isolation, whose aliases resolve while a call is answered: its sender's (each program has its
@@ -154,7 +163,9 @@ final class SecretServiceServer {
         case "login", "session": return SecretPaths.alias(name)
         default:
             if configuration.policy == .isolated {
-                if let owner = aliasOwner, let id = registry.alias(name, of: owner) { return SecretPaths.collection(id: id) }
+                if let owner = aliasOwner, let id = registry.alias(name, of: owner) {
+                    return SecretPaths.collection(id: id)
+                }
             } else if let entry = registry.list().first(where: { $0.alias == name }) {
                 return SecretPaths.collection(id: entry.id)
             }
@@ -188,7 +199,8 @@ final class SecretServiceServer {
 
     /// The reply to a call, or nil when there is no such method on that object.
     private func answer(_ message: BusMessage) throws -> BusMessage? {
-        let interface = message.interface, member = message.member
+        let interface = message.interface
+        let member = message.member
         let introspect = interface == "org.freedesktop.DBus.Introspectable" && member == "Introspect"
         aliasOwner = nil
         defer { aliasOwner = nil }
@@ -197,7 +209,8 @@ final class SecretServiceServer {
         }
         guard let target = target(message.path) else {
             if introspect { return try introspection(message) }
-            throw SecretServiceError(name: "org.freedesktop.DBus.Error.UnknownObject", message: "no object \(message.path)")
+            throw SecretServiceError(
+                name: "org.freedesktop.DBus.Error.UnknownObject", message: "no object \(message.path)")
         }
         if introspect { return try introspection(message) }
         // Each interface's calls are decoded, answered by its typed methods and encoded in
@@ -206,7 +219,8 @@ final class SecretServiceServer {
         case (_, "org.freedesktop.DBus.Properties"): return try propertiesCall(message, target)
         case (.service, "org.freedesktop.Secret.Service"):
             let caller = try caller(for: message)
-            return try serviceCall(message, caller: caller, login: try collection(at: SecretPaths.collection, caller: caller))
+            return try serviceCall(
+                message, caller: caller, login: try collection(at: SecretPaths.collection, caller: caller))
         case (.collection(let path), "org.freedesktop.Secret.Collection"):
             return try collectionCall(message, try collection(at: path, for: message))
         case (.item(let collection, let reference), "org.freedesktop.Secret.Item"):

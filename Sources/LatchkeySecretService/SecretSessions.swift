@@ -63,7 +63,10 @@ enum SecretPaths {
     /// Whether `id` can name a collection in a path (letters, digits, `_`).
     static func isValidID(_ id: Substring) -> Bool {
         // ASCII by bytes: every call on an item checks its path, and Foundation's character sets are slow.
-        !id.isEmpty && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F }
+        !id.isEmpty
+            && id.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F
+            }
     }
 
     /// An item's path: its reference in hex, under its collection.
@@ -74,14 +77,16 @@ enum SecretPaths {
     /// The collection (canonical path) and reference an item path names, or nil; an item under an alias
     /// (`…/aliases/<name>/<reference>`) is in the collection `alias` resolves the name to. Keychain items
     /// have 32-byte references (their persistent references), session items 16-byte ones.
-    static func parseItem(_ path: String, alias: (String) -> String? = alias) -> (collection: String, reference: Data)? {
+    static func parseItem(_ path: String, alias: (String) -> String? = alias) -> (collection: String, reference: Data)?
+    {
         // By UTF-8 bytes: GetSecrets parses every path it is given, and splitting a String by Characters
         // (grapheme breaking) cost 27k instructions a path — more than a tenth of the whole call.
         let underAlias = path.hasPrefix(aliasPrefix)
         guard underAlias || path.hasPrefix(collectionPrefix) else { return nil }
         let rest = path.utf8.dropFirst(underAlias ? aliasPrefix.utf8.count : collectionPrefix.utf8.count)
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
-        let id = Substring(rest[..<slash]), hex = Substring(rest[rest.index(after: slash)...])
+        let id = Substring(rest[..<slash])
+        let hex = Substring(rest[rest.index(after: slash)...])
         guard isValidID(id) else { return nil }
         let collection: String
         if underAlias {
@@ -90,7 +95,9 @@ enum SecretPaths {
         } else {
             collection = Self.collection(id: String(id))
         }
-        guard hex.utf8.count == (collection == sessionCollection ? 32 : 64), let bytes = Hex.decode(hex) else { return nil }
+        guard hex.utf8.count == (collection == sessionCollection ? 32 : 64), let bytes = Hex.decode(hex) else {
+            return nil
+        }
         return (collection, Data(bytes))
     }
 

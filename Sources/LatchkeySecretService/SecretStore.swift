@@ -32,7 +32,9 @@ struct SecretStore {
 
     /// The service (`svce`) of the collection's items: `org.freedesktop.secrets` for `login`,
     /// `org.freedesktop.secrets/<id>` for the others.
-    static func service(of collectionID: String) -> String { collectionID == "login" ? service : service + "/" + collectionID }
+    static func service(of collectionID: String) -> String {
+        collectionID == "login" ? service : service + "/" + collectionID
+    }
 
     var itemService: String { Self.service(of: collectionID) }
     /// The caller every program is under the shared policy.
@@ -57,14 +59,16 @@ struct SecretStore {
     /// The items whose attributes include every pair of `attributes` (all of them for none), split into those
     /// readable now and those locked.
     func search(_ attributes: [String: String]) throws(KeychainError) -> (unlocked: [Data], locked: [Data]) {
-        let found = try database.locate(ItemQuery(.genericPassword, matching: matching(attributes), limit: .all), caller: caller)
+        let found = try database.locate(
+            ItemQuery(.genericPassword, matching: matching(attributes), limit: .all), caller: caller)
         return (found.filter(\.available).map(\.reference), found.filter { !$0.available }.map(\.reference))
     }
 
     /// Whether the item is sealed now, from the index alone (its class key gone): no decryption, for the
     /// `Locked` property clients read before every secret.
     func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {
-        let query = ItemQuery(.genericPassword, matching: [.service: .string(itemService)], persistentReference: reference, limit: .all)
+        let query = ItemQuery(
+            .genericPassword, matching: [.service: .string(itemService)], persistentReference: reference, limit: .all)
         guard let found = try database.locate(query, caller: caller).first else { throw KeychainError(.itemNotFound) }
         return !found.available
     }
@@ -74,13 +78,16 @@ struct SecretStore {
 
     /// The item a reference names, if it is one of this collection's.
     private func query(_ reference: Data, returning: ReturnOptions) -> ItemQuery {
-        ItemQuery(.genericPassword, matching: [.service: .string(itemService)], persistentReference: reference, returning: returning,
-                  authenticationUI: .fail)
+        ItemQuery(
+            .genericPassword, matching: [.service: .string(itemService)], persistentReference: reference,
+            returning: returning,
+            authenticationUI: .fail)
     }
 
     /// One item's attributes: `errSecItemNotFound` when it is gone, `errSecInteractionNotAllowed` when locked.
     func item(_ reference: Data) throws(KeychainError) -> Item {
-        guard let found = try database.copyMatching(query(reference, returning: .attributes), caller: caller).first else {
+        guard let found = try database.copyMatching(query(reference, returning: .attributes), caller: caller).first
+        else {
             throw KeychainError(.itemNotFound)
         }
         return Self.item(found)
@@ -97,14 +104,18 @@ struct SecretStore {
             if case .date(let date)? = found.attributes[key] { return date }
             return Date(timeIntervalSince1970: 0)
         }
-        return Item(reference: found.persistentReference, label: found.attributes[.label]?.stringValue ?? "",
-                    attributes: attributes, contentType: found.attributes[.itemDescription]?.stringValue ?? "text/plain",
-                    created: date(.creationDate), modified: date(.modificationDate))
+        return Item(
+            reference: found.persistentReference, label: found.attributes[.label]?.stringValue ?? "",
+            attributes: attributes, contentType: found.attributes[.itemDescription]?.stringValue ?? "text/plain",
+            created: date(.creationDate), modified: date(.modificationDate))
     }
 
     /// One item's secret and content type.
     func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String) {
-        guard let found = try database.copyMatching(query(reference, returning: [.attributes, .data]), caller: caller).first else {
+        guard
+            let found = try database.copyMatching(query(reference, returning: [.attributes, .data]), caller: caller)
+                .first
+        else {
             throw KeychainError(.itemNotFound)
         }
         return (found.data ?? Data(), found.attributes[.itemDescription]?.stringValue ?? "text/plain")
@@ -117,8 +128,11 @@ struct SecretStore {
     {
         if replace {
             for reference in try search(attributes).unlocked where try item(reference).attributes == attributes {
-                try update(reference, changes: ItemChanges(attributes: [.label: .string(label), .itemDescription: .string(contentType)],
-                                                           data: secret))
+                try update(
+                    reference,
+                    changes: ItemChanges(
+                        attributes: [.label: .string(label), .itemDescription: .string(contentType)],
+                        data: secret))
                 return reference
             }
         }
@@ -126,8 +140,10 @@ struct SecretStore {
         fields[.account] = .string(Hex.encode(SecureRandom.bytes(16)))
         fields[.label] = .string(label)
         fields[.itemDescription] = .string(contentType)
-        guard let added = try database.add(NewItem(.genericPassword, attributes: fields, data: secret), caller: caller,
-                                           returning: .persistentReference)
+        guard
+            let added = try database.add(
+                NewItem(.genericPassword, attributes: fields, data: secret), caller: caller,
+                returning: .persistentReference)
         else { throw KeychainError(.internal, "the new item did not come back") }
         return added.persistentReference
     }
@@ -141,7 +157,9 @@ struct SecretStore {
     func setAttributes(_ reference: Data, _ attributes: [String: String]) throws(KeychainError) {
         let current = try item(reference)
         var changes: [AttributeKey: AttributeValue] = [:]
-        for name in current.attributes.keys where attributes[name] == nil { changes[AttributeKey.secretService(name)] = .string("") }
+        for name in current.attributes.keys where attributes[name] == nil {
+            changes[AttributeKey.secretService(name)] = .string("")
+        }
         for (name, value) in attributes { changes[AttributeKey.secretService(name)] = .string(value) }
         try update(reference, changes: ItemChanges(attributes: changes))
     }

@@ -12,11 +12,12 @@ package final class SecretTransport: Sendable {
     package static let algorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
     /// RFC 2409 §6.2's prime.
-    static let prime = Data(hexadecimal: """
-        FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD\
-        EF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED\
-        EE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF
-        """)
+    static let prime = Data(
+        hexadecimal: """
+            FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD\
+            EF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED\
+            EE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF
+            """)
 
     /// This side's public value (128 bytes, big-endian): `OpenSession`'s output.
     package let publicKey: Data
@@ -38,7 +39,8 @@ package final class SecretTransport: Sendable {
                 base: peerPublicKey, exponent: privateExponent, modulus: Self.prime)
         else { throw KeyError(.param, "the client's Diffie-Hellman public value is not an element of the group") }
         guard
-            let ours = TransportPrimitives.modularExponent(base: Data([2]), exponent: privateExponent, modulus: Self.prime)
+            let ours = TransportPrimitives.modularExponent(
+                base: Data([2]), exponent: privateExponent, modulus: Self.prime)
         else {
             throw KeyError(.param, "the Diffie-Hellman public value cannot be computed")
         }
@@ -53,7 +55,9 @@ package final class SecretTransport: Sendable {
                 [UInt8(1)].withUnsafeBytes { TransportPrimitives.hmacSHA256(key: prk, [$0]) }
             })
         else { throw KeyError(.param, "the session key cannot be derived") }
-        key = SecureBytes(count: 16) { buffer in expanded.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(16))) } }
+        key = SecureBytes(count: 16) { buffer in
+            expanded.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
+        }
     }
 
     /// Encrypts a secret for the client: its IV (the secret's `parameters`) and ciphertext.
@@ -69,7 +73,9 @@ package final class SecretTransport: Sendable {
     package func decrypt(iv: Data, ciphertext: Data) throws(KeyError) -> Data {
         guard iv.count == 16, !ciphertext.isEmpty, ciphertext.count % 16 == 0,
             let plaintext = TransportPrimitives.aes128CBC(encrypt: false, key: key, iv: iv, input: ciphertext)
-        else { throw KeyError(.param, "the secret does not decrypt with this session (its IV, length or padding is wrong)") }
+        else {
+            throw KeyError(.param, "the secret does not decrypt with this session (its IV, length or padding is wrong)")
+        }
         return plaintext
     }
 }

@@ -34,7 +34,9 @@ public struct CFNumber: Hashable, @unchecked Sendable, CustomStringConvertible, 
     public func _bridgeToObjectiveC() -> NSNumber { number }
 
     /// Any `NSNumber` is a `CFNumber` (as a CF cast on Apple platforms always succeeds).
-    public static func _forceBridgeFromObjectiveC(_ source: NSNumber, result: inout CFNumber?) { result = CFNumber(source) }
+    public static func _forceBridgeFromObjectiveC(_ source: NSNumber, result: inout CFNumber?) {
+        result = CFNumber(source)
+    }
 
     /// Any `NSNumber` is a `CFNumber`.
     public static func _conditionallyBridgeFromObjectiveC(_ source: NSNumber, result: inout CFNumber?) -> Bool {
@@ -43,7 +45,9 @@ public struct CFNumber: Hashable, @unchecked Sendable, CustomStringConvertible, 
     }
 
     /// The `CFNumber` of an `NSNumber` (zero for nil).
-    public static func _unconditionallyBridgeFromObjectiveC(_ source: NSNumber?) -> CFNumber { CFNumber(source ?? NSNumber(value: 0)) }
+    public static func _unconditionallyBridgeFromObjectiveC(_ source: NSNumber?) -> CFNumber {
+        CFNumber(source ?? NSNumber(value: 0))
+    }
 }
 
 /// `CFBooleanGetValue`: the boolean's value.

@@ -66,4 +66,6 @@ public func CFErrorCopyUserInfo(_ error: CFError!) -> CFDictionary! {
 }
 
 /// `CFErrorCopyDescription`: the error's localized description.
-public func CFErrorCopyDescription(_ error: CFError!) -> CFString! { error.map { NSString(string: $0.localizedDescription) } }
+public func CFErrorCopyDescription(_ error: CFError!) -> CFString! {
+    error.map { NSString(string: $0.localizedDescription) }
+}

@@ -45,7 +45,8 @@ public struct SecAccessControlCreateFlags: OptionSet, Hashable, Sendable {
     /// `kSecAccessControlTouchIDAny` (Apple's older name for `biometryAny`).
     public static let touchIDAny = biometryAny
     /// `kSecAccessControlBiometryCurrentSet`.
-    public static let biometryCurrentSet = SecAccessControlCreateFlags(rawValue: AccessControlFlags.biometryCurrentSet.rawValue)
+    public static let biometryCurrentSet = SecAccessControlCreateFlags(
+        rawValue: AccessControlFlags.biometryCurrentSet.rawValue)
     /// `kSecAccessControlTouchIDCurrentSet` (Apple's older name for `biometryCurrentSet`).
     public static let touchIDCurrentSet = biometryCurrentSet
     /// `kSecAccessControlDevicePasscode`.
@@ -59,9 +60,11 @@ public struct SecAccessControlCreateFlags: OptionSet, Hashable, Sendable {
     /// `kSecAccessControlAnd`.
     public static let and = SecAccessControlCreateFlags(rawValue: AccessControlFlags.and.rawValue)
     /// `kSecAccessControlPrivateKeyUsage`.
-    public static let privateKeyUsage = SecAccessControlCreateFlags(rawValue: AccessControlFlags.privateKeyUsage.rawValue)
+    public static let privateKeyUsage = SecAccessControlCreateFlags(
+        rawValue: AccessControlFlags.privateKeyUsage.rawValue)
     /// `kSecAccessControlApplicationPassword`.
-    public static let applicationPassword = SecAccessControlCreateFlags(rawValue: AccessControlFlags.applicationPassword.rawValue)
+    public static let applicationPassword = SecAccessControlCreateFlags(
+        rawValue: AccessControlFlags.applicationPassword.rawValue)
 }
 
 /// `SecAccessControlCreateWithFlags`: an access control for `protection` (one of the
@@ -73,8 +76,9 @@ public func SecAccessControlCreateWithFlags(
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecAccessControl? {
     func fail(_ detail: String) -> SecAccessControl? {
-        error?.pointee = Unmanaged.passRetained(NSError(
-            domain: NSOSStatusErrorDomain, code: Int(errSecParam), userInfo: [NSLocalizedDescriptionKey: detail]))
+        error?.pointee = Unmanaged.passRetained(
+            NSError(
+                domain: NSOSStatusErrorDomain, code: Int(errSecParam), userInfo: [NSLocalizedDescriptionKey: detail]))
         return nil
     }
     guard let code = protection as? String, let accessibility = Accessibility(rawValue: code) else {

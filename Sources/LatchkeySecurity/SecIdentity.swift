@@ -34,7 +34,9 @@ public final class SecIdentity: NSObject, IdentityConvertible, @unchecked Sendab
     }
 
     /// Same certificate, same key.
-    public override func isEqual(_ object: Any?) -> Bool { (object as? SecIdentity)?.identityReference == identityReference }
+    public override func isEqual(_ object: Any?) -> Bool {
+        (object as? SecIdentity)?.identityReference == identityReference
+    }
 
     /// Consistent with `isEqual`.
     public override var hash: Int { identityReference.hashValue }
@@ -46,13 +48,17 @@ public final class SecIdentity: NSObject, IdentityConvertible, @unchecked Sendab
 }
 
 /// `SecIdentityCopyCertificate`.
-public func SecIdentityCopyCertificate(_ identityRef: SecIdentity, _ certificateRef: UnsafeMutablePointer<SecCertificate?>) -> OSStatus {
+public func SecIdentityCopyCertificate(
+    _ identityRef: SecIdentity, _ certificateRef: UnsafeMutablePointer<SecCertificate?>
+) -> OSStatus {
     certificateRef.pointee = SecCertificate(identityRef.identityReference.certificate)
     return errSecSuccess
 }
 
 /// `SecIdentityCopyPrivateKey`: the key in this process, or the `SecKey` of the key the keychain holds.
-public func SecIdentityCopyPrivateKey(_ identityRef: SecIdentity, _ privateKeyRef: UnsafeMutablePointer<SecKey?>) -> OSStatus {
+public func SecIdentityCopyPrivateKey(_ identityRef: SecIdentity, _ privateKeyRef: UnsafeMutablePointer<SecKey?>)
+    -> OSStatus
+{
     switch identityRef.identityReference.privateKey {
     case .inProcess(let key): privateKeyRef.pointee = SecKey(key)
     case .held(let key): privateKeyRef.pointee = SecKey(held: key)
@@ -67,15 +73,18 @@ public func SecIdentityCreateWithCertificate(
     _ keychainOrArray: CFTypeRef?, _ certificateRef: SecCertificate, _ identityRef: UnsafeMutablePointer<SecIdentity?>
 ) -> OSStatus {
     var found: CFTypeRef?
-    let status = SecItemCopyMatching([
-        kSecClass as String: kSecClassKey, kSecAttrKeyClass as String: kSecAttrKeyClassPrivate,
-        kSecAttrApplicationLabel as String: certificateRef.certificate.publicKeyHash, kSecAttrSynchronizable as String: kSecAttrSynchronizableAny,
-        kSecReturnRef as String: true,
-    ] as CFDictionary, &found)
+    let status = SecItemCopyMatching(
+        [
+            kSecClass as String: kSecClassKey, kSecAttrKeyClass as String: kSecAttrKeyClassPrivate,
+            kSecAttrApplicationLabel as String: certificateRef.certificate.publicKeyHash,
+            kSecAttrSynchronizable as String: kSecAttrSynchronizableAny,
+            kSecReturnRef as String: true,
+        ] as CFDictionary, &found)
     guard status == errSecSuccess else { return status }
     guard let key = found as? SecKey else { return errSecItemNotFound }
     do {
-        identityRef.pointee = SecIdentity(try IdentityReference(certificate: certificateRef.certificate, privateKey: key.keyReference))
+        identityRef.pointee = SecIdentity(
+            try IdentityReference(certificate: certificateRef.certificate, privateKey: key.keyReference))
     } catch {
         return errSecItemNotFound  // A key stored under the certificate's hash that is not its key: no identity.
     }

@@ -61,8 +61,9 @@ public final class SecKey: NSObject, KeyConvertible, @unchecked Sendable {
 
 /// Sets Apple's out-parameter error (`NSOSStatusErrorDomain`, the status as code) and returns nil.
 func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ status: OSStatus, _ message: String) -> T? {
-    error?.pointee = Unmanaged.passRetained(NSError(
-        domain: NSOSStatusErrorDomain, code: Int(status), userInfo: [NSLocalizedDescriptionKey: message]))
+    error?.pointee = Unmanaged.passRetained(
+        NSError(
+            domain: NSOSStatusErrorDomain, code: Int(status), userInfo: [NSLocalizedDescriptionKey: message]))
     return nil
 }
 
@@ -77,7 +78,8 @@ private func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ f
 /// Runs an operation that needs the private key where the key is — in this process, or where the keychain
 /// holds it — and gives its result or Apple's out-parameter error.
 private func privateOperation(
-    _ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ inProcess: (AsymmetricKey) throws(KeyError) -> Data,
+    _ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?,
+    _ inProcess: (AsymmetricKey) throws(KeyError) -> Data,
     held: (HeldKey) throws(KeychainError) -> Data
 ) -> CFData? {
     switch key.keyReference {
@@ -131,10 +133,13 @@ private func integer(_ value: Any?) -> Int? {
 /// (the default: `kSecAttrAccessibleWhenUnlockedThisDeviceOnly`). Without `kSecAttrIsPermanent` it is
 /// ephemeral, as a Secure Enclave key can be: kept in memory where it was made, for this program, until the
 /// keychain locks or that process ends — never stored, and gone for good then.
-public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
+public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?)
+    -> SecKey?
+{
     let given = entries(parameters)
     guard let type = keyType(given[kSecAttrKeyType as String]) else {
-        return failing(error, errSecParam, "kSecAttrKeyType must be kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
+        return failing(
+            error, errSecParam, "kSecAttrKeyType must be kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
     }
     guard let bits = integer(given[kSecAttrKeySizeInBits as String]) else {
         return failing(error, errSecParam, "kSecAttrKeySizeInBits is missing")
@@ -142,7 +147,10 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
     func merged(_ part: String) -> [String: Any] {
         var result = given
         if let specific = given[part] as? NSDictionary { result.merge(entries(specific)) { _, own in own } }
-        for top in [kSecPublicKeyAttrs as String, kSecPrivateKeyAttrs as String, kSecAttrKeyType as String, kSecAttrKeySizeInBits as String] {
+        for top in [
+            kSecPublicKeyAttrs as String, kSecPrivateKeyAttrs as String, kSecAttrKeyType as String,
+            kSecAttrKeySizeInBits as String,
+        ] {
             result[top] = nil
         }
         return result
@@ -151,14 +159,16 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
         DictionaryValue.boolean(attributes[kSecAttrIsPermanent as String] ?? false) == true
     }
     let privateAttributes = merged(kSecPrivateKeyAttrs as String)
-    let held = privateAttributes[kSecAttrTokenID as String] != nil
+    let held =
+        privateAttributes[kSecAttrTokenID as String] != nil
         || DictionaryValue.boolean(privateAttributes[kSecAttrIsExtractable as String] ?? true) == false
     let key: SecKey
     if held {
         var attributes = privateAttributes
         attributes[kSecAttrIsPermanent as String] = isPermanent(privateAttributes)  // Stored, or ephemeral.
         do {
-            key = SecKey(held: try SecItemConfiguration.backend().createHeldKey(type, bits: bits, attributes: attributes))
+            key = SecKey(
+                held: try SecItemConfiguration.backend().createHeldKey(type, bits: bits, attributes: attributes))
         } catch let failure {
             return failing(error, failure)
         }
@@ -174,7 +184,8 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
         }
     }
     let halves: [(attributes: [String: Any], key: SecKey)] =
-        held ? [(merged(kSecPublicKeyAttrs as String), SecKey(key.publicHalf))]
+        held
+        ? [(merged(kSecPublicKeyAttrs as String), SecKey(key.publicHalf))]
         : [(merged(kSecPublicKeyAttrs as String), SecKey(key.publicHalf)), (privateAttributes, key)]
     for (partAttributes, half) in halves {
         var attributes = partAttributes
@@ -202,7 +213,10 @@ public func SecKeyCreateWithData(
 ) -> SecKey? {
     let given = entries(attributes)
     if let token = given[kSecAttrTokenID as String] {
-        return failing(error, errSecUnimplemented, "there are no CryptoTokenKit tokens on Linux (\(token)); find a key the keychain holds with SecItemCopyMatching")
+        return failing(
+            error, errSecUnimplemented,
+            "there are no CryptoTokenKit tokens on Linux (\(token)); find a key the keychain holds with SecItemCopyMatching"
+        )
     }
     let typeValue = given[kSecAttrKeyType as String]
     guard let algorithm = keyParameter(typeValue) else {
@@ -223,14 +237,19 @@ public func SecKeyCreateWithData(
     switch algorithm {
     case 42: type = .rsa
     case 43, 73: type = .ellipticCurve
-    default: return failing(error, errSecParam, "Unsupported \(isPrivate ? "private" : "public") key type: \(describe(typeValue))")
+    default:
+        return failing(
+            error, errSecParam, "Unsupported \(isPrivate ? "private" : "public") key type: \(describe(typeValue))")
     }
     do {
-        return SecKey(try AsymmetricKey(externalRepresentation: Data(referencing: keyData), type: type, isPrivate: isPrivate))
+        return SecKey(
+            try AsymmetricKey(externalRepresentation: Data(referencing: keyData), type: type, isPrivate: isPrivate))
     } catch _ {
         // Apple's messages, its slip included: an EC private key's failure says "public" too.
-        let message = type == .rsa
-            ? "RSA \(isPrivate ? "private" : "public") key creation from data failed" : "EC public key creation from data failed"
+        let message =
+            type == .rsa
+            ? "RSA \(isPrivate ? "private" : "public") key creation from data failed"
+            : "EC public key creation from data failed"
         return failing(error, errSecParam, message)
     }
 }
@@ -254,9 +273,13 @@ private func describe(_ value: Any?) -> String { value.map { "\($0)" } ?? "(null
 
 /// `SecKeyCopyExternalRepresentation`: EC public `04‖X‖Y`, EC private `04‖X‖Y‖K`, RSA PKCS #1. A key the
 /// keychain holds is not exported (`errSecUnimplemented`, as Apple's token keys answer).
-public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?)
+    -> CFData?
+{
     guard let asymmetric = key.asymmetricKey else {
-        return failing(error, errSecUnimplemented, "export not implemented for key \(key): the keychain holds it and never hands it out")
+        return failing(
+            error, errSecUnimplemented,
+            "export not implemented for key \(key): the keychain holds it and never hands it out")
     }
     do {
         return NSData(data: try asymmetric.externalRepresentation().copiedData())
@@ -301,7 +324,9 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
 }
 
 /// `SecKeyIsAlgorithmSupported`.
-public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm) -> Bool {
+public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm)
+    -> Bool
+{
     switch key.keyReference {
     case .inProcess(let asymmetric): asymmetric.supports(operation, algorithm.keyAlgorithm)
     case .held(let held): held.supports(operation, algorithm.keyAlgorithm)
@@ -315,10 +340,14 @@ public func SecKeyGetBlockSize(_ key: SecKey) -> Int { (key.publicHalf.sizeInBit
 
 /// `SecKeyCreateSignature`: signs the message (or digest, for the digest algorithms) with a private key.
 public func SecKeyCreateSignature(
-    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    privateOperation(key, error) { (asymmetric) throws(KeyError) in try asymmetric.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)) }
-        held: { (held) throws(KeychainError) in try held.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign)) }
+    privateOperation(key, error) { (asymmetric) throws(KeyError) in
+        try asymmetric.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign))
+    } held: { (held) throws(KeychainError) in
+        try held.sign(algorithm.keyAlgorithm, Data(referencing: dataToSign))
+    }
 }
 
 /// `SecKeyVerifySignature`: true when the signature is right; false with `errSecVerifyFailed` when not.
@@ -327,7 +356,8 @@ public func SecKeyVerifySignature(
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> Bool {
     do {
-        try (key.asymmetricKey ?? key.publicHalf).verify(algorithm.keyAlgorithm, Data(referencing: signedData), signature: Data(referencing: signature))
+        try (key.asymmetricKey ?? key.publicHalf).verify(
+            algorithm.keyAlgorithm, Data(referencing: signedData), signature: Data(referencing: signature))
         return true
     } catch let failure {
         let _: Bool? = failing(error, failure)
@@ -337,10 +367,13 @@ public func SecKeyVerifySignature(
 
 /// `SecKeyCreateEncryptedData`: RSA PKCS #1, OAEP and OAEP-AES-GCM; ECIES in Apple's byte layout.
 public func SecKeyCreateEncryptedData(
-    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
     do {
-        return NSData(data: try (key.asymmetricKey ?? key.publicHalf).encrypt(algorithm.keyAlgorithm, Data(referencing: plaintext)))
+        return NSData(
+            data: try (key.asymmetricKey ?? key.publicHalf).encrypt(
+                algorithm.keyAlgorithm, Data(referencing: plaintext)))
     } catch let failure {
         return failing(error, failure)
     }
@@ -348,10 +381,14 @@ public func SecKeyCreateEncryptedData(
 
 /// `SecKeyCreateDecryptedData`: with the private key; a ciphertext that does not decrypt is `errSecParam`.
 public func SecKeyCreateDecryptedData(
-    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
-    privateOperation(key, error) { (asymmetric) throws(KeyError) in try asymmetric.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)) }
-        held: { (held) throws(KeychainError) in try held.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext)) }
+    privateOperation(key, error) { (asymmetric) throws(KeyError) in
+        try asymmetric.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext))
+    } held: { (held) throws(KeychainError) in
+        try held.decrypt(algorithm.keyAlgorithm, Data(referencing: ciphertext))
+    }
 }
 
 /// `SecKeyCopyKeyExchangeResult`: ECDH of a private key with a public key; the X9.63 algorithms need

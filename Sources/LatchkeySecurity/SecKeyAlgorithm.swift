@@ -51,23 +51,31 @@ public struct SecKeyAlgorithm: RawRepresentable, Hashable, Sendable {
     /// `kSecKeyAlgorithmRSASignatureMessagePKCS1v15SHA1` ("algid:sign:RSA:message-PKCS1v15:SHA1").
     public static let rsaSignatureMessagePKCS1v15SHA1 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PKCS1v15:SHA1")
     /// `kSecKeyAlgorithmRSASignatureMessagePKCS1v15SHA224` ("algid:sign:RSA:message-PKCS1v15:SHA224").
-    public static let rsaSignatureMessagePKCS1v15SHA224 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PKCS1v15:SHA224")
+    public static let rsaSignatureMessagePKCS1v15SHA224 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PKCS1v15:SHA224")
     /// `kSecKeyAlgorithmRSASignatureMessagePKCS1v15SHA256` ("algid:sign:RSA:message-PKCS1v15:SHA256").
-    public static let rsaSignatureMessagePKCS1v15SHA256 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PKCS1v15:SHA256")
+    public static let rsaSignatureMessagePKCS1v15SHA256 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PKCS1v15:SHA256")
     /// `kSecKeyAlgorithmRSASignatureMessagePKCS1v15SHA384` ("algid:sign:RSA:message-PKCS1v15:SHA384").
-    public static let rsaSignatureMessagePKCS1v15SHA384 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PKCS1v15:SHA384")
+    public static let rsaSignatureMessagePKCS1v15SHA384 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PKCS1v15:SHA384")
     /// `kSecKeyAlgorithmRSASignatureMessagePKCS1v15SHA512` ("algid:sign:RSA:message-PKCS1v15:SHA512").
-    public static let rsaSignatureMessagePKCS1v15SHA512 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PKCS1v15:SHA512")
+    public static let rsaSignatureMessagePKCS1v15SHA512 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PKCS1v15:SHA512")
     /// `kSecKeyAlgorithmRSASignatureMessagePSSSHA1` ("algid:sign:RSA:message-PSS:SHA1:SHA1:20").
     public static let rsaSignatureMessagePSSSHA1 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PSS:SHA1:SHA1:20")
     /// `kSecKeyAlgorithmRSASignatureMessagePSSSHA224` ("algid:sign:RSA:message-PSS:SHA224:SHA224:24").
-    public static let rsaSignatureMessagePSSSHA224 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PSS:SHA224:SHA224:24")
+    public static let rsaSignatureMessagePSSSHA224 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PSS:SHA224:SHA224:24")
     /// `kSecKeyAlgorithmRSASignatureMessagePSSSHA256` ("algid:sign:RSA:message-PSS:SHA256:SHA256:32").
-    public static let rsaSignatureMessagePSSSHA256 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PSS:SHA256:SHA256:32")
+    public static let rsaSignatureMessagePSSSHA256 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PSS:SHA256:SHA256:32")
     /// `kSecKeyAlgorithmRSASignatureMessagePSSSHA384` ("algid:sign:RSA:message-PSS:SHA384:SHA384:48").
-    public static let rsaSignatureMessagePSSSHA384 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PSS:SHA384:SHA384:48")
+    public static let rsaSignatureMessagePSSSHA384 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PSS:SHA384:SHA384:48")
     /// `kSecKeyAlgorithmRSASignatureMessagePSSSHA512` ("algid:sign:RSA:message-PSS:SHA512:SHA512:64").
-    public static let rsaSignatureMessagePSSSHA512 = SecKeyAlgorithm(text: "algid:sign:RSA:message-PSS:SHA512:SHA512:64")
+    public static let rsaSignatureMessagePSSSHA512 = SecKeyAlgorithm(
+        text: "algid:sign:RSA:message-PSS:SHA512:SHA512:64")
     /// `kSecKeyAlgorithmECDSASignatureRFC4754` ("algid:sign:ECDSA:RFC4754").
     public static let ecdsaSignatureRFC4754 = SecKeyAlgorithm(text: "algid:sign:ECDSA:RFC4754")
     /// `kSecKeyAlgorithmECDSASignatureDigestX962` ("algid:sign:ECDSA:digest-X962").
@@ -117,41 +125,59 @@ public struct SecKeyAlgorithm: RawRepresentable, Hashable, Sendable {
     /// `kSecKeyAlgorithmRSAEncryptionOAEPSHA512AESGCM` ("algid:encrypt:RSA:OAEP:SHA512:AESGCM").
     public static let rsaEncryptionOAEPSHA512AESGCM = SecKeyAlgorithm(text: "algid:encrypt:RSA:OAEP:SHA512:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionStandardX963SHA1AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA1:AESGCM").
-    public static let eciesEncryptionStandardX963SHA1AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA1:AESGCM")
+    public static let eciesEncryptionStandardX963SHA1AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA1:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionStandardX963SHA224AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM").
-    public static let eciesEncryptionStandardX963SHA224AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM")
+    public static let eciesEncryptionStandardX963SHA224AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionStandardX963SHA256AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM").
-    public static let eciesEncryptionStandardX963SHA256AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM")
+    public static let eciesEncryptionStandardX963SHA256AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionStandardX963SHA384AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM").
-    public static let eciesEncryptionStandardX963SHA384AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM")
+    public static let eciesEncryptionStandardX963SHA384AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionStandardX963SHA512AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM").
-    public static let eciesEncryptionStandardX963SHA512AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM")
+    public static let eciesEncryptionStandardX963SHA512AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorX963SHA1AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA1:AESGCM").
-    public static let eciesEncryptionCofactorX963SHA1AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA1:AESGCM")
+    public static let eciesEncryptionCofactorX963SHA1AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA1:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorX963SHA224AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM").
-    public static let eciesEncryptionCofactorX963SHA224AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM")
+    public static let eciesEncryptionCofactorX963SHA224AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorX963SHA256AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM").
-    public static let eciesEncryptionCofactorX963SHA256AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM")
+    public static let eciesEncryptionCofactorX963SHA256AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorX963SHA384AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM").
-    public static let eciesEncryptionCofactorX963SHA384AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM")
+    public static let eciesEncryptionCofactorX963SHA384AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorX963SHA512AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM").
-    public static let eciesEncryptionCofactorX963SHA512AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM")
+    public static let eciesEncryptionCofactorX963SHA512AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM")
     /// `kSecKeyAlgorithmECIESEncryptionStandardVariableIVX963SHA224AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM-KDFIV").
-    public static let eciesEncryptionStandardVariableIVX963SHA224AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM-KDFIV")
+    public static let eciesEncryptionStandardVariableIVX963SHA224AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECIESEncryptionStandardVariableIVX963SHA256AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM-KDFIV").
-    public static let eciesEncryptionStandardVariableIVX963SHA256AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM-KDFIV")
+    public static let eciesEncryptionStandardVariableIVX963SHA256AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECIESEncryptionStandardVariableIVX963SHA384AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM-KDFIV").
-    public static let eciesEncryptionStandardVariableIVX963SHA384AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM-KDFIV")
+    public static let eciesEncryptionStandardVariableIVX963SHA384AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECIESEncryptionStandardVariableIVX963SHA512AESGCM` ("algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM-KDFIV").
-    public static let eciesEncryptionStandardVariableIVX963SHA512AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM-KDFIV")
+    public static let eciesEncryptionStandardVariableIVX963SHA512AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorVariableIVX963SHA224AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM-KDFIV").
-    public static let eciesEncryptionCofactorVariableIVX963SHA224AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM-KDFIV")
+    public static let eciesEncryptionCofactorVariableIVX963SHA224AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorVariableIVX963SHA256AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV").
-    public static let eciesEncryptionCofactorVariableIVX963SHA256AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV")
+    public static let eciesEncryptionCofactorVariableIVX963SHA256AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorVariableIVX963SHA384AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM-KDFIV").
-    public static let eciesEncryptionCofactorVariableIVX963SHA384AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM-KDFIV")
+    public static let eciesEncryptionCofactorVariableIVX963SHA384AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECIESEncryptionCofactorVariableIVX963SHA512AESGCM` ("algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM-KDFIV").
-    public static let eciesEncryptionCofactorVariableIVX963SHA512AESGCM = SecKeyAlgorithm(text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM-KDFIV")
+    public static let eciesEncryptionCofactorVariableIVX963SHA512AESGCM = SecKeyAlgorithm(
+        text: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM-KDFIV")
     /// `kSecKeyAlgorithmECDHKeyExchangeStandard` ("algid:keyexchange:ECDH").
     public static let ecdhKeyExchangeStandard = SecKeyAlgorithm(text: "algid:keyexchange:ECDH")
     /// `kSecKeyAlgorithmECDHKeyExchangeStandardX963SHA1` ("algid:keyexchange:ECDH:KDFX963:SHA1").
@@ -169,13 +195,17 @@ public struct SecKeyAlgorithm: RawRepresentable, Hashable, Sendable {
     /// `kSecKeyAlgorithmECDHKeyExchangeCofactorX963SHA1` ("algid:keyexchange:ECDHC:KDFX963:SHA1").
     public static let ecdhKeyExchangeCofactorX963SHA1 = SecKeyAlgorithm(text: "algid:keyexchange:ECDHC:KDFX963:SHA1")
     /// `kSecKeyAlgorithmECDHKeyExchangeCofactorX963SHA224` ("algid:keyexchange:ECDHC:KDFX963:SHA224").
-    public static let ecdhKeyExchangeCofactorX963SHA224 = SecKeyAlgorithm(text: "algid:keyexchange:ECDHC:KDFX963:SHA224")
+    public static let ecdhKeyExchangeCofactorX963SHA224 = SecKeyAlgorithm(
+        text: "algid:keyexchange:ECDHC:KDFX963:SHA224")
     /// `kSecKeyAlgorithmECDHKeyExchangeCofactorX963SHA256` ("algid:keyexchange:ECDHC:KDFX963:SHA256").
-    public static let ecdhKeyExchangeCofactorX963SHA256 = SecKeyAlgorithm(text: "algid:keyexchange:ECDHC:KDFX963:SHA256")
+    public static let ecdhKeyExchangeCofactorX963SHA256 = SecKeyAlgorithm(
+        text: "algid:keyexchange:ECDHC:KDFX963:SHA256")
     /// `kSecKeyAlgorithmECDHKeyExchangeCofactorX963SHA384` ("algid:keyexchange:ECDHC:KDFX963:SHA384").
-    public static let ecdhKeyExchangeCofactorX963SHA384 = SecKeyAlgorithm(text: "algid:keyexchange:ECDHC:KDFX963:SHA384")
+    public static let ecdhKeyExchangeCofactorX963SHA384 = SecKeyAlgorithm(
+        text: "algid:keyexchange:ECDHC:KDFX963:SHA384")
     /// `kSecKeyAlgorithmECDHKeyExchangeCofactorX963SHA512` ("algid:keyexchange:ECDHC:KDFX963:SHA512").
-    public static let ecdhKeyExchangeCofactorX963SHA512 = SecKeyAlgorithm(text: "algid:keyexchange:ECDHC:KDFX963:SHA512")
+    public static let ecdhKeyExchangeCofactorX963SHA512 = SecKeyAlgorithm(
+        text: "algid:keyexchange:ECDHC:KDFX963:SHA512")
 }
 
 /// `SecKeyOperationType`: `.sign`, `.verify`, `.encrypt`, `.decrypt`, `.keyExchange`, with Apple's raw values.

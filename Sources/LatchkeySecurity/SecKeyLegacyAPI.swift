@@ -116,7 +116,9 @@ public func SecKeyRawSign(
 ) -> OSStatus {
     guard let algorithm = key.legacySignatureAlgorithm(padding) else { return errSecParam }
     let input = borrowed(dataToSign, dataToSignLen)
-    return performLegacyOperation(sig, sigLen) { error in SecKeyCreateSignature(key, algorithm, input, error).map { Data(referencing: $0) } }
+    return performLegacyOperation(sig, sigLen) { error in
+        SecKeyCreateSignature(key, algorithm, input, error).map { Data(referencing: $0) }
+    }
 }
 
 /// `SecKeyRawVerify` (deprecated): `errSecSuccess` when `sig` is a signature of `signedData` under the
@@ -158,7 +160,8 @@ public func SecKeyDecrypt(
     guard let algorithm = key.legacyEncryptionAlgorithm(padding) else { return errSecParam }
     let input = borrowed(cipherText, cipherTextLen)
     return performLegacyOperation(plainText, plainTextLen) { error in
-        guard let decrypted = SecKeyCreateDecryptedData(key, algorithm, input, error).map({ Data(referencing: $0) }) else { return nil }
+        guard let decrypted = SecKeyCreateDecryptedData(key, algorithm, input, error).map({ Data(referencing: $0) })
+        else { return nil }
         return algorithm == .rsaEncryptionRaw ? Data(decrypted.drop { $0 == 0 }) : decrypted
     }
 }
@@ -168,7 +171,8 @@ public func SecKeyDecrypt(
 /// the parameters, each half stored when its `kSecAttrIsPermanent` is true. The failure's status is
 /// returned (`errSecParam` for parameters Latchkey cannot make a key of).
 public func SecKeyGeneratePair(
-    _ parameters: CFDictionary, _ publicKey: UnsafeMutablePointer<SecKey?>?, _ privateKey: UnsafeMutablePointer<SecKey?>?
+    _ parameters: CFDictionary, _ publicKey: UnsafeMutablePointer<SecKey?>?,
+    _ privateKey: UnsafeMutablePointer<SecKey?>?
 ) -> OSStatus {
     var failure: Unmanaged<CFError>?
     guard let key = SecKeyCreateRandomKey(parameters, &failure) else {

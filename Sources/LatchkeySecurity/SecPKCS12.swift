@@ -20,7 +20,9 @@ public var kSecImportItemIdentity: CFString { SecConstant("identity") }
 /// passphrase is `errSecAuthFailed`; bytes that are not PKCS #12 `errSecDecode`. Files from older tools
 /// (RC2-40, Triple DES) open through OpenSSL's legacy provider. `kSecImportItemTrust` is a `SecTrust` of the
 /// file's chain under the basic X.509 policy, not yet evaluated.
-public func SecPKCS12Import(_ pkcs12_data: CFData, _ options: CFDictionary, _ items: UnsafeMutablePointer<CFArray?>) -> OSStatus {
+public func SecPKCS12Import(_ pkcs12_data: CFData, _ options: CFDictionary, _ items: UnsafeMutablePointer<CFArray?>)
+    -> OSStatus
+{
     var passphrase = ""
     for (key, value) in options where (key as? String) == kSecImportExportPassphrase as String {
         guard let text = value as? String else { return errSecParam }
@@ -32,9 +34,12 @@ public func SecPKCS12Import(_ pkcs12_data: CFData, _ options: CFDictionary, _ it
     } catch {
         return error.kind.rawValue
     }
-    var item: [String: Any] = [kSecImportItemCertChain as String: NSArray(array: contents.certificates.map(SecCertificate.init))]
+    var item: [String: Any] = [
+        kSecImportItemCertChain as String: NSArray(array: contents.certificates.map(SecCertificate.init))
+    ]
     if let identity = contents.identity { item[kSecImportItemIdentity as String] = SecIdentity(identity) }
-    item[kSecImportItemTrust as String] = SecTrust(TrustEvaluation(certificates: contents.certificates, policies: [.basicX509]))
+    item[kSecImportItemTrust as String] = SecTrust(
+        TrustEvaluation(certificates: contents.certificates, policies: [.basicX509]))
     if let label = contents.label { item[kSecImportItemLabel as String] = NSString(string: label) }
     if let keyID = contents.keyID { item[kSecImportItemKeyID as String] = NSData(data: keyID) }
     items.pointee = NSArray(array: [NSDictionary(dictionary: item)])

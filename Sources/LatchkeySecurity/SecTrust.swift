@@ -104,14 +104,17 @@ public func SecTrustCreateWithCertificates(
             return errSecParam
         }
     }
-    trust.pointee = SecTrust(TrustEvaluation(certificates: list.map(\.certificate), policies: rules.isEmpty ? [.basicX509] : rules))
+    trust.pointee = SecTrust(
+        TrustEvaluation(certificates: list.map(\.certificate), policies: rules.isEmpty ? [.basicX509] : rules))
     return errSecSuccess
 }
 
 /// `SecTrustSetAnchorCertificates`: trust these anchors (and, until `SecTrustSetAnchorCertificatesOnly`
 /// says otherwise, only these).
 public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: CFArray) -> OSStatus {
-    guard let anchors = anchorCertificates as? [Any], anchors.allSatisfy({ $0 is SecCertificate }) else { return errSecParam }
+    guard let anchors = anchorCertificates as? [Any], anchors.allSatisfy({ $0 is SecCertificate }) else {
+        return errSecParam
+    }
     trust.change {
         $0.anchors = anchors.compactMap { ($0 as? SecCertificate)?.certificate }
         $0.anchorsOnly = true
@@ -153,8 +156,9 @@ public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutableP
         error?.pointee = nil
         return true
     }
-    error?.pointee = NSError(domain: NSOSStatusErrorDomain, code: Int(failure.status),
-                             userInfo: [NSLocalizedDescriptionKey: "certificate is not trusted: \(failure.reason)"])
+    error?.pointee = NSError(
+        domain: NSOSStatusErrorDomain, code: Int(failure.status),
+        userInfo: [NSLocalizedDescriptionKey: "certificate is not trusted: \(failure.reason)"])
     return false
 }
 

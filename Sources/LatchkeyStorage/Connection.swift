@@ -26,9 +26,15 @@ package final class Connection {
         let flags: Int32
         let target: String
         switch mode {
-        case .readWrite: flags = SQLite.openFlags(readOnly: false, create: false, memory: false); target = path
-        case .readOnly: flags = SQLite.openFlags(readOnly: true, create: false, memory: false); target = path
-        case .memory: flags = SQLite.openFlags(readOnly: false, create: true, memory: true); target = ":memory:"
+        case .readWrite:
+            flags = SQLite.openFlags(readOnly: false, create: false, memory: false)
+            target = path
+        case .readOnly:
+            flags = SQLite.openFlags(readOnly: true, create: false, memory: false)
+            target = path
+        case .memory:
+            flags = SQLite.openFlags(readOnly: false, create: true, memory: true)
+            target = ":memory:"
         }
         switch SQLite.open(path: target, flags: flags) {
         case .success(let handle): self.handle = handle
@@ -42,7 +48,9 @@ package final class Connection {
     /// A private in-memory database that starts as a copy of `image` (pages `image()` made).
     package convenience init(image: [UInt8]) throws(StorageError) {
         try self.init(path: ":memory:", mode: .memory)
-        guard !image.isEmpty else { throw StorageError(extendedCode: SQLite.Code.misuse, message: "an empty database image") }
+        guard !image.isEmpty else {
+            throw StorageError(extendedCode: SQLite.Code.misuse, message: "an empty database image")
+        }
         let code = SQLite.deserialize(handle, image)
         if code != SQLite.ok { throw error(code) }
     }

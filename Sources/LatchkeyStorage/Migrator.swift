@@ -39,8 +39,9 @@ package struct Migrator: Sendable {
 
     /// Creates a migrator; `steps` must have versions 1, 2, 3, ... in order.
     package init(steps: [Step]) {
-        precondition(steps.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
-                     "migration steps must be numbered 1, 2, 3, ...")
+        precondition(
+            steps.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
+            "migration steps must be numbered 1, 2, 3, ...")
         self.steps = steps
     }
 

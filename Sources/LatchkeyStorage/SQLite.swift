@@ -72,7 +72,8 @@ enum SQLite {
         image.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
         return sqlite3_deserialize(
-            db, "main", copy.assumingMemoryBound(to: UInt8.self), sqlite3_int64(image.count), sqlite3_int64(image.count), flags)
+            db, "main", copy.assumingMemoryBound(to: UInt8.self), sqlite3_int64(image.count),
+            sqlite3_int64(image.count), flags)
     }
 
     /// `sqlite3_exec` without a callback.

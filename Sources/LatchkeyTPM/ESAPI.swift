@@ -1,5 +1,5 @@
-package import Foundation
 internal import CTSS2
+package import Foundation
 package import LatchkeyCrypto
 internal import LatchkeyPOSIX
 
@@ -37,12 +37,15 @@ package final class TPMConnection {
         self.address = address
         // tpm2-tss is loaded here, on first use (Sources/CTSS2/loader.h), not by every process at start.
         if let missing = latchkey_tss2_missing() {
-            throw TPMError(.noTPM, address: address,
-                           detail: "tpm2-tss is not installed (\(String(cString: missing)) cannot be loaded)")
+            throw TPMError(
+                .noTPM, address: address,
+                detail: "tpm2-tss is not installed (\(String(cString: missing)) cannot be loaded)")
         }
         var loaded: OpaquePointer?
         let loadStatus = address.withCString { latchkey_Tss2_TctiLdr_Initialize($0, &loaded) }
-        guard loadStatus == 0, let loaded else { throw TPMError(code: loadStatus, during: "connecting to \(address)", address: address) }
+        guard loadStatus == 0, let loaded else {
+            throw TPMError(code: loadStatus, during: "connecting to \(address)", address: address)
+        }
         tcti = loaded
         // tpm2-tss opens its sockets (or the device) without close-on-exec: a child started meanwhile (a
         // pinentry of the agent's, a test's next process) would keep the connection alive after `close`, and a
@@ -99,16 +102,23 @@ package final class TPMConnection {
         for first: UInt32 in [0x8000_0000, 0x0200_0000, 0x0300_0000] {  // transient objects, HMAC and policy sessions
             var more: TPMI_YES_NO = 0
             var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
-            try check(latchkey_Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(1), first, 64, &more, &data), "listing loaded handles")
+            try check(
+                latchkey_Esys_GetCapability(
+                    context, Self.none, Self.none, Self.none, TPM2_CAP(1), first, 64, &more, &data),
+                "listing loaded handles")
             guard let data else { continue }
             defer { latchkey_Esys_Free(data) }
             for index in 0..<latchkey_tpm_handle_count(data) where !own.contains(latchkey_tpm_handle(data, index)) {
                 var handle: ESYS_TR = Self.none
-                guard latchkey_Esys_TR_FromTPMPublic(context, latchkey_tpm_handle(data, index), Self.none, Self.none, Self.none, &handle) == 0
+                guard
+                    latchkey_Esys_TR_FromTPMPublic(
+                        context, latchkey_tpm_handle(data, index), Self.none, Self.none, Self.none, &handle) == 0
                 else { continue }
                 let flushed = latchkey_Esys_FlushContext(context, handle)
                 // One that is already gone is nothing to flush; a TPM that is gone is the failure to report.
-                if flushed != 0, TPMError.kind(of: flushed) == .noTPM { try check(flushed, "flushing an abandoned handle") }
+                if flushed != 0, TPMError.kind(of: flushed) == .noTPM {
+                    try check(flushed, "flushing an abandoned handle")
+                }
             }
         }
     }
@@ -155,21 +165,30 @@ package final class TPMConnection {
                 TPMI_ALG_HASH(0x000b), &handle), "starting a salted session")
         session = handle
         let attributes = TPMA_SESSION(0x20 | 0x40 | 0x01)  // decrypt | encrypt | continueSession
-        try check(latchkey_Esys_TRSess_SetAttributes(context, handle, attributes, 0xff), "setting the session's encryption")
+        try check(
+            latchkey_Esys_TRSess_SetAttributes(context, handle, attributes, 0xff), "setting the session's encryption")
     }
 
     /// Seals `secret` (at most 128 bytes) under the primary: the TPM's wrapped object (public and private
     /// parts, marshalled), which only this TPM can load. `auth` becomes its authValue; `noDA` exempts it from
     /// dictionary-attack lockout (for objects that need no passphrase); `policy` (a SHA-256 policy digest)
     /// makes it usable only through that policy.
-    package func seal(_ secret: SecureBytes, auth: SecureBytes?, noDA: Bool, policy: Data? = nil) throws(TPMError) -> TPMSealedObject {
+    package func seal(_ secret: SecureBytes, auth: SecureBytes?, noDA: Bool, policy: Data? = nil) throws(TPMError)
+        -> TPMSealedObject
+    {
         var template = TPM2B_PUBLIC()
-        let templateStatus: Int32 = if let policy {
-            policy.withUnsafeBytes { latchkey_tpm_seal_template(&template, noDA ? 1 : 0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
-        } else {
-            latchkey_tpm_seal_template(&template, noDA ? 1 : 0, nil, 0)
+        let templateStatus: Int32 =
+            if let policy {
+                policy.withUnsafeBytes {
+                    latchkey_tpm_seal_template(
+                        &template, noDA ? 1 : 0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count)
+                }
+            } else {
+                latchkey_tpm_seal_template(&template, noDA ? 1 : 0, nil, 0)
+            }
+        guard templateStatus == 0 else {
+            throw TPMError(.failed, address: address, detail: "the policy digest is too long")
         }
-        guard templateStatus == 0 else { throw TPMError(.failed, address: address, detail: "the policy digest is too long") }
         var sensitive = TPM2B_SENSITIVE_CREATE()
         defer { withUnsafeMutableBytes(of: &sensitive) { wipeBytes($0) } }
         let filled = secret.withUnsafeBytes { data in
@@ -179,7 +198,9 @@ package final class TPMConnection {
                     data.bindMemory(to: UInt8.self).baseAddress, data.count)
             }
         }
-        guard filled == 0 else { throw TPMError(.failed, address: address, detail: "the secret or its authorization is too long to seal") }
+        guard filled == 0 else {
+            throw TPMError(.failed, address: address, detail: "the secret or its authorization is too long to seal")
+        }
         var outside = TPM2B_DATA()
         var pcrs = TPML_PCR_SELECTION()
         var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
@@ -198,7 +219,9 @@ package final class TPMConnection {
             latchkey_Esys_Free(ticket)
         }
         try check(status, "sealing")
-        guard let outPrivate, let outPublic else { throw TPMError(.failed, address: address, detail: "the TPM returned no object") }
+        guard let outPrivate, let outPublic else {
+            throw TPMError(.failed, address: address, detail: "the TPM returned no object")
+        }
         return TPMSealedObject(public: try Self.marshal(outPublic), private: try Self.marshal(outPrivate))
     }
 
@@ -228,7 +251,9 @@ package final class TPMConnection {
             withUnsafeMutableBytes(of: &data.pointee) { wipeBytes($0) }
             latchkey_Esys_Free(data)
         }
-        return SecureBytes(copying: UnsafeRawBufferPointer(start: latchkey_tpm_sensitive_data_bytes(data), count: Int(data.pointee.size)))
+        return SecureBytes(
+            copying: UnsafeRawBufferPointer(
+                start: latchkey_tpm_sensitive_data_bytes(data), count: Int(data.pointee.size)))
     }
 
     private func setAuth(_ handle: ESYS_TR, _ auth: SecureBytes?) throws(TPMError) {
@@ -249,10 +274,14 @@ package final class TPMConnection {
         }
         var handle: ESYS_TR = Self.none
         do throws(TPMError) {
-            try check(latchkey_Esys_Load(context, primary, session, Self.none, Self.none, &inPrivate, &inPublic, &handle), "loading the sealed object")
-        } catch where error.kind == .wrongTPM || error.kind == .failed {
+            try check(
+                latchkey_Esys_Load(context, primary, session, Self.none, Self.none, &inPrivate, &inPublic, &handle),
+                "loading the sealed object")
+        } catch  where error.kind == .wrongTPM || error.kind == .failed {
             // The storage key is the pinned one, so an object it refuses (integrity, or any other check) was altered.
-            throw TPMError(.damaged, address: address, detail: "\(error.detail); the sealed object does not match this TPM's storage key", code: error.code)
+            throw TPMError(
+                .damaged, address: address,
+                detail: "\(error.detail); the sealed object does not match this TPM's storage key", code: error.code)
         }
         return handle
     }
@@ -265,7 +294,8 @@ package final class TPMConnection {
         var handle: ESYS_TR = Self.none
         try check(
             latchkey_Esys_StartAuthSession(
-                context, primary, Self.none, Self.none, Self.none, Self.none, nil, TPM2_SE(trial ? 0x03 : 0x01), &symmetric,
+                context, primary, Self.none, Self.none, Self.none, Self.none, nil, TPM2_SE(trial ? 0x03 : 0x01),
+                &symmetric,
                 TPMI_ALG_HASH(0x000b), &handle), "starting a policy session")
         return TPMPolicySession(handle: handle)
     }
@@ -280,13 +310,17 @@ package final class TPMConnection {
         var selection = TPML_PCR_SELECTION()
         latchkey_tpm_pcr_selection(&selection, mask)
         var empty = TPM2B_DIGEST()
-        try check(latchkey_Esys_PolicyPCR(context, policySession.handle, Self.none, Self.none, Self.none, &empty, &selection), "binding the policy to the PCRs")
+        try check(
+            latchkey_Esys_PolicyPCR(context, policySession.handle, Self.none, Self.none, Self.none, &empty, &selection),
+            "binding the policy to the PCRs")
     }
 
     /// The session's policy digest so far (a trial session's is what an object's authPolicy must hold).
     package func policyDigest(_ policySession: TPMPolicySession) throws(TPMError) -> Data {
         var digest: UnsafeMutablePointer<TPM2B_DIGEST>?
-        try check(latchkey_Esys_PolicyGetDigest(context, policySession.handle, Self.none, Self.none, Self.none, &digest), "reading the policy digest")
+        try check(
+            latchkey_Esys_PolicyGetDigest(context, policySession.handle, Self.none, Self.none, Self.none, &digest),
+            "reading the policy digest")
         defer { latchkey_Esys_Free(digest) }
         guard let digest else { return Data() }
         return Data(bytes: latchkey_tpm_digest_bytes(digest), count: Int(digest.pointee.size))
@@ -301,7 +335,10 @@ package final class TPMConnection {
         var counter: UInt32 = 0
         var outSelection: UnsafeMutablePointer<TPML_PCR_SELECTION>?
         var values: UnsafeMutablePointer<TPML_DIGEST>?
-        try check(latchkey_Esys_PCR_Read(context, Self.none, Self.none, Self.none, &selection, &counter, &outSelection, &values), "reading the PCRs")
+        try check(
+            latchkey_Esys_PCR_Read(
+                context, Self.none, Self.none, Self.none, &selection, &counter, &outSelection, &values),
+            "reading the PCRs")
         defer {
             latchkey_Esys_Free(outSelection)
             latchkey_Esys_Free(values)
@@ -327,7 +364,9 @@ package final class TPMConnection {
         withUnsafeMutableBytes(of: &values.digests.0.digest) { raw in
             digest.prefix(32).withUnsafeBytes { raw.copyMemory(from: $0) }
         }
-        try check(latchkey_Esys_PCR_Extend(context, ESYS_TR(index), Self.password, Self.none, Self.none, &values), "extending PCR \(index)")
+        try check(
+            latchkey_Esys_PCR_Extend(context, ESYS_TR(index), Self.password, Self.none, Self.none, &values),
+            "extending PCR \(index)")
     }
 
     /// The dictionary-attack state: failed tries counted, tries allowed, seconds per forgiven try, lockout.
@@ -335,7 +374,8 @@ package final class TPMConnection {
         var more: TPMI_YES_NO = 0
         var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
         try check(
-            latchkey_Esys_GetCapability(context, Self.none, Self.none, Self.none, TPM2_CAP(6), TPM2_PT(0x200), 32, &more, &data),
+            latchkey_Esys_GetCapability(
+                context, Self.none, Self.none, Self.none, TPM2_CAP(6), TPM2_PT(0x200), 32, &more, &data),
             "reading the lockout state")
         defer { latchkey_Esys_Free(data) }
         guard let data else { throw TPMError(.failed, address: address, detail: "the TPM returned no properties") }
@@ -351,7 +391,9 @@ package final class TPMConnection {
 
     /// TPM2_DictionaryAttackParameters with the (empty) lockout authorization: how many failures lock the
     /// TPM out and how fast they are forgiven (tests set a small budget on their swtpm).
-    package func setDictionaryAttackParameters(maxTries: Int, recoveryInterval: Int, lockoutRecovery: Int) throws(TPMError) {
+    package func setDictionaryAttackParameters(maxTries: Int, recoveryInterval: Int, lockoutRecovery: Int)
+        throws(TPMError)
+    {
         try check(
             latchkey_Esys_DictionaryAttackParameters(
                 context, Self.lockoutHierarchy, Self.password, Self.none, Self.none, UInt32(maxTries),
@@ -386,13 +428,15 @@ package final class TPMConnection {
     private static func unmarshal(_ data: Data, into value: inout TPM2B_PUBLIC) -> Bool {
         var offset = 0
         let bytes = [UInt8](data)
-        return latchkey_Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
+        return latchkey_Tss2_MU_TPM2B_PUBLIC_Unmarshal(bytes, bytes.count, &offset, &value) == 0
+            && offset == bytes.count
     }
 
     private static func unmarshal(_ data: Data, into value: inout TPM2B_PRIVATE) -> Bool {
         var offset = 0
         let bytes = [UInt8](data)
-        return latchkey_Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value) == 0 && offset == bytes.count
+        return latchkey_Tss2_MU_TPM2B_PRIVATE_Unmarshal(bytes, bytes.count, &offset, &value) == 0
+            && offset == bytes.count
     }
 
     /// tpm2-tss's own words for a response code (`tpm:session(1):the authorization HMAC check failed…`).

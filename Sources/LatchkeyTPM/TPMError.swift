@@ -41,10 +41,11 @@ package struct TPMError: Error, Sendable, CustomStringConvertible {
     package init(code: UInt32, during: String, address: String) {
         let kind = Self.kind(of: code)
         let words = TPMConnection.describe(code)
-        let detail: String = switch kind {
-        case .noTPM: "no TPM answers at \(address) (\(during): \(words))"
-        default: "\(during): \(words)"
-        }
+        let detail: String =
+            switch kind {
+            case .noTPM: "no TPM answers at \(address) (\(during): \(words))"
+            default: "\(during): \(words)"
+            }
         self.init(kind, address: address, detail: detail, code: code)
     }
 
@@ -71,7 +72,8 @@ package struct TPMError: Error, Sendable, CustomStringConvertible {
             return .noTPM
         default:
             switch base {
-            case 8, 10, 16, 17, 25: return .noTPM  // NO_CONNECTION, IO_ERROR, TRY_AGAIN, MALFORMED_RESPONSE, NOT_PERMITTED
+            // NO_CONNECTION, IO_ERROR, TRY_AGAIN, MALFORMED_RESPONSE, NOT_PERMITTED
+            case 8, 10, 16, 17, 25: return .noTPM
             default: return .failed
             }
         }

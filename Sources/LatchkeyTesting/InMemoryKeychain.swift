@@ -44,8 +44,11 @@ public final class InMemoryKeychain: Sendable {
     public func backend(accessGroups: [String] = []) -> DatabaseBackend {
         var groups = [applicationIdentifier]
         groups += accessGroups.filter { $0 != applicationIdentifier }
-        return DatabaseBackend(database: database, caller: CallerIdentity(applicationIdentifier: applicationIdentifier,
-                                                                          accessGroups: groups))
+        return DatabaseBackend(
+            database: database,
+            caller: CallerIdentity(
+                applicationIdentifier: applicationIdentifier,
+                accessGroups: groups))
     }
 
     /// Makes the global `SecItem…` functions use this keychain (until another `install()` or you set

@@ -33,23 +33,33 @@ enum Charts {
     /// One panel per workload: median per item (p10–p90 whiskers) against the number of items, Latchkey
     /// beside the floor, both axes logarithmic.
     static func latencyBySize(_ run: RunSummary) -> String {
-        let panelWidth = 330.0, panelHeight = 230.0, columns = 2
+        let panelWidth = 330.0
+        let panelHeight = 230.0
+        let columns = 2
         let rows = (sizeWorkloads.count + columns - 1) / columns
-        let width = panelWidth * Double(columns) + 20, height = 70 + panelHeight * Double(rows) + 10
+        let width = panelWidth * Double(columns) + 20
+        let height = 70 + panelHeight * Double(rows) + 10
         var svg = SVG(width: width, height: height)
-        svg.text(x: width / 2, y: 24, "Latency against keychain size: Latchkey beside the SQLite + libsodium floor",
-                 size: 15, anchor: "middle", weight: "bold")
+        svg.text(
+            x: width / 2, y: 24, "Latency against keychain size: Latchkey beside the SQLite + libsodium floor",
+            size: 15, anchor: "middle", weight: "bold")
         svg.text(x: width / 2, y: 44, subtitle(run), size: 11, anchor: "middle", color: "#555")
         legend(&svg, x: width / 2 - 110, y: 58, [("Latchkey", latchkeyColor, false), ("floor", floorColor, true)])
         let sizes = run.sizes.map(\.size).sorted()
         for (index, (workload, title)) in sizeWorkloads.enumerated() {
-            let originX = 10 + Double(index % columns) * panelWidth, originY = 70 + Double(index / columns) * panelHeight
+            let originX = 10 + Double(index % columns) * panelWidth
+            let originY = 70 + Double(index / columns) * panelHeight
             let series: [(String, String, Bool, [(Int, RunSummary.Figure)])] = [
-                ("Latchkey", latchkeyColor, false, run.sizes.compactMap { s in s.latchkey[workload.key].map { (s.size, $0) } }),
+                (
+                    "Latchkey", latchkeyColor, false,
+                    run.sizes.compactMap { s in s.latchkey[workload.key].map { (s.size, $0) } }
+                ),
                 ("floor", floorColor, true, run.sizes.compactMap { s in s.floor[workload.key].map { (s.size, $0) } }),
             ]
             let values = series.flatMap { $0.3.flatMap { [$0.1.p10, $0.1.p90, $0.1.median] } }.filter { $0 > 0 }
-            guard let low = values.min(), let high = values.max(), let first = sizes.first, let last = sizes.last else { continue }
+            guard let low = values.min(), let high = values.max(), let first = sizes.first, let last = sizes.last else {
+                continue
+            }
             let plot = Frame(x: originX + 62, y: originY + 26, width: panelWidth - 80, height: panelHeight - 70)
             svg.text(x: plot.x + plot.width / 2, y: originY + 16, title, size: 12, anchor: "middle", weight: "bold")
             let yAxis = LogAxis(low: low / 1.3, high: high * 1.3)
@@ -68,18 +78,24 @@ enum Charts {
                 svg.line(x, plot.y + plot.height, x, plot.y + plot.height + 4, color: "#888")
                 svg.text(x: x, y: plot.y + plot.height + 16, shortCount(size), size: 10, anchor: "middle")
             }
-            svg.text(x: plot.x + plot.width / 2, y: plot.y + plot.height + 32, "items in the keychain", size: 10,
-                     anchor: "middle", color: "#555")
+            svg.text(
+                x: plot.x + plot.width / 2, y: plot.y + plot.height + 32, "items in the keychain", size: 10,
+                anchor: "middle", color: "#555")
             for (name, color, dashed, points) in series where !points.isEmpty {
                 let placed = points.sorted { $0.0 < $1.0 }.map { size, figure in
-                    (x: plot.x + plot.width * xAxis.position(Double(size)),
-                     y: { plot.y + plot.height * (1 - yAxis.position($0)) }, size: size, figure: figure)
+                    (
+                        x: plot.x + plot.width * xAxis.position(Double(size)),
+                        y: { plot.y + plot.height * (1 - yAxis.position($0)) }, size: size, figure: figure
+                    )
                 }
                 svg.polyline(placed.map { ($0.x, $0.y($0.figure.median)) }, color: color, dashed: dashed)
                 for point in placed {
                     svg.line(point.x, point.y(point.figure.p10), point.x, point.y(point.figure.p90), color: color)
-                    svg.circle(point.x, point.y(point.figure.median), radius: 3, color: color,
-                               tooltip: "\(name), \(point.size.grouped) items: median \(formatDuration(point.figure.median)) (p10 \(formatDuration(point.figure.p10)), p90 \(formatDuration(point.figure.p90)))")
+                    svg.circle(
+                        point.x, point.y(point.figure.median), radius: 3, color: color,
+                        tooltip:
+                            "\(name), \(point.size.grouped) items: median \(formatDuration(point.figure.median)) (p10 \(formatDuration(point.figure.p10)), p90 \(formatDuration(point.figure.p90)))"
+                    )
                 }
             }
         }
@@ -89,24 +105,32 @@ enum Charts {
     // MARK: Latchkey beside the peers
 
     static let peerOrder = [
-        "Swift API in-process (embedded)", "Swift API in-process (agent)", "latchkey CLI (agent)", "latchkey CLI (embedded)",
-        "process start (/bin/true)", "secret-tool", "keyring (Secret Service)", "pass", "keepassxc-cli", "keyring (cryptfile)",
+        "Swift API in-process (embedded)", "Swift API in-process (agent)", "latchkey CLI (agent)",
+        "latchkey CLI (embedded)",
+        "process start (/bin/true)", "secret-tool", "keyring (Secret Service)", "pass", "keepassxc-cli",
+        "keyring (cryptfile)",
         "keyring (alt plaintext file)",
     ]
 
     /// For find, add and delete: each tool's median as a bar on a logarithmic axis, Latchkey's in blue.
     static func peersChart(_ peers: RunSummary.Peers, run: RunSummary) -> String {
-        let tools = (peerOrder.filter { peers.tools[$0] != nil } + peers.tools.keys.filter { !peerOrder.contains($0) }.sorted())
+        let tools =
+            (peerOrder.filter { peers.tools[$0] != nil } + peers.tools.keys.filter { !peerOrder.contains($0) }.sorted())
             .filter { peers.tools[$0]?["find"] != nil }
         let workloads = ["find", "add", "delete"]
-        let rowHeight = 20.0, labelWidth = 230.0, barWidth = 500.0
+        let rowHeight = 20.0
+        let labelWidth = 230.0
+        let barWidth = 500.0
         let panelHeight = 40 + rowHeight * Double(tools.count)
-        let width = labelWidth + barWidth + 110, height = 70 + panelHeight * Double(workloads.count)
+        let width = labelWidth + barWidth + 110
+        let height = 70 + panelHeight * Double(workloads.count)
         var svg = SVG(width: width, height: height)
-        svg.text(x: width / 2, y: 24, "Latchkey beside the tools people use on Linux (\(peers.size.grouped) items each)",
-                 size: 15, anchor: "middle", weight: "bold")
-        svg.text(x: width / 2, y: 44, subtitle(run) + "; median per operation, logarithmic axis", size: 11,
-                 anchor: "middle", color: "#555")
+        svg.text(
+            x: width / 2, y: 24, "Latchkey beside the tools people use on Linux (\(peers.size.grouped) items each)",
+            size: 15, anchor: "middle", weight: "bold")
+        svg.text(
+            x: width / 2, y: 44, subtitle(run) + "; median per operation, logarithmic axis", size: 11,
+            anchor: "middle", color: "#555")
         let values = tools.flatMap { tool in workloads.compactMap { peers.tools[tool]?[$0]?.median } }.filter { $0 > 0 }
         guard let low = values.min(), let high = values.max() else { return svg.rendered }
         let axis = LogAxis(low: low / 1.5, high: high * 1.5)
@@ -126,11 +150,16 @@ enum Charts {
                     svg.text(x: plot.x + 4, y: y + 14, "not measured", size: 10, color: "#999")
                     continue
                 }
-                let color = tool.hasPrefix("latchkey") || tool.hasPrefix("Swift API") ? latchkeyColor
+                let color =
+                    tool.hasPrefix("latchkey") || tool.hasPrefix("Swift API")
+                    ? latchkeyColor
                     : tool.hasPrefix("process start") ? floorColor : peerColor
                 let length = max(1, plot.width * axis.position(figure.median))
-                svg.rect(Frame(x: plot.x, y: y + 3, width: length, height: rowHeight - 6), fill: color,
-                         tooltip: "\(tool), \(workload): median \(formatDuration(figure.median)) (p10 \(formatDuration(figure.p10)), p90 \(formatDuration(figure.p90)))")
+                svg.rect(
+                    Frame(x: plot.x, y: y + 3, width: length, height: rowHeight - 6), fill: color,
+                    tooltip:
+                        "\(tool), \(workload): median \(formatDuration(figure.median)) (p10 \(formatDuration(figure.p10)), p90 \(formatDuration(figure.p90)))"
+                )
                 svg.text(x: plot.x + length + 4, y: y + 14, formatDuration(figure.median), size: 10)
             }
         }
@@ -143,13 +172,17 @@ enum Charts {
 
     /// One bar per trial: its events split by outcome, failures in red (each labelled, zero or not).
     static func reliabilityChart(_ figures: ReliabilityFigures) -> String {
-        let rowHeight = 58.0, labelWidth = 290.0, barWidth = 520.0
+        let rowHeight = 58.0
+        let labelWidth = 290.0
+        let barWidth = 520.0
         let source = wrapped(figures.source, columns: 120)
         let top = 50 + 14 * Double(source.count)
-        let width = labelWidth + barWidth + 30, height = top + 24 + rowHeight * Double(figures.trials.count)
+        let width = labelWidth + barWidth + 30
+        let height = top + 24 + rowHeight * Double(figures.trials.count)
         var svg = SVG(width: width, height: height)
-        svg.text(x: width / 2, y: 24, "Reliability suite: what each injected fault led to", size: 15, anchor: "middle",
-                 weight: "bold")
+        svg.text(
+            x: width / 2, y: 24, "Reliability suite: what each injected fault led to", size: 15, anchor: "middle",
+            weight: "bold")
         for (index, line) in source.enumerated() {
             svg.text(x: width / 2, y: 44 + 14 * Double(index), line, size: 10, anchor: "middle", color: "#555")
         }
@@ -157,15 +190,17 @@ enum Charts {
             let y = top + Double(row) * rowHeight
             let total = trial.outcomes.reduce(0) { $0 + $1.count }
             svg.text(x: labelWidth - 8, y: y + 15, trial.name, size: 12, anchor: "end", weight: "bold")
-            svg.text(x: labelWidth - 8, y: y + 30, "\(total.grouped) \(trial.unit)", size: 10, anchor: "end", color: "#555")
+            svg.text(
+                x: labelWidth - 8, y: y + 30, "\(total.grouped) \(trial.unit)", size: 10, anchor: "end", color: "#555")
             var x = labelWidth
             var shade = 0
             for outcome in trial.outcomes where outcome.count > 0 {
                 let length = barWidth * Double(outcome.count) / Double(max(total, 1))
                 let color = outcome.failure ? "#c0392b" : outcomeColors[min(shade, outcomeColors.count - 1)]
                 if !outcome.failure { shade += 1 }
-                svg.rect(Frame(x: x, y: y + 4, width: length, height: 18), fill: color,
-                         tooltip: "\(trial.name): \(outcome.label): \(outcome.count.grouped)")
+                svg.rect(
+                    Frame(x: x, y: y + 4, width: length, height: 18), fill: color,
+                    tooltip: "\(trial.name): \(outcome.label): \(outcome.count.grouped)")
                 x += length
             }
             let caption = trial.outcomes.filter { !$0.failure }.map { "\($0.label) \($0.count.grouped)" }
@@ -174,8 +209,9 @@ enum Charts {
             let failures = trial.outcomes.filter(\.failure)
             if !failures.isEmpty {
                 let failed = failures.reduce(0) { $0 + $1.count }
-                svg.text(x: labelWidth, y: y + 50, failures.map(\.label).joined(separator: ", ") + ": \(failed.grouped)",
-                         size: 10, color: failed == 0 ? "#2f8f4e" : "#c0392b", weight: "bold")
+                svg.text(
+                    x: labelWidth, y: y + 50, failures.map(\.label).joined(separator: ", ") + ": \(failed.grouped)",
+                    size: 10, color: failed == 0 ? "#2f8f4e" : "#c0392b", weight: "bold")
             }
         }
         return svg.rendered
@@ -214,9 +250,12 @@ enum Charts {
 
     /// A tick's duration, short: "500 ns", "2 µs", "1.5 ms", "3 s".
     static func tickLabel(_ nanoseconds: Double) -> String {
-        let (value, unit): (Double, String) = nanoseconds < 1_000 ? (nanoseconds, "ns")
-            : nanoseconds < 1_000_000 ? (nanoseconds / 1_000, "µs")
-            : nanoseconds < 1_000_000_000 ? (nanoseconds / 1_000_000, "ms") : (nanoseconds / 1_000_000_000, "s")
+        let (value, unit): (Double, String) =
+            nanoseconds < 1_000
+            ? (nanoseconds, "ns")
+            : nanoseconds < 1_000_000
+                ? (nanoseconds / 1_000, "µs")
+                : nanoseconds < 1_000_000_000 ? (nanoseconds / 1_000_000, "ms") : (nanoseconds / 1_000_000_000, "s")
         let rounded = (value * 10).rounded() / 10
         return (rounded == rounded.rounded() ? String(Int(rounded)) : String(format: "%.1f", rounded)) + " " + unit
     }
@@ -289,33 +328,47 @@ struct SVG {
 
     static func number(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    mutating func text(x: Double, y: Double, _ text: String, size: Double, anchor: String = "start", color: String = "#222",
-                       weight: String = "normal") {
-        body.append("<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\" text-anchor=\"\(anchor)\" fill=\"\(color)\" font-weight=\"\(weight)\">\(Self.escape(text))</text>")
+    mutating func text(
+        x: Double, y: Double, _ text: String, size: Double, anchor: String = "start", color: String = "#222",
+        weight: String = "normal"
+    ) {
+        body.append(
+            "<text x=\"\(Self.number(x))\" y=\"\(Self.number(y))\" font-size=\"\(Self.number(size))\" text-anchor=\"\(anchor)\" fill=\"\(color)\" font-weight=\"\(weight)\">\(Self.escape(text))</text>"
+        )
     }
 
     mutating func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, color: String) {
-        body.append("<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" y2=\"\(Self.number(y2))\" stroke=\"\(color)\" stroke-width=\"1\"/>")
+        body.append(
+            "<line x1=\"\(Self.number(x1))\" y1=\"\(Self.number(y1))\" x2=\"\(Self.number(x2))\" y2=\"\(Self.number(y2))\" stroke=\"\(color)\" stroke-width=\"1\"/>"
+        )
     }
 
     mutating func polyline(_ points: [(Double, Double)], color: String, dashed: Bool) {
         let list = points.map { "\(Self.number($0.0)),\(Self.number($0.1))" }.joined(separator: " ")
-        body.append("<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dashed ? " stroke-dasharray=\"5,4\"" : "")/>")
+        body.append(
+            "<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"\(dashed ? " stroke-dasharray=\"5,4\"" : "")/>"
+        )
     }
 
     mutating func circle(_ x: Double, _ y: Double, radius: Double, color: String, tooltip: String?) {
         let title = tooltip.map { "<title>\(Self.escape($0))</title>" } ?? ""
-        body.append("<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" fill=\"\(color)\">\(title)</circle>")
+        body.append(
+            "<circle cx=\"\(Self.number(x))\" cy=\"\(Self.number(y))\" r=\"\(Self.number(radius))\" fill=\"\(color)\">\(title)</circle>"
+        )
     }
 
     mutating func rect(_ frame: Frame, fill: String = "none", stroke: String? = nil, tooltip: String? = nil) {
         let title = tooltip.map { "<title>\(Self.escape($0))</title>" } ?? ""
-        body.append("<rect x=\"\(Self.number(frame.x))\" y=\"\(Self.number(frame.y))\" width=\"\(Self.number(frame.width))\" height=\"\(Self.number(frame.height))\" fill=\"\(fill)\"\(stroke.map { " stroke=\"\($0)\"" } ?? "")>\(title)</rect>")
+        body.append(
+            "<rect x=\"\(Self.number(frame.x))\" y=\"\(Self.number(frame.y))\" width=\"\(Self.number(frame.width))\" height=\"\(Self.number(frame.height))\" fill=\"\(fill)\"\(stroke.map { " stroke=\"\($0)\"" } ?? "")>\(title)</rect>"
+        )
     }
 
     var rendered: String {
-        let header = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Self.number(width))\" height=\"\(Self.number(height))\" viewBox=\"0 0 \(Self.number(width)) \(Self.number(height))\" \(Charts.font)>"
-        let background = "<rect x=\"0\" y=\"0\" width=\"\(Self.number(width))\" height=\"\(Self.number(height))\" fill=\"#ffffff\"/>"
+        let header =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Self.number(width))\" height=\"\(Self.number(height))\" viewBox=\"0 0 \(Self.number(width)) \(Self.number(height))\" \(Charts.font)>"
+        let background =
+            "<rect x=\"0\" y=\"0\" width=\"\(Self.number(width))\" height=\"\(Self.number(height))\" fill=\"#ffffff\"/>"
         return ([header, background] + body + ["</svg>"]).joined(separator: "\n") + "\n"
     }
 }

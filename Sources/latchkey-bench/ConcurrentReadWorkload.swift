@@ -48,9 +48,11 @@ struct ConcurrentReadWorkload {
                 var next = size * 10 + (Configuration.allCases.firstIndex(of: configuration) ?? 0) * 100_000_000
                 while finished.load(ordering: .acquiring) < Self.readers {
                     let batch = (next..<(next + Self.writeBatch)).map { index in
-                        NewItem(.genericPassword, attributes: [
-                            .service: .string("import-\(index / 10)"), .account: .string("account-\(index)"),
-                        ], data: Data(repeating: UInt8(truncatingIfNeeded: index), count: 32))
+                        NewItem(
+                            .genericPassword,
+                            attributes: [
+                                .service: .string("import-\(index / 10)"), .account: .string("account-\(index)"),
+                            ], data: Data(repeating: UInt8(truncatingIfNeeded: index), count: 32))
                     }
                     next += Self.writeBatch
                     do {
@@ -76,15 +78,18 @@ struct ConcurrentReadWorkload {
                 let deadline = ContinuousClock.now + duration
                 while ContinuousClock.now < deadline {
                     let index = Int.random(in: 0..<size, using: &generator)
-                    let query = ItemQuery(.genericPassword, matching: [
-                        .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
-                    ], returning: .data)
+                    let query = ItemQuery(
+                        .genericPassword,
+                        matching: [
+                            .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
+                        ], returning: .data)
                     do {
-                        mine.append(try time {
-                            guard try keychain.copyMatching(query, caller: caller).count == 1 else {
-                                throw KeychainError(.internal, "reader \(reader) found no item \(index)")
-                            }
-                        })
+                        mine.append(
+                            try time {
+                                guard try keychain.copyMatching(query, caller: caller).count == 1 else {
+                                    throw KeychainError(.internal, "reader \(reader) found no item \(index)")
+                                }
+                            })
                     } catch {
                         failures.withLock { $0.append("read: \(error)") }
                         return
@@ -96,9 +101,12 @@ struct ConcurrentReadWorkload {
         }
         done.wait()
         let seconds = Double(now() - start) / 1e9
-        if let failure = failures.withLock({ $0.first }) { throw KeychainError(.internal, "\(configuration.rawValue): \(failure)") }
-        return ConcurrentReadResult(configuration: configuration, reads: Samples(latencies.withLock { $0 }),
-                                    writes: writes.load(ordering: .relaxed), seconds: seconds)
+        if let failure = failures.withLock({ $0.first }) {
+            throw KeychainError(.internal, "\(configuration.rawValue): \(failure)")
+        }
+        return ConcurrentReadResult(
+            configuration: configuration, reads: Samples(latencies.withLock { $0 }),
+            writes: writes.load(ordering: .relaxed), seconds: seconds)
     }
 }
 

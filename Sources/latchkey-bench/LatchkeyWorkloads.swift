@@ -13,10 +13,12 @@ struct LatchkeyWorkloads {
     var path: String { directory + "/bench.keychain" }
 
     func item(_ index: Int) -> NewItem {
-        NewItem(.genericPassword, attributes: [
-            .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
-            .label: .string("Label \(index)"),
-        ], data: Data(repeating: UInt8(truncatingIfNeeded: index), count: 32))
+        NewItem(
+            .genericPassword,
+            attributes: [
+                .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
+                .label: .string("Label \(index)"),
+            ], data: Data(repeating: UInt8(truncatingIfNeeded: index), count: 32))
     }
 
     func run() throws -> (results: [WorkloadResult], diskBytesPerItem: Double, rowBytes: Int) {
@@ -29,7 +31,9 @@ struct LatchkeyWorkloads {
         while inserted < size {
             let count = min(batch, size - inserted)
             let items = (inserted..<(inserted + count)).map(item)
-            batchSamples.nanoseconds.append(try time { try keychain.addAll(items, caller: caller) } / Double(count) * Double(batch))  // A short last batch, per item.
+            batchSamples.nanoseconds.append(
+                // A short last batch, per item.
+                try time { try keychain.addAll(items, caller: caller) } / Double(count) * Double(batch))
             inserted += count
         }
         results.append(WorkloadResult(name: Workload.batchAdd.rawValue, samples: batchSamples, itemsPerSample: batch))
@@ -39,20 +43,24 @@ struct LatchkeyWorkloads {
         var find = Samples()
         for _ in 0..<samples {
             let index = Int.random(in: 0..<size)
-            let query = ItemQuery(.genericPassword, matching: [
-                .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
-            ], returning: .data)
-            find.nanoseconds.append(try time {
-                let found = try keychain.copyMatching(query, caller: caller)
-                precondition(found.count == 1)
-            })
+            let query = ItemQuery(
+                .genericPassword,
+                matching: [
+                    .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
+                ], returning: .data)
+            find.nanoseconds.append(
+                try time {
+                    let found = try keychain.copyMatching(query, caller: caller)
+                    precondition(found.count == 1)
+                })
         }
         results.append(WorkloadResult(name: Workload.findData.rawValue, samples: find))
 
         var findService = Samples()
         for _ in 0..<samples {
-            let query = ItemQuery(.genericPassword, matching: [.service: .string("service-\(Int.random(in: 0..<max(1, size / 10)))")],
-                                  limit: .all, returning: .attributes)
+            let query = ItemQuery(
+                .genericPassword, matching: [.service: .string("service-\(Int.random(in: 0..<max(1, size / 10)))")],
+                limit: .all, returning: .attributes)
             findService.nanoseconds.append(try time { _ = try keychain.copyMatching(query, caller: caller) })
         }
         results.append(WorkloadResult(name: Workload.findService.rawValue, samples: findService))
@@ -68,9 +76,11 @@ struct LatchkeyWorkloads {
         var update = Samples()
         for _ in 0..<durable {
             let index = Int.random(in: 0..<size)
-            let query = ItemQuery(.genericPassword, matching: [
-                .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
-            ])
+            let query = ItemQuery(
+                .genericPassword,
+                matching: [
+                    .service: .string("service-\(index / 10)"), .account: .string("account-\(index)"),
+                ])
             let changes = ItemChanges(data: Data(repeating: 7, count: 32))
             update.nanoseconds.append(try time { try keychain.update(query, with: changes, caller: caller) })
         }
@@ -78,9 +88,11 @@ struct LatchkeyWorkloads {
 
         var delete = Samples()
         for index in 0..<durable {
-            let query = ItemQuery(.genericPassword, matching: [
-                .service: .string("service-\((size + index) / 10)"), .account: .string("account-\(size + index)"),
-            ])
+            let query = ItemQuery(
+                .genericPassword,
+                matching: [
+                    .service: .string("service-\((size + index) / 10)"), .account: .string("account-\(size + index)"),
+                ])
             delete.nanoseconds.append(try time { try keychain.delete(query, caller: caller) })
         }
         results.append(WorkloadResult(name: Workload.delete.rawValue, samples: delete))
@@ -104,7 +116,8 @@ struct LatchkeyWorkloads {
     func averageRowBytes() throws -> Int {
         let db = try Connection(path: path, mode: .readWrite)
         let average = try db.integer(
-            "SELECT CAST(avg(length(id) + length(agrp) + length(pk) + length(idx) + length(item_key) + length(attrs) + length(data) + 16) AS INTEGER) FROM items")
+            "SELECT CAST(avg(length(id) + length(agrp) + length(pk) + length(idx) + length(item_key) + length(attrs) + length(data) + 16) AS INTEGER) FROM items"
+        )
         return Int(average ?? 256)
     }
 }

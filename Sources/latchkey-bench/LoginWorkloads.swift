@@ -29,15 +29,19 @@ struct LoginWorkloads {
     }
 
     func run() throws -> (results: [Result], notes: [String: Double]) {
-        let data = try driverOutput(python: python, script: script,
-                                    ["--bin", binDirectory, "--build-pam", buildPAM, "--samples", "\(samples)"])
+        let data = try driverOutput(
+            python: python, script: script,
+            ["--bin", binDirectory, "--build-pam", buildPAM, "--samples", "\(samples)"])
         let decoded = try JSONDecoder().decode(Output.self, from: data)
         let results = decoded.results.sorted { $0.key > $1.key }.map { provider, figures in
-            Result(provider: provider, login: Samples(figures["login"] ?? []), session: Samples(figures["session"] ?? []),
-                   authenticate: Samples(figures["authenticate"] ?? []))
+            Result(
+                provider: provider, login: Samples(figures["login"] ?? []), session: Samples(figures["session"] ?? []),
+                authenticate: Samples(figures["authenticate"] ?? []))
         }
         var notes = decoded.notes
-        notes["Latchkey: unlocking a keychain in process (Argon2id, 64 MiB, 3 passes: what latchkeyd does inside the session step), median ms"] =
+        notes[
+            "Latchkey: unlocking a keychain in process (Argon2id, 64 MiB, 3 passes: what latchkeyd does inside the session step), median ms"
+        ] =
             try Self.unlockMilliseconds()
         return (results, notes)
     }
@@ -45,8 +49,10 @@ struct LoginWorkloads {
     /// The default key derivation's share of Latchkey's session step: a keychain with the default parameters (as
     /// pam_latchkey's `create` makes it) unlocked in this process, median of 9.
     static func unlockMilliseconds() throws -> Double {
-        let directory = NSTemporaryDirectory() + "latchkey-bench-login-unlock-\(ProcessInfo.processInfo.processIdentifier)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let directory =
+            NSTemporaryDirectory() + "latchkey-bench-login-unlock-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
         let passphrase = Passphrase("benchmark login password")
         var keychain = try KeychainDatabase.create(at: directory + "/login.keychain", passphrase: passphrase)
@@ -60,27 +66,35 @@ struct LoginWorkloads {
     }
 
     /// The section of a `--peers` run without root: nothing measured, and why.
-    static let notRoot = "### Login to the first secret: not measured\n\nIt needs root (a throwaway user, a PAM service file in "
+    static let notRoot =
+        "### Login to the first secret: not measured\n\nIt needs root (a throwaway user, a PAM service file in "
         + "/etc/pam.d): run `latchkey-bench --login` as root.\n"
 
     /// The report's section.
     static func render(_ run: (results: [Result], notes: [String: Double]), command: String) -> String {
         let results = run.results
-        var lines = ["### Login to the first secret: the PAM session step to the first `secret-tool lookup` answered", "",
-                     "`\(command)`; pamtester `authenticate open_session` for a throwaway user, then `secret-tool lookup` as the user "
-                         + "on the session's private bus; the clock starts after pam_authenticate (pam_unix) returns and stops when "
-                         + "the secret is printed. The provider starts cold: latchkeyd by its socket at the session step, "
-                         + "gnome-keyring-daemon by pam_gnome_keyring.", "",
-                     "| provider | login to first secret, median | p99 | session step alone, median | authenticate, median |",
-                     "|---|---|---|---|---|"]
+        var lines = [
+            "### Login to the first secret: the PAM session step to the first `secret-tool lookup` answered", "",
+            "`\(command)`; pamtester `authenticate open_session` for a throwaway user, then `secret-tool lookup` as the user "
+                + "on the session's private bus; the clock starts after pam_authenticate (pam_unix) returns and stops when "
+                + "the secret is printed. The provider starts cold: latchkeyd by its socket at the session step, "
+                + "gnome-keyring-daemon by pam_gnome_keyring.", "",
+            "| provider | login to first secret, median | p99 | session step alone, median | authenticate, median |",
+            "|---|---|---|---|---|",
+        ]
         for result in results {
-            lines.append("| \(result.provider) | \(formatDuration(result.login.median)) | \(formatDuration(result.login.percentile(0.99))) | "
-                         + "\(formatDuration(result.session.median)) | \(formatDuration(result.authenticate.median)) |")
+            lines.append(
+                "| \(result.provider) | \(formatDuration(result.login.median)) | \(formatDuration(result.login.percentile(0.99))) | "
+                    + "\(formatDuration(result.session.median)) | \(formatDuration(result.authenticate.median)) |")
         }
         if let latchkey = results.first(where: { $0.provider.hasPrefix("Latchkey") }),
-            let gnome = results.first(where: { $0.provider.hasPrefix("GNOME") }) {
-            lines += ["", "Latchkey's login to the first secret is \(String(format: "%.2f", latchkey.login.median / gnome.login.median))× "
-                          + "GNOME Keyring's (medians, \(latchkey.login.nanoseconds.count) samples each)."]
+            let gnome = results.first(where: { $0.provider.hasPrefix("GNOME") })
+        {
+            lines += [
+                "",
+                "Latchkey's login to the first secret is \(String(format: "%.2f", latchkey.login.median / gnome.login.median))× "
+                    + "GNOME Keyring's (medians, \(latchkey.login.nanoseconds.count) samples each).",
+            ]
         }
         for (name, value) in run.notes.sorted(by: { $0.key < $1.key }) {
             if name.hasSuffix(", median ms") {

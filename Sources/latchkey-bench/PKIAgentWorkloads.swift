@@ -57,23 +57,29 @@ struct PKIAgentWorkloads {
     static let caller = CallerIdentity(applicationIdentifier: "bench.app", accessGroups: ["bench.app"])
     /// The identity lookup: the certificate labelled "c1", joined with its private key (what a
     /// `kSecClassIdentity` search does — one request through the agent).
-    static let identityCertificates = ItemQuery(.certificate, matching: [.label: .string("c1")], limit: .all, returning: [.attributes, .data])
+    static let identityCertificates = ItemQuery(
+        .certificate, matching: [.label: .string("c1")], limit: .all, returning: [.attributes, .data])
     static let identityKeys = ItemQuery(.key, returning: [.attributes, .data])
 
     /// Runs `local` and `agent` `count` times each (after a warm-up), timing each call: in ten blocks
     /// taken in turn, so each side runs warm within a block (as a program calling in a loop does) and a slow
     /// spell of a noisy machine falls on both sides alike.
-    static func measure(_ name: String, _ count: Int, local: () throws -> Void, agent: () throws -> Void) rethrows -> Row {
+    static func measure(_ name: String, _ count: Int, local: () throws -> Void, agent: () throws -> Void) rethrows
+        -> Row
+    {
         for _ in 0..<min(20, count) {
             try local()
             try agent()
         }
-        var localTimes: [Double] = [], agentTimes: [Double] = [], differences: [Double] = []
+        var localTimes: [Double] = []
+        var agentTimes: [Double] = []
+        var differences: [Double] = []
         let block = max(1, count / 10)
         var done = 0
         while done < count {
             let size = min(block, count - done)
-            var localBlock: [Double] = [], agentBlock: [Double] = []
+            var localBlock: [Double] = []
+            var agentBlock: [Double] = []
             for _ in 0..<size { localBlock.append(try time(local)) }
             for _ in 0..<size { agentBlock.append(try time(agent)) }
             localTimes += localBlock
@@ -81,17 +87,20 @@ struct PKIAgentWorkloads {
             differences.append(Samples(agentBlock).median - Samples(localBlock).median)
             done += size
         }
-        return Row(name: name, inProcess: Samples(localTimes), agent: Samples(agentTimes), blockDifferences: differences)
+        return Row(
+            name: name, inProcess: Samples(localTimes), agent: Samples(agentTimes), blockDifferences: differences)
     }
 
     func run() throws -> Results {
         let directory = NSTemporaryDirectory() + "/latchkey-bench-pki-\(ProcessInfo.processInfo.processIdentifier)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
         let agent = try RunningAgent(directory: directory)
         defer { agent.stop() }
         let local = LocalKeychainService(
-            database: try KeychainDatabase.create(at: directory + "/embedded.keychain", passphrase: Self.passphrase, keyDerivation: .minimum),
+            database: try KeychainDatabase.create(
+                at: directory + "/embedded.keychain", passphrase: Self.passphrase, keyDerivation: .minimum),
             caller: Self.caller)
         let sides: [any KeychainService] = [local, agent.service]
 
@@ -108,15 +117,20 @@ struct PKIAgentWorkloads {
         try row("agent round trip (status)") { service in { _ = try service.status() } }
         rows[rows.count - 1].judged = false
         try row(Self.passwordLookup) { service in
-            _ = try service.add(NewItem(.genericPassword, attributes: [.service: .string("bench"), .account: .string("alice")],
-                                        data: Data(count: 32)), returning: [])
-            let query = ItemQuery(.genericPassword, matching: [.service: .string("bench"), .account: .string("alice")], returning: .data)
+            _ = try service.add(
+                NewItem(
+                    .genericPassword, attributes: [.service: .string("bench"), .account: .string("alice")],
+                    data: Data(count: 32)), returning: [])
+            let query = ItemQuery(
+                .genericPassword, matching: [.service: .string("bench"), .account: .string("alice")], returning: .data)
             return { _ = try service.copyMatching(query) }
         }
         rows[rows.count - 1].judged = false
         func heldKey(_ service: any KeychainService, _ type: KeyType, bits: Int, label: String) throws -> HeldKey {
-            guard let made = try service.createHeldKey(HeldKeyRequest(type: type, bits: bits, attributes: [.label: .string(label)]),
-                                                       returning: [.attributes, .data])
+            guard
+                let made = try service.createHeldKey(
+                    HeldKeyRequest(type: type, bits: bits, attributes: [.label: .string(label)]),
+                    returning: [.attributes, .data])
             else { throw KeychainError(.internal, "the held key did not come back") }
             return try HeldKey(result: made, service: service)
         }
@@ -139,15 +153,23 @@ struct PKIAgentWorkloads {
             var added = 0
             return {
                 added += 1
-                _ = try service.add(NewItem(.certificate, attributes: [.label: .string("c\(added)"), .serialNumber: .data(Data("\(added)".utf8))],
-                                            data: certificateDER), returning: [])
+                _ = try service.add(
+                    NewItem(
+                        .certificate,
+                        attributes: [.label: .string("c\(added)"), .serialNumber: .data(Data("\(added)".utf8))],
+                        data: certificateDER), returning: [])
             }
         }
         let hash = try Certificate(derRepresentation: certificateDER).publicKeyHash
         try row("identity lookup") { service in
-            _ = try service.add(NewItem(.key, attributes: [.keyClass: .number(1), .applicationLabel: .data(hash)], data: Data(count: 97)),
-                                returning: [])
-            return { _ = try service.copyIdentities(certificates: Self.identityCertificates, keys: Self.identityKeys, limit: 1) }
+            _ = try service.add(
+                NewItem(
+                    .key, attributes: [.keyClass: .number(1), .applicationLabel: .data(hash)], data: Data(count: 97)),
+                returning: [])
+            return {
+                _ = try service.copyIdentities(
+                    certificates: Self.identityCertificates, keys: Self.identityKeys, limit: 1)
+            }
         }
         return Results(rows: rows, socketRoundTrip: socketRoundTrip)
     }
@@ -157,7 +179,8 @@ struct PKIAgentWorkloads {
     static func echoRoundTrips(directory: String, count: Int) throws -> Samples {
         let path = directory + "/echo.sock"
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        child.executableURL = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         child.arguments = ["--echo-socket", path]
         try child.run()
         defer {
@@ -167,7 +190,9 @@ struct PKIAgentWorkloads {
         let deadline = Date().addingTimeInterval(10)
         var connected: AgentStream?
         while connected == nil {
-            guard Date() < deadline, child.isRunning else { throw KeychainError(.notAvailable, "the echo process did not start") }
+            guard Date() < deadline, child.isRunning else {
+                throw KeychainError(.notAvailable, "the echo process did not start")
+            }
             connected = FileManager.default.fileExists(atPath: path) ? AgentStream.connect(path: path) : nil
             if connected == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
@@ -180,10 +205,11 @@ struct PKIAgentWorkloads {
         }
         var values: [Double] = []
         for _ in 0..<count {
-            values.append(try time {
-                try stream.send(message)
-                _ = try stream.receive()
-            })
+            values.append(
+                try time {
+                    try stream.send(message)
+                    _ = try stream.receive()
+                })
         }
         return Samples(values)
     }
@@ -209,30 +235,38 @@ struct PKIAgentWorkloads {
     /// the floor of any round trip between two processes on this machine.
     static func render(_ results: Results) -> String {
         let floor = results.socketRoundTrip
-        var lines = ["## Keys and certificates through the agent", "",
-                     "The same service calls on a keychain opened in this process and through a `latchkeyd` started for the run "
-                        + "(this program registered with it), timed in alternating blocks. Goal (issue 13): through the agent "
-                        + "within 60 µs of in process. "
-                        + "The floor of any request's trip, measured in the same run: a 320-byte framed message to another "
-                        + "process and back over a Unix socket (both ends polling before they sleep, as the agent and its clients do), "
-                        + "median \(formatDuration(floor.median)) "
-                        + "(p10–p90 \(formatDuration(floor.p10))–\(formatDuration(floor.p90))).", "",
-                     "The difference is the median, over ten pairs of neighbouring blocks, of the agent block's median less the "
-                        + "in-process block's, with the interval from the third lowest to the third highest of the ten (at least 89 % "
-                        + "by the sign test); the verdict is yes or no only when that whole interval is on one side of 60 µs.", "",
-                     "| operation | in process median | through the agent median | agent p10–p90 | difference (interval) | within 60 µs |",
-                     "|---|---|---|---|---|---|"]
+        var lines = [
+            "## Keys and certificates through the agent", "",
+            "The same service calls on a keychain opened in this process and through a `latchkeyd` started for the run "
+                + "(this program registered with it), timed in alternating blocks. Goal (issue 13): through the agent "
+                + "within 60 µs of in process. "
+                + "The floor of any request's trip, measured in the same run: a 320-byte framed message to another "
+                + "process and back over a Unix socket (both ends polling before they sleep, as the agent and its clients do), "
+                + "median \(formatDuration(floor.median)) "
+                + "(p10–p90 \(formatDuration(floor.p10))–\(formatDuration(floor.p90))).", "",
+            "The difference is the median, over ten pairs of neighbouring blocks, of the agent block's median less the "
+                + "in-process block's, with the interval from the third lowest to the third highest of the ten (at least 89 % "
+                + "by the sign test); the verdict is yes or no only when that whole interval is on one side of 60 µs.",
+            "",
+            "| operation | in process median | through the agent median | agent p10–p90 | difference (interval) | within 60 µs |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in results.rows {
             let (median, low, high) = row.difference
             let interval = low.isNaN ? "" : " (\(formatDuration(low)) … \(formatDuration(high)))"
-            lines.append("| \(row.name) | \(formatDuration(row.inProcess.median)) | \(formatDuration(row.agent.median)) | "
-                + "\(formatDuration(row.agent.p10))–\(formatDuration(row.agent.p90)) | \(formatDuration(median))\(interval) | \(row.verdict) |")
+            lines.append(
+                "| \(row.name) | \(formatDuration(row.inProcess.median)) | \(formatDuration(row.agent.median)) | "
+                    + "\(formatDuration(row.agent.p10))–\(formatDuration(row.agent.p90)) | \(formatDuration(median))\(interval) | \(row.verdict) |"
+            )
         }
         if let lookup = results.rows.first(where: { $0.name == passwordLookup }) {
             let ratio = lookup.agent.median / lookup.inProcess.median
-            lines += ["", "Goal (issue 16): a password's lookup through the agent within 2× of in process: "
-                + "\(formatDuration(lookup.agent.median)) against \(formatDuration(lookup.inProcess.median)) "
-                + "(\(String(format: "%.2f", ratio))×) — \(ratio <= 2 ? "met" : "**not met**")."]
+            lines += [
+                "",
+                "Goal (issue 16): a password's lookup through the agent within 2× of in process: "
+                    + "\(formatDuration(lookup.agent.median)) against \(formatDuration(lookup.inProcess.median)) "
+                    + "(\(String(format: "%.2f", ratio))×) — \(ratio <= 2 ? "met" : "**not met**").",
+            ]
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -252,8 +286,10 @@ final class RunningAgent {
         process.executableURL = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("latchkeyd")
         process.arguments = ["--keychain", keychain, "--socket", socket]
         // No system bus (no logind) and no pinentry: nothing outside the run is reached.
-        process.environment = ["HOME": directory, "PATH": "/usr/bin:/bin", "LATCHKEY_PINENTRY": directory + "/no-pinentry",
-                               "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory + "/no-system-bus"]
+        process.environment = [
+            "HOME": directory, "PATH": "/usr/bin:/bin", "LATCHKEY_PINENTRY": directory + "/no-pinentry",
+            "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory + "/no-system-bus",
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -265,14 +301,17 @@ final class RunningAgent {
                 process.terminate()
                 throw KeychainError(.notAvailable, "latchkeyd did not start (\(process.executableURL?.path ?? ""))")
             }
-            if FileManager.default.fileExists(atPath: socket) { client = try AgentClient.connect(keychainPath: keychain, environment: environment) }
+            if FileManager.default.fileExists(atPath: socket) {
+                client = try AgentClient.connect(keychainPath: keychain, environment: environment)
+            }
             if client == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
         guard let client else { throw KeychainError(.notAvailable, "latchkeyd did not answer") }
         service = AgentKeychainService(client: client)
         try service.unlock(with: PKIAgentWorkloads.passphrase)
-        _ = try service.register(executableAt: me, applicationIdentifier: PKIAgentWorkloads.caller.applicationIdentifier,
-                                 accessGroups: PKIAgentWorkloads.caller.accessGroups, passphrase: PKIAgentWorkloads.passphrase)
+        _ = try service.register(
+            executableAt: me, applicationIdentifier: PKIAgentWorkloads.caller.applicationIdentifier,
+            accessGroups: PKIAgentWorkloads.caller.accessGroups, passphrase: PKIAgentWorkloads.passphrase)
     }
 
     func stop() {

@@ -25,11 +25,13 @@ package struct PKIFloor: Sendable {
         guard let agreement = RawKeyOperations.ephemeralP256Agreement(with: recipient) else { return nil }
         let (point, shared) = agreement
         var counter = UInt32(1).bigEndian
-        guard let derived = shared.withUnsafeBytes({ z in
-            withUnsafeBytes(of: &counter) { c in
-                point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) }
-            }
-        }) else { return nil }
+        guard
+            let derived = shared.withUnsafeBytes({ z in
+                withUnsafeBytes(of: &counter) { c in
+                    point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) }
+                }
+            })
+        else { return nil }
         let aesKey = SecureBytes(copying: [UInt8](derived.prefix(16)))
         let iv = [UInt8](derived.suffix(16))
         guard let sealed = RawKeyOperations.aesGCMSeal(key: aesKey, iv: iv, plaintext: plaintext) else { return nil }
@@ -43,11 +45,13 @@ package struct PKIFloor: Sendable {
         guard sealed.count >= 65 + 16, let shared = RawKeyOperations.p256Agreement(key, point: point)
         else { return nil }
         var counter = UInt32(1).bigEndian
-        guard let derived = shared.withUnsafeBytes({ z in
-            withUnsafeBytes(of: &counter) { c in
-                point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) }
-            }
-        }) else { return nil }
+        guard
+            let derived = shared.withUnsafeBytes({ z in
+                withUnsafeBytes(of: &counter) { c in
+                    point.withUnsafeBytes { info in RawKeyOperations.digest("SHA256", [z, c, info]) }
+                }
+            })
+        else { return nil }
         let body = sealed.dropFirst(65)
         return RawKeyOperations.aesGCMOpen(
             key: SecureBytes(copying: [UInt8](derived.prefix(16))), iv: [UInt8](derived.suffix(16)),

@@ -40,17 +40,20 @@ struct RunSummary: Codable, Sendable {
             for workload in Workload.allCases {
                 guard let result = workloads.first(where: { $0.name == workload.rawValue }) else { continue }
                 let per = Double(result.itemsPerSample)
-                figures[workload.key] = Figure(median: result.medianPerItem, p10: result.samples.p10 / per,
-                                               p90: result.samples.p90 / per)
+                figures[workload.key] = Figure(
+                    median: result.medianPerItem, p10: result.samples.p10 / per,
+                    p90: result.samples.p90 / per)
             }
             return figures
         }
         sizes = results.map { Size(size: $0.size, latchkey: figures($0.latchkey), floor: figures($0.floor)) }
         self.peers = peers.map { peers in
-            Peers(size: peers.size, tools: peers.tools.mapValues { workloads in
-                workloads.filter { !$0.value.nanoseconds.isEmpty }
-                    .mapValues { Figure(median: $0.median, p10: $0.p10, p90: $0.p90) }
-            })
+            Peers(
+                size: peers.size,
+                tools: peers.tools.mapValues { workloads in
+                    workloads.filter { !$0.value.nanoseconds.isEmpty }
+                        .mapValues { Figure(median: $0.median, p10: $0.p10, p90: $0.p90) }
+                })
         }
     }
 

@@ -24,7 +24,8 @@ struct SSHAgentWorkloads {
 
     func run() throws -> [Result] {
         let root = NSTemporaryDirectory() + "latchkey-bench-ssh-\(ProcessInfo.processInfo.processIdentifier)"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: root) }  // Scratch files; a leftover only costs disk.
         var started: [Int32] = []
         var gnupgHome: String?
@@ -33,15 +34,21 @@ struct SSHAgentWorkloads {
                 Spawn.signal(pid, SIGTERM)
                 _ = Spawn.wait(pid)
             }
-            if let gnupgHome { _ = try? command("/usr/bin/gpgconf", ["--homedir", gnupgHome, "--kill", "gpg-agent"], environment: [:]) }  // Stopping: nothing to report.
+            if let gnupgHome {
+                _ = try? command("/usr/bin/gpgconf", ["--homedir", gnupgHome, "--kill", "gpg-agent"], environment: [:])
+            }  // Stopping: nothing to report.
         }
         let base = ["PATH": "/usr/bin:/bin", "HOME": root, "LANG": "C.UTF-8"]
 
         // latchkeyd, on a keychain of its own, unlocked.
-        let keychain = root + "/ssh.keychain", agentSocket = root + "/latchkey/agent.sock", latchkeySSH = root + "/latchkey/ssh-agent.sock"
-        var latchkeyEnvironment = base.merging(["LATCHKEY_KEYCHAIN": keychain, "LATCHKEY_AGENT_SOCKET": agentSocket,
-                                                "LATCHKEY_PASSPHRASE": ToolComparison.passphrase, "LATCHKEY_PINENTRY": root + "/no-pinentry",
-                                                "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + root + "/no-bus"]) { $1 }
+        let keychain = root + "/ssh.keychain"
+        let agentSocket = root + "/latchkey/agent.sock"
+        let latchkeySSH = root + "/latchkey/ssh-agent.sock"
+        var latchkeyEnvironment = base.merging([
+            "LATCHKEY_KEYCHAIN": keychain, "LATCHKEY_AGENT_SOCKET": agentSocket,
+            "LATCHKEY_PASSPHRASE": ToolComparison.passphrase, "LATCHKEY_PINENTRY": root + "/no-pinentry",
+            "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + root + "/no-bus",
+        ]) { $1 }
         try command(binDirectory + "/latchkey", ["create-keychain"], environment: latchkeyEnvironment)
         latchkeyEnvironment["LATCHKEY_PASSPHRASE"] = nil
         started.append(try Spawn.start(binDirectory + "/latchkeyd", ["--no-sync"], environment: latchkeyEnvironment))
@@ -56,31 +63,44 @@ struct SSHAgentWorkloads {
 
         // gpg-agent with SSH support; its pinentry accepts an empty passphrase, so keys are stored unprotected.
         let home = root + "/gnupg"
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let pinentry = root + "/empty-pinentry"
-        try "#!/bin/sh\necho OK\nwhile read -r line; do echo OK; [ \"$line\" = BYE ] && exit 0; done\n".write(toFile: pinentry, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\necho OK\nwhile read -r line; do echo OK; [ \"$line\" = BYE ] && exit 0; done\n".write(
+            toFile: pinentry, atomically: true, encoding: .utf8)
         chmod(pinentry, 0o755)
-        try "pinentry-program \(pinentry)\nenable-ssh-support\n".write(toFile: home + "/gpg-agent.conf", atomically: true, encoding: .utf8)
+        try "pinentry-program \(pinentry)\nenable-ssh-support\n".write(
+            toFile: home + "/gpg-agent.conf", atomically: true, encoding: .utf8)
         gnupgHome = home
         let gpgEnvironment = base.merging(["GNUPGHOME": home]) { $1 }
         try command("/usr/bin/gpgconf", ["--homedir", home, "--launch", "gpg-agent"], environment: gpgEnvironment)
-        let gpgSSH = String(decoding: try command("/usr/bin/gpgconf", ["--homedir", home, "--list-dirs", "agent-ssh-socket"],
-                                                  environment: gpgEnvironment), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let gpgSSH = String(
+            decoding: try command(
+                "/usr/bin/gpgconf", ["--homedir", home, "--list-dirs", "agent-ssh-socket"],
+                environment: gpgEnvironment), as: UTF8.self
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
         try waitFor(gpgSSH)
 
         var results: [Result] = []
         for (type, keygen) in [("Ed25519", ["-t", "ed25519"]), ("ECDSA P-256", ["-t", "ecdsa", "-b", "256"])] {
             let key = root + "/id_" + (keygen[1] == "ed25519" ? "ed25519" : "ecdsa")
-            try command("/usr/bin/ssh-keygen", ["-q", "-N", "", "-C", "bench"] + keygen + ["-f", key], environment: base)
+            try command(
+                "/usr/bin/ssh-keygen", ["-q", "-N", "", "-C", "bench"] + keygen + ["-f", key], environment: base)
             let blob = try publicBlob(key + ".pub")
-            for (agent, socket, environment) in [("latchkeyd", latchkeySSH, base), ("ssh-agent (OpenSSH)", openSSH, base),
-                                                 ("gpg-agent (GnuPG)", gpgSSH, gpgEnvironment)] {
-                try command("/usr/bin/ssh-add", ["-q", key], environment: environment.merging(["SSH_AUTH_SOCK": socket]) { $1 })
+            for (agent, socket, environment) in [
+                ("latchkeyd", latchkeySSH, base), ("ssh-agent (OpenSSH)", openSSH, base),
+                ("gpg-agent (GnuPG)", gpgSSH, gpgEnvironment),
+            ] {
+                try command(
+                    "/usr/bin/ssh-add", ["-q", key], environment: environment.merging(["SSH_AUTH_SOCK": socket]) { $1 })
                 FileHandle.standardError.write(Data("latchkey-bench: ssh: \(agent), \(type)...\n".utf8))
                 _ = try sign(socket, blob)  // Warm: the agent's first use of the key.
                 var single: [Double] = []
                 for _ in 0..<samples { single.append(try sign(socket, blob)) }
-                results.append(Result(agent: agent, keyType: type, single: Samples(single), concurrent: Samples(try concurrent(socket, blob))))
+                results.append(
+                    Result(
+                        agent: agent, keyType: type, single: Samples(single),
+                        concurrent: Samples(try concurrent(socket, blob))))
             }
         }
         return results
@@ -102,7 +122,9 @@ struct SSHAgentWorkloads {
                 throw CocoaError(.fileReadUnknown)
             }
         }
-        guard reply.first == 14 else { fail("the agent at \(socket) did not sign (reply \(reply.first.map(String.init) ?? "none"))") }
+        guard reply.first == 14 else {
+            fail("the agent at \(socket) did not sign (reply \(reply.first.map(String.init) ?? "none"))")
+        }
         return duration
     }
 
@@ -129,19 +151,24 @@ struct SSHAgentWorkloads {
             thread.start()
         }
         group.wait()
-        guard failures.withLock({ $0 }) == 0 else { fail("\(failures.withLock { $0 }) signatures through \(socket) failed") }
+        guard failures.withLock({ $0 }) == 0 else {
+            fail("\(failures.withLock { $0 }) signatures through \(socket) failed")
+        }
         return collected.withLock { $0 }
     }
 
     static func string(_ bytes: Data) -> Data {
         let count = UInt32(bytes.count)
-        return Data([UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]) + bytes
+        return Data([UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)])
+            + bytes
     }
 
     func publicBlob(_ path: String) throws -> Data {
         let line = try String(contentsOfFile: path, encoding: .utf8)
         let fields = line.split(separator: " ")
-        guard fields.count >= 2, let blob = Data(base64Encoded: String(fields[1])) else { fail("\(path) is not a public key line") }
+        guard fields.count >= 2, let blob = Data(base64Encoded: String(fields[1])) else {
+            fail("\(path) is not a public key line")
+        }
         return blob
     }
 
@@ -160,7 +187,8 @@ struct SSHAgentWorkloads {
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = environment
-        let output = Pipe(), errors = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
@@ -169,22 +197,34 @@ struct SSHAgentWorkloads {
         let problems = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            fail("\(URL(fileURLWithPath: path).lastPathComponent) \(arguments.first ?? "") failed: \(String(decoding: problems, as: UTF8.self).suffix(300))")
+            fail(
+                "\(URL(fileURLWithPath: path).lastPathComponent) \(arguments.first ?? "") failed: \(String(decoding: problems, as: UTF8.self).suffix(300))"
+            )
         }
         return data
     }
 
     /// The report's section.
     static func render(_ results: [Result], command: String) -> String {
-        var lines = ["### An SSH signature through the agent (a connection per signature, as ssh makes one per session)", "",
-                     "`\(command)`; one client at a time, then \(clients) at once (issue 34's goal: p95 under 20 ms with \(clients)).", "",
-                     "| agent | key | median | p95 | median, \(clients) clients | p95, \(clients) clients |",
-                     "|---|---|---|---|---|---|"]
+        var lines = [
+            "### An SSH signature through the agent (a connection per signature, as ssh makes one per session)", "",
+            "`\(command)`; one client at a time, then \(clients) at once (issue 34's goal: p95 under 20 ms with \(clients)).",
+            "",
+            "| agent | key | median | p95 | median, \(clients) clients | p95, \(clients) clients |",
+            "|---|---|---|---|---|---|",
+        ]
         for result in results {
-            lines.append("| \(result.agent) | \(result.keyType) | \(formatDuration(result.single.median)) | \(formatDuration(result.single.percentile(0.95))) | \(formatDuration(result.concurrent.median)) | \(formatDuration(result.concurrent.percentile(0.95))) |")
+            lines.append(
+                "| \(result.agent) | \(result.keyType) | \(formatDuration(result.single.median)) | \(formatDuration(result.single.percentile(0.95))) | \(formatDuration(result.concurrent.median)) | \(formatDuration(result.concurrent.percentile(0.95))) |"
+            )
         }
         let worst = results.filter { $0.agent == "latchkeyd" }.map { $0.concurrent.percentile(0.95) }.max()
-        if let worst { lines += ["", "latchkeyd's p95 with \(clients) clients: \(formatDuration(worst)) — goal under 20 ms: \(worst < 20e6 ? "met" : "not met")."] }
+        if let worst {
+            lines += [
+                "",
+                "latchkeyd's p95 with \(clients) clients: \(formatDuration(worst)) — goal under 20 ms: \(worst < 20e6 ? "met" : "not met").",
+            ]
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -24,30 +24,41 @@ struct SecretServiceWorkloads {
     }
 
     func run() throws -> (results: [Result], notes: [String: Double]) {
-        let data = try driverOutput(python: python, script: script,
-                                    ["--bin", binDirectory, "--samples", "\(samples)", "--items", "\(items)"])
+        let data = try driverOutput(
+            python: python, script: script,
+            ["--bin", binDirectory, "--samples", "\(samples)", "--items", "\(items)"])
         let decoded = try JSONDecoder().decode(Output.self, from: data)
         let results = decoded.results.sorted { $0.key > $1.key }.map { provider, figures in
-            Result(provider: provider, activation: Samples(figures["activation"] ?? []), search: Samples(figures["search"] ?? []))
+            Result(
+                provider: provider, activation: Samples(figures["activation"] ?? []),
+                search: Samples(figures["search"] ?? []))
         }
         return (results, decoded.notes)
     }
 
     /// The report's section.
     static func render(_ run: (results: [Result], notes: [String: Double]), items: Int, command: String) -> String {
-        var lines = ["### The Secret Service: cold D-Bus activation to the first answer, and a search among \(items.formatted()) items", "",
-                     "`\(command)`; a private session bus starts the provider from its `.service` file for each activation sample "
-                         + "(ReadAlias(\"default\") answered); SearchItems for one random item's two attributes.", "",
-                     "| provider | activation median | activation p99 | search median | search p99 |",
-                     "|---|---|---|---|---|"]
+        var lines = [
+            "### The Secret Service: cold D-Bus activation to the first answer, and a search among \(items.formatted()) items",
+            "",
+            "`\(command)`; a private session bus starts the provider from its `.service` file for each activation sample "
+                + "(ReadAlias(\"default\") answered); SearchItems for one random item's two attributes.", "",
+            "| provider | activation median | activation p99 | search median | search p99 |",
+            "|---|---|---|---|---|",
+        ]
         for result in run.results {
-            lines.append("| \(result.provider) | \(formatDuration(result.activation.median)) | \(formatDuration(result.activation.percentile(0.99))) | "
-                         + "\(formatDuration(result.search.median)) | \(formatDuration(result.search.percentile(0.99))) |")
+            lines.append(
+                "| \(result.provider) | \(formatDuration(result.activation.median)) | \(formatDuration(result.activation.percentile(0.99))) | "
+                    + "\(formatDuration(result.search.median)) | \(formatDuration(result.search.percentile(0.99))) |")
         }
         if let latchkey = run.results.first(where: { $0.provider.hasPrefix("Latchkey") }) {
-            let activation = latchkey.activation.median, search = latchkey.search.percentile(0.99)
-            lines += ["", "Latchkey: activation median \(formatDuration(activation)) — goal under 150 ms: \(activation < 150e6 ? "met" : "not met"); "
-                          + "search p99 \(formatDuration(search)) — goal under 5 ms: \(search < 5e6 ? "met" : "not met")."]
+            let activation = latchkey.activation.median
+            let search = latchkey.search.percentile(0.99)
+            lines += [
+                "",
+                "Latchkey: activation median \(formatDuration(activation)) — goal under 150 ms: \(activation < 150e6 ? "met" : "not met"); "
+                    + "search p99 \(formatDuration(search)) — goal under 5 ms: \(search < 5e6 ? "met" : "not met").",
+            ]
         }
         for (name, seconds) in run.notes.sorted(by: { $0.key < $1.key }) {
             lines.append("\(name): \(String(format: "%.1f", seconds)) s.")

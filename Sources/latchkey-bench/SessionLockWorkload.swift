@@ -17,14 +17,17 @@ struct SessionLockWorkload {
     }
 
     func run() throws -> Samples {
-        let data = try driverOutput(python: python, script: script,
-                                    ["--bin", binDirectory, "--fake-logind", fakeLogind, "--samples", "\(samples)"])
+        let data = try driverOutput(
+            python: python, script: script,
+            ["--bin", binDirectory, "--fake-logind", fakeLogind, "--samples", "\(samples)"])
         return Samples(try JSONDecoder().decode(Output.self, from: data).lock)
     }
 
     /// The report's section.
     static func render(_ lock: Samples, command: String) -> String {
-        let median = lock.median, p99 = lock.percentile(0.99), maximum = lock.percentile(1)
+        let median = lock.median
+        let p99 = lock.percentile(0.99)
+        let maximum = lock.percentile(1)
         return [
             "### Locked with the session: logind's Lock signal to the keys wiped", "",
             "`\(command)`; \(lock.nanoseconds.count) samples, each from the call that makes a stand-in logind emit the "

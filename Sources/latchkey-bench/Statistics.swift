@@ -42,7 +42,8 @@ func peakMemoryBytes() -> Int {
 func diskBytes(directory: String, prefix: String) -> Int {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     return names.filter { $0.hasPrefix(prefix) }.reduce(0) { total, name in
-        let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? NSNumber)?.intValue
+        let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? NSNumber)?
+            .intValue
         return total + (size ?? 0)
     }
 }

@@ -5,7 +5,7 @@ import LatchkeyPOSIX
 import LatchkeySync
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `latchkey-bench --sync-fleet N`: N simulated devices online at once against one PostgreSQL the bench
@@ -55,7 +55,9 @@ struct SyncFleetWorkload {
     static func itemID(_ device: Int) -> Data { Data([0x03]) + bigEndian(device, count: 15) }
     /// The vault's key: derived from its index (the benchmark's devices share no keychain); the cryptography
     /// with it is the real one.
-    static func vaultKey(_ index: Int) -> SecureBytes { SecureBytes(copying: Array(repeating: UInt8(truncatingIfNeeded: index &* 31 &+ 7), count: 32)) }
+    static func vaultKey(_ index: Int) -> SecureBytes {
+        SecureBytes(copying: Array(repeating: UInt8(truncatingIfNeeded: index &* 31 &+ 7), count: 32))
+    }
     private static func bigEndian(_ value: Int, count: Int) -> Data {
         Data((0..<count).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) })
     }
@@ -66,12 +68,14 @@ struct SyncFleetWorkload {
         results.mode = mode
         results.idleSeconds = idleSeconds
         results.busySeconds = busySeconds
-        let server = try BenchPostgres(settings: "max_connections = \(Self.maxConnections)\nsuperuser_reserved_connections = 5\n")
+        let server = try BenchPostgres(
+            settings: "max_connections = \(Self.maxConnections)\nsuperuser_reserved_connections = 5\n")
         defer { server.stop() }
         let admin = try PostgresConnection(server.conninfo)
         try SyncServerSchema.migrate(admin)
         let vaults = (devices + Self.devicesPerVault - 1) / Self.devicesPerVault
-        try admin.execute("""
+        try admin.execute(
+            """
             CREATE ROLE fleet LOGIN;
             GRANT USAGE ON SCHEMA latchkey TO fleet;
             GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA latchkey TO fleet;
@@ -94,43 +98,62 @@ struct SyncFleetWorkload {
         // Phases on the wall clock, which every process shares: connect, idle, busy.
         let connectSeconds = 10 + devices / 400
         let start = Date().timeIntervalSince1970
-        let idleStart = start + Double(connectSeconds), busyStart = idleStart + Double(idleSeconds), end = busyStart + Double(busySeconds)
+        let idleStart = start + Double(connectSeconds)
+        let busyStart = idleStart + Double(idleSeconds)
+        let end = busyStart + Double(busySeconds)
         let perProcess = (devices + Self.processes - 1) / Self.processes
         var workers: [(pid: Int32, output: String)] = []
         for process in 0..<Self.processes {
-            let first = process * perProcess, count = min(perProcess, devices - first)
+            let first = process * perProcess
+            let count = min(perProcess, devices - first)
             guard count > 0 else { continue }
             let output = server.directory + "/fleet-\(process).out"
-            let pid = try Spawn.start(executable, [
-                "--sync-fleet-worker", "\(first),\(count),\(mode.rawValue),\(idleStart),\(busyStart),\(end)", "--fleet-conninfo", conninfo,
-            ], environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], options: Spawn.Options(outputPath: output))
+            let pid = try Spawn.start(
+                executable,
+                [
+                    "--sync-fleet-worker", "\(first),\(count),\(mode.rawValue),\(idleStart),\(busyStart),\(end)",
+                    "--fleet-conninfo", conninfo,
+                ], environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], options: Spawn.Options(outputPath: output))
             workers.append((pid, output))
         }
         func sleep(until time: Double) { Thread.sleep(forTimeInterval: max(0, time - Date().timeIntervalSince1970)) }
         sleep(until: idleStart + 2)
-        let idleFrom = (server: CPUTime.of(server.pid), pooler: CPUTime.of(pooler?.pid), at: Date().timeIntervalSince1970)
+        let idleFrom = (
+            server: CPUTime.of(server.pid), pooler: CPUTime.of(pooler?.pid), at: Date().timeIntervalSince1970
+        )
         sleep(until: busyStart)
         let idleTo = (server: CPUTime.of(server.pid), pooler: CPUTime.of(pooler?.pid), at: Date().timeIntervalSince1970)
         sleep(until: busyStart + 2)
-        let busyFrom = (server: CPUTime.of(server.pid), pooler: CPUTime.of(pooler?.pid), at: Date().timeIntervalSince1970)
+        let busyFrom = (
+            server: CPUTime.of(server.pid), pooler: CPUTime.of(pooler?.pid), at: Date().timeIntervalSince1970
+        )
         sleep(until: end - 1)
         let busyTo = (server: CPUTime.of(server.pid), pooler: CPUTime.of(pooler?.pid), at: Date().timeIntervalSince1970)
-        results.serverConnections = Int(try admin.query("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'").first?.first?.integer ?? 0)
+        results.serverConnections = Int(
+            try admin.query("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'").first?.first?
+                .integer ?? 0)
         results.idleServerCores = (idleTo.server - idleFrom.server) / (idleTo.at - idleFrom.at)
         results.idlePoolerCores = (idleTo.pooler - idleFrom.pooler) / (idleTo.at - idleFrom.at)
         results.busyServerCores = (busyTo.server - busyFrom.server) / (busyTo.at - busyFrom.at)
         results.busyPoolerCores = (busyTo.pooler - busyFrom.pooler) / (busyTo.at - busyFrom.at)
         for worker in workers {
-            if case .exited(0)? = Spawn.wait(worker.pid) {} else {
-                let text = (try? String(contentsOfFile: worker.output, encoding: .utf8)) ?? ""  // Whatever it wrote, for the message.
-                FileHandle.standardError.write(Data("latchkey-bench: a fleet process failed: \(text.suffix(2_000))\n".utf8))
+            if case .exited(0)? = Spawn.wait(worker.pid) {
+            } else {
+                // Whatever it wrote, for the message.
+                let text = (try? String(contentsOfFile: worker.output, encoding: .utf8)) ?? ""
+                FileHandle.standardError.write(
+                    Data("latchkey-bench: a fleet process failed: \(text.suffix(2_000))\n".utf8))
             }
-            let text = (try? String(contentsOfFile: worker.output, encoding: .utf8)) ?? ""  // A worker that wrote nothing reports nothing.
+            // A worker that wrote nothing reports nothing.
+            let text = (try? String(contentsOfFile: worker.output, encoding: .utf8)) ?? ""
             for line in text.split(separator: "\n") {
                 let fields = line.split(separator: " ", maxSplits: 1).map(String.init)
                 guard fields.count == 2 else { continue }
                 switch fields.first {
-                case "latency": results.latencies.nanoseconds += fields[1].split(separator: ",").compactMap { Double($0) }.map { $0 * 1e6 }
+                case "latency":
+                    results.latencies.nanoseconds += fields[1].split(separator: ",").compactMap { Double($0) }.map {
+                        $0 * 1e6
+                    }
                 case "connected": results.connected += Int(fields[1]) ?? 0
                 case "refused": results.refused += Int(fields[1]) ?? 0
                 case "changes": results.changes += Int(fields[1]) ?? 0
@@ -145,18 +168,26 @@ struct SyncFleetWorkload {
 
     static func render(_ runs: [Results], command: String) -> String {
         var text = "### Sync fleet (`\(command)`)\n\n"
-        text += "Ten devices per vault, one in \(writerEvery) writing a change every \(Int(writeInterval)) s on average; light clients in "
-        text += "\(processes) processes of \(threadsPerProcess) threads, real vault cryptography; PostgreSQL 15 durable, "
-        text += "max_connections = \(maxConnections); PgBouncer 1.18 in transaction mode, polling at 1 s after a change and 3 s idle (±20 %).\n\n"
-        text += "| devices | mode | connected | refused | changes | visible p50 | visible p99 | polls/s | server idle | server busy | PgBouncer idle | PgBouncer busy | server connections | first failure |\n"
+        text +=
+            "Ten devices per vault, one in \(writerEvery) writing a change every \(Int(writeInterval)) s on average; light clients in "
+        text +=
+            "\(processes) processes of \(threadsPerProcess) threads, real vault cryptography; PostgreSQL 15 durable, "
+        text +=
+            "max_connections = \(maxConnections); PgBouncer 1.18 in transaction mode, polling at 1 s after a change and 3 s idle (±20 %).\n\n"
+        text +=
+            "| devices | mode | connected | refused | changes | visible p50 | visible p99 | polls/s | server idle | server busy | PgBouncer idle | PgBouncer busy | server connections | first failure |\n"
         text += "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
         for run in runs {
             let p50 = run.latencies.nanoseconds.isEmpty ? "–" : String(format: "%.2f s", run.latencies.median / 1e9)
-            let p99 = run.latencies.nanoseconds.isEmpty ? "–" : String(format: "%.2f s", run.latencies.percentile(0.99) / 1e9)
+            let p99 =
+                run.latencies.nanoseconds.isEmpty ? "–" : String(format: "%.2f s", run.latencies.percentile(0.99) / 1e9)
             let seconds = Double(run.idleSeconds + run.busySeconds)
-            text += "| \(run.devices) | \(run.mode.rawValue) | \(run.connected) | \(run.refused) | \(run.changes) | \(p50) | \(p99) | "
+            text +=
+                "| \(run.devices) | \(run.mode.rawValue) | \(run.connected) | \(run.refused) | \(run.changes) | \(p50) | \(p99) | "
             text += String(format: "%.0f", Double(run.polls) / seconds) + " | "
-            text += String(format: "%.2f | %.2f | %.2f | %.2f", run.idleServerCores, run.busyServerCores, run.idlePoolerCores, run.busyPoolerCores)
+            text += String(
+                format: "%.2f | %.2f | %.2f | %.2f", run.idleServerCores, run.busyServerCores, run.idlePoolerCores,
+                run.busyPoolerCores)
             text += " core | \(run.serverConnections) | \(run.firstFailure ?? "none") |\n"
         }
         return text
@@ -171,9 +202,12 @@ enum CPUTime {
         guard let root else { return 0 }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var total = 0.0
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        where entry.allSatisfy(\.isNumber) {
             // A process that exited meanwhile has no stat: it is skipped.
-            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { continue }
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
             // From field 3 on: state, ppid (4) … utime, stime, cutime, cstime (14–17).
             let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
             guard fields.count > 15, Int32(entry) == root || Int32(fields[1]) == root else { continue }
@@ -192,7 +226,8 @@ final class BenchPgBouncer {
         let users = directory + "/pgbouncer-users.txt"
         try Data("\"fleet\" \"\"\n\"latchkey\" \"\"\n".utf8).write(to: URL(fileURLWithPath: users))
         let configuration = directory + "/pgbouncer.ini"
-        try Data("""
+        try Data(
+            """
             [databases]
             * = host=\(directory) port=5432
             [pgbouncer]
@@ -204,11 +239,16 @@ final class BenchPgBouncer {
             pool_mode = transaction
             max_client_conn = \(maxClients)
             default_pool_size = 20
-            """.utf8).write(to: URL(fileURLWithPath: configuration))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: configuration))
         let asNobody = getuid() == 0
-        pid = try Spawn.start(asNobody ? "/usr/bin/setpriv" : "/usr/sbin/pgbouncer",
-                              (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/sbin/pgbouncer"] : []) + [configuration],
-                              environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], options: Spawn.Options(outputPath: directory + "/pgbouncer.log"))
+        pid = try Spawn.start(
+            asNobody ? "/usr/bin/setpriv" : "/usr/sbin/pgbouncer",
+            (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/sbin/pgbouncer"] : []) + [
+                configuration
+            ],
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C"],
+            options: Spawn.Options(outputPath: directory + "/pgbouncer.log"))
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: directory + "/.s.PGSQL.6432") {
             guard Date() < deadline else { throw BenchError("PgBouncer did not start (\(directory)/pgbouncer.log)") }
@@ -237,9 +277,13 @@ final class SyncFleetProcess: @unchecked Sendable {
 
     init(specification: String, conninfo: String) throws {
         let parts = specification.split(separator: ",").map(String.init)
-        guard parts.count == 6, let first = Int(parts[0]), let count = Int(parts[1]), let mode = SyncConnectionMode(rawValue: parts[2]),
-            let idle = Double(parts[3]), let busy = Double(parts[4]), let end = Double(parts[5]) else { throw BenchError("bad --sync-fleet-worker") }
-        (self.first, self.count, self.mode, self.conninfo, idleStart, busyStart, self.end) = (first, count, mode, conninfo, idle, busy, end)
+        guard parts.count == 6, let first = Int(parts[0]), let count = Int(parts[1]),
+            let mode = SyncConnectionMode(rawValue: parts[2]),
+            let idle = Double(parts[3]), let busy = Double(parts[4]), let end = Double(parts[5])
+        else { throw BenchError("bad --sync-fleet-worker") }
+        (self.first, self.count, self.mode, self.conninfo, idleStart, busyStart, self.end) = (
+            first, count, mode, conninfo, idle, busy, end
+        )
     }
 
     final class Device {
@@ -294,7 +338,9 @@ final class SyncFleetProcess: @unchecked Sendable {
 
     private func failed(_ error: PostgresError) {
         note {
-            if error.message.contains("too many clients") || error.message.contains("remaining connection slots") { refused += 1 }
+            if error.message.contains("too many clients") || error.message.contains("remaining connection slots") {
+                refused += 1
+            }
             if failure == nil { failure = error.message.replacingOccurrences(of: "\n", with: " ") }
         }
     }
@@ -303,7 +349,8 @@ final class SyncFleetProcess: @unchecked Sendable {
     private func drive(_ devices: [Device]) {
         var generator = SystemRandomNumberGenerator()
         var latencies: [Double] = []
-        var polls = 0, changes = 0
+        var polls = 0
+        var changes = 0
         func connect(_ device: Device) {
             do throws(PostgresError) {
                 let server = try SyncServer.connect(conninfo)
@@ -348,9 +395,14 @@ final class SyncFleetProcess: @unchecked Sendable {
             guard let server = device.server else { return }
             let micros = UInt64(Date().timeIntervalSince1970 * 1_000_000)
             let stamp = Data((0..<8).reversed().map { UInt8(truncatingIfNeeded: micros >> (8 * UInt64($0))) })
-            let record = SyncRecord(itemID: SyncFleetWorkload.itemID(device.index), version: device.version + 1, deleted: false, itemClass: .genericPassword,
-                                    attributes: [.service: .string("fleet"), .account: .string("device-\(device.index)"), .synchronizable: .number(1)],
-                                    data: stamp + Data(repeating: 0x5A, count: 24))
+            let record = SyncRecord(
+                itemID: SyncFleetWorkload.itemID(device.index), version: device.version + 1, deleted: false,
+                itemClass: .genericPassword,
+                attributes: [
+                    .service: .string("fleet"), .account: .string("device-\(device.index)"),
+                    .synchronizable: .number(1),
+                ],
+                data: stamp + Data(repeating: 0x5A, count: 24))
             let envelope = VaultCrypto.seal(record, vault: device.vault, keyID: 1, key: device.key, author: device.id)
             let result = try server.push(vault: device.vault, device: device.id, [(envelope, device.version)])
             if result.first?.sequence != nil {
@@ -374,13 +426,17 @@ final class SyncFleetProcess: @unchecked Sendable {
                 do throws(PostgresError) {
                     if now >= device.nextWrite {
                         try write(device)
-                        device.nextWrite = now + Double.random(in: 0..<(2 * SyncFleetWorkload.writeInterval), using: &generator)
+                        device.nextWrite =
+                            now + Double.random(in: 0..<(2 * SyncFleetWorkload.writeInterval), using: &generator)
                     }
                     if mode == .pooled, now >= device.next {
                         polls += 1
-                        if let newest = try device.server?.newestChange(vault: device.vault), newest != device.cursor { try pull(device, at: now) }
+                        if let newest = try device.server?.newestChange(vault: device.vault), newest != device.cursor {
+                            try pull(device, at: now)
+                        }
                         let interval = device.cadence.interval(at: .now, using: &generator)
-                        device.next = now + Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+                        device.next =
+                            now + Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
                     }
                 } catch {
                     failed(error)
@@ -397,7 +453,9 @@ final class SyncFleetProcess: @unchecked Sendable {
                 for device in devices {
                     guard let server = device.server, ready.contains(server.connection.socket) else { continue }
                     do throws(PostgresError) {
-                        if try !server.connection.notifications(waitingUpTo: 0).isEmpty { try pull(device, at: Date().timeIntervalSince1970) }
+                        if try !server.connection.notifications(waitingUpTo: 0).isEmpty {
+                            try pull(device, at: Date().timeIntervalSince1970)
+                        }
                     } catch {
                         failed(error)
                         device.server = nil

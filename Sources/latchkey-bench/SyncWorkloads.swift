@@ -18,25 +18,34 @@ final class BenchPostgres {
     /// Starts the server; `settings` (postgresql.conf lines) come after the bench's own and win.
     init(settings extra: String = "") throws {
         directory = NSTemporaryDirectory() + "/latchkey-bench-pg-\(ProcessInfo.processInfo.processIdentifier)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         if asNobody { chown(directory, 65534, 65534) }
-        try run(Self.binaries + "/initdb", ["-D", directory + "/data", "-U", "latchkey", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
-        let settings = "listen_addresses = ''\nunix_socket_directories = '\(directory)'\nmax_connections = 300\nshared_buffers = 256MB\n" + extra
+        try run(
+            Self.binaries + "/initdb",
+            ["-D", directory + "/data", "-U", "latchkey", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+        let settings =
+            "listen_addresses = ''\nunix_socket_directories = '\(directory)'\nmax_connections = 300\nshared_buffers = 256MB\n"
+            + extra
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/data/postgresql.conf"))
         handle.seekToEndOfFile()
         handle.write(Data(settings.utf8))
         try handle.close()
-        pid = try Spawn.start(asNobody ? "/usr/bin/setpriv" : Self.binaries + "/postgres",
-                              (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", Self.binaries + "/postgres"] : [])
-                                  + ["-D", directory + "/data"],
-                              environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], options: Spawn.Options(outputPath: directory + "/server.log"))
+        pid = try Spawn.start(
+            asNobody ? "/usr/bin/setpriv" : Self.binaries + "/postgres",
+            (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", Self.binaries + "/postgres"] : [])
+                + ["-D", directory + "/data"],
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C"],
+            options: Spawn.Options(outputPath: directory + "/server.log"))
         let deadline = Date().addingTimeInterval(30)
         // pg_isready fails until the server accepts connections: its failure is the answer, not an error.
         while (try? run(Self.binaries + "/pg_isready", ["-q", "-h", directory, "-p", "5432"])) == nil {
             guard Date() < deadline else { throw BenchError("PostgreSQL did not start (\(directory)/server.log)") }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        try run(Self.binaries + "/psql", ["-h", directory, "-U", "latchkey", "-d", "postgres", "-q", "-c", "CREATE DATABASE latchkey"])
+        try run(
+            Self.binaries + "/psql",
+            ["-h", directory, "-U", "latchkey", "-d", "postgres", "-q", "-c", "CREATE DATABASE latchkey"])
     }
 
     func stop() {
@@ -48,9 +57,10 @@ final class BenchPostgres {
     }
 
     private func run(_ executable: String, _ arguments: [String]) throws {
-        let pid = try Spawn.start(asNobody ? "/usr/bin/setpriv" : executable,
-                                  (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", executable] : []) + arguments,
-                                  environment: ["PATH": "/usr/bin:/bin", "LANG": "C"])
+        let pid = try Spawn.start(
+            asNobody ? "/usr/bin/setpriv" : executable,
+            (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", executable] : []) + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C"])
         guard case .exited(0)? = Spawn.wait(pid) else { throw BenchError("\(executable) failed") }
     }
 }
@@ -88,7 +98,8 @@ struct SyncWorkloads {
 
     func run() throws -> Results {
         let directory = NSTemporaryDirectory() + "/latchkey-bench-sync-\(ProcessInfo.processInfo.processIdentifier)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
         let server = try BenchPostgres()
         defer { server.stop() }
@@ -96,12 +107,17 @@ struct SyncWorkloads {
         let passphrase = Passphrase("benchmark passphrase")
 
         // Device A: the items, then the vault; the first push sends them all.
-        let a = try KeychainDatabase.create(at: directory + "/a.keychain", passphrase: passphrase, keyDerivation: .minimum)
+        let a = try KeychainDatabase.create(
+            at: directory + "/a.keychain", passphrase: passphrase, keyDerivation: .minimum)
         var batch: [NewItem] = []
         for index in 0..<items {
-            batch.append(NewItem(.genericPassword, attributes: [
-                .service: .string("service-\(index % 1_000)"), .account: .string("account-\(index)"), .synchronizable: .bool(true),
-            ], data: Data("secret-\(index)-".utf8) + Data(repeating: 0x5A, count: 24)))
+            batch.append(
+                NewItem(
+                    .genericPassword,
+                    attributes: [
+                        .service: .string("service-\(index % 1_000)"), .account: .string("account-\(index)"),
+                        .synchronizable: .bool(true),
+                    ], data: Data("secret-\(index)-".utf8) + Data(repeating: 0x5A, count: 24)))
             if batch.count == 10_000 || index == items - 1 {
                 try a.addAll(batch, caller: Self.caller)
                 batch.removeAll(keepingCapacity: true)
@@ -116,20 +132,27 @@ struct SyncWorkloads {
         var copied = 0
         let copying = try time {
             copied = try floorConnection.copyOut(
-                "COPY (SELECT seq, item, version, deleted, key_id, ciphertext, author FROM latchkey.items ORDER BY seq) TO STDOUT (FORMAT binary)")
+                "COPY (SELECT seq, item, version, deleted, key_id, ciphertext, author FROM latchkey.items ORDER BY seq) TO STDOUT (FORMAT binary)"
+            )
         }
         results.copyBytes = copied
         results.copyPerSecond = Double(items) / (copying / 1e9)
 
         // Device B joins and syncs everything: pull, verify, decrypt, write.
-        let b = try KeychainDatabase.create(at: directory + "/b.keychain", passphrase: passphrase, keyDerivation: .minimum)
-        let joined = try SyncClient.join(b, server: server.conninfo, vault: nil, deviceName: "b", recoveryCode: made.recoveryCode)
+        let b = try KeychainDatabase.create(
+            at: directory + "/b.keychain", passphrase: passphrase, keyDerivation: .minimum)
+        let joined = try SyncClient.join(
+            b, server: server.conninfo, vault: nil, deviceName: "b", recoveryCode: made.recoveryCode)
         var report = SyncReport()
         let initial = try time { report = try joined.client.sync() }
-        guard report.applied == items else { throw BenchError("the initial sync applied \(report.applied) of \(items) items") }
+        guard report.applied == items else {
+            throw BenchError("the initial sync applied \(report.applied) of \(items) items")
+        }
         results.initialSyncPerSecond = Double(items) / (initial / 1e9)
 
-        let size = try floorConnection.query("SELECT pg_total_relation_size('latchkey.items')::int8").first?.first?.integer ?? 0
+        let size =
+            try floorConnection.query("SELECT pg_total_relation_size('latchkey.items')::int8").first?.first?.integer
+            ?? 0
         results.bytesPerItem = Double(size) / Double(items)
 
         // Change to visible: A changes an item and pushes; B's worker (as in the agent) hears the NOTIFY.
@@ -145,12 +168,18 @@ struct SyncWorkloads {
         for sample in 0..<samples {
             let before = try b.lastChangeSequence
             let start = now()
-            try a.add(NewItem(.genericPassword, attributes: [
-                .service: .string("latency"), .account: .string("sample-\(sample)"), .synchronizable: .bool(true),
-            ], data: Data("x".utf8)), caller: Self.caller)
+            try a.add(
+                NewItem(
+                    .genericPassword,
+                    attributes: [
+                        .service: .string("latency"), .account: .string("sample-\(sample)"),
+                        .synchronizable: .bool(true),
+                    ], data: Data("x".utf8)), caller: Self.caller)
             try made.client.sync()
             while try b.lastChangeSequence == before {
-                guard Double(now() - start) < 10e9 else { throw BenchError("a change did not reach the other device in 10 s") }
+                guard Double(now() - start) < 10e9 else {
+                    throw BenchError("a change did not reach the other device in 10 s")
+                }
                 usleep(200)
             }
             latencies.append(Double(now() - start))
@@ -162,16 +191,25 @@ struct SyncWorkloads {
         let round = { () throws -> Samples in
             var values: [Double] = []
             for sample in 0..<min(samples, 100) {
-                try a.add(NewItem(.genericPassword, attributes: [
-                    .service: .string("load"), .account: .string("sample-\(sample)-\(values.count)-\(now())"), .synchronizable: .bool(true),
-                ], data: Data("x".utf8)), caller: Self.caller)
-                values.append(try time { _ = try made.client.sync(); _ = try joined.client.sync() })
+                try a.add(
+                    NewItem(
+                        .genericPassword,
+                        attributes: [
+                            .service: .string("load"), .account: .string("sample-\(sample)-\(values.count)-\(now())"),
+                            .synchronizable: .bool(true),
+                        ], data: Data("x".utf8)), caller: Self.caller)
+                values.append(
+                    try time {
+                        _ = try made.client.sync()
+                        _ = try joined.client.sync()
+                    })
             }
             return Samples(values)
         }
         results.emptyRoundTrip = try round()
         let ciphertext = Int(Double(copied) / Double(items)) - 60
-        try floorConnection.execute("""
+        try floorConnection.execute(
+            """
             INSERT INTO latchkey.vaults (id, seq) SELECT decode(lpad(to_hex(v), 32, '0'), 'hex'), \(items) FROM generate_series(1, \(vaults)) v;
             INSERT INTO latchkey.devices (vault, id, name, public_key, state)
                 SELECT decode(lpad(to_hex(v), 32, '0'), 'hex'), decode(lpad(to_hex(d), 32, '0'), 'hex'), 'device-' || d, decode(repeat('ab', 32), 'hex'), 'active'
@@ -184,7 +222,8 @@ struct SyncWorkloads {
             """)
         results.loadedVaults = vaults + 1
         results.loadedRows = vaults * Self.itemsPerLoadedVault + items
-        results.databaseBytes = Int(try floorConnection.query("SELECT pg_database_size('latchkey')::int8").first?.first?.integer ?? 0)
+        results.databaseBytes = Int(
+            try floorConnection.query("SELECT pg_database_size('latchkey')::int8").first?.first?.integer ?? 0)
         results.loadedRoundTrip = try round()
         return results
     }

@@ -22,11 +22,15 @@ struct TPMWorkloads {
 
         init() throws {
             directory = NSTemporaryDirectory() + "/latchkey-bench-swtpm-\(ProcessInfo.processInfo.processIdentifier)"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let started = try Spawn.start(
                 "/usr/bin/swtpm",
-                ["socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server", "type=unixio,path=\(directory)/swtpm.sock",
-                 "--ctrl", "type=unixio,path=\(directory)/swtpm.sock.ctrl", "--flags", "not-need-init,startup-clear"],
+                [
+                    "socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server",
+                    "type=unixio,path=\(directory)/swtpm.sock",
+                    "--ctrl", "type=unixio,path=\(directory)/swtpm.sock.ctrl", "--flags", "not-need-init,startup-clear",
+                ],
                 environment: ["PATH": "/usr/bin:/bin"], options: Spawn.Options(outputPath: directory + "/swtpm.log"))
             let deadline = Date().addingTimeInterval(30)
             while Spawn.poll(started) == nil, Date() < deadline {
@@ -67,7 +71,8 @@ struct TPMWorkloads {
         // The bench is its own process and single-threaded here: the engine reads the TPM's address from it.
         Environment.setDefault(TPMAddress.environmentVariable, server.tcti)
         let directory = server.directory + "/keychains"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let passphrase = Passphrase("bench passphrase")
         let plain = try KeychainDatabase.create(at: directory + "/plain.keychain", passphrase: passphrase)
         let enrolled = try KeychainDatabase.create(at: directory + "/enrolled.keychain", passphrase: passphrase)
@@ -75,16 +80,31 @@ struct TPMWorkloads {
         let unattended = try KeychainDatabase.create(at: directory + "/unattended.keychain", passphrase: passphrase)
         _ = try unattended.enrollUnattended(passphrase: passphrase, pcrs: [7])
         var rows: [Row] = []
-        rows.append(Row(name: "unlock, passphrase only (Argon2id, 64 MiB, 3 passes) = one offline guess before enrolling", samples: try measure { try plain.unlock(with: passphrase) }))
-        rows.append(Row(name: "unlock, passphrase entangled with the TPM (Argon2id + TPM unseal)", samples: try measure { try enrolled.unlock(with: passphrase) }))
-        rows.append(Row(name: "the TPM's part: connect, primary (ECC P-256), salted session, close", samples: try measure {
-            let connection = try TPMConnection(address: server.tcti)
-            connection.close()
-        }))
-        rows.append(Row(name: "unlock unattended (PCR 7 policy, no passphrase)", samples: try measure { try unattended.unlockUnattended() }))
-        rows.append(Row(name: "open an enrolled keychain (the device key unsealed by the TPM)", samples: try measure {
-            _ = try KeychainDatabase.open(at: directory + "/enrolled.keychain")
-        }))
+        rows.append(
+            Row(
+                name: "unlock, passphrase only (Argon2id, 64 MiB, 3 passes) = one offline guess before enrolling",
+                samples: try measure { try plain.unlock(with: passphrase) }))
+        rows.append(
+            Row(
+                name: "unlock, passphrase entangled with the TPM (Argon2id + TPM unseal)",
+                samples: try measure { try enrolled.unlock(with: passphrase) }))
+        rows.append(
+            Row(
+                name: "the TPM's part: connect, primary (ECC P-256), salted session, close",
+                samples: try measure {
+                    let connection = try TPMConnection(address: server.tcti)
+                    connection.close()
+                }))
+        rows.append(
+            Row(
+                name: "unlock unattended (PCR 7 policy, no passphrase)",
+                samples: try measure { try unattended.unlockUnattended() }))
+        rows.append(
+            Row(
+                name: "open an enrolled keychain (the device key unsealed by the TPM)",
+                samples: try measure {
+                    _ = try KeychainDatabase.open(at: directory + "/enrolled.keychain")
+                }))
         let connection = try TPMConnection(address: server.tcti)
         defer { connection.close() }
         return (rows, try connection.lockoutState())
@@ -96,7 +116,9 @@ struct TPMWorkloads {
             "| operation | median | p10 | p90 |", "|---|---|---|---|",
         ]
         for row in result.rows {
-            lines.append("| \(row.name) | \(formatDuration(row.samples.median)) | \(formatDuration(row.samples.p10)) | \(formatDuration(row.samples.p90)) |")
+            lines.append(
+                "| \(row.name) | \(formatDuration(row.samples.median)) | \(formatDuration(row.samples.p10)) | \(formatDuration(row.samples.p90)) |"
+            )
         }
         let guess = result.rows.first.map { formatDuration($0.samples.median) } ?? "?"
         lines += [

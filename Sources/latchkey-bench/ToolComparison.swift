@@ -13,7 +13,10 @@ enum ToolComparison {
 
     /// One item, named as the driver names it.
     static func item(_ index: Int) -> (service: String, account: String, token: String) {
-        ("service-\(index / 10)", "account-\(index)", "token-" + String(repeating: "0", count: max(0, 26 - String(index).count)) + String(index))
+        (
+            "service-\(index / 10)", "account-\(index)",
+            "token-" + String(repeating: "0", count: max(0, 26 - String(index).count)) + String(index)
+        )
     }
 
     /// Creates `directory/latchkey.keychain` holding `size` items in the CLI's group, and its passphrase file.
@@ -24,16 +27,21 @@ enum ToolComparison {
         var start = 0
         while start < size {
             let end = min(size, start + 5_000)
-            try keychain.addAll((start..<end).map { index in
-                let (service, account, token) = item(index)
-                return NewItem(.genericPassword, attributes: [.service: .string(service), .account: .string(account)],
-                               data: Data(token.utf8))
-            }, caller: caller)
+            try keychain.addAll(
+                (start..<end).map { index in
+                    let (service, account, token) = item(index)
+                    return NewItem(
+                        .genericPassword, attributes: [.service: .string(service), .account: .string(account)],
+                        data: Data(token.utf8))
+                }, caller: caller)
             start = end
         }
         let passphraseFile = directory + "/passphrase"
-        guard FileManager.default.createFile(atPath: passphraseFile, contents: Data((passphrase + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: passphraseFile, contents: Data((passphrase + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw CocoaError(.fileWriteUnknown)
         }
         return (path, passphraseFile)
@@ -46,19 +54,24 @@ enum ToolComparison {
             throw KeychainError(.notAvailable, "no agent serves \(keychainPath)")
         }
         let database = try KeychainDatabase.open(at: keychainPath)
-        let passphrase = Passphrase(String(decoding: try Data(contentsOf: URL(fileURLWithPath: passphraseFile)), as: UTF8.self)
-            .trimmingCharacters(in: .newlines))
+        let passphrase = Passphrase(
+            String(decoding: try Data(contentsOf: URL(fileURLWithPath: passphraseFile)), as: UTF8.self)
+                .trimmingCharacters(in: .newlines))
         try database.unlock(with: passphrase)
         var results: [String: [String: [Double]]] = [:]
-        for (name, connection) in [("Swift API in-process (agent)", KeychainConnection.service(AgentKeychainService(client: client))),
-                                   ("Swift API in-process (embedded)", .database(database, applicationIdentifier: "latchkey"))] {
+        for (name, connection) in [
+            ("Swift API in-process (agent)", KeychainConnection.service(AgentKeychainService(client: client))),
+            ("Swift API in-process (embedded)", .database(database, applicationIdentifier: "latchkey")),
+        ] {
             var find: [Double] = []
             for _ in 0..<samples {
                 let (service, account, token) = item(Int.random(in: 0..<size))
                 let keychain = Keychain(service: service, accessGroup: "latchkey", connection: connection)
                 var found: String?
                 find.append(try time { found = try keychain.string(forKey: account) })
-                guard found == token else { throw KeychainError(.internal, "\(name) found the wrong item for \(account)") }
+                guard found == token else {
+                    throw KeychainError(.internal, "\(name) found the wrong item for \(account)")
+                }
             }
             // New items (one durable transaction each), then removed again.
             let fresh = (0..<max(20, samples / 5)).map { item(size * 2 + $0) }
@@ -86,13 +99,18 @@ enum ToolComparison {
     }
 
     /// Runs the driver and returns its measurements and notes.
-    static func runPeers(python: String, script: String, binDirectory: String, directory: String, size: Int, samples: Int)
+    static func runPeers(
+        python: String, script: String, binDirectory: String, directory: String, size: Int, samples: Int
+    )
         throws -> PeerResults
     {
         let (keychain, passphraseFile) = try prepare(directory: directory, size: size)
         let data = try standardOutput(
-            of: python, [script, "--size", "\(size)", "--samples", "\(samples)", "--latchkey-bin", binDirectory,
-                         "--latchkey-keychain", keychain, "--latchkey-passphrase-file", passphraseFile],
+            of: python,
+            [
+                script, "--size", "\(size)", "--samples", "\(samples)", "--latchkey-bin", binDirectory,
+                "--latchkey-keychain", keychain, "--latchkey-passphrase-file", passphraseFile,
+            ],
             what: "bench/peers.py")
         return try PeerResults(json: data, size: size)
     }

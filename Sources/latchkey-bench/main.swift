@@ -50,7 +50,8 @@ let usage = """
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
-    "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability", "--echo-socket",
+    "--child", "--in-process", "--size", "--passphrase-file", "--json", "--plot", "--from", "--reliability",
+    "--echo-socket",
     "--sync-items", "--sync-vaults", "--items", "--secret-service-script", "--system-python", "--session-lock-script",
     "--fake-logind", "--login-script", "--build-pam",
     "--sync-fleet", "--sync-fleet-worker", "--fleet-conninfo", "--fleet-mode", "--fleet-idle", "--fleet-busy",
@@ -64,8 +65,11 @@ while position < arguments.count {
     let argument = arguments[position]
     if valueOptions.contains(argument) {
         position += 2
-    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync" || argument == "--ssh"
-        || argument == "--secret-service" || argument == "--tpm" || argument == "--session-lock" || argument == "--login" {
+    } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync"
+        || argument == "--ssh"
+        || argument == "--secret-service" || argument == "--tpm" || argument == "--session-lock"
+        || argument == "--login"
+    {
         position += 1
     } else {
         fail("unknown argument \(argument)\n\(usage)")
@@ -127,19 +131,25 @@ if let specification = option("--sync-fleet-worker") {
 if let sizes = option("--sync-fleet") {
     // N devices online at once, directly and through PgBouncer; nothing else is measured.
     let counts = sizes.split(separator: ",").compactMap { Int($0) }
-    guard !counts.isEmpty, counts.allSatisfy({ $0 >= 10 }) else { fail("--sync-fleet needs device counts of at least 10") }
-    let modes: [SyncConnectionMode] = switch option("--fleet-mode") ?? "both" {
-    case "direct": [.direct]
-    case "pooled": [.pooled]
-    case "both": [.direct, .pooled]
-    default: fail("--fleet-mode is direct, pooled or both")
+    guard !counts.isEmpty, counts.allSatisfy({ $0 >= 10 }) else {
+        fail("--sync-fleet needs device counts of at least 10")
     }
-    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]  // No /proc: the path it was started by.
+    let modes: [SyncConnectionMode] =
+        switch option("--fleet-mode") ?? "both" {
+        case "direct": [.direct]
+        case "pooled": [.pooled]
+        case "both": [.direct, .pooled]
+        default: fail("--fleet-mode is direct, pooled or both")
+        }
+    let executable =
+        // No /proc: the path it was started by.
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     var runs: [SyncFleetWorkload.Results] = []
     for count in counts {
         for mode in modes {
-            let workload = SyncFleetWorkload(devices: count, mode: mode, idleSeconds: Int(option("--fleet-idle") ?? "20") ?? 20,
-                                             busySeconds: Int(option("--fleet-busy") ?? "40") ?? 40)
+            let workload = SyncFleetWorkload(
+                devices: count, mode: mode, idleSeconds: Int(option("--fleet-idle") ?? "20") ?? 20,
+                busySeconds: Int(option("--fleet-busy") ?? "40") ?? 40)
             runs.append(try workload.run(executable: executable))
             FileHandle.standardError.write(Data(SyncFleetWorkload.render([runs.last!], command: "partial").utf8))
         }
@@ -153,20 +163,30 @@ if arguments.contains("--sync") {
     let vaults = Int(option("--sync-vaults") ?? "1000") ?? 1_000
     guard items >= 10, vaults >= 1 else { fail("--sync-items needs at least 10 and --sync-vaults at least 1") }
     let workload = SyncWorkloads(items: items, samples: Int(option("--samples") ?? "200") ?? 200, vaults: vaults)
-    print(SyncWorkloads.render(try workload.run(), items: items, vaults: vaults, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    print(
+        SyncWorkloads.render(
+            try workload.run(), items: items, vaults: vaults,
+            command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 if arguments.contains("--tpm") {
     // Unlocking with and without the TPM, on a swtpm the bench starts; nothing else is measured.
     let count = Int(option("--samples") ?? "20") ?? 20
-    print(TPMWorkloads.render(try TPMWorkloads(samples: count).run(), samples: count, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    print(
+        TPMWorkloads.render(
+            try TPMWorkloads(samples: count).run(), samples: count,
+            command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
-let executableDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-    ?? CommandLine.arguments[0]).deletingLastPathComponent().path  // No /proc: the path it was started by.
+let executableDirectory = URL(
+    fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        ?? CommandLine.arguments[0]
+).deletingLastPathComponent().path  // No /proc: the path it was started by.
 if arguments.contains("--ssh") {
     // SSH signatures through latchkeyd, ssh-agent and gpg-agent; nothing else is measured.
-    let results = try SSHAgentWorkloads(samples: Int(option("--samples") ?? "400") ?? 400, binDirectory: executableDirectory).run()
+    let results = try SSHAgentWorkloads(
+        samples: Int(option("--samples") ?? "400") ?? 400, binDirectory: executableDirectory
+    ).run()
     print(SSHAgentWorkloads.render(results, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
@@ -174,37 +194,51 @@ if arguments.contains("--ssh") {
 let systemPython = option("--system-python") ?? "/usr/bin/python3"
 @MainActor func secretServiceSection(samples: Int, command: String) throws -> String {
     let items = Int(option("--items") ?? "10000") ?? 10_000
-    let workloads = SecretServiceWorkloads(samples: samples, items: items, binDirectory: executableDirectory,
-                                           script: option("--secret-service-script") ?? "bench/secret-service.py", python: systemPython)
-    FileHandle.standardError.write(Data("latchkey-bench: the Secret Service: activation and search among \(items.formatted()) items...\n".utf8))
+    let workloads = SecretServiceWorkloads(
+        samples: samples, items: items, binDirectory: executableDirectory,
+        script: option("--secret-service-script") ?? "bench/secret-service.py", python: systemPython)
+    FileHandle.standardError.write(
+        Data("latchkey-bench: the Secret Service: activation and search among \(items.formatted()) items...\n".utf8))
     return SecretServiceWorkloads.render(try workloads.run(), items: items, command: command)
 }
 if arguments.contains("--secret-service") {
     // Cold D-Bus activation and search through the Secret Service, Latchkey beside GNOME Keyring.
-    print(try secretServiceSection(samples: Int(option("--samples") ?? "30") ?? 30, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    print(
+        try secretServiceSection(
+            samples: Int(option("--samples") ?? "30") ?? 30,
+            command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 @MainActor func sessionLockSection(samples: Int, command: String) throws -> String {
-    let workload = SessionLockWorkload(samples: samples, binDirectory: executableDirectory,
-                                       script: option("--session-lock-script") ?? "bench/session-lock.py",
-                                       fakeLogind: option("--fake-logind") ?? "Tests/Tools/fake-logind.py", python: systemPython)
+    let workload = SessionLockWorkload(
+        samples: samples, binDirectory: executableDirectory,
+        script: option("--session-lock-script") ?? "bench/session-lock.py",
+        fakeLogind: option("--fake-logind") ?? "Tests/Tools/fake-logind.py", python: systemPython)
     FileHandle.standardError.write(Data("latchkey-bench: logind's Lock signal to the keys wiped...\n".utf8))
     return SessionLockWorkload.render(try workload.run(), command: command)
 }
 if arguments.contains("--session-lock") {
     // The session's Lock signal to latchkeyd's keys wiped; nothing else is measured.
-    print(try sessionLockSection(samples: Int(option("--samples") ?? "50") ?? 50, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    print(
+        try sessionLockSection(
+            samples: Int(option("--samples") ?? "50") ?? 50,
+            command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 @MainActor func loginSection(samples: Int, command: String) throws -> String {
-    let workloads = LoginWorkloads(samples: samples, binDirectory: executableDirectory, script: option("--login-script") ?? "bench/login.py",
-                                   buildPAM: option("--build-pam") ?? "script/build-pam", python: systemPython)
-    FileHandle.standardError.write(Data("latchkey-bench: login to the first secret, beside pam_gnome_keyring...\n".utf8))
+    let workloads = LoginWorkloads(
+        samples: samples, binDirectory: executableDirectory, script: option("--login-script") ?? "bench/login.py",
+        buildPAM: option("--build-pam") ?? "script/build-pam", python: systemPython)
+    FileHandle.standardError.write(
+        Data("latchkey-bench: login to the first secret, beside pam_gnome_keyring...\n".utf8))
     return LoginWorkloads.render(try workloads.run(), command: command)
 }
 if arguments.contains("--login") {
     // The PAM session step to the first secret, pam_latchkey beside pam_gnome_keyring; nothing else is measured.
-    print(try loginSection(samples: Int(option("--samples") ?? "30") ?? 30, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    print(
+        try loginSection(
+            samples: Int(option("--samples") ?? "30") ?? 30,
+            command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 let workDirectory = option("--dir") ?? NSTemporaryDirectory()
@@ -213,18 +247,20 @@ if let child = option("--child") {
     // Child: measure one size and print the result as JSON.
     guard let size = Int(child), size > 0 else { fail("bad --child size") }
     let directory = workDirectory + "/latchkey-bench-\(size)-\(ProcessInfo.processInfo.processIdentifier)"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                            attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
     defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
     var result = SizeResult(size: size)
     let ours = try LatchkeyWorkloads(directory: directory, size: size, samples: samples).run()
     result.latchkey = ours.results
     result.latchkeyDiskBytesPerItem = ours.diskBytesPerItem
     result.floorRowBytes = ours.rowBytes
-    let reading = ConcurrentReadWorkload(path: directory + "/bench.keychain", size: size,
-                                         duration: .milliseconds(max(500, min(3_000, samples))),
-                                         caller: CallerIdentity(applicationIdentifier: "bench.app"),
-                                         passphrase: Passphrase("benchmark passphrase"))
+    let reading = ConcurrentReadWorkload(
+        path: directory + "/bench.keychain", size: size,
+        duration: .milliseconds(max(500, min(3_000, samples))),
+        caller: CallerIdentity(applicationIdentifier: "bench.app"),
+        passphrase: Passphrase("benchmark passphrase"))
     result.concurrentReads = try reading.run()
     let floor = try FloorWorkloads(directory: directory, size: size, rowBytes: ours.rowBytes, samples: samples).run()
     result.floor = floor.results
@@ -239,8 +275,10 @@ if let keychainPath = option("--in-process") {
     guard let size = Int(option("--size") ?? ""), let passphraseFile = option("--passphrase-file") else {
         fail("--in-process needs --size and --passphrase-file")
     }
-    FileHandle.standardOutput.write(try ToolComparison.inProcess(keychainPath: keychainPath, size: size, samples: samples,
-                                                                 passphraseFile: passphraseFile))
+    FileHandle.standardOutput.write(
+        try ToolComparison.inProcess(
+            keychainPath: keychainPath, size: size, samples: samples,
+            passphraseFile: passphraseFile))
     exit(0)
 }
 
@@ -248,12 +286,14 @@ var sizes = (option("--sizes") ?? "1000,10000,100000").split(separator: ",").com
 if arguments.contains("--full") { sizes = [1_000, 10_000, 100_000, 1_000_000] }
 guard !sizes.isEmpty else { fail("--sizes needs numbers") }
 
-let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+let executable =
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 var results: [SizeResult] = []
 for size in sizes {
     FileHandle.standardError.write(Data("latchkey-bench: measuring \(size.formatted()) items...\n".utf8))
-    let data = try standardOutput(of: executable, ["--child", "\(size)", "--samples", "\(samples)", "--dir", workDirectory],
-                                  what: "the run at \(size) items")
+    let data = try standardOutput(
+        of: executable, ["--child", "\(size)", "--samples", "\(samples)", "--dir", workDirectory],
+        what: "the run at \(size) items")
     results.append(try JSONDecoder().decode(SizeResult.self, from: data))
 }
 
@@ -266,22 +306,27 @@ if arguments.contains("--peers") {
     guard FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: script) else {
         fail("--peers needs \(python) and \(script): run it from the repository after script/install-peers")
     }
-    FileHandle.standardError.write(Data("latchkey-bench: measuring the CLI and peers at \(size.formatted()) items...\n".utf8))
+    FileHandle.standardError.write(
+        Data("latchkey-bench: measuring the CLI and peers at \(size.formatted()) items...\n".utf8))
     let directory = workDirectory + "/latchkey-bench-peers-\(ProcessInfo.processInfo.processIdentifier)"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                            attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
     defer { try? FileManager.default.removeItem(atPath: directory) }  // Scratch files; a leftover only costs disk.
-    peers = try ToolComparison.runPeers(python: python, script: script,
-                                        binDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent().path,
-                                        directory: directory, size: size, samples: peerSamples)
+    peers = try ToolComparison.runPeers(
+        python: python, script: script,
+        binDirectory: URL(fileURLWithPath: executable).deletingLastPathComponent().path,
+        directory: directory, size: size, samples: peerSamples)
 }
 
 let command = "latchkey-bench " + CommandLine.arguments.dropFirst().joined(separator: " ")
 var report = Report.render(results, peers: peers, command: command.trimmingCharacters(in: .whitespaces))
 if arguments.contains("--peers") {
     FileHandle.standardError.write(Data("latchkey-bench: measuring SSH signatures through the agents...\n".utf8))
-    let ssh = try SSHAgentWorkloads(samples: Int(option("--peers-samples") ?? "100").map { max(160, $0 * 4) } ?? 400,
-                                    binDirectory: executableDirectory).run()
+    let ssh = try SSHAgentWorkloads(
+        samples: Int(option("--peers-samples") ?? "100").map { max(160, $0 * 4) } ?? 400,
+        binDirectory: executableDirectory
+    ).run()
     report += "\n" + SSHAgentWorkloads.render(ssh, command: command.trimmingCharacters(in: .whitespaces))
     report += "\n" + (try secretServiceSection(samples: 30, command: command.trimmingCharacters(in: .whitespaces)))
     report += "\n" + (try sessionLockSection(samples: 50, command: command.trimmingCharacters(in: .whitespaces)))
@@ -296,8 +341,9 @@ print(report)
 if let markdown = option("--markdown") {
     try report.write(toFile: markdown, atomically: true, encoding: .utf8)
 }
-let summary = RunSummary(command: command.trimmingCharacters(in: .whitespaces), machine: Report.machine(),
-                         revision: ProcessInfo.processInfo.environment["LATCHKEY_BENCH_REVISION"], results: results, peers: peers)
+let summary = RunSummary(
+    command: command.trimmingCharacters(in: .whitespaces), machine: Report.machine(),
+    revision: ProcessInfo.processInfo.environment["LATCHKEY_BENCH_REVISION"], results: results, peers: peers)
 if let json = option("--json") {
     try summary.encoded().write(to: URL(fileURLWithPath: json), options: .atomic)
 }

@@ -54,8 +54,10 @@ func runDemo() throws {
     let read = ItemQuery(.genericPassword, matching: matching, returning: [.data, .attributes])
     let target = ItemQuery(.genericPassword, matching: matching)
 
-    try keychain.add(NewItem(.genericPassword, attributes: matching.merging([.label: .string("Enterprise login (demo)")]) { a, _ in a },
-                             data: Data(firstSecret.utf8)), caller: caller)
+    try keychain.add(
+        NewItem(
+            .genericPassword, attributes: matching.merging([.label: .string("Enterprise login (demo)")]) { a, _ in a },
+            data: Data(firstSecret.utf8)), caller: caller)
     print("Stored    genp service=\(service) account=\(account) (\(firstSecret.utf8.count) bytes, accessibility ak)")
 
     let stored = try keychain.copyMatching(read, caller: caller)[0]
@@ -63,7 +65,9 @@ func runDemo() throws {
 
     try keychain.update(target, with: ItemChanges(data: Data(secondSecret.utf8)), caller: caller)
     let updated = try keychain.copyMatching(read, caller: caller)[0]
-    print("Updated   the secret; read back \(updated.data == Data(secondSecret.utf8) ? "the new secret" : "A WRONG SECRET")")
+    print(
+        "Updated   the secret; read back \(updated.data == Data(secondSecret.utf8) ? "the new secret" : "A WRONG SECRET")"
+    )
 
     let deleted = try keychain.delete(target, caller: caller)
     print("Deleted   \(deleted) item")
@@ -87,8 +91,9 @@ func runDemo() throws {
         }
     }
     let names = files.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: ", ")
-    print("Searched  \(files.count) files (\(names); \(bytes) bytes) for both secrets, the service and the account: "
-          + (leaks.isEmpty ? "no plaintext found" : "FOUND \(leaks)"))
+    print(
+        "Searched  \(files.count) files (\(names); \(bytes) bytes) for both secrets, the service and the account: "
+            + (leaks.isEmpty ? "no plaintext found" : "FOUND \(leaks)"))
     let report = try keychain.verifyIntegrity()
     print("Integrity \(report)")
     if !leaks.isEmpty || !report.isHealthy { exit(1) }

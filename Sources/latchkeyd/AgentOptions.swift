@@ -14,26 +14,54 @@ struct AgentOption {
 
 enum AgentOptions {
     static let all: [AgentOption] = [
-        AgentOption(name: "keychain", value: "path", help: "Serve this keychain (else LATCHKEY_KEYCHAIN, else the default keychain)."),
-        AgentOption(name: "socket", value: "path",
-                    help: "Listen on this socket (else LATCHKEY_AGENT_SOCKET, else $XDG_RUNTIME_DIR/latchkey/agent.sock, else ~/.local/state/latchkey/agent.sock)."),
-        AgentOption(name: "pinentry", value: "program",
-                    help: "Ask for protected items with this pinentry (else LATCHKEY_PINENTRY, else pinentry on the PATH)."),
-        AgentOption(name: "secret-service", value: nil,
-                    help: "Provide the Secret Service (org.freedesktop.secrets) on the session bus too, so libsecret, secret-tool, Python keyring and browsers keep their secrets in the keychain (also LATCHKEY_SECRET_SERVICE=1)."),
-        AgentOption(name: "secret-service-policy", value: "shared|isolated",
-                    help: "Which Secret Service items a program sees: all of them (shared, the default, as GNOME Keyring), or those it created and those of the access groups it is registered for (isolated; also LATCHKEY_SECRET_SERVICE_POLICY)."),
-        AgentOption(name: "ssh-agent-socket", value: "path",
-                    help: "Serve the OpenSSH agent protocol on this socket (else LATCHKEY_SSH_AGENT_SOCKET, else ssh-agent.sock beside the agent's socket: $XDG_RUNTIME_DIR/latchkey/ssh-agent.sock). Point SSH_AUTH_SOCK at it."),
-        AgentOption(name: "no-ssh-agent", value: nil, help: "Do not serve the SSH agent protocol (also LATCHKEY_SSH_AGENT=0)."),
-        AgentOption(name: "no-lock-on-session-lock", value: nil,
-                    help: "Do not lock the keychain when the login session locks its screen (logind's Lock signal and LockedHint; also LATCHKEY_LOCK_ON_SESSION_LOCK=0). The screen locker's PAM stack unlocks it again through pam_latchkey."),
-        AgentOption(name: "no-sync", value: nil,
-                    help: "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."),
-        AgentOption(name: "wait-for-keychain", value: "seconds",
-                    help: "When the keychain does not exist yet, wait this long (1 to 3600 s) for it instead of exiting (also LATCHKEY_WAIT_FOR_KEYCHAIN): the agent listens meanwhile, answers that there is no keychain yet, and holds the password an unlock hands over (pam_latchkey at a login that creates the keychain) to unlock the keychain with once it appears. At the end of the wait the password is wiped and the agent exits as without this option."),
-        AgentOption(name: "unlock-unattended", value: nil,
-                    help: "At start, unlock the keychain through its unattended TPM unlock (latchkey tpm enroll --unattended --pcrs ...; also LATCHKEY_UNLOCK_UNATTENDED=1), as a service's keychain at boot: no passphrase anywhere. When the TPM refuses (a PCR changed, no TPM, not enrolled) the agent says why on standard error and serves the keychain locked, for its passphrase or recovery code."),
+        AgentOption(
+            name: "keychain", value: "path",
+            help: "Serve this keychain (else LATCHKEY_KEYCHAIN, else the default keychain)."),
+        AgentOption(
+            name: "socket", value: "path",
+            help:
+                "Listen on this socket (else LATCHKEY_AGENT_SOCKET, else $XDG_RUNTIME_DIR/latchkey/agent.sock, else ~/.local/state/latchkey/agent.sock)."
+        ),
+        AgentOption(
+            name: "pinentry", value: "program",
+            help: "Ask for protected items with this pinentry (else LATCHKEY_PINENTRY, else pinentry on the PATH)."),
+        AgentOption(
+            name: "secret-service", value: nil,
+            help:
+                "Provide the Secret Service (org.freedesktop.secrets) on the session bus too, so libsecret, secret-tool, Python keyring and browsers keep their secrets in the keychain (also LATCHKEY_SECRET_SERVICE=1)."
+        ),
+        AgentOption(
+            name: "secret-service-policy", value: "shared|isolated",
+            help:
+                "Which Secret Service items a program sees: all of them (shared, the default, as GNOME Keyring), or those it created and those of the access groups it is registered for (isolated; also LATCHKEY_SECRET_SERVICE_POLICY)."
+        ),
+        AgentOption(
+            name: "ssh-agent-socket", value: "path",
+            help:
+                "Serve the OpenSSH agent protocol on this socket (else LATCHKEY_SSH_AGENT_SOCKET, else ssh-agent.sock beside the agent's socket: $XDG_RUNTIME_DIR/latchkey/ssh-agent.sock). Point SSH_AUTH_SOCK at it."
+        ),
+        AgentOption(
+            name: "no-ssh-agent", value: nil, help: "Do not serve the SSH agent protocol (also LATCHKEY_SSH_AGENT=0)."),
+        AgentOption(
+            name: "no-lock-on-session-lock", value: nil,
+            help:
+                "Do not lock the keychain when the login session locks its screen (logind's Lock signal and LockedHint; also LATCHKEY_LOCK_ON_SESSION_LOCK=0). The screen locker's PAM stack unlocks it again through pam_latchkey."
+        ),
+        AgentOption(
+            name: "no-sync", value: nil,
+            help:
+                "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."
+        ),
+        AgentOption(
+            name: "wait-for-keychain", value: "seconds",
+            help:
+                "When the keychain does not exist yet, wait this long (1 to 3600 s) for it instead of exiting (also LATCHKEY_WAIT_FOR_KEYCHAIN): the agent listens meanwhile, answers that there is no keychain yet, and holds the password an unlock hands over (pam_latchkey at a login that creates the keychain) to unlock the keychain with once it appears. At the end of the wait the password is wiped and the agent exits as without this option."
+        ),
+        AgentOption(
+            name: "unlock-unattended", value: nil,
+            help:
+                "At start, unlock the keychain through its unattended TPM unlock (latchkey tpm enroll --unattended --pcrs ...; also LATCHKEY_UNLOCK_UNATTENDED=1), as a service's keychain at boot: no passphrase anywhere. When the TPM refuses (a PCR changed, no TPM, not enrolled) the agent says why on standard error and serves the keychain locked, for its passphrase or recovery code."
+        ),
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
         AgentOption(name: "manual", value: nil, help: "Print the manual page latchkeyd(1), in roff, and exit."),
         AgentOption(name: "completion", value: "shell", help: "Print shell completions (bash, zsh or fish) and exit."),
@@ -68,7 +96,10 @@ enum AgentOptions {
             .map { "[--\($0.name)\($0.value.map { " \($0)" } ?? "")]" }.joined(separator: " ")
         var lines = ["Usage: latchkeyd \(synopsis)", "", description, "", sshAgent, "", protectedItems, "", "Options:"]
         let width = all.map { display($0).count }.max() ?? 0
-        for option in all { lines.append("  " + display(option).padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help) }
+        for option in all {
+            lines.append(
+                "  " + display(option).padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -77,15 +108,18 @@ enum AgentOptions {
     private static func roff(_ text: String) -> String {
         var out = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
         // troff reads ASCII: anything else as its Unicode escape (an em dash is \[u2014]).
-        out = out.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + String(format: "%04X", $0.value) + "]" }.joined()
+        out = out.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + String(format: "%04X", $0.value) + "]" }
+            .joined()
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out
     }
 
     static var manual: String {
         var lines = [
-            ".TH LATCHKEYD 1 \"\" \"latchkeyd \(ProductVersion.number)\" \"User Commands\"", ".SH NAME", "latchkeyd \\- the Latchkey agent",
-            ".SH SYNOPSIS", ".B latchkeyd", "[\\fIoptions\\fR]", ".SH DESCRIPTION", roff(description), ".PP", roff(sshAgent), ".PP", roff(protectedItems),
+            ".TH LATCHKEYD 1 \"\" \"latchkeyd \(ProductVersion.number)\" \"User Commands\"", ".SH NAME",
+            "latchkeyd \\- the Latchkey agent",
+            ".SH SYNOPSIS", ".B latchkeyd", "[\\fIoptions\\fR]", ".SH DESCRIPTION", roff(description), ".PP",
+            roff(sshAgent), ".PP", roff(protectedItems),
             ".SH OPTIONS",
         ]
         for option in all { lines += [".TP", "\\fB\(roff(display(option)))\\fR", roff(option.help)] }
@@ -113,20 +147,29 @@ enum AgentOptions {
                 """
         case "zsh":
             let specs = all.map { option -> String in
-                let help = option.help.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(of: "[", with: "\\[")
-                    .replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:")
-                let value = option.value.map { name in
-                    name == "shell" ? ":shell:(bash zsh fish)" : name == "seconds" ? ":seconds: " : ":\(name):_files"
-                } ?? ""
+                let help = option.help.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(
+                    of: "[", with: "\\["
+                )
+                .replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:")
+                let value =
+                    option.value.map { name in
+                        name == "shell"
+                            ? ":shell:(bash zsh fish)" : name == "seconds" ? ":seconds: " : ":\(name):_files"
+                    } ?? ""
                 return "'--\(option.name)[\(help)]\(value)'"
             }
-            return "#compdef latchkeyd\n# zsh completion for latchkeyd (written by `latchkeyd --completion zsh`)\n_arguments \(specs.joined(separator: " "))\n"
+            return
+                "#compdef latchkeyd\n# zsh completion for latchkeyd (written by `latchkeyd --completion zsh`)\n_arguments \(specs.joined(separator: " "))\n"
         case "fish":
-            var lines = ["# fish completion for latchkeyd (written by `latchkeyd --completion fish`)", "complete -c latchkeyd -f"]
+            var lines = [
+                "# fish completion for latchkeyd (written by `latchkeyd --completion fish`)",
+                "complete -c latchkeyd -f",
+            ]
             for option in all {
                 var line = "complete -c latchkeyd -l \(option.name)"
                 if let value = option.value {
-                    line += option.name == "completion" ? " -x -a 'bash zsh fish'" : value == "seconds" ? " -x" : " -r -F"
+                    line +=
+                        option.name == "completion" ? " -x -a 'bash zsh fish'" : value == "seconds" ? " -x" : " -r -F"
                 }
                 lines.append(line + " -d '\(option.help.replacingOccurrences(of: "'", with: "\\'"))'")
             }

@@ -3,17 +3,18 @@
 // programs their access groups. See `latchkeyd --help`.
 import Dispatch
 import Foundation
-import LatchkeyEngine
-import LatchkeyProtocol
 import LatchkeyAgent
+import LatchkeyEngine
 import LatchkeyPOSIX
+import LatchkeyProtocol
 import Synchronization
 
 do {
     // First: a crash must not print memory (Swift's backtracer shows what registers point at: keys, secrets).
     try Signals.exitQuietlyOnCrash(name: "latchkeyd")
 } catch {
-    FileHandle.standardError.write(Data("latchkeyd: warning: a crash could print memory that holds secrets (\(error))\n".utf8))
+    FileHandle.standardError.write(
+        Data("latchkeyd: warning: a crash could print memory that holds secrets (\(error))\n".utf8))
 }
 
 let usage = AgentOptions.usage
@@ -34,7 +35,8 @@ var unlockUnattended = ProcessInfo.processInfo.environment["LATCHKEY_UNLOCK_UNAT
 /// Whole seconds from 1 to 3600, as --wait-for-keychain and LATCHKEY_WAIT_FOR_KEYCHAIN take them; else exits 64.
 func waitSeconds(_ text: String, from source: String) -> Int {
     guard let seconds = Int(text), (1...3600).contains(seconds) else {
-        FileHandle.standardError.write(Data("latchkeyd: \(source) takes whole seconds from 1 to 3600, not \"\(text)\"\n".utf8))
+        FileHandle.standardError.write(
+            Data("latchkeyd: \(source) takes whole seconds from 1 to 3600, not \"\(text)\"\n".utf8))
         exit(64)
     }
     return seconds
@@ -55,13 +57,15 @@ while let argument = arguments.first {
     case "--no-ssh-agent": sshAgent = false
     case "--no-lock-on-session-lock": lockOnSessionLock = false
     case "--unlock-unattended": unlockUnattended = true
-    case "--wait-for-keychain" where !arguments.isEmpty: waitForKeychain = waitSeconds(arguments.removeFirst(), from: "--wait-for-keychain")
+    case "--wait-for-keychain" where !arguments.isEmpty:
+        waitForKeychain = waitSeconds(arguments.removeFirst(), from: "--wait-for-keychain")
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
         case "shared": isolatedSecretService = false
         case "isolated": isolatedSecretService = true
         case let other:
-            FileHandle.standardError.write(Data("latchkeyd: --secret-service-policy is shared or isolated, not \"\(other)\"\n".utf8))
+            FileHandle.standardError.write(
+                Data("latchkeyd: --secret-service-policy is shared or isolated, not \"\(other)\"\n".utf8))
             exit(64)
         }
     case "--help", "-h":
@@ -115,7 +119,9 @@ let options = AgentServer.Options(
         return try AgentServer(options: options)
     } catch {
         FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
-        exit(Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
+        exit(
+            Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0
+                ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
     }
 }
 

@@ -39,7 +39,9 @@ func cfCast<T: CFCastable>(_ value: Any, to type: T.Type = T.self) -> T? {
         #expect(CFGetTypeID(NSNumber(value: true)) == CFBooleanGetTypeID())
         #expect(CFGetTypeID(true as AnyObject) == CFBooleanGetTypeID())
         #expect(CFGetTypeID(true as CFBoolean) == CFBooleanGetTypeID())
-        for number in [NSNumber(value: 1), NSNumber(value: 0), NSNumber(value: Int8(1)), NSNumber(value: 2.5), 7 as AnyObject] {
+        for number in [
+            NSNumber(value: 1), NSNumber(value: 0), NSNumber(value: Int8(1)), NSNumber(value: 2.5), 7 as AnyObject,
+        ] {
             #expect(CFGetTypeID(number) == CFNumberGetTypeID())
         }
         #expect(CFGetTypeID(2048 as CFNumber) == CFNumberGetTypeID())
@@ -54,14 +56,19 @@ func cfCast<T: CFCastable>(_ value: Any, to type: T.Type = T.self) -> T? {
     /// `CFBase.h`).
     @Test func everyTypeHasItsIdentifier() throws {
         var error: Unmanaged<CFError>?
-        let key = try #require(SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: 256] as CFDictionary, &error))
-        let control = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+        let key = try #require(
+            SecKeyCreateRandomKey(
+                [kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: 256] as CFDictionary, &error))
+        let control = try #require(
+            SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
         let policy = SecPolicyCreateBasicX509()
         let cases: [(AnyObject, CFTypeID)] = [
             ("text" as NSString, CFStringGetTypeID()), (NSMutableString(string: "x"), CFStringGetTypeID()),
             (kSecClass, CFStringGetTypeID()), ("bridged" as AnyObject, CFStringGetTypeID()),
-            (NSData(), CFDataGetTypeID()), (Data([1]) as AnyObject, CFDataGetTypeID()), (NSMutableData(), CFDataGetTypeID()),
-            (NSDate(), CFDateGetTypeID()), (NSDictionary(), CFDictionaryGetTypeID()), (["a": 1] as AnyObject, CFDictionaryGetTypeID()),
+            (NSData(), CFDataGetTypeID()), (Data([1]) as AnyObject, CFDataGetTypeID()),
+            (NSMutableData(), CFDataGetTypeID()),
+            (NSDate(), CFDateGetTypeID()), (NSDictionary(), CFDictionaryGetTypeID()),
+            (["a": 1] as AnyObject, CFDictionaryGetTypeID()),
             (NSArray(), CFArrayGetTypeID()), ([1, 2] as AnyObject, CFArrayGetTypeID()), (NSSet(), CFSetGetTypeID()),
             (NSNull(), CFNullGetTypeID()), (NSError(domain: NSOSStatusErrorDomain, code: -50), CFErrorGetTypeID()),
             (key, SecKeyGetTypeID()), (control, SecAccessControlGetTypeID()), (policy, SecPolicyGetTypeID()),
@@ -69,9 +76,11 @@ func cfCast<T: CFCastable>(_ value: Any, to type: T.Type = T.self) -> T? {
         for (value, identifier) in cases {
             #expect(CFGetTypeID(value) == identifier, "\(type(of: value))")
         }
-        let identifiers = [CFStringGetTypeID(), CFNumberGetTypeID(), CFBooleanGetTypeID(), CFDataGetTypeID(), CFDateGetTypeID(),
-                           CFDictionaryGetTypeID(), CFArrayGetTypeID(), CFSetGetTypeID(), SecKeyGetTypeID(), SecCertificateGetTypeID(),
-                           SecIdentityGetTypeID(), SecTrustGetTypeID(), SecPolicyGetTypeID(), SecAccessControlGetTypeID()]
+        let identifiers = [
+            CFStringGetTypeID(), CFNumberGetTypeID(), CFBooleanGetTypeID(), CFDataGetTypeID(), CFDateGetTypeID(),
+            CFDictionaryGetTypeID(), CFArrayGetTypeID(), CFSetGetTypeID(), SecKeyGetTypeID(), SecCertificateGetTypeID(),
+            SecIdentityGetTypeID(), SecTrustGetTypeID(), SecPolicyGetTypeID(), SecAccessControlGetTypeID(),
+        ]
         #expect(Set(identifiers).count == identifiers.count)
         // Something that is no CF type: Core Foundation's "not a type" (0).
         final class Plain {}

@@ -6,14 +6,18 @@ import Testing
 @Suite(.dedicatedThreads) struct CoreFoundationShimTests {
     @Test func errorsAreReadAsOnApplePlatforms() {
         var error: Unmanaged<CFError>?
-        let control = SecAccessControlCreateWithFlags(kCFAllocatorDefault, "no such class" as CFTypeRef, .userPresence, &error)
+        let control = SecAccessControlCreateWithFlags(
+            kCFAllocatorDefault, "no such class" as CFTypeRef, .userPresence, &error)
         #expect(control == nil)
         let failure = error?.takeRetainedValue()
         #expect(CFErrorGetCode(failure) == CFIndex(errSecParam))
         #expect(CFErrorGetDomain(failure) as String? == NSOSStatusErrorDomain)
-        #expect((CFErrorCopyUserInfo(failure) as? [String: Any])?[NSLocalizedDescriptionKey] as? String
-            == "the protection must be one of the kSecAttrAccessible constants")
-        #expect(CFErrorCopyDescription(failure) as String? == "the protection must be one of the kSecAttrAccessible constants")
+        #expect(
+            (CFErrorCopyUserInfo(failure) as? [String: Any])?[NSLocalizedDescriptionKey] as? String
+                == "the protection must be one of the kSecAttrAccessible constants")
+        #expect(
+            CFErrorCopyDescription(failure) as String?
+                == "the protection must be one of the kSecAttrAccessible constants")
         #expect(CFErrorGetCode(nil) == 0)
     }
 

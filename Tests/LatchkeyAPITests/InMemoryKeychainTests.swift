@@ -39,8 +39,9 @@ import Testing
 
     @Test func itWorksWithTheTypedEngineToo() throws {
         let memory = InMemoryKeychain(applicationIdentifier: "com.example.typed")
-        try memory.database.add(NewItem(.genericPassword, attributes: [.service: .string("s")]),
-                                caller: CallerIdentity(applicationIdentifier: "com.example.typed"))
+        try memory.database.add(
+            NewItem(.genericPassword, attributes: [.service: .string("s")]),
+            caller: CallerIdentity(applicationIdentifier: "com.example.typed"))
         #expect(try memory.keychain(service: "s").allKeys() == [""], "the account defaults to the empty string")
         #expect(try memory.itemCount() == 1)
     }

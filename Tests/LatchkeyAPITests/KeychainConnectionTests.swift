@@ -7,25 +7,35 @@ import Testing
     let directory = TemporaryDirectory()
 
     @Test func theDefaultPathFollowsTheEnvironment() {
-        #expect(KeychainLocation.defaultPath(environment: ["HOME": "/home/a"]) == "/home/a/.local/share/latchkey/login.keychain")
-        #expect(KeychainLocation.defaultPath(environment: ["HOME": "/home/a", "XDG_DATA_HOME": "/data"])
-            == "/data/latchkey/login.keychain")
-        #expect(KeychainLocation.defaultPath(environment: ["HOME": "/home/a", "LATCHKEY_KEYCHAIN": "/srv/x.keychain"])
-            == "/srv/x.keychain")
-        #expect(KeychainLocation.defaultPath(environment: ["HOME": "/home/a", "LATCHKEY_KEYCHAIN": "work"])
-            == "/home/a/.local/share/latchkey/work.keychain")
+        #expect(
+            KeychainLocation.defaultPath(environment: ["HOME": "/home/a"])
+                == "/home/a/.local/share/latchkey/login.keychain")
+        #expect(
+            KeychainLocation.defaultPath(environment: ["HOME": "/home/a", "XDG_DATA_HOME": "/data"])
+                == "/data/latchkey/login.keychain")
+        #expect(
+            KeychainLocation.defaultPath(environment: ["HOME": "/home/a", "LATCHKEY_KEYCHAIN": "/srv/x.keychain"])
+                == "/srv/x.keychain")
+        #expect(
+            KeychainLocation.defaultPath(environment: ["HOME": "/home/a", "LATCHKEY_KEYCHAIN": "work"])
+                == "/home/a/.local/share/latchkey/work.keychain")
         #expect(KeychainLocation.resolve("ci.db", environment: ["HOME": "/h"]) == "/h/.local/share/latchkey/ci.db")
         // A relative XDG_DATA_HOME is ignored, as the XDG specification says.
-        #expect(KeychainLocation.directory(environment: ["HOME": "/h", "XDG_DATA_HOME": "rel"]) == "/h/.local/share/latchkey")
+        #expect(
+            KeychainLocation.directory(environment: ["HOME": "/h", "XDG_DATA_HOME": "rel"])
+                == "/h/.local/share/latchkey")
     }
 
     @Test func anEmbeddedConnectionCreatesTheKeychainOnceAndSharesIt() throws {
         let path = directory.file("app.keychain")
         let keyFile = directory.file("passphrase")
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data("file passphrase\n".utf8),
-                                               attributes: [.posixPermissions: 0o600]))
-        let connection = KeychainConnection.embedded(path: path, passphrase: .keyFile(keyFile),
-                                                     applicationIdentifier: "com.example.app")
+        #expect(
+            FileManager.default.createFile(
+                atPath: keyFile, contents: Data("file passphrase\n".utf8),
+                attributes: [.posixPermissions: 0o600]))
+        let connection = KeychainConnection.embedded(
+            path: path, passphrase: .keyFile(keyFile),
+            applicationIdentifier: "com.example.app")
         try Keychain(service: "s", connection: connection).set("v", forKey: "k")
         #expect(FileManager.default.fileExists(atPath: path))
         // A second value with the same path uses the same open, unlocked handle.
@@ -39,8 +49,10 @@ import Testing
 
     @Test func keyFilesReadableByOthersAreRefused() throws {
         let keyFile = directory.file("passphrase")
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data("p".utf8),
-                                               attributes: [.posixPermissions: 0o644]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: keyFile, contents: Data("p".utf8),
+                attributes: [.posixPermissions: 0o644]))
         let failure = #expect(throws: KeychainError.self) { _ = try PassphraseSource.keyFile(keyFile).read() }
         #expect(failure?.status == .writePermission)
         #expect(failure?.detail == "the key file \(keyFile) is readable by others (mode 0644); run chmod 600 on it")
@@ -63,8 +75,10 @@ import Testing
         // In a session of its own (as every child of the tests) the helper has no controlling terminal,
         // whether or not the test runner has one.
         let output = try HelperProcess.run(HelperProcess.executable, ["prompt-without-terminal"])
-        #expect(output.stdout == "-25308 no terminal to ask for the passphrase; set LATCHKEY_PASSPHRASE or pass a file descriptor\n",
-                "\(output.stderr)")
+        #expect(
+            output.stdout
+                == "-25308 no terminal to ask for the passphrase; set LATCHKEY_PASSPHRASE or pass a file descriptor\n",
+            "\(output.stderr)")
     }
 
     @Test func passphrasesNeverPrint() {

@@ -35,7 +35,10 @@ import Testing
         let keychain = memory.keychain(service: "s")
         try keychain.set(Data([0xFF, 0xFE]), forKey: "k")
         let failure = #expect(throws: KeychainFailure.self) { try keychain.string(forKey: "k") }
-        guard case .decode(let error)? = failure else { Issue.record("expected .decode, got \(String(describing: failure))"); return }
+        guard case .decode(let error)? = failure else {
+            Issue.record("expected .decode, got \(String(describing: failure))")
+            return
+        }
         #expect(error.detail == "the value stored for key 'k' is not UTF-8 text")
     }
 
@@ -54,7 +57,10 @@ import Testing
         let failure = #expect(throws: KeychainFailure.self) {
             try keychain.set(Data(count: ItemLimits.maximumDataBytes + 1), forKey: "k")
         }
-        guard case .param? = failure else { Issue.record("expected .param"); return }
+        guard case .param? = failure else {
+            Issue.record("expected .param")
+            return
+        }
         #expect(try keychain.string(forKey: "k") == "old")
     }
 
@@ -64,7 +70,10 @@ import Testing
         try keychain.accessibility(.afterFirstUnlock).set("v", forKey: "ck")
         memory.lock()
         let failure = #expect(throws: KeychainFailure.self) { try keychain.string(forKey: "k") }
-        guard case .interactionNotAllowed? = failure else { Issue.record("expected .interactionNotAllowed"); return }
+        guard case .interactionNotAllowed? = failure else {
+            Issue.record("expected .interactionNotAllowed")
+            return
+        }
         #expect(failure?.status.rawValue == -25308)
         #expect(status { try keychain.set("w", forKey: "k") } == .interactionNotAllowed)
         #expect(status { _ = try keychain.contains("k") } == .interactionNotAllowed)
@@ -76,10 +85,14 @@ import Testing
 
     @Test func aForeignAccessGroupIsMissingEntitlement() throws {
         // A backend whose caller holds only its own group, as the agent grants a registered program.
-        let confined = Keychain(service: "s", accessGroup: "com.example.someone-else",
-                                connection: .backend(memory.backend()))
+        let confined = Keychain(
+            service: "s", accessGroup: "com.example.someone-else",
+            connection: .backend(memory.backend()))
         let failure = #expect(throws: KeychainFailure.self) { try confined.set("x", forKey: "k") }
-        guard case .missingEntitlement? = failure else { Issue.record("expected .missingEntitlement"); return }
+        guard case .missingEntitlement? = failure else {
+            Issue.record("expected .missingEntitlement")
+            return
+        }
         #expect(status { _ = try confined.string(forKey: "k") } == .missingEntitlement)
         // The same group through a connection that grants it works.
         try memory.keychain(service: "s", accessGroup: "com.example.shared").set("x", forKey: "k")
@@ -128,11 +141,14 @@ import Testing
         try imap.set("mail", forKey: "alice")
         #expect(try https.string(forKey: "alice") == "web")
         #expect(try imap.string(forKey: "alice") == "mail")
-        let withPath = Keychain(server: "example.com", protocol: .https, port: 443, path: "/admin",
-                                authenticationType: .htmlForm, securityDomain: "corp", connection: memory.connection)
+        let withPath = Keychain(
+            server: "example.com", protocol: .https, port: 443, path: "/admin",
+            authenticationType: .htmlForm, securityDomain: "corp", connection: memory.connection)
         #expect(try withPath.string(forKey: "alice") == nil)
         try withPath.set("admin", forKey: "alice")
-        let stored = try memory.backend().copyMatching(["class": "inet", "path": "/admin", "r_Attributes": true]) as? [String: Any]
+        let stored =
+            try memory.backend().copyMatching(["class": "inet", "path": "/admin", "r_Attributes": true])
+            as? [String: Any]
         #expect(stored?["srvr"] as? String == "example.com")
         #expect(stored?["ptcl"] as? String == "htps")
         #expect(stored?["port"] as? Int == 443)
@@ -144,13 +160,17 @@ import Testing
     @Test func setUpdatesInPlaceNotDeleteThenAdd() throws {
         let keychain = memory.keychain(service: "s")
         try keychain.set("one", forKey: "k")
-        let first = try #require(try memory.database.copyMatching(
-            ItemQuery(.genericPassword, matching: [.account: .string("k")], returning: .persistentReference),
-            caller: CallerIdentity(applicationIdentifier: "com.example.tests")).first?.persistentReference)
+        let first = try #require(
+            try memory.database.copyMatching(
+                ItemQuery(.genericPassword, matching: [.account: .string("k")], returning: .persistentReference),
+                caller: CallerIdentity(applicationIdentifier: "com.example.tests")
+            ).first?.persistentReference)
         try keychain.set("two", forKey: "k")
-        let second = try #require(try memory.database.copyMatching(
-            ItemQuery(.genericPassword, matching: [.account: .string("k")], returning: .persistentReference),
-            caller: CallerIdentity(applicationIdentifier: "com.example.tests")).first?.persistentReference)
+        let second = try #require(
+            try memory.database.copyMatching(
+                ItemQuery(.genericPassword, matching: [.account: .string("k")], returning: .persistentReference),
+                caller: CallerIdentity(applicationIdentifier: "com.example.tests")
+            ).first?.persistentReference)
         #expect(!first.isEmpty)
         #expect(first == second, "updated in place: a delete-then-add would give a new item")
     }

@@ -6,8 +6,11 @@ import Testing
 /// Apple's message: checked against the vendored table (Vendor/apple-security/errsec.tsv) line by line.
 @Suite(.dedicatedThreads) struct SecBaseErrorTests {
     static let table: [(name: String, value: Int32, message: String)] = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let text = (try? String(contentsOf: root.appendingPathComponent("Vendor/apple-security/errsec.tsv"), encoding: .utf8)) ?? ""
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text =
+            (try? String(contentsOf: root.appendingPathComponent("Vendor/apple-security/errsec.tsv"), encoding: .utf8))
+            ?? ""
         return text.split(separator: "\n").map { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             return (fields[0], Int32(fields[1]) ?? 0, fields.count > 2 ? fields[2] : "")

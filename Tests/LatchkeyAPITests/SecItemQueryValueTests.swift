@@ -9,15 +9,19 @@ extension GlobalSecItemTests {
         let memory = InMemoryKeychain()
         init() { memory.install() }
 
-        static var item: [String: Any] { [
-            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "mail",
-            kSecAttrAccount as String: "alice", kSecValueData as String: Data("old".utf8),
-        ] }
+        static var item: [String: Any] {
+            [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "mail",
+                kSecAttrAccount as String: "alice", kSecValueData as String: Data("old".utf8),
+            ]
+        }
 
         func secret() -> Data? {
             var found: CFTypeRef?
-            let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "mail",
-                                        kSecReturnData as String: true]
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "mail",
+                kSecReturnData as String: true,
+            ]
             guard SecItemCopyMatching(query as CFDictionary, &found) == errSecSuccess else { return nil }
             return found as? Data
         }
@@ -32,13 +36,16 @@ extension GlobalSecItemTests {
             #expect(SecItemUpdate(Self.item as CFDictionary, changes) == errSecSuccess)
             #expect(secret() == Data("new".utf8))
             // The query still holds "old", which the item no longer has: it matches by attributes alone.
-            #expect(SecItemUpdate(Self.item as CFDictionary, [kSecValueData as String: Data("newer".utf8)] as CFDictionary)
-                == errSecSuccess)
+            #expect(
+                SecItemUpdate(Self.item as CFDictionary, [kSecValueData as String: Data("newer".utf8)] as CFDictionary)
+                    == errSecSuccess)
             #expect(secret() == Data("newer".utf8))
             // A search takes it as well, and it filters nothing there either.
             var found: CFTypeRef?
-            #expect(SecItemCopyMatching(Self.item.merging([kSecReturnData as String: true]) { _, new in new } as CFDictionary, &found)
-                == errSecSuccess)
+            #expect(
+                SecItemCopyMatching(
+                    Self.item.merging([kSecReturnData as String: true]) { _, new in new } as CFDictionary, &found)
+                    == errSecSuccess)
             #expect(found as? Data == Data("newer".utf8))
         }
 
@@ -73,14 +80,17 @@ extension GlobalSecItemTests {
         /// asks for a result deletes and returns nothing.
         @Test func aDeleteIgnoresReturnKeys() throws {
             #expect(SecItemAdd(Self.item as CFDictionary, nil) == errSecSuccess)
-            let query = Self.item.merging([kSecReturnData as String: true, kSecReturnAttributes as String: true,
-                                           kSecReturnPersistentRef as String: true]) { _, new in new }
+            let query = Self.item.merging([
+                kSecReturnData as String: true, kSecReturnAttributes as String: true,
+                kSecReturnPersistentRef as String: true,
+            ]) { _, new in new }
             #expect(SecItemDelete(query as CFDictionary) == errSecSuccess)
             #expect(secret() == nil)
             #expect(SecItemDelete(query as CFDictionary) == errSecItemNotFound)
             // A return key's value must still be a boolean (`query_add_return`: "value … is not CFBoolean").
-            #expect(SecItemDelete(Self.item.merging([kSecReturnData as String: "yes"]) { _, new in new } as CFDictionary)
-                == errSecParam)
+            #expect(
+                SecItemDelete(Self.item.merging([kSecReturnData as String: "yes"]) { _, new in new } as CFDictionary)
+                    == errSecParam)
         }
     }
 }

@@ -33,13 +33,17 @@ extension GlobalSecItemTests {
             #expect(item as? Data == Data("hunter2".utf8))
 
             let update: [String: Any] = [kSecValueData as String: Data("new".utf8)]
-            #expect(SecItemUpdate(query.filter { $0.key != kSecValueData as String } as CFDictionary, update as CFDictionary)
-                == errSecSuccess)
+            #expect(
+                SecItemUpdate(
+                    query.filter { $0.key != kSecValueData as String } as CFDictionary, update as CFDictionary)
+                    == errSecSuccess)
             #expect(SecItemCopyMatching(search as CFDictionary, &item) == errSecSuccess)
             #expect(item as? Data == Data("new".utf8))
 
-            #expect(SecItemDelete([kSecClass: kSecClassGenericPassword, kSecAttrService: "com.example.app"] as CFDictionary)
-                == errSecSuccess)
+            #expect(
+                SecItemDelete(
+                    [kSecClass: kSecClassGenericPassword, kSecAttrService: "com.example.app"] as CFDictionary)
+                    == errSecSuccess)
             #expect(SecItemCopyMatching(search as CFDictionary, &item) == errSecItemNotFound)
             #expect(SecItemDelete([kSecClass: kSecClassGenericPassword] as CFDictionary) == errSecItemNotFound)
         }
@@ -77,44 +81,67 @@ extension GlobalSecItemTests {
         @Test func aResultRequestWithoutAPointerIsDropped() {
             let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: true]
             #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecItemNotFound)
-            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecValueData: Data("pw".utf8), kSecReturnAttributes: kCFBooleanTrue!] as CFDictionary, nil)
-                == errSecSuccess)
+            #expect(
+                SecItemAdd(
+                    [
+                        kSecClass: kSecClassGenericPassword, kSecValueData: Data("pw".utf8),
+                        kSecReturnAttributes: kCFBooleanTrue!,
+                    ] as CFDictionary, nil)
+                    == errSecSuccess)
             #expect(SecItemCopyMatching(query as CFDictionary, nil) == errSecSuccess)
         }
 
         @Test func badInputGetsAppleStatusesAndADetail() {
             #expect(SecItemAdd([kSecAttrService: "s"] as CFDictionary, nil) == errSecParam)
-            #expect(SecCopyLastErrorDetail() == "One or more parameters passed to a function were not valid. (the query has no kSecClass)")
+            #expect(
+                SecCopyLastErrorDetail()
+                    == "One or more parameters passed to a function were not valid. (the query has no kSecClass)")
             #expect(SecItemAdd([kSecClass: "nope"] as CFDictionary, nil) == errSecNoSuchClass)
-            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, "xxxx": "v"] as CFDictionary, nil) == errSecNoSuchAttr)
-            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecAttrAccessGroup: "com.other"] as CFDictionary, nil)
-                == errSecMissingEntitlement)
-            #expect(SecItemDelete([kSecClass: kSecClassGenericPassword, kSecMatchLimit: kSecMatchLimitOne] as CFDictionary)
-                == errSecParam)
-            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecAttrService: "ok"] as CFDictionary, nil) == errSecSuccess)
+            #expect(
+                SecItemAdd([kSecClass: kSecClassGenericPassword, "xxxx": "v"] as CFDictionary, nil) == errSecNoSuchAttr)
+            #expect(
+                SecItemAdd(
+                    [kSecClass: kSecClassGenericPassword, kSecAttrAccessGroup: "com.other"] as CFDictionary, nil)
+                    == errSecMissingEntitlement)
+            #expect(
+                SecItemDelete([kSecClass: kSecClassGenericPassword, kSecMatchLimit: kSecMatchLimitOne] as CFDictionary)
+                    == errSecParam)
+            #expect(
+                SecItemAdd([kSecClass: kSecClassGenericPassword, kSecAttrService: "ok"] as CFDictionary, nil)
+                    == errSecSuccess)
             #expect(SecCopyLastErrorDetail() == nil)
         }
 
         @Test func entitlementsComeFromTheConfiguration() {
             InMemoryKeychain().install(accessGroups: ["com.example.shared"])
-            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecAttrAccessGroup: "com.example.shared"] as CFDictionary, nil)
-                == errSecSuccess)
+            #expect(
+                SecItemAdd(
+                    [kSecClass: kSecClassGenericPassword, kSecAttrAccessGroup: "com.example.shared"] as CFDictionary,
+                    nil)
+                    == errSecSuccess)
         }
 
         @Test func lockedKeychainsAnswerInteractionNotAllowed() {
             let memory = InMemoryKeychain()
             memory.install()
-            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecAttrService: "s"] as CFDictionary, nil) == errSecSuccess)
+            #expect(
+                SecItemAdd([kSecClass: kSecClassGenericPassword, kSecAttrService: "s"] as CFDictionary, nil)
+                    == errSecSuccess)
             memory.lock()
             var item: CFTypeRef?
-            #expect(SecItemCopyMatching([kSecClass: kSecClassGenericPassword, kSecReturnAttributes: true] as CFDictionary, &item)
-                == errSecInteractionNotAllowed)
+            #expect(
+                SecItemCopyMatching(
+                    [kSecClass: kSecClassGenericPassword, kSecReturnAttributes: true] as CFDictionary, &item)
+                    == errSecInteractionNotAllowed)
         }
 
         @Test func errorMessagesAreApples() {
-            #expect(SecCopyErrorMessageString(errSecItemNotFound, nil) as String?
-                == "The specified item could not be found in the keychain.")
-            #expect(SecCopyErrorMessageString(errSecInteractionNotAllowed, nil) as String? == "User interaction is not allowed.")
+            #expect(
+                SecCopyErrorMessageString(errSecItemNotFound, nil) as String?
+                    == "The specified item could not be found in the keychain.")
+            #expect(
+                SecCopyErrorMessageString(errSecInteractionNotAllowed, nil) as String?
+                    == "User interaction is not allowed.")
             #expect(SecCopyErrorMessageString(-99_999, nil) as String? == "OSStatus -99999")
         }
 

@@ -12,7 +12,8 @@ import Testing
 
     func external(_ type: CFString, bits: Int, private isPrivate: Bool) throws -> Data {
         var error: Unmanaged<CFError>?
-        let key = try #require(SecKeyCreateRandomKey([kSecAttrKeyType: type, kSecAttrKeySizeInBits: bits] as CFDictionary, &error))
+        let key = try #require(
+            SecKeyCreateRandomKey([kSecAttrKeyType: type, kSecAttrKeySizeInBits: bits] as CFDictionary, &error))
         let half = isPrivate ? key : try #require(SecKeyCopyPublicKey(key))
         return try #require(SecKeyCopyExternalRepresentation(half, &error) as Data?)
     }
@@ -23,17 +24,26 @@ import Testing
         let rsa = try external(kSecAttrKeyTypeRSA, bits: 1024, private: false)
         for size: Any in [rsa.count * 8, 1024, 4096, "lots", Data([1])] {
             var error: Unmanaged<CFError>?
-            let key = SecKeyCreateWithData(rsa as CFData, [kSecAttrKeyType as String: kSecAttrKeyTypeRSA,
-                                                           kSecAttrKeyClass as String: kSecAttrKeyClassPublic,
-                                                           kSecAttrKeySizeInBits as String: size] as CFDictionary, &error)
+            let key = SecKeyCreateWithData(
+                rsa as CFData,
+                [
+                    kSecAttrKeyType as String: kSecAttrKeyTypeRSA,
+                    kSecAttrKeyClass as String: kSecAttrKeyClassPublic,
+                    kSecAttrKeySizeInBits as String: size,
+                ] as CFDictionary, &error)
             #expect(error == nil)
             let attributes = try #require(key.flatMap(SecKeyCopyAttributes) as? [String: Any])
             #expect(attributes[kSecAttrKeySizeInBits as String] as? Int == 1024)
         }
         let ec = try external(kSecAttrKeyTypeECSECPrimeRandom, bits: 256, private: true)
         var error: Unmanaged<CFError>?
-        #expect(SecKeyCreateWithData(ec as CFData, [kSecAttrKeyType: kSecAttrKeyTypeEC, kSecAttrKeyClass: kSecAttrKeyClassPrivate,
-                                                   kSecAttrKeySizeInBits: 384] as CFDictionary, &error) != nil)
+        #expect(
+            SecKeyCreateWithData(
+                ec as CFData,
+                [
+                    kSecAttrKeyType: kSecAttrKeyTypeEC, kSecAttrKeyClass: kSecAttrKeyClassPrivate,
+                    kSecAttrKeySizeInBits: 384,
+                ] as CFDictionary, &error) != nil)
     }
 
     /// The type is 42 (RSA), 43 (the older ECDSA) or 73 (EC), as a number or its decimal text; the class 0
@@ -43,13 +53,19 @@ import Testing
         for type: Any in [73, "73", 43, "43", NSNumber(value: 73)] {
             for keyClass: Any in [0, "0"] {
                 var error: Unmanaged<CFError>?
-                #expect(SecKeyCreateWithData(ec as CFData, [kSecAttrKeyType as String: type, kSecAttrKeyClass as String: keyClass] as CFDictionary,
-                                             &error) != nil)
+                #expect(
+                    SecKeyCreateWithData(
+                        ec as CFData,
+                        [kSecAttrKeyType as String: type, kSecAttrKeyClass as String: keyClass] as CFDictionary,
+                        &error) != nil)
             }
         }
         var error: Unmanaged<CFError>?
-        #expect(SecKeyCreateWithData(ec as CFData, [kSecAttrKeyType: kSecAttrKeyTypeEC, kSecAttrKeyClass: kSecAttrKeyClassSymmetric] as CFDictionary,
-                                     &error) == nil)
+        #expect(
+            SecKeyCreateWithData(
+                ec as CFData,
+                [kSecAttrKeyType: kSecAttrKeyTypeEC, kSecAttrKeyClass: kSecAttrKeyClassSymmetric] as CFDictionary,
+                &error) == nil)
         #expect(status(error) == Int(errSecUnimplemented))
     }
 
@@ -88,7 +104,9 @@ import Testing
         ]
         for (type, keyClass, expected) in cases {
             var error: Unmanaged<CFError>?
-            #expect(SecKeyCreateWithData(ec as CFData, [kSecAttrKeyType: type, kSecAttrKeyClass: keyClass] as CFDictionary, &error) == nil)
+            #expect(
+                SecKeyCreateWithData(
+                    ec as CFData, [kSecAttrKeyType: type, kSecAttrKeyClass: keyClass] as CFDictionary, &error) == nil)
             let failure = try #require(error?.takeRetainedValue())
             #expect(failure.code == Int(errSecParam))
             #expect(failure.localizedDescription == expected)
@@ -100,8 +118,13 @@ import Testing
     @Test func aTokenKeyIsUnimplemented() throws {
         let ec = try external(kSecAttrKeyTypeECSECPrimeRandom, bits: 256, private: true)
         var error: Unmanaged<CFError>?
-        #expect(SecKeyCreateWithData(ec as CFData, [kSecAttrKeyType: kSecAttrKeyTypeEC, kSecAttrKeyClass: kSecAttrKeyClassPrivate,
-                                                   kSecAttrTokenID: kSecAttrTokenIDSecureEnclave] as CFDictionary, &error) == nil)
+        #expect(
+            SecKeyCreateWithData(
+                ec as CFData,
+                [
+                    kSecAttrKeyType: kSecAttrKeyTypeEC, kSecAttrKeyClass: kSecAttrKeyClassPrivate,
+                    kSecAttrTokenID: kSecAttrTokenIDSecureEnclave,
+                ] as CFDictionary, &error) == nil)
         #expect(status(error) == Int(errSecUnimplemented))
     }
 }

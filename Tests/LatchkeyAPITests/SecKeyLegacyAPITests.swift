@@ -9,12 +9,16 @@ import Testing
     static let rsa: SecKey = {
         var error: Unmanaged<CFError>?
         // One RSA key for the suite: generating one costs more than every test here together.
-        return SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 1024] as CFDictionary, &error)!
+        return SecKeyCreateRandomKey(
+            [kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 1024] as CFDictionary, &error)!
     }()
 
     func ecKey(bits: Int = 256) throws -> SecKey {
         var error: Unmanaged<CFError>?
-        return try #require(SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: bits] as CFDictionary, &error))
+        return try #require(
+            SecKeyCreateRandomKey(
+                [kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: bits] as CFDictionary, &error)
+        )
     }
 
     /// `SecKeyRawSign` into a buffer of `capacity` bytes: its status and the signature.
@@ -39,7 +43,8 @@ import Testing
         let key = Self.rsa
         let rows: [(SecPadding, SecKeyAlgorithm, Int)] = [
             (.PKCS1SHA1, .rsaSignatureDigestPKCS1v15SHA1, 20), (.PKCS1SHA224, .rsaSignatureDigestPKCS1v15SHA224, 28),
-            (.PKCS1SHA256, .rsaSignatureDigestPKCS1v15SHA256, 32), (.PKCS1SHA384, .rsaSignatureDigestPKCS1v15SHA384, 48),
+            (.PKCS1SHA256, .rsaSignatureDigestPKCS1v15SHA256, 32),
+            (.PKCS1SHA384, .rsaSignatureDigestPKCS1v15SHA384, 48),
             (.PKCS1SHA512, .rsaSignatureDigestPKCS1v15SHA512, 64), (.PKCS1, .rsaSignatureDigestPKCS1v15Raw, 35),
         ]
         let publicKey = try #require(SecKeyCopyPublicKey(key))
@@ -48,7 +53,8 @@ import Testing
             let (status, signature) = rawSign(key, padding, input)
             #expect(status == errSecSuccess)
             #expect(signature == (try modern(key, algorithm, input)))
-            #expect(SecKeyRawVerify(publicKey, padding, input, input.count, signature, signature.count) == errSecSuccess)
+            #expect(
+                SecKeyRawVerify(publicKey, padding, input, input.count, signature, signature.count) == errSecSuccess)
         }
         #expect(SecKeyGetBlockSize(key) == 128)
     }
@@ -90,13 +96,18 @@ import Testing
         var signature = rawSign(key, .PKCS1SHA256, Self.digest).1
         signature[5] ^= 0x01
         #expect(errSSLCrypto == -9809)
-        #expect(SecKeyRawVerify(publicKey, .PKCS1SHA256, Self.digest, Self.digest.count, signature, signature.count) == errSSLCrypto)
+        #expect(
+            SecKeyRawVerify(publicKey, .PKCS1SHA256, Self.digest, Self.digest.count, signature, signature.count)
+                == errSSLCrypto)
         let ec = try ecKey()
         let ecSigned = rawSign(ec, .sigRaw, Self.digest)
         var ecSignature = ecSigned.1
         #expect(ecSigned.0 == errSecSuccess)
         ecSignature[0] ^= 0x80
-        #expect(SecKeyRawVerify(SecKeyCopyPublicKey(ec)!, .sigRaw, Self.digest, Self.digest.count, ecSignature, ecSignature.count) == errSSLCrypto)
+        #expect(
+            SecKeyRawVerify(
+                SecKeyCopyPublicKey(ec)!, .sigRaw, Self.digest, Self.digest.count, ecSignature, ecSignature.count)
+                == errSSLCrypto)
     }
 
     /// Paddings the table has no row for are errSecParam before anything runs: MD2 and MD5, OAEP and
@@ -109,7 +120,9 @@ import Testing
         var out = [UInt8](repeating: 0, count: 256)
         var length = out.count
         for padding: SecPadding in [[], .PKCS1, .OAEP] {
-            #expect(SecKeyEncrypt(SecKeyCopyPublicKey(ec)!, padding, Self.digest, Self.digest.count, &out, &length) == errSecParam)
+            #expect(
+                SecKeyEncrypt(SecKeyCopyPublicKey(ec)!, padding, Self.digest, Self.digest.count, &out, &length)
+                    == errSecParam)
             #expect(SecKeyDecrypt(ec, padding, Self.digest, Self.digest.count, &out, &length) == errSecParam)
         }
         #expect(SecKeyEncrypt(Self.rsa, .PKCS1SHA256, Self.digest, Self.digest.count, &out, &length) == errSecParam)
@@ -125,13 +138,19 @@ import Testing
             let (rawStatus, raw) = rawSign(key, .sigRaw, Self.digest)
             #expect(rawStatus == errSecSuccess)
             #expect(raw.count == 2 * SecKeyGetBlockSize(key))
-            #expect(SecKeyVerifySignature(publicKey, .ecdsaSignatureRFC4754, Data(Self.digest) as CFData, Data(raw) as CFData, &error))
+            #expect(
+                SecKeyVerifySignature(
+                    publicKey, .ecdsaSignatureRFC4754, Data(Self.digest) as CFData, Data(raw) as CFData, &error))
             for padding: SecPadding in [[], .PKCS1, .PKCS1SHA256] {
                 let (status, der) = rawSign(key, padding, Self.digest)
                 #expect(status == errSecSuccess)
                 #expect(der.first == 0x30)
-                #expect(SecKeyVerifySignature(publicKey, .ecdsaSignatureDigestX962, Data(Self.digest) as CFData, Data(der) as CFData, &error))
-                #expect(SecKeyRawVerify(publicKey, padding, Self.digest, Self.digest.count, der, der.count) == errSecSuccess)
+                #expect(
+                    SecKeyVerifySignature(
+                        publicKey, .ecdsaSignatureDigestX962, Data(Self.digest) as CFData, Data(der) as CFData, &error))
+                #expect(
+                    SecKeyRawVerify(publicKey, padding, Self.digest, Self.digest.count, der, der.count) == errSecSuccess
+                )
             }
         }
     }
@@ -149,7 +168,10 @@ import Testing
         let key = Self.rsa
         let publicKey = try #require(SecKeyCopyPublicKey(key))
         let message = [UInt8]("pin 0000".utf8)
-        for (padding, algorithm) in [(SecPadding.PKCS1, SecKeyAlgorithm.rsaEncryptionPKCS1), (.OAEP, .rsaEncryptionOAEPSHA1), ([], .rsaEncryptionRaw)] {
+        for (padding, algorithm) in [
+            (SecPadding.PKCS1, SecKeyAlgorithm.rsaEncryptionPKCS1), (.OAEP, .rsaEncryptionOAEPSHA1),
+            ([], .rsaEncryptionRaw),
+        ] {
             var cipher = [UInt8](repeating: 0, count: 128)
             var cipherLength = cipher.count
             #expect(SecKeyEncrypt(publicKey, padding, message, message.count, &cipher, &cipherLength) == errSecSuccess)
@@ -181,14 +203,23 @@ extension SecKeyLegacyAPITests {
         #expect(SecKeyCopyPublicKey(pair.1) == pair.0)
         let (status, signature) = rawSign(pair.1, .sigRaw, Self.digest)
         #expect(status == errSecSuccess)
-        #expect(SecKeyRawVerify(pair.0, .sigRaw, Self.digest, Self.digest.count, signature, signature.count) == errSecSuccess)
+        #expect(
+            SecKeyRawVerify(pair.0, .sigRaw, Self.digest, Self.digest.count, signature, signature.count)
+                == errSecSuccess)
         // SecRSAKey.c generates RSA keys of 512 bits up (CertificateSigningRequest's suite makes such keys);
         // below is errSecKeySizeNotAllowed.
-        #expect(SecKeyGeneratePair([kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 512] as CFDictionary, &publicKey, &privateKey)
-            == errSecSuccess)
+        #expect(
+            SecKeyGeneratePair(
+                [kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 512] as CFDictionary, &publicKey,
+                &privateKey)
+                == errSecSuccess)
         #expect(publicKey.map(SecKeyGetBlockSize) == 64)
-        #expect(SecKeyGeneratePair([kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 256] as CFDictionary, &publicKey, &privateKey)
-            == errSecKeySizeNotAllowed)
-        #expect(SecKeyGeneratePair([kSecAttrKeySizeInBits: 256] as CFDictionary, &publicKey, &privateKey) == errSecParam)
+        #expect(
+            SecKeyGeneratePair(
+                [kSecAttrKeyType: kSecAttrKeyTypeRSA, kSecAttrKeySizeInBits: 256] as CFDictionary, &publicKey,
+                &privateKey)
+                == errSecKeySizeNotAllowed)
+        #expect(
+            SecKeyGeneratePair([kSecAttrKeySizeInBits: 256] as CFDictionary, &publicKey, &privateKey) == errSecParam)
     }
 }

@@ -37,7 +37,9 @@ extension GlobalSecItemTests {
             #expect(read[KeyChain.keyUsername] as? String == "userName")
             #expect(read[KeyChain.keyPassword] as? String == "password")
             KeyChain.save(KeyChain.keyUsernamePassword, data: [KeyChain.keyUsername: "other"] as NSDictionary)
-            #expect((KeyChain.load(KeyChain.keyUsernamePassword) as? NSDictionary)?[KeyChain.keyUsername] as? String == "other")
+            #expect(
+                (KeyChain.load(KeyChain.keyUsernamePassword) as? NSDictionary)?[KeyChain.keyUsername] as? String
+                    == "other")
             KeyChain.delete(KeyChain.keyUsernamePassword)
             #expect(KeyChain.load(KeyChain.keyUsernamePassword) == nil)
             KeyChain.delete(KeyChain.keyUsernamePassword)

@@ -55,7 +55,9 @@ import Testing
         wrong["LATCHKEY_PASSPHRASE"] = "not it"
         let output = try HelperProcess.run(["api", "get", "s", "k"], environment: wrong)
         #expect(output.status == 1)
-        #expect(output.stderr == "latchkey-test-helper: api: -25293 The user name or passphrase you entered is not correct.\n")
+        #expect(
+            output.stderr
+                == "latchkey-test-helper: api: -25293 The user name or passphrase you entered is not correct.\n")
     }
 
     @Test func anotherApplicationDoesNotSeeTheItems() throws {
@@ -71,10 +73,14 @@ import Testing
         // the reinstalled app.
         let memory = InMemoryKeychain(applicationIdentifier: "com.example.seed-app")
         struct LoginInfo: Codable, Equatable { var enterpriseID, account, password: String }
-        try memory.keychain(service: "com.example.login").set(LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"), forKey: "current")
+        try memory.keychain(service: "com.example.login").set(
+            LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"), forKey: "current")
         let reinstalled = memory.keychain(service: "com.example.login")
-        #expect(try reinstalled.value(LoginInfo.self, forKey: "current") == LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"))
-        try reinstalled.set(LoginInfo(enterpriseID: "jit-001", account: "alice", password: "rotated"), forKey: "current")
+        #expect(
+            try reinstalled.value(LoginInfo.self, forKey: "current")
+                == LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"))
+        try reinstalled.set(
+            LoginInfo(enterpriseID: "jit-001", account: "alice", password: "rotated"), forKey: "current")
         #expect(try reinstalled.value(LoginInfo.self, forKey: "current")?.password == "rotated")
         #expect(try reinstalled.remove("current"))
         #expect(try reinstalled.value(LoginInfo.self, forKey: "current") == nil)

@@ -4,8 +4,9 @@ import LatchkeyPOSIX
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Bad messages sent to a live agent.

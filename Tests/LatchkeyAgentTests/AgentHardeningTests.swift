@@ -3,8 +3,9 @@ import Latchkey
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The attacks of the adversarial review on the agent (issue 15: F1–F4, F7, F8, F11), each reproduced, as
@@ -32,13 +33,15 @@ import Glibc
         #expect(FileManager.default.createFile(atPath: log, contents: nil))
         chmod(log, 0o666)
         let fake = try SpawnedProcess(
-            Self.asNobody[0], Array(Self.asNobody.dropFirst()) + ["/usr/bin/python3", Self.tools + "/fake-agent.py", socket, log]
+            Self.asNobody[0],
+            Array(Self.asNobody.dropFirst()) + ["/usr/bin/python3", Self.tools + "/fake-agent.py", socket, log]
                 + (greet ? ["--greet"] : []),
             environment: ["PATH": "/usr/bin:/bin"])
-        try waitUntil("the fake agent to listen") { (try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening") == true }
+        try waitUntil("the fake agent to listen") {
+            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening") == true
+        }
         return fake
     }
-
 
     // MARK: F1: the client trusts any socket at the agent path
 
@@ -51,18 +54,26 @@ import Glibc
         let fake = try startFakeAgent(socket: socket, log: log)
         defer { fake.stop(signal: SIGKILL) }
         let passphraseFile = sandbox.directory.file("pp")
-        #expect(FileManager.default.createFile(atPath: passphraseFile, contents: Data((AgentSandbox.passphrase + "\n").utf8),
-                                       attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: passphraseFile, contents: Data((AgentSandbox.passphrase + "\n").utf8),
+                attributes: [.posixPermissions: 0o600]))
         let victim = sandbox.environment.merging([AgentLocation.socketVariable: socket]) { _, new in new }
         let latchkey = HelperProcess.product("latchkey")
-        let refusal = "the agent socket \(socket) is not safe to use: its directory \(shared.file("attack")) belongs to another user "
+        let refusal =
+            "the agent socket \(socket) is not safe to use: its directory \(shared.file("attack")) belongs to another user "
             + "(uid \(Self.nobody!.uid)); nothing was sent to it"
 
-        let unlock = try HelperProcess.run(latchkey, ["unlock-keychain", "--passphrase-file", passphraseFile], environment: victim)
+        let unlock = try HelperProcess.run(
+            latchkey, ["unlock-keychain", "--passphrase-file", passphraseFile], environment: victim)
         #expect(unlock.status == 195)
         #expect(unlock.stderr == "latchkey: unlock-keychain: Write permissions error. (\(refusal))\n")
         let add = try HelperProcess.run(
-            latchkey, ["add-generic-password", "-a", "alice", "-s", "mail", "--password-stdin", "--passphrase-file", passphraseFile],
+            latchkey,
+            [
+                "add-generic-password", "-a", "alice", "-s", "mail", "--password-stdin", "--passphrase-file",
+                passphraseFile,
+            ],
             environment: victim, input: Data("new-secret".utf8))
         #expect(add.status == 195)
         #expect(add.stderr == "latchkey: add-generic-password: Write permissions error. (\(refusal))\n")
@@ -88,8 +99,11 @@ import Glibc
         let victim = sandbox.withPassphrase.merging([AgentLocation.socketVariable: socket]) { _, new in new }
         let unlock = try HelperProcess.run(HelperProcess.product("latchkey"), ["unlock-keychain"], environment: victim)
         #expect(unlock.status == 195)
-        #expect(unlock.stderr.hasPrefix("latchkey: unlock-keychain: Write permissions error. (the process listening on \(socket) (pid "))
-        #expect(unlock.stderr.hasSuffix(") runs as uid \(Self.nobody!.uid), not as this user; nothing was sent to it)\n"))
+        #expect(
+            unlock.stderr.hasPrefix(
+                "latchkey: unlock-keychain: Write permissions error. (the process listening on \(socket) (pid "))
+        #expect(
+            unlock.stderr.hasSuffix(") runs as uid \(Self.nobody!.uid), not as this user; nothing was sent to it)\n"))
         try waitUntil("the fake agent to log the connection") {
             (try String(contentsOfFile: log, encoding: .utf8)).contains("connection sent")
         }
@@ -97,16 +111,21 @@ import Glibc
     }
 
     @Test func withoutARuntimeDirectoryTheSocketLivesInTheHomeDirectoryNeverInTmp() throws {
-        #expect(AgentLocation.socketPath(environment: ["HOME": "/home/alice"]) == "/home/alice/.local/state/latchkey/agent.sock")
-        #expect(AgentLocation.socketPath(environment: ["HOME": "/home/alice", "XDG_STATE_HOME": "/srv/state"])
-            == "/srv/state/latchkey/agent.sock")
-        #expect(AgentLocation.socketPath(environment: ["HOME": "/home/alice", "XDG_RUNTIME_DIR": "/run/user/1000"])
-            == "/run/user/1000/latchkey/agent.sock")
+        #expect(
+            AgentLocation.socketPath(environment: ["HOME": "/home/alice"])
+                == "/home/alice/.local/state/latchkey/agent.sock")
+        #expect(
+            AgentLocation.socketPath(environment: ["HOME": "/home/alice", "XDG_STATE_HOME": "/srv/state"])
+                == "/srv/state/latchkey/agent.sock")
+        #expect(
+            AgentLocation.socketPath(environment: ["HOME": "/home/alice", "XDG_RUNTIME_DIR": "/run/user/1000"])
+                == "/run/user/1000/latchkey/agent.sock")
         // End to end: unlock-keychain starts the agent, which makes its directories private; then it serves.
         let sandbox = try AgentSandbox()
         var environment = sandbox.withPassphrase
         environment[AgentLocation.socketVariable] = nil
-        let unlock = try HelperProcess.run(HelperProcess.product("latchkey"), ["unlock-keychain"], environment: environment)
+        let unlock = try HelperProcess.run(
+            HelperProcess.product("latchkey"), ["unlock-keychain"], environment: environment)
         #expect(unlock.status == 0, "\(unlock.stderr)")
         let directory = sandbox.directory.file(".local/state/latchkey")
         let status = try #require(FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int)
@@ -126,7 +145,8 @@ import Glibc
         try sandbox.registerClients()
         #expect(try sandbox.client("b", "set", "mail", "bob", "b-secret") == "ok\n")
         #expect(try sandbox.cli("add-generic-password", "-a", "carol", "-s", "mail", "-w", "cli-secret").status == 0)
-        try FileManager.default.createDirectory(atPath: sandbox.directory.file("bin"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: sandbox.directory.file("bin"), withIntermediateDirectories: true)
         for name in ["*", "latchkey", "latchkey-test-client-b"] {
             let copy = sandbox.directory.file("bin/" + name)
             try installExecutable(copying: AgentSandbox.clientPath("a"), to: copy)
@@ -134,21 +154,33 @@ import Glibc
             for account in ["bob", "carol"] {
                 let answer = try sandbox.client("", "get", "mail", account, path: copy)
                 let refusal = name == "*" ? "error -50 " : "error -34018 "
-                #expect(answer.hasPrefix(refusal + "\(copy) is not registered with the agent"), "\(name) reading \(account): \(answer)")
+                #expect(
+                    answer.hasPrefix(refusal + "\(copy) is not registered with the agent"),
+                    "\(name) reading \(account): \(answer)")
             }
         }
         // Not even with the passphrase can a program called "*" make itself the wildcard.
-        let star = try sandbox.client("", "get", "mail", "bob", path: sandbox.directory.file("bin/*"), environment: sandbox.withPassphrase)
+        let star = try sandbox.client(
+            "", "get", "mail", "bob", path: sandbox.directory.file("bin/*"), environment: sandbox.withPassphrase)
         #expect(star.hasPrefix("error -50 "), "refused by the agent, then by embedded mode: \(star)")
-        #expect(star.hasSuffix("without the agent: the application identifier cannot be \"*\": the wildcard group is granted only explicitly\n"))
+        #expect(
+            star.hasSuffix(
+                "without the agent: the application identifier cannot be \"*\": the wildcard group is granted only explicitly\n"
+            ))
         // Registering a file called "*" needs an explicit identifier, and "*" is granted only with --wildcard.
         let register = try sandbox.cli("register-application", sandbox.directory.file("bin/*"))
         #expect(register.status == 206)
-        #expect(register.stderr == "latchkey: register-application: One or more parameters passed to a function were not valid. "
-            + "(the executable's name (give --app-id) cannot be \"*\": the wildcard group is granted only explicitly)\n")
-        let group = try sandbox.cli("register-application", "--app-id", "x", "--access-group", "*", sandbox.directory.file("bin/*"))
+        #expect(
+            register.stderr
+                == "latchkey: register-application: One or more parameters passed to a function were not valid. "
+                + "(the executable's name (give --app-id) cannot be \"*\": the wildcard group is granted only explicitly)\n"
+        )
+        let group = try sandbox.cli(
+            "register-application", "--app-id", "x", "--access-group", "*", sandbox.directory.file("bin/*"))
         #expect(group.status == 64)
-        #expect(group.stderr.hasPrefix("latchkey: register-application: --access-group cannot be \"*\"; --wildcard grants every group\n"))
+        #expect(
+            group.stderr.hasPrefix(
+                "latchkey: register-application: --access-group cannot be \"*\"; --wildcard grants every group\n"))
     }
 
     // MARK: F4: the exec race
@@ -161,15 +193,21 @@ import Glibc
         try sandbox.registerClients()
         #expect(try sandbox.client("b", "set", "mail", "bob", "b-secret") == "ok\n")
         let secretHex = Data("b-secret".utf8).map { String(format: "%02x", $0) }.joined()
-        let query = AgentRequest.keychain(.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
-                                                        returning: [.data])))
+        let query = AgentRequest.keychain(
+            .copyMatching(
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
+                    returning: [.data])))
         let queryHex = query.encoded(id: 2).map { String(format: "%02x", $0) }.joined()
         for round in 0..<5 {
             let result = sandbox.directory.file("race-\(round)")
             let output = try HelperProcess.run(
                 "/usr/bin/python3",
-                [Self.tools + "/exec-race.py", mode, sandbox.socketPath, sandbox.keychainPath, AgentSandbox.clientPath("b"), queryHex,
-                 result],
+                [
+                    Self.tools + "/exec-race.py", mode, sandbox.socketPath, sandbox.keychainPath,
+                    AgentSandbox.clientPath("b"), queryHex,
+                    result,
+                ],
                 environment: sandbox.environment)
             #expect(output.status == 0, "\(output.stderr)")
             try waitUntil("the attacker's result") { FileManager.default.fileExists(atPath: result) }
@@ -200,7 +238,9 @@ import Glibc
         #expect(try sandbox.client("a", "set", "s", "k", "v") == "ok\n")
         // More silent connections than the agent serves at once.
         var silent: [AgentStream] = []
-        for _ in 0..<530 { silent.append(try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 5))) }
+        for _ in 0..<530 {
+            silent.append(try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 5)))
+        }
         #expect(try sandbox.client("a", "get", "s", "k") == "v\n")
         #expect(sandbox.agentLog.contains("512 connections open: closed the one idle the longest for a new one"))
         // A stranger that never says hello is let go after five seconds.
@@ -250,7 +290,9 @@ import Glibc
             if sent < frame.count { refused += 1 }
             held.append(stream)
         }
-        try waitUntil("a refusal in the log") { sandbox.agentLog.contains("does not fit the agent's buffer budget now") }
+        try waitUntil("a refusal in the log") {
+            sandbox.agentLog.contains("does not fit the agent's buffer budget now")
+        }
         #expect(refused + held.count >= 14)
         held.removeAll()
         try sandbox.unlock()
@@ -272,8 +314,10 @@ import Glibc
             HelperProcess.product("latchkeyd"), ["--socket", sandbox.directory.file("run/second.sock")],
             environment: sandbox.environment.merging(sandbox.agentEnvironment) { _, new in new })
         #expect(second.status == 48)  // errSecDuplicateKeychain's low byte
-        #expect(second.stderr == "latchkeyd: A keychain with the same name already exists. (another agent (pid \(sandbox.agent!.pid), "
-            + "socket \(sandbox.socketPath)) already serves \(sandbox.keychainPath); use it, or stop it first)\n")
+        #expect(
+            second.stderr
+                == "latchkeyd: A keychain with the same name already exists. (another agent (pid \(sandbox.agent!.pid), "
+                + "socket \(sandbox.socketPath)) already serves \(sandbox.keychainPath); use it, or stop it first)\n")
         #expect(!FileManager.default.fileExists(atPath: sandbox.directory.file("run/second.sock")))
     }
 
@@ -283,7 +327,8 @@ import Glibc
         let sandbox = try AgentSandbox()
         // Started by unlock-keychain from an environment holding the passphrase.
         #expect(try sandbox.cli("unlock-keychain").status == 0)
-        let started = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
+        let started = try #require(
+            try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
         let pid = pid_t(try started.status().agentProcessIdentifier!)
         let environ = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
         #expect(environ.range(of: Data("LATCHKEY_PASSPHRASE".utf8)) == nil)
@@ -292,8 +337,9 @@ import Glibc
 
         // Started directly with it: the bytes are overwritten in place.
         let other = try AgentSandbox()
-        let agent = try SpawnedProcess(HelperProcess.product("latchkeyd"), [],
-                                       environment: other.withPassphrase.merging(other.agentEnvironment) { _, new in new })
+        let agent = try SpawnedProcess(
+            HelperProcess.product("latchkeyd"), [],
+            environment: other.withPassphrase.merging(other.agentEnvironment) { _, new in new })
         defer { agent.stop() }
         try waitUntil("the agent to listen") { AgentStream.connect(path: other.socketPath) != nil }
         let direct = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(agent.pid)/environ"))

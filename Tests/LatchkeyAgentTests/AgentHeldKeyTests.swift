@@ -1,12 +1,14 @@
 import Foundation
-@testable import LatchkeyEngine
 import Latchkey
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Synchronization
 import Testing
+
+@testable import LatchkeyEngine
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Keys the agent holds: made inside `latchkeyd`, used there by the programs it serves, and never seen by
@@ -21,8 +23,11 @@ import Glibc
     static func storedPrivateKey(_ sandbox: AgentSandbox, _ reference: Data, caller: CallerIdentity) throws -> Data {
         let database = try KeychainDatabase.open(at: sandbox.keychainPath)
         try database.unlock(with: Passphrase(AgentSandbox.passphrase))
-        let found = try #require(try database.copyMatching(ItemQuery(.key, persistentReference: reference, returning: [.data]),
-                                                           caller: caller, presence: nil, progress: nil, releasingHeldKeys: true).first)
+        let found = try #require(
+            try database.copyMatching(
+                ItemQuery(.key, persistentReference: reference, returning: [.data]),
+                caller: caller, presence: nil, progress: nil, releasingHeldKeys: true
+            ).first)
         let key = try HeldKeyData.privateKey(try #require(found.data), type: .ellipticCurve)
         return try key.externalRepresentation().copiedData().suffix(32)
     }
@@ -44,7 +49,8 @@ import Glibc
         try sandbox.unlock()
         let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         try sandbox.register(me, appID: "held", groups: ["held"])
-        let client = try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
+        let client = try #require(
+            try AgentClient.connect(keychainPath: sandbox.keychainPath, environment: sandbox.environment))
         return (sandbox, AgentKeychainService(client: client))
     }
 
@@ -69,13 +75,16 @@ import Glibc
                 let length = Int(min(UInt64(buffer.count), bounds[1] - offset))
                 let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, length, off_t(offset)) }
                 guard read > 0 else {  // An unreadable region ([vvar] and the like).
-                    unreadable.append("\(fields[0]) \(fields.dropFirst(5).joined(separator: " ")) at \(offset) errno \(errno)")
+                    unreadable.append(
+                        "\(fields[0]) \(fields.dropFirst(5).joined(separator: " ")) at \(offset) errno \(errno)")
                     break
                 }
                 scanned += read
                 buffer.withUnsafeBytes { haystack in
                     for (index, needle) in needles.enumerated() where !found[index] {
-                        found[index] = needle.withUnsafeBytes { Self.occurs($0, in: UnsafeRawBufferPointer(rebasing: haystack[..<read])) }
+                        found[index] = needle.withUnsafeBytes {
+                            Self.occurs($0, in: UnsafeRawBufferPointer(rebasing: haystack[..<read]))
+                        }
                     }
                 }
                 offset += UInt64(read > overlap && offset + UInt64(read) < bounds[1] ? read - overlap : read)
@@ -87,7 +96,8 @@ import Glibc
 
     /// Whether `needle` occurs in `haystack` (memchr for its first byte, then memcmp).
     static func occurs(_ needle: UnsafeRawBufferPointer, in haystack: UnsafeRawBufferPointer) -> Bool {
-        guard let first = needle.first, let start = haystack.baseAddress, let wanted = needle.baseAddress, haystack.count >= needle.count
+        guard let first = needle.first, let start = haystack.baseAddress, let wanted = needle.baseAddress,
+            haystack.count >= needle.count
         else { return false }
         var position = start
         let last = start + (haystack.count - needle.count)
@@ -114,8 +124,9 @@ import Glibc
         let sandbox = try Self.sandboxWithClients()
         let trigger = sandbox.directory.file("trigger")
         let log = sandbox.directory.file("client.log")
-        let client = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["held-key", "com.example.enclave", trigger],
-                                        environment: sandbox.environment, log: log)
+        let client = try SpawnedProcess(
+            HelperProcess.product("latchkey-test-client-a"), ["held-key", "com.example.enclave", trigger],
+            environment: sandbox.environment, log: log)
         defer { client.stop(signal: SIGKILL) }
         try waitUntil("the client to sign") { sandbox.file(log).contains("\n") || !client.isRunning }
         let line = sandbox.file(log)
@@ -125,18 +136,25 @@ import Glibc
             return
         }
         #expect(fields[6...] == ["export", "refused", "-4"])  // errSecUnimplemented
-        let publicKey = try AsymmetricKey(externalRepresentation: Self.bytes(fields[1]), type: .ellipticCurve, isPrivate: false)
+        let publicKey = try AsymmetricKey(
+            externalRepresentation: Self.bytes(fields[1]), type: .ellipticCurve, isPrivate: false)
         let message = Data("signed where the key is held".utf8)
         try publicKey.verify(Self.ecdsa, message, signature: Self.bytes(fields[3]))
         try publicKey.verify(Self.ecdsa, message, signature: Self.bytes(fields[5]))
 
         // The key's private half, as the agent stored it.
-        let caller = CallerIdentity(applicationIdentifier: "latchkey-test-client-a", accessGroups: ["latchkey-test-client-a"])
+        let caller = CallerIdentity(
+            applicationIdentifier: "latchkey-test-client-a", accessGroups: ["latchkey-test-client-a"])
         let database = try KeychainDatabase.open(at: sandbox.keychainPath)
         try database.unlock(with: Passphrase(AgentSandbox.passphrase))
-        let reference = try #require(try database.copyMatching(
-            ItemQuery(.key, matching: [.applicationTag: .data(Data("com.example.enclave".utf8))], returning: .persistentReference),
-            caller: caller).first).persistentReference
+        let reference = try #require(
+            try database.copyMatching(
+                ItemQuery(
+                    .key, matching: [.applicationTag: .data(Data("com.example.enclave".utf8))],
+                    returning: .persistentReference),
+                caller: caller
+            ).first
+        ).persistentReference
         let scalar = try Self.storedPrivateKey(sandbox, reference, caller: caller)
 
         // The client's memory holds the public key (the scan's control) and not the private one.
@@ -158,8 +176,10 @@ import Glibc
     @Test func everyOperationThroughTheAgentAndALockedAgentRefuses() throws {
         let (sandbox, agent) = try Self.servedAgent()
 
-        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("held")]),
-                                                        returning: [.attributes, .data]))
+        let made = try #require(
+            try agent.createHeldKey(
+                HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("held")]),
+                returning: [.attributes, .data]))
         let held = try HeldKey(result: made, service: agent)
         #expect(made.attributes[.tokenID] == .string("com.latchkey.agent"))
         var replies: [Data] = [try #require(made.data)]
@@ -174,12 +194,16 @@ import Glibc
         let parameters = KeyOperationParameters(requestedSize: 32, sharedInfo: Data("info".utf8))
         let shared = try held.keyExchange(x963, with: peer, parameters: parameters)
         #expect(shared == (try peer.keyExchange(x963, with: held.publicKey, parameters: parameters)))
-        let listed = try agent.copyMatching(ItemQuery(.key, matching: [.label: .string("held")], returning: [.data, .attributes]))
+        let listed = try agent.copyMatching(
+            ItemQuery(.key, matching: [.label: .string("held")], returning: [.data, .attributes]))
         #expect(listed.map(\.data) == [held.publicKey.publicKeyData])
         replies += [signature, plaintext, shared] + listed.compactMap(\.data)
 
         // Errors come back with Apple's statuses, as in process.
-        #expect(throws: KeychainError.param("algid:sign:RSA:message-PKCS1v15:SHA256 is not supported by this EC private key, 256 bits for sign")) {
+        #expect(
+            throws: KeychainError.param(
+                "algid:sign:RSA:message-PKCS1v15:SHA256 is not supported by this EC private key, 256 bits for sign")
+        ) {
             _ = try held.sign(KeyAlgorithm(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA256"), Data())
         }
         // Locked, the agent uses no key; unlocked again, it does.
@@ -188,14 +212,16 @@ import Glibc
         try agent.unlock(with: Passphrase(AgentSandbox.passphrase))
         replies.append(try held.sign(Self.ecdsa, Data("m".utf8)))
 
-        let scalar = try Self.storedPrivateKey(sandbox, made.persistentReference,
-                                               caller: CallerIdentity(applicationIdentifier: "held", accessGroups: ["held"]))
+        let scalar = try Self.storedPrivateKey(
+            sandbox, made.persistentReference,
+            caller: CallerIdentity(applicationIdentifier: "held", accessGroups: ["held"]))
         for reply in replies { #expect(reply.range(of: scalar) == nil) }
     }
 
     @Test func anIdentityOfAHeldKeyIsFoundThroughTheAgentInOneRequest() throws {
         let (sandbox, agent) = try Self.servedAgent()
-        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256), returning: [.attributes, .data]))
+        let made = try #require(
+            try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256), returning: [.attributes, .data]))
         let der = try CertificateIssuer.issue(publicKeyPoint: try #require(made.data), commonName: "client.example.com")
         _ = try agent.add(NewItem(.certificate, attributes: [.label: .string("client")], data: der), returning: [])
         // A certificate of no key of the keychain's is no identity.
@@ -212,33 +238,50 @@ import Glibc
         #expect(identity.key.data == made.data, "the public key, never the private one")
         #expect(identity.key.attributes[.tokenID] == .string("com.latchkey.agent"))
         // The same answer as two kinds of search in this process would give.
-        let local = LocalKeychainService(database: try KeychainDatabase.open(at: sandbox.keychainPath),
-                                         caller: CallerIdentity(applicationIdentifier: "held", accessGroups: ["held"]))
+        let local = LocalKeychainService(
+            database: try KeychainDatabase.open(at: sandbox.keychainPath),
+            caller: CallerIdentity(applicationIdentifier: "held", accessGroups: ["held"]))
         try local.unlock(with: Passphrase(AgentSandbox.passphrase))
         #expect(try local.copyIdentities(certificates: certificates, keys: keys, limit: nil) == found)
         // Key filters narrow the join; nothing matching is an empty answer.
-        #expect(try agent.copyIdentities(certificates: certificates, keys: ItemQuery(.key, matching: [.label: .string("other")]), limit: nil)
+        #expect(
+            try agent.copyIdentities(
+                certificates: certificates, keys: ItemQuery(.key, matching: [.label: .string("other")]), limit: nil
+            )
             .isEmpty)
-        #expect(try agent.copyIdentities(certificates: ItemQuery(.certificate, matching: [.label: .string("none")], limit: .all,
-                                                                 returning: .attributes), keys: keys, limit: nil).isEmpty)
+        #expect(
+            try agent.copyIdentities(
+                certificates: ItemQuery(
+                    .certificate, matching: [.label: .string("none")], limit: .all,
+                    returning: .attributes), keys: keys, limit: nil
+            ).isEmpty)
         // Locked, the agent reads no key.
         try agent.lock()
-        #expect(status { _ = try agent.copyIdentities(certificates: certificates, keys: keys, limit: nil) } == .interactionNotAllowed)
+        #expect(
+            status { _ = try agent.copyIdentities(certificates: certificates, keys: keys, limit: nil) }
+                == .interactionNotAllowed)
     }
 
     @Test func anEphemeralKeyLivesInTheAgentUntilItLocks() throws {
         let (sandbox, agent) = try Self.servedAgent()
-        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
-                                                        returning: [.attributes, .data]))
+        let made = try #require(
+            try agent.createHeldKey(
+                HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                returning: [.attributes, .data]))
         let held = try HeldKey(result: made, service: agent)
         let signature = try held.sign(Self.ecdsa, Data("m".utf8))
         try held.publicKey.verify(Self.ecdsa, Data("m".utf8), signature: signature)
         // Not an item: nothing to find, in the agent or in the file.
         #expect(status { _ = try agent.copyMatching(ItemQuery(.key, limit: .all)) } == .itemNotFound)
-        #expect((try Data(contentsOf: URL(fileURLWithPath: sandbox.keychainPath))).range(of: try #require(made.data)) == nil)
+        #expect(
+            (try Data(contentsOf: URL(fileURLWithPath: sandbox.keychainPath))).range(of: try #require(made.data)) == nil
+        )
         // A new connection of the same program still uses it; locking destroys it.
-        let again = AgentKeychainService(client: try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath,
-                                                                                      environment: sandbox.environment)))
+        let again = AgentKeychainService(
+            client: try #require(
+                try AgentClient.connect(
+                    keychainPath: sandbox.keychainPath,
+                    environment: sandbox.environment)))
         _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8)))
         try agent.lock()
         #expect(status { _ = try held.sign(Self.ecdsa, Data("m".utf8)) } == .interactionNotAllowed)
@@ -250,16 +293,23 @@ import Glibc
     /// a non-permanent key with its `SecKey`.
     @Test func anEphemeralKeyIsReleasedInTheAgentWithItsLastHandle() throws {
         let (sandbox, agent) = try Self.servedAgent()
-        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
-                                                        returning: [.attributes, .data]))
+        let made = try #require(
+            try agent.createHeldKey(
+                HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                returning: [.attributes, .data]))
         do {
             let held = try HeldKey(result: made, service: agent)
             _ = try held.sign(Self.ecdsa, Data("m".utf8))
         }
         HeldKeyReleases.waitForPendingReleases()
-        let again = AgentKeychainService(client: try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath,
-                                                                                      environment: sandbox.environment)))
-        #expect(status { _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8))) } == .itemNotFound)
+        let again = AgentKeychainService(
+            client: try #require(
+                try AgentClient.connect(
+                    keychainPath: sandbox.keychainPath,
+                    environment: sandbox.environment)))
+        #expect(
+            status { _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8))) }
+                == .itemNotFound)
         #expect(status { try again.releaseHeldKey(made.persistentReference) } == .itemNotFound)
         #expect(status { try again.releaseHeldKey(Data(count: 32)) } == .param)
     }
@@ -269,8 +319,10 @@ import Glibc
     /// dropping the key waited for the stopped agent until the reply timed out, 30 s.)
     @Test func droppingAKeyNeverWaitsForTheAgent() throws {
         let (sandbox, agent) = try Self.servedAgent()
-        let made = try #require(try agent.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
-                                                        returning: [.attributes, .data]))
+        let made = try #require(
+            try agent.createHeldKey(
+                HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                returning: [.attributes, .data]))
         let holder = Mutex<HeldKey?>(try HeldKey(result: made, service: agent))
         _ = try holder.withLock { held throws(KeychainError) in try held?.sign(Self.ecdsa, Data("m".utf8)) }
         let pid = try #require(sandbox.agent?.pid)
@@ -286,9 +338,14 @@ import Glibc
         #expect(returned, "dropping the key waited for the stopped agent")
         if !returned { dropped.wait() }
         HeldKeyReleases.waitForPendingReleases()
-        let again = AgentKeychainService(client: try #require(try AgentClient.connect(keychainPath: sandbox.keychainPath,
-                                                                                      environment: sandbox.environment)))
-        #expect(status { _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8))) } == .itemNotFound)
+        let again = AgentKeychainService(
+            client: try #require(
+                try AgentClient.connect(
+                    keychainPath: sandbox.keychainPath,
+                    environment: sandbox.environment)))
+        #expect(
+            status { _ = try again.useHeldKey(made.persistentReference, for: .sign(Self.ecdsa, Data("m".utf8))) }
+                == .itemNotFound)
     }
 
     /// A forked child's copy of a key's handle going releases nothing: the parent still signs with the key.
@@ -303,8 +360,9 @@ import Glibc
         let sandbox = try Self.sandboxWithClients()
         let trigger = sandbox.directory.file("trigger")
         let log = sandbox.directory.file("maker.log")
-        let maker = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["ephemeral-key", trigger],
-                                       environment: sandbox.environment, log: log)
+        let maker = try SpawnedProcess(
+            HelperProcess.product("latchkey-test-client-a"), ["ephemeral-key", trigger],
+            environment: sandbox.environment, log: log)
         defer { maker.stop(signal: SIGKILL) }
         try waitUntil("the client to make its key") { sandbox.file(log).contains("\n") || !maker.isRunning }
         let line = sandbox.file(log)

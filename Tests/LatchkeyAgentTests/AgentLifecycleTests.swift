@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Lock state across processes, the idle timeout, waiting for protected data, an agent killed and
@@ -12,15 +13,20 @@ import Glibc
     @Test func lockFollowsTheAccessibilityRules() throws {
         let sandbox = try AgentSandbox()
         try sandbox.start()
-        #expect(try sandbox.client("a", "get", "s", "k")
-            == "error -25308 the agent has not been unlocked since it started (application registrations are sealed under the passphrase)\n")
+        #expect(
+            try sandbox.client("a", "get", "s", "k")
+                == "error -25308 the agent has not been unlocked since it started (application registrations are sealed under the passphrase)\n"
+        )
         try sandbox.unlock()
         try sandbox.registerClients()
         #expect(try sandbox.client("a", "set", "s", "ak", "when-unlocked") == "ok\n")
         #expect(try sandbox.client("a", "set-ck", "s", "ck", "after-first-unlock") == "ok\n")
         #expect(try sandbox.cli("lock-keychain").status == 0)
-        #expect(try sandbox.client("a", "status") == "locked registered latchkey-test-client-a latchkey-test-client-a\n")
-        #expect(try sandbox.client("a", "get", "s", "ak") == "error -25308 items of accessibility ak are unavailable while the keychain is locked\n")
+        #expect(
+            try sandbox.client("a", "status") == "locked registered latchkey-test-client-a latchkey-test-client-a\n")
+        #expect(
+            try sandbox.client("a", "get", "s", "ak")
+                == "error -25308 items of accessibility ak are unavailable while the keychain is locked\n")
         #expect(try sandbox.client("a", "get", "s", "ck") == "after-first-unlock\n")
         try sandbox.unlock()
         #expect(try sandbox.client("a", "get", "s", "ak") == "when-unlocked\n")
@@ -41,8 +47,9 @@ import Glibc
         let sandbox = try AgentSandbox()
         try sandbox.start()
         let log = sandbox.directory.file("waiting.log")
-        let waiting = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["wait"], environment: sandbox.environment,
-                                         log: log)
+        let waiting = try SpawnedProcess(
+            HelperProcess.product("latchkey-test-client-a"), ["wait"], environment: sandbox.environment,
+            log: log)
         try waitUntil("the client to start waiting") { sandbox.file(log) == "waiting\n" }
         // It has asked and is still waiting: the keychain has not been unlocked since the agent started.
         #expect(waiting.isRunning)
@@ -65,7 +72,8 @@ import Glibc
         #expect(try sandbox.client("a", "set", "s", "k", "v") == "ok\n")
         sandbox.stop(signal: SIGKILL)
         // No agent: a client without a passphrase falls back to the keychain itself and cannot unlock it.
-        #expect(try sandbox.client("a", "get", "s", "k").hasPrefix("error -25308 no terminal to ask for the passphrase"))
+        #expect(
+            try sandbox.client("a", "get", "s", "k").hasPrefix("error -25308 no terminal to ask for the passphrase"))
         // With the passphrase, the fallback gives the same answer the agent gave.
         #expect(try sandbox.client("a", "get", "s", "k", environment: sandbox.withPassphrase) == "v\n")
         // A new agent starts locked: the old one's keys did not survive it.
@@ -83,18 +91,26 @@ import Glibc
             ["remove", "s", "k"], ["remove", "s", "k"], ["get", "s", "k"], ["shared-get", "s", "k", "not.mine"],
         ]
         func run() throws -> [String] {
-            try script.map { try HelperProcess.run(HelperProcess.product("latchkey-test-client-a"), $0, environment: sandbox.withPassphrase).stdout }
+            try script.map {
+                try HelperProcess.run(
+                    HelperProcess.product("latchkey-test-client-a"), $0, environment: sandbox.withPassphrase
+                ).stdout
+            }
         }
         let embedded = try run()
         try sandbox.start()
         try sandbox.unlock()
         try sandbox.registerClients()
-        #expect(try sandbox.client("a", "status") == "unlocked registered latchkey-test-client-a latchkey-test-client-a\n",
-                "the second run goes through the agent")
+        #expect(
+            try sandbox.client("a", "status") == "unlocked registered latchkey-test-client-a latchkey-test-client-a\n",
+            "the second run goes through the agent")
         let agent = try run()
         #expect(agent == embedded)
-        #expect(embedded == ["ok\n", "v1\n", "ok\n", "v2\n", "k\n", "removed\n", "absent\n", "<nil>\n",
-                             "error -34018 caller latchkey-test-client-a is not entitled to access group not.mine\n"])
+        #expect(
+            embedded == [
+                "ok\n", "v1\n", "ok\n", "v2\n", "k\n", "removed\n", "absent\n", "<nil>\n",
+                "error -34018 caller latchkey-test-client-a is not entitled to access group not.mine\n",
+            ])
     }
 
     @Test func fiftyClientsAtOnce() async throws {

@@ -3,8 +3,9 @@ import Latchkey
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The second review's point 10 (issue 30): the first review's flood was bounded in connections but not in

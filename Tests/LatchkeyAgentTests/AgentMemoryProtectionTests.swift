@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The agent is not dumpable: another process of its own user can neither attach to it with ptrace nor
@@ -22,7 +23,8 @@ import Glibc
                 print("refused", ctypes.get_errno())
             """
         let output = try HelperProcess.run(
-            "/usr/bin/setpriv", ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/python3", "-c", script, "\(pid)"],
+            "/usr/bin/setpriv",
+            ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "/usr/bin/python3", "-c", script, "\(pid)"],
             environment: ["PATH": "/usr/bin:/bin"])
         #expect(output.status == 0, "\(output.stderr)")
         return output.stdout
@@ -30,44 +32,57 @@ import Glibc
 
     /// Reads the first byte of /proc/<pid>/environ as the user `setpriv` arguments name.
     func readEnvironment(of pid: pid_t, as user: [String]) throws -> HelperProcess.Output {
-        try HelperProcess.run("/usr/bin/setpriv", user + ["/usr/bin/head", "-c", "1", "/proc/\(pid)/environ"],
-                              environment: ["PATH": "/usr/bin:/bin"])
+        try HelperProcess.run(
+            "/usr/bin/setpriv", user + ["/usr/bin/head", "-c", "1", "/proc/\(pid)/environ"],
+            environment: ["PATH": "/usr/bin:/bin"])
     }
 
-    @Test(.enabled(if: getuid() == 0 && getpwnam("nobody") != nil, "running the agent and the tracer as nobody needs root"))
+    @Test(
+        .enabled(
+            if: getuid() == 0 && getpwnam("nobody") != nil, "running the agent and the tracer as nobody needs root"))
     func anotherProcessOfTheSameUserCannotTraceTheAgentAndItWritesNoCore() throws {
         let entry = try #require(getpwnam("nobody"))
-        let nobody = entry.pointee.pw_uid, group = entry.pointee.pw_gid
+        let nobody = entry.pointee.pw_uid
+        let group = entry.pointee.pw_gid
         let directory = TemporaryDirectory()
         let keychain = directory.file("login.keychain")
         _ = try KeychainDatabase.create(at: keychain, passphrase: Passphrase("memory test"), keyDerivation: .minimum)
-        try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory.file("run"), withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         for path in [directory.path, directory.file("run"), keychain, keychain + ".device-key"] {
             #expect(chown(path, nobody, group) == 0, "chown \(path)")
         }
         let asNobody = ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups"]
 
         // The control: an ordinary process of the same user can be traced, so a refusal below means something.
-        let sleeper = try SpawnedProcess("/usr/bin/setpriv", asNobody + ["/bin/sleep", "30"], environment: ["PATH": "/usr/bin:/bin"])
+        let sleeper = try SpawnedProcess(
+            "/usr/bin/setpriv", asNobody + ["/bin/sleep", "30"], environment: ["PATH": "/usr/bin:/bin"])
         defer { sleeper.stop(signal: SIGKILL) }
         // setpriv becomes sleep when it execs it.
         try waitUntil("setpriv to exec sleep") {
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(sleeper.pid)/exe"))?.hasSuffix("/sleep") == true
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(sleeper.pid)/exe"))?.hasSuffix(
+                "/sleep") == true
         }
         #expect(try traceAttempt(sleeper.pid, as: nobody) == "attached\n")
         #expect(try readEnvironment(of: sleeper.pid, as: asNobody).status == 0)
 
         let socket = directory.file("run/agent.sock")
         let agent = try SpawnedProcess(
-            "/usr/bin/setpriv", asNobody + [HelperProcess.product("latchkeyd"), "--verbose", "--keychain", keychain, "--socket", socket],
-            environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("none")],
+            "/usr/bin/setpriv",
+            asNobody + [HelperProcess.product("latchkeyd"), "--verbose", "--keychain", keychain, "--socket", socket],
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": directory.path,
+                "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("none"),
+            ],
             log: directory.file("agent.log"))
         defer { agent.stop() }
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socket) {
             guard Date() < deadline, agent.isRunning else {
-                Issue.record("the agent did not start: \((try? String(contentsOfFile: directory.file("agent.log"), encoding: .utf8)) ?? "")")
+                Issue.record(
+                    "the agent did not start: \((try? String(contentsOfFile: directory.file("agent.log"), encoding: .utf8)) ?? "")"
+                )
                 return
             }
             Thread.sleep(forTimeInterval: 0.02)
@@ -79,6 +94,7 @@ import Glibc
         // And a crash could write no core file: the limit is zero, soft and hard.
         let limits = try String(contentsOfFile: "/proc/\(agent.pid)/limits", encoding: .utf8)
         let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? ""
-        #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
+        #expect(
+            core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
     }
 }

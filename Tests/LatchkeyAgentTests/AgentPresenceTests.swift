@@ -23,15 +23,21 @@ import Testing
         return (sandbox, log, answer)
     }
 
-    func answer(_ file: String, _ how: String) throws { try (how + "\n").write(toFile: file, atomically: true, encoding: .utf8) }
+    func answer(_ file: String, _ how: String) throws {
+        try (how + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    }
 
     @Test func theSecretIsReleasedOnlyWhenTheUserConfirmsInPinentry() throws {
         let (sandbox, log, answerFile) = try sandbox()
         try answer(answerFile, "pin:" + AgentSandbox.passphrase)
-        #expect(try sandbox.client("a", "secitem-get-ui", "mail", "alice", "allow", "Read the mail password")
-            == "SecItemCopyMatching 0 s3cret\n")
+        #expect(
+            try sandbox.client("a", "secitem-get-ui", "mail", "alice", "allow", "Read the mail password")
+                == "SecItemCopyMatching 0 s3cret\n")
         let asked = sandbox.file(log)
-        #expect(asked.contains("SETDESC latchkey-test-client-a wants to use a protected keychain item: Read the mail password\n"), "\(asked)")
+        #expect(
+            asked.contains(
+                "SETDESC latchkey-test-client-a wants to use a protected keychain item: Read the mail password\n"),
+            "\(asked)")
         #expect(asked.contains("SETPROMPT Passphrase:\n"))
         #expect(asked.contains("GETPIN\n"))
         #expect(!asked.contains(AgentSandbox.passphrase), "pinentry is told nothing secret")
@@ -70,6 +76,7 @@ import Testing
         try sandbox.registerClients()
         #expect(try sandbox.client("a", "secitem-set-protected", "mail", "alice", "s3cret") == "SecItemAdd 0\n")
         #expect(try sandbox.client("a", "secitem-get-ui", "mail", "alice", "allow") == "SecItemCopyMatching -25308 -\n")
-        #expect(sandbox.agentLog.contains("asking for protected items through \(sandbox.directory.file("no-pinentry"))"))
+        #expect(
+            sandbox.agentLog.contains("asking for protected items through \(sandbox.directory.file("no-pinentry"))"))
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
-@testable import Latchkey
-@testable import LatchkeyEngine
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
+@testable import Latchkey
+@testable import LatchkeyEngine
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the README promises about the agent and no other test exercised: the command line switching to the
@@ -23,27 +25,41 @@ import Glibc
         let find = ["find-generic-password", "-s", "mail", "-w"]
         let before = try HelperProcess.run(HelperProcess.product("latchkey"), find, environment: sandbox.environment)
         #expect(before.status == 36)
-        #expect(before.stderr.hasPrefix("latchkey: find-generic-password: User interaction is not allowed. (no terminal to prompt on"))
+        #expect(
+            before.stderr.hasPrefix(
+                "latchkey: find-generic-password: User interaction is not allowed. (no terminal to prompt on"))
 
         let register = try sandbox.cli("register-application", "--wildcard", latchkey)
-        #expect(register.stdout == "registered \(latchkey) as latchkey with access groups latchkey, *\n", "\(register.stderr)")
-        let listing = try HelperProcess.run(HelperProcess.product("latchkey"), ["list-applications"], environment: sandbox.environment)
+        #expect(
+            register.stdout == "registered \(latchkey) as latchkey with access groups latchkey, *\n",
+            "\(register.stderr)")
+        let listing = try HelperProcess.run(
+            HelperProcess.product("latchkey"), ["list-applications"], environment: sandbox.environment)
         #expect(listing.stdout.hasPrefix("latchkey [\"latchkey\", \"*\"] \(latchkey) ("), "\(listing.stderr)")
         // Registered: the agent answers, no passphrase needed.
         let through = try HelperProcess.run(HelperProcess.product("latchkey"), find, environment: sandbox.environment)
         #expect(through.stdout == "hunter2\n", "\(through.stderr)")
         // doctor says which agent serves the keychain, and skips (without failing) what needs the passphrase.
-        let doctor = try HelperProcess.run(HelperProcess.product("latchkey"), ["doctor"], environment: sandbox.environment)
+        let doctor = try HelperProcess.run(
+            HelperProcess.product("latchkey"), ["doctor"], environment: sandbox.environment)
         #expect(doctor.status == 0, "\(doctor.stdout)")
-        #expect(doctor.stdout.contains("ok       agent pid \(sandbox.agent?.pid ?? 0) serves it (unlocked)\n"), "\(doctor.stdout)")
+        #expect(
+            doctor.stdout.contains("ok       agent pid \(sandbox.agent?.pid ?? 0) serves it (unlocked)\n"),
+            "\(doctor.stdout)")
         #expect(doctor.stdout.contains("skipped  integrity: it needs the passphrase"))
-        #expect(try HelperProcess.run(HelperProcess.product("latchkey"), ["add-generic-password", "-a", "bob", "-s", "mail", "-w", "pw"],
-                                      environment: sandbox.environment).status == 0)
+        #expect(
+            try HelperProcess.run(
+                HelperProcess.product("latchkey"), ["add-generic-password", "-a", "bob", "-s", "mail", "-w", "pw"],
+                environment: sandbox.environment
+            ).status == 0)
 
         #expect(try sandbox.cli("unregister-application", latchkey).status == 0)
         let after = try HelperProcess.run(HelperProcess.product("latchkey"), find, environment: sandbox.environment)
         #expect(after.status == 36, "back to embedded mode, which needs the passphrase")
-        #expect(try HelperProcess.run(HelperProcess.product("latchkey"), ["list-applications"], environment: sandbox.environment)
+        #expect(
+            try HelperProcess.run(
+                HelperProcess.product("latchkey"), ["list-applications"], environment: sandbox.environment
+            )
             .stdout == "")
     }
 
@@ -74,14 +90,17 @@ import Glibc
         let pid = try #require(sandbox.agent?.pid)
         // The class key of "when unlocked" items, from the keybag, with the passphrase.
         let keychain = try KeychainDatabase.open(at: sandbox.keychainPath)
-        let material = try KeychainDatabase.openKeybag(try keychain.readKeyMeta(), passphrase: Passphrase(AgentSandbox.passphrase))
+        let material = try KeychainDatabase.openKeybag(
+            try keychain.readKeyMeta(), passphrase: Passphrase(AgentSandbox.passphrase))
         let classKey = try #require(material.classKeys[.whenUnlocked]).withUnsafeBytes { Data($0) }
         #expect(try !memoryHolds(pid, classKey), "not before the first unlock")
 
         try sandbox.unlock()
         #expect(try memoryHolds(pid, classKey), "the search finds the key while the agent holds it")
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let locked = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }.map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] }
+        let locked = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }.map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)[1]
+        }
         #expect(Int(locked ?? "0") ?? 0 > 0, "the keys' pages are locked against swapping: \(locked ?? "-") kB")
 
         #expect(try sandbox.cli("lock-keychain").status == 0)
@@ -100,9 +119,11 @@ import Glibc
         try sandbox.unlock()
         try sandbox.registerClients()
         #expect(try sandbox.client("a", "set", "s", "k", "v") == "ok\n")
-        let log = sandbox.directory.file("twice.log"), trigger = sandbox.directory.file("go")
-        let client = try SpawnedProcess(HelperProcess.product("latchkey-test-client-a"), ["get-twice", "s", "k", trigger],
-                                        environment: sandbox.withPassphrase, log: log)
+        let log = sandbox.directory.file("twice.log")
+        let trigger = sandbox.directory.file("go")
+        let client = try SpawnedProcess(
+            HelperProcess.product("latchkey-test-client-a"), ["get-twice", "s", "k", trigger],
+            environment: sandbox.withPassphrase, log: log)
         try waitUntil("the first read") { sandbox.file(log) == "v\n" }
         sandbox.stop(signal: SIGKILL)
         #expect(FileManager.default.createFile(atPath: trigger, contents: nil))
@@ -119,7 +140,8 @@ import Glibc
         #expect(try sandbox.client("a", "secitem-set", "api", "token", "t0k3n") == "SecItemAdd 0\n")
         #expect(try sandbox.client("a", "secitem-set", "api", "token", "again") == "SecItemAdd -25299\n")
         #expect(try sandbox.client("a", "secitem-get", "api", "token") == "SecItemCopyMatching 0 t0k3n\n")
-        #expect(try sandbox.client("b", "secitem-get", "api", "token") == "SecItemCopyMatching -25300 -\n", "another group")
+        #expect(
+            try sandbox.client("b", "secitem-get", "api", "token") == "SecItemCopyMatching -25300 -\n", "another group")
         #expect(try sandbox.cli("lock-keychain").status == 0)
         #expect(try sandbox.client("a", "secitem-get", "api", "token") == "SecItemCopyMatching -25308 -\n")
     }
@@ -130,15 +152,17 @@ import Glibc
         shared["LATCHKEY_ACCESS_GROUPS"] = "com.example.shared, com.example.other"
         #expect(try sandbox.client("a", "shared-get", "s", "k", "com.example.shared", environment: shared) == "<nil>\n")
         #expect(try sandbox.client("a", "shared-get", "s", "k", "com.example.other", environment: shared) == "<nil>\n")
-        #expect(try sandbox.client("a", "shared-get", "s", "k", "com.example.shared", environment: sandbox.withPassphrase)
-            == "error -34018 caller latchkey-test-client-a is not entitled to access group com.example.shared\n")
+        #expect(
+            try sandbox.client("a", "shared-get", "s", "k", "com.example.shared", environment: sandbox.withPassphrase)
+                == "error -34018 caller latchkey-test-client-a is not entitled to access group com.example.shared\n")
     }
 
     @Test func theAgentMakesItsDirectoryInTheRuntimeDirectoryPrivate() throws {
         let sandbox = try AgentSandbox()
         let runtime = sandbox.directory.file("xdg-runtime")
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: runtime, withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         var environment = sandbox.environment.merging(sandbox.agentEnvironment) { _, new in new }
         environment[AgentLocation.socketVariable] = nil
         environment["XDG_RUNTIME_DIR"] = runtime
@@ -150,18 +174,27 @@ import Glibc
         #expect(try permissions(socket) == 0o600)
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "systemd-analyze is not installed"))
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
+            "systemd-analyze is not installed"))
     func theSystemdUnitsVerify() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let home = TemporaryDirectory()
         // The service starts ~/.local/bin/latchkeyd, as its comment says to install it.
         try FileManager.default.createDirectory(atPath: home.file(".local/bin"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: home.file(".local/bin/latchkeyd"), withDestinationPath: HelperProcess.product("latchkeyd"))
-        try FileManager.default.createDirectory(atPath: home.file("run"), withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
-        let units = ["latchkeyd.socket", "latchkeyd.service"].map { root.appendingPathComponent("contrib/systemd/" + $0).path }
-        let output = try HelperProcess.run("/usr/bin/systemd-analyze", ["--user", "verify"] + units,
-                                           environment: ["HOME": home.path, "XDG_RUNTIME_DIR": home.file("run"), "PATH": "/usr/bin:/bin"])
+        try FileManager.default.createSymbolicLink(
+            atPath: home.file(".local/bin/latchkeyd"), withDestinationPath: HelperProcess.product("latchkeyd"))
+        try FileManager.default.createDirectory(
+            atPath: home.file("run"), withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
+        let units = ["latchkeyd.socket", "latchkeyd.service"].map {
+            root.appendingPathComponent("contrib/systemd/" + $0).path
+        }
+        let output = try HelperProcess.run(
+            "/usr/bin/systemd-analyze", ["--user", "verify"] + units,
+            environment: ["HOME": home.path, "XDG_RUNTIME_DIR": home.file("run"), "PATH": "/usr/bin:/bin"])
         #expect(output.status == 0)
         #expect(output.stderr == "")
     }

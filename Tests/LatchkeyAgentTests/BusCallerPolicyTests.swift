@@ -1,5 +1,6 @@
-@testable import LatchkeyAgent
 import Testing
+
+@testable import LatchkeyAgent
 
 /// The identities a Secret Service caller's sandbox or LSM attests, as `BusCallerPolicy` reads them.
 @Suite struct BusCallerPolicyTests {
@@ -9,8 +10,10 @@ import Testing
         for valid in ["org.example.App", "org.example.my-app", "com.example_1.App2", "a.b.c"] {
             #expect(BusCallerPolicy.isValidAppID(valid), "\(valid)")
         }
-        for invalid in ["org.example", "org..App", ".org.example.App", "org.example.App.", "org.1example.App", "org.ex-ample.App",
-                        "org.example.Äpp", "", String(repeating: "a.", count: 128) + "b"] {
+        for invalid in [
+            "org.example", "org..App", ".org.example.App", "org.example.App.", "org.1example.App", "org.ex-ample.App",
+            "org.example.Äpp", "", String(repeating: "a.", count: 128) + "b",
+        ] {
             #expect(!BusCallerPolicy.isValidAppID(invalid), "\(invalid)")
         }
     }

@@ -20,7 +20,9 @@ import Testing
     @Test func theAgentLocksBeforeTheSystemSleepsAndHoldsTheSleepUntilThen() throws {
         let (sandbox, logind) = try startedAgent()
         #expect(try sandbox.cli("set-keychain-settings", "-l").status == 0)
-        #expect(try sandbox.cli("show-keychain-info").stderr == "Keychain \"\(sandbox.keychainPath)\" lock-on-sleep no-timeout\n")
+        #expect(
+            try sandbox.cli("show-keychain-info").stderr
+                == "Keychain \"\(sandbox.keychainPath)\" lock-on-sleep no-timeout\n")
         #expect(try sandbox.client("a", "status").hasPrefix("unlocked"))
 
         try logind.prepareForSleep(true)
@@ -68,8 +70,12 @@ import Testing
         try sandbox.start()
         try sandbox.unlock()
         #expect(try sandbox.client("a", "status").hasPrefix("unlocked"))
-        try FakeLogind.wait("the agent's log line", until: {
-            sandbox.agentLog.contains("latchkeyd: lock on sleep is unavailable: connecting to the system bus: No such file or directory\n")
-        })
+        try FakeLogind.wait(
+            "the agent's log line",
+            until: {
+                sandbox.agentLog.contains(
+                    "latchkeyd: lock on sleep is unavailable: connecting to the system bus: No such file or directory\n"
+                )
+            })
     }
 }

@@ -3,8 +3,9 @@ import Latchkey
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The second review's first attack (issue 30, point 1), run as it was run: by an unprivileged user, whose
@@ -24,22 +25,30 @@ import Glibc
         try sandbox.register("/usr/bin/sleep", appID: "sleeper", groups: ["latchkey-test-client-b"])
         #expect(try sandbox.client("b", "set", "mail", "bob", "b-secret") == "ok\n")
         let secretHex = Data("b-secret".utf8).map { String(format: "%02x", $0) }.joined()
-        let query = AgentRequest.keychain(.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
-                                                        returning: [.data])))
+        let query = AgentRequest.keychain(
+            .copyMatching(
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string("mail"), .account: .string("bob")],
+                    returning: [.data])))
         let queryHex = query.encoded(id: 2).map { String(format: "%02x", $0) }.joined()
         // The review won 10 of 10 after making the agent SCHED_IDLE (which a user may do to its own processes):
         // the agent then looks at the child after its exec.
         let agent = try #require(sandbox.agent?.pid)
         let idle = try HelperProcess.run("/usr/bin/chrt", ["-i", "-a", "-p", "0", "\(agent)"])
         #expect(idle.status == 0, "\(idle.stderr)")
-        let refusal = "pid \\d+ runs in another user namespace than the agent \\(a container or a sandbox\\), where the credentials "
+        let refusal =
+            "pid \\d+ runs in another user namespace than the agent \\(a container or a sandbox\\), where the credentials "
             + "its messages carry cannot be trusted; the agent serves it as an unregistered program: let it open the keychain with "
             + "the passphrase"
         for round in 0..<10 {
             let result = sandbox.directory.file("forged-\(round)")
             let (program, words) = sandbox.asUser(
-                "/usr/bin/unshare", ["-Urpf", "/usr/bin/python3", AgentHardeningTests.tools + "/namespace-forgery.py", sandbox.socketPath,
-                                     sandbox.keychainPath, "/usr/bin/sleep", queryHex, result])
+                "/usr/bin/unshare",
+                [
+                    "-Urpf", "/usr/bin/python3", AgentHardeningTests.tools + "/namespace-forgery.py",
+                    sandbox.socketPath,
+                    sandbox.keychainPath, "/usr/bin/sleep", queryHex, result,
+                ])
             let output = try HelperProcess.run(program, words, environment: sandbox.environment)
             #expect(output.status == 0, "\(output.stderr)")
             let answers = try String(contentsOfFile: result, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -70,11 +79,13 @@ import Glibc
         try sandbox.unlock()
         try sandbox.registerClients()
         #expect(try sandbox.client("b", "set", "mail", "bob", "b-secret") == "ok\n")
-        #expect(try sandbox.client("b", "status") == "unlocked registered latchkey-test-client-b latchkey-test-client-b\n")
+        #expect(
+            try sandbox.client("b", "status") == "unlocked registered latchkey-test-client-b latchkey-test-client-b\n")
         let (program, words) = sandbox.asUser("/usr/bin/unshare", unshare + [AgentSandbox.clientPath("b"), "status"])
         let inside = try HelperProcess.run(program, words, environment: sandbox.environment)
         #expect(inside.stdout == "unlocked unregistered - \n", "\(inside.stderr)")
-        let (reader, readWords) = sandbox.asUser("/usr/bin/unshare", unshare + [AgentSandbox.clientPath("b"), "get", "mail", "bob"])
+        let (reader, readWords) = sandbox.asUser(
+            "/usr/bin/unshare", unshare + [AgentSandbox.clientPath("b"), "get", "mail", "bob"])
         let read = try HelperProcess.run(reader, readWords, environment: sandbox.environment)
         #expect(!read.stdout.contains("b-secret"))
         #expect(read.stdout.hasPrefix("error -34018 "), "\(read.stdout)")

@@ -11,11 +11,15 @@ import Testing
 
     @Test(.enabled(if: source != nil, "set LATCHKEY_OPENSSH_SOURCE to an OpenSSH source tree (V_9_2_P1 on Debian 12)"))
     func agentRestrictPasses() throws {
-        let repository = URL(fileURLWithPath: AgentHardeningTests.tools).deletingLastPathComponent().deletingLastPathComponent().path
+        let repository = URL(fileURLWithPath: AgentHardeningTests.tools).deletingLastPathComponent()
+            .deletingLastPathComponent().path
         let binaries = URL(fileURLWithPath: HelperProcess.product("latchkeyd")).deletingLastPathComponent().path
-        let run = try HelperProcess.run(repository + "/script/openssh-agent-restrict", [try #require(Self.source)],
-                                        environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LATCHKEY_BIN": binaries, "HOME": NSTemporaryDirectory()],
-                                        timeout: 600)
+        let run = try HelperProcess.run(
+            repository + "/script/openssh-agent-restrict", [try #require(Self.source)],
+            environment: [
+                "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LATCHKEY_BIN": binaries, "HOME": NSTemporaryDirectory(),
+            ],
+            timeout: 600)
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         #expect(run.stdout.hasSuffix("multihop cycle restricted allow\nok agent restrictions\n"), "\(run.stdout)")
     }

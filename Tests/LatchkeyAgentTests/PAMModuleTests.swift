@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// pam_latchkey.so (contrib/pam) through pamtester, with a PAM service file the test writes and removes, for
@@ -28,17 +29,20 @@ struct PAMModuleTests {
         #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
         let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
         #expect(login.status == 0, "\(login.stdout)\(login.stderr)")
-        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        #expect(
+            login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n",
+            "\(login.stdout)")
         #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
         #expect(sandbox.agentLog.contains("latchkeyd: unlocked"))
     }
 
     @Test func withoutTheAuthLineTheSessionHasNoPassword() throws {
         // libpam wipes PAM_AUTHTOK when pam_authenticate returns: only the auth step can keep it.
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_unix.so
-            session optional MODULE
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_unix.so
+                session optional MODULE
+                """)
         try sandbox.createKeychain(passphrase: sandbox.password)
         try sandbox.startAgent()
         let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
@@ -49,10 +53,11 @@ struct PAMModuleTests {
 
     @Test func aScreenLockersStackUnlocksTheRunningAgentAtAuth() throws {
         // A screen locker has no session step: the auth step unlocks the agent that runs.
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_unix.so
-            auth optional MODULE
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_unix.so
+                auth optional MODULE
+                """)
         try sandbox.createKeychain(passphrase: sandbox.password)
         try sandbox.startAgent()
         let unlock = try sandbox.pamtester(["authenticate"], input: sandbox.password + "\n")
@@ -74,26 +79,32 @@ struct PAMModuleTests {
 
     @Test func noFailureOfTheModuleFailsTheLogin() throws {
         // No keychain, no agent, no runtime directory's socket: the session still opens.
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_unix.so
-            auth required MODULE
-            account required pam_permit.so
-            session required MODULE
-            """)
-        let login = try sandbox.pamtester(["authenticate", "open_session", "close_session"], input: sandbox.password + "\n")
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_unix.so
+                auth required MODULE
+                account required pam_permit.so
+                session required MODULE
+                """)
+        let login = try sandbox.pamtester(
+            ["authenticate", "open_session", "close_session"], input: sandbox.password + "\n")
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(login.stdout.hasSuffix("pamtester: successfully opened a session\npamtester: session has successfully been closed.\n"), "\(login.stdout)")
+        #expect(
+            login.stdout.hasSuffix(
+                "pamtester: successfully opened a session\npamtester: session has successfully been closed.\n"),
+            "\(login.stdout)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
     }
 
     @Test func aToolThatHangsIsEndedAndTheLoginGoesOn() throws {
         // The tool the session step runs (here to create the keychain) never answers: the child running it is
         // ended when its bound passes (`child_seconds`, at most the module's 90 s), and the session opens.
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_unix.so
-            auth optional MODULE
-            session optional MODULE create child_seconds=2 latchkey=HOME/hanging-latchkey
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_unix.so
+                auth optional MODULE
+                session optional MODULE create child_seconds=2 latchkey=HOME/hanging-latchkey
+                """)
         let tool = sandbox.home + "/hanging-latchkey"
         try installScript("#!/bin/sh\necho $$ > \"$HOME/hanging.pid\"\nexec sleep 600\n", at: tool)
         #expect(chown(tool, sandbox.uid, sandbox.gid) == 0)
@@ -101,11 +112,15 @@ struct PAMModuleTests {
         let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
         let took = ContinuousClock.now - started
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        #expect(
+            login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n",
+            "\(login.stdout)")
         // Not a speed check: the bound is 2 s, and without it the step would wait out the tool's 600 s sleep.
         #expect(took < .seconds(60), "\(took)")
-        let pid = try #require(Int32(String(contentsOfFile: sandbox.home + "/hanging.pid", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let pid = try #require(
+            Int32(
+                String(contentsOfFile: sandbox.home + "/hanging.pid", encoding: .utf8)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
         // Its own alarm ends the tool as well (it may linger a moment, or as a zombie nobody reaps yet).
         #expect(Self.ends(pid, within: .seconds(10)), "the hanging tool (pid \(pid)) still runs")
         #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
@@ -128,8 +143,9 @@ struct PAMModuleTests {
         try sandbox.createKeychain(passphrase: sandbox.password)
         let new = "a new login password 42"
         // PAM_CHANGE_EXPIRED_AUTHTOK: pam_unix asks root for the old password too, as it asks a user.
-        let changed = try sandbox.pamtester(["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"],
-                                            input: "\(sandbox.password)\n\(new)\n\(new)\n")
+        let changed = try sandbox.pamtester(
+            ["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"],
+            input: "\(sandbox.password)\n\(new)\n\(new)\n")
         #expect(changed.status == 0, "\(changed.stdout)\(changed.stderr)")
         #expect(try !sandbox.unlocks(sandbox.password))
         #expect(try sandbox.unlocks(new))
@@ -154,7 +170,9 @@ struct PAMModuleTests {
         // The login: the new password, then the keychain's previous one, asked once.
         let login = try sandbox.pamtester(["authenticate", "open_session"], input: "\(new)\n\(sandbox.password)\n")
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(login.stderr.contains("Your login password was changed; the keychain's previous password: "), "\(login.stderr)")
+        #expect(
+            login.stderr.contains("Your login password was changed; the keychain's previous password: "),
+            "\(login.stderr)")
         #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
         #expect(try sandbox.unlocks(new))
         #expect(try !sandbox.unlocks(sandbox.password))
@@ -162,12 +180,13 @@ struct PAMModuleTests {
     }
 
     @Test func onlyIfLimitsTheServices() throws {
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_unix.so
-            auth optional MODULE only_if=login,gdm-password
-            session required pam_permit.so
-            session optional MODULE only_if=login,gdm-password
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_unix.so
+                auth optional MODULE only_if=login,gdm-password
+                session required pam_permit.so
+                session optional MODULE only_if=login,gdm-password
+                """)
         try sandbox.createKeychain(passphrase: sandbox.password)
         try sandbox.startAgent()
         let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
@@ -175,7 +194,10 @@ struct PAMModuleTests {
         #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
 
         // The service's own name in the list: it acts.
-        let named = try PAMSandbox(stack: "auth required pam_unix.so\nauth optional MODULE only_if=sshd,SERVICE\nsession optional MODULE only_if=sshd,SERVICE\n")
+        let named = try PAMSandbox(
+            stack:
+                "auth required pam_unix.so\nauth optional MODULE only_if=sshd,SERVICE\nsession optional MODULE only_if=sshd,SERVICE\n"
+        )
         try named.createKeychain(passphrase: named.password)
         try named.startAgent()
         let acted = try named.pamtester(["authenticate", "open_session"], input: named.password + "\n")
@@ -184,11 +206,12 @@ struct PAMModuleTests {
     }
 
     @Test func createMakesTheLoginKeychainAtTheFirstLogin() throws {
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_unix.so
-            auth optional MODULE
-            session optional MODULE create
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_unix.so
+                auth optional MODULE
+                session optional MODULE create
+                """)
         #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
         let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
         #expect(login.status == 0, "\(login.stderr)")
@@ -205,20 +228,25 @@ struct PAMModuleTests {
 
     @Test func anAgentStartedBeforeTheKeychainIsUnlockedByTheLoginThatCreatesIt() throws {
         // xdg-desktop-portal (or socket activation) started the agent before the first login made the keychain.
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_unix.so
-            auth optional MODULE
-            session optional MODULE create
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_unix.so
+                auth optional MODULE
+                session optional MODULE create
+                """)
         try sandbox.startAgent(["--wait-for-keychain", "120"])
         #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
         let login = try sandbox.pamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        #expect(
+            login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n",
+            "\(login.stdout)")
         // The auth step found the agent waiting: it holds the password (the session step's unlock may reach
         // it waiting too, or already serving the new keychain).
         #expect(sandbox.agentLog.contains("latchkeyd: holding the password pid "), "\(sandbox.agentLog)")
-        try waitUntil("the agent serves the new keychain unlocked", seconds: 30) { try sandbox.agentState() == "unlocked" }
+        try waitUntil("the agent serves the new keychain unlocked", seconds: 30) {
+            try sandbox.agentState() == "unlocked"
+        }
         #expect(sandbox.agentLog.contains("latchkeyd: unlocked\n"), "\(sandbox.agentLog)")
         #expect(!sandbox.agentLog.contains(sandbox.password))
         var status = stat()
@@ -227,39 +255,45 @@ struct PAMModuleTests {
 
     @Test func aLoginWithoutAPasswordSaysTheKeychainStaysLocked() throws {
         // Autologin, a fingerprint, a FIDO2 key: nothing typed, so no PAM_AUTHTOK.
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_permit.so
-            auth optional MODULE
-            session optional MODULE
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_permit.so
+                auth optional MODULE
+                session optional MODULE
+                """)
         try sandbox.createKeychain(passphrase: sandbox.password)
         try sandbox.startAgent()
         let login = try sandbox.pamtester(["authenticate", "open_session"])
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(login.stdout == "pamtester: successfully authenticated\n"
+        #expect(
+            login.stdout == "pamtester: successfully authenticated\n"
                 + "Latchkey: this login gave no password, so your keychain stays locked; unlock it with `latchkey unlock-keychain`.\n"
                 + "pamtester: successfully opened a session\n",
-                "\(login.stdout)")
+            "\(login.stdout)")
         #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/swtpm"), "needs swtpm"))
     func aLoginWithoutAPasswordUnlocksThroughTheTPMWhenEnrolled() throws {
         let tpm = try SoftwareTPM()
-        let sandbox = try PAMSandbox(stack: """
-            auth required pam_permit.so
-            auth optional MODULE
-            session optional MODULE
-            """)
+        let sandbox = try PAMSandbox(
+            stack: """
+                auth required pam_permit.so
+                auth optional MODULE
+                session optional MODULE
+                """)
         sandbox.extraEnvironment = tpm.environment
         try tpm.share(withUser: sandbox.uid, group: sandbox.gid)  // The user's latchkey and latchkeyd use it.
         try sandbox.createKeychain(passphrase: sandbox.password)
-        let enrolled = try sandbox.latchkey("tpm", "enroll", "--unattended", "--pcrs", "7", "--passphrase-fd", "0", input: sandbox.password + "\n")
+        let enrolled = try sandbox.latchkey(
+            "tpm", "enroll", "--unattended", "--pcrs", "7", "--passphrase-fd", "0", input: sandbox.password + "\n")
         #expect(enrolled.status == 0, "\(enrolled.stderr)")
         try sandbox.startAgent()
         let login = try sandbox.pamtester(["authenticate", "open_session"])
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n", "\(login.stdout)")
+        #expect(
+            login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n",
+            "\(login.stdout)")
         #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
         #expect(sandbox.agentLog.contains("latchkeyd: unlocked through the TPM (unattended)"))
     }

@@ -3,8 +3,9 @@ import Latchkey
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A throwaway user with a login password, pam_latchkey.so built from contrib/pam, a PAM service file in
@@ -15,10 +16,12 @@ import Glibc
 final class PAMSandbox: @unchecked Sendable {
     // @unchecked: used by one test at a time; `agent` changes only in startAgent/stopAgent.
     static let pamtester = "/usr/bin/pamtester"
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     static var available: Bool {
         geteuid() == 0 && FileManager.default.isExecutableFile(atPath: pamtester)
-            && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd") && FileManager.default.isExecutableFile(atPath: "/usr/bin/cc")
+            && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/cc")
     }
 
     let name: String
@@ -45,20 +48,24 @@ final class PAMSandbox: @unchecked Sendable {
         home = "/tmp/\(name)-home"
         runtime = "/tmp/\(name)-run"
         service = "latchkey-test-\(name)"
-        let added = try HelperProcess.run("/usr/sbin/useradd", ["-m", "-d", home, "-s", "/usr/sbin/nologin", "-U", name])
+        let added = try HelperProcess.run(
+            "/usr/sbin/useradd", ["-m", "-d", home, "-s", "/usr/sbin/nologin", "-U", name])
         guard added.status == 0 else { throw Failure("useradd: \(added.stderr)") }
         guard let entry = getpwnam(name) else { throw Failure("no passwd entry for \(name)") }
         uid = entry.pointee.pw_uid
         gid = entry.pointee.pw_gid
         try setLoginPassword(password)
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         guard chown(runtime, uid, gid) == 0 else { throw Failure("chown \(runtime)") }
         chmod(work.path, 0o755)  // The module is loaded by root, but the user's tools run from beside it.
         let built = try HelperProcess.run(Self.root.appendingPathComponent("script/build-pam").path, [module])
         guard built.status == 0 else { throw Failure("script/build-pam: \(built.stderr)") }
         let line = "\(module) latchkey=\(HelperProcess.product("latchkey"))"
-        try Data(stack.replacingOccurrences(of: "MODULE", with: line).replacingOccurrences(of: "SERVICE", with: service)
-            .replacingOccurrences(of: "HOME/", with: home + "/").utf8).write(to: URL(fileURLWithPath: "/etc/pam.d/\(service)"))
+        try Data(
+            stack.replacingOccurrences(of: "MODULE", with: line).replacingOccurrences(of: "SERVICE", with: service)
+                .replacingOccurrences(of: "HOME/", with: home + "/").utf8
+        ).write(to: URL(fileURLWithPath: "/etc/pam.d/\(service)"))
     }
 
     deinit {
@@ -84,10 +91,13 @@ final class PAMSandbox: @unchecked Sendable {
 
     /// Creates the user's login keychain with `passphrase` (the cheapest key derivation) and one item.
     func createKeychain(passphrase: String) throws {
-        let keychain = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(passphrase), keyDerivation: .minimum)
-        _ = try keychain.add(NewItem(.genericPassword, attributes: [.service: .string("pam"), .account: .string("test")],
-                                     data: Data("item secret".utf8)),
-                             caller: CallerIdentity(applicationIdentifier: "pam-test", accessGroups: ["pam-test"]))
+        let keychain = try KeychainDatabase.create(
+            at: keychainPath, passphrase: Passphrase(passphrase), keyDerivation: .minimum)
+        _ = try keychain.add(
+            NewItem(
+                .genericPassword, attributes: [.service: .string("pam"), .account: .string("test")],
+                data: Data("item secret".utf8)),
+            caller: CallerIdentity(applicationIdentifier: "pam-test", accessGroups: ["pam-test"]))
         let owned = try HelperProcess.run("/bin/chown", ["-R", "\(uid):\(gid)", home + "/.local"])
         guard owned.status == 0 else { throw Failure("chown: \(owned.stderr)") }
     }
@@ -97,8 +107,11 @@ final class PAMSandbox: @unchecked Sendable {
 
     /// The environment of the user's programs.
     var userEnvironment: [String: String] {
-        extraEnvironment.merging(["HOME": home, "XDG_RUNTIME_DIR": runtime, "PATH": "/usr/bin:/bin", "USER": name,
-         "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(work.file("no-system-bus"))", "LATCHKEY_PINENTRY": work.file("no-pinentry")]) { _, new in new }
+        extraEnvironment.merging([
+            "HOME": home, "XDG_RUNTIME_DIR": runtime, "PATH": "/usr/bin:/bin", "USER": name,
+            "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(work.file("no-system-bus"))",
+            "LATCHKEY_PINENTRY": work.file("no-pinentry"),
+        ]) { _, new in new }
     }
 
     func asUser(_ program: String, _ arguments: [String]) -> [String] {
@@ -107,14 +120,17 @@ final class PAMSandbox: @unchecked Sendable {
 
     /// Runs a command of the latchkey tool as the user.
     func latchkey(_ arguments: String..., input: String? = nil) throws -> HelperProcess.Output {
-        try HelperProcess.run("/usr/bin/setpriv", asUser(HelperProcess.product("latchkey"), arguments), environment: userEnvironment,
-                              input: input.map { Data($0.utf8) })
+        try HelperProcess.run(
+            "/usr/bin/setpriv", asUser(HelperProcess.product("latchkey"), arguments), environment: userEnvironment,
+            input: input.map { Data($0.utf8) })
     }
 
     /// Whether `passphrase` opens the keychain now (checked without the agent).
     func unlocks(_ passphrase: String) throws -> Bool {
         let checked = try latchkey("unlock-keychain", "--no-agent", "--passphrase-fd", "0", input: passphrase + "\n")
-        guard checked.status == 0 || checked.status == 51 else { throw Failure("unlock-keychain --no-agent: \(checked.stderr)") }
+        guard checked.status == 0 || checked.status == 51 else {
+            throw Failure("unlock-keychain --no-agent: \(checked.stderr)")
+        }
         return checked.status == 0
     }
 
@@ -122,7 +138,9 @@ final class PAMSandbox: @unchecked Sendable {
     func agentState() throws -> String {
         let info = try latchkey("show-keychain-info")
         let line = info.stdout.split(separator: "\n").first { $0.hasPrefix("agent: ") } ?? ""
-        if let comma = line.lastIndex(of: ",") { return String(line[line.index(after: comma)...]).trimmingCharacters(in: .whitespaces) }
+        if let comma = line.lastIndex(of: ",") {
+            return String(line[line.index(after: comma)...]).trimmingCharacters(in: .whitespaces)
+        }
         return String(line)
     }
 
@@ -131,8 +149,10 @@ final class PAMSandbox: @unchecked Sendable {
     /// Starts the user's latchkeyd (as the user) with `arguments` besides its usual ones, and waits until it
     /// accepts connections.
     func startAgent(_ arguments: [String] = []) throws {
-        let process = try SpawnedProcess("/usr/bin/setpriv", asUser(HelperProcess.product("latchkeyd"), ["--verbose", "--no-ssh-agent"] + arguments),
-                                         environment: userEnvironment, log: work.file("agent.log"))
+        let process = try SpawnedProcess(
+            "/usr/bin/setpriv",
+            asUser(HelperProcess.product("latchkeyd"), ["--verbose", "--no-ssh-agent"] + arguments),
+            environment: userEnvironment, log: work.file("agent.log"))
         agent = process
         try waitUntil("the agent listens") {
             guard process.isRunning else { throw Failure("latchkeyd ended: \(agentLog)") }
@@ -147,14 +167,16 @@ final class PAMSandbox: @unchecked Sendable {
 
     /// Runs pamtester as root for the user: `operations` in one PAM handle, `input` the answers it types.
     func pamtester(_ operations: [String], input: String = "") throws -> HelperProcess.Output {
-        try HelperProcess.run(Self.pamtester, ["-v", "-E", "XDG_RUNTIME_DIR=\(runtime)", service, name] + operations,
-                              environment: ["PATH": "/usr/bin:/bin"], input: Data(input.utf8), timeout: 60)
+        try HelperProcess.run(
+            Self.pamtester, ["-v", "-E", "XDG_RUNTIME_DIR=\(runtime)", service, name] + operations,
+            environment: ["PATH": "/usr/bin:/bin"], input: Data(input.utf8), timeout: 60)
     }
 
     /// Starts pamtester without waiting for it (a test that acts while the PAM step runs).
     func startPamtester(_ operations: [String], input: String) throws -> SpawnedProcess {
-        let process = try SpawnedProcess(Self.pamtester, ["-v", "-E", "XDG_RUNTIME_DIR=\(runtime)", service, name] + operations,
-                                         environment: ["PATH": "/usr/bin:/bin"], log: work.file("pamtester.log"), input: true)
+        let process = try SpawnedProcess(
+            Self.pamtester, ["-v", "-E", "XDG_RUNTIME_DIR=\(runtime)", service, name] + operations,
+            environment: ["PATH": "/usr/bin:/bin"], log: work.file("pamtester.log"), input: true)
         process.send(Data(input.utf8))
         return process
     }

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
-@testable import LatchkeyAgent
 import LatchkeyPOSIX
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyAgent
 
 /// The check the agent makes before it serves a request: the sender is still the process it identified at
 /// connection (its pidfd), running the very executable it identified (looked at through the `/proc/<pid>`
@@ -12,8 +13,10 @@ import Testing
 @Suite struct PeerIdentityTests {
     /// A python3 that waits for a line on its standard input, then runs `/bin/sleep`.
     static func startExecer() throws -> SpawnedProcess {
-        try SpawnedProcess("/usr/bin/python3", ["-c", "import os, sys; sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])"],
-                           environment: ["PATH": "/usr/bin:/bin"], input: true)
+        try SpawnedProcess(
+            "/usr/bin/python3",
+            ["-c", "import os, sys; sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])"],
+            environment: ["PATH": "/usr/bin:/bin"], input: true)
     }
 
     @Test func aProcessThatRunsAnotherProgramAfterConnectingIsToldApart() throws {
@@ -32,8 +35,9 @@ import Testing
         #expect(identity.mismatch(sender: sender, digests: DigestCache()) == nil)
         // Another sender (another pid) is refused whatever it runs.
         let stranger = UnixSocket.Credentials(pid: getpid(), uid: getuid(), gid: getgid())
-        #expect(identity.mismatch(sender: stranger, digests: DigestCache())
-            == "a message came from pid \(getpid()) (uid \(getuid())), not from pid \(pid), which connected")
+        #expect(
+            identity.mismatch(sender: stranger, digests: DigestCache())
+                == "a message came from pid \(getpid()) (uid \(getuid())), not from pid \(pid), which connected")
 
         process.send(Data("go\n".utf8))
         var verdict: String?
@@ -45,7 +49,9 @@ import Testing
         #expect(verdict == "pid \(pid) now runs /usr/bin/sleep, not the program that connected")
 
         process.stop(signal: SIGKILL)
-        #expect(identity.mismatch(sender: sender, digests: DigestCache()) == "pid \(pid) is no longer the process that connected")
+        #expect(
+            identity.mismatch(sender: sender, digests: DigestCache())
+                == "pid \(pid) is no longer the process that connected")
     }
 
     @Test func theHandleLooksAtTheExecutableThroughItsProcessDirectory() throws {

@@ -19,9 +19,23 @@ import Testing
             ("a list with bytes after it", [11, 0]),
             ("a sign request cut short", [13] + SSHAgentWire.uint32(1_000) + [1, 2, 3]),
             ("a key of an unknown type", [17] + SSHAgentWire.string("ssh-dss") + SSHAgentWire.string("x")),
-            ("an RSA key whose numbers do not agree", [17] + SSHAgentWire.string("ssh-rsa") + (0..<6).flatMap { _ in SSHAgentWire.string([0x7f] + [UInt8](repeating: 1, count: 200)) } + SSHAgentWire.string("c")),
-            ("an EC key on the wrong curve", [17] + SSHAgentWire.string("ecdsa-sha2-nistp256") + SSHAgentWire.string("nistp384") + SSHAgentWire.string([4] + [UInt8](repeating: 1, count: 64)) + SSHAgentWire.string([1]) + SSHAgentWire.string("c")),
-            ("an unknown constraint", [25] + SSHAgentWire.string("ssh-ed25519") + SSHAgentWire.string([UInt8](repeating: 0, count: 32)) + SSHAgentWire.string([UInt8](repeating: 0, count: 64)) + SSHAgentWire.string("c") + [9]),
+            (
+                "an RSA key whose numbers do not agree",
+                [17] + SSHAgentWire.string("ssh-rsa")
+                    + (0..<6).flatMap { _ in SSHAgentWire.string([0x7f] + [UInt8](repeating: 1, count: 200)) }
+                    + SSHAgentWire.string("c")
+            ),
+            (
+                "an EC key on the wrong curve",
+                [17] + SSHAgentWire.string("ecdsa-sha2-nistp256") + SSHAgentWire.string("nistp384")
+                    + SSHAgentWire.string([4] + [UInt8](repeating: 1, count: 64)) + SSHAgentWire.string([1])
+                    + SSHAgentWire.string("c")
+            ),
+            (
+                "an unknown constraint",
+                [25] + SSHAgentWire.string("ssh-ed25519") + SSHAgentWire.string([UInt8](repeating: 0, count: 32))
+                    + SSHAgentWire.string([UInt8](repeating: 0, count: 64)) + SSHAgentWire.string("c") + [9]
+            ),
             ("an unknown extension", [27] + SSHAgentWire.string("nothing@example.com")),
             ("a session binding with no signature", [27] + SSHAgentWire.string("session-bind@openssh.com")),
             ("a text that is not UTF-8", [27] + SSHAgentWire.string([0xff, 0xfe])),
@@ -64,8 +78,10 @@ import Testing
         let ssh = try SSHSandbox()
         try ssh.sshAdd(try ssh.makeKey("id_mine", type: "ecdsa"))
         // The socket's directory is the agent user's alone: another user cannot even reach the socket.
-        let listed = try HelperProcess.run("/usr/bin/setpriv", ["--reuid=\(nobody.uid)", "--regid=\(nobody.gid)", "--clear-groups", "/usr/bin/ssh-add", "-l"],
-                                           environment: ["SSH_AUTH_SOCK": ssh.socketPath, "PATH": "/usr/bin:/bin"])
+        let listed = try HelperProcess.run(
+            "/usr/bin/setpriv",
+            ["--reuid=\(nobody.uid)", "--regid=\(nobody.gid)", "--clear-groups", "/usr/bin/ssh-add", "-l"],
+            environment: ["SSH_AUTH_SOCK": ssh.socketPath, "PATH": "/usr/bin:/bin"])
         #expect(listed.status == 2)
         #expect(listed.stderr.hasPrefix("Error connecting to agent: Permission denied"))
     }

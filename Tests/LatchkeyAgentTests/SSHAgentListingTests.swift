@@ -7,7 +7,8 @@ import Testing
 /// lists them, and still there after the agent restarts.
 @Suite(.serialized, .dedicatedThreads) struct SSHAgentListingTests {
     static let kinds: [(name: String, type: String, bits: Int?)] = [
-        ("id_p256", "ecdsa", 256), ("id_p384", "ecdsa", 384), ("id_p521", "ecdsa", 521), ("id_rsa", "rsa", 2048), ("id_ed25519", "ed25519", nil),
+        ("id_p256", "ecdsa", 256), ("id_p384", "ecdsa", 384), ("id_p521", "ecdsa", 521), ("id_rsa", "rsa", 2048),
+        ("id_ed25519", "ed25519", nil),
     ]
 
     @Test func anEmptyAgentSaysSo() throws {
@@ -21,15 +22,18 @@ import Testing
     @Test func theAgentSaysWhereToPointSSHAuthSock() throws {
         let ssh = try SSHSandbox()
         // The log line an operator reads (journalctl --user -u latchkeyd) names the socket and the variable.
-        #expect(ssh.agent.agentLog.contains("SSH agent listening on \(ssh.socketPath) (SSH_AUTH_SOCK=\(ssh.socketPath))\n"))
-        let help = try HelperProcess.run(HelperProcess.product("latchkeyd"), ["--help"], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(
+            ssh.agent.agentLog.contains("SSH agent listening on \(ssh.socketPath) (SSH_AUTH_SOCK=\(ssh.socketPath))\n"))
+        let help = try HelperProcess.run(
+            HelperProcess.product("latchkeyd"), ["--help"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("export SSH_AUTH_SOCK=\"$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock\""))
     }
 
     @Test func everyKindIsStoredAndListedAsOpenSSHListsIt() throws {
         let ssh = try SSHSandbox()
-        var fingerprints = "", lines = ""
+        var fingerprints = ""
+        var lines = ""
         for kind in Self.kinds {
             let path = try ssh.makeKey(kind.name, type: kind.type, bits: kind.bits)
             let added = try ssh.sshAdd(path)

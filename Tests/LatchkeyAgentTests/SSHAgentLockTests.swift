@@ -45,7 +45,9 @@ import Testing
         #expect(try !signs(ssh, path))
         let wire = try SSHAgentWire(path: ssh.socketPath)
         let blob = Data(base64Encoded: String(try ssh.publicKey(path).split(separator: " ")[1]))!
-        #expect(wire.exchange([13] + SSHAgentWire.string(Array(blob)) + SSHAgentWire.string("data") + SSHAgentWire.uint32(0)) == [5])
+        #expect(
+            wire.exchange(
+                [13] + SSHAgentWire.string(Array(blob)) + SSHAgentWire.string("data") + SSHAgentWire.uint32(0)) == [5])
         try ssh.agent.unlock()
         #expect(try signs(ssh, path))
     }

@@ -30,9 +30,13 @@ import Testing
         #expect(login.stdout == "logged in\n")
 
         let fingerprint = String(try ssh.fingerprintLine(path).split(separator: " ")[1])
-        let hostFingerprint = String(try ssh.run("ssh-keygen", ["-lf", server.directory + "/host_ed25519.pub"]).stdout.split(separator: " ")[1])
+        let hostFingerprint = String(
+            try ssh.run("ssh-keygen", ["-lf", server.directory + "/host_ed25519.pub"]).stdout.split(separator: " ")[1])
         let asked = pinentryLog(ssh)
-        #expect(asked.contains("SETDESC Allow the SSH key \"id_confirmed\" (\(fingerprint)) for logging in as \(server.user) to the host with key \(hostFingerprint)?\nHost key: \(hostFingerprint)\nConnection: direct from this computer\nAsked by: /usr/bin/ssh (pid "), "\(asked)")
+        #expect(
+            asked.contains(
+                "SETDESC Allow the SSH key \"id_confirmed\" (\(fingerprint)) for logging in as \(server.user) to the host with key \(hostFingerprint)?\nHost key: \(hostFingerprint)\nConnection: direct from this computer\nAsked by: /usr/bin/ssh (pid "
+            ), "\(asked)")
         #expect(asked.contains("SETOK Allow\nSETCANCEL Deny\n"))
     }
 
@@ -49,7 +53,10 @@ import Testing
         let signed = try job.run("/usr/bin/ssh-keygen", sign)
         #expect(signed.status == 0, "\(signed.stderr)")
         let fingerprint = String(try ssh.fingerprintLine(path).split(separator: " ")[1])
-        #expect(pinentryLog(ssh).contains("SETDESC Allow the SSH key \"id_git\" (\(fingerprint)) for a git commit signature?\nAsked by: /usr/bin/ssh-keygen (pid "))
+        #expect(
+            pinentryLog(ssh).contains(
+                "SETDESC Allow the SSH key \"id_git\" (\(fingerprint)) for a git commit signature?\nAsked by: /usr/bin/ssh-keygen (pid "
+            ))
         try ssh.answerPinentry("cancel")
         try FileManager.default.removeItem(atPath: message + ".sig")
         // The same job signs again: the approval covers it.
@@ -102,7 +109,9 @@ import Testing
         let line = made.stdout.split(separator: " ").prefix(2).joined(separator: " ")
         let identity = ssh.directory.file("id_fleet")
         try (line + "\n").write(toFile: identity + ".pub", atomically: true, encoding: .utf8)
-        #expect(try ssh.agent.cli("ssh-key", "list").stdout.hasSuffix(" fleet (ECDSA) origin=made-in-keychain confirm=yes approval=60s approval-scope=tree programs=any\n"))
+        #expect(
+            try ssh.agent.cli("ssh-key", "list").stdout.hasSuffix(
+                " fleet (ECDSA) origin=made-in-keychain confirm=yes approval=60s approval-scope=tree programs=any\n"))
         let servers = try (0..<3).map { try SSHServer(in: ssh, authorizedKeys: [line], name: "sshd-\($0)") }
         try ssh.answerPinentry("confirm")
         let job = try ssh.job()
@@ -110,7 +119,9 @@ import Testing
             #expect(try server.ssh(in: job, identity: identity).stdout == "logged in\n")
         }
         #expect(prompts(ssh) == 1)
-        #expect(pinentryLog(ssh).contains("Allowing covers this program's further uses of this key for any destination for 60 seconds"))
+        #expect(
+            pinentryLog(ssh).contains(
+                "Allowing covers this program's further uses of this key for any destination for 60 seconds"))
     }
 
     @Test func anApprovalEndsWhenItsTimeIsUp() throws {
@@ -125,7 +136,10 @@ import Testing
         let job = try ssh.job()
         #expect(try server.ssh(in: job, identity: path).status == 0)
         #expect(prompts(ssh) == 1)
-        #expect(pinentryLog(ssh).contains("Allowing covers this program's further uses of this key for the same destination for 1 second, until the keychain or the agent locks."))
+        #expect(
+            pinentryLog(ssh).contains(
+                "Allowing covers this program's further uses of this key for the same destination for 1 second, until the keychain or the agent locks."
+            ))
         // Past its second the approval covers nothing: the same job, the same destination, asked again.
         Thread.sleep(forTimeInterval: 1.5)
         #expect(try server.ssh(in: job, identity: path).status == 0)
@@ -149,11 +163,19 @@ import Testing
         #expect(login.stdout == "logged in\n")
         #expect(prompts(ssh) == 2)
         func fingerprint(_ server: SSHServer) throws -> String {
-            String(try ssh.run("ssh-keygen", ["-lf", server.directory + "/host_ed25519.pub"]).stdout.split(separator: " ")[1])
+            String(
+                try ssh.run("ssh-keygen", ["-lf", server.directory + "/host_ed25519.pub"]).stdout.split(separator: " ")[
+                    1])
         }
         let asked = pinentryLog(ssh)
-        #expect(asked.contains("to the host with key \(try fingerprint(first))?\nHost key: \(try fingerprint(first))\nConnection: direct from this computer\n"), "\(asked)")
-        #expect(asked.contains("to the host with key \(try fingerprint(second))?\nHost key: \(try fingerprint(second))\nForwarded through: \(try fingerprint(first))\n"), "\(asked)")
+        #expect(
+            asked.contains(
+                "to the host with key \(try fingerprint(first))?\nHost key: \(try fingerprint(first))\nConnection: direct from this computer\n"
+            ), "\(asked)")
+        #expect(
+            asked.contains(
+                "to the host with key \(try fingerprint(second))?\nHost key: \(try fingerprint(second))\nForwarded through: \(try fingerprint(first))\n"
+            ), "\(asked)")
     }
 
     @Test func withoutPinentryAConfirmedKeyIsNeverUsed() throws {

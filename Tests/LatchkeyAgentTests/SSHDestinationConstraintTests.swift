@@ -16,12 +16,19 @@ import Testing
         return (key, a, b, knownHosts)
     }
 
-    func login(_ ssh: SSHSandbox, _ server: SSHServer, as alias: String, key: String, knownHosts: String, user: String? = nil)
+    func login(
+        _ ssh: SSHSandbox, _ server: SSHServer, as alias: String, key: String, knownHosts: String, user: String? = nil
+    )
         throws -> HelperProcess.Output
     {
-        try ssh.run("ssh", ["-F", "/dev/null", "-o", "IdentityFile=\(key).pub", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                            "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\(knownHosts)", "-o", "HostKeyAlias=\(alias)",
-                            "-p", String(server.port), "\(user ?? server.user)@127.0.0.1", "echo logged in"])
+        try ssh.run(
+            "ssh",
+            [
+                "-F", "/dev/null", "-o", "IdentityFile=\(key).pub", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\(knownHosts)", "-o",
+                "HostKeyAlias=\(alias)",
+                "-p", String(server.port), "\(user ?? server.user)@127.0.0.1", "echo logged in",
+            ])
     }
 
     @Test func aKeyRestrictedToAHostLogsInThereOnly() throws {
@@ -80,8 +87,11 @@ import Testing
         let firstLine = try String(contentsOfFile: knownHosts, encoding: .utf8).split(separator: "\n")[0]
         let hostBlob = Array(try #require(Data(base64Encoded: String(firstLine.split(separator: " ")[2]))))
         let wire = try SSHAgentWire(path: ssh.socketPath)
-        let forged = [27] + SSHAgentWire.string("session-bind@openssh.com") + SSHAgentWire.string(hostBlob) + SSHAgentWire.string([UInt8](repeating: 7, count: 32))
-            + SSHAgentWire.string(SSHAgentWire.string("ssh-ed25519") + SSHAgentWire.string([UInt8](repeating: 0, count: 64))) + [0]
+        let forged =
+            [27] + SSHAgentWire.string("session-bind@openssh.com") + SSHAgentWire.string(hostBlob)
+            + SSHAgentWire.string([UInt8](repeating: 7, count: 32))
+            + SSHAgentWire.string(
+                SSHAgentWire.string("ssh-ed25519") + SSHAgentWire.string([UInt8](repeating: 0, count: 64))) + [0]
         #expect(wire.exchange(forged) == [28])  // SSH_AGENT_EXTENSION_FAILURE.
         // After a failed binding the connection shows no constrained key.
         #expect(SSHAgentWire.identities(wire.exchange([11]) ?? [])?.count == 0)

@@ -19,7 +19,8 @@ import Testing
         #expect(server.log.contains("Accepted publickey for \(server.user) from 127.0.0.1"))
         #expect(server.log.contains(String(fingerprint)))
         // ssh bound the connection to the session, with the server's host key.
-        let hostFingerprint = try ssh.run("ssh-keygen", ["-lf", server.directory + "/host_ed25519.pub"]).stdout.split(separator: " ")[1]
+        let hostFingerprint = try ssh.run("ssh-keygen", ["-lf", server.directory + "/host_ed25519.pub"]).stdout.split(
+            separator: " ")[1]
         #expect(ssh.agent.agentLog.contains("(ssh): bound to a session with host key \(hostFingerprint)\n"))
     }
 

@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An agent sandbox used through its SSH agent socket by Debian's OpenSSH programs (`ssh-add`, `ssh-keygen`,
@@ -35,12 +36,19 @@ final class SSHSandbox: @unchecked Sendable {
 
     /// The environment of the OpenSSH programs.
     var environment: [String: String] {
-        ["HOME": directory.path, "PATH": "/usr/bin:/bin", "SSH_AUTH_SOCK": socketPath, "SSH_ASKPASS": directory.file("askpass"),
-         "SSH_ASKPASS_REQUIRE": "force", "LC_ALL": "C"]
+        [
+            "HOME": directory.path, "PATH": "/usr/bin:/bin", "SSH_AUTH_SOCK": socketPath,
+            "SSH_ASKPASS": directory.file("askpass"),
+            "SSH_ASKPASS_REQUIRE": "force", "LC_ALL": "C",
+        ]
     }
 
-    func answerPinentry(_ how: String) throws { try (how + "\n").write(toFile: pinentryAnswer, atomically: true, encoding: .utf8) }
-    func answerAskpass(_ text: String) throws { try (text + "\n").write(toFile: askpassAnswer, atomically: true, encoding: .utf8) }
+    func answerPinentry(_ how: String) throws {
+        try (how + "\n").write(toFile: pinentryAnswer, atomically: true, encoding: .utf8)
+    }
+    func answerAskpass(_ text: String) throws {
+        try (text + "\n").write(toFile: askpassAnswer, atomically: true, encoding: .utf8)
+    }
 
     /// Runs an OpenSSH program (`ssh-add`, `ssh-keygen`, `ssh`) with the sandbox's environment.
     @discardableResult
@@ -49,7 +57,9 @@ final class SSHSandbox: @unchecked Sendable {
     }
 
     /// A shell job with the OpenSSH programs' environment: its commands are one process tree.
-    func job() throws -> ShellJob { try ShellJob(in: directory.file("job-\(UUID().uuidString)"), environment: environment) }
+    func job() throws -> ShellJob {
+        try ShellJob(in: directory.file("job-\(UUID().uuidString)"), environment: environment)
+    }
 
     /// `ssh-add` with arguments.
     @discardableResult
@@ -87,7 +97,9 @@ final class SSHSandbox: @unchecked Sendable {
         try database.unlock(with: Passphrase(AgentSandbox.passphrase))
         do {
             return try database.copyMatching(
-                ItemQuery(.key, matching: [.accessGroup: .string("com.latchkey.ssh")], synchronizable: .any, limit: .all, returning: [.attributes]),
+                ItemQuery(
+                    .key, matching: [.accessGroup: .string("com.latchkey.ssh")], synchronizable: .any, limit: .all,
+                    returning: [.attributes]),
                 caller: CallerIdentity(applicationIdentifier: "test", accessGroups: ["*"]))
         } catch KeychainError.itemNotFound {
             return []
@@ -108,7 +120,9 @@ final class SSHAgentWire {
             for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
         }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard connected == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
@@ -121,7 +135,9 @@ final class SSHAgentWire {
     func send(_ bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { return }
             sent += count
         }
@@ -154,7 +170,9 @@ final class SSHAgentWire {
         return buffer
     }
 
-    static func uint32(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+    static func uint32(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
     static func string(_ bytes: [UInt8]) -> [UInt8] { uint32(UInt32(bytes.count)) + bytes }
     static func string(_ text: String) -> [UInt8] { string(Array(text.utf8)) }
 
@@ -165,7 +183,9 @@ final class SSHAgentWire {
         var position = 5
         func next() -> [UInt8]? {
             guard position + 4 <= reply.count else { return nil }
-            let length = Int(reply[position]) << 24 | Int(reply[position + 1]) << 16 | Int(reply[position + 2]) << 8 | Int(reply[position + 3])
+            let length =
+                Int(reply[position]) << 24 | Int(reply[position + 1]) << 16 | Int(reply[position + 2]) << 8
+                | Int(reply[position + 3])
             guard position + 4 + length <= reply.count else { return nil }
             defer { position += 4 + length }
             return Array(reply[(position + 4)..<(position + 4 + length)])
@@ -205,12 +225,15 @@ final class SSHServer {
     init(in sandbox: SSHSandbox, authorizedKeys: [String], name: String = "sshd") throws {
         directory = sandbox.directory.file(name)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let made = try sandbox.run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "host", "-f", directory + "/host_ed25519"])
+        let made = try sandbox.run(
+            "ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "host", "-f", directory + "/host_ed25519"])
         #expect(made.status == 0, "\(made.stderr)")
         hostKey = try sandbox.publicKey(directory + "/host_ed25519")
-        try (authorizedKeys.joined(separator: "\n") + "\n").write(toFile: directory + "/authorized_keys", atomically: true, encoding: .utf8)
+        try (authorizedKeys.joined(separator: "\n") + "\n").write(
+            toFile: directory + "/authorized_keys", atomically: true, encoding: .utf8)
         if getuid() == 0, !FileManager.default.fileExists(atPath: "/run/sshd") {
-            try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createDirectory(
+                atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         }
         port = Self.freePort()
         let configuration = """
@@ -228,11 +251,15 @@ final class SSHServer {
 
             """
         try configuration.write(toFile: directory + "/sshd_config", atomically: true, encoding: .utf8)
-        process = try SpawnedProcess("/usr/sbin/sshd", ["-D", "-e", "-f", directory + "/sshd_config"], environment: ["PATH": "/usr/bin:/bin"],
-                                     log: directory + "/sshd.log")
-        try waitUntil("sshd to listen") { log.contains("Server listening on 127.0.0.1 port \(port)") || !process.isRunning }
+        process = try SpawnedProcess(
+            "/usr/sbin/sshd", ["-D", "-e", "-f", directory + "/sshd_config"], environment: ["PATH": "/usr/bin:/bin"],
+            log: directory + "/sshd.log")
+        try waitUntil("sshd to listen") {
+            log.contains("Server listening on 127.0.0.1 port \(port)") || !process.isRunning
+        }
         // The host key as known_hosts knows it, so ssh checks it strictly.
-        try "[127.0.0.1]:\(port) \(hostKey)\n".write(toFile: directory + "/known_hosts", atomically: true, encoding: .utf8)
+        try "[127.0.0.1]:\(port) \(hostKey)\n".write(
+            toFile: directory + "/known_hosts", atomically: true, encoding: .utf8)
     }
 
     deinit { process.stop() }
@@ -246,14 +273,20 @@ final class SSHServer {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// `ssh` through the agent with the key of `identity` (its `.pub`: the private key may be gone), running
     /// `command` on the server.
-    func ssh(_ sandbox: SSHSandbox, identity: String, command: String = "echo logged in", extra: [String] = []) throws -> HelperProcess.Output {
+    func ssh(_ sandbox: SSHSandbox, identity: String, command: String = "echo logged in", extra: [String] = []) throws
+        -> HelperProcess.Output
+    {
         try sandbox.run("ssh", sshArguments(identity: identity, command: command, extra: extra))
     }
 
@@ -264,12 +297,15 @@ final class SSHServer {
 
     /// The same login as one shell command line, for a session on another server to run (a hop).
     func commandLine(identity: String, command: String = "echo logged in") -> String {
-        (["/usr/bin/ssh"] + sshArguments(identity: identity, command: command)).map { "'" + $0 + "'" }.joined(separator: " ")
+        (["/usr/bin/ssh"] + sshArguments(identity: identity, command: command)).map { "'" + $0 + "'" }.joined(
+            separator: " ")
     }
 
     private func sshArguments(identity: String, command: String = "echo logged in", extra: [String] = []) -> [String] {
-        ["-F", "/dev/null", "-o", "IdentityFile=\(identity).pub", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-         "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\(directory)/known_hosts",
-         "-o", "ConnectTimeout=20", "-p", String(port)] + extra + ["\(user)@127.0.0.1", command]
+        [
+            "-F", "/dev/null", "-o", "IdentityFile=\(identity).pub", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+            "-o", "StrictHostKeyChecking=yes", "-o", "UserKnownHostsFile=\(directory)/known_hosts",
+            "-o", "ConnectTimeout=20", "-p", String(port),
+        ] + extra + ["\(user)@127.0.0.1", command]
     }
 }

@@ -17,9 +17,14 @@ import Testing
             let signed = try ssh.run("ssh-keygen", ["-Y", "sign", "-n", "git", "-f", path + ".pub", message])
             #expect(signed.status == 0, "\(kind.name): \(signed.stderr)")
             #expect(signed.stderr == "Signing file \(message)\nWrite signature to \(message).sig\n")
-            try "signer \(try ssh.publicKey(path))\n".write(toFile: ssh.directory.file("allowed"), atomically: true, encoding: .utf8)
-            let verified = try ssh.run("ssh-keygen", ["-Y", "verify", "-f", ssh.directory.file("allowed"), "-I", "signer", "-n", "git",
-                                                      "-s", message + ".sig"], input: Data("the commit to sign\n".utf8))
+            try "signer \(try ssh.publicKey(path))\n".write(
+                toFile: ssh.directory.file("allowed"), atomically: true, encoding: .utf8)
+            let verified = try ssh.run(
+                "ssh-keygen",
+                [
+                    "-Y", "verify", "-f", ssh.directory.file("allowed"), "-I", "signer", "-n", "git",
+                    "-s", message + ".sig",
+                ], input: Data("the commit to sign\n".utf8))
             #expect(verified.status == 0, "\(kind.name): \(verified.stderr)")
             let fingerprint = try ssh.fingerprintLine(path).split(separator: " ")[1]
             let label = kind.type == "rsa" ? "RSA" : kind.type == "ed25519" ? "ED25519" : "ECDSA"
@@ -36,12 +41,17 @@ import Testing
         let listing = try #require(wire.exchange([11]))
         let blob = try #require(SSHAgentWire.identities(listing)?.first?.blob)
         func sign(flags: UInt32) -> String? {
-            SSHAgentWire.signatureAlgorithm(wire.exchange([13] + SSHAgentWire.string(blob) + SSHAgentWire.string("data") + SSHAgentWire.uint32(flags)) ?? [])
+            SSHAgentWire.signatureAlgorithm(
+                wire.exchange(
+                    [13] + SSHAgentWire.string(blob) + SSHAgentWire.string("data") + SSHAgentWire.uint32(flags)) ?? [])
         }
         #expect(sign(flags: 2) == "rsa-sha2-256")
         #expect(sign(flags: 4) == "rsa-sha2-512")
         #expect(sign(flags: 0) == "ssh-rsa")  // Asked for: no SHA-2 flag.
         // A key the agent does not hold: failure.
-        #expect(wire.exchange([13] + SSHAgentWire.string(Array(blob.dropLast()) + [0]) + SSHAgentWire.string("data") + SSHAgentWire.uint32(2)) == [5])
+        #expect(
+            wire.exchange(
+                [13] + SSHAgentWire.string(Array(blob.dropLast()) + [0]) + SSHAgentWire.string("data")
+                    + SSHAgentWire.uint32(2)) == [5])
     }
 }

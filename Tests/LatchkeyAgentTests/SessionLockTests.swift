@@ -29,7 +29,8 @@ import Testing
         #expect(sandbox.agentLog.contains("latchkeyd: locking when the session locks (1 session(s) of this user)\n"))
         #expect(try sandbox.client("a", "status").hasPrefix("unlocked"))
         try logind.lockSession("c1")
-        try FakeLogind.wait("the lock", until: { sandbox.agentLog.contains("latchkeyd: locked (the session locked (c1))\n") })
+        try FakeLogind.wait(
+            "the lock", until: { sandbox.agentLog.contains("latchkeyd: locked (the session locked (c1))\n") })
         #expect(try sandbox.client("a", "status").hasPrefix("locked"))
         // Unlocked again (the screen locker's PAM stack does it through pam_latchkey: PAMModuleTests).
         try sandbox.unlock()
@@ -42,7 +43,8 @@ import Testing
         try handled(logind)
         #expect(try sandbox.client("a", "status").hasPrefix("unlocked"), "an unlocked hint changes nothing")
         try logind.setLockedHint("c1", true)
-        try FakeLogind.wait("the lock", until: { sandbox.agentLog.contains("latchkeyd: locked (the session's screen locked (c1))\n") })
+        try FakeLogind.wait(
+            "the lock", until: { sandbox.agentLog.contains("latchkeyd: locked (the session's screen locked (c1))\n") })
         #expect(try sandbox.client("a", "status").hasPrefix("locked"))
     }
 

@@ -31,12 +31,16 @@ final class ShellJob: @unchecked Sendable {
         count += 1
         let file = { (name: String) in "\(self.directory)/\(name).\(index)" }
         let words = ([program] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        let line = "\(words.joined(separator: " ")) </dev/null >'\(file("out"))' 2>'\(file("err"))'; "
+        let line =
+            "\(words.joined(separator: " ")) </dev/null >'\(file("out"))' 2>'\(file("err"))'; "
             + "echo $? >'\(file("status")).new' && mv '\(file("status")).new' '\(file("status"))'\n"
         shell.send(Data(line.utf8))
-        try waitUntil("\(program) in the shell job", seconds: timeout) { FileManager.default.fileExists(atPath: file("status")) }
+        try waitUntil("\(program) in the shell job", seconds: timeout) {
+            FileManager.default.fileExists(atPath: file("status"))
+        }
         let text = { (name: String) in (try? String(contentsOfFile: file(name), encoding: .utf8)) ?? "" }
-        return Output(status: Int32(text("status").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1,
-                      stdout: text("out"), stderr: text("err"))
+        return Output(
+            status: Int32(text("status").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1,
+            stdout: text("out"), stderr: text("err"))
     }
 }

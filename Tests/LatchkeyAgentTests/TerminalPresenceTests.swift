@@ -17,17 +17,21 @@ import Testing
     }
 
     func prepare() throws {
-        let added = try HelperProcess.run(AgentSandbox.clientPath("a"), ["secitem-set-protected", "mail", "alice", "s3cret"],
-                                          environment: environment)
+        let added = try HelperProcess.run(
+            AgentSandbox.clientPath("a"), ["secitem-set-protected", "mail", "alice", "s3cret"],
+            environment: environment)
         #expect(added.stdout == "SecItemAdd 0\n", "\(added.stderr)")
     }
 
     func ask() throws -> PseudoTerminalSession {
-        let session = try PseudoTerminalSession(executable: AgentSandbox.clientPath("a"),
-                                                arguments: ["secitem-get-ui", "mail", "alice", "allow", "Read the mail password"],
-                                                environment: environment)
-        #expect(session.expect("latchkey-test-client-a wants to use a protected keychain item: Read the mail password.\r\n"
-            + "Keychain passphrase to allow it (empty to refuse): "))
+        let session = try PseudoTerminalSession(
+            executable: AgentSandbox.clientPath("a"),
+            arguments: ["secitem-get-ui", "mail", "alice", "allow", "Read the mail password"],
+            environment: environment)
+        #expect(
+            session.expect(
+                "latchkey-test-client-a wants to use a protected keychain item: Read the mail password.\r\n"
+                    + "Keychain passphrase to allow it (empty to refuse): "))
         return session
     }
 
@@ -58,8 +62,9 @@ import Testing
         #expect(endOfInput.transcript.hasSuffix("SecItemCopyMatching -128 -\r\n"), "\(endOfInput.transcript)")
 
         // No terminal at all (a new session without one): nobody to ask.
-        let detached = try HelperProcess.run(AgentSandbox.clientPath("a"), ["secitem-get-ui", "mail", "alice", "allow"],
-                                             environment: environment)
+        let detached = try HelperProcess.run(
+            AgentSandbox.clientPath("a"), ["secitem-get-ui", "mail", "alice", "allow"],
+            environment: environment)
         #expect(detached.stdout == "SecItemCopyMatching -25308 -\n", "\(detached.stderr)")
     }
 }

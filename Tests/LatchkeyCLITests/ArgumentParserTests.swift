@@ -1,6 +1,7 @@
-@testable import LatchkeyCLI
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyCLI
 
 /// The parser behind every command: getopt's short options, long options, and options anywhere before `--`.
 @Suite(.dedicatedThreads) struct ArgumentParserTests {
@@ -30,7 +31,8 @@ import Testing
     }
 
     @Test func longOptions() throws {
-        let parsed = try ArgumentParser.parse(["--access-group=g1", "--synchronizable", "--access-group", "g2"], options: options)
+        let parsed = try ArgumentParser.parse(
+            ["--access-group=g1", "--synchronizable", "--access-group", "g2"], options: options)
         #expect(parsed.allValues("access-group") == ["g1", "g2"])
         #expect(parsed.flags["synchronizable"] == 1)
     }
@@ -40,7 +42,8 @@ import Testing
         #expect(after.flags == ["g": 1])
         #expect(after.positionals == ["kc"])
         #expect(try ArgumentParser.parse(["--", "-g"], options: options).positionals == ["-g"])
-        #expect(try ArgumentParser.parse(["kc", "--", "-g", "--"], options: options).positionals == ["kc", "-g", "--"])
+        #expect(
+            try ArgumentParser.parse(["kc", "--", "-g", "--"], options: options).positionals == ["kc", "-g", "--"])
         #expect(try ArgumentParser.parse(["-"], options: options).positionals == ["-"])
         #expect(try ArgumentParser.parse(["-", "-g"], options: options).flags == ["g": 1])
     }
@@ -48,10 +51,14 @@ import Testing
     /// `find-generic-password -a A -s S ./c.keychain -w`, `register-application EXE --passphrase-file F`: every
     /// order of the same options and words parses to the same result, as macOS `security` users type them.
     @Test func optionsMayComeBeforeBetweenAndAfterTheWords() throws {
-        let pieces: [[String]] = [["-a", "alice"], ["-gU"], ["--access-group", "g1"], ["--access-group=g2"], ["kc"], ["second"]]
+        let pieces: [[String]] = [
+            ["-a", "alice"], ["-gU"], ["--access-group", "g1"], ["--access-group=g2"], ["kc"], ["second"],
+        ]
         var orders: [[[String]]] = [[]]
         for piece in pieces {
-            orders = orders.flatMap { order in (0...order.count).map { at in Array(order[..<at]) + [piece] + Array(order[at...]) } }
+            orders = orders.flatMap { order in
+                (0...order.count).map { at in Array(order[..<at]) + [piece] + Array(order[at...]) }
+            }
         }
         #expect(orders.count == 720)
         for order in orders {
@@ -60,8 +67,12 @@ import Testing
             #expect(parsed.positionals == words, "\(order)")
             #expect(parsed.flags == ["g": 1, "U": 1], "\(order)")
             #expect(parsed.value("a") == "alice", "\(order)")
-            #expect(parsed.allValues("access-group") == order.compactMap { $0 == ["--access-group", "g1"] ? "g1" : $0 == ["--access-group=g2"] ? "g2" : nil },
-                    "\(order)")
+            #expect(
+                parsed.allValues("access-group")
+                    == order.compactMap {
+                        $0 == ["--access-group", "g1"] ? "g1" : $0 == ["--access-group=g2"] ? "g2" : nil
+                    },
+                "\(order)")
         }
     }
 

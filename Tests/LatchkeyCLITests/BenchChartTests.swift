@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import LatchkeyTestSupport
 import Testing
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// `latchkey-bench --plot DIR --from FILE`: SVG charts from a run's figures, and the committed charts
 /// are exactly what the committed run draws.
@@ -35,12 +36,15 @@ import Testing
         final class Collector: NSObject, XMLParserDelegate {
             var texts: [String] = []
             var current: String?
-            func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                        attributes: [String: String] = [:]) {
+            func parser(
+                _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]
+            ) {
                 if name == "text" || name == "title" { current = "" }
             }
             func parser(_ parser: XMLParser, foundCharacters string: String) { current? += string }
-            func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?)
+            {
                 if let text = current { texts.append(text) }
                 current = nil
             }
@@ -56,13 +60,20 @@ import Testing
         try Self.run.write(toFile: directory.file("run.json"), atomically: true, encoding: .utf8)
         try Self.reliability.write(toFile: directory.file("reliability.json"), atomically: true, encoding: .utf8)
         let charts = directory.file("charts")
-        let output = try HelperProcess.run(bench, ["--plot", charts, "--from", directory.file("run.json"),
-                                                  "--reliability", directory.file("reliability.json")])
+        let output = try HelperProcess.run(
+            bench,
+            [
+                "--plot", charts, "--from", directory.file("run.json"),
+                "--reliability", directory.file("reliability.json"),
+            ])
         #expect(output.status == 0, "\(output.stderr)")
-        #expect(output.stderr == ["latency-by-size.svg", "peers.svg", "reliability.svg"]
-            .map { "latchkey-bench: wrote \(charts)/\($0)\n" }.joined())
-        #expect(try FileManager.default.contentsOfDirectory(atPath: charts).sorted()
-            == ["latency-by-size.svg", "peers.svg", "reliability.svg"])
+        #expect(
+            output.stderr
+                == ["latency-by-size.svg", "peers.svg", "reliability.svg"]
+                .map { "latchkey-bench: wrote \(charts)/\($0)\n" }.joined())
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: charts).sorted()
+                == ["latency-by-size.svg", "peers.svg", "reliability.svg"])
 
         let latency = try texts(charts + "/latency-by-size.svg")
         #expect(latency.contains("commit abc1234 · test machine"))
@@ -87,7 +98,9 @@ import Testing
         let source = String(repeating: "word ", count: 30) + "end"
         let lines = try run(reliabilitySource: source)
         #expect(lines.filter { $0.hasPrefix("word") }.count == 2, "\(lines)")
-        #expect(lines.contains(String(repeating: "word ", count: 23) + "word"), "120 characters at most: 23 words and a last one")
+        #expect(
+            lines.contains(String(repeating: "word ", count: 23) + "word"),
+            "120 characters at most: 23 words and a last one")
         #expect(lines.contains(String(repeating: "word ", count: 6) + "end"))
     }
 
@@ -97,21 +110,27 @@ import Testing
         let figures = Self.reliability.replacingOccurrences(of: "a test's counts", with: reliabilitySource)
         try figures.write(toFile: directory.file("reliability.json"), atomically: true, encoding: .utf8)
         let charts = directory.file("wrapped")
-        let output = try HelperProcess.run(bench, ["--plot", charts, "--from", directory.file("run.json"),
-                                                  "--reliability", directory.file("reliability.json")])
+        let output = try HelperProcess.run(
+            bench,
+            [
+                "--plot", charts, "--from", directory.file("run.json"),
+                "--reliability", directory.file("reliability.json"),
+            ])
         #expect(output.status == 0, "\(output.stderr)")
         return try texts(charts + "/reliability.svg")
     }
 
     @Test func badInputIsRefusedWithTheReason() throws {
-        let missing = try HelperProcess.run(bench, ["--plot", directory.file("charts"), "--from", directory.file("none.json")])
+        let missing = try HelperProcess.run(
+            bench, ["--plot", directory.file("charts"), "--from", directory.file("none.json")])
         #expect(missing.status == 64)
         #expect(missing.stderr.hasPrefix("latchkey-bench: cannot read the run in \(directory.file("none.json")): "))
         let noPlot = try HelperProcess.run(bench, ["--from", directory.file("none.json")])
         #expect(noPlot.status == 64)
         #expect(noPlot.stderr == "latchkey-bench: --from needs --plot DIR\n")
         try "{\"command\": 1}".write(toFile: directory.file("bad.json"), atomically: true, encoding: .utf8)
-        let bad = try HelperProcess.run(bench, ["--plot", directory.file("charts"), "--from", directory.file("bad.json")])
+        let bad = try HelperProcess.run(
+            bench, ["--plot", directory.file("charts"), "--from", directory.file("bad.json")])
         #expect(bad.status == 64)
         #expect(!FileManager.default.fileExists(atPath: directory.file("charts")), "nothing drawn from a bad run")
     }
@@ -119,13 +138,20 @@ import Testing
     @Test func theCommittedChartsAreWhatTheCommittedRunDraws() throws {
         let docs = Self.root + "/docs/bench"
         let charts = directory.file("charts")
-        let output = try HelperProcess.run(bench, ["--plot", charts, "--from", docs + "/run.json",
-                                                  "--reliability", docs + "/reliability.json"])
+        let output = try HelperProcess.run(
+            bench,
+            [
+                "--plot", charts, "--from", docs + "/run.json",
+                "--reliability", docs + "/reliability.json",
+            ])
         #expect(output.status == 0, "\(output.stderr)")
         for name in ["latency-by-size.svg", "peers.svg", "reliability.svg"] {
             let drawn = try Data(contentsOf: URL(fileURLWithPath: charts + "/" + name))
             let committed = try Data(contentsOf: URL(fileURLWithPath: docs + "/" + name))
-            #expect(drawn == committed, "docs/bench/\(name) is stale: regenerate it with `swift run latchkey-bench --plot docs/bench --from docs/bench/run.json`")
+            #expect(
+                drawn == committed,
+                "docs/bench/\(name) is stale: regenerate it with `swift run latchkey-bench --plot docs/bench --from docs/bench/run.json`"
+            )
         }
     }
 }

@@ -16,21 +16,32 @@ import Testing
         func rows(_ table: String) -> [String] {
             table.split(separator: "\n").map(String.init).filter { $0.hasPrefix("| ") && !$0.hasPrefix("| operation") }
         }
-        func names(_ rows: [String]) -> [String] { rows.map { $0.split(separator: "|")[0].trimmingCharacters(in: .whitespaces) } }
+        func names(_ rows: [String]) -> [String] {
+            rows.map { $0.split(separator: "|")[0].trimmingCharacters(in: .whitespaces) }
+        }
         let inProcess = rows(tables[0])
-        #expect(names(inProcess) == [
-            "P-256 sign", "P-256 verify", "RSA-2048 sign", "ECIES P-256 encrypt", "ECIES P-256 decrypt", "certificate decode",
-            "certificate add", "identity lookup",
-        ])
+        #expect(
+            names(inProcess) == [
+                "P-256 sign", "P-256 verify", "RSA-2048 sign", "ECIES P-256 encrypt", "ECIES P-256 decrypt",
+                "certificate decode",
+                "certificate add", "identity lookup",
+            ])
         // The six with a floor end with a ratio; the others say there is none.
         #expect(inProcess.prefix(6).allSatisfy { $0.hasSuffix("× |") })
         #expect(inProcess.suffix(2).allSatisfy { $0.hasSuffix("| – | – |") })
         // Through a latchkeyd the run starts and stops: each operation beside the same one in process, and
         // the verdict against the 60 µs goal.
         let agent = rows(tables.last ?? "")
-        #expect(names(agent) == ["agent round trip (status)", "password lookup (one item's data)", "held P-256 sign",
-                                 "held RSA-2048 sign", "held ECIES P-256 decrypt", "certificate add", "identity lookup"])
-        #expect(agent.allSatisfy { $0.hasSuffix("| yes |") || $0.hasSuffix("| no |") || $0.hasSuffix("| not resolved |") || $0.hasSuffix("| – |") })
+        #expect(
+            names(agent) == [
+                "agent round trip (status)", "password lookup (one item's data)", "held P-256 sign",
+                "held RSA-2048 sign", "held ECIES P-256 decrypt", "certificate add", "identity lookup",
+            ])
+        #expect(
+            agent.allSatisfy {
+                $0.hasSuffix("| yes |") || $0.hasSuffix("| no |") || $0.hasSuffix("| not resolved |")
+                    || $0.hasSuffix("| – |")
+            })
         // Each difference comes with the interval of its ten block pairs, which holds the median.
         for row in agent {
             let cell = row.split(separator: "|")[4].trimmingCharacters(in: .whitespaces)
@@ -39,7 +50,9 @@ import Testing
         // The status trip and the password lookup are not judged by the 60 µs goal; the lookup is judged by
         // issue 16's (within 2× of in process), in a sentence of its own.
         #expect(agent.prefix(2).allSatisfy { $0.hasSuffix("| – |") })
-        let goal = lines.filter { $0.hasPrefix("Goal (issue 16): a password's lookup through the agent within 2× of in process: ") }
+        let goal = lines.filter {
+            $0.hasPrefix("Goal (issue 16): a password's lookup through the agent within 2× of in process: ")
+        }
         #expect(goal.count == 1 && (goal[0].hasSuffix("— met.") || goal[0].hasSuffix("— **not met**.")), "\(goal)")
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The attacks of the adversarial review on the command line (issue 15: F9–F12 and the smaller findings),
@@ -51,14 +52,18 @@ import Glibc
     /// A real backup, with its key derivation record changed to ask for `passes` and `memory` bytes.
     func craftedBackup(passes: UInt64, memory: UInt64) throws -> String {
         let backup = try KeychainBackup.seal(
-            [KeychainBackup.Item(itemClass: .genericPassword, attributes: [.service: .string("s")], data: Data("x".utf8))],
+            [
+                KeychainBackup.Item(
+                    itemClass: .genericPassword, attributes: [.service: .string("s")], data: Data("x".utf8))
+            ],
             passphrase: Passphrase("backup passphrase"), keyDerivation: .minimum)
         var bytes = [UInt8](backup)
         // "LKBACKUP", format, then the KDF record: algorithm, passes (8, little-endian), memory (8), salt.
         withUnsafeBytes(of: passes.littleEndian) { bytes.replaceSubrange(10..<18, with: $0) }
         withUnsafeBytes(of: memory.littleEndian) { bytes.replaceSubrange(18..<26, with: $0) }
         let path = sandbox.directory.file("crafted-\(passes)-\(memory).lkb")
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]))
         return path
     }
 
@@ -68,23 +73,33 @@ import Glibc
         let huge = try craftedBackup(passes: 64, memory: 4 << 30)
         let refused = try sandbox.run(["import", "-i", huge], environment: backupEnvironment())
         #expect(refused.status == 206)
-        #expect(refused.stderr == "latchkey: import: One or more parameters passed to a function were not valid. (the backup asks for "
-            + "a key derivation of Argon2id, 4096 MiB, 64 passes, more than this keychain's Argon2id, 19 MiB, 2 passes; "
-            + "pass --allow-expensive-kdf to derive it anyway)\n")
+        #expect(
+            refused.stderr
+                == "latchkey: import: One or more parameters passed to a function were not valid. (the backup asks for "
+                + "a key derivation of Argon2id, 4096 MiB, 64 passes, more than this keychain's Argon2id, 19 MiB, 2 passes; "
+                + "pass --allow-expensive-kdf to derive it anyway)\n")
         #expect(try sandbox.snapshot() == before)
         // Within the default's cost it needs no consent; above it, --allow-expensive-kdf gives it.
         let backup = sandbox.directory.file("real.lkb")
-        let items = [KeychainBackup.Item(itemClass: .genericPassword, attributes: [.service: .string("s"), .account: .string("a")],
-                                         data: Data("restored".utf8))]
+        let items = [
+            KeychainBackup.Item(
+                itemClass: .genericPassword, attributes: [.service: .string("s"), .account: .string("a")],
+                data: Data("restored".utf8))
+        ]
         for (name, memory, passes) in [("cheap", UInt64(64) << 20, UInt64(3)), ("dear", UInt64(65) << 20, UInt64(3))] {
             let file = backup + "." + name
-            let sealed = try KeychainBackup.seal(items, passphrase: Passphrase("backup passphrase"),
-                                                 keyDerivation: KeyDerivation(passes: passes, memoryBytes: memory))
-            #expect(FileManager.default.createFile(atPath: file, contents: sealed, attributes: [.posixPermissions: 0o600]))
+            let sealed = try KeychainBackup.seal(
+                items, passphrase: Passphrase("backup passphrase"),
+                keyDerivation: KeyDerivation(passes: passes, memoryBytes: memory))
+            #expect(
+                FileManager.default.createFile(atPath: file, contents: sealed, attributes: [.posixPermissions: 0o600]))
         }
-        #expect(try sandbox.run(["import", "-i", backup + ".cheap"], environment: backupEnvironment()).stdout == "added 1, updated 0, skipped 0\n")
+        #expect(
+            try sandbox.run(["import", "-i", backup + ".cheap"], environment: backupEnvironment()).stdout
+                == "added 1, updated 0, skipped 0\n")
         #expect(try sandbox.run(["import", "-i", backup + ".dear"], environment: backupEnvironment()).status == 206)
-        let consented = try sandbox.run(["import", "-i", backup + ".dear", "--allow-expensive-kdf"], environment: backupEnvironment())
+        let consented = try sandbox.run(
+            ["import", "-i", backup + ".dear", "--allow-expensive-kdf"], environment: backupEnvironment())
         #expect(consented.stdout == "added 0, updated 0, skipped 1\n", "\(consented.stderr)")
     }
 
@@ -95,8 +110,9 @@ import Glibc
         #expect(truncate(path, 3 << 30) == 0)  // Sparse: three GiB that take no disk.
         let refused = try sandbox.run(["import", "-i", path], environment: backupEnvironment())
         #expect(refused.status == 206)
-        #expect(refused.stderr == "latchkey: import: One or more parameters passed to a function were not valid. "
-            + "(\(path) has 3221225472 bytes; a backup has at most 2 GiB)\n")
+        #expect(
+            refused.stderr == "latchkey: import: One or more parameters passed to a function were not valid. "
+                + "(\(path) has 3221225472 bytes; a backup has at most 2 GiB)\n")
     }
 
     // MARK: F11: the command line's own memory
@@ -111,11 +127,13 @@ import Glibc
         }
         let asNobody = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", sandbox.binary]
         let environment = sandbox.unattended
-        let created = try HelperProcess.run("/usr/bin/setpriv", asNobody + ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"],
-                                            environment: environment)
+        let created = try HelperProcess.run(
+            "/usr/bin/setpriv", asNobody + ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"],
+            environment: environment)
         #expect(created.status == 0, "\(created.stderr)")
         let session = try PseudoTerminalSession(
-            executable: "/usr/bin/setpriv", arguments: asNobody + ["add-generic-password", "-a", "alice", "-s", "mail", "-w"],
+            executable: "/usr/bin/setpriv",
+            arguments: asNobody + ["add-generic-password", "-a", "alice", "-s", "mail", "-w"],
             environment: environment)
         #expect(session.expect("password data for new item: "))
         let pid = session.processIdentifier
@@ -126,7 +144,8 @@ import Glibc
         #expect(info.st_uid == 0, "owned by uid \(info.st_uid)")
         let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
         let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? ""
-        #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
+        #expect(
+            core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2) == ["0", "0"], "\(core)")
         session.send("hunter2")
         #expect(session.expect("retype password for new item: "))
         session.send("hunter2")
@@ -149,8 +168,10 @@ import Glibc
         try sandbox.createKeychain()
         #expect(try shell("latchkey add-generic-password -a $'\\xff' -s mail -w one").status == 206)
         let refused = try shell("latchkey add-generic-password -a $'\\xfe' -s mail -w two")
-        #expect(refused.stderr == "latchkey: add-generic-password: One or more parameters passed to a function were not valid. "
-            + "(argument 3 is not valid UTF-8)\n")
+        #expect(
+            refused.stderr
+                == "latchkey: add-generic-password: One or more parameters passed to a function were not valid. "
+                + "(argument 3 is not valid UTF-8)\n")
         // U+FFFD itself is a valid name, and the only item there is.
         #expect(try sandbox.run("add-generic-password", "-a", "\u{FFFD}", "-s", "mail", "-w", "three").status == 0)
         #expect(try sandbox.run("find-generic-password", "-s", "mail", "-w").stdout == "three\n")
@@ -163,22 +184,30 @@ import Glibc
         try sandbox.createKeychain()
         let fifo = sandbox.directory.file("fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
-        let fromFifo = try sandbox.run(["unlock-keychain", "--no-agent", "--passphrase-file", fifo], environment: sandbox.environment)
+        let fromFifo = try sandbox.run(
+            ["unlock-keychain", "--no-agent", "--passphrase-file", fifo], environment: sandbox.environment)
         #expect(fromFifo.status == 206)
-        #expect(fromFifo.stderr == "latchkey: unlock-keychain: One or more parameters passed to a function were not valid. "
-            + "(the key file \(fifo) is not a regular file (a symbolic link, a FIFO or a device))\n")
+        #expect(
+            fromFifo.stderr == "latchkey: unlock-keychain: One or more parameters passed to a function were not valid. "
+                + "(the key file \(fifo) is not a regular file (a symbolic link, a FIFO or a device))\n")
         let large = sandbox.directory.file("large")
-        #expect(FileManager.default.createFile(atPath: large, contents: Data(repeating: 0x61, count: 65 << 10),
-                                               attributes: [.posixPermissions: 0o600]))
-        let fromLarge = try sandbox.run(["unlock-keychain", "--no-agent", "--passphrase-file", large], environment: sandbox.environment)
+        #expect(
+            FileManager.default.createFile(
+                atPath: large, contents: Data(repeating: 0x61, count: 65 << 10),
+                attributes: [.posixPermissions: 0o600]))
+        let fromLarge = try sandbox.run(
+            ["unlock-keychain", "--no-agent", "--passphrase-file", large], environment: sandbox.environment)
         #expect(fromLarge.status == 206)
-        #expect(fromLarge.stderr == "latchkey: unlock-keychain: One or more parameters passed to a function were not valid. "
-            + "(the key file \(large) is larger than 64 KiB)\n")
+        #expect(
+            fromLarge.stderr
+                == "latchkey: unlock-keychain: One or more parameters passed to a function were not valid. "
+                + "(the key file \(large) is larger than 64 KiB)\n")
     }
 
     @Test func theLargestTimeoutGetsTheSameAnswerWithAndWithoutTheAgent() throws {
         try sandbox.createKeychain()
-        let expected = "latchkey: set-keychain-settings: One or more parameters passed to a function were not valid. "
+        let expected =
+            "latchkey: set-keychain-settings: One or more parameters passed to a function were not valid. "
             + "(the auto-lock timeout must be between 1 and 2147483647 seconds, not 9223372036854775807)\n"
         let embedded = try sandbox.run("set-keychain-settings", "-t", "9223372036854775807")
         #expect(embedded.status == 206)

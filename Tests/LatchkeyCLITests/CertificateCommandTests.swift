@@ -18,7 +18,9 @@ import Testing
 
     /// `openssl x509 -fingerprint` for a fixture, without the colons.
     func opensslFingerprint(_ name: String, _ digest: String) throws -> String {
-        let output = try HelperProcess.run("/usr/bin/openssl", ["x509", "-noout", "-fingerprint", "-\(digest)", "-inform", "der", "-in", fixture(name)])
+        let output = try HelperProcess.run(
+            "/usr/bin/openssl",
+            ["x509", "-noout", "-fingerprint", "-\(digest)", "-inform", "der", "-in", fixture(name)])
         #expect(output.status == 0, "\(output.stderr)")
         return String(output.stdout.split(separator: "=").last ?? "").replacingOccurrences(of: ":", with: "")
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -32,8 +34,10 @@ import Testing
 
     func writeChain() throws -> String {
         let path = sandbox.directory.file("chain.pem")
-        let text = "Bag Attributes: some tool writes text before the blocks\n"
-            + Self.pem(try CertificateFixtures.der("root-rsa.der")) + Self.pem(try CertificateFixtures.der("intermediate-ec384.der"))
+        let text =
+            "Bag Attributes: some tool writes text before the blocks\n"
+            + Self.pem(try CertificateFixtures.der("root-rsa.der"))
+            + Self.pem(try CertificateFixtures.der("intermediate-ec384.der"))
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -43,10 +47,11 @@ import Testing
         let add = try sandbox.run("add-certificates", try writeChain(), fixture("leaf-ec256.der"))
         #expect(add.status == 0, "\(add.stderr)")
         #expect(add.stdout == "" && add.stderr == "")
-        #expect(try labels() == [
-            "    \"labl\"<blob>=\"  issuing   authority \"", "    \"labl\"<blob>=\"Latchkey Test Root\"",
-            "    \"labl\"<blob>=\"www.example.com\"",
-        ])
+        #expect(
+            try labels() == [
+                "    \"labl\"<blob>=\"  issuing   authority \"", "    \"labl\"<blob>=\"Latchkey Test Root\"",
+                "    \"labl\"<blob>=\"www.example.com\"",
+            ])
 
         let find = try sandbox.run("find-certificate", "-c", "EXAMPLE.com", "-Z", "-m")
         #expect(find.status == 0, "\(find.stderr)")
@@ -62,16 +67,23 @@ import Testing
 
         let pem = try sandbox.run("find-certificate", "-a", "-p")
         #expect(pem.status == 0)
-        let expected = try ["root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der"].map { Self.pem(try CertificateFixtures.der($0)) }
-        #expect(Set(pem.stdout.components(separatedBy: "-----END CERTIFICATE-----\n").filter { !$0.isEmpty }.map { $0 + "-----END CERTIFICATE-----\n" })
-            == Set(expected))
+        let expected = try ["root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der"].map {
+            Self.pem(try CertificateFixtures.der($0))
+        }
+        #expect(
+            Set(
+                pem.stdout.components(separatedBy: "-----END CERTIFICATE-----\n").filter { !$0.isEmpty }.map {
+                    $0 + "-----END CERTIFICATE-----\n"
+                })
+                == Set(expected))
 
         let byMail = try sandbox.run("find-certificate", "-e", "WEBMASTER@example.com", "-c", "no such name", "-p")
         #expect(byMail.stdout == Self.pem(try CertificateFixtures.der("leaf-ec256.der")))
 
         let delete = try sandbox.run("delete-certificate", "-c", "www.example.com")
         #expect(delete.status == 0 && delete.stdout == "" && delete.stderr == "")
-        let byHash = try sandbox.run("delete-certificate", "-Z", (try opensslFingerprint("root-rsa.der", "sha1")).lowercased(), "-t")
+        let byHash = try sandbox.run(
+            "delete-certificate", "-Z", (try opensslFingerprint("root-rsa.der", "sha1")).lowercased(), "-t")
         #expect(byHash.status == 0, "\(byHash.stderr)")
         #expect(try labels() == ["    \"labl\"<blob>=\"  issuing   authority \""])
     }
@@ -81,8 +93,12 @@ import Testing
         #expect(try sandbox.run("add-certificates", fixture("leaf-ec256.der")).status == 0)
         let again = try sandbox.run("add-certificates", fixture("leaf-ec256.der"), fixture("expired.der"))
         #expect(again.status == 45)
-        #expect(again.stderr == "latchkey: add-certificates: \(fixture("leaf-ec256.der")): www.example.com: The specified item already exists in the keychain.\n")
-        #expect(try labels() == ["    \"labl\"<blob>=\"expired.example.com\"", "    \"labl\"<blob>=\"www.example.com\""])
+        #expect(
+            again.stderr
+                == "latchkey: add-certificates: \(fixture("leaf-ec256.der")): www.example.com: The specified item already exists in the keychain.\n"
+        )
+        #expect(
+            try labels() == ["    \"labl\"<blob>=\"expired.example.com\"", "    \"labl\"<blob>=\"www.example.com\""])
     }
 
     @Test func aFileThatIsNoCertificateAddsNothing() throws {
@@ -91,14 +107,21 @@ import Testing
         try Data("not a certificate".utf8).write(to: URL(fileURLWithPath: bad))
         let add = try sandbox.run("add-certificates", fixture("leaf-ec256.der"), bad)
         #expect(add.status == 93)
-        #expect(add.stderr == "latchkey: add-certificates: Unable to decode the provided data. (\(bad): the data is not a DER-encoded X.509 certificate)\n")
+        #expect(
+            add.stderr
+                == "latchkey: add-certificates: Unable to decode the provided data. (\(bad): the data is not a DER-encoded X.509 certificate)\n"
+        )
         let cut = sandbox.directory.file("cut.pem")
         try "-----BEGIN CERTIFICATE-----\nMIIB\n".write(toFile: cut, atomically: true, encoding: .utf8)
-        #expect(try sandbox.run("add-certificates", cut).stderr
-            == "latchkey: add-certificates: Unable to decode the provided data. (\(cut): a PEM certificate block is cut short or not base64)\n")
+        #expect(
+            try sandbox.run("add-certificates", cut).stderr
+                == "latchkey: add-certificates: Unable to decode the provided data. (\(cut): a PEM certificate block is cut short or not base64)\n"
+        )
         let missing = try sandbox.run("add-certificates", sandbox.directory.file("absent.pem"))
         #expect(missing.status == 1)
-        #expect(missing.stderr == "latchkey: add-certificates: cannot read \(sandbox.directory.file("absent.pem")): no such file\n")
+        #expect(
+            missing.stderr
+                == "latchkey: add-certificates: cannot read \(sandbox.directory.file("absent.pem")): no such file\n")
         #expect(try labels() == [])
     }
 
@@ -114,7 +137,9 @@ import Testing
         #expect(try sandbox.run("delete-certificate", "-c", "a", "-Z", String(repeating: "0", count: 40)).status == 64)
         let badHash = try sandbox.run("delete-certificate", "-Z", "12")
         #expect(badHash.status == 64)
-        #expect(badHash.stderr.hasPrefix("latchkey: delete-certificate: -Z needs a SHA-1 fingerprint of 40 hexadecimal digits\n"))
+        #expect(
+            badHash.stderr.hasPrefix(
+                "latchkey: delete-certificate: -Z needs a SHA-1 fingerprint of 40 hexadecimal digits\n"))
         #expect(try sandbox.run("add-certificates").status == 64)
     }
 }

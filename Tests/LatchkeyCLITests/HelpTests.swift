@@ -1,7 +1,8 @@
 import Foundation
-@testable import LatchkeyCLI
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyCLI
 
 /// `--help` for the tool and for each command, in full sentences, from the real binary.
 @Suite(.dedicatedThreads) struct HelpTests {
@@ -21,7 +22,9 @@ import Testing
         for arguments in [["--help"], ["help"], ["-h"]] {
             let output = try sandbox.run(arguments)
             #expect(output.status == 0)
-            #expect(output.stdout.hasPrefix("Usage: latchkey <command> [options] [keychain]\n\nLatchkey keeps passwords, tokens and keys"))
+            #expect(
+                output.stdout.hasPrefix(
+                    "Usage: latchkey <command> [options] [keychain]\n\nLatchkey keeps passwords, tokens and keys"))
             for name in Self.commandNames { #expect(output.stdout.contains("\n  \(name) "), "\(name) is listed") }
         }
         let bare = try sandbox.run([String]())
@@ -52,14 +55,16 @@ import Testing
     }
 
     @Test func addGenericPasswordsHelpInFull() throws {
-        #expect(try sandbox.run("add-generic-password", "--help").stdout.hasPrefix("""
-            Usage: latchkey add-generic-password -a account -s service [-w [password]] [options...] [keychain]
+        #expect(
+            try sandbox.run("add-generic-password", "--help").stdout.hasPrefix(
+                """
+                Usage: latchkey add-generic-password -a account -s service [-w [password]] [options...] [keychain]
 
-            Add a generic password item.
+                Add a generic password item.
 
-            Adds a generic password for an account and a service. The password is asked for twice when -w is the \
-            last option; it can also come from -X, --password-fd or --password-stdin, and it is empty when none is \
-            given.
-            """))
+                Adds a generic password for an account and a service. The password is asked for twice when -w is the \
+                last option; it can also come from -X, --password-fd or --password-stdin, and it is empty when none is \
+                given.
+                """))
     }
 }

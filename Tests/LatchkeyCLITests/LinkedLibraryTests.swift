@@ -22,7 +22,9 @@ import Testing
     func noProgramLinksLibpqLibsystemdOrTPMLibraries(_ product: String) throws {
         let libraries = try needed(product)
         #expect(libraries.contains("libsqlite3.so.0"), "\(libraries)")  // The list was read.
-        #expect(!libraries.contains { $0.hasPrefix("libpq") || $0.hasPrefix("libsystemd") || $0.hasPrefix("libtss2") }, "\(libraries)")
+        #expect(
+            !libraries.contains { $0.hasPrefix("libpq") || $0.hasPrefix("libsystemd") || $0.hasPrefix("libtss2") },
+            "\(libraries)")
     }
 
     @Test func aLibraryThatIsNotThereIsTheLoadersMessage() throws {
@@ -30,7 +32,9 @@ import Testing
         do {
             _ = try DynamicLibrary("liblatchkey-no-such-library.so.1")
         } catch {
-            #expect(error.message == "liblatchkey-no-such-library.so.1: cannot open shared object file: No such file or directory")
+            #expect(
+                error.message
+                    == "liblatchkey-no-such-library.so.1: cannot open shared object file: No such file or directory")
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Latchkey
 import LatchkeyTestSupport
-import latchkey_bench
 import Testing
+import latchkey_bench
 
 /// `PKIFloor`, latchkey-bench's raw OpenSSL floor for `--pki`: each operation does the keychain's work — what
 /// it signs verifies as the keychain's signature, what it seals the keychain's ECIES opens and the other way

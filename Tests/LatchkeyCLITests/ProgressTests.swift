@@ -1,8 +1,9 @@
 import Foundation
 import Latchkey
-@testable import LatchkeyCLI
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyCLI
 
 /// Progress on long work: drawn on a terminal's standard error, never anywhere else.
 @Suite(.dedicatedThreads) struct ProgressTests {
@@ -31,24 +32,27 @@ import Testing
         meter.finish()
         meter.finish()  // erases once
         let e = Self.erase
-        #expect(sink.text == e + "importing: preparing 0 of 2,000 items (0%)"
-            + e + "importing: preparing 1,000 of 2,000 items (50%), 2,000/s, 1 s left"
-            + e + "importing: preparing 2,000 of 2,000 items (100%), 3,846/s"
-            + e + "importing: writing 0 of 2,000 items (0%)"
-            + e + "importing: writing 128 of 2,000 items (6%), 64/s, 30 s left"
-            + e)
+        #expect(
+            sink.text == e + "importing: preparing 0 of 2,000 items (0%)"
+                + e + "importing: preparing 1,000 of 2,000 items (50%), 2,000/s, 1 s left"
+                + e + "importing: preparing 2,000 of 2,000 items (100%), 3,846/s"
+                + e + "importing: writing 0 of 2,000 items (0%)"
+                + e + "importing: writing 128 of 2,000 items (6%), 64/s, 30 s left"
+                + e)
     }
 
     @Test func aLineLongerThanTheTerminalIsCutToFitOnOneRow() {
         let sink = BufferSink()
         let clock = ManualClock()
         var width: Int? = 40
-        let meter = ProgressMeter("exporting internet passwords", sink: sink, now: { clock.seconds }, columns: { width })
+        let meter = ProgressMeter(
+            "exporting internet passwords", sink: sink, now: { clock.seconds }, columns: { width })
         meter.update(OperationProgress(.reading, completed: 0, total: 100_000))
         width = nil  // Not a terminal any more, or one that does not say: the whole line.
         meter.update(OperationProgress(.checking, completed: 0, total: 100_000))
-        #expect(sink.text == Self.erase + "exporting internet passwords: reading 0"
-            + Self.erase + "exporting internet passwords: checking 0 of 100,000 items (0%)")
+        #expect(
+            sink.text == Self.erase + "exporting internet passwords: reading 0"
+                + Self.erase + "exporting internet passwords: checking 0 of 100,000 items (0%)")
         #expect("exporting internet passwords: reading 0".count == 39)
     }
 
@@ -67,7 +71,9 @@ import Testing
         #expect(ProgressMeter.grouped(999) == "999")
         #expect(ProgressMeter.grouped(1_000) == "1,000")
         #expect(ProgressMeter.grouped(1_234_567) == "1,234,567")
-        #expect(ProgressMeter.line("x", OperationProgress(.checking, completed: 0, total: 0), elapsed: 1) == "x: checking 0 of 0 items")
+        #expect(
+            ProgressMeter.line("x", OperationProgress(.checking, completed: 0, total: 0), elapsed: 1)
+                == "x: checking 0 of 0 items")
     }
 
     /// A keychain with three items and a backup of it.
@@ -92,26 +98,30 @@ import Testing
         let backup = try keychainAndBackup()
         let e = Self.erase
 
-        let importing = try PseudoTerminalSession(executable: sandbox.binary, arguments: ["import", "-i", backup, "other"],
-                                                  environment: backupEnvironment)
+        let importing = try PseudoTerminalSession(
+            executable: sandbox.binary, arguments: ["import", "-i", backup, "other"],
+            environment: backupEnvironment)
         #expect(importing.expect(e + "importing: preparing 0 of 3 items (0%)"))
         #expect(importing.expect(e + "importing: preparing 3 of 3 items (100%)"))
         #expect(importing.expect(e + "importing: writing 0 of 3 items (0%)"))
         #expect(importing.expect(e + "importing: writing 3 of 3 items (100%)"))
-        #expect(importing.expect(e + "added 3, updated 0, skipped 0\r\n"), "the meter's line is erased before the summary")
+        #expect(
+            importing.expect(e + "added 3, updated 0, skipped 0\r\n"), "the meter's line is erased before the summary")
         #expect(importing.wait() == 0, "\(importing.transcript)")
 
         let second = sandbox.directory.file("second.lkb")
-        let exporting = try PseudoTerminalSession(executable: sandbox.binary, arguments: ["export", "-o", second, "other"],
-                                                  environment: backupEnvironment)
+        let exporting = try PseudoTerminalSession(
+            executable: sandbox.binary, arguments: ["export", "-o", second, "other"],
+            environment: backupEnvironment)
         #expect(exporting.expect(e + "exporting generic passwords: reading 0 of 3 items (0%)"))
         #expect(exporting.expect(e + "exporting generic passwords: reading 3 of 3 items (100%)"))
         #expect(exporting.expect(e + "exported 3 items to \(second)\r\n"))
         #expect(exporting.wait() == 0, "\(exporting.transcript)")
         #expect(!exporting.transcript.contains("internet passwords"), "a class with no items draws nothing")
 
-        let doctor = try PseudoTerminalSession(executable: sandbox.binary, arguments: ["doctor", "other"],
-                                               environment: sandbox.unattended)
+        let doctor = try PseudoTerminalSession(
+            executable: sandbox.binary, arguments: ["doctor", "other"],
+            environment: sandbox.unattended)
         #expect(doctor.expect(e + "doctor: checking 0 of 3 items (0%)"))
         #expect(doctor.expect(e + "doctor: checking 3 of 3 items (100%)"))
         #expect(doctor.expect(e + "ok       integrity: 3 rows: 3 verified, 0 damaged"))

@@ -44,7 +44,9 @@ import Testing
         #expect(wrong.expect("password to unlock default: "))
         wrong.send("not the passphrase")
         #expect(wrong.wait() == 51)
-        #expect(wrong.transcript.contains("latchkey: find-generic-password: The user name or passphrase you entered is not correct."))
+        #expect(
+            wrong.transcript.contains(
+                "latchkey: find-generic-password: The user name or passphrase you entered is not correct."))
     }
 
     @Test func withoutATerminalThePromptFailsClearly() throws {
@@ -52,7 +54,10 @@ import Testing
         try sandbox.run("add-generic-password", "-a", "a", "-s", "x", "--password-stdin", input: "needs the passphrase")
         let output = try sandbox.run(["find-generic-password", "-s", "x"], environment: sandbox.environment)
         #expect(output.status == 36)
-        #expect(output.stderr == "latchkey: find-generic-password: User interaction is not allowed. (no terminal to prompt on; use --passphrase-fd, --passphrase-file, or LATCHKEY_PASSPHRASE)\n")
+        #expect(
+            output.stderr
+                == "latchkey: find-generic-password: User interaction is not allowed. (no terminal to prompt on; use --passphrase-fd, --passphrase-file, or LATCHKEY_PASSPHRASE)\n"
+        )
     }
 
     /// Without a terminal each prompt names what gives its answer instead: the keychain's passphrase, the
@@ -63,22 +68,31 @@ import Testing
         let backup = sandbox.directory.file("backup.lkb")
         let export = try sandbox.run(["export", "-o", backup])
         #expect(export.status == 36)
-        #expect(export.stderr == "latchkey: export: User interaction is not allowed. (no terminal to prompt on; use "
-            + "--backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE for the backup's own passphrase)\n")
+        #expect(
+            export.stderr == "latchkey: export: User interaction is not allowed. (no terminal to prompt on; use "
+                + "--backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE for the backup's own passphrase)\n")
         #expect(!FileManager.default.fileExists(atPath: backup))
-        let exported = try sandbox.run(["export", "-o", backup], environment: sandbox.unattended.merging(["LATCHKEY_BACKUP_PASSPHRASE": "b"]) { _, new in new })
+        let exported = try sandbox.run(
+            ["export", "-o", backup],
+            environment: sandbox.unattended.merging(["LATCHKEY_BACKUP_PASSPHRASE": "b"]) { _, new in new })
         #expect(exported.status == 0, "\(exported.stderr)")
         let restore = try sandbox.run(["import", "-i", backup])
         #expect(restore.status == 36)
-        #expect(restore.stderr == "latchkey: import: User interaction is not allowed. (no terminal to prompt on; use "
-            + "--backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE for the backup's own passphrase)\n")
+        #expect(
+            restore.stderr == "latchkey: import: User interaction is not allowed. (no terminal to prompt on; use "
+                + "--backup-passphrase-fd or LATCHKEY_BACKUP_PASSPHRASE for the backup's own passphrase)\n")
         let add = try sandbox.run(["add-generic-password", "-a", "b", "-s", "x", "-w"])
         #expect(add.status == 36)
-        #expect(add.stderr == "latchkey: add-generic-password: User interaction is not allowed. (no terminal to prompt on; use "
-            + "--password-stdin, --password-fd or -X for the item's password)\n")
-        let create = try sandbox.run(["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2", "other"], environment: sandbox.environment)
+        #expect(
+            add.stderr
+                == "latchkey: add-generic-password: User interaction is not allowed. (no terminal to prompt on; use "
+                + "--password-stdin, --password-fd or -X for the item's password)\n")
+        let create = try sandbox.run(
+            ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2", "other"], environment: sandbox.environment)
         #expect(create.status == 36)
-        #expect(create.stderr == "latchkey: create-keychain: User interaction is not allowed. (no terminal to prompt on; use "
-            + "--passphrase-fd, --passphrase-file, or LATCHKEY_PASSPHRASE)\n")
+        #expect(
+            create.stderr
+                == "latchkey: create-keychain: User interaction is not allowed. (no terminal to prompt on; use "
+                + "--passphrase-fd, --passphrase-file, or LATCHKEY_PASSPHRASE)\n")
     }
 }

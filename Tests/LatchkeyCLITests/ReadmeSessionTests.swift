@@ -11,7 +11,8 @@ import Testing
 
     /// The README's ```sh block that contains `marker`.
     func readmeBlock(containing marker: String) throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let blocks = readme.components(separatedBy: "```sh\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         return try #require(blocks.first { $0.contains(marker) })
@@ -20,8 +21,11 @@ import Testing
     /// A reader's environment: a home of their own, the built programs first on the PATH, nothing else of
     /// Latchkey's (no XDG directories, no socket path: the defaults under HOME).
     var readerEnvironment: [String: String] {
-        ["HOME": sandbox.directory.path, "PATH": URL(fileURLWithPath: sandbox.binary).deletingLastPathComponent().path + ":/usr/bin:/bin",
-         "LANG": "C.UTF-8"]
+        [
+            "HOME": sandbox.directory.path,
+            "PATH": URL(fileURLWithPath: sandbox.binary).deletingLastPathComponent().path + ":/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+        ]
     }
 
     @Test func theSessionRunsAsDocumented() throws {
@@ -36,13 +40,16 @@ import Testing
         // -U without -l sets the label to the service, as security does.
         #expect(output.stdout.contains("class: \"genp\"\nattributes:\n    0x00000007 <blob>=\"mail.example.com\"\n"))
         #expect(output.stderr.contains("\npassword: \"correct horse\"\n"))
-        #expect(output.stderr.contains("\nlatchkey: find-generic-password: The specified item could not be found in the keychain.\n"))
+        #expect(
+            output.stderr.contains(
+                "\nlatchkey: find-generic-password: The specified item could not be found in the keychain.\n"))
         #expect(output.stdout.contains("\nexit status 44\n"))
         #expect(output.stderr.contains("\npassword has been deleted.\n"))
         #expect(output.stdout.contains("\nok       integrity: 0 rows: 0 verified, 0 damaged"))
         #expect(!output.stdout.contains("\nerror "), "doctor finds nothing wrong")
         #expect(!output.stderr.contains("refused") && !output.stderr.contains("writable"), "\(output.stderr)")
-        let removed = try #require(output.stderr.split(separator: "\n").first { $0.hasPrefix("+ rmdir ") }).dropFirst("+ rmdir ".count)
+        let removed = try #require(output.stderr.split(separator: "\n").first { $0.hasPrefix("+ rmdir ") }).dropFirst(
+            "+ rmdir ".count)
         #expect(removed.hasPrefix("/tmp/tmp."), "mktemp made the directory in /tmp: \(removed)")
         #expect(!FileManager.default.fileExists(atPath: String(removed)), "the session cleans up after itself")
         #expect(output.stderr.contains("\n+ unset LATCHKEY_KEYCHAIN LATCHKEY_PASSPHRASE\n"))
@@ -54,7 +61,8 @@ import Testing
         let script = try readmeBlock(containing: "latchkey unlock-keychain ")
         var environment = readerEnvironment
         environment["LATCHKEY_PASSPHRASE"] = CLISandbox.passphrase
-        let create = try HelperProcess.run(sandbox.binary, ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"], environment: environment)
+        let create = try HelperProcess.run(
+            sandbox.binary, ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"], environment: environment)
         #expect(create.status == 0, "\(create.stderr)")
         let output = try HelperProcess.run("/bin/bash", ["-e", "-c", script], environment: environment)
         // The agent the session started stops here (by the pid it reports), so none outlives the test.
@@ -69,8 +77,14 @@ import Testing
             }
         }
         #expect(output.status == 0, "\(output.stderr)")
-        let demo = URL(fileURLWithPath: sandbox.binary).deletingLastPathComponent().appendingPathComponent("latchkey-demo").path
-        #expect(output.stdout.contains("registered \(demo) as com.example.mail with access groups com.example.mail\n"), "\(output.stdout)")
-        #expect(output.stdout.contains("registered \(sandbox.binary) as latchkey with access groups latchkey, *\n"), "\(output.stdout)")
+        let demo = URL(fileURLWithPath: sandbox.binary).deletingLastPathComponent().appendingPathComponent(
+            "latchkey-demo"
+        ).path
+        #expect(
+            output.stdout.contains("registered \(demo) as com.example.mail with access groups com.example.mail\n"),
+            "\(output.stdout)")
+        #expect(
+            output.stdout.contains("registered \(sandbox.binary) as latchkey with access groups latchkey, *\n"),
+            "\(output.stdout)")
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A private home for one test: keychains, configuration and the `latchkey` binary's environment.
@@ -14,14 +15,16 @@ final class CLISandbox {
 
     var environment: [String: String] {
         [
-            "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data", "XDG_CONFIG_HOME": directory.path + "/config",
+            "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data",
+            "XDG_CONFIG_HOME": directory.path + "/config",
             "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LATCHKEY_AGENT_SOCKET": directory.path + "/run/agent.sock",
         ]
     }
 
     init() {
-        try? FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true,
-                                                 attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: directory.path + "/run", withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
     }
 
     /// Stops an agent a test started (`unlock-keychain` starts one on demand), by its pid.
@@ -39,7 +42,9 @@ final class CLISandbox {
     var defaultKeychain: String { directory.path + "/data/latchkey/login.keychain" }
 
     @discardableResult
-    func run(_ arguments: [String], environment: [String: String]? = nil, input: Data? = nil) throws -> HelperProcess.Output {
+    func run(_ arguments: [String], environment: [String: String]? = nil, input: Data? = nil) throws
+        -> HelperProcess.Output
+    {
         try HelperProcess.run(binary, arguments, environment: environment ?? unattended, input: input)
     }
 
@@ -50,7 +55,8 @@ final class CLISandbox {
 
     /// Creates the default keychain with the cheapest key derivation (fast tests).
     func createKeychain(_ name: String? = nil) throws {
-        let output = try run(["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"] + (name.map { [$0] } ?? []))
+        let output = try run(
+            ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"] + (name.map { [$0] } ?? []))
         #expect(output.status == 0, "\(output.stderr)")
     }
 
@@ -58,7 +64,8 @@ final class CLISandbox {
     func snapshot() throws -> [String: Data] {
         let directory = self.directory.path + "/data/latchkey"
         var files: [String: Data] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where !name.hasSuffix("-shm") {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        where !name.hasSuffix("-shm") {
             files[name] = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
         }
         return files

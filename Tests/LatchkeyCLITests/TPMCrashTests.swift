@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `latchkey tpm enroll` and `remove` killed with SIGKILL at points across their run: the keychain is left
@@ -48,7 +49,8 @@ import Glibc
         if try Self.enrolled(sandbox, tpm) {
             #expect(try TPMEnrollmentTests.readPassword(sandbox, tpm).stdout == "hunter2\n")
             let recovered = try sandbox.run(
-                ["tpm", "recover", "--recovery-code-fd", "0", "--no-tpm"], environment: TPMEnrollmentTests.environment(sandbox, nil),
+                ["tpm", "recover", "--recovery-code-fd", "0", "--no-tpm"],
+                environment: TPMEnrollmentTests.environment(sandbox, nil),
                 input: Data(code.utf8))
             #expect(recovered.status == 0, "\(recovered.stderr)")
         }

@@ -27,7 +27,9 @@ import Testing
         let (sandbox, code) = try TPMEnrollmentTests.enrolledSandbox(tpm)
         // The passphrase object's private area ends 4 + 4 + name + 4 + public + 4 + private into the record:
         // flip a byte in the middle of it (its encrypted sensitive part).
-        try Self.alterEnrollment(sandbox, """
+        try Self.alterEnrollment(
+            sandbox,
+            """
             def field(offset):
                 length = int.from_bytes(blob[offset:offset + 4], "little")
                 return offset + 4, length
@@ -36,9 +38,14 @@ import Testing
             """)
         let read = try TPMEnrollmentTests.readPassword(sandbox, tpm)
         #expect(read.status == LatchkeyCommandLine.exitStatus(for: .decode))
-        #expect(read.stderr.hasPrefix("latchkey: find-generic-password: Unable to decode the provided data. (the TPM-sealed object is damaged (loading the sealed object: "), "\(read.stderr)")
+        #expect(
+            read.stderr.hasPrefix(
+                "latchkey: find-generic-password: Unable to decode the provided data. (the TPM-sealed object is damaged (loading the sealed object: "
+            ), "\(read.stderr)")
         #expect(try tpm.lockoutState().failedTries == 0)
-        let recovered = try sandbox.run(["tpm", "recover", "--recovery-code-fd", "0"], environment: TPMEnrollmentTests.environment(sandbox, tpm), input: Data(code.utf8))
+        let recovered = try sandbox.run(
+            ["tpm", "recover", "--recovery-code-fd", "0"], environment: TPMEnrollmentTests.environment(sandbox, tpm),
+            input: Data(code.utf8))
         #expect(recovered.status == 0, "\(recovered.stderr)")
         #expect(try TPMEnrollmentTests.readPassword(sandbox, tpm).stdout == "hunter2\n")
     }
@@ -49,8 +56,13 @@ import Testing
         try Self.alterEnrollment(sandbox, "del blob[len(blob) - 3:]")
         let read = try TPMEnrollmentTests.readPassword(sandbox, tpm)
         #expect(read.status == LatchkeyCommandLine.exitStatus(for: .decode))
-        #expect(read.stderr == "latchkey: find-generic-password: Unable to decode the provided data. (the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover))\n")
-        let recovered = try sandbox.run(["tpm", "recover", "--recovery-code-fd", "0", "--no-tpm"], environment: TPMEnrollmentTests.environment(sandbox, tpm), input: Data(code.utf8))
+        #expect(
+            read.stderr
+                == "latchkey: find-generic-password: Unable to decode the provided data. (the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover))\n"
+        )
+        let recovered = try sandbox.run(
+            ["tpm", "recover", "--recovery-code-fd", "0", "--no-tpm"],
+            environment: TPMEnrollmentTests.environment(sandbox, tpm), input: Data(code.utf8))
         #expect(recovered.status == 0, "\(recovered.stderr)")
         #expect(try TPMEnrollmentTests.readPassword(sandbox, nil).stdout == "hunter2\n")
     }
@@ -60,9 +72,12 @@ import Testing
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tools/tpm-cut-proxy.py").path
         let socket = log + ".sock"
-        let process = try SpawnedProcess("/usr/bin/python3", [script, socket, tpm.socketPath, String(cut)],
-                                         environment: ["PATH": "/usr/bin:/bin"], log: log)
-        try waitUntil("the proxy listens") { (try? String(contentsOfFile: log, encoding: .utf8))?.contains("ready") == true }
+        let process = try SpawnedProcess(
+            "/usr/bin/python3", [script, socket, tpm.socketPath, String(cut)],
+            environment: ["PATH": "/usr/bin:/bin"], log: log)
+        try waitUntil("the proxy listens") {
+            (try? String(contentsOfFile: log, encoding: .utf8))?.contains("ready") == true
+        }
         return (process, "swtpm:path=\(socket)")
     }
 
@@ -78,13 +93,17 @@ import Testing
             defer { proxy.stop() }
             var environment = TPMEnrollmentTests.environment(sandbox, tpm)
             environment["LATCHKEY_TPM_TCTI"] = tcti
-            let read = try sandbox.run(["find-generic-password", "-s", "mail", "-a", "alice", "-w"], environment: environment)
+            let read = try sandbox.run(
+                ["find-generic-password", "-s", "mail", "-a", "alice", "-w"], environment: environment)
             if read.status == 0 {
                 #expect(read.stdout == "hunter2\n")
                 succeeded = true
             } else {
                 #expect(read.status == LatchkeyCommandLine.exitStatus(for: .notAvailable), "cut \(cut): \(read.stderr)")
-                #expect(read.stderr.hasPrefix("latchkey: find-generic-password: No keychain is available. (no TPM answers at \(tcti) ("), "cut \(cut): \(read.stderr)")
+                #expect(
+                    read.stderr.hasPrefix(
+                        "latchkey: find-generic-password: No keychain is available. (no TPM answers at \(tcti) ("),
+                    "cut \(cut): \(read.stderr)")
             }
         }
         #expect(succeeded)
@@ -109,7 +128,8 @@ import Testing
             if enroll.status == 0 {
                 enrolled = true
             } else {
-                #expect(enroll.status == LatchkeyCommandLine.exitStatus(for: .notAvailable), "cut \(cut): \(enroll.stderr)")
+                #expect(
+                    enroll.status == LatchkeyCommandLine.exitStatus(for: .notAvailable), "cut \(cut): \(enroll.stderr)")
                 #expect(enroll.stdout == "")
                 #expect(try TPMEnrollmentTests.readPassword(sandbox, nil).stdout == "hunter2\n", "cut \(cut)")
             }

@@ -10,9 +10,13 @@ import Testing
 /// Set in the slice's environment, so the slice never runs this suite again.
 private let nestedRun = "LATCHKEY_TESTS_UNDER_TERMINAL"
 
-@Suite(.dedicatedThreads, .enabled(if: ProcessInfo.processInfo.environment[nestedRun] == nil, "the slice itself runs without this suite"))
+@Suite(
+    .dedicatedThreads,
+    .enabled(if: ProcessInfo.processInfo.environment[nestedRun] == nil, "the slice itself runs without this suite"))
 struct TerminalIsolationTests {
-    static let slice = ["CLIHardeningTests", "DoctorAndDumpTests", "BackupCommandTests", "SyncCommandTests", "AgentLifecycleTests"]
+    static let slice = [
+        "CLIHardeningTests", "DoctorAndDumpTests", "BackupCommandTests", "SyncCommandTests", "AgentLifecycleTests",
+    ]
 
     @Test func aSliceOfTheSuiteRunOnATerminalFinishes() throws {
         // The running test bundle itself (on Linux an executable), as SwiftPM runs it for Swift Testing:
@@ -24,7 +28,10 @@ struct TerminalIsolationTests {
         // that is not the terminal's foreground group, and `wait` returns as soon as the job stops or ends.
         let session = try PseudoTerminalSession(
             executable: "/bin/bash",
-            arguments: ["-c", #"set -m; "$@" & wait "$!"; echo "bundle exit status $?""#, "bash", bundle, "--testing-library", "swift-testing"]
+            arguments: [
+                "-c", #"set -m; "$@" & wait "$!"; echo "bundle exit status $?""#, "bash", bundle, "--testing-library",
+                "swift-testing",
+            ]
                 + Self.slice.flatMap { ["--filter", $0] },
             environment: environment)
         let status = session.wait(timeout: 600)

@@ -8,14 +8,17 @@ import Testing
 @Suite struct DockerCredentialBadInputTests {
     func sandboxHoldingOne() throws -> HelperSandbox {
         let sandbox = try HelperSandbox()
-        let stored = try sandbox.dockerHelper("store", #"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":"kept-secret"}"#)
+        let stored = try sandbox.dockerHelper(
+            "store", #"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":"kept-secret"}"#)
         #expect(stored.status == 0, "\(stored.stdout)")
         return sandbox
     }
 
     func expectStillThere(_ sandbox: HelperSandbox) throws {
         let got = try sandbox.dockerHelper("get", "https://registry.example.com")
-        #expect(got.stdout == #"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":"kept-secret"}"# + "\n")
+        #expect(
+            got.stdout == #"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":"kept-secret"}"#
+                + "\n")
         #expect(try sandbox.internetPasswords().count == 1)
     }
 
@@ -23,8 +26,10 @@ import Testing
         ("not json", "the input is not JSON"),
         (#"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":"x""#, "the input is not JSON"),
         (#"["https://registry.example.com"]"#, "the input is not a JSON object with ServerURL, Username and Secret"),
-        (#"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":"x","Password":"y"}"#,
-         #"unknown key "Password" (the keys are ServerURL, Username and Secret)"#),
+        (
+            #"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":"x","Password":"y"}"#,
+            #"unknown key "Password" (the keys are ServerURL, Username and Secret)"#
+        ),
         (#"{"ServerURL":"https://registry.example.com","Username":7,"Secret":"x"}"#, "Username is not a string"),
         (#"{"Username":"alice","Secret":"x"}"#, "no credentials server URL"),
         (#"{"ServerURL":"https://registry.example.com","Secret":"x"}"#, "no credentials username"),
@@ -46,12 +51,16 @@ import Testing
         let sandbox = try HelperSandbox()
         let stored = try sandbox.dockerHelper("store", #"{"serverurl":"ghcr.io","USERNAME":"alice","secret":"s"}"#)
         #expect(stored.status == 0, "\(stored.stdout)")
-        #expect(try sandbox.dockerHelper("get", "ghcr.io").stdout == #"{"ServerURL":"ghcr.io","Username":"alice","Secret":"s"}"# + "\n")
+        #expect(
+            try sandbox.dockerHelper("get", "ghcr.io").stdout
+                == #"{"ServerURL":"ghcr.io","Username":"alice","Secret":"s"}"# + "\n")
     }
 
     @Test func aLineOfTenMegabytesIsRefused() throws {
         let sandbox = try sandboxHoldingOne()
-        let huge = #"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":""# + String(repeating: "x", count: 10 << 20) + "\"}\n"
+        let huge =
+            #"{"ServerURL":"https://registry.example.com","Username":"alice","Secret":""#
+            + String(repeating: "x", count: 10 << 20) + "\"}\n"
         for action in ["store", "get", "erase"] {
             let output = try sandbox.dockerHelper(action, huge)
             #expect(output.status == 1)

@@ -11,11 +11,14 @@ import Testing
         let database = try KeychainDatabase.open(at: sandbox.keychainPath)
         try database.unlock(with: Passphrase(HelperSandbox.passphrase))
         _ = try database.add(
-            NewItem(.internetPassword, attributes: [
-                .label: .string("Docker Credentials"), .protocol: .string("htps"), .server: .string("protected.example.com"),
-                .path: .string(""), .account: .string("alice"), .authenticationType: .string("dflt"),
-                .accessControl: AccessControl(protection: .whenUnlocked, flags: .userPresence).attributeValue,
-            ], data: Data("needs-presence".utf8)),
+            NewItem(
+                .internetPassword,
+                attributes: [
+                    .label: .string("Docker Credentials"), .protocol: .string("htps"),
+                    .server: .string("protected.example.com"),
+                    .path: .string(""), .account: .string("alice"), .authenticationType: .string("dflt"),
+                    .accessControl: AccessControl(protection: .whenUnlocked, flags: .userPresence).attributeValue,
+                ], data: Data("needs-presence".utf8)),
             caller: CallerIdentity(applicationIdentifier: "docker-credential-latchkey"))
         let listed = try sandbox.dockerHelper("list")
         #expect(listed.status == 0, "\(listed.stdout)")

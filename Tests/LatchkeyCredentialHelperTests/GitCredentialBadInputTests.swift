@@ -24,8 +24,14 @@ import Testing
     @Test(arguments: [
         ("protocol=https\nhost=example.com\npassword-without-equals\n", "line 3 has no '='"),
         ("protocol=https\nhost=example.com\nusername=al\u{0}ice\npassword=x\n", "line 3 holds a NUL byte"),
-        ("protocol=https\nhost=example.com:http\nusername=alice\npassword=x\n", "the host's port is not a number from 0 to 65535"),
-        ("protocol=https\nhost=example.com:70000\nusername=alice\npassword=x\n", "the host's port is not a number from 0 to 65535"),
+        (
+            "protocol=https\nhost=example.com:http\nusername=alice\npassword=x\n",
+            "the host's port is not a number from 0 to 65535"
+        ),
+        (
+            "protocol=https\nhost=example.com:70000\nusername=alice\npassword=x\n",
+            "the host's port is not a number from 0 to 65535"
+        ),
     ])
     func malformedLinesAreRefused(input: String, reason: String) throws {
         let sandbox = try sandboxHoldingOne()
@@ -41,18 +47,23 @@ import Testing
 
     @Test func aLineOfTenMegabytesIsRefusedWithoutReadingItAll() throws {
         let sandbox = try sandboxHoldingOne()
-        let huge = "protocol=https\nhost=example.com\nusername=alice\npassword=" + String(repeating: "x", count: 10 << 20) + "\n"
+        let huge =
+            "protocol=https\nhost=example.com\nusername=alice\npassword=" + String(repeating: "x", count: 10 << 20)
+            + "\n"
         let started = Date()
         let output = try sandbox.gitHelper("store", huge)
         #expect(output.status == 65)
-        #expect(output.stderr == "git-credential-latchkey: store: bad input: line 4 is longer than 65535 bytes, git's limit\n")
+        #expect(
+            output.stderr
+                == "git-credential-latchkey: store: bad input: line 4 is longer than 65535 bytes, git's limit\n")
         #expect(Date().timeIntervalSince(started) < 30)
         try expectStillThere(sandbox)
     }
 
     @Test func moreThanAMebibyteOfShortLinesIsRefused() throws {
         let sandbox = try sandboxHoldingOne()
-        let many = "protocol=https\nhost=example.com\n" + String(repeating: "wwwauth[]=Basic realm=\"x\"\n", count: 50_000)
+        let many =
+            "protocol=https\nhost=example.com\n" + String(repeating: "wwwauth[]=Basic realm=\"x\"\n", count: 50_000)
         let output = try sandbox.gitHelper("erase", many)
         #expect(output.status == 65)
         #expect(output.stderr == "git-credential-latchkey: erase: bad input: more than 1 MiB\n")
@@ -72,8 +83,11 @@ import Testing
 
     @Test func inputEndingWithoutABlankLineOrNewlineIsStillACredential() throws {
         let sandbox = try HelperSandbox()
-        let stored = try sandbox.gitHelper("store", "protocol=https\nhost=example.com\nusername=bob\npassword=last-line")
+        let stored = try sandbox.gitHelper(
+            "store", "protocol=https\nhost=example.com\nusername=bob\npassword=last-line")
         #expect(stored.status == 0, "\(stored.stderr)")
-        #expect(try sandbox.gitHelper("get", lines("protocol=https", "host=example.com")).stdout == lines("username=bob", "password=last-line"))
+        #expect(
+            try sandbox.gitHelper("get", lines("protocol=https", "host=example.com")).stdout
+                == lines("username=bob", "password=last-line"))
     }
 }

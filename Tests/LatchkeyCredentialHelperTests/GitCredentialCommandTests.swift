@@ -8,7 +8,8 @@ import Testing
 @Suite struct GitCredentialCommandTests {
     @Test func approveFillRejectGoThroughTheHelper() throws {
         let sandbox = try HelperSandbox()
-        let approved = try sandbox.gitCredential("approve", lines("protocol=https", "host=example.com", "username=alice", "password=s3cret"))
+        let approved = try sandbox.gitCredential(
+            "approve", lines("protocol=https", "host=example.com", "username=alice", "password=s3cret"))
         #expect(approved.status == 0 && approved.stderr.isEmpty, "\(approved.stderr)")
 
         let filled = try sandbox.gitCredential("fill", lines("protocol=https", "host=example.com"))
@@ -17,16 +18,26 @@ import Testing
         #expect(filled.stderr.isEmpty)
 
         // A reject naming another password erases nothing; one naming the stored password erases it.
-        _ = try sandbox.gitCredential("reject", lines("protocol=https", "host=example.com", "username=alice", "password=stale"))
-        #expect(try sandbox.gitCredential("fill", lines("protocol=https", "host=example.com")).stdout.contains("password=s3cret"))
-        let rejected = try sandbox.gitCredential("reject", lines("protocol=https", "host=example.com", "username=alice", "password=s3cret"))
+        _ = try sandbox.gitCredential(
+            "reject", lines("protocol=https", "host=example.com", "username=alice", "password=stale"))
+        #expect(
+            try sandbox.gitCredential("fill", lines("protocol=https", "host=example.com")).stdout.contains(
+                "password=s3cret"))
+        let rejected = try sandbox.gitCredential(
+            "reject", lines("protocol=https", "host=example.com", "username=alice", "password=s3cret"))
         #expect(rejected.status == 0 && rejected.stderr.isEmpty)
 
         let asked = try sandbox.gitCredential("fill", lines("protocol=https", "host=example.com"))
         #expect(asked.status == 0)
-        #expect(asked.stdout == lines("protocol=https", "host=example.com", "username=askpass-username", "password=askpass-password"))
-        #expect(asked.stderr == lines("askpass: Username for 'https://example.com':",
-                                      "askpass: Password for 'https://askpass-username@example.com':"))
+        #expect(
+            asked.stdout
+                == lines("protocol=https", "host=example.com", "username=askpass-username", "password=askpass-password")
+        )
+        #expect(
+            asked.stderr
+                == lines(
+                    "askpass: Username for 'https://example.com':",
+                    "askpass: Password for 'https://askpass-username@example.com':"))
         #expect(try sandbox.internetPasswords().isEmpty)
     }
 
@@ -36,8 +47,9 @@ import Testing
         #expect(config.status == 0, "\(config.stderr)")
         config = try sandbox.run("/usr/bin/git", ["config", "--global", "credential.helper", "latchkey"])
         #expect(config.status == 0, "\(config.stderr)")
-        let approved = try sandbox.run("/usr/bin/git", ["credential", "approve"],
-                                       input: lines("url=https://alice@git.example.com:8443/team/repo.git", "password=s3cret"))
+        let approved = try sandbox.run(
+            "/usr/bin/git", ["credential", "approve"],
+            input: lines("url=https://alice@git.example.com:8443/team/repo.git", "password=s3cret"))
         #expect(approved.status == 0, "\(approved.stderr)")
         let item = try #require(try sandbox.internetPasswords().first)
         #expect(item.itemClass == .internetPassword)

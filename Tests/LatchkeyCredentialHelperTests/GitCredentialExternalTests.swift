@@ -13,14 +13,18 @@ import Testing
     func t0303PassesEmbeddedAndThroughTheAgent() throws {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
-        let run = try HelperProcess.run(repository + "/script/git-credential-external", [try #require(Self.source)],
-                                        environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LATCHKEY_BIN": HelperSandbox.buildDirectory,
-                                                      "HOME": NSTemporaryDirectory()],
-                                        timeout: 1800)
+        let run = try HelperProcess.run(
+            repository + "/script/git-credential-external", [try #require(Self.source)],
+            environment: [
+                "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LATCHKEY_BIN": HelperSandbox.buildDirectory,
+                "HOME": NSTemporaryDirectory(),
+            ],
+            timeout: 1800)
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         #expect(!lines.contains { $0.hasPrefix("not ok") }, "\(run.stdout)")
         #expect(lines.filter { $0.hasPrefix("# passed all ") && $0.hasSuffix(" test(s)") }.count == 2, "\(run.stdout)")
-        #expect(run.stderr.hasSuffix("script/git-credential-external: embedded: exit 0; agent: exit 0\n"), "\(run.stderr)")
+        #expect(
+            run.stderr.hasSuffix("script/git-credential-external: embedded: exit 0; agent: exit 0\n"), "\(run.stderr)")
     }
 }

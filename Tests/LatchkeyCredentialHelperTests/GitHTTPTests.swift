@@ -22,8 +22,9 @@ import Testing
             let initialized = try sandbox.run("/usr/bin/git", ["init", "--quiet", "--bare", root + "/repo.git"])
             #expect(initialized.status == 0, "\(initialized.stderr)")
             log = sandbox.directory.file("server.log")
-            process = try SpawnedProcess("/usr/bin/python3", [GitHTTPTests.script, root, "alice", "s3cret"],
-                                         environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"], log: log)
+            process = try SpawnedProcess(
+                "/usr/bin/python3", [GitHTTPTests.script, root, "alice", "s3cret"],
+                environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"], log: log)
             let deadline = Date().addingTimeInterval(20)
             var port: Int?
             while port == nil {
@@ -40,11 +41,16 @@ import Testing
         deinit { process.stop() }
 
         var url: String { "http://127.0.0.1:\(port)/repo.git" }
-        var requests: [String] { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        var requests: [String] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
     }
 
-    func git(_ sandbox: HelperSandbox, _ arguments: [String], in directory: String? = nil) throws -> HelperProcess.Output {
-        try sandbox.run("/usr/bin/git", (directory.map { ["-C", $0] } ?? []) + ["-c", "credential.helper=latchkey"] + arguments)
+    func git(_ sandbox: HelperSandbox, _ arguments: [String], in directory: String? = nil) throws
+        -> HelperProcess.Output
+    {
+        try sandbox.run(
+            "/usr/bin/git", (directory.map { ["-C", $0] } ?? []) + ["-c", "credential.helper=latchkey"] + arguments)
     }
 
     @Test func lsRemoteAndPushGetThePasswordFromTheHelper() throws {
@@ -63,14 +69,20 @@ import Testing
         _ = FileManager.default.createFile(atPath: work + "/README", contents: Data("hello\n".utf8))
         #expect(try sandbox.run("/usr/bin/git", ["-C", work, "add", "README"]).status == 0)
         let committed = try sandbox.run(
-            "/usr/bin/git", ["-C", work, "-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "--quiet", "-m", "first"])
+            "/usr/bin/git",
+            [
+                "-C", work, "-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "--quiet", "-m",
+                "first",
+            ])
         #expect(committed.status == 0, "\(committed.stderr)")
         let pushed = try git(sandbox, ["push", "--quiet", server.url, "HEAD:refs/heads/main"], in: work)
         #expect(pushed.status == 0, "\(pushed.stderr)")
         #expect(!pushed.stderr.contains("askpass"))
 
         let local = try sandbox.run("/usr/bin/git", ["-C", work, "rev-parse", "HEAD"]).stdout
-        let remote = try sandbox.run("/usr/bin/git", ["--git-dir", sandbox.directory.file("srv/repo.git"), "rev-parse", "main"]).stdout
+        let remote = try sandbox.run(
+            "/usr/bin/git", ["--git-dir", sandbox.directory.file("srv/repo.git"), "rev-parse", "main"]
+        ).stdout
         #expect(!local.isEmpty && local == remote)
         // The server asked (401) and then served the requests that carried the helper's password.
         #expect(server.requests.contains { $0.hasPrefix("GET /repo.git/info/refs?service=git-upload-pack 401") })
@@ -80,11 +92,14 @@ import Testing
     @Test func aRefusedPasswordIsErasedByGitsReject() throws {
         let sandbox = try HelperSandbox()
         let server = try Server(in: sandbox)
-        _ = try sandbox.gitCredential("approve", lines("protocol=http", "host=127.0.0.1:\(server.port)", "username=alice", "password=stale"))
-        _ = try sandbox.gitCredential("approve", lines("protocol=http", "host=127.0.0.1:\(server.port + 1)", "username=alice", "password=other"))
+        _ = try sandbox.gitCredential(
+            "approve", lines("protocol=http", "host=127.0.0.1:\(server.port)", "username=alice", "password=stale"))
+        _ = try sandbox.gitCredential(
+            "approve", lines("protocol=http", "host=127.0.0.1:\(server.port + 1)", "username=alice", "password=other"))
         var environment = sandbox.environment
         environment["GIT_ASKPASS"] = nil
-        let listed = try sandbox.run("/usr/bin/git", ["-c", "credential.helper=latchkey", "ls-remote", server.url], environment: environment)
+        let listed = try sandbox.run(
+            "/usr/bin/git", ["-c", "credential.helper=latchkey", "ls-remote", server.url], environment: environment)
         #expect(listed.status == 128)
         #expect(listed.stderr.contains("Authentication failed"))
         // The refused credential went; the one of the other port stays.

@@ -3,8 +3,9 @@ import Latchkey
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A throwaway home for one test: a keychain made with the cheapest key derivation, private HOME and XDG
@@ -19,16 +20,21 @@ final class HelperSandbox: @unchecked Sendable {
 
     var keychainPath: String { directory.file("data/latchkey/login.keychain") }
     var socketPath: String { directory.file("run/agent.sock") }
-    static var buildDirectory: String { URL(fileURLWithPath: HelperProcess.product("latchkey")).deletingLastPathComponent().path }
+    static var buildDirectory: String {
+        URL(fileURLWithPath: HelperProcess.product("latchkey")).deletingLastPathComponent().path
+    }
     static var git: String { HelperProcess.product("git-credential-latchkey") }
     static var docker: String { HelperProcess.product("docker-credential-latchkey") }
 
     /// The environment without a passphrase: a helper then needs the agent, or fails.
     var headless: [String: String] {
         [
-            "HOME": directory.path, "XDG_DATA_HOME": directory.file("data"), "XDG_CONFIG_HOME": directory.file("config"),
-            "LATCHKEY_KEYCHAIN": keychainPath, "LATCHKEY_AGENT_SOCKET": socketPath, "PATH": Self.buildDirectory + ":/usr/bin:/bin",
-            "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": directory.file("askpass"),
+            "HOME": directory.path, "XDG_DATA_HOME": directory.file("data"),
+            "XDG_CONFIG_HOME": directory.file("config"),
+            "LATCHKEY_KEYCHAIN": keychainPath, "LATCHKEY_AGENT_SOCKET": socketPath,
+            "PATH": Self.buildDirectory + ":/usr/bin:/bin",
+            "LANG": "C.UTF-8", "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ASKPASS": directory.file("askpass"),
         ]
     }
 
@@ -40,14 +46,17 @@ final class HelperSandbox: @unchecked Sendable {
         // this process, not end it (children get SIGPIPE's default back: HelperProcess resets it).
         signal(SIGPIPE, SIG_IGN)
         if createKeychain {
-            _ = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
+            _ = try KeychainDatabase.create(
+                at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
         }
         for name in ["run", "config", "data"] {
-            try FileManager.default.createDirectory(atPath: directory.file(name), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory.file(name), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         }
         // git's own test suite's askpass: what it was asked on standard error, "askpass-<word>" as the answer.
-        let askpass = "#!/bin/sh\necho >&2 askpass: $*\nwhat=$(echo $1 | cut -d\" \" -f1 | tr A-Z a-z | tr -cd a-z)\necho \"askpass-$what\"\n"
+        let askpass =
+            "#!/bin/sh\necho >&2 askpass: $*\nwhat=$(echo $1 | cut -d\" \" -f1 | tr A-Z a-z | tr -cd a-z)\necho \"askpass-$what\"\n"
         try installScript(askpass, at: directory.file("askpass"))
     }
 
@@ -55,26 +64,36 @@ final class HelperSandbox: @unchecked Sendable {
 
     /// Runs `program` (HelperProcess gives it a session of its own: no controlling terminal, a prompt can
     /// only fail).
-    func run(_ program: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
-             timeout: Double = 60) throws -> HelperProcess.Output
-    {
-        try HelperProcess.run(program, arguments, environment: environment ?? self.environment,
-                              input: input.map { Data($0.utf8) }, timeout: timeout)
+    func run(
+        _ program: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+        timeout: Double = 60
+    ) throws -> HelperProcess.Output {
+        try HelperProcess.run(
+            program, arguments, environment: environment ?? self.environment,
+            input: input.map { Data($0.utf8) }, timeout: timeout)
     }
 
     /// Runs the git helper with an operation and the protocol's lines.
-    func gitHelper(_ operation: String, _ input: String, environment: [String: String]? = nil) throws -> HelperProcess.Output {
+    func gitHelper(_ operation: String, _ input: String, environment: [String: String]? = nil) throws
+        -> HelperProcess.Output
+    {
         try run(Self.git, [operation], input: input, environment: environment)
     }
 
     /// Runs the docker helper with an action and its input.
-    func dockerHelper(_ action: String, _ input: String? = nil, environment: [String: String]? = nil) throws -> HelperProcess.Output {
+    func dockerHelper(_ action: String, _ input: String? = nil, environment: [String: String]? = nil) throws
+        -> HelperProcess.Output
+    {
         try run(Self.docker, [action], input: input, environment: environment)
     }
 
     /// `git credential <action>` with the helper as the only credential helper.
-    func gitCredential(_ action: String, _ input: String, environment: [String: String]? = nil) throws -> HelperProcess.Output {
-        try run("/usr/bin/git", ["-c", "credential.helper=latchkey", "credential", action], input: input, environment: environment)
+    func gitCredential(_ action: String, _ input: String, environment: [String: String]? = nil) throws
+        -> HelperProcess.Output
+    {
+        try run(
+            "/usr/bin/git", ["-c", "credential.helper=latchkey", "credential", action], input: input,
+            environment: environment)
     }
 
     /// The internet passwords in the keychain, read in this process (every access group).
@@ -93,10 +112,12 @@ final class HelperSandbox: @unchecked Sendable {
     /// Starts latchkeyd on the sandbox's socket and waits until it accepts connections.
     func startAgent() throws {
         let environment = headless.merging([
-            "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("no-system-bus"), "LATCHKEY_PINENTRY": directory.file("no-pinentry"),
+            "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + directory.file("no-system-bus"),
+            "LATCHKEY_PINENTRY": directory.file("no-pinentry"),
         ]) { _, new in new }
-        let process = try SpawnedProcess(HelperProcess.product("latchkeyd"), ["--verbose"], environment: environment,
-                                         log: directory.file("agent.log"))
+        let process = try SpawnedProcess(
+            HelperProcess.product("latchkeyd"), ["--verbose"], environment: environment,
+            log: directory.file("agent.log"))
         agent = process
         let deadline = Date().addingTimeInterval(10)
         while AgentStream.connect(path: socketPath) == nil {

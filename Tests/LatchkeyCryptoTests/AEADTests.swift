@@ -16,8 +16,9 @@ import Testing
 
     @Test func everySealUsesAFreshNonce() {
         let plaintext = Data("same".utf8)
-        #expect(AEAD.seal(plaintext, key: key, associatedData: associated)
-            != AEAD.seal(plaintext, key: key, associatedData: associated))
+        #expect(
+            AEAD.seal(plaintext, key: key, associatedData: associated)
+                != AEAD.seal(plaintext, key: key, associatedData: associated))
     }
 
     @Test func anyFlippedByteFailsAuthentication() {
@@ -62,9 +63,18 @@ import Testing
         let keyBytes = key.withUnsafeBytes { Data($0) }
         let failures: [(String, () throws -> Void)] = [
             ("tampered", { _ = try AEAD.open(tampered, key: self.key, associatedData: self.associated) }),
-            ("wrong key", { _ = try AEAD.open(box, key: SecureBytes(randomCount: AEAD.keyLength), associatedData: self.associated) }),
+            (
+                "wrong key",
+                {
+                    _ = try AEAD.open(
+                        box, key: SecureBytes(randomCount: AEAD.keyLength), associatedData: self.associated)
+                }
+            ),
             ("wrong associated data", { _ = try AEAD.open(box, key: self.key, associatedData: Data("row-43".utf8)) }),
-            ("truncated", { _ = try AEAD.open(box.prefix(AEAD.overhead - 1), key: self.key, associatedData: self.associated) }),
+            (
+                "truncated",
+                { _ = try AEAD.open(box.prefix(AEAD.overhead - 1), key: self.key, associatedData: self.associated) }
+            ),
             ("wrapped key", { _ = try AEAD.openKey(tampered, key: self.key, associatedData: self.associated) }),
         ]
         for (name, attempt) in failures {
@@ -73,13 +83,17 @@ import Testing
                 Issue.record("\(name): opened")
             } catch {
                 // Every rendering of the error: none holds the plaintext, the key, or the associated data.
-                for text in [String(describing: error), String(reflecting: error), "\(error)", error.localizedDescription] {
+                for text in [
+                    String(describing: error), String(reflecting: error), "\(error)", error.localizedDescription,
+                ] {
                     #expect(!text.contains("CANARY"), "\(name): \(text)")
                     #expect(!text.contains("row-42"), "\(name): \(text)")
                     #expect(text.utf8.count < 100, "\(name): a short fixed message, not bytes: \(text)")
                     #expect(Data(text.utf8).range(of: keyBytes.prefix(8)) == nil, "\(name)")
                 }
-                #expect(["authentication failure", "sealed data is truncated"].contains(String(describing: error)), "\(name): \(error)")
+                #expect(
+                    ["authentication failure", "sealed data is truncated"].contains(String(describing: error)),
+                    "\(name): \(error)")
             }
         }
     }

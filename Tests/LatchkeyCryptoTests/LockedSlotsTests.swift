@@ -1,8 +1,9 @@
 import Foundation
-@testable import LatchkeyCrypto
 import LatchkeyPOSIX
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyCrypto
 
 /// Small long-lived `SecureBytes` (keys) live in slots of shared locked pages: each its own slot, wiped when
 /// given back, never handed out twice at once.
@@ -14,7 +15,8 @@ import Testing
     @Test func aSlotGivenBackIsWipedAndTakenAgain() throws {
         let slots = LockedSlots()  // A pool of its own: the shared one is used by tests running alongside.
         let first = try #require(slots.take())
-        first.copyMemory(from: Array(repeating: 0xA5 as UInt8, count: LockedSlots.slotSize), byteCount: LockedSlots.slotSize)
+        first.copyMemory(
+            from: Array(repeating: 0xA5 as UInt8, count: LockedSlots.slotSize), byteCount: LockedSlots.slotSize)
         let pageSlots = CurrentProcess.pageSize / LockedSlots.slotSize
         #expect(slots.freeCount == pageSlots - 1)
         slots.give(first)
@@ -31,7 +33,9 @@ import Testing
         for _ in 0..<(pageSlots + 1) { taken.append(try #require(slots.take())) }
         let addresses = taken.map { UInt(bitPattern: $0) }.sorted()
         #expect(Set(addresses).count == pageSlots + 1)
-        for (lower, upper) in zip(addresses, addresses.dropFirst()) { #expect(upper - lower >= UInt(LockedSlots.slotSize)) }
+        for (lower, upper) in zip(addresses, addresses.dropFirst()) {
+            #expect(upper - lower >= UInt(LockedSlots.slotSize))
+        }
         #expect(slots.freeCount == pageSlots - 1)  // The second page's other slots.
         for slot in taken { slots.give(slot) }
         #expect(slots.freeCount == 2 * pageSlots)
@@ -60,7 +64,8 @@ import Testing
                         let fill = UInt8(truncatingIfNeeded: thread * 31 + round)
                         alive.append((SecureBytes(copying: Array(repeating: fill, count: 32)), fill))
                         if alive.count > 16 { alive.removeFirst(8) }
-                        for (bytes, expected) in alive where !bytes.withUnsafeBytes({ $0.allSatisfy { $0 == expected } }) {
+                        for (bytes, expected) in alive
+                        where !bytes.withUnsafeBytes({ $0.allSatisfy { $0 == expected } }) {
                             failures += 1
                         }
                     }

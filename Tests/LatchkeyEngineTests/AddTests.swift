@@ -9,8 +9,10 @@ import Testing
     @Test func defaultsGroupAccessibilitySyncAndDates() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         let before = Date()
-        let added = try #require(try keychain.add(Fixture.password(service: "mail", account: "alice"),
-                                                  caller: Fixture.app, returning: .attributes))
+        let added = try #require(
+            try keychain.add(
+                Fixture.password(service: "mail", account: "alice"),
+                caller: Fixture.app, returning: .attributes))
         #expect(added[.accessGroup] == .string("com.example.app"))
         #expect(added[.accessible] == .string("ak"))
         #expect(added[.synchronizable] == .number(0))
@@ -22,8 +24,9 @@ import Testing
 
     @Test func certificatesDefaultToAlways() throws {
         let keychain = try Fixture.newKeychain(in: directory)
-        let added = try keychain.add(NewItem(.certificate, attributes: [.serialNumber: .data(Data([1]))]),
-                                     caller: Fixture.app, returning: .attributes)
+        let added = try keychain.add(
+            NewItem(.certificate, attributes: [.serialNumber: .data(Data([1]))]),
+            caller: Fixture.app, returning: .attributes)
         #expect(added?[.accessible] == .string("dk"))
     }
 
@@ -39,13 +42,18 @@ import Testing
     @Test func returningShapesThroughTheDictionaryLayer() throws {
         let backend = DatabaseBackend(database: try Fixture.newKeychain(in: directory), caller: Fixture.app)
         #expect(try backend.add(["class": "genp", "svce": "a", "v_Data": Data("1".utf8)]) == nil)
-        #expect(try backend.add(["class": "genp", "svce": "b", "v_Data": Data("2".utf8), "r_Data": true]) as? Data
-            == Data("2".utf8))
-        let reference = try backend.add(["class": "genp", "svce": "c", "v_Data": Data("3".utf8), "r_PersistentRef": true])
+        #expect(
+            try backend.add(["class": "genp", "svce": "b", "v_Data": Data("2".utf8), "r_Data": true]) as? Data
+                == Data("2".utf8))
+        let reference = try backend.add([
+            "class": "genp", "svce": "c", "v_Data": Data("3".utf8), "r_PersistentRef": true,
+        ])
         #expect((reference as? Data)?.count == 32)
-        let dictionary = try #require(try backend.add([
-            "class": "genp", "svce": "d", "acct": "x", "v_Data": Data("4".utf8), "r_Attributes": true, "r_Data": true,
-        ]) as? [String: Any])
+        let dictionary = try #require(
+            try backend.add([
+                "class": "genp", "svce": "d", "acct": "x", "v_Data": Data("4".utf8), "r_Attributes": true,
+                "r_Data": true,
+            ]) as? [String: Any])
         #expect(dictionary["svce"] as? String == "d")
         #expect(dictionary["acct"] as? String == "x")
         #expect(dictionary["agrp"] as? String == "com.example.app")
@@ -59,18 +67,25 @@ import Testing
     @Test func itemsWithoutDataAreAllowed() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         try keychain.add(NewItem(.genericPassword, attributes: [.service: .string("flag")]), caller: Fixture.app)
-        let found = try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.service: .string("flag")],
-                                                        returning: .data), caller: Fixture.app)
+        let found = try keychain.copyMatching(
+            ItemQuery(
+                .genericPassword, matching: [.service: .string("flag")],
+                returning: .data), caller: Fixture.app)
         #expect(found.first?.data == Data())
     }
 
     @Test func aDuplicateLeavesTheStoredItemAlone() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         try keychain.add(Fixture.password(service: "mail", account: "alice", secret: "first"), caller: Fixture.app)
-        #expect(status { try keychain.add(Fixture.password(service: "mail", account: "alice", secret: "second"),
-                                          caller: Fixture.app) } == .duplicateItem)
-        #expect(try keychain.copyMatching(Fixture.query(service: "mail"), caller: Fixture.app).first?.data
-            == Data("first".utf8))
+        #expect(
+            status {
+                try keychain.add(
+                    Fixture.password(service: "mail", account: "alice", secret: "second"),
+                    caller: Fixture.app)
+            } == .duplicateItem)
+        #expect(
+            try keychain.copyMatching(Fixture.query(service: "mail"), caller: Fixture.app).first?.data
+                == Data("first".utf8))
     }
 
     @Test func stringsCompareByTheirExactBytes() throws {

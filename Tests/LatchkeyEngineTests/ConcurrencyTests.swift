@@ -15,19 +15,25 @@ import Testing
                 group.addTask {
                     for index in 0..<50 {
                         let account = "w\(worker)-\(index)"
-                        try keychain.add(Fixture.password(service: "threads", account: account, secret: "v1"), caller: Fixture.app)
-                        try keychain.update(Fixture.query(service: "threads", account: account, returning: []),
-                                            with: ItemChanges(data: Data("v2-\(account)".utf8)), caller: Fixture.app)
-                        let found = try keychain.copyMatching(Fixture.query(service: "threads", account: account),
-                                                              caller: Fixture.app)
+                        try keychain.add(
+                            Fixture.password(service: "threads", account: account, secret: "v1"), caller: Fixture.app)
+                        try keychain.update(
+                            Fixture.query(service: "threads", account: account, returning: []),
+                            with: ItemChanges(data: Data("v2-\(account)".utf8)), caller: Fixture.app)
+                        let found = try keychain.copyMatching(
+                            Fixture.query(service: "threads", account: account),
+                            caller: Fixture.app)
                         #expect(found.first?.data == Data("v2-\(account)".utf8))
                     }
                 }
             }
             try await group.waitForAll()
         }
-        #expect(try keychain.copyMatching(Fixture.query(service: "threads", limit: .all, returning: []),
-                                          caller: Fixture.app).count == 400)
+        #expect(
+            try keychain.copyMatching(
+                Fixture.query(service: "threads", limit: .all, returning: []),
+                caller: Fixture.app
+            ).count == 400)
     }
 
     @Test func severalHandlesOnOneFileSeeEachOthersWrites() async throws {
@@ -42,15 +48,19 @@ import Testing
             for (worker, handle) in handles.enumerated() {
                 group.addTask {
                     for index in 0..<15 {
-                        try handle.add(Fixture.password(service: "handles", account: "h\(worker)-\(index)"), caller: Fixture.app)
+                        try handle.add(
+                            Fixture.password(service: "handles", account: "h\(worker)-\(index)"), caller: Fixture.app)
                     }
                 }
             }
             try await group.waitForAll()
         }
         for handle in handles {
-            #expect(try handle.copyMatching(Fixture.query(service: "handles", limit: .all, returning: []),
-                                            caller: Fixture.app).count == 60)
+            #expect(
+                try handle.copyMatching(
+                    Fixture.query(service: "handles", limit: .all, returning: []),
+                    caller: Fixture.app
+                ).count == 60)
         }
     }
 
@@ -71,7 +81,8 @@ import Testing
         try keychain.unlock(with: Passphrase(Fixture.passphrase))
         let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
         let all = try keychain.copyMatching(
-            ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: .data), caller: helper)
+            ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: .data),
+            caller: helper)
         #expect(all.count == 100)
         #expect(all.allSatisfy { $0.data == Data("v2".utf8) })
         #expect(try keychain.verifyIntegrity().isHealthy)
@@ -92,8 +103,10 @@ import Testing
         let outputs = try await withThrowingTaskGroup(of: HelperProcess.Output.self) { group in
             for worker in 0..<workers {
                 group.addTask {
-                    try HelperProcess.run(["mixer", path, Fixture.passphrase, "w\(worker)", "\(seeds[worker])",
-                                           "\(operations)"])
+                    try HelperProcess.run([
+                        "mixer", path, Fixture.passphrase, "w\(worker)", "\(seeds[worker])",
+                        "\(operations)",
+                    ])
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -114,7 +127,9 @@ import Testing
         var actual: [String: String] = [:]
         do throws(KeychainError) {
             for item in try keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: [.attributes, .data]),
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string("crash")], limit: .all,
+                    returning: [.attributes, .data]),
                 caller: helper)
             {
                 actual[item[.account]?.stringValue ?? "?"] = item.data.map { String(decoding: $0, as: UTF8.self) }
@@ -124,13 +139,18 @@ import Testing
         }
         #expect(expected.count > workers * 5, "the workers left items behind")
         #expect(actual == expected)
-        print("ConcurrencyTests: \(workers) processes × 2 threads × \(operations) operations = \(workers * 2 * operations); "
-            + "\(actual.count) items left, \(actual == expected ? "equal to" : "DIFFERENT from") the serial model")
+        print(
+            "ConcurrencyTests: \(workers) processes × 2 threads × \(operations) operations = \(workers * 2 * operations); "
+                + "\(actual.count) items left, \(actual == expected ? "equal to" : "DIFFERENT from") the serial model")
         let keys = Set(actual.keys).union(expected.keys)
         let differing = keys.filter { actual[$0] != expected[$0] }.count
-        try ReliabilityRecord.write("7-concurrency", name: "Concurrency: \(workers) processes x 2 threads",
-                                    unit: "keys after \((workers * 2 * operations).formatted(.number.locale(Locale(identifier: "en_US")))) operations",
-                                    [.init("as the serial model", keys.count - differing),
-                                     .init("different from the model", differing, failure: true)])
+        try ReliabilityRecord.write(
+            "7-concurrency", name: "Concurrency: \(workers) processes x 2 threads",
+            unit:
+                "keys after \((workers * 2 * operations).formatted(.number.locale(Locale(identifier: "en_US")))) operations",
+            [
+                .init("as the serial model", keys.count - differing),
+                .init("different from the model", differing, failure: true),
+            ])
     }
 }

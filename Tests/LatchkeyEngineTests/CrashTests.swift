@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A writer killed with SIGKILL at a random moment: after reopening, every acknowledged write is there,
@@ -27,7 +27,9 @@ import Glibc
         // the random delay before the kill) leaves no item at all: an empty result, not a failure.
         do throws(KeychainError) {
             let stored = try keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.service: .string(service)], limit: .all, returning: [.attributes, .data]),
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string(service)], limit: .all,
+                    returning: [.attributes, .data]),
                 caller: caller)
             return (keychain, stored)
         } catch {
@@ -43,27 +45,34 @@ import Glibc
         let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
         var acknowledged: [String: Int] = [:]
         var generator = TestSeed.generator("CrashTests.killedWriters")
-        var checked = 0, lost = 0, inFlightCommitted = 0
+        var checked = 0
+        var lost = 0
+        var inFlightCommitted = 0
 
         for trial in 0..<Self.trials {
             let log = directory.file("writer-\(trial).log")
             #expect(FileManager.default.createFile(atPath: log, contents: nil))
             let errors = directory.file("writer-\(trial).errors")
             let process = try SpawnedProcess(
-                HelperProcess.executable, ["writer", path, Fixture.passphrase, "\(UInt64.random(in: 1...UInt64.max, using: &generator))", "16"],
+                HelperProcess.executable,
+                ["writer", path, Fixture.passphrase, "\(UInt64.random(in: 1...UInt64.max, using: &generator))", "16"],
                 environment: ProcessInfo.processInfo.environment, log: log, errors: errors)
             // Wait until the writer has opened the keychain, let it write for a random while, then kill it.
             let deadline = Date().addingTimeInterval(30)
             while !(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data(), as: UTF8.self)
-                .hasPrefix("ready")) && Date() < deadline && process.isRunning {
+                .hasPrefix("ready")) && Date() < deadline && process.isRunning
+            {
                 Thread.sleep(forTimeInterval: 0.005)
             }
             Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.25, using: &generator))
             process.stop(signal: SIGKILL)
-            #expect(process.exitStatus == 128 + SIGKILL,
-                    "writer exited early: \(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errors))) ?? Data(), as: UTF8.self))")
+            #expect(
+                process.exitStatus == 128 + SIGKILL,
+                "writer exited early: \(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: errors))) ?? Data(), as: UTF8.self))"
+            )
 
-            let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(separator: "\n")
+            let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self).split(
+                separator: "\n")
             for line in lines where line.hasPrefix("ack ") {
                 let parts = line.split(separator: " ")
                 if parts.count == 3, let version = Int(parts[2]) { acknowledged[String(parts[1])] = version }
@@ -80,7 +89,9 @@ import Glibc
             for (key, version) in acknowledged {
                 let found = versions[key] ?? 0
                 // The write in flight at the kill may have committed without being acknowledged.
-                #expect(found == version || found == version + 1, "trial \(trial): \(key) acknowledged \(version), found \(found)")
+                #expect(
+                    found == version || found == version + 1,
+                    "trial \(trial): \(key) acknowledged \(version), found \(found)")
                 checked += 1
                 if found < version { lost += 1 }
                 if found == version + 1 { inFlightCommitted += 1 }
@@ -92,13 +103,20 @@ import Glibc
             }
         }
         #expect(acknowledged.values.reduce(0, +) > Self.trials, "the writers wrote something")
-        print("CrashTests: \(Self.trials) writers killed; \(checked) acknowledged versions checked after the kills, \(lost) lost; "
-            + "the write in flight had committed \(inFlightCommitted) times; \(acknowledged.values.reduce(0, +)) writes in all")
-        try ReliabilityRecord.write("1-crash", name: "Crash: SIGKILL while writing", unit: "kills", [
-            .init("write in flight committed", inFlightCommitted), .init("write in flight absent", Self.trials - inFlightCommitted),
-            .init("acknowledged writes lost (of \(checked.formatted(.number.locale(Locale(identifier: "en_US")))) checked)", lost,
-                  failure: true),
-        ])
+        print(
+            "CrashTests: \(Self.trials) writers killed; \(checked) acknowledged versions checked after the kills, \(lost) lost; "
+                + "the write in flight had committed \(inFlightCommitted) times; \(acknowledged.values.reduce(0, +)) writes in all"
+        )
+        try ReliabilityRecord.write(
+            "1-crash", name: "Crash: SIGKILL while writing", unit: "kills",
+            [
+                .init("write in flight committed", inFlightCommitted),
+                .init("write in flight absent", Self.trials - inFlightCommitted),
+                .init(
+                    "acknowledged writes lost (of \(checked.formatted(.number.locale(Locale(identifier: "en_US")))) checked)",
+                    lost,
+                    failure: true),
+            ])
     }
 
     /// A process killed while adding batches (`addAll`, one transaction each): every acknowledged batch is
@@ -110,7 +128,9 @@ import Glibc
         var path = ""
         var next = 0
         var committed = 0
-        var inFlightWhole = 0, inFlightAbsent = 0, partial = 0
+        var inFlightWhole = 0
+        var inFlightAbsent = 0
+        var partial = 0
         var generator = TestSeed.generator("CrashTests.killedBatches")
         let trials = max(4, Self.trials / 3)
         for trial in 0..<trials {
@@ -122,10 +142,13 @@ import Glibc
                 next = 0
             }
             let log = directory.file("batcher-\(trial).log")
-            let process = try SpawnedProcess(HelperProcess.executable, ["batcher", path, Fixture.passphrase, "\(next)", "\(size)"],
-                                             environment: ["PATH": "/usr/bin:/bin"], log: log)
+            let process = try SpawnedProcess(
+                HelperProcess.executable, ["batcher", path, Fixture.passphrase, "\(next)", "\(size)"],
+                environment: ["PATH": "/usr/bin:/bin"], log: log)
             let deadline = Date().addingTimeInterval(30)
-            while !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("ready"), Date() < deadline, process.isRunning {
+            while !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").hasPrefix("ready"), Date() < deadline,
+                process.isRunning
+            {
                 Thread.sleep(forTimeInterval: 0.005)
             }
             Thread.sleep(forTimeInterval: Double.random(in: 0.01...0.4, using: &generator))
@@ -145,7 +168,9 @@ import Glibc
                 partial += 1
                 Issue.record("trial \(trial): batch \(batch) has \(count) of \(size) items")
             }
-            for batch in acknowledged { #expect(counts[batch] == size, "trial \(trial): acknowledged batch \(batch) is missing") }
+            for batch in acknowledged {
+                #expect(counts[batch] == size, "trial \(trial): acknowledged batch \(batch) is missing")
+            }
             // The batch in flight at the kill: whole or absent (checked above); never a later one.
             let last = (acknowledged.last ?? next - 1) + 1
             #expect(counts.keys.allSatisfy { $0 <= last }, "trial \(trial): a batch after the one in flight")
@@ -158,11 +183,15 @@ import Glibc
             next = (counts.keys.max() ?? next - 1) + 1
         }
         committed += next
-        print("CrashTests: \(trials) batch writers killed, \(committed) batches of \(size) committed; the batch in flight was whole \(inFlightWhole) times and absent \(inFlightAbsent) times; \(partial) batches partial")
-        try ReliabilityRecord.write("2-batch-crash", name: "Batch crash: SIGKILL mid-batch", unit: "kills", [
-            .init("batch in flight whole", inFlightWhole), .init("batch in flight absent", inFlightAbsent),
-            .init("batch partly written", partial, failure: true),
-        ])
+        print(
+            "CrashTests: \(trials) batch writers killed, \(committed) batches of \(size) committed; the batch in flight was whole \(inFlightWhole) times and absent \(inFlightAbsent) times; \(partial) batches partial"
+        )
+        try ReliabilityRecord.write(
+            "2-batch-crash", name: "Batch crash: SIGKILL mid-batch", unit: "kills",
+            [
+                .init("batch in flight whole", inFlightWhole), .init("batch in flight absent", inFlightAbsent),
+                .init("batch partly written", partial, failure: true),
+            ])
         #expect(committed > 0, "the batcher committed something")
     }
 }

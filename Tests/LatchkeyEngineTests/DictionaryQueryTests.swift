@@ -55,8 +55,9 @@ import Testing
         let failure = error { _ = try keychain.add(Self.base.merging(["kSecAttrAccount": "x"]) { a, _ in a }) }
         #expect(failure?.status == .param)
         #expect(failure?.detail == "'kSecAttrAccount' is not a keychain query key")
-        #expect(error { _ = try keychain.copyMatching(Self.base.merging(["persistref": Data()]) { a, _ in a }) }?.status
-            == .param)
+        #expect(
+            error { _ = try keychain.copyMatching(Self.base.merging(["persistref": Data()]) { a, _ in a }) }?.status
+                == .param)
     }
 
     static var wrongTypes: [(String, Any, String)] {
@@ -96,22 +97,26 @@ import Testing
         let failure = error { _ = try keychain.copyMatching(Self.base.merging(["r_Data": 1]) { a, _ in a }) }
         #expect(failure?.status == .param)
         #expect(failure?.detail == "'r_Data' must be a boolean, not Int")
-        #expect(error { _ = try keychain.copyMatching(Self.base.merging(["r_Everything": true]) { a, _ in a }) }?.status
-            == .param)
+        #expect(
+            error { _ = try keychain.copyMatching(Self.base.merging(["r_Everything": true]) { a, _ in a }) }?.status
+                == .param)
         // NSNumber(value: true) is Apple's CFBoolean and is accepted.
-        #expect(try keychain.copyMatching(Self.base.merging(["r_Data": NSNumber(value: true)]) { a, _ in a }) as? Data
-            == Data("x".utf8))
+        #expect(
+            try keychain.copyMatching(Self.base.merging(["r_Data": NSNumber(value: true)]) { a, _ in a }) as? Data
+                == Data("x".utf8))
     }
 
     @Test func matchLimitValuesAreChecked() throws {
         let keychain = try backend()
         _ = try keychain.add(Self.base.merging(["v_Data": Data("x".utf8)]) { a, _ in a })
         for bad: Any in ["m_LimitTwo", 0, -3, Date()] {
-            #expect(error { _ = try keychain.copyMatching(Self.base.merging(["m_Limit": bad]) { a, _ in a }) }?.status
-                == .param)
+            #expect(
+                error { _ = try keychain.copyMatching(Self.base.merging(["m_Limit": bad]) { a, _ in a }) }?.status
+                    == .param)
         }
-        #expect(error { _ = try keychain.copyMatching(Self.base.merging(["m_Whatever": true]) { a, _ in a }) }?.detail
-            == "'m_Whatever' is not a supported kSecMatch key")
+        #expect(
+            error { _ = try keychain.copyMatching(Self.base.merging(["m_Whatever": true]) { a, _ in a }) }?.detail
+                == "'m_Whatever' is not a supported kSecMatch key")
     }
 
     @Test func trustMatchingIsUnimplementedNotIgnored() throws {
@@ -120,7 +125,8 @@ import Testing
         #expect(failure?.status == .unimplemented)
         #expect(failure?.detail == "'m_SearchList' matching is not supported yet")
         // An item list is honoured (SecCertificateTests); a list naming nothing in the keychain finds nothing.
-        #expect(error { _ = try keychain.copyMatching(["class": "cert", "m_ItemList": [Data()]]) }?.status == .itemNotFound)
+        #expect(
+            error { _ = try keychain.copyMatching(["class": "cert", "m_ItemList": [Data()]]) }?.status == .itemNotFound)
         // A policy must be one, and matches certificates and identities only (Apple's errSecUnsupportedOperation, -4).
         #expect(error { _ = try keychain.copyMatching(["class": "cert", "m_Policy": [Data()]]) }?.status == .param)
         let password = error { _ = try keychain.copyMatching(["class": "genp", "m_Policy": TrustPolicy.basicX509]) }
@@ -138,18 +144,21 @@ import Testing
     @Test func dataProtectionKeychainFlagIsAcceptedAndUIKeysIgnored() throws {
         let keychain = try backend()
         _ = try keychain.add(Self.base.merging(["v_Data": Data("x".utf8), "nleg": true]) { a, _ in a })
-        let found = try keychain.copyMatching(Self.base.merging(["r_Data": true, "u_OpPrompt": "Unlock"]) { a, _ in a })
+        let found = try keychain.copyMatching(
+            Self.base.merging(["r_Data": true, "u_OpPrompt": "Unlock"]) { a, _ in a })
         #expect(found as? Data == Data("x".utf8))
-        #expect(error { _ = try keychain.copyMatching(Self.base.merging(["u_Mystery": 1]) { a, _ in a }) }?.status
-            == .param)
+        #expect(
+            error { _ = try keychain.copyMatching(Self.base.merging(["u_Mystery": 1]) { a, _ in a }) }?.status
+                == .param)
     }
 
     @Test func anAccessControlThatIsNotOneIsParam() throws {
         let keychain = try backend()
         let failure = error { _ = try keychain.add(Self.base.merging(["accc": Data()]) { a, _ in a }) }
         #expect(failure == KeychainError(.param, "kSecAttrAccessControl must be a SecAccessControl, not Data"))
-        #expect(error { _ = try keychain.add(Self.base.merging(["accc": "ak"]) { a, _ in a }) }
-            == KeychainError(.param, "kSecAttrAccessControl must be a SecAccessControl, not String"))
+        #expect(
+            error { _ = try keychain.add(Self.base.merging(["accc": "ak"]) { a, _ in a }) }
+                == KeychainError(.param, "kSecAttrAccessControl must be a SecAccessControl, not String"))
     }
 
     @Test func tooManyKeysIsParam() throws {
@@ -160,9 +169,10 @@ import Testing
 
     @Test func numericStringsBecomeNumbersForNumberAttributes() throws {
         let keychain = try backend()
-        let added = try keychain.add([
-            "class": "keys", "kcls": "1", "type": "42", "bsiz": 2048, "r_Attributes": true,
-        ]) as? [String: Any]
+        let added =
+            try keychain.add([
+                "class": "keys", "kcls": "1", "type": "42", "bsiz": 2048, "r_Attributes": true,
+            ]) as? [String: Any]
         #expect(added?["kcls"] as? Int == 1)
         #expect(added?["type"] as? Int == 42)
         #expect(added?["bsiz"] as? Int == 2048)

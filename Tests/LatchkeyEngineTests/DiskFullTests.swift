@@ -4,7 +4,7 @@ import LatchkeyTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A full disk and failing writes: the write that cannot be stored fails with Apple's status
@@ -32,19 +32,24 @@ import Glibc
         deinit { umount2(directory.path, Int32(MNT_DETACH)) }
     }
 
-    func secret(_ index: Int) -> Data { Data("secret-\(index)-".utf8) + Data(repeating: UInt8(index % 251), count: 4096) }
+    func secret(_ index: Int) -> Data {
+        Data("secret-\(index)-".utf8) + Data(repeating: UInt8(index % 251), count: 4096)
+    }
 
     @Test(.enabled(if: canMount, "mounting a tmpfs needs CAP_SYS_ADMIN (CI runs as root)"))
     func aFullFileSystemFailsTheWriteWithErrSecDiskFullAndKeepsEverything() throws {
         let disk = try SmallFileSystem(size: "384k")
         let path = disk.directory.file("full.keychain")
-        var keychain = try KeychainDatabase.create(at: path, passphrase: Passphrase(Fixture.passphrase), keyDerivation: .minimum)
+        var keychain = try KeychainDatabase.create(
+            at: path, passphrase: Passphrase(Fixture.passphrase), keyDerivation: .minimum)
         var stored = 0
         var failure: KeychainError?
         while failure == nil, stored < 1_000 {
             do throws(KeychainError) {
-                try keychain.add(NewItem(.genericPassword, attributes: [.service: .string("full"), .account: .string("a\(stored)")],
-                                         data: secret(stored)), caller: Fixture.app)
+                try keychain.add(
+                    NewItem(
+                        .genericPassword, attributes: [.service: .string("full"), .account: .string("a\(stored)")],
+                        data: secret(stored)), caller: Fixture.app)
                 stored += 1
             } catch {
                 failure = error
@@ -55,8 +60,9 @@ import Glibc
 
         // Writes keep failing cleanly; reads keep working on the same handle.
         do throws(KeychainError) {
-            try keychain.add(Fixture.password(service: "full", account: "again", secret: String(repeating: "x", count: 65_536)),
-                             caller: Fixture.app)
+            try keychain.add(
+                Fixture.password(service: "full", account: "again", secret: String(repeating: "x", count: 65_536)),
+                caller: Fixture.app)
             Issue.record("a second add succeeded on a full disk")
         } catch {
             #expect(error.status == .diskFull)
@@ -64,14 +70,16 @@ import Glibc
         // A passphrase change either fits or fails cleanly; either way exactly one passphrase opens it after.
         var inForce = Fixture.passphrase
         do throws(KeychainError) {
-            try keychain.changePassphrase(from: Passphrase(Fixture.passphrase), to: Passphrase("a new passphrase"),
-                                          keyDerivation: .minimum)
+            try keychain.changePassphrase(
+                from: Passphrase(Fixture.passphrase), to: Passphrase("a new passphrase"),
+                keyDerivation: .minimum)
             inForce = "a new passphrase"
         } catch {
             #expect(error.status == .diskFull)
         }
-        #expect(try keychain.copyMatching(Fixture.query(service: "full", account: "a0"), caller: Fixture.app).first?.data
-            == secret(0))
+        #expect(
+            try keychain.copyMatching(Fixture.query(service: "full", account: "a0"), caller: Fixture.app).first?.data
+                == secret(0))
 
         // Reopened from the file: the passphrase is unchanged if the change failed, every item intact.
         keychain = KeychainDatabase.inMemory()
@@ -80,8 +88,9 @@ import Glibc
         #expect(status { try keychain.unlock(with: Passphrase(other)) } == .authFailed)
         try keychain.unlock(with: Passphrase(inForce))
         #expect(try keychain.verifyIntegrity().isHealthy)
-        let all = try keychain.copyMatching(Fixture.query(service: "full", limit: .all, returning: [.attributes, .data]),
-                                            caller: Fixture.app)
+        let all = try keychain.copyMatching(
+            Fixture.query(service: "full", limit: .all, returning: [.attributes, .data]),
+            caller: Fixture.app)
         #expect(all.count == stored)
         for item in all {
             let account = try #require(item[.account]?.stringValue)
@@ -92,13 +101,16 @@ import Glibc
         // With room again, writes succeed.
         #expect(disk.resize("4m"))
         try keychain.add(Fixture.password(service: "full", account: "after"), caller: Fixture.app)
-        #expect(try keychain.copyMatching(Fixture.query(service: "full", limit: .all, returning: []), caller: Fixture.app).count
-            == stored + 1)
+        #expect(
+            try keychain.copyMatching(Fixture.query(service: "full", limit: .all, returning: []), caller: Fixture.app)
+                .count
+                == stored + 1)
     }
 
     /// Limits above the smallest workable one, in KiB: eight in the default run, every KiB up to 160 with
     /// `LATCHKEY_SOAK=1`, so the failure lands in the WAL, the database and the checkpoint in turn.
-    static let extraKiB: [Int] = ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1"
+    static let extraKiB: [Int] =
+        ProcessInfo.processInfo.environment["LATCHKEY_SOAK"] == "1"
         ? Array(0..<160) : [0, 4, 8, 12, 20, 32, 52, 84]
 
     @Test(arguments: extraKiB)
@@ -107,7 +119,8 @@ import Glibc
         let path = directory.file("limit.keychain")
         do {
             let keychain = try Fixture.newKeychain(in: directory, name: "limit.keychain")
-            try keychain.add(Fixture.password(service: "crash", account: "before", secret: "stored before"), caller: Fixture.app)
+            try keychain.add(
+                Fixture.password(service: "crash", account: "before", secret: "stored before"), caller: Fixture.app)
         }
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
         // The limit applies to every file the writer grows: the database, its WAL and its shared memory.
@@ -126,7 +139,8 @@ import Glibc
         #expect(try keychain.verifyIntegrity().isHealthy)
         let helper = CallerIdentity(applicationIdentifier: "com.example.helper")
         let found = try keychain.copyMatching(
-            ItemQuery(.genericPassword, matching: [.service: .string("crash")], limit: .all, returning: [.attributes, .data]),
+            ItemQuery(
+                .genericPassword, matching: [.service: .string("crash")], limit: .all, returning: [.attributes, .data]),
             caller: helper)
         let accounts = Set(found.compactMap { $0[.account]?.stringValue })
         // Every acknowledged write is there; at most the failed one is missing; nothing else appeared.
@@ -136,7 +150,9 @@ import Glibc
             let account = try #require(item[.account]?.stringValue)
             #expect(item.data == Data((account + String(repeating: "·", count: 4096)).utf8))
         }
-        #expect(try keychain.copyMatching(Fixture.query(service: "crash", account: "before"), caller: Fixture.app).first?.data
-            == Data("stored before".utf8))
+        #expect(
+            try keychain.copyMatching(Fixture.query(service: "crash", account: "before"), caller: Fixture.app).first?
+                .data
+                == Data("stored before".utf8))
     }
 }

@@ -42,16 +42,23 @@ import Testing
         let item = Fixture.password(service: "s", account: "a")
         #expect(classify { try keychain.add(item, caller: Fixture.app) } == .none)
         #expect(classify { try keychain.add(item, caller: Fixture.app) } == .duplicate)
-        #expect(classify { _ = try keychain.copyMatching(Fixture.query(service: "nothing"), caller: Fixture.app) } == .notFound)
-        #expect(classify { try keychain.add(NewItem(.genericPassword, data: Data(count: ItemLimits.maximumDataBytes + 1)), caller: Fixture.app) }
-            == .param)
+        #expect(
+            classify { _ = try keychain.copyMatching(Fixture.query(service: "nothing"), caller: Fixture.app) }
+                == .notFound)
+        #expect(
+            classify {
+                try keychain.add(
+                    NewItem(.genericPassword, data: Data(count: ItemLimits.maximumDataBytes + 1)), caller: Fixture.app)
+            }
+                == .param)
         #expect(classify { throw CocoaError(.fileNoSuchFile) } == .other, "a foreign error matches no status")
         #expect(classify { throw KeychainError(.io) } == .other, "a status without a clause falls through")
 
         #expect(classifyTyped { () throws(KeychainError) in try keychain.add(item, caller: Fixture.app) } == .duplicate)
-        #expect(classifyTyped { () throws(KeychainError) in
-            _ = try keychain.copyMatching(Fixture.query(service: "nothing"), caller: Fixture.app)
-        } == .notFound)
+        #expect(
+            classifyTyped { () throws(KeychainError) in
+                _ = try keychain.copyMatching(Fixture.query(service: "nothing"), caller: Fixture.app)
+            } == .notFound)
         #expect(classifyTyped { () throws(KeychainError) in throw KeychainError(.authFailed) } == .other)
     }
 

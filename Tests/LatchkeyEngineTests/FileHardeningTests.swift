@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The attacks of the adversarial review on the keychain's files (issue 15: F5, F6, and the leftovers of
@@ -30,12 +31,15 @@ import Glibc
         let shared = directory.file("shared")
         _ = try Fixture.newKeychain(in: directory, name: "shared/k.keychain")
         try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: shared)
-        let refusal = "errSecWrPerm keychain directory \(shared) is group- or world-writable (mode 01777), sticky or not; "
+        let refusal =
+            "errSecWrPerm keychain directory \(shared) is group- or world-writable (mode 01777), sticky or not; "
             + "keep keychains in a private directory (chmod 700)"
         #expect(detail { _ = try KeychainDatabase.open(at: shared + "/k.keychain") } == refusal)
-        #expect(detail {
-            _ = try KeychainDatabase.create(at: shared + "/new.keychain", passphrase: Passphrase("p"), keyDerivation: .minimum)
-        } == refusal)
+        #expect(
+            detail {
+                _ = try KeychainDatabase.create(
+                    at: shared + "/new.keychain", passphrase: Passphrase("p"), keyDerivation: .minimum)
+            } == refusal)
         #expect(!FileManager.default.fileExists(atPath: shared + "/new.keychain"))
     }
 
@@ -43,8 +47,10 @@ import Glibc
         let open = directory.file("open")
         _ = try Fixture.newKeychain(in: directory, name: "open/private/k.keychain")
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open)
-        #expect(detail { _ = try KeychainDatabase.open(at: open + "/private/k.keychain") }
-            == "errSecWrPerm \(open), above keychain directory \(open)/private, is writable by others (mode 0777), who could replace it")
+        #expect(
+            detail { _ = try KeychainDatabase.open(at: open + "/private/k.keychain") }
+                == "errSecWrPerm \(open), above keychain directory \(open)/private, is writable by others (mode 0777), who could replace it"
+        )
         // Sticky, as /tmp is: nobody else can rename what is in it.
         try FileManager.default.setAttributes([.posixPermissions: 0o1777], ofItemAtPath: open)
         _ = try KeychainDatabase.open(at: open + "/private/k.keychain")
@@ -59,25 +65,38 @@ import Glibc
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         for suffix in ["-wal", "-shm"] {
             let made = try HelperProcess.run(
-                "/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/bin/sh", "-c",
-                                     "umask 0; : > \(sticky)/k.keychain\(suffix)"], environment: ["PATH": "/usr/bin:/bin"])
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/bin/sh", "-c",
+                    "umask 0; : > \(sticky)/k.keychain\(suffix)",
+                ], environment: ["PATH": "/usr/bin:/bin"])
             #expect(made.status == 0, "\(made.stderr)")
         }
-        #expect(status {
-            _ = try KeychainDatabase.create(at: sticky + "/k.keychain", passphrase: Passphrase("p"), keyDerivation: .minimum)
-        } == .writePermission)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sticky).sorted() == ["k.keychain-shm", "k.keychain-wal"])
+        #expect(
+            status {
+                _ = try KeychainDatabase.create(
+                    at: sticky + "/k.keychain", passphrase: Passphrase("p"), keyDerivation: .minimum)
+            } == .writePermission)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: sticky).sorted() == [
+                "k.keychain-shm", "k.keychain-wal",
+            ])
 
         // In a private directory too, a companion of another user or one others may read is refused.
         let path = directory.file("private/k.keychain")
         _ = try Fixture.newKeychain(in: directory, name: "private/k.keychain")
-        #expect(FileManager.default.createFile(atPath: path + "-wal", contents: Data(), attributes: [.posixPermissions: 0o666]))
-        #expect(detail { _ = try KeychainDatabase.open(at: path) }
-            == "errSecWrPerm the keychain's companion file \(path)-wal is group- or world-writable (mode 0666); run chmod 600 on it")
+        #expect(
+            FileManager.default.createFile(
+                atPath: path + "-wal", contents: Data(), attributes: [.posixPermissions: 0o666]))
+        #expect(
+            detail { _ = try KeychainDatabase.open(at: path) }
+                == "errSecWrPerm the keychain's companion file \(path)-wal is group- or world-writable (mode 0666); run chmod 600 on it"
+        )
         let nobody = try #require(Self.nobody)
         #expect(chmod(path + "-wal", 0o600) == 0 && chown(path + "-wal", nobody.uid, nobody.gid) == 0)
-        #expect(detail { _ = try KeychainDatabase.open(at: path) }
-            == "errSecWrPerm the keychain's companion file \(path)-wal belongs to another user (uid \(nobody.uid))")
+        #expect(
+            detail { _ = try KeychainDatabase.open(at: path) }
+                == "errSecWrPerm the keychain's companion file \(path)-wal belongs to another user (uid \(nobody.uid))")
         try FileManager.default.removeItem(atPath: path + "-wal")
         _ = try KeychainDatabase.open(at: path)
     }
@@ -100,12 +119,15 @@ import Glibc
         let path = directory.file("k.keychain")
         _ = try Fixture.newKeychain(in: directory, name: "k.keychain")
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path + ".device-key")
-        #expect(detail { _ = try KeychainDatabase.open(at: path) }
-            == "errSecWrPerm device key file \(path).device-key is readable by others (mode 0640); run chmod 600 on it")
+        #expect(
+            detail { _ = try KeychainDatabase.open(at: path) }
+                == "errSecWrPerm device key file \(path).device-key is readable by others (mode 0640); run chmod 600 on it"
+        )
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path + ".device-key")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
-        #expect(detail { _ = try KeychainDatabase.open(at: path) }
-            == "errSecWrPerm keychain file \(path) is readable by others (mode 0644); run chmod 600 on it")
+        #expect(
+            detail { _ = try KeychainDatabase.open(at: path) }
+                == "errSecWrPerm keychain file \(path) is readable by others (mode 0644); run chmod 600 on it")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         _ = try KeychainDatabase.open(at: path)
     }
@@ -115,7 +137,8 @@ import Glibc
         // The attack copied both files and read an "always" item offline; Latchkey's own modes stop the copy.
         let path = directory.file("k.keychain")
         let keychain = try Fixture.newKeychain(in: directory, name: "k.keychain")
-        try keychain.add(Fixture.password(service: "s", account: "a", extra: [.accessible: .string("dk")]), caller: Fixture.app)
+        try keychain.add(
+            Fixture.password(service: "s", account: "a", extra: [.accessible: .string("dk")]), caller: Fixture.app)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         for file in [path, path + ".device-key"] {
             let copy = try HelperProcess.run(
@@ -136,8 +159,10 @@ import Glibc
         let leftovers = [".k.keychain.creating-\(dead)-0a0b0c0d0e0f", ".k.keychain.creating-\(dead)-0a0b0c0d0e0f-wal"]
         let live = ".k.keychain.creating-\(getpid())-111111111111"
         for name in leftovers + [live] {
-            #expect(FileManager.default.createFile(atPath: directory.file(name), contents: Data("half".utf8),
-                                                   attributes: [.posixPermissions: 0o600]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: directory.file(name), contents: Data("half".utf8),
+                    attributes: [.posixPermissions: 0o600]))
         }
         _ = try Fixture.newKeychain(in: directory, name: "k.keychain")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()

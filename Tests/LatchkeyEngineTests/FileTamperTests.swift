@@ -19,20 +19,28 @@ import Testing
     }
 
     static let stored: [Stored] = [
-        Stored(name: "ak password", query: Fixture.query(service: "mail", account: "alice"),
-               data: Data("ak-secret-alice".utf8), caller: Fixture.app),
-        Stored(name: "ck internet password", query: ItemQuery(.internetPassword, matching: [.server: .string("example.com")],
-                                                                returning: .data),
-               data: Data("ck-secret-server".utf8), caller: Fixture.app),
-        Stored(name: "dk password", query: Fixture.query(service: "mail", account: "carol"),
-               data: Data("dk-secret-carol".utf8), caller: Fixture.app),
-        Stored(name: "other group's password", query: Fixture.query(service: "mail", account: "alice"),
-               data: Data("other-group-secret".utf8), caller: Fixture.other),
+        Stored(
+            name: "ak password", query: Fixture.query(service: "mail", account: "alice"),
+            data: Data("ak-secret-alice".utf8), caller: Fixture.app),
+        Stored(
+            name: "ck internet password",
+            query: ItemQuery(
+                .internetPassword, matching: [.server: .string("example.com")],
+                returning: .data),
+            data: Data("ck-secret-server".utf8), caller: Fixture.app),
+        Stored(
+            name: "dk password", query: Fixture.query(service: "mail", account: "carol"),
+            data: Data("dk-secret-carol".utf8), caller: Fixture.app),
+        Stored(
+            name: "other group's password", query: Fixture.query(service: "mail", account: "alice"),
+            data: Data("other-group-secret".utf8), caller: Fixture.other),
     ]
 
     /// Statuses a damaged file may answer with; anything else is reported as unexpected.
-    static let expectedStatuses: Set<KeychainStatus> = [.invalidKeychain, .authFailed, .decode, .itemNotFound,
-                                                         .interactionNotAllowed]
+    static let expectedStatuses: Set<KeychainStatus> = [
+        .invalidKeychain, .authFailed, .decode, .itemNotFound,
+        .interactionNotAllowed,
+    ]
 
     struct Tally: CustomStringConvertible {
         var flips = 0, refusedAtOpen = 0, refusedAtUnlock = 0, unreadableItems = 0, intactReads = 0, wrongPlaintexts = 0
@@ -43,18 +51,29 @@ import Testing
 
     func makePristine(in directory: TemporaryDirectory) throws -> (database: Data, deviceKey: Data) {
         let keychain = try Fixture.newKeychain(in: directory, name: "pristine.keychain")
-        _ = try keychain.add(Fixture.password(service: "mail", account: "alice", secret: "ak-secret-alice"), caller: Fixture.app)
-        _ = try keychain.add(NewItem(.internetPassword, attributes: [.server: .string("example.com"), .account: .string("bob"),
-                                                                     .accessible: .string("ck")],
-                                     data: Data("ck-secret-server".utf8)), caller: Fixture.app)
-        _ = try keychain.add(Fixture.password(service: "mail", account: "carol", secret: "dk-secret-carol",
-                                              extra: [.accessible: .string("dk")]), caller: Fixture.app)
-        _ = try keychain.add(Fixture.password(service: "mail", account: "alice", secret: "other-group-secret"), caller: Fixture.other)
+        _ = try keychain.add(
+            Fixture.password(service: "mail", account: "alice", secret: "ak-secret-alice"), caller: Fixture.app)
+        _ = try keychain.add(
+            NewItem(
+                .internetPassword,
+                attributes: [
+                    .server: .string("example.com"), .account: .string("bob"),
+                    .accessible: .string("ck"),
+                ],
+                data: Data("ck-secret-server".utf8)), caller: Fixture.app)
+        _ = try keychain.add(
+            Fixture.password(
+                service: "mail", account: "carol", secret: "dk-secret-carol",
+                extra: [.accessible: .string("dk")]), caller: Fixture.app)
+        _ = try keychain.add(
+            Fixture.password(service: "mail", account: "alice", secret: "other-group-secret"), caller: Fixture.other)
         _ = consume keychain  // The last handle closes: the log is checkpointed into the file and removed.
         let path = directory.file("pristine.keychain")
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
-        return (try Data(contentsOf: URL(fileURLWithPath: path)),
-                try Data(contentsOf: URL(fileURLWithPath: path + ".device-key")))
+        return (
+            try Data(contentsOf: URL(fileURLWithPath: path)),
+            try Data(contentsOf: URL(fileURLWithPath: path + ".device-key"))
+        )
     }
 
     @Test func flippedBitsAreRefusedOrReportedNeverWrongPlaintext() throws {
@@ -85,19 +104,24 @@ import Testing
             try database.write(to: URL(fileURLWithPath: path))
             try deviceKey.write(to: URL(fileURLWithPath: path + ".device-key"))
             for file in [path, path + ".device-key"] {
-                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)  // As Latchkey made them.
+                // As Latchkey made them.
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
             }
             try trial(path: path, where: "byte \(position) bit \(position % 8)", tally: &tally)
         }
         print("FileTamperTests: \(positions.count) of \(total) positions; \(tally)")
-        try ReliabilityRecord.write("5-tamper-flips", name: "File tampering: one bit flipped", unit: "flips", [
-            .init("refused at open", tally.refusedAtOpen), .init("refused at unlock", tally.refusedAtUnlock),
-            .init("opened", tally.flips - tally.refusedAtOpen - tally.refusedAtUnlock),
-        ])
-        try ReliabilityRecord.write("6-tamper-reads", name: "Item reads after a flip", unit: "reads", [
-            .init("intact", tally.intactReads), .init("failed with a status", tally.unreadableItems),
-            .init("wrong plaintext", tally.wrongPlaintexts, failure: true),
-        ])
+        try ReliabilityRecord.write(
+            "5-tamper-flips", name: "File tampering: one bit flipped", unit: "flips",
+            [
+                .init("refused at open", tally.refusedAtOpen), .init("refused at unlock", tally.refusedAtUnlock),
+                .init("opened", tally.flips - tally.refusedAtOpen - tally.refusedAtUnlock),
+            ])
+        try ReliabilityRecord.write(
+            "6-tamper-reads", name: "Item reads after a flip", unit: "reads",
+            [
+                .init("intact", tally.intactReads), .init("failed with a status", tally.unreadableItems),
+                .init("wrong plaintext", tally.wrongPlaintexts, failure: true),
+            ])
         #expect(tally.wrongPlaintexts == 0)
         // The header's magic is always flipped (refused at open) and most of the rest reads intact: the trial
         // reached both outcomes, so it is not vacuous.
@@ -135,8 +159,9 @@ import Testing
         }
         // A listing returns only intact items, each with its own secret.
         do throws(KeychainError) {
-            for item in try keychain.copyMatching(ItemQuery(.genericPassword, limit: .all, returning: [.attributes, .data]),
-                                                  caller: Fixture.app)
+            for item in try keychain.copyMatching(
+                ItemQuery(.genericPassword, limit: .all, returning: [.attributes, .data]),
+                caller: Fixture.app)
             {
                 let expected = item[.account]?.stringValue == "alice" ? "ak-secret-alice" : "dk-secret-carol"
                 if item.data != Data(expected.utf8) {
@@ -151,7 +176,9 @@ import Testing
         if unreadable > 0 {
             do throws(KeychainError) {
                 let report = try keychain.verifyIntegrity()
-                if report.isHealthy { Issue.record("\(place): \(unreadable) unreadable item(s), but the integrity check is clean") }
+                if report.isHealthy {
+                    Issue.record("\(place): \(unreadable) unreadable item(s), but the integrity check is clean")
+                }
             } catch {
                 unexpected(error, "integrity check")
             }
@@ -160,8 +187,10 @@ import Testing
 
     /// Reads one item: true when it came back exactly as stored, false for a status; a wrong value fails.
     @discardableResult
-    func check(_ keychain: KeychainDatabase, _ item: Stored, place: String, tally: inout Tally,
-               unexpected: (KeychainError, String) -> Void) -> Bool {
+    func check(
+        _ keychain: KeychainDatabase, _ item: Stored, place: String, tally: inout Tally,
+        unexpected: (KeychainError, String) -> Void
+    ) -> Bool {
         do throws(KeychainError) {
             let found = try keychain.copyMatching(item.query, caller: item.caller)
             guard found.count == 1, found[0].data == item.data else {

@@ -1,8 +1,9 @@
 import Foundation
-@testable import LatchkeyEngine
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyEngine
 
 /// The loaded private keys of held keys (`KeyVault.heldKey`): a key is loaded once and used again while
 /// the keychain stays unlocked, only for the exact stored bytes it came from, never past a lock or its
@@ -12,8 +13,10 @@ import Testing
     static let ecdsa = KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256")
 
     func make(_ keychain: KeychainDatabase, label: String = "signing") throws -> ItemResult {
-        try #require(try keychain.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string(label)]),
-                                                caller: Fixture.app, returning: [.attributes, .data]))
+        try #require(
+            try keychain.createHeldKey(
+                HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string(label)]),
+                caller: Fixture.app, returning: [.attributes, .data]))
     }
 
     func sign(_ keychain: KeychainDatabase, _ made: ItemResult, caller: CallerIdentity = Fixture.app) throws -> Data {
@@ -23,7 +26,8 @@ import Testing
     @Test func aKeyIsLoadedOnceAndForgottenWhenTheKeychainLocks() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         let made = try make(keychain)
-        let publicKey = try AsymmetricKey(externalRepresentation: try #require(made.data), type: .ellipticCurve, isPrivate: false)
+        let publicKey = try AsymmetricKey(
+            externalRepresentation: try #require(made.data), type: .ellipticCurve, isPrivate: false)
         #expect(keychain.vault.loadedHeldKeyCount == 0)
         for _ in 0..<3 { try publicKey.verify(Self.ecdsa, Data("m".utf8), signature: try sign(keychain, made)) }
         #expect(keychain.vault.loadedHeldKeyCount == 1)
@@ -47,7 +51,9 @@ import Testing
         let keychain = try Fixture.newKeychain(in: directory)
         let made = try make(keychain)
         _ = try sign(keychain, made)
-        #expect(try keychain.delete(ItemQuery(.key, persistentReference: made.persistentReference), caller: Fixture.app) == 1)
+        #expect(
+            try keychain.delete(ItemQuery(.key, persistentReference: made.persistentReference), caller: Fixture.app)
+                == 1)
         #expect(keychain.vault.loadedHeldKeyCount == 0)
         #expect(status { _ = try sign(keychain, made) } == .itemNotFound)
     }
@@ -58,7 +64,12 @@ import Testing
         let first = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
         let second = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
         var loads = 0
-        func load(_ key: AsymmetricKey) -> () throws(KeychainError) -> AsymmetricKey { { loads += 1; return key } }
+        func load(_ key: AsymmetricKey) -> () throws(KeychainError) -> AsymmetricKey {
+            {
+                loads += 1
+                return key
+            }
+        }
 
         #expect(try vault.heldKey(reference, stored: Data("A".utf8), load: load(first)) === first)
         #expect(try vault.heldKey(reference, stored: Data("A".utf8), load: load(second)) === first)
@@ -67,18 +78,21 @@ import Testing
         #expect(try vault.heldKey(reference, stored: Data("B".utf8), load: load(second)) === second)
         #expect(loads == 2)
         // A load that fails remembers nothing and reports its error.
-        #expect(status {
-            _ = try vault.heldKey(Data(repeating: 2, count: 32), stored: Data("C".utf8)) { () throws(KeychainError) in
-                throw KeychainError.decode("damaged")
-            }
-        } == .decode)
+        #expect(
+            status {
+                _ = try vault.heldKey(Data(repeating: 2, count: 32), stored: Data("C".utf8)) {
+                    () throws(KeychainError) in
+                    throw KeychainError.decode("damaged")
+                }
+            } == .decode)
         #expect(vault.loadedHeldKeyCount == 1)
     }
 
     @Test func aKeyLoadedWhileTheKeychainLocksIsNotRemembered() throws {
         let vault = KeyVault()
         let key = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
-        let used = try vault.heldKey(Data(repeating: 1, count: 32), stored: Data("A".utf8)) { () throws(KeychainError) in
+        let used = try vault.heldKey(Data(repeating: 1, count: 32), stored: Data("A".utf8)) {
+            () throws(KeychainError) in
             vault.lock()  // Another thread locks between the read and the load.
             return key
         }
@@ -90,7 +104,9 @@ import Testing
         let vault = KeyVault()
         let key = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
         for index in 0..<100 {
-            _ = try vault.heldKey(Data(repeating: UInt8(index), count: 32), stored: Data([UInt8(index)])) { () throws(KeychainError) in key }
+            _ = try vault.heldKey(Data(repeating: UInt8(index), count: 32), stored: Data([UInt8(index)])) {
+                () throws(KeychainError) in key
+            }
         }
         #expect(vault.loadedHeldKeyCount == 64)
     }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Latchkey
 import LatchkeyTestSupport
 import Testing
+
+@testable import Latchkey
 
 /// Releasing an ephemeral key through the service programs use (the agent when it serves them, else the
 /// keychain in this process) never opens the keychain: a release runs when a `HeldKey` goes, where asking
@@ -15,8 +16,10 @@ import Testing
     func service() throws -> (AutomaticService, EmbeddedService) {
         let path = try #require(try Fixture.newKeychain(in: directory).path)
         let keyFile = directory.file("passphrase")
-        #expect(FileManager.default.createFile(atPath: keyFile, contents: Data((Fixture.passphrase + "\n").utf8),
-                                               attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: keyFile, contents: Data((Fixture.passphrase + "\n").utf8),
+                attributes: [.posixPermissions: 0o600]))
         let embedded = EmbeddedService(path: path, passphrase: .keyFile(keyFile), caller: Fixture.app)
         return (AutomaticService(path: path, embedded: embedded), embedded)
     }
@@ -32,8 +35,10 @@ import Testing
 
     @Test func aKeyMadeInThisProcessIsReleasedWithItsLastHandle() throws {
         let (automatic, embedded) = try service()
-        let made = try #require(try automatic.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
-                                                            returning: [.attributes, .data]))
+        let made = try #require(
+            try automatic.createHeldKey(
+                HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                returning: [.attributes, .data]))
         #expect(embedded.isOpen)
         do {
             let held = try HeldKey(result: made, service: automatic)

@@ -25,17 +25,26 @@ import Testing
     @Test func creatingOverAnExistingFileIsDuplicateKeychain() throws {
         let path = directory.file("login.keychain")
         try Data("precious".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(status { _ = try KeychainDatabase.create(at: path, passphrase: Passphrase("p"), keyDerivation: .minimum) }
-            == .duplicateKeychain)
+        #expect(
+            status { _ = try KeychainDatabase.create(at: path, passphrase: Passphrase("p"), keyDerivation: .minimum) }
+                == .duplicateKeychain)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("precious".utf8))
     }
 
     @Test func emptyPassphrasesAndWeakParametersAreRefused() throws {
-        #expect(status { _ = try KeychainDatabase.create(at: directory.file("a"), passphrase: Passphrase(""),
-                                                         keyDerivation: .minimum) } == .param)
-        #expect(status { _ = try KeychainDatabase.create(at: directory.file("b"), passphrase: Passphrase("p"),
-                                                         keyDerivation: KeyDerivation(passes: 1, memoryBytes: 8 << 20)) }
-            == .param)
+        #expect(
+            status {
+                _ = try KeychainDatabase.create(
+                    at: directory.file("a"), passphrase: Passphrase(""),
+                    keyDerivation: .minimum)
+            } == .param)
+        #expect(
+            status {
+                _ = try KeychainDatabase.create(
+                    at: directory.file("b"), passphrase: Passphrase("p"),
+                    keyDerivation: KeyDerivation(passes: 1, memoryBytes: 8 << 20))
+            }
+                == .param)
         #expect(!FileManager.default.fileExists(atPath: directory.file("a")))
     }
 
@@ -64,8 +73,9 @@ import Testing
 
     @Test func aSymbolicLinkIsRefused() throws {
         _ = try Fixture.newKeychain(in: directory, name: "real.keychain")
-        try FileManager.default.createSymbolicLink(atPath: directory.file("link.keychain"),
-                                                   withDestinationPath: directory.file("real.keychain"))
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.file("link.keychain"),
+            withDestinationPath: directory.file("real.keychain"))
         #expect(status { _ = try KeychainDatabase.open(at: directory.file("link.keychain")) } == .writePermission)
     }
 
@@ -101,7 +111,9 @@ import Testing
     func aTruncatedKeychainIsInvalidAndUntouched(_ fraction: Double) throws {
         let path = directory.file("t.keychain")
         let keychain = try Fixture.newKeychain(in: directory, name: "t.keychain")
-        for index in 0..<200 { try keychain.add(Fixture.password(service: "s", account: "\(index)"), caller: Fixture.app) }
+        for index in 0..<200 {
+            try keychain.add(Fixture.password(service: "s", account: "\(index)"), caller: Fixture.app)
+        }
         _ = consume keychain
         let full = try Data(contentsOf: URL(fileURLWithPath: path))
         let truncated = full.prefix(Int(Double(full.count) * fraction))
@@ -119,7 +131,10 @@ import Testing
         let before = try FileSnapshot(directory: directory.path)
         let failure = #expect(throws: KeychainError.self) { _ = try KeychainDatabase.open(at: path) }
         #expect(failure?.status == .invalidKeychain)
-        #expect(failure?.detail == "\(path) has format version \(KeychainDatabase.formatVersion + 1); this Latchkey reads up to \(KeychainDatabase.formatVersion). Nothing was changed")
+        #expect(
+            failure?.detail
+                == "\(path) has format version \(KeychainDatabase.formatVersion + 1); this Latchkey reads up to \(KeychainDatabase.formatVersion). Nothing was changed"
+        )
         #expect(try FileSnapshot(directory: directory.path) == before)
     }
 
@@ -142,9 +157,13 @@ import Testing
         let before = try FileSnapshot(directory: directory.path, only: ["login.keychain", "login.keychain.device-key"])
         let reopened = try KeychainDatabase.open(at: path)
         #expect(status { try reopened.unlock(with: Passphrase("Correct horse battery staple")) } == .authFailed)
-        #expect(try FileSnapshot(directory: directory.path, only: ["login.keychain", "login.keychain.device-key"]) == before)
+        #expect(
+            try FileSnapshot(directory: directory.path, only: ["login.keychain", "login.keychain.device-key"]) == before
+        )
         _ = consume reopened
-        #expect(try FileSnapshot(directory: directory.path, only: ["login.keychain", "login.keychain.device-key"]) == before)
+        #expect(
+            try FileSnapshot(directory: directory.path, only: ["login.keychain", "login.keychain.device-key"]) == before
+        )
     }
 
     @Test func deleteRemovesTheFileAndItsCompanions() throws {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import LatchkeyEngine
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyEngine
 
 /// The header check before SQLite opens a file, against another process checkpointing at the same moment.
 @Suite(.dedicatedThreads) struct KeychainHeaderTests {
@@ -12,7 +13,9 @@ import Testing
     func midCheckpoint() throws -> (path: String, rest: Data) {
         let path = directory.file("growing.keychain")
         let keychain = try Fixture.newKeychain(in: directory, name: "growing.keychain")
-        for index in 0..<200 { try keychain.add(Fixture.password(service: "s", account: "\(index)"), caller: Fixture.app) }
+        for index in 0..<200 {
+            try keychain.add(Fixture.password(service: "s", account: "\(index)"), caller: Fixture.app)
+        }
         _ = consume keychain  // The last handle checkpoints and removes the log.
         let full = try Data(contentsOf: URL(fileURLWithPath: path))
         let cut = full.count / 2

@@ -19,8 +19,9 @@ import Testing
     ]
 
     func item(_ accessibility: Accessibility, account: String = "a") -> NewItem {
-        Fixture.password(service: accessibility.rawValue, account: account, secret: "v-\(accessibility.rawValue)",
-                         extra: [.accessible: .string(accessibility.rawValue)])
+        Fixture.password(
+            service: accessibility.rawValue, account: account, secret: "v-\(accessibility.rawValue)",
+            extra: [.accessible: .string(accessibility.rawValue)])
     }
 
     func read(_ keychain: KeychainDatabase, _ accessibility: Accessibility) -> KeychainStatus? {
@@ -31,8 +32,9 @@ import Testing
     func availabilityFollowsTheLockState(_ index: Int) throws {
         let (accessibility, afterLock, beforeFirstUnlock) = Self.table[index]
         let path = directory.file("k\(index).keychain")
-        let keychain = try KeychainDatabase.create(at: path, passphrase: Passphrase(Fixture.passphrase),
-                                                   keyDerivation: .minimum)
+        let keychain = try KeychainDatabase.create(
+            at: path, passphrase: Passphrase(Fixture.passphrase),
+            keyDerivation: .minimum)
         #expect(keychain.lockState == .unlocked)
         try keychain.add(item(accessibility), caller: Fixture.app)
         #expect(read(keychain, accessibility) == nil)
@@ -41,11 +43,16 @@ import Testing
         #expect(keychain.lockState == .locked)
         #expect(read(keychain, accessibility) == (afterLock ? nil : .interactionNotAllowed))
         // Adding while the class key is unavailable fails, even when the add would be a duplicate.
-        #expect(status { try keychain.add(item(accessibility), caller: Fixture.app) }
-            == (afterLock ? .duplicateItem : .interactionNotAllowed))
-        #expect(status { try keychain.update(Fixture.query(service: accessibility.rawValue, returning: []),
-                                             with: ItemChanges(attributes: [.comment: .string("x")]), caller: Fixture.app) }
-            == (afterLock ? nil : .interactionNotAllowed))
+        #expect(
+            status { try keychain.add(item(accessibility), caller: Fixture.app) }
+                == (afterLock ? .duplicateItem : .interactionNotAllowed))
+        #expect(
+            status {
+                try keychain.update(
+                    Fixture.query(service: accessibility.rawValue, returning: []),
+                    with: ItemChanges(attributes: [.comment: .string("x")]), caller: Fixture.app)
+            }
+                == (afterLock ? nil : .interactionNotAllowed))
 
         let reopened = try KeychainDatabase.open(at: path)
         #expect(reopened.lockState == .neverUnlocked)
@@ -58,18 +65,22 @@ import Testing
     @Test func aLockedItemAmongAvailableOnesFailsTheWholeQuery() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         try keychain.add(Fixture.password(service: "mixed", account: "ak"), caller: Fixture.app)
-        try keychain.add(Fixture.password(service: "mixed", account: "dk", extra: [.accessible: .string("dk")]),
-                         caller: Fixture.app)
+        try keychain.add(
+            Fixture.password(service: "mixed", account: "dk", extra: [.accessible: .string("dk")]),
+            caller: Fixture.app)
         keychain.lock()
-        #expect(status { _ = try keychain.copyMatching(Fixture.query(service: "mixed", limit: .all), caller: Fixture.app) }
-            == .interactionNotAllowed)
-        #expect(try keychain.copyMatching(Fixture.query(service: "mixed", account: "dk"), caller: Fixture.app).count == 1)
+        #expect(
+            status { _ = try keychain.copyMatching(Fixture.query(service: "mixed", limit: .all), caller: Fixture.app) }
+                == .interactionNotAllowed)
+        #expect(
+            try keychain.copyMatching(Fixture.query(service: "mixed", account: "dk"), caller: Fixture.app).count == 1)
     }
 
     @Test func withoutTheDeviceKeyNothingIsReadableBeforeTheFirstUnlock() throws {
         let path = directory.file("nodevice.keychain")
-        let keychain = try KeychainDatabase.create(at: path, passphrase: Passphrase(Fixture.passphrase),
-                                                   keyDerivation: .minimum)
+        let keychain = try KeychainDatabase.create(
+            at: path, passphrase: Passphrase(Fixture.passphrase),
+            keyDerivation: .minimum)
         try keychain.add(item(.always), caller: Fixture.app)
         try FileManager.default.removeItem(atPath: path + ".device-key")
         let reopened = try KeychainDatabase.open(at: path)

@@ -24,7 +24,8 @@ import Testing
             if let difference = try Self.firstDifference(sequence) {
                 let shrunk = try Self.shrink(sequence)
                 let listing = shrunk.enumerated().map { "  \($0.offset): \($0.element)" }.joined(separator: "\n")
-                Issue.record("""
+                Issue.record(
+                    """
                     seed \(seed), sequence \(index): \(difference)
                     shrunk to \(shrunk.count) operations:
                     \(listing)
@@ -34,21 +35,27 @@ import Testing
             for operation in sequence { ran[operation.kind, default: 0] += 1 }
         }
         // Every kind of operation was checked, and the figures printed are counted, not assumed.
-        #expect(Set(ran.keys) == Set(ModelOperation.kinds), "kinds never drawn: \(Set(ModelOperation.kinds).subtracting(ran.keys))")
+        #expect(
+            Set(ran.keys) == Set(ModelOperation.kinds),
+            "kinds never drawn: \(Set(ModelOperation.kinds).subtracting(ran.keys))")
         let total = ran.values.reduce(0, +)
-        print("ModelCheckTests: \(total) operations in \(sequences) sequences, 0 differences: "
-            + ran.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        print(
+            "ModelCheckTests: \(total) operations in \(sequences) sequences, 0 differences: "
+                + ran.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         // Reaching here means no sequence differed (the first difference records an issue and returns).
-        try ReliabilityRecord.write("8-model-check", name: "Model check against SEMANTICS.md",
-                                    unit: "sequences of \(length) operations",
-                                    [.init("agreed with the model", sequences), .init("differed", 0, failure: true)])
+        try ReliabilityRecord.write(
+            "8-model-check", name: "Model check against SEMANTICS.md",
+            unit: "sequences of \(length) operations",
+            [.init("agreed with the model", sequences), .init("differed", 0, failure: true)])
     }
 
     /// The checker itself notices a difference: a model that forgets the duplicate rule disagrees.
     @Test func aWrongModelIsCaughtAndShrunk() throws {
         let sequence: [ModelOperation] = [
             .copy(caller: 0, service: nil, account: nil, sync: .any),
-            .add(caller: 0, group: nil, service: 0, account: 0, accessibility: .whenUnlocked, sync: false, data: "CANARY-1"),
+            .add(
+                caller: 0, group: nil, service: 0, account: 0, accessibility: .whenUnlocked, sync: false,
+                data: "CANARY-1"),
             .lock,
             .add(caller: 0, group: nil, service: 0, account: 0, accessibility: .always, sync: false, data: "CANARY-2"),
             .unlock(correct: true),
@@ -56,16 +63,19 @@ import Testing
         let difference = try Self.firstDifference(sequence, model: KeychainModel(forgetsDuplicates: true))
         #expect(difference == "operation 3 (add caller 0 group - s0 a0 dk sync 0): engine -25299, model success")
         let shrunk = try Self.shrink(sequence, model: { KeychainModel(forgetsDuplicates: true) })
-        #expect(shrunk.map(\.description) == [
-            "add caller 0 group - s0 a0 ak sync 0", "add caller 0 group - s0 a0 dk sync 0",
-        ])
+        #expect(
+            shrunk.map(\.description) == [
+                "add caller 0 group - s0 a0 ak sync 0", "add caller 0 group - s0 a0 dk sync 0",
+            ])
     }
 
     /// Runs `sequence` on a fresh keychain file and on the model; the first difference, described, or nil.
-    static func firstDifference(_ sequence: [ModelOperation], model: KeychainModel = KeychainModel()) throws -> String? {
+    static func firstDifference(_ sequence: [ModelOperation], model: KeychainModel = KeychainModel()) throws -> String?
+    {
         let directory = TemporaryDirectory()
         let path = directory.file("model.keychain")
-        var keychain = try KeychainDatabase.create(at: path, passphrase: Passphrase(Fixture.passphrase), keyDerivation: .minimum)
+        var keychain = try KeychainDatabase.create(
+            at: path, passphrase: Passphrase(Fixture.passphrase), keyDerivation: .minimum)
         var model = model
         var canaries: [String] = []
         for (index, operation) in sequence.enumerated() {
@@ -125,9 +135,11 @@ let modelCallers = [
 
 /// One step of a model-check sequence. Services and accounts are small numbers so that sequences collide.
 enum ModelOperation: CustomStringConvertible, Sendable {
-    case add(caller: Int, group: String?, service: Int, account: Int, accessibility: Accessibility, sync: Bool, data: String)
+    case add(
+        caller: Int, group: String?, service: Int, account: Int, accessibility: Accessibility, sync: Bool, data: String)
     case copy(caller: Int, service: Int?, account: Int?, sync: SynchronizableFilter)
-    case update(caller: Int, service: Int?, account: Int?, sync: SynchronizableFilter, newAccount: Int?, newData: String?)
+    case update(
+        caller: Int, service: Int?, account: Int?, sync: SynchronizableFilter, newAccount: Int?, newData: String?)
     case delete(caller: Int, service: Int?, account: Int?, sync: SynchronizableFilter)
     case lock
     case unlock(correct: Bool)
@@ -157,14 +169,16 @@ enum ModelOperation: CustomStringConvertible, Sendable {
         let sync: SynchronizableFilter = pick([.no, .no, .no, .yes, .any])
         switch generator.next() % 20 {
         case 0..<6:
-            return .add(caller: caller, group: pick([nil, nil, "a", "shared", "b"]), service: pick([0, 1]),
-                        account: pick([0, 1, 2]), accessibility: pick([.whenUnlocked, .afterFirstUnlock, .always]),
-                        sync: generator.next() % 4 == 0, data: canary())
+            return .add(
+                caller: caller, group: pick([nil, nil, "a", "shared", "b"]), service: pick([0, 1]),
+                account: pick([0, 1, 2]), accessibility: pick([.whenUnlocked, .afterFirstUnlock, .always]),
+                sync: generator.next() % 4 == 0, data: canary())
         case 6..<10: return .copy(caller: caller, service: maybe(0..<2), account: maybe(0..<3), sync: sync)
         case 10..<13:
             let newAccount = generator.next() % 2 == 0 ? pick([0, 1, 2]) : nil
-            return .update(caller: caller, service: maybe(0..<2), account: maybe(0..<3), sync: sync, newAccount: newAccount,
-                           newData: newAccount == nil || generator.next() % 2 == 0 ? canary() : nil)
+            return .update(
+                caller: caller, service: maybe(0..<2), account: maybe(0..<3), sync: sync, newAccount: newAccount,
+                newData: newAccount == nil || generator.next() % 2 == 0 ? canary() : nil)
         case 13..<16: return .delete(caller: caller, service: maybe(0..<2), account: maybe(0..<3), sync: sync)
         case 16, 17: return .lock
         case 18: return .unlock(correct: generator.next() % 5 != 0)
@@ -176,11 +190,13 @@ enum ModelOperation: CustomStringConvertible, Sendable {
         func part(_ letter: String, _ value: Int?) -> String { value.map { "\(letter)\($0)" } ?? "\(letter)*" }
         switch self {
         case .add(let caller, let group, let service, let account, let accessibility, let sync, _):
-            return "add caller \(caller) group \(group ?? "-") s\(service) a\(account) \(accessibility.rawValue) sync \(sync ? 1 : 0)"
+            return
+                "add caller \(caller) group \(group ?? "-") s\(service) a\(account) \(accessibility.rawValue) sync \(sync ? 1 : 0)"
         case .copy(let caller, let service, let account, let sync):
             return "copy caller \(caller) \(part("s", service)) \(part("a", account)) sync \(sync)"
         case .update(let caller, let service, let account, let sync, let newAccount, let newData):
-            return "update caller \(caller) \(part("s", service)) \(part("a", account)) sync \(sync) → \(newAccount.map { "a\($0)" } ?? "same account")\(newData == nil ? "" : " new data")"
+            return
+                "update caller \(caller) \(part("s", service)) \(part("a", account)) sync \(sync) → \(newAccount.map { "a\($0)" } ?? "same account")\(newData == nil ? "" : " new data")"
         case .delete(let caller, let service, let account, let sync):
             return "delete caller \(caller) \(part("s", service)) \(part("a", account)) sync \(sync)"
         case .lock: return "lock"
@@ -204,25 +220,33 @@ enum ModelOperation: CustomStringConvertible, Sendable {
                 attributes[.accessible] = .string(accessibility.rawValue)
                 if sync { attributes[.synchronizable] = .bool(true) }
                 if let group { attributes[.accessGroup] = .string(group) }
-                _ = try keychain.add(NewItem(.genericPassword, attributes: attributes, data: Data(data.utf8)), caller: modelCallers[caller])
+                _ = try keychain.add(
+                    NewItem(.genericPassword, attributes: attributes, data: Data(data.utf8)),
+                    caller: modelCallers[caller])
             case .copy(let caller, let service, let account, let sync):
                 let found = try keychain.copyMatching(
-                    ItemQuery(.genericPassword, matching: matching(service, account), synchronizable: sync, limit: .all,
-                              returning: [.attributes, .data]), caller: modelCallers[caller])
-                return .found(found.map { item in
-                    ModelItem(group: item[.accessGroup]?.stringValue ?? "?", sync: item[.synchronizable] == .number(1),
-                              service: item[.service]?.stringValue ?? "?", account: item[.account]?.stringValue ?? "?",
-                              accessibility: item[.accessible]?.stringValue ?? "?",
-                              data: item.data.map { String(decoding: $0, as: UTF8.self) } ?? "?").description
-                }.sorted())
+                    ItemQuery(
+                        .genericPassword, matching: matching(service, account), synchronizable: sync, limit: .all,
+                        returning: [.attributes, .data]), caller: modelCallers[caller])
+                return .found(
+                    found.map { item in
+                        ModelItem(
+                            group: item[.accessGroup]?.stringValue ?? "?", sync: item[.synchronizable] == .number(1),
+                            service: item[.service]?.stringValue ?? "?", account: item[.account]?.stringValue ?? "?",
+                            accessibility: item[.accessible]?.stringValue ?? "?",
+                            data: item.data.map { String(decoding: $0, as: UTF8.self) } ?? "?"
+                        ).description
+                    }.sorted())
             case .update(let caller, let service, let account, let sync, let newAccount, let newData):
                 var changes = ItemChanges(data: newData.map { Data($0.utf8) })
                 if let newAccount { changes.attributes[.account] = .string("a\(newAccount)") }
-                try keychain.update(ItemQuery(.genericPassword, matching: matching(service, account), synchronizable: sync),
-                                    with: changes, caller: modelCallers[caller])
+                try keychain.update(
+                    ItemQuery(.genericPassword, matching: matching(service, account), synchronizable: sync),
+                    with: changes, caller: modelCallers[caller])
             case .delete(let caller, let service, let account, let sync):
-                _ = try keychain.delete(ItemQuery(.genericPassword, matching: matching(service, account), synchronizable: sync),
-                                        caller: modelCallers[caller])
+                _ = try keychain.delete(
+                    ItemQuery(.genericPassword, matching: matching(service, account), synchronizable: sync),
+                    caller: modelCallers[caller])
             case .lock:
                 keychain.lock()
             case .unlock(let correct):
@@ -248,7 +272,9 @@ enum ModelOutcome: Equatable, CustomStringConvertible, Sendable {
     case eitherFailure(Int32, Int32)
 
     func accepts(_ actual: ModelOutcome) -> Bool {
-        if case .eitherFailure(let first, let second) = self { return actual == .failure(first) || actual == .failure(second) }
+        if case .eitherFailure(let first, let second) = self {
+            return actual == .failure(first) || actual == .failure(second)
+        }
         return self == actual
     }
 
@@ -319,9 +345,12 @@ struct KeychainModel: Sendable {
             let groups = modelCallers[caller].accessGroups
             if let group, !groups.contains(group) { return .failure(-34018) }
             guard available(accessibility.rawValue) else { return .failure(-25308) }
-            let item = ModelItem(group: group ?? groups[0], sync: sync, service: "s\(service)", account: "a\(account)",
-                                 accessibility: accessibility.rawValue, data: data)
-            if !forgetsDuplicates, items.contains(where: { $0.primaryKey == item.primaryKey }) { return .failure(-25299) }
+            let item = ModelItem(
+                group: group ?? groups[0], sync: sync, service: "s\(service)", account: "a\(account)",
+                accessibility: accessibility.rawValue, data: data)
+            if !forgetsDuplicates, items.contains(where: { $0.primaryKey == item.primaryKey }) {
+                return .failure(-25299)
+            }
             items.append(item)
             return .success
         case .copy(let caller, let service, let account, let sync):
@@ -350,7 +379,9 @@ struct KeychainModel: Sendable {
         case .delete(let caller, let service, let account, let sync):
             let found = matches(caller: caller, service: service, account: account, sync: sync)
             guard !found.isEmpty else { return .failure(-25300) }
-            guard found.allSatisfy({ !items[$0].sync || available(items[$0].accessibility) }) else { return .failure(-25308) }
+            guard found.allSatisfy({ !items[$0].sync || available(items[$0].accessibility) }) else {
+                return .failure(-25308)
+            }
             items = items.indices.filter { !found.contains($0) }.map { items[$0] }
             return .success
         case .lock:

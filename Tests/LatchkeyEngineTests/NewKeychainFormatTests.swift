@@ -1,9 +1,10 @@
 import Foundation
-@testable import Latchkey
-@testable import LatchkeyEngine
 import LatchkeyStorage
 import LatchkeyTestSupport
 import Testing
+
+@testable import Latchkey
+@testable import LatchkeyEngine
 
 /// New keychains get the current format at once (created as the migration ends, or copied from an empty
 /// database the migration made) rather than by replaying every migration step; what they get must be
@@ -16,7 +17,8 @@ import Testing
     static func described(_ db: Connection) throws -> [String] {
         var objects: [String] = []
         try db.forEachRow("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid") { row in
-            objects.append([row.text(0), row.text(1), row.text(2), row.text(3)].map { $0 ?? "NULL" }.joined(separator: "|"))
+            objects.append(
+                [row.text(0), row.text(1), row.text(2), row.text(3)].map { $0 ?? "NULL" }.joined(separator: "|"))
         }
         objects.append("user_version \(try db.integer("PRAGMA user_version") ?? -1)")
         objects.append("application_id \(try db.integer("PRAGMA application_id") ?? -1)")
@@ -57,7 +59,10 @@ import Testing
         let db = try Connection(path: ":memory:", mode: .memory)
         try db.execute("CREATE TABLE other (a INTEGER)")
         #expect(status { try KeychainSchema.createCurrent(db) } == .internal)
-        #expect(try Self.described(db) == ["table|other|other|CREATE TABLE other (a INTEGER)", "user_version 0", "application_id 0"])
+        #expect(
+            try Self.described(db) == [
+                "table|other|other|CREATE TABLE other (a INTEGER)", "user_version 0", "application_id 0",
+            ])
         let versioned = try Connection(path: ":memory:", mode: .memory)
         try versioned.execute("PRAGMA user_version = 3")
         #expect(status { try KeychainSchema.createCurrent(versioned) } == .internal)
@@ -68,11 +73,17 @@ import Testing
         let app = CallerIdentity(applicationIdentifier: "com.example.app")
         let first = KeychainDatabase.inMemory()
         let second = KeychainDatabase.inMemory()
-        try first.add(NewItem(.genericPassword, attributes: [.service: .string("s"), .account: .string("a")], data: Data("one".utf8)), caller: app)
+        try first.add(
+            NewItem(
+                .genericPassword, attributes: [.service: .string("s"), .account: .string("a")], data: Data("one".utf8)),
+            caller: app)
         let query = ItemQuery(.genericPassword, matching: [.service: .string("s")], returning: .data)
         #expect(try first.copyMatching(query, caller: app).map(\.data) == [Data("one".utf8)])
         #expect(status { _ = try second.copyMatching(query, caller: app) } == .itemNotFound)
-        try second.add(NewItem(.genericPassword, attributes: [.service: .string("s"), .account: .string("a")], data: Data("two".utf8)), caller: app)
+        try second.add(
+            NewItem(
+                .genericPassword, attributes: [.service: .string("s"), .account: .string("a")], data: Data("two".utf8)),
+            caller: app)
         #expect(try second.copyMatching(query, caller: app).map(\.data) == [Data("two".utf8)])
         #expect(try first.copyMatching(query, caller: app).map(\.data) == [Data("one".utf8)])
         #expect(try KeychainDatabase.inMemory().verifyIntegrity().isHealthy)

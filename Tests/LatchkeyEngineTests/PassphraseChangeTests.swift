@@ -20,7 +20,8 @@ import Testing
         let path = directory.file("login.keychain")
         let keychain = try Fixture.newKeychain(in: directory, name: "login.keychain")
         for index in 0..<20 {
-            try keychain.add(Fixture.password(service: "s", account: "\(index)", secret: "secret-\(index)"), caller: Fixture.app)
+            try keychain.add(
+                Fixture.password(service: "s", account: "\(index)", secret: "secret-\(index)"), caller: Fixture.app)
         }
         let before = try itemsTable(path)
         try keychain.changePassphrase(from: Passphrase(Fixture.passphrase), to: Passphrase("a new passphrase"))
@@ -30,28 +31,37 @@ import Testing
         let reopened = try KeychainDatabase.open(at: path)
         #expect(status { try reopened.unlock(with: Passphrase(Fixture.passphrase)) } == .authFailed)
         try reopened.unlock(with: Passphrase("a new passphrase"))
-        #expect(try reopened.copyMatching(Fixture.query(service: "s", account: "7"), caller: Fixture.app).first?.data
-            == Data("secret-7".utf8))
+        #expect(
+            try reopened.copyMatching(Fixture.query(service: "s", account: "7"), caller: Fixture.app).first?.data
+                == Data("secret-7".utf8))
     }
 
     @Test func aWrongOldPassphraseChangesNothing() throws {
         let keychain = try Fixture.newKeychain(in: directory, name: "login.keychain")
         let before = try FileSnapshot(directory: directory.path, only: ["login.keychain"])
-        #expect(status { try keychain.changePassphrase(from: Passphrase("guess"), to: Passphrase("new")) } == .authFailed)
+        #expect(
+            status { try keychain.changePassphrase(from: Passphrase("guess"), to: Passphrase("new")) } == .authFailed)
         #expect(try FileSnapshot(directory: directory.path, only: ["login.keychain"]) == before)
-        #expect(status { try keychain.changePassphrase(from: Passphrase(Fixture.passphrase), to: Passphrase("")) } == .param)
+        #expect(
+            status { try keychain.changePassphrase(from: Passphrase(Fixture.passphrase), to: Passphrase("")) } == .param
+        )
     }
 
     @Test func theKeyDerivationCanBeStrengthenedAtTheSameTime() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         #expect(try keychain.keyDerivation == .minimum)
         let stronger = KeyDerivation(passes: 3, memoryBytes: 32 << 20)
-        try keychain.changePassphrase(from: Passphrase(Fixture.passphrase), to: Passphrase(Fixture.passphrase),
-                                      keyDerivation: stronger)
+        try keychain.changePassphrase(
+            from: Passphrase(Fixture.passphrase), to: Passphrase(Fixture.passphrase),
+            keyDerivation: stronger)
         #expect(try keychain.keyDerivation == stronger)
-        #expect(status { try keychain.changePassphrase(from: Passphrase(Fixture.passphrase), to: Passphrase("x"),
-                                                       keyDerivation: KeyDerivation(passes: 1, memoryBytes: 1 << 20)) }
-            == .param)
+        #expect(
+            status {
+                try keychain.changePassphrase(
+                    from: Passphrase(Fixture.passphrase), to: Passphrase("x"),
+                    keyDerivation: KeyDerivation(passes: 1, memoryBytes: 1 << 20))
+            }
+                == .param)
     }
 
     @Test func anotherProcessesKeysStayValidAfterAChange() throws {

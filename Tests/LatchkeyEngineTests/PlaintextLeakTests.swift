@@ -37,31 +37,44 @@ import Testing
         let second = try KeychainDatabase.open(at: directory.file("leak.keychain"))
         try second.unlock(with: Passphrase(Fixture.passphrase))
         for index in 0..<40 {
-            try keychain.add(NewItem(.genericPassword, attributes: [
-                .service: .string(canary("svce", index)), .account: .string(canary("acct", index)),
-                .label: .string(canary("labl", index)), .comment: .string(canary("icmt", index)),
-                .itemDescription: .string(canary("desc", index)), .generic: .data(Data(canary("gena", index).utf8)),
-                .accessGroup: .string(index % 2 == 0 ? "com.example.app" : "com.example.shared"),
-            ], data: Data(canary("secret", index).utf8)), caller: Fixture.app)
-            try keychain.add(NewItem(.internetPassword, attributes: [
-                .server: .string(canary("srvr", index)), .path: .string(canary("path", index)),
-                .securityDomain: .string(canary("sdmn", index)), .account: .string(canary("inet-acct", index)),
-            ], data: Data(canary("inet-secret", index).utf8)), caller: Fixture.app)
+            try keychain.add(
+                NewItem(
+                    .genericPassword,
+                    attributes: [
+                        .service: .string(canary("svce", index)), .account: .string(canary("acct", index)),
+                        .label: .string(canary("labl", index)), .comment: .string(canary("icmt", index)),
+                        .itemDescription: .string(canary("desc", index)),
+                        .generic: .data(Data(canary("gena", index).utf8)),
+                        .accessGroup: .string(index % 2 == 0 ? "com.example.app" : "com.example.shared"),
+                    ], data: Data(canary("secret", index).utf8)), caller: Fixture.app)
+            try keychain.add(
+                NewItem(
+                    .internetPassword,
+                    attributes: [
+                        .server: .string(canary("srvr", index)), .path: .string(canary("path", index)),
+                        .securityDomain: .string(canary("sdmn", index)), .account: .string(canary("inet-acct", index)),
+                    ], data: Data(canary("inet-secret", index).utf8)), caller: Fixture.app)
         }
         for index in stride(from: 0, to: 40, by: 3) {
             try keychain.update(
                 ItemQuery(.genericPassword, matching: [.account: .string("CANARY-acct-\(index)-7f3a9c")]),
-                with: ItemChanges(attributes: [.label: .string(canary("relabel", index))],
-                                  data: Data(canary("rotated", index).utf8)), caller: Fixture.app)
+                with: ItemChanges(
+                    attributes: [.label: .string(canary("relabel", index))],
+                    data: Data(canary("rotated", index).utf8)), caller: Fixture.app)
         }
         for index in stride(from: 1, to: 40, by: 4) {
-            try keychain.delete(ItemQuery(.internetPassword, matching: [.server: .string("CANARY-srvr-\(index)-7f3a9c")]),
-                                caller: Fixture.app)
+            try keychain.delete(
+                ItemQuery(.internetPassword, matching: [.server: .string("CANARY-srvr-\(index)-7f3a9c")]),
+                caller: Fixture.app)
         }
         // The canaries are really in the keychain (the search below would otherwise prove nothing).
-        #expect(try keychain.copyMatching(ItemQuery(.genericPassword, matching: [.label: .string("CANARY-relabel-3-7f3a9c")],
-                                                    returning: .data), caller: Fixture.app).first?.data
-            == Data("CANARY-rotated-3-7f3a9c".utf8))
+        #expect(
+            try keychain.copyMatching(
+                ItemQuery(
+                    .genericPassword, matching: [.label: .string("CANARY-relabel-3-7f3a9c")],
+                    returning: .data), caller: Fixture.app
+            ).first?.data
+                == Data("CANARY-rotated-3-7f3a9c".utf8))
         #expect(FileManager.default.fileExists(atPath: directory.file("leak.keychain-wal")))
         #expect(try leaks(canaries + ["com.example.app", "com.example.shared"]) == [])
         _ = consume second
@@ -71,7 +84,8 @@ import Testing
 
     @Test func theCanarySearchFindsAPlaintextFile() throws {
         // The detector itself works: a file holding a canary in UTF-16 is reported.
-        try "xxCANARY-probe-1yy".data(using: .utf16LittleEndian)!.write(to: URL(fileURLWithPath: directory.file("probe")))
+        try "xxCANARY-probe-1yy".data(using: .utf16LittleEndian)!.write(
+            to: URL(fileURLWithPath: directory.file("probe")))
         #expect(try leaks(["CANARY-probe-1"]) == ["CANARY-probe-1 in probe"])
     }
 }

@@ -24,35 +24,44 @@ import Testing
     static let date2 = Date(timeIntervalSince1970: 1_800_000_000)
 
     static let cases: [ClassCase] = [
-        ClassCase(itemClass: .genericPassword, key: [
-            (.account, .string("alice"), .string("bob")),
-            (.service, .string("mail"), .string("chat")),
-        ], foreign: .server),
-        ClassCase(itemClass: .internetPassword, key: [
-            (.account, .string("alice"), .string("bob")),
-            (.securityDomain, .string("corp"), .string("home")),
-            (.server, .string("example.com"), .string("example.org")),
-            (.protocol, .string("htps"), .string("http")),
-            (.authenticationType, .string("dflt"), .string("form")),
-            (.port, .number(443), .number(8443)),
-            (.path, .string("/a"), .string("/b")),
-        ], foreign: .service),
-        ClassCase(itemClass: .certificate, key: [
-            (.certificateType, .number(1), .number(2)),
-            (.issuer, .data(Data("CN=CA 1".utf8)), .data(Data("CN=CA 2".utf8))),
-            (.serialNumber, .data(Data([1, 2, 3])), .data(Data([1, 2, 4]))),
-        ], foreign: .account, secrets: (try! CertificateFixtures.der("leaf-ec256.der"), try! CertificateFixtures.der("email-only.der"))),
-        ClassCase(itemClass: .key, key: [
-            (.keyClass, .number(1), .number(2)),
-            (.applicationLabel, .data(Data([0xAA])), .data(Data([0xBB]))),
-            (.applicationTag, .data(Data("tag1".utf8)), .data(Data("tag2".utf8))),
-            (.creator, .number(1), .number(2)),
-            (.type, .number(42), .number(73)),
-            (.keySizeInBits, .number(2048), .number(4096)),
-            (.effectiveKeySize, .number(2048), .number(4096)),
-            (.startDate, .date(date1), .date(date2)),
-            (.endDate, .date(date1), .date(date2)),
-        ], foreign: .service),
+        ClassCase(
+            itemClass: .genericPassword,
+            key: [
+                (.account, .string("alice"), .string("bob")),
+                (.service, .string("mail"), .string("chat")),
+            ], foreign: .server),
+        ClassCase(
+            itemClass: .internetPassword,
+            key: [
+                (.account, .string("alice"), .string("bob")),
+                (.securityDomain, .string("corp"), .string("home")),
+                (.server, .string("example.com"), .string("example.org")),
+                (.protocol, .string("htps"), .string("http")),
+                (.authenticationType, .string("dflt"), .string("form")),
+                (.port, .number(443), .number(8443)),
+                (.path, .string("/a"), .string("/b")),
+            ], foreign: .service),
+        ClassCase(
+            itemClass: .certificate,
+            key: [
+                (.certificateType, .number(1), .number(2)),
+                (.issuer, .data(Data("CN=CA 1".utf8)), .data(Data("CN=CA 2".utf8))),
+                (.serialNumber, .data(Data([1, 2, 3])), .data(Data([1, 2, 4]))),
+            ], foreign: .account,
+            secrets: (try! CertificateFixtures.der("leaf-ec256.der"), try! CertificateFixtures.der("email-only.der"))),
+        ClassCase(
+            itemClass: .key,
+            key: [
+                (.keyClass, .number(1), .number(2)),
+                (.applicationLabel, .data(Data([0xAA])), .data(Data([0xBB]))),
+                (.applicationTag, .data(Data("tag1".utf8)), .data(Data("tag2".utf8))),
+                (.creator, .number(1), .number(2)),
+                (.type, .number(42), .number(73)),
+                (.keySizeInBits, .number(2048), .number(4096)),
+                (.effectiveKeySize, .number(2048), .number(4096)),
+                (.startDate, .date(date1), .date(date2)),
+                (.endDate, .date(date1), .date(date2)),
+            ], foreign: .service),
     ]
 
     let directory = TemporaryDirectory()
@@ -60,12 +69,17 @@ import Testing
     @Test(arguments: cases)
     func theSamePrimaryKeyIsADuplicateWhateverElseDiffers(_ c: ClassCase) throws {
         let keychain = try Fixture.newKeychain(in: directory)
-        try keychain.add(NewItem(c.itemClass, attributes: c.base.merging([.label: .string("one")]) { a, _ in a },
-                                 data: c.secrets.0), caller: Fixture.app)
-        #expect(status {
-            try keychain.add(NewItem(c.itemClass, attributes: c.base.merging([.label: .string("two")]) { a, _ in a },
-                                     data: c.secrets.1), caller: Fixture.app)
-        } == .duplicateItem)
+        try keychain.add(
+            NewItem(
+                c.itemClass, attributes: c.base.merging([.label: .string("one")]) { a, _ in a },
+                data: c.secrets.0), caller: Fixture.app)
+        #expect(
+            status {
+                try keychain.add(
+                    NewItem(
+                        c.itemClass, attributes: c.base.merging([.label: .string("two")]) { a, _ in a },
+                        data: c.secrets.1), caller: Fixture.app)
+            } == .duplicateItem)
     }
 
     @Test(arguments: cases)
@@ -75,18 +89,22 @@ import Testing
         for (name, _, other) in c.key {
             var attributes = c.base
             attributes[name] = other
-            #expect(status { try keychain.add(NewItem(c.itemClass, attributes: attributes), caller: Fixture.app) } == nil,
-                    "changing \(name) should give a new item")
+            #expect(
+                status { try keychain.add(NewItem(c.itemClass, attributes: attributes), caller: Fixture.app) } == nil,
+                "changing \(name) should give a new item")
         }
-        let all = try keychain.copyMatching(ItemQuery(c.itemClass, limit: .all, returning: .attributes), caller: Fixture.app)
+        let all = try keychain.copyMatching(
+            ItemQuery(c.itemClass, limit: .all, returning: .attributes), caller: Fixture.app)
         #expect(all.count == c.key.count + 1)
     }
 
     @Test(arguments: cases)
     func missingPrimaryKeyAttributesTakeTheirDefaultsAndCollide(_ c: ClassCase) throws {
         let keychain = try Fixture.newKeychain(in: directory)
-        let added = try #require(try keychain.add(NewItem(c.itemClass, attributes: [.label: .string("x")]),
-                                                  caller: Fixture.app, returning: .attributes))
+        let added = try #require(
+            try keychain.add(
+                NewItem(c.itemClass, attributes: [.label: .string("x")]),
+                caller: Fixture.app, returning: .attributes))
         for (name, value, _) in c.key {
             let expected: AttributeValue =
                 switch value {
@@ -104,8 +122,9 @@ import Testing
                 #expect(added[name] == expected, "default of \(name)")
             }
         }
-        #expect(status { try keychain.add(NewItem(c.itemClass, attributes: [.label: .string("y")]), caller: Fixture.app) }
-            == .duplicateItem)
+        #expect(
+            status { try keychain.add(NewItem(c.itemClass, attributes: [.label: .string("y")]), caller: Fixture.app) }
+                == .duplicateItem)
     }
 
     @Test(arguments: cases)
@@ -118,8 +137,12 @@ import Testing
         }
         #expect(error?.status == .noSuchAttribute)
         #expect(error?.detail == "attribute '\(c.foreign.rawValue)' does not exist in class \(c.itemClass.rawValue)")
-        #expect(status { _ = try keychain.copyMatching(ItemQuery(c.itemClass, matching: [c.foreign: .string("x")]),
-                                                        caller: Fixture.app) } == .noSuchAttribute)
+        #expect(
+            status {
+                _ = try keychain.copyMatching(
+                    ItemQuery(c.itemClass, matching: [c.foreign: .string("x")]),
+                    caller: Fixture.app)
+            } == .noSuchAttribute)
     }
 
     @Test(arguments: cases)

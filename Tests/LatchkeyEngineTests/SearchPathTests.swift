@@ -1,8 +1,9 @@
 import Foundation
-@testable import LatchkeyEngine
 import LatchkeyStorage
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeyEngine
 
 /// The pieces of a lookup that are computed once and reused (the statement text of a query's shape, the
 /// caller's access-group digests) and the encodings on every lookup's path (persistent references,
@@ -11,17 +12,22 @@ import Testing
 @Suite(.dedicatedThreads) struct SearchPathTests {
     let directory = TemporaryDirectory()
 
-    func selection(_ query: ItemQuery, on keychain: KeychainDatabase, caller: CallerIdentity = Fixture.app) throws -> ItemSelection {
+    func selection(_ query: ItemQuery, on keychain: KeychainDatabase, caller: CallerIdentity = Fixture.app) throws
+        -> ItemSelection
+    {
         try keychain.selection(for: try RequestValidation.validate(query, caller: caller))
     }
 
     @Test func queriesOfOneShapeShareTheirTextAndBindTheirOwnValues() throws {
         let keychain = try Fixture.newKeychain(in: directory)
-        let mail = try selection(Fixture.query(service: "mail", account: "alice"), on: keychain).statement(includeData: true)
-        let chat = try selection(Fixture.query(service: "chat", account: "bob"), on: keychain).statement(includeData: true)
+        let mail = try selection(Fixture.query(service: "mail", account: "alice"), on: keychain).statement(
+            includeData: true)
+        let chat = try selection(Fixture.query(service: "chat", account: "bob"), on: keychain).statement(
+            includeData: true)
         #expect(mail.sql == chat.sql)
-        #expect(mail.sql == "SELECT \(ItemTable.selectColumns), data FROM items WHERE class = ? AND tomb = 0 AND sync = 0"
-            + " AND +agrp IN (?, ?) AND pk = ?")
+        #expect(
+            mail.sql == "SELECT \(ItemTable.selectColumns), data FROM items WHERE class = ? AND tomb = 0 AND sync = 0"
+                + " AND +agrp IN (?, ?) AND pk = ?")
         // Class, the caller's two groups, the primary-key digest: in the order of the text's placeholders.
         #expect(mail.arguments.count == 4 && chat.arguments.count == 4)
         #expect(mail.arguments[0] == .text("genp"))
@@ -31,17 +37,23 @@ import Testing
 
     @Test func everyShapeHasItsOwnText() throws {
         let keychain = try Fixture.newKeychain(in: directory)
-        let attributesOnly = try selection(Fixture.query(service: "mail", account: "alice"), on: keychain).statement(includeData: false)
-        #expect(attributesOnly.sql == "SELECT \(ItemTable.selectColumns) FROM items WHERE class = ? AND tomb = 0 AND sync = 0"
-            + " AND +agrp IN (?, ?) AND pk = ?")
+        let attributesOnly = try selection(Fixture.query(service: "mail", account: "alice"), on: keychain).statement(
+            includeData: false)
+        #expect(
+            attributesOnly.sql
+                == "SELECT \(ItemTable.selectColumns) FROM items WHERE class = ? AND tomb = 0 AND sync = 0"
+                + " AND +agrp IN (?, ?) AND pk = ?")
         let partial = try selection(
-            ItemQuery(.genericPassword, matching: [.service: .string("mail"), .label: .string("Mail"), .accessible: .string("ak")],
-                      synchronizable: .any),
+            ItemQuery(
+                .genericPassword,
+                matching: [.service: .string("mail"), .label: .string("Mail"), .accessible: .string("ak")],
+                synchronizable: .any),
             on: keychain, caller: Fixture.everything
         ).statement(includeData: false)
-        #expect(partial.sql == "SELECT \(ItemTable.selectColumns) FROM items WHERE class = ? AND tomb = 0 AND pdmn = ?"
-            + " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
-            + " AND EXISTS (SELECT 1 FROM item_index WHERE digest = ? AND item = items.row_id)")
+        #expect(
+            partial.sql == "SELECT \(ItemTable.selectColumns) FROM items WHERE class = ? AND tomb = 0 AND pdmn = ?"
+                + " AND row_id IN (SELECT item FROM item_index WHERE digest = ?)"
+                + " AND EXISTS (SELECT 1 FROM item_index WHERE digest = ? AND item = items.row_id)")
         #expect(partial.arguments.count == 4)
         #expect(partial.arguments[1] == .text("ak"))
     }
@@ -79,7 +91,9 @@ import Testing
         try keychain.unlock(with: Passphrase(Fixture.passphrase))
         let groups = (0..<600).map { "com.example.group\($0)" }
         let caller = CallerIdentity(applicationIdentifier: "com.example.many", accessGroups: groups)
-        try keychain.add(Fixture.password(service: "mail", account: "alice", extra: [.accessGroup: .string(groups[599])]), caller: caller)
+        try keychain.add(
+            Fixture.password(service: "mail", account: "alice", extra: [.accessGroup: .string(groups[599])]),
+            caller: caller)
         let found = try keychain.copyMatching(Fixture.query(service: "mail", account: "alice"), caller: caller)
         #expect(found.count == 1)
         #expect(keychain.vault.snapshot().groupDigests.count == 512)
@@ -108,13 +122,16 @@ import Testing
     }
 
     @Test func attributeTextsMustBeValidUTF8() throws {
-        let attributes: [AttributeKey: AttributeValue] = [.service: .string("smörgåsbord ✓ 🔑"), .account: .string("alice")]
+        let attributes: [AttributeKey: AttributeValue] = [
+            .service: .string("smörgåsbord ✓ 🔑"), .account: .string("alice"),
+        ]
         #expect(AttributeBlob.decode(AttributeBlob.encode(attributes)) == attributes)
         var encoded = [UInt8](AttributeBlob.encode([.account: .string("abc")]))
         // Layout: format, count (4), key length (4), "acct", kind, value length (4), "abc".
         #expect(encoded.count == 1 + 4 + 4 + 4 + 1 + 4 + 3)
         let value = encoded.count - 3
-        for bad: [UInt8] in [[0xFF, 0x62, 0x63], [0xC3, 0x28, 0x63], [0xED, 0xA0, 0x80]] {  // Invalid byte, bad continuation, surrogate.
+        // Invalid byte, bad continuation, surrogate.
+        for bad: [UInt8] in [[0xFF, 0x62, 0x63], [0xC3, 0x28, 0x63], [0xED, 0xA0, 0x80]] {
             encoded.replaceSubrange(value..., with: bad)
             #expect(AttributeBlob.decode(Data(encoded)) == nil)
         }

@@ -47,7 +47,10 @@ import Testing
 
     @Test func errorMessagesAppendTheDetail() {
         let error = KeychainError(.param, "attribute 'acct' must be a string or data, not a date value")
-        #expect(error.message == "One or more parameters passed to a function were not valid. (attribute 'acct' must be a string or data, not a date value)")
+        #expect(
+            error.message
+                == "One or more parameters passed to a function were not valid. (attribute 'acct' must be a string or data, not a date value)"
+        )
         #expect(KeychainError(.itemNotFound).message == "The specified item could not be found in the keychain.")
     }
 }

@@ -15,7 +15,8 @@ import Testing
     }
 
     func accounts(_ backend: DatabaseBackend, _ query: [String: Any]) throws -> Set<String> {
-        let found = try backend.copyMatching(query.merging(["r_Attributes": true, "m_Limit": "m_LimitAll"]) { a, _ in a })
+        let found = try backend.copyMatching(
+            query.merging(["r_Attributes": true, "m_Limit": "m_LimitAll"]) { a, _ in a })
         return Set((found as? [[String: Any]] ?? []).compactMap { $0["acct"] as? String })
     }
 
@@ -47,8 +48,12 @@ import Testing
     @Test(arguments: ["aku", "cku", "dku", "akpu"])
     func thisDeviceOnlyItemsMayCarryTheSyncFlag(_ accessibility: String) throws {
         let backend = try filled()
-        _ = try backend.add(["class": "genp", "svce": "x", "sync": true, "pdmn": accessibility, "v_Data": Data("x".utf8)])
-        let stored = try backend.copyMatching(["class": "genp", "svce": "x", "sync": true, "r_Attributes": true]) as? [String: Any]
+        _ = try backend.add([
+            "class": "genp", "svce": "x", "sync": true, "pdmn": accessibility, "v_Data": Data("x".utf8),
+        ])
+        let stored =
+            try backend.copyMatching(["class": "genp", "svce": "x", "sync": true, "r_Attributes": true])
+            as? [String: Any]
         #expect(stored?["pdmn"] as? String == accessibility)
         #expect(stored?["sync"] as? Int == 1)
         // Moving an item into such a class, or flagging one of such a class, is accepted the same way.

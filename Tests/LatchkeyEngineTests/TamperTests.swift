@@ -13,8 +13,10 @@ import Testing
     func filled() throws -> KeychainDatabase {
         let keychain = try Fixture.newKeychain(in: directory, name: "t.keychain")
         for account in ["a", "b", "c"] {
-            try keychain.add(Fixture.password(service: "t", account: account, secret: "secret-\(account)",
-                                              extra: [.label: .string("label \(account)")]), caller: Fixture.app)
+            try keychain.add(
+                Fixture.password(
+                    service: "t", account: account, secret: "secret-\(account)",
+                    extra: [.label: .string("label \(account)")]), caller: Fixture.app)
         }
         try keychain.add(Fixture.password(service: "t", account: "o", secret: "secret-o"), caller: Fixture.other)
         return keychain
@@ -33,8 +35,9 @@ import Testing
     func read(_ keychain: KeychainDatabase, _ account: String, caller: CallerIdentity = Fixture.app) -> Outcome {
         do {
             let found = try keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.service: .string("t"), .account: .string(account)],
-                          synchronizable: .any, returning: [.data, .attributes]), caller: caller)
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string("t"), .account: .string(account)],
+                    synchronizable: .any, returning: [.data, .attributes]), caller: caller)
             return .success(found.first?.data ?? Data())
         } catch {
             return .failure(error.status)
@@ -93,8 +96,11 @@ import Testing
         try RawFile.execute(path, "UPDATE items SET sync = 1 WHERE row_id = 2")
         expectOnlyDamaged(keychain, ["b"], "sync flipped")
         try RawFile.execute(path, "UPDATE items SET sync = 0, class = 'inet' WHERE row_id = 2")
-        let found = status { _ = try keychain.copyMatching(ItemQuery(.internetPassword, limit: .all, returning: .data),
-                                                            caller: Fixture.app) }
+        let found = status {
+            _ = try keychain.copyMatching(
+                ItemQuery(.internetPassword, limit: .all, returning: .data),
+                caller: Fixture.app)
+        }
         #expect(found == .decode)
     }
 
@@ -111,7 +117,9 @@ import Testing
 
     @Test func swappingWholeRowsContentsIsDetected() throws {
         let keychain = try filled()
-        try RawFile.execute(path, """
+        try RawFile.execute(
+            path,
+            """
             UPDATE items SET item_key = (SELECT item_key FROM items WHERE row_id = 3),
                              attrs = (SELECT attrs FROM items WHERE row_id = 3),
                              data = (SELECT data FROM items WHERE row_id = 3) WHERE row_id = 1
@@ -137,8 +145,11 @@ import Testing
         #expect(read(keychain, "b") == .failure(.itemNotFound))
         let listing = try keychain.copyMatching(Fixture.query(service: "t", limit: .all), caller: Fixture.app)
         #expect(listing.map(\.data) == [Data("secret-a".utf8), Data("secret-c".utf8)])
-        #expect(status { _ = try keychain.copyMatching(
-            ItemQuery(.genericPassword, matching: [.label: .string("label b")]), caller: Fixture.app) } == .decode)
+        #expect(
+            status {
+                _ = try keychain.copyMatching(
+                    ItemQuery(.genericPassword, matching: [.label: .string("label b")]), caller: Fixture.app)
+            } == .decode)
         #expect(try keychain.verifyIntegrity().damaged.count == 1)
     }
 
@@ -151,8 +162,11 @@ import Testing
             ItemQuery(.genericPassword, matching: [.label: .string("label b")], limit: .all, returning: .data),
             caller: Fixture.app)
         #expect(byLabel.map(\.data) == [Data("secret-b".utf8)])
-        #expect(status { _ = try keychain.copyMatching(
-            ItemQuery(.genericPassword, matching: [.label: .string("label c")]), caller: Fixture.app) } == .itemNotFound)
+        #expect(
+            status {
+                _ = try keychain.copyMatching(
+                    ItemQuery(.genericPassword, matching: [.label: .string("label c")]), caller: Fixture.app)
+            } == .itemNotFound)
         let report = try keychain.verifyIntegrity()
         #expect(report.damaged.map(\.reason) == ["an index entry of the item is missing"])
     }
@@ -162,8 +176,9 @@ import Testing
         try RawFile.execute(path, "UPDATE items SET attrs = zeroblob(80) WHERE row_id = 2")
         let report = try keychain.verifyIntegrity()
         let damaged = try #require(report.damaged.first)
-        try keychain.delete(ItemQuery(.genericPassword, persistentReference: damaged.persistentReference, limit: .all),
-                            caller: Fixture.app)
+        try keychain.delete(
+            ItemQuery(.genericPassword, persistentReference: damaged.persistentReference, limit: .all),
+            caller: Fixture.app)
         #expect(try keychain.verifyIntegrity().isHealthy)
         #expect(read(keychain, "a") == .success(Data("secret-a".utf8)))
         #expect(read(keychain, "c") == .success(Data("secret-c".utf8)))

@@ -33,7 +33,9 @@ import Testing
     @Test(arguments: vectors.indices)
     func whatAnotherImplementationMadeOpensHere(_ index: Int) throws {
         let vector = Self.vectors[index]
-        let key = try AsymmetricKey(externalRepresentation: Self.bytes(vector.privateKey), type: KeyType(rawValue: vector.keyType)!, isPrivate: true)
+        let key = try AsymmetricKey(
+            externalRepresentation: Self.bytes(vector.privateKey), type: KeyType(rawValue: vector.keyType)!,
+            isPrivate: true)
         let algorithm = KeyAlgorithm(rawValue: vector.algorithm)
         var parameters = KeyOperationParameters()
         if let info = vector.sharedInfo, !info.isEmpty { parameters.sharedInfo = Self.bytes(info) }
@@ -41,7 +43,9 @@ import Testing
         if let bits = vector.symmetricKeySizeInBits, bits > 0 { parameters.symmetricKeySizeInBits = bits }
         switch vector.kind {
         case "ecies", "decrypt":
-            #expect(try key.decrypt(algorithm, Self.bytes(vector.ciphertext), parameters: parameters) == Self.bytes(vector.plaintext))
+            #expect(
+                try key.decrypt(algorithm, Self.bytes(vector.ciphertext), parameters: parameters)
+                    == Self.bytes(vector.plaintext))
             // And what this side encrypts, this side decrypts (Python checks nothing at test time).
             let again = try key.publicKey.encrypt(algorithm, Self.bytes(vector.plaintext), parameters: parameters)
             #expect(try key.decrypt(algorithm, again, parameters: parameters) == Self.bytes(vector.plaintext))
@@ -51,7 +55,8 @@ import Testing
             #expect(throws: KeyError.self) { try key.decrypt(algorithm, tampered, parameters: parameters) }
         case "exchange":
             if let size = vector.requestedSize, size > 0 { parameters.requestedSize = size }
-            let peer = try AsymmetricKey(externalRepresentation: Self.bytes(vector.peer), type: .ellipticCurve, isPrivate: false)
+            let peer = try AsymmetricKey(
+                externalRepresentation: Self.bytes(vector.peer), type: .ellipticCurve, isPrivate: false)
             #expect(try key.keyExchange(algorithm, with: peer, parameters: parameters) == Self.bytes(vector.result))
         case "verify":
             try key.publicKey.verify(algorithm, Self.bytes(vector.message), signature: Self.bytes(vector.signature))
@@ -70,9 +75,12 @@ import Testing
     }
 
     static let signingAlgorithms: [(KeyType, Int, String)] = [
-        (.ellipticCurve, 256, "algid:sign:ECDSA:message-X962:SHA256"), (.ellipticCurve, 384, "algid:sign:ECDSA:message-X962:SHA384"),
-        (.ellipticCurve, 521, "algid:sign:ECDSA:message-X962:SHA512"), (.ellipticCurve, 256, "algid:sign:ECDSA:message-X962:SHA1"),
-        (.rsa, 2048, "algid:sign:RSA:message-PKCS1v15:SHA256"), (.rsa, 2048, "algid:sign:RSA:message-PSS:SHA512:SHA512:64"),
+        (.ellipticCurve, 256, "algid:sign:ECDSA:message-X962:SHA256"),
+        (.ellipticCurve, 384, "algid:sign:ECDSA:message-X962:SHA384"),
+        (.ellipticCurve, 521, "algid:sign:ECDSA:message-X962:SHA512"),
+        (.ellipticCurve, 256, "algid:sign:ECDSA:message-X962:SHA1"),
+        (.rsa, 2048, "algid:sign:RSA:message-PKCS1v15:SHA256"),
+        (.rsa, 2048, "algid:sign:RSA:message-PSS:SHA512:SHA512:64"),
     ]
 
     @Test func everyKindOfKeySignsAndVerifies() throws {
@@ -109,7 +117,8 @@ import Testing
             let external = try key.externalRepresentation()
             #expect(external.count == 1 + 3 * coordinate)
             #expect(key.publicKeyData.count == 1 + 2 * coordinate && key.publicKeyData.first == 4)
-            let again = try AsymmetricKey(externalRepresentation: external.copiedData(), type: .ellipticCurve, isPrivate: true)
+            let again = try AsymmetricKey(
+                externalRepresentation: external.copiedData(), type: .ellipticCurve, isPrivate: true)
             #expect(again == key)
             // The public half is made once and kept (loading it checks the point, as costly as a signature).
             #expect(key.publicKey === key.publicKey)
@@ -120,32 +129,47 @@ import Testing
         let rsa = try AsymmetricKey.generate(.rsa, bits: 2048)
         #expect(rsa.blockSize == 256)
         #expect(rsa.publicKeyData.first == 0x30)
-        let reloaded = try AsymmetricKey(externalRepresentation: rsa.externalRepresentation().copiedData(), type: .rsa, isPrivate: true)
+        let reloaded = try AsymmetricKey(
+            externalRepresentation: rsa.externalRepresentation().copiedData(), type: .rsa, isPrivate: true)
         #expect(reloaded == rsa)
         #expect(reloaded.publicKey == rsa.publicKey)
     }
 
     @Test func badKeysAndWrongUsesGetApplesStatuses() throws {
-        #expect(throws: KeyError(.param, "an EC key is 256, 384 or 521 bits, not 255")) { try AsymmetricKey.generate(.ellipticCurve, bits: 255) }
-        #expect(throws: KeyError(.param, "an RSA key is 1024 to 8192 bits, a multiple of 8, not 512")) { try AsymmetricKey.generate(.rsa, bits: 512) }
+        #expect(throws: KeyError(.param, "an EC key is 256, 384 or 521 bits, not 255")) {
+            try AsymmetricKey.generate(.ellipticCurve, bits: 255)
+        }
+        #expect(throws: KeyError(.param, "an RSA key is 1024 to 8192 bits, a multiple of 8, not 512")) {
+            try AsymmetricKey.generate(.rsa, bits: 512)
+        }
         let key = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
         var offCurve = key.publicKeyData
         offCurve[offCurve.count - 1] ^= 1
         #expect(throws: KeyError(.decode, "the data is not a valid EC public key")) {
             try AsymmetricKey(externalRepresentation: offCurve, type: .ellipticCurve, isPrivate: false)
         }
-        #expect(throws: KeyError.self) { try AsymmetricKey(externalRepresentation: Data([4, 1, 2]), type: .ellipticCurve, isPrivate: false) }
-        #expect(throws: KeyError.self) { try AsymmetricKey(externalRepresentation: Data("junk".utf8), type: .rsa, isPrivate: false) }
+        #expect(throws: KeyError.self) {
+            try AsymmetricKey(externalRepresentation: Data([4, 1, 2]), type: .ellipticCurve, isPrivate: false)
+        }
+        #expect(throws: KeyError.self) {
+            try AsymmetricKey(externalRepresentation: Data("junk".utf8), type: .rsa, isPrivate: false)
+        }
         // A private key whose point is not its scalar's.
         var mismatched = try key.externalRepresentation().copiedData()
         let other = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
         mismatched.replaceSubrange(0..<65, with: other.publicKeyData)
-        #expect(throws: KeyError.self) { try AsymmetricKey(externalRepresentation: mismatched, type: .ellipticCurve, isPrivate: true) }
+        #expect(throws: KeyError.self) {
+            try AsymmetricKey(externalRepresentation: mismatched, type: .ellipticCurve, isPrivate: true)
+        }
         // Public keys cannot sign or decrypt; keys of one type do not run the other's algorithms.
         let ecdsa = KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256")
-        #expect(!key.publicKey.supports(.sign, ecdsa) && key.publicKey.supports(.verify, ecdsa) && key.supports(.sign, ecdsa))
+        #expect(
+            !key.publicKey.supports(.sign, ecdsa) && key.publicKey.supports(.verify, ecdsa)
+                && key.supports(.sign, ecdsa))
         #expect(throws: KeyError.self) { try key.publicKey.sign(ecdsa, Data()) }
-        #expect(throws: KeyError.self) { try key.sign(KeyAlgorithm(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA256"), Data()) }
+        #expect(throws: KeyError.self) {
+            try key.sign(KeyAlgorithm(rawValue: "algid:sign:RSA:message-PKCS1v15:SHA256"), Data())
+        }
         #expect(!key.supports(.sign, KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:MD5")))
         #expect(throws: KeyError(.param, "kSecKeyKeyExchangeParameterRequestedSize is missing")) {
             try key.keyExchange(KeyAlgorithm(rawValue: "algid:keyexchange:ECDH:KDFX963:SHA256"), with: other.publicKey)
@@ -156,9 +180,12 @@ import Testing
         }
         // ECIES input shorter than a point and a tag.
         #expect(throws: KeyError(.param, "too small input packet for ECIES decrypt")) {
-            try key.decrypt(KeyAlgorithm(rawValue: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV"), Data(count: 70))
+            try key.decrypt(
+                KeyAlgorithm(rawValue: "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV"), Data(count: 70))
         }
         let rsa = try AsymmetricKey.generate(.rsa, bits: 1024)
-        #expect(throws: KeyError.self) { try rsa.encrypt(KeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA512"), Data(count: 200)) }
+        #expect(throws: KeyError.self) {
+            try rsa.encrypt(KeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA512"), Data(count: 200))
+        }
     }
 }

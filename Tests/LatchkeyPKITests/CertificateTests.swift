@@ -24,7 +24,8 @@ import Testing
     }
 
     static func expectations() throws -> [String: Expected] {
-        try JSONDecoder().decode([String: Expected].self, from: Data(contentsOf: directory.appendingPathComponent("expected.json")))
+        try JSONDecoder().decode(
+            [String: Expected].self, from: Data(contentsOf: directory.appendingPathComponent("expected.json")))
     }
 
     static func fixture(_ name: String) throws -> Data {
@@ -33,8 +34,10 @@ import Testing
 
     static func hex(_ data: Data?) -> String? { data.map { $0.map { String(format: "%02x", $0) }.joined() } }
 
-    @Test(arguments: ["root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der", "email-only.der", "two-names.der",
-                      "dns-only.der", "expired.der"])
+    @Test(arguments: [
+        "root-rsa.der", "intermediate-ec384.der", "leaf-ec256.der", "email-only.der", "two-names.der",
+        "dns-only.der", "expired.der",
+    ])
     func decodesAsTheIndependentGeneratorSays(_ name: String) throws {
         let expected = try #require(try Self.expectations()[name])
         let certificate = try Certificate(derRepresentation: Self.fixture(name))
@@ -91,7 +94,9 @@ import Testing
         #expect(reason(Data("not a certificate".utf8)) == "the data is not a DER-encoded X.509 certificate")
         #expect(reason(leaf.prefix(leaf.count - 1)) == "the data is not a DER-encoded X.509 certificate")
         #expect(reason(leaf + Data([0])) == "the data is not a DER-encoded X.509 certificate")
-        #expect(reason(Data(count: Certificate.maximumBytes + 1)) == "the certificate is 1048577 bytes; the limit is 1048576")
+        #expect(
+            reason(Data(count: Certificate.maximumBytes + 1))
+                == "the certificate is 1048577 bytes; the limit is 1048576")
         // Every truncation and every single-byte change of a real certificate is decoded or refused, never a crash.
         for length in 0..<leaf.count { _ = reason(leaf.prefix(length)) }
         for index in 0..<leaf.count {

@@ -1,6 +1,7 @@
 import Foundation
-@testable import LatchkeyPKI
 import Testing
+
+@testable import LatchkeyPKI
 
 /// `KeyAlgorithm` looks Apple's algorithm strings up in a table built from their parts; the table must
 /// name exactly what the parser accepts, and strings outside it must still parse as before.
@@ -9,20 +10,28 @@ import Testing
     static let apple: [String] = {
         let digests = ["SHA1", "SHA224", "SHA256", "SHA384", "SHA512"]
         let lengths = ["SHA1": 20, "SHA224": 28, "SHA256": 32, "SHA384": 48, "SHA512": 64]
-        var strings = ["algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
-                       "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC",
-                       "algid:sign:RSA:raw", "algid:encrypt:RSA:raw"]
+        var strings = [
+            "algid:sign:ECDSA:RFC4754", "algid:sign:ECDSA:digest-X962", "algid:sign:RSA:digest-PKCS1v15",
+            "algid:encrypt:RSA:PKCS1", "algid:keyexchange:ECDH", "algid:keyexchange:ECDHC",
+            "algid:sign:RSA:raw", "algid:encrypt:RSA:raw",
+        ]
         for digest in digests {
             let length = lengths[digest]!
-            strings += ["algid:sign:ECDSA:digest-X962:\(digest)", "algid:sign:ECDSA:message-X962:\(digest)",
-                        "algid:sign:RSA:digest-PKCS1v15:\(digest)", "algid:sign:RSA:message-PKCS1v15:\(digest)",
-                        "algid:sign:RSA:digest-PSS:\(digest):\(digest):\(length)", "algid:sign:RSA:message-PSS:\(digest):\(digest):\(length)",
-                        "algid:encrypt:RSA:OAEP:\(digest)", "algid:encrypt:RSA:OAEP:\(digest):AESGCM",
-                        "algid:keyexchange:ECDH:KDFX963:\(digest)", "algid:keyexchange:ECDHC:KDFX963:\(digest)",
-                        "algid:encrypt:ECIES:ECDH:KDFX963:\(digest):AESGCM", "algid:encrypt:ECIES:ECDHC:KDFX963:\(digest):AESGCM"]
+            strings += [
+                "algid:sign:ECDSA:digest-X962:\(digest)", "algid:sign:ECDSA:message-X962:\(digest)",
+                "algid:sign:RSA:digest-PKCS1v15:\(digest)", "algid:sign:RSA:message-PKCS1v15:\(digest)",
+                "algid:sign:RSA:digest-PSS:\(digest):\(digest):\(length)",
+                "algid:sign:RSA:message-PSS:\(digest):\(digest):\(length)",
+                "algid:encrypt:RSA:OAEP:\(digest)", "algid:encrypt:RSA:OAEP:\(digest):AESGCM",
+                "algid:keyexchange:ECDH:KDFX963:\(digest)", "algid:keyexchange:ECDHC:KDFX963:\(digest)",
+                "algid:encrypt:ECIES:ECDH:KDFX963:\(digest):AESGCM",
+                "algid:encrypt:ECIES:ECDHC:KDFX963:\(digest):AESGCM",
+            ]
             if digest != "SHA1" {
-                strings += ["algid:encrypt:ECIES:ECDH:KDFX963:\(digest):AESGCM-KDFIV",
-                            "algid:encrypt:ECIES:ECDHC:KDFX963:\(digest):AESGCM-KDFIV"]
+                strings += [
+                    "algid:encrypt:ECIES:ECDH:KDFX963:\(digest):AESGCM-KDFIV",
+                    "algid:encrypt:ECIES:ECDHC:KDFX963:\(digest):AESGCM-KDFIV",
+                ]
             }
         }
         return strings
@@ -43,9 +52,11 @@ import Testing
     }
 
     @Test func stringsOutsideTheTableAreParsedAndRefused() {
-        for string in ["", "algid", "algid:sign:ECDSA:message-X962:MD5", "algid:sign:RSA:message-PSS:SHA256:SHA256:20",
-                       "algid:encrypt:ECIES:ECDH:KDFX963:SHA1:AESGCM-KDFIV", "algid:sign:ECDSA:RFC4754:SHA256",
-                       "ALGID:sign:ECDSA:RFC4754", "algid:keyexchange:ECDH:KDFX963", "algid:sign:RSA:raw:SHA256"] {
+        for string in [
+            "", "algid", "algid:sign:ECDSA:message-X962:MD5", "algid:sign:RSA:message-PSS:SHA256:SHA256:20",
+            "algid:encrypt:ECIES:ECDH:KDFX963:SHA1:AESGCM-KDFIV", "algid:sign:ECDSA:RFC4754:SHA256",
+            "ALGID:sign:ECDSA:RFC4754", "algid:keyexchange:ECDH:KDFX963", "algid:sign:RSA:raw:SHA256",
+        ] {
             #expect(KeyAlgorithm.known[string] == nil, "\(string)")
             #expect(KeyAlgorithm(rawValue: string).spec == nil, "\(string)")
             #expect(KeyAlgorithm(rawValue: string).rawValue == string)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import LatchkeyPKI
 import LatchkeyCrypto
 import Testing
+
+@testable import LatchkeyPKI
 
 /// Project Wycheproof's known-answer and edge-case vectors (Tests/Fixtures/wycheproof, Apache-2.0): every
 /// "valid" vector is accepted, every "invalid" one refused; "acceptable" ones may go either way.
@@ -74,11 +75,14 @@ import Testing
         let vectors = try Self.load(file)
         var tally = Tally()
         for group in vectors.testGroups {
-            let key = try AsymmetricKey(externalRepresentation: Self.bytes(group.publicKey?.uncompressed), type: .ellipticCurve, isPrivate: false)
+            let key = try AsymmetricKey(
+                externalRepresentation: Self.bytes(group.publicKey?.uncompressed), type: .ellipticCurve,
+                isPrivate: false)
             for vector in group.tests {
                 let ok: Bool
                 do {
-                    try key.verify(KeyAlgorithm(rawValue: algorithm), Self.bytes(vector.msg), signature: Self.bytes(vector.sig))
+                    try key.verify(
+                        KeyAlgorithm(rawValue: algorithm), Self.bytes(vector.msg), signature: Self.bytes(vector.sig))
                     ok = true
                 } catch {
                     #expect(error.kind == .verifyFailed)
@@ -96,10 +100,15 @@ import Testing
         let vectors = try Self.load(file)
         var tally = Tally()
         for group in vectors.testGroups {
-            let key = try AsymmetricKey(externalRepresentation: Self.bytes(group.publicKey?.uncompressed), type: .ellipticCurve, isPrivate: false)
+            let key = try AsymmetricKey(
+                externalRepresentation: Self.bytes(group.publicKey?.uncompressed), type: .ellipticCurve,
+                isPrivate: false)
             for vector in group.tests {
                 let digest = Self.bytes(vector.msg).withUnsafeBytes { OpenSSL.digest("SHA256", [$0])! }
-                let ok = (try? key.verify(KeyAlgorithm(rawValue: "algid:sign:ECDSA:RFC4754"), digest, signature: Self.bytes(vector.sig))) != nil
+                let ok =
+                    (try? key.verify(
+                        KeyAlgorithm(rawValue: "algid:sign:ECDSA:RFC4754"), digest, signature: Self.bytes(vector.sig)))
+                    != nil
                 tally.record(vector, accepted: ok, file: file)
             }
         }
@@ -114,10 +123,14 @@ import Testing
         let vectors = try Self.load(file)
         var tally = Tally()
         for group in vectors.testGroups {
-            let key = try AsymmetricKey(externalRepresentation: Self.bytes(group.publicKeyAsn), type: .rsa, isPrivate: false)
+            let key = try AsymmetricKey(
+                externalRepresentation: Self.bytes(group.publicKeyAsn), type: .rsa, isPrivate: false)
             #expect(key.sizeInBits == 2048)
             for vector in group.tests {
-                let ok = (try? key.verify(KeyAlgorithm(rawValue: algorithm), Self.bytes(vector.msg), signature: Self.bytes(vector.sig))) != nil
+                let ok =
+                    (try? key.verify(
+                        KeyAlgorithm(rawValue: algorithm), Self.bytes(vector.msg), signature: Self.bytes(vector.sig)))
+                    != nil
                 tally.record(vector, accepted: ok, file: file)
             }
         }
@@ -141,11 +154,16 @@ import Testing
         let vectors = try Self.load(file)
         var tally = Tally()
         for group in vectors.testGroups {
-            let key = try AsymmetricKey(externalRepresentation: Self.pkcs1(fromPKCS8: Self.bytes(group.privateKeyPkcs8)), type: .rsa, isPrivate: true)
+            let key = try AsymmetricKey(
+                externalRepresentation: Self.pkcs1(fromPKCS8: Self.bytes(group.privateKeyPkcs8)), type: .rsa,
+                isPrivate: true)
             // Apple's OAEP has an empty label; vectors with a label are for other APIs.
             for vector in group.tests where (vector.label ?? "").isEmpty {
-                let plaintext = try? key.decrypt(KeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA256"), Self.bytes(vector.ct))
-                if let plaintext, vector.result == "valid" { #expect(plaintext == Self.bytes(vector.msg), "#\(vector.tcId)") }
+                let plaintext = try? key.decrypt(
+                    KeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA256"), Self.bytes(vector.ct))
+                if let plaintext, vector.result == "valid" {
+                    #expect(plaintext == Self.bytes(vector.msg), "#\(vector.tcId)")
+                }
                 tally.record(vector, accepted: plaintext != nil, file: file)
             }
         }
@@ -161,12 +179,17 @@ import Testing
                 var scalar = [UInt8](Self.bytes(vector.private))
                 while scalar.count > 32, scalar.first == 0 { scalar.removeFirst() }
                 scalar = [UInt8](repeating: 0, count: max(0, 32 - scalar.count)) + scalar
-                let privateKey = try #require(OpenSSL.importEC(group: "P-256", point: nil, scalar: SecureBytes(copying: scalar)))
+                let privateKey = try #require(
+                    OpenSSL.importEC(group: "P-256", point: nil, scalar: SecureBytes(copying: scalar)))
                 var shared: Data?
-                if let peer = try? AsymmetricKey(externalRepresentation: Self.bytes(vector.public), type: .ellipticCurve, isPrivate: false) {
+                if let peer = try? AsymmetricKey(
+                    externalRepresentation: Self.bytes(vector.public), type: .ellipticCurve, isPrivate: false)
+                {
                     shared = OpenSSL.derive(privateKey, peer: peer.handle)?.withUnsafeBytes { Data($0) }
                 }
-                if let shared, vector.result == "valid" { #expect(shared == Self.bytes(vector.shared), "#\(vector.tcId)") }
+                if let shared, vector.result == "valid" {
+                    #expect(shared == Self.bytes(vector.shared), "#\(vector.tcId)")
+                }
                 tally.record(vector, accepted: shared != nil, file: file)
             }
         }

@@ -9,8 +9,9 @@ import Testing
     @Test func standardOutputAndErrorBothReachTheOutputFile() throws {
         let directory = TemporaryDirectory()
         let log = directory.file("child.log")
-        let pid = try Spawn.start("/bin/sh", ["-c", "echo out; echo err >&2; exit 3"], environment: ["PATH": "/usr/bin:/bin"],
-                                  options: Spawn.Options(outputPath: log))
+        let pid = try Spawn.start(
+            "/bin/sh", ["-c", "echo out; echo err >&2; exit 3"], environment: ["PATH": "/usr/bin:/bin"],
+            options: Spawn.Options(outputPath: log))
         #expect(Spawn.wait(pid) == .exited(3))
         #expect(try String(contentsOfFile: log, encoding: .utf8) == "out\nerr\n")
         let mode = try FileManager.default.attributesOfItem(atPath: log)[.posixPermissions] as? Int
@@ -24,7 +25,9 @@ import Testing
         var options = Spawn.Options()
         options.standardOutput = .descriptor(pipe.write)
         options.standardError = .appending(log)
-        let pid = try Spawn.start("/bin/sh", ["-c", "echo to-pipe; echo to-file >&2"], environment: ["PATH": "/usr/bin:/bin"], options: options)
+        let pid = try Spawn.start(
+            "/bin/sh", ["-c", "echo to-pipe; echo to-file >&2"], environment: ["PATH": "/usr/bin:/bin"],
+            options: options)
         Descriptors.close(pipe.write)
         #expect(Spawn.wait(pid) == .exited(0))
         let read = FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true).readDataToEndOfFile()
@@ -40,7 +43,9 @@ import Testing
         let probe = ["-c", "test -e /proc/self/fd/\(ends[1])"]
         #expect(Spawn.wait(try Spawn.start("/bin/sh", probe, environment: ["PATH": "/usr/bin:/bin"])) == .exited(0))
         let closing = Spawn.Options(closeInheritedDescriptors: true)
-        #expect(Spawn.wait(try Spawn.start("/bin/sh", probe, environment: ["PATH": "/usr/bin:/bin"], options: closing)) == .exited(1))
+        #expect(
+            Spawn.wait(try Spawn.start("/bin/sh", probe, environment: ["PATH": "/usr/bin:/bin"], options: closing))
+                == .exited(1))
     }
 
     @Test func theChildStartsInTheDirectoryAsked() throws {
@@ -48,7 +53,10 @@ import Testing
         let log = directory.file("pwd.log")
         var options = Spawn.Options(outputPath: log)
         options.currentDirectory = directory.path
-        #expect(Spawn.wait(try Spawn.start("/bin/sh", ["-c", "pwd -P"], environment: ["PATH": "/usr/bin:/bin"], options: options)) == .exited(0))
+        #expect(
+            Spawn.wait(
+                try Spawn.start("/bin/sh", ["-c", "pwd -P"], environment: ["PATH": "/usr/bin:/bin"], options: options))
+                == .exited(0))
         let resolved = URL(fileURLWithPath: directory.path).resolvingSymlinksInPath().path
         #expect(try String(contentsOfFile: log, encoding: .utf8) == resolved + "\n")
         options.currentDirectory = directory.file("missing")

@@ -4,45 +4,75 @@ import LatchkeyPOSIX
 import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The agent's protocol: every message round-trips; anything malformed, truncated, oversized or out of
 /// order is refused without a crash (a live agent's handling of such messages: AgentBadClientTests).
 @Suite(.dedicatedThreads) struct AgentProtocolTests {
-    static let item = NewItem(.genericPassword, attributes: [.service: .string("mail"), .synchronizable: .bool(true)],
-                              data: Data([1, 2]))
-    static let query = ItemQuery(.genericPassword, matching: [.creationDate: .date(Date(timeIntervalSinceReferenceDate: 1))],
-                                 synchronizable: .any, persistentReference: Data(repeating: 1, count: 32), limit: .count(5),
-                                 returning: [.data, .attributes])
-    static let requests: [AgentRequest] = [
-        .hello(keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Array(repeating: 3, count: 16)), .unlockUnattended,
-    ] + keychainRequests.map { .keychain($0) }
+    static let item = NewItem(
+        .genericPassword, attributes: [.service: .string("mail"), .synchronizable: .bool(true)],
+        data: Data([1, 2]))
+    static let query = ItemQuery(
+        .genericPassword, matching: [.creationDate: .date(Date(timeIntervalSinceReferenceDate: 1))],
+        synchronizable: .any, persistentReference: Data(repeating: 1, count: 32), limit: .count(5),
+        returning: [.data, .attributes])
+    static let requests: [AgentRequest] =
+        [
+            .hello(
+                keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Array(repeating: 3, count: 16)),
+            .unlockUnattended,
+        ] + keychainRequests.map { .keychain($0) }
     static let keychainRequests: [KeychainRequest] = [
         .status, .unlock(Passphrase("pw")), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
-        .update(ItemQuery(.internetPassword, matching: [.port: .number(443)]), ItemChanges(attributes: [.label: .string("x")])),
+        .update(
+            ItemQuery(.internetPassword, matching: [.port: .number(443)]),
+            ItemChanges(attributes: [.label: .string("x")])),
         .delete(ItemQuery(.genericPassword, limit: .all)),
-        .copyMatching(ItemQuery(.certificate, limit: .all, returning: .reference, certificateMatch: CertificateMatch(
-            issuers: [Data([0x31, 0x00]), Data()], validOn: Date(timeIntervalSinceReferenceDate: 123.5), subjectContains: "exämple",
-            emailAddressIfPresent: "a@b", caseInsensitive: true, trustedOnly: true, policy: .ssl(server: true, hostname: "www.exämple.org")))),
+        .copyMatching(
+            ItemQuery(
+                .certificate, limit: .all, returning: .reference,
+                certificateMatch: CertificateMatch(
+                    issuers: [Data([0x31, 0x00]), Data()], validOn: Date(timeIntervalSinceReferenceDate: 123.5),
+                    subjectContains: "exämple",
+                    emailAddressIfPresent: "a@b", caseInsensitive: true, trustedOnly: true,
+                    policy: .ssl(server: true, hostname: "www.exämple.org")))),
         .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .basicX509))),
-        .copyMatching(ItemQuery(.identity, certificateMatch: CertificateMatch(
-            subjectStartsWith: "Developer ID Application: ", subjectEndsWith: "(ＴＥＡＭ)", subjectWholeString: "", diacriticInsensitive: true,
-            widthInsensitive: true))),
-        .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(subjectEndsWith: "é", widthInsensitive: true))),
-        .copyMatching(ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .ssl(server: false, hostname: nil)))),
+        .copyMatching(
+            ItemQuery(
+                .identity,
+                certificateMatch: CertificateMatch(
+                    subjectStartsWith: "Developer ID Application: ", subjectEndsWith: "(ＴＥＡＭ)", subjectWholeString: "",
+                    diacriticInsensitive: true,
+                    widthInsensitive: true))),
+        .copyMatching(
+            ItemQuery(.certificate, certificateMatch: CertificateMatch(subjectEndsWith: "é", widthInsensitive: true))),
+        .copyMatching(
+            ItemQuery(.certificate, certificateMatch: CertificateMatch(policy: .ssl(server: false, hostname: nil)))),
         .addOrUpdate(NewItem(.genericPassword, data: Data())),
-        .register(executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"], passphrase: Passphrase(bytes: [1, 2, 3])),
+        .register(
+            executablePath: "/usr/bin/app", applicationIdentifier: "com.example", accessGroups: ["a", "b"],
+            passphrase: Passphrase(bytes: [1, 2, 3])),
         .unregister(executablePath: "/usr/bin/app", passphrase: Passphrase(bytes: [4])), .listRegistrations,
-        .updateSettings(KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true), passphrase: Passphrase(bytes: [5])),
-        .updateSettings(KeychainSettings(autoLockAfterSeconds: nil, lockOnSleep: false), passphrase: Passphrase(bytes: [5])), .settings,
-        .copyIdentities(certificates: ItemQuery(.certificate, matching: [.label: .string("web")], limit: .all, returning: [.attributes, .data]),
-                        keys: ItemQuery(.key, matching: [.type: .number(73)], returning: [.attributes, .persistentReference]), limit: nil),
-        .copyIdentities(certificates: ItemQuery(.certificate, limit: .all, returning: .attributes), keys: ItemQuery(.key), limit: 3),
-        .createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("k")]), returning: [.data]),
+        .updateSettings(
+            KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true), passphrase: Passphrase(bytes: [5])),
+        .updateSettings(
+            KeychainSettings(autoLockAfterSeconds: nil, lockOnSleep: false), passphrase: Passphrase(bytes: [5])),
+        .settings,
+        .copyIdentities(
+            certificates: ItemQuery(
+                .certificate, matching: [.label: .string("web")], limit: .all, returning: [.attributes, .data]),
+            keys: ItemQuery(.key, matching: [.type: .number(73)], returning: [.attributes, .persistentReference]),
+            limit: nil),
+        .copyIdentities(
+            certificates: ItemQuery(.certificate, limit: .all, returning: .attributes), keys: ItemQuery(.key), limit: 3),
+        .createHeldKey(
+            HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.label: .string("k")]), returning: [.data]),
         .createHeldKey(HeldKeyRequest(type: .rsa, bits: 2048, isPermanent: false), returning: []),
-        .releaseHeldKey(reference: Data("lke1".utf8) + Data(repeating: 7, count: 28)), .releaseHeldKey(reference: Data()),
+        .releaseHeldKey(reference: Data("lke1".utf8) + Data(repeating: 7, count: 28)),
+        .releaseHeldKey(reference: Data()),
         .copyMatching(hostQuery),
     ]
 
@@ -70,28 +100,38 @@ import Glibc
     }
 
     @Test func responsesRoundTrip() throws {
-        let result = ItemResult(itemClass: .genericPassword, attributes: [.account: .string("a"), .port: .number(-3)], data: nil,
-                                persistentReference: Data([7]))
-        let status = KeychainServiceStatus(lockState: .unlocked, keychainPath: "/k", agentProcessIdentifier: 9,
-                                           caller: .refused("a reason"))
+        let result = ItemResult(
+            itemClass: .genericPassword, attributes: [.account: .string("a"), .port: .number(-3)], data: nil,
+            persistentReference: Data([7]))
+        let status = KeychainServiceStatus(
+            lockState: .unlocked, keychainPath: "/k", agentProcessIdentifier: 9,
+            caller: .refused("a reason"))
         let responses = [
             AgentResponse(id: 7, operation: .copyMatching, failure: KeychainError(.itemNotFound, "nothing")),
             AgentResponse(id: 8, operation: .copyMatching, outcome: .success(.items([result]))),
             AgentResponse(id: 9, operation: .add, outcome: .success(.item(nil))),
             AgentResponse(id: 10, operation: .status, outcome: .success(.status(status))),
-            AgentResponse(id: 11, operation: .settings, outcome: .success(.settings(KeychainSettings(autoLockAfterSeconds: 5)))),
+            AgentResponse(
+                id: 11, operation: .settings, outcome: .success(.settings(KeychainSettings(autoLockAfterSeconds: 5)))),
             AgentResponse(id: 12, operation: .lock, outcome: .success(.none)),
-            AgentResponse(id: 13, operation: .copyIdentities, outcome: .success(.identities([
-                IdentityMatch(certificate: result, key: ItemResult(itemClass: .key, attributes: [.keyClass: .number(1)], data: Data([4]),
-                                                                    persistentReference: Data([8]))),
-            ]))),
+            AgentResponse(
+                id: 13, operation: .copyIdentities,
+                outcome: .success(
+                    .identities([
+                        IdentityMatch(
+                            certificate: result,
+                            key: ItemResult(
+                                itemClass: .key, attributes: [.keyClass: .number(1)], data: Data([4]),
+                                persistentReference: Data([8])))
+                    ]))),
             AgentResponse(id: 14, operation: .copyIdentities, outcome: .success(.identities([]))),
         ]
         for response in responses {
             #expect(try AgentResponse.decode(response.encoded()) == response)
         }
-        #expect(try AgentResponse.decode(AgentResponse(id: 8, operation: .lock, failure: KeychainError(.io)).encoded())
-            == AgentResponse(id: 8, operation: .lock, failure: KeychainError(.io)), "no detail stays no detail")
+        #expect(
+            try AgentResponse.decode(AgentResponse(id: 8, operation: .lock, failure: KeychainError(.io)).encoded())
+                == AgentResponse(id: 8, operation: .lock, failure: KeychainError(.io)), "no detail stays no detail")
         // A value of the wrong shape for its operation is refused.
         var wrong = AgentResponse(id: 13, operation: .update, outcome: .success(.count(1))).encoded()
         wrong[7] = AgentOperation.copyMatching.rawValue
@@ -100,7 +140,8 @@ import Glibc
 
     @Test func randomMutationsNeverCrashTheDecoder() throws {
         var generator = TestSeed.generator("AgentProtocolTests.mutations")
-        var refused = 0, accepted = 0
+        var refused = 0
+        var accepted = 0
         for round in 0..<20_000 {
             var message = Self.requests[round % Self.requests.count].encoded(id: UInt32(round))
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
@@ -117,22 +158,31 @@ import Glibc
             let (againID, again) = try AgentRequest.decode(encoded)
             #expect(againID == id && again.encoded(id: id) == encoded, "round \(round)")
         }
-        print("AgentProtocolTests: 20000 mutated requests, \(refused) refused, \(accepted) decoded and re-encoded canonically")
+        print(
+            "AgentProtocolTests: 20000 mutated requests, \(refused) refused, \(accepted) decoded and re-encoded canonically"
+        )
         #expect(refused + accepted == 20_000)
         #expect(refused > 0, "a mutation the decoder should refuse (a wrong magic byte) appears in any 20,000")
     }
 
     @Test func malformedAttributesAndHugeCountsAreRefused() {
         // Attributes that are not the attribute blob's encoding.
-        var message = AgentRequest.keychain(.addOrUpdate(NewItem(.genericPassword, attributes: [.account: .string("a")]))).encoded(id: 1)
+        var message = AgentRequest.keychain(
+            .addOrUpdate(NewItem(.genericPassword, attributes: [.account: .string("a")]))
+        ).encoded(id: 1)
         let blob = message.range(of: Data([1, 1, 0, 0, 0]))!  // format 1, one attribute
         message[blob.lowerBound] = 9
         #expect(throws: AgentProtocolError.malformed("malformed attributes")) { _ = try AgentRequest.decode(message) }
         // A list claiming four billion entries in a few bytes.
-        var lying = AgentRequest.keychain(.register(executablePath: "/p", applicationIdentifier: "a", accessGroups: [], passphrase: Passphrase(bytes: []))).encoded(id: 1)
+        var lying = AgentRequest.keychain(
+            .register(
+                executablePath: "/p", applicationIdentifier: "a", accessGroups: [], passphrase: Passphrase(bytes: []))
+        ).encoded(id: 1)
         lying.removeLast(4)
         lying.append(contentsOf: [0xFF, 0xFF, 0xFF, 0xFF])
-        #expect(throws: AgentProtocolError.malformed("a count larger than its message")) { _ = try AgentRequest.decode(lying) }
+        #expect(throws: AgentProtocolError.malformed("a count larger than its message")) {
+            _ = try AgentRequest.decode(lying)
+        }
         // An unknown operation, an unknown item class.
         var unknown = AgentRequest.keychain(.status).encoded(id: 1)
         unknown[7] = 200
@@ -202,4 +252,3 @@ import Glibc
         #expect(throws: AgentStream.Failure.closed) { _ = try reader.receive() }
     }
 }
-

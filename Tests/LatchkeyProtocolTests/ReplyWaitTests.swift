@@ -19,7 +19,9 @@ import Testing
         var wait = ReplyWait()
         wait.record(Self.lookup, nanoseconds: 20_000)
         #expect(wait.spin(for: Self.lookup) == AgentFrame.replySpinNanoseconds)
-        let rsa = AgentRequest.keychain(.useHeldKey(reference: Data(repeating: 1, count: 32), use: .sign(Self.ecdsa, Data()))).waitKind
+        let rsa = AgentRequest.keychain(
+            .useHeldKey(reference: Data(repeating: 1, count: 32), use: .sign(Self.ecdsa, Data()))
+        ).waitKind
         wait.record(rsa, nanoseconds: 800_000)
         #expect(wait.spin(for: rsa) == 800_000 + 200_000 + 50_000)
         // Smoothed: one faster reply moves the estimate a quarter of the way.
@@ -36,7 +38,9 @@ import Testing
 
     @Test func aLongWaitIsForgottenAfterAFewQuickOnes() {
         var wait = ReplyWait()
-        let use = AgentRequest.keychain(.useHeldKey(reference: Data(repeating: 2, count: 32), use: .sign(Self.ecdsa, Data()))).waitKind
+        let use = AgentRequest.keychain(
+            .useHeldKey(reference: Data(repeating: 2, count: 32), use: .sign(Self.ecdsa, Data()))
+        ).waitKind
         wait.record(use, nanoseconds: 100_000)
         wait.record(use, nanoseconds: 30_000_000_000)  // The user took 30 s at a prompt.
         #expect(wait.spin(for: use) == AgentFrame.replySpinNanoseconds)
@@ -46,11 +50,16 @@ import Testing
     }
 
     @Test func heldKeysAndTheirUsesAreKindsOfTheirOwn() {
-        let first = Data(repeating: 1, count: 32), second = Data(repeating: 2, count: 32)
+        let first = Data(repeating: 1, count: 32)
+        let second = Data(repeating: 2, count: 32)
         let sign = AgentRequest.keychain(.useHeldKey(reference: first, use: .sign(Self.ecdsa, Data("a".utf8)))).waitKind
-        #expect(sign == AgentRequest.keychain(.useHeldKey(reference: first, use: .sign(Self.ecdsa, Data("b".utf8)))).waitKind)
+        #expect(
+            sign
+                == AgentRequest.keychain(.useHeldKey(reference: first, use: .sign(Self.ecdsa, Data("b".utf8)))).waitKind
+        )
         #expect(sign != AgentRequest.keychain(.useHeldKey(reference: second, use: .sign(Self.ecdsa, Data()))).waitKind)
-        let decrypt = KeyUse.decrypt(KeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA256"), Data(), KeyOperationParameters())
+        let decrypt = KeyUse.decrypt(
+            KeyAlgorithm(rawValue: "algid:encrypt:RSA:OAEP:SHA256"), Data(), KeyOperationParameters())
         #expect(sign != AgentRequest.keychain(.useHeldKey(reference: first, use: decrypt)).waitKind)
         #expect(AgentRequest.keychain(.status).waitKind != AgentRequest.keychain(.lock).waitKind)
     }

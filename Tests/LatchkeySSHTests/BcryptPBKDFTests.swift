@@ -18,16 +18,25 @@ import Testing
     }
 
     static func derive(_ passphrase: [UInt8], _ salt: [UInt8], rounds: Int, length: Int) -> [UInt8]? {
-        BcryptPBKDF.derive(passphrase: SecureBytes(copying: passphrase), salt: Data(salt), rounds: rounds, length: length)
-            .map { $0.withUnsafeBytes { Array($0) } }
+        BcryptPBKDF.derive(
+            passphrase: SecureBytes(copying: passphrase), salt: Data(salt), rounds: rounds, length: length
+        )
+        .map { $0.withUnsafeBytes { Array($0) } }
     }
 
-    @Test(arguments: [
-        (Array("password".utf8), Array("salt".utf8), 4, "5bbf0cc293587f1c3635555c27796598d47e579071bf427e9d8fbe842aba34d9"),
-        (Array("password".utf8), [0], 4, "c12b566235eee04c212598970a579a67"),
-        ([0], Array("salt".utf8), 4, "6051be18c2f4f82cbf0efee5471b4bb9"),
-        (Array("password\0".utf8), Array("salt\0".utf8), 4, "7410e44cf4fa07bfaac8a928b1727fac001375e7bf7384370f48efd121743050"),
-    ] as [([UInt8], [UInt8], Int, String)])
+    @Test(
+        arguments: [
+            (
+                Array("password".utf8), Array("salt".utf8), 4,
+                "5bbf0cc293587f1c3635555c27796598d47e579071bf427e9d8fbe842aba34d9"
+            ),
+            (Array("password".utf8), [0], 4, "c12b566235eee04c212598970a579a67"),
+            ([0], Array("salt".utf8), 4, "6051be18c2f4f82cbf0efee5471b4bb9"),
+            (
+                Array("password\0".utf8), Array("salt\0".utf8), 4,
+                "7410e44cf4fa07bfaac8a928b1727fac001375e7bf7384370f48efd121743050"
+            ),
+        ] as [([UInt8], [UInt8], Int, String)])
     func openBSDsVectors(passphrase: [UInt8], salt: [UInt8], rounds: Int, expected: String) {
         let wanted = Self.hex(expected)
         #expect(Self.derive(passphrase, salt, rounds: rounds, length: wanted.count) == wanted)

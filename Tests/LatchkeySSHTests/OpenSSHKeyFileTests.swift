@@ -12,18 +12,24 @@ import Testing
 
     func keygen(_ name: String, _ arguments: [String]) throws -> (file: String, publicLine: String) {
         let path = directory.file(name)
-        let made = try HelperProcess.run("/usr/bin/ssh-keygen", ["-q", "-C", "comment of \(name)", "-f", path] + arguments,
-                                         environment: ["PATH": "/usr/bin:/bin"])
+        let made = try HelperProcess.run(
+            "/usr/bin/ssh-keygen", ["-q", "-C", "comment of \(name)", "-f", path] + arguments,
+            environment: ["PATH": "/usr/bin:/bin"])
         #expect(made.status == 0, "\(made.stderr)")
-        return (try String(contentsOfFile: path, encoding: .utf8), try String(contentsOfFile: path + ".pub", encoding: .utf8))
+        return (
+            try String(contentsOfFile: path, encoding: .utf8),
+            try String(contentsOfFile: path + ".pub", encoding: .utf8)
+        )
     }
 
     func open(_ text: String, _ passphrase: String?) throws -> (key: SSHPrivateKey, comment: String) {
         try OpenSSHKeyFile(text).privateKey(passphrase: passphrase.map { SecureBytes(copying: Array($0.utf8)) })
     }
 
-    @Test(arguments: [["-t", "ecdsa", "-b", "256"], ["-t", "ecdsa", "-b", "384"], ["-t", "ecdsa", "-b", "521"],
-                      ["-t", "rsa", "-b", "2048"], ["-t", "ed25519"]])
+    @Test(arguments: [
+        ["-t", "ecdsa", "-b", "256"], ["-t", "ecdsa", "-b", "384"], ["-t", "ecdsa", "-b", "521"],
+        ["-t", "rsa", "-b", "2048"], ["-t", "ed25519"],
+    ])
     func everyKindOpensUnencryptedAndEncrypted(_ kind: [String]) throws {
         let plain = try keygen("plain", kind + ["-N", ""])
         let (key, comment) = try open(plain.file, nil)
@@ -33,7 +39,8 @@ import Testing
         let encrypted = try keygen("encrypted", kind + ["-N", "key file passphrase", "-a", "4"])
         let file = try OpenSSHKeyFile(encrypted.file)
         #expect(file.isEncrypted)
-        #expect(file.publicKey.line(comment: "comment of encrypted") + "\n" == encrypted.publicLine)  // Without the passphrase.
+        // Without the passphrase.
+        #expect(file.publicKey.line(comment: "comment of encrypted") + "\n" == encrypted.publicLine)
         let opened = try open(encrypted.file, "key file passphrase")
         #expect(opened.key.publicKey.line(comment: opened.comment) + "\n" == encrypted.publicLine)
     }
@@ -51,8 +58,11 @@ import Testing
         #expect(throws: OpenSSHKeyFile.Failure.passphraseNeeded) { try open(made.file, nil) }
         let gcm = try keygen("gcm", ["-t", "ecdsa", "-N", "right", "-a", "2", "-Z", "aes256-gcm@openssh.com"])
         #expect(throws: OpenSSHKeyFile.Failure.wrongPassphrase) { try open(gcm.file, "wrong") }
-        let chacha = try keygen("chacha", ["-t", "ed25519", "-N", "right", "-a", "2", "-Z", "chacha20-poly1305@openssh.com"])
-        #expect(throws: OpenSSHKeyFile.Failure.unsupported("the cipher chacha20-poly1305@openssh.com")) { try OpenSSHKeyFile(chacha.file) }
+        let chacha = try keygen(
+            "chacha", ["-t", "ed25519", "-N", "right", "-a", "2", "-Z", "chacha20-poly1305@openssh.com"])
+        #expect(throws: OpenSSHKeyFile.Failure.unsupported("the cipher chacha20-poly1305@openssh.com")) {
+            try OpenSSHKeyFile(chacha.file)
+        }
         #expect(throws: OpenSSHKeyFile.Failure.notAKeyFile) { try OpenSSHKeyFile(made.publicLine) }
         // A byte changed in the base64 body.
         var lines = made.file.split(separator: "\n").map(String.init)
@@ -60,11 +70,16 @@ import Testing
         #expect(throws: (any Error).self) { try open(lines.joined(separator: "\n"), "right") }
         // Rounds a hostile file could ask for: the file's rounds (the uint32 after its 16-byte salt) set to 2000.
         let body = try #require(Data(base64Encoded: made.file.split(separator: "\n").dropFirst().dropLast().joined()))
-        let salt = 15 + (4 + 10) + (4 + 6) + 4 + (4 + 16)  // magic, "aes256-ctr", "bcrypt", the options' length, the salt.
+        // magic, "aes256-ctr", "bcrypt", the options' length, the salt.
+        let salt = 15 + (4 + 10) + (4 + 6) + 4 + (4 + 16)
         var heavy = body
         heavy.replaceSubrange(salt..<(salt + 4), with: [0, 0, 0x07, 0xD0])
-        let file = "-----BEGIN OPENSSH PRIVATE KEY-----\n\(heavy.base64EncodedString())\n-----END OPENSSH PRIVATE KEY-----\n"
-        #expect(throws: OpenSSHKeyFile.Failure.unsupported("bcrypt with 2000 rounds and a 16-byte salt (at most 1024 rounds)")) {
+        let file =
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n\(heavy.base64EncodedString())\n-----END OPENSSH PRIVATE KEY-----\n"
+        #expect(
+            throws: OpenSSHKeyFile.Failure.unsupported(
+                "bcrypt with 2000 rounds and a 16-byte salt (at most 1024 rounds)")
+        ) {
             try OpenSSHKeyFile(file)
         }
     }

@@ -42,13 +42,14 @@ import Testing
         try desktop.sandbox.unlock()
         var run = try desktop.python(Self.rename, "rename")
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout == """
-            before Login Session
-            after Personal Personal Just now
-            GetAll Personal
-            CollectionChanged login PropertiesChanged login Label CollectionChanged session PropertiesChanged session Label
+        #expect(
+            run.stdout == """
+                before Login Session
+                after Personal Personal Just now
+                GetAll Personal
+                CollectionChanged login PropertiesChanged login Label CollectionChanged session PropertiesChanged session Label
 
-            """)
+                """)
         // The new label is sealed in the keychain like every label.
         try desktop.expectNothingInTheClear(["Personal"])
         desktop.sandbox.stop()
@@ -63,11 +64,12 @@ import Testing
     @Test func aLabelMustBeAString() throws {
         let desktop = try Desktop()
         try desktop.sandbox.unlock()
-        let run = try desktop.python(SecretServiceTests.callsWithErrors + """
-            properties = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.DBus.Properties")
-            print(error(lambda: properties.Set("org.freedesktop.Secret.Collection", "Label", dbus.UInt32(7, variant_level=1))))
-            print(properties.Get("org.freedesktop.Secret.Collection", "Label"))
-            """)
+        let run = try desktop.python(
+            SecretServiceTests.callsWithErrors + """
+                properties = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.DBus.Properties")
+                print(error(lambda: properties.Set("org.freedesktop.Secret.Collection", "Label", dbus.UInt32(7, variant_level=1))))
+                print(properties.Get("org.freedesktop.Secret.Collection", "Label"))
+                """)
         #expect(run.stdout == "org.freedesktop.DBus.Error.InvalidArgs\nLogin\n", "\(run.stderr)")
     }
 
@@ -86,44 +88,48 @@ import Testing
         ("org.freedesktop.Secret.Item", "Modified", "t", "read"),
     ]
 
-    static let access = SecretServiceTests.callsWithErrors + """
-        import xml.etree.ElementTree as tree
-        service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
-        output, session = service.OpenSession("plain", dbus.String("", variant_level=1))
-        login = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.Secret.Collection")
-        secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"pw"), "text/plain"), signature="oayays")
-        item, prompt = login.CreateItem({"org.freedesktop.Secret.Item.Label": "Mail", "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary({"app": "mail"}, signature="ss")}, secret, False)
-        paths = {"Service": "/org/freedesktop/secrets", "Collection": "/org/freedesktop/secrets/collection/login", "Item": item}
-        values = {"ao": dbus.Array([], signature="o", variant_level=1), "s": dbus.String("New", variant_level=1), "b": dbus.Boolean(True, variant_level=1),
-                  "t": dbus.UInt64(1, variant_level=1), "a{ss}": dbus.Dictionary({"app": "mail2"}, signature="ss", variant_level=1)}
-        def signature(value):
-            if isinstance(value, dbus.Array): return "a" + value.signature
-            if isinstance(value, dbus.Dictionary): return "a{" + value.signature + "}"
-            return {dbus.String: "s", dbus.Boolean: "b", dbus.UInt64: "t"}.get(type(value), type(value).__name__)
-        for line in sys.stdin.read().split("\\n"):
-            if not line: continue
-            interface, name, kind, access = line.split(" ")
-            path = paths[interface.split(".")[-1]]
-            proxy = bus.get_object("org.freedesktop.secrets", path)
-            xml = tree.fromstring(dbus.Interface(proxy, "org.freedesktop.DBus.Introspectable").Introspect())
-            declared = [(p.get("type"), p.get("access")) for i in xml.findall("interface") if i.get("name") == interface for p in i.findall("property") if p.get("name") == name]
-            properties = dbus.Interface(proxy, "org.freedesktop.DBus.Properties")
-            value = properties.Get(interface, name)
-            set_result = error(lambda: properties.Set(interface, name, values[kind]))
-            in_all = name in properties.GetAll(interface)
-            print(interface.split(".")[-1], name, declared, signature(value), set_result, in_all)
-        """
+    static let access =
+        SecretServiceTests.callsWithErrors + """
+            import xml.etree.ElementTree as tree
+            service = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets"), "org.freedesktop.Secret.Service")
+            output, session = service.OpenSession("plain", dbus.String("", variant_level=1))
+            login = dbus.Interface(bus.get_object("org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login"), "org.freedesktop.Secret.Collection")
+            secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"pw"), "text/plain"), signature="oayays")
+            item, prompt = login.CreateItem({"org.freedesktop.Secret.Item.Label": "Mail", "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary({"app": "mail"}, signature="ss")}, secret, False)
+            paths = {"Service": "/org/freedesktop/secrets", "Collection": "/org/freedesktop/secrets/collection/login", "Item": item}
+            values = {"ao": dbus.Array([], signature="o", variant_level=1), "s": dbus.String("New", variant_level=1), "b": dbus.Boolean(True, variant_level=1),
+                      "t": dbus.UInt64(1, variant_level=1), "a{ss}": dbus.Dictionary({"app": "mail2"}, signature="ss", variant_level=1)}
+            def signature(value):
+                if isinstance(value, dbus.Array): return "a" + value.signature
+                if isinstance(value, dbus.Dictionary): return "a{" + value.signature + "}"
+                return {dbus.String: "s", dbus.Boolean: "b", dbus.UInt64: "t"}.get(type(value), type(value).__name__)
+            for line in sys.stdin.read().split("\\n"):
+                if not line: continue
+                interface, name, kind, access = line.split(" ")
+                path = paths[interface.split(".")[-1]]
+                proxy = bus.get_object("org.freedesktop.secrets", path)
+                xml = tree.fromstring(dbus.Interface(proxy, "org.freedesktop.DBus.Introspectable").Introspect())
+                declared = [(p.get("type"), p.get("access")) for i in xml.findall("interface") if i.get("name") == interface for p in i.findall("property") if p.get("name") == name]
+                properties = dbus.Interface(proxy, "org.freedesktop.DBus.Properties")
+                value = properties.Get(interface, name)
+                set_result = error(lambda: properties.Set(interface, name, values[kind]))
+                in_all = name in properties.GetAll(interface)
+                print(interface.split(".")[-1], name, declared, signature(value), set_result, in_all)
+            """
 
     @Test func everyPropertyHasTheSpecificationsTypeAndAccess() throws {
         let desktop = try Desktop()
         try desktop.sandbox.unlock()
-        let lines = Self.specification.map { "\($0.interface) \($0.name) \($0.type) \($0.access)" }.joined(separator: "\n")
+        let lines = Self.specification.map { "\($0.interface) \($0.name) \($0.type) \($0.access)" }.joined(
+            separator: "\n")
         let run = try desktop.run("/usr/bin/python3", ["-c", Self.access], input: lines + "\n")
         #expect(run.status == 0, "\(run.stderr)")
-        let expected = Self.specification.map { property in
-            let set = property.access == "readwrite" ? "no error" : "org.freedesktop.DBus.Error.PropertyReadOnly"
-            return "\(property.interface.split(separator: ".").last!) \(property.name) [('\(property.type)', '\(property.access)')] \(property.type) \(set) True"
-        }.joined(separator: "\n") + "\n"
+        let expected =
+            Self.specification.map { property in
+                let set = property.access == "readwrite" ? "no error" : "org.freedesktop.DBus.Error.PropertyReadOnly"
+                return
+                    "\(property.interface.split(separator: ".").last!) \(property.name) [('\(property.type)', '\(property.access)')] \(property.type) \(set) True"
+            }.joined(separator: "\n") + "\n"
         #expect(run.stdout == expected, "\(run.stderr)")
     }
 }

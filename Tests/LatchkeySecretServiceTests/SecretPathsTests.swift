@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyPOSIX
-@testable import LatchkeySecretService
 import Testing
+
+@testable import LatchkeySecretService
 
 /// The provider's object paths: an item path names its collection and reference exactly, and anything else
 /// names nothing (a wrong path is `NoSuchObject`, never another item).
@@ -22,7 +23,8 @@ import Testing
         #expect(other.collection == "/org/freedesktop/secrets/collection/made_2")
         #expect(other.reference == reference)
 
-        let session = try #require(SecretPaths.parseItem(SecretPaths.item(sessionReference, in: SecretPaths.sessionCollection)))
+        let session = try #require(
+            SecretPaths.parseItem(SecretPaths.item(sessionReference, in: SecretPaths.sessionCollection)))
         #expect(session.collection == SecretPaths.sessionCollection)
         #expect(session.reference == sessionReference)
     }
@@ -47,27 +49,30 @@ import Testing
         let sessionHex = Hex.encode(sessionReference)
         let login = "/org/freedesktop/secrets/collection/login/"
         var malformed: [String] = []
-        malformed.append("/org/freedesktop/secrets/collection/login")            // a collection, not an item
-        malformed.append(login)                                                  // no reference
-        malformed.append(login + String(hex.dropLast()))                         // odd length
-        malformed.append(login + String(hex.dropLast(2)))                        // 31 bytes
-        malformed.append(login + hex + "00")                                     // 33 bytes
-        malformed.append(login + sessionHex)                                     // a session item's length elsewhere
-        malformed.append("/org/freedesktop/secrets/collection/session/" + hex)   // a keychain item's length in the session
-        malformed.append(login + String(hex.dropLast()) + "g")                   // not a digit
-        malformed.append(login + String(hex.dropLast(2)) + "é")                  // a multi-byte character
-        malformed.append("/org/freedesktop/secrets/collection/login/x/" + hex)   // a path too deep
-        malformed.append("/org/freedesktop/secrets/collection//" + hex)          // no collection id
-        malformed.append("/org/freedesktop/secrets/collection/lo-gin/" + hex)    // not an id
-        malformed.append("/org/freedesktop/secrets/collection/lögin/" + hex)     // not ASCII
-        malformed.append("/org/freedesktop/secrets/items/login/" + hex)          // another prefix
+        malformed.append("/org/freedesktop/secrets/collection/login")  // a collection, not an item
+        malformed.append(login)  // no reference
+        malformed.append(login + String(hex.dropLast()))  // odd length
+        malformed.append(login + String(hex.dropLast(2)))  // 31 bytes
+        malformed.append(login + hex + "00")  // 33 bytes
+        malformed.append(login + sessionHex)  // a session item's length elsewhere
+        // a keychain item's length in the session
+        malformed.append("/org/freedesktop/secrets/collection/session/" + hex)
+        malformed.append(login + String(hex.dropLast()) + "g")  // not a digit
+        malformed.append(login + String(hex.dropLast(2)) + "é")  // a multi-byte character
+        malformed.append("/org/freedesktop/secrets/collection/login/x/" + hex)  // a path too deep
+        malformed.append("/org/freedesktop/secrets/collection//" + hex)  // no collection id
+        malformed.append("/org/freedesktop/secrets/collection/lo-gin/" + hex)  // not an id
+        malformed.append("/org/freedesktop/secrets/collection/lögin/" + hex)  // not ASCII
+        malformed.append("/org/freedesktop/secrets/items/login/" + hex)  // another prefix
         malformed.append("/org/freedesktop/secrets/aliases/default/" + hex + "/more")
         for path in malformed { #expect(SecretPaths.parseItem(path) == nil, "\(path)") }
     }
 
     @Test func collectionPathsAreCanonicalAndAliasesResolve() {
         #expect(SecretPaths.collection(of: "/org/freedesktop/secrets/collection/login") == SecretPaths.collection)
-        #expect(SecretPaths.collection(of: "/org/freedesktop/secrets/collection/c_2") == "/org/freedesktop/secrets/collection/c_2")
+        #expect(
+            SecretPaths.collection(of: "/org/freedesktop/secrets/collection/c_2")
+                == "/org/freedesktop/secrets/collection/c_2")
         #expect(SecretPaths.collection(of: "/org/freedesktop/secrets/aliases/default") == SecretPaths.collection)
         #expect(SecretPaths.collection(of: "/org/freedesktop/secrets/aliases/session") == SecretPaths.sessionCollection)
         #expect(SecretPaths.collection(of: "/org/freedesktop/secrets/aliases/unknown") == nil)

@@ -49,7 +49,8 @@ import Testing
     }
 
     func items(_ desktop: Desktop) throws -> String {
-        try desktop.sandbox.cli("show-keychain-info").stdout.split(separator: "\n").first { $0.hasPrefix("items: ") }.map(String.init) ?? ""
+        try desktop.sandbox.cli("show-keychain-info").stdout.split(separator: "\n").first { $0.hasPrefix("items: ") }
+            .map(String.init) ?? ""
     }
 
     @Test func theSameAppGetsTheSameSecretAndAnotherAppAnother() throws {
@@ -69,9 +70,14 @@ import Testing
         #expect(again.map(secret) == [mail, chat])
         #expect(desktop.sandbox.agentLog.contains("made the secret portal's secret for org.example.Mail"))
         // Nowhere in the keychain's files in the clear.
-        let mailBytes = Data(stride(from: 0, to: mail.count, by: 2).map { UInt8(mail.dropFirst($0).prefix(2), radix: 16)! })
-        for name in try FileManager.default.contentsOfDirectory(atPath: URL(fileURLWithPath: desktop.sandbox.keychainPath).deletingLastPathComponent().path) {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: desktop.sandbox.keychainPath).deletingLastPathComponent().appendingPathComponent(name))
+        let mailBytes = Data(
+            stride(from: 0, to: mail.count, by: 2).map { UInt8(mail.dropFirst($0).prefix(2), radix: 16)! })
+        for name in try FileManager.default.contentsOfDirectory(
+            atPath: URL(fileURLWithPath: desktop.sandbox.keychainPath).deletingLastPathComponent().path)
+        {
+            let bytes = try Data(
+                contentsOf: URL(fileURLWithPath: desktop.sandbox.keychainPath).deletingLastPathComponent()
+                    .appendingPathComponent(name))
             #expect(bytes.range(of: mailBytes) == nil, "\(name)")
         }
     }
@@ -88,10 +94,16 @@ import Testing
         let latchkey = HelperProcess.product("latchkey")
         #expect(try HelperProcess.run(latchkey, ["export", "-o", backup], environment: environment).status == 0)
         // A new keychain in its place (another machine), and the backup restored into it.
-        #expect(try HelperProcess.run(latchkey, ["delete-keychain", sandbox.keychainPath], environment: environment).status == 0)
-        #expect(try HelperProcess.run(latchkey, ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2", sandbox.keychainPath],
-                                      environment: environment).status == 0)
-        let restored = try HelperProcess.run(latchkey, ["import", "-i", backup, sandbox.keychainPath], environment: environment)
+        #expect(
+            try HelperProcess.run(latchkey, ["delete-keychain", sandbox.keychainPath], environment: environment).status
+                == 0)
+        #expect(
+            try HelperProcess.run(
+                latchkey, ["create-keychain", "--kdf-memory", "19", "--kdf-passes", "2", sandbox.keychainPath],
+                environment: environment
+            ).status == 0)
+        let restored = try HelperProcess.run(
+            latchkey, ["import", "-i", backup, sandbox.keychainPath], environment: environment)
         #expect(restored.stdout == "added 1, updated 0, skipped 0\n", "\(restored.stderr)")
         try sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"])
         try sandbox.unlock()
@@ -103,13 +115,15 @@ import Testing
         try desktop.sandbox.unlock()
         #expect(secret(try retrieve(desktop, "org.example.Mail")[0]) != nil)
         // libsecret, secretstorage: no item anywhere.
-        let listed = try desktop.python("""
+        let listed = try desktop.python(
+            """
             import secretstorage
             bus = secretstorage.dbus_init()
             print(sum(len(list(c.get_all_items())) for c in secretstorage.get_all_collections(bus)))
             """)
         #expect(listed.stdout == "0\n", "\(listed.stderr)")
-        #expect(try desktop.secretTool("search", "--all", "xdg:schema", "org.freedesktop.impl.portal.Secret").stdout == "")
+        #expect(
+            try desktop.secretTool("search", "--all", "xdg:schema", "org.freedesktop.impl.portal.Secret").stdout == "")
         // It is a keychain item of the portal's own group.
         #expect(try items(desktop) == "items: 1")
     }
@@ -118,12 +132,16 @@ import Testing
         let desktop = try Desktop()
         try desktop.sandbox.unlock()
         let before = try items(desktop)
-        let answers = try retrieve(desktop, "", "org", "org.example.1Bad", "org..example", "org.example/evil", "readonly:org.example.Mail")
-        #expect(answers == [
-            " org.freedesktop.DBus.Error.InvalidArgs", "org org.freedesktop.DBus.Error.InvalidArgs",
-            "org.example.1Bad org.freedesktop.DBus.Error.InvalidArgs", "org..example org.freedesktop.DBus.Error.InvalidArgs",
-            "org.example/evil org.freedesktop.DBus.Error.InvalidArgs", "org.example.Mail org.freedesktop.DBus.Error.InvalidArgs",
-        ])
+        let answers = try retrieve(
+            desktop, "", "org", "org.example.1Bad", "org..example", "org.example/evil", "readonly:org.example.Mail")
+        #expect(
+            answers == [
+                " org.freedesktop.DBus.Error.InvalidArgs", "org org.freedesktop.DBus.Error.InvalidArgs",
+                "org.example.1Bad org.freedesktop.DBus.Error.InvalidArgs",
+                "org..example org.freedesktop.DBus.Error.InvalidArgs",
+                "org.example/evil org.freedesktop.DBus.Error.InvalidArgs",
+                "org.example.Mail org.freedesktop.DBus.Error.InvalidArgs",
+            ])
         #expect(try items(desktop) == before)
         #expect(!desktop.sandbox.agentLog.contains("made the secret portal's secret"))
     }
@@ -136,11 +154,16 @@ import Testing
     }
 
     @Test func thePortalFileNamesTheBackend() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let portal = try String(contentsOf: root.appendingPathComponent("contrib/xdg-desktop-portal/latchkey.portal"), encoding: .utf8)
-        #expect(portal.contains("[portal]\nDBusName=org.freedesktop.secrets\nInterfaces=org.freedesktop.impl.portal.Secret\n"))
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let portal = try String(
+            contentsOf: root.appendingPathComponent("contrib/xdg-desktop-portal/latchkey.portal"), encoding: .utf8)
+        #expect(
+            portal.contains(
+                "[portal]\nDBusName=org.freedesktop.secrets\nInterfaces=org.freedesktop.impl.portal.Secret\n"))
         let desktop = try Desktop()
-        let introspected = try desktop.python("""
+        let introspected = try desktop.python(
+            """
             import dbus
             print(dbus.Interface(dbus.SessionBus().get_object("org.freedesktop.secrets", "/org/freedesktop/portal/desktop"), "org.freedesktop.DBus.Properties").Get("org.freedesktop.impl.portal.Secret", "version"))
             """)

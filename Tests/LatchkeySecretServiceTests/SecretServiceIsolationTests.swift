@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The second review's attacks on the Secret Service's isolated policy (issue 30, points 2, 3 and 6), each
@@ -16,7 +17,8 @@ import Glibc
     static func desktop() throws -> Desktop {
         let desktop = try Desktop(agentArguments: ["--secret-service-policy", "isolated"], user: TestTools.nobody)
         try desktop.sandbox.unlock()
-        let stored = try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret")
+        let stored = try desktop.secretTool(
+            "store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret")
         #expect(stored.status == 0, "\(stored.stderr)")
         return desktop
     }
@@ -30,7 +32,8 @@ import Glibc
         let desktop = try Self.desktop()
         let target: [String]
         if kind == "registered" {
-            try desktop.sandbox.register("/usr/bin/sleep", appID: "sleeper", groups: ["secret-service:" + Self.secretTool])
+            try desktop.sandbox.register(
+                "/usr/bin/sleep", appID: "sleeper", groups: ["secret-service:" + Self.secretTool])
             target = ["/usr/bin/sleep", "1"]
         } else {
             target = [Self.secretTool, "store", "--label=Mail", "service", "mail", "user", "alice"]
@@ -38,16 +41,23 @@ import Glibc
         for round in 0..<5 {
             let result = desktop.sandbox.directory.file("race-\(round)")
             // (Its status is the target's.)
-            _ = try desktop.run("/usr/bin/python3", [TestTools.directory + "/bus-exec-race.py", result,
-                                                    #"{"service": "mail", "user": "alice"}"#, "s3cret"] + target)
+            _ = try desktop.run(
+                "/usr/bin/python3",
+                [
+                    TestTools.directory + "/bus-exec-race.py", result,
+                    #"{"service": "mail", "user": "alice"}"#, "s3cret",
+                ] + target)
             try waitUntil("the attacker's result") { FileManager.default.fileExists(atPath: result) }
             let lines = try String(contentsOfFile: result, encoding: .utf8)
-            #expect(lines == "error org.freedesktop.DBus.Error.AccessDenied\n", "round \(round): \(lines)\n\(desktop.sandbox.agentLog)")
+            #expect(
+                lines == "error org.freedesktop.DBus.Error.AccessDenied\n",
+                "round \(round): \(lines)\n\(desktop.sandbox.agentLog)")
         }
         // Refused when it joined the bus (if the agent looked after the exec) or at its first call (before).
         let log = desktop.sandbox.agentLog
-        #expect(log.contains("opened by the program it runs now: a connection made before it ran that program")
-            || log.contains("runs another program than when it connected"), "\(log)")
+        #expect(
+            log.contains("opened by the program it runs now: a connection made before it ran that program")
+                || log.contains("runs another program than when it connected"), "\(log)")
         // Nothing was read or overwritten, and secret-tool, asking on its own, is served.
         #expect(try desktop.secretTool("lookup", "service", "mail", "user", "alice").stdout == "s3cret")
     }
@@ -82,7 +92,8 @@ import Glibc
         #expect(try desktop.python(Self.readDefault).stdout == work + "\n")
         let other = try Self.copyOfPython(in: desktop, named: "other")
         let read = try desktop.run(other, ["-c", Self.readDefault])
-        #expect(read.stdout == "/org/freedesktop/secrets/collection/login\n", "\(read.stderr)\n\(desktop.sandbox.agentLog)")
+        #expect(
+            read.stdout == "/org/freedesktop/secrets/collection/login\n", "\(read.stderr)\n\(desktop.sandbox.agentLog)")
         #expect(try desktop.secretTool("store", "--label=Later", "service", "later", input: "later-secret").status == 0)
         let dump = try desktop.sandbox.cli("dump-keychain", "-d").stdout
         #expect(dump.contains("\"svce\"<blob>=\"org.freedesktop.secrets\""))
@@ -116,13 +127,24 @@ import Glibc
         let stored = try desktop.run(other, ["-c", Self.storeInWork])
         #expect(stored.status == 0, "\(stored.stderr)")
         let refused = try desktop.python(Self.deleteWork)
-        #expect(refused.stdout.hasPrefix("SecretServiceNotAvailableException ") || refused.stdout.contains("AccessDenied"), "\(refused.stdout)")
-        #expect(refused.stdout.contains("the collection holds 1 item(s) of other programs; it is deleted only once they are gone"),
-                "\(refused.stdout)")
+        #expect(
+            refused.stdout.hasPrefix("SecretServiceNotAvailableException ") || refused.stdout.contains("AccessDenied"),
+            "\(refused.stdout)")
+        #expect(
+            refused.stdout.contains(
+                "the collection holds 1 item(s) of other programs; it is deleted only once they are gone"),
+            "\(refused.stdout)")
         let dump = try desktop.sandbox.cli("dump-keychain", "-d").stdout
         #expect(dump.contains("data:\n\"theirs\"") && dump.contains("data:\n\"mine\""), "\(dump)")
         // The other program removes its item; then the collection and the first program's item go.
-        #expect(try desktop.run(other, ["-c", "import secretstorage; [i.delete() for i in secretstorage.search_items(secretstorage.dbus_init(), {'owner': 'other'})]"]).status == 0)
+        #expect(
+            try desktop.run(
+                other,
+                [
+                    "-c",
+                    "import secretstorage; [i.delete() for i in secretstorage.search_items(secretstorage.dbus_init(), {'owner': 'other'})]",
+                ]
+            ).status == 0)
         #expect(try desktop.python(Self.deleteWork).stdout == "deleted\n")
         #expect(!(try desktop.sandbox.cli("dump-keychain", "-d").stdout.contains("\"mine\"")))
     }
@@ -144,7 +166,8 @@ import Glibc
         let base = desktop.sandbox.directory.file("bin")
         func path(_ byte: UInt8) -> String { "\"$(printf '\(base)/\\\(String(byte, radix: 8))/python3')\"" }
         for byte: UInt8 in [0o377, 0o376] {
-            let made = try desktop.run("/bin/sh", ["-c", "mkdir -p \"$(dirname \(path(byte)))\" && cp \(Self.python) \(path(byte))"])
+            let made = try desktop.run(
+                "/bin/sh", ["-c", "mkdir -p \"$(dirname \(path(byte)))\" && cp \(Self.python) \(path(byte))"])
             #expect(made.status == 0, "\(made.stderr)")
         }
         func run(_ byte: UInt8, _ script: String) throws -> String {
@@ -164,7 +187,8 @@ import Glibc
     @Test func aDeletedExecutableIsNeverAnIdentity() throws {
         let desktop = try Self.desktop()
         let copy = try Self.copyOfPython(in: desktop, named: "tool")
-        let flag = desktop.sandbox.directory.file("go"), result = desktop.sandbox.directory.file("deleted-result")
+        let flag = desktop.sandbox.directory.file("go")
+        let result = desktop.sandbox.directory.file("deleted-result")
         let script = """
             import os, sys, time, secretstorage
             while not os.path.exists(sys.argv[1]): time.sleep(0.01)
@@ -180,7 +204,9 @@ import Glibc
         let running = try SpawnedProcess(program, words, environment: desktop.environment)
         defer { running.stop() }
         // Deleted once it runs (setpriv runs first, then execs the copy).
-        try waitUntil("the copy to run") { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(running.pid)/exe")) == copy }
+        try waitUntil("the copy to run") {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(running.pid)/exe")) == copy
+        }
         try FileManager.default.removeItem(atPath: copy)
         #expect(FileManager.default.createFile(atPath: flag, contents: nil))
         try waitUntil("the deleted program's call") { FileManager.default.fileExists(atPath: result) }
@@ -189,21 +215,29 @@ import Glibc
             return
         }
         let outcome = try String(contentsOfFile: result, encoding: .utf8)
-        #expect(outcome.contains("runs a deleted executable (\(copy) (deleted)): a replaced program is nobody's identity"), "\(outcome)")
+        #expect(
+            outcome.contains("runs a deleted executable (\(copy) (deleted)): a replaced program is nobody's identity"),
+            "\(outcome)")
         #expect(desktop.sandbox.agentLog.contains("runs a deleted executable"))
         #expect(!(try desktop.sandbox.cli("dump-keychain").stdout.contains("(deleted)")))
     }
 
     /// A Flatpak sandbox as flatpak makes one (bubblewrap: a user, pid and mount namespace of its own, a root
     /// of tmpfs with `/usr` bound in, and `/.flatpak-info` naming the app), running python3 with secretstorage.
-    static func inFlatpak(_ desktop: Desktop, app: String, _ script: String, _ arguments: [String] = []) throws -> HelperProcess.Output {
+    static func inFlatpak(_ desktop: Desktop, app: String, _ script: String, _ arguments: [String] = []) throws
+        -> HelperProcess.Output
+    {
         let info = desktop.sandbox.directory.file("flatpak-info-\(app)")
-        try "[Application]\nname=\(app)\n\n[Instance]\ninstance-id=1\n".write(toFile: info, atomically: true, encoding: .utf8)
+        try "[Application]\nname=\(app)\n\n[Instance]\ninstance-id=1\n".write(
+            toFile: info, atomically: true, encoding: .utf8)
         let directory = desktop.sandbox.directory.path
-        let bwrap = ["--unshare-user", "--unshare-pid", "--die-with-parent", "--tmpfs", "/", "--ro-bind", "/usr", "/usr",
-                     "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-                     "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--bind", directory, directory,
-                     "--ro-bind", info, "/.flatpak-info", "/usr/bin/python3", "-c", script] + arguments
+        let bwrap =
+            [
+                "--unshare-user", "--unshare-pid", "--die-with-parent", "--tmpfs", "/", "--ro-bind", "/usr", "/usr",
+                "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+                "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--bind", directory, directory,
+                "--ro-bind", info, "/.flatpak-info", "/usr/bin/python3", "-c", script,
+            ] + arguments
         return try desktop.run("/usr/bin/bwrap", bwrap)
     }
 
@@ -216,7 +250,8 @@ import Glibc
         #expect(try Self.inFlatpak(desktop, app: "org.example.Notes", Self.countOwned, ["notes"]).stdout == "1\n")
         #expect(try Self.inFlatpak(desktop, app: "org.example.Other", Self.countOwned, ["notes"]).stdout == "0\n")
         #expect(try desktop.python(Self.countOwned, "notes").stdout == "0\n")
-        #expect(try desktop.sandbox.cli("dump-keychain").stdout.contains("\"agrp\"<blob>=\"flatpak:org.example.Notes\""))
+        #expect(
+            try desktop.sandbox.cli("dump-keychain").stdout.contains("\"agrp\"<blob>=\"flatpak:org.example.Notes\""))
         #expect(desktop.sandbox.agentLog.contains("acts as the Flatpak app org.example.Notes"))
         // An app ID that is not one (two elements) is no identity: the program inside is looked at instead,
         // and from another user namespace it is refused.
@@ -230,7 +265,8 @@ import Glibc
     /// this process's write descriptor of the copy, and running it would then fail (ETXTBSY).
     static func copyOfPython(in desktop: Desktop, named name: String) throws -> String {
         let path = desktop.sandbox.directory.file("bin/" + name)
-        let made = try desktop.run("/bin/sh", ["-c", "mkdir -p \"$(dirname \"$1\")\" && cp \"$0\" \"$1\"", python, path])
+        let made = try desktop.run(
+            "/bin/sh", ["-c", "mkdir -p \"$(dirname \"$1\")\" && cp \"$0\" \"$1\"", python, path])
         #expect(made.status == 0, "\(made.stderr)")
         return path
     }

@@ -1,9 +1,10 @@
 import Foundation
 import LatchkeyCrypto
 import LatchkeyPKI
-@testable import LatchkeySecretService
 import LatchkeyTestSupport
 import Testing
+
+@testable import LatchkeySecretService
 
 /// The Secret Service's DH session, checked against an independent implementation: Python's own modular
 /// exponentiation and the `cryptography` package's HKDF and AES-CBC play the client.
@@ -37,20 +38,21 @@ import Testing
         let (iv, ciphertext) = try transport.encrypt(Data("hunter2 for the client".utf8))
         #expect(iv.count == 16 && ciphertext.count == 32)
 
-        let answer = try client(Self.prelude + """
-            server = int(sys.argv[2], 16)
-            shared = pow(server, x, p).to_bytes(128, 'big')
-            key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=b"").derive(shared)
-            decryptor = Cipher(algorithms.AES(key), modes.CBC(bytes.fromhex(sys.argv[3]))).decryptor()
-            unpadder = padding.PKCS7(128).unpadder()
-            plain = unpadder.update(decryptor.update(bytes.fromhex(sys.argv[4])) + decryptor.finalize()) + unpadder.finalize()
-            print(plain.decode())
-            iv = bytes(range(16))
-            padder = padding.PKCS7(128).padder()
-            encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
-            print(iv.hex())
-            print((encryptor.update(padder.update(b"stored by the client") + padder.finalize()) + encryptor.finalize()).hex())
-            """, [clientExponent, hex(transport.publicKey), hex(iv), hex(ciphertext)])
+        let answer = try client(
+            Self.prelude + """
+                server = int(sys.argv[2], 16)
+                shared = pow(server, x, p).to_bytes(128, 'big')
+                key = HKDF(algorithm=hashes.SHA256(), length=16, salt=None, info=b"").derive(shared)
+                decryptor = Cipher(algorithms.AES(key), modes.CBC(bytes.fromhex(sys.argv[3]))).decryptor()
+                unpadder = padding.PKCS7(128).unpadder()
+                plain = unpadder.update(decryptor.update(bytes.fromhex(sys.argv[4])) + decryptor.finalize()) + unpadder.finalize()
+                print(plain.decode())
+                iv = bytes(range(16))
+                padder = padding.PKCS7(128).padder()
+                encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+                print(iv.hex())
+                print((encryptor.update(padder.update(b"stored by the client") + padder.finalize()) + encryptor.finalize()).hex())
+                """, [clientExponent, hex(transport.publicKey), hex(iv), hex(ciphertext)])
         #expect(answer.first == "hunter2 for the client")
         let back = try transport.decrypt(iv: Data(hexadecimal: answer[1]), ciphertext: Data(hexadecimal: answer[2]))
         #expect(back == Data("stored by the client".utf8))
@@ -61,13 +63,15 @@ import Testing
         var minusOne = prime
         minusOne[minusOne.count - 1] -= 1
         for bad in [Data(), Data([0]), Data([1]), minusOne, prime, Data(repeating: 0xff, count: 129)] {
-            #expect(throws: KeyError(.param, "the client's Diffie-Hellman public value is not an element of the group")) {
+            #expect(throws: KeyError(.param, "the client's Diffie-Hellman public value is not an element of the group"))
+            {
                 _ = try SecretTransport(peerPublicKey: bad)
             }
         }
         let transport = try SecretTransport(peerPublicKey: Data([5]))
         let (iv, ciphertext) = try transport.encrypt(Data("x".utf8))
-        let refusal = KeyError(.param, "the secret does not decrypt with this session (its IV, length or padding is wrong)")
+        let refusal = KeyError(
+            .param, "the secret does not decrypt with this session (its IV, length or padding is wrong)")
         #expect(throws: refusal) { _ = try transport.decrypt(iv: Data(iv.prefix(8)), ciphertext: ciphertext) }
         #expect(throws: refusal) { _ = try transport.decrypt(iv: iv, ciphertext: Data(ciphertext.prefix(15))) }
         #expect(throws: refusal) { _ = try transport.decrypt(iv: iv, ciphertext: Data()) }

@@ -25,7 +25,9 @@ import Testing
         try copy.forEachRow("SELECT v FROM t ORDER BY id") { rows.append($0.text(0) ?? "?") }
         #expect(rows == ["a", "b"])
         var objects: [String] = []
-        try copy.forEachRow("SELECT type || ' ' || name FROM sqlite_master ORDER BY rowid") { objects.append($0.text(0) ?? "?") }
+        try copy.forEachRow("SELECT type || ' ' || name FROM sqlite_master ORDER BY rowid") {
+            objects.append($0.text(0) ?? "?")
+        }
         #expect(objects == ["table t", "table sqlite_sequence", "index t_by_v"])
         #expect(try copy.integer("SELECT seq FROM sqlite_sequence WHERE name = 't'") == 2)
     }
@@ -46,7 +48,9 @@ import Testing
         let copy = try Connection(image: try original().image())
         #expect(try copy.blob("PRAGMA journal_mode").map { String(decoding: $0, as: UTF8.self) } == "memory")
         try copy.transaction(writing: true) {
-            for index in 0..<2_000 { try copy.run("INSERT INTO t (v) VALUES (?)", [.text(String(repeating: "x", count: 100) + "\(index)")]) }
+            for index in 0..<2_000 {
+                try copy.run("INSERT INTO t (v) VALUES (?)", [.text(String(repeating: "x", count: 100) + "\(index)")])
+            }
         }
         #expect(try copy.integer("SELECT count(*) FROM t") == 2_002)
         struct Abandon: Error {}
@@ -60,7 +64,9 @@ import Testing
     }
 
     @Test func anEmptyImageIsRefused() throws {
-        #expect(throws: StorageError(extendedCode: 21, message: "an empty database image")) { try Connection(image: []) }
+        #expect(throws: StorageError(extendedCode: 21, message: "an empty database image")) {
+            try Connection(image: [])
+        }
     }
 
     @Test func bytesThatAreNoDatabaseFailAtTheFirstRead() throws {

@@ -24,8 +24,13 @@ import Testing
         let path = temporaryFile()
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let pool = try pool(path)
-        try pool.write { try $0.execute("CREATE TABLE t (n INTEGER)"); try $0.run("INSERT INTO t VALUES (1)") }
-        let inside = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+        try pool.write {
+            try $0.execute("CREATE TABLE t (n INTEGER)")
+            try $0.run("INSERT INTO t VALUES (1)")
+        }
+        let inside = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
         let writer = Thread {
             // Best effort in a test thread: a failure shows up as a wrong count below.
             _ = try? pool.write { db in

@@ -11,7 +11,8 @@ import Testing
         let long = Data((0..<300).map { UInt8(truncatingIfNeeded: $0 * 7) })
         let short = Data([1, 2, 3])
         let digest = Data((1...16).map { UInt8($0) })
-        try db.run("INSERT INTO t VALUES (?, NULL, ?, ?, ?, 42)", [.blob(long), .blob(Data()), .blob(short), .blob(digest)])
+        try db.run(
+            "INSERT INTO t VALUES (?, NULL, ?, ?, ?, 42)", [.blob(long), .blob(Data()), .blob(short), .blob(digest)])
 
         var read: [Data?] = []
         var number: Int64 = 0

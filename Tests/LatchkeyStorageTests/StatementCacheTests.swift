@@ -8,7 +8,8 @@ import Testing
 @Suite(.dedicatedThreads) struct StatementCacheTests {
     func database() throws -> Connection {
         let db = try Connection(path: ":memory:", mode: .memory)
-        try db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+        try db.execute(
+            "CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')")
         return db
     }
 
@@ -22,7 +23,10 @@ import Testing
         let db = try database()
         for round in 0..<50 {
             let key = Int64(round % 3 + 1)
-            #expect(try values(db, "SELECT v FROM t WHERE k = ?", [.integer(key)]) == [["one", "two", "three"][Int(key) - 1]])
+            #expect(
+                try values(db, "SELECT v FROM t WHERE k = ?", [.integer(key)]) == [
+                    ["one", "two", "three"][Int(key) - 1]
+                ])
             #expect(try values(db, "SELECT v FROM t ORDER BY k DESC") == ["three", "two", "one"])
             #expect(try db.integer("SELECT count(*) FROM t WHERE k >= ?", [.integer(key)]) == 4 - key)
         }

@@ -6,9 +6,12 @@ import Testing
 
 @Suite("Sync between devices through PostgreSQL", .serialized)
 struct SyncBasicsTests {
-    @Test(arguments: SyncConnection.allCases) func itemsAddedUpdatedAndDeletedOnOneDeviceReachTheOthers(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func itemsAddedUpdatedAndDeletedOnOneDeviceReachTheOthers(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
-        let laptop = try SyncDevice("laptop"), desktop = try SyncDevice("desktop")
+        let laptop = try SyncDevice("laptop")
+        let desktop = try SyncDevice("desktop")
         try laptop.add("alice", "one")
         try laptop.add("local", "stays", sync: false)
         let code = try laptop.setup(cluster)

@@ -6,7 +6,10 @@ import Testing
 
 @Suite("Sync conflicts: one winner everywhere, the loser kept", .serialized)
 struct SyncConflictTests {
-    @Test(arguments: SyncConnection.allCases) func concurrentChangesKeepTheServersFirstAndTheLoserAsAConflictThatCanBeRestored(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases)
+    func concurrentChangesKeepTheServersFirstAndTheLoserAsAConflictThatCanBeRestored(_ connection: SyncConnection)
+        throws
+    {
         let cluster = try SyncTestServer(connection)
         let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("alice", "v1")])
         let (a, b) = (devices[0], devices[1])
@@ -22,7 +25,9 @@ struct SyncConflictTests {
         let conflicts = try b.client.conflicts()
         #expect(conflicts.count == 1)
         #expect(conflicts.first?.record?.data == Data("from-b".utf8))
-        #expect(conflicts.first?.conflict.reason == "changed on this device while another device's change reached the server first")
+        #expect(
+            conflicts.first?.conflict.reason
+                == "changed on this device while another device's change reached the server first")
         #expect(try a.client.conflicts().isEmpty)
 
         // Restoring the loser makes it a new local change that wins from now on.
@@ -34,9 +39,13 @@ struct SyncConflictTests {
         #expect(status { try b.client.restoreConflict(99) } == .itemNotFound)
     }
 
-    @Test(arguments: SyncConnection.allCases) func theSamePrimaryKeyAddedOnTwoDevicesConvergesToTheLowerIDEverywhere(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func theSamePrimaryKeyAddedOnTwoDevicesConvergesToTheLowerIDEverywhere(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
-        let a = try SyncDevice("a"), b = try SyncDevice("b"), c = try SyncDevice("c")
+        let a = try SyncDevice("a")
+        let b = try SyncDevice("b")
+        let c = try SyncDevice("c")
         let code = try a.setup(cluster)
         try b.join(cluster, recoveryCode: code)
         try c.join(cluster, recoveryCode: code)
@@ -53,21 +62,28 @@ struct SyncConflictTests {
         #expect(try c.contents() == winner)
         // The loser is a conflict record on a device that held it, never dropped silently.
         let losers = try a.client.conflicts() + b.client.conflicts()
-        #expect(losers.contains { $0.record?.data.map { String(decoding: $0, as: UTF8.self) } != winner["mail/shared"] })
+        #expect(
+            losers.contains { $0.record?.data.map { String(decoding: $0, as: UTF8.self) } != winner["mail/shared"] })
         // Every device finds it through the index, and no index entry is left of the loser (c got both in one page).
         for device in [a, b, c] {
             let found = try device.keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.account: .string("shared")], synchronizable: .yes, limit: .all, returning: [.data]),
+                ItemQuery(
+                    .genericPassword, matching: [.account: .string("shared")], synchronizable: .yes, limit: .all,
+                    returning: [.data]),
                 caller: SyncDevice.app)
             #expect(found.map { String(decoding: $0.data ?? Data(), as: UTF8.self) } == [winner["mail/shared"]])
             #expect(try device.keychain.orphanIndexEntries() == 0)
             #expect(try device.keychain.verifyIntegrity().damaged.isEmpty)
         }
         // The server holds one live row for the pair: the loser was deleted there.
-        #expect(try cluster.psql("SELECT count(*) FROM latchkey.items WHERE NOT deleted").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(
+            try cluster.psql("SELECT count(*) FROM latchkey.items WHERE NOT deleted").trimmingCharacters(
+                in: .whitespacesAndNewlines) == "1")
     }
 
-    @Test(arguments: SyncConnection.allCases) func aDeleteAndAnUpdateOfTheSameItemKeepTheFirstAndTheOtherAsAConflict(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func aDeleteAndAnUpdateOfTheSameItemKeepTheFirstAndTheOtherAsAConflict(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
         let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("alice", "v1")])
         let (a, b) = (devices[0], devices[1])

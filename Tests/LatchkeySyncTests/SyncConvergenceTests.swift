@@ -19,7 +19,9 @@ struct SyncConvergenceTests {
         init(_ device: SyncDevice) { self.device = device }
     }
 
-    @Test(arguments: SyncConnection.allCases) func threeDevicesConvergeAfterRandomChangesAndPartitions(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func threeDevicesConvergeAfterRandomChangesAndPartitions(
+        _ connection: SyncConnection
+    ) throws {
         var random = TestSeed.generator("threeDevicesConverge-\(connection)")
         let cluster = try SyncTestServer(connection)
         let devices = try ["one", "two", "three"].map { try SyncDevice($0) }
@@ -28,8 +30,8 @@ struct SyncConvergenceTests {
 
         let accounts = (0..<6).map { "k\($0)" }
         var written: [String: [String]] = [:]  // account → every value written, in order
-        var lastChange: [String: Int] = [:]    // account → step of its last change (write or delete)
-        var changeSteps: [String: Int] = [:]   // value → step it was written
+        var lastChange: [String: Int] = [:]  // account → step of its last change (write or delete)
+        var changeSteps: [String: Int] = [:]  // value → step it was written
         var offline: Set<Int> = []
         var counter = 0
 
@@ -71,7 +73,9 @@ struct SyncConvergenceTests {
             case 86..<92:
                 // Every connection killed by the server; through PgBouncer, now and then the pooler restarted too
                 // (every client connection closed).
-                try cluster.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'latchkey' AND pid <> pg_backend_pid()")
+                try cluster.psql(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'latchkey' AND pid <> pg_backend_pid()"
+                )
                 if let bouncer = cluster.bouncer, Int.random(in: 0..<2, using: &random) == 0 {
                     bouncer.stop(crash: Int.random(in: 0..<2, using: &random) == 0)
                     try bouncer.start()
@@ -90,15 +94,21 @@ struct SyncConvergenceTests {
         for device in devices {
             #expect(try device.keychain.sync.counts().pending == 0)
             #expect(try device.keychain.sync.counts().inbox == 0)
-            let rejections = try device.keychain.sync.rejections().map { "#\($0.sequence) v\($0.version): \($0.reason)" }
+            let rejections = try device.keychain.sync.rejections().map {
+                "#\($0.sequence) v\($0.version): \($0.reason)"
+            }
             #expect(rejections.isEmpty, "\(device.name): \(rejections)")
-            let all = try device.keychain.copyMatching(ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes]),
-                                                       caller: SyncDevice.app)
+            let all = try device.keychain.copyMatching(
+                ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes]),
+                caller: SyncDevice.app)
             #expect(all.count == finals[0].count, "an item appears twice")
             #expect(try device.keychain.orphanIndexEntries() == 0)
             #expect(try device.keychain.verifyIntegrity().damaged.isEmpty)
         }
-        let conflictValues = Set(try devices.flatMap { try $0.client.conflicts() }.compactMap { $0.record?.data }.map { String(decoding: $0, as: UTF8.self) })
+        let conflictValues = Set(
+            try devices.flatMap { try $0.client.conflicts() }.compactMap { $0.record?.data }.map {
+                String(decoding: $0, as: UTF8.self)
+            })
         for (key, value) in finals[0] {
             let account = String(key.dropFirst("mail/".count))
             #expect(written[account, default: []].contains(value), "\(key) holds \(value), which nobody wrote")
@@ -108,7 +118,9 @@ struct SyncConvergenceTests {
             for value in values where value != final && !conflictValues.contains(value) {
                 // Lost only if nothing changed the item after it was written.
                 #expect(changeSteps[value]! < lastChange[account]!, "\(value) of \(account) was lost")
-                if changeSteps[value]! == lastChange[account]! { Issue.record("\(value) of \(account) was lost: final \(final ?? "none")") }
+                if changeSteps[value]! == lastChange[account]! {
+                    Issue.record("\(value) of \(account) was lost: final \(final ?? "none")")
+                }
             }
         }
     }

@@ -9,13 +9,18 @@ import Testing
 /// succeeds, nothing is reported as a failure or a conflict.
 @Suite("Connections that drop", .serialized)
 struct SyncDroppedConnectionTests {
-    @Test(arguments: SyncConnection.allCases) func roundsAfterEveryConnectionWasClosedSucceedOnNewOnes(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func roundsAfterEveryConnectionWasClosedSucceedOnNewOnes(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
         let vault = try SyncDevice.vault(cluster, "a", "b", items: [("x", "0")])
-        let a = vault.devices[0], b = vault.devices[1]
+        let a = vault.devices[0]
+        let b = vault.devices[1]
         for round in 1...4 {
             try a.update("x", "\(round)")
-            try cluster.psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'latchkey' AND pid <> pg_backend_pid()")
+            try cluster.psql(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'latchkey' AND pid <> pg_backend_pid()"
+            )
             if let bouncer = cluster.bouncer, round % 2 == 0 {
                 bouncer.stop()
                 try bouncer.start()

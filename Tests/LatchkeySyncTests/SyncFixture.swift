@@ -14,8 +14,9 @@ final class SyncDevice {
 
     init(_ name: String) throws {
         self.name = name
-        keychain = try KeychainDatabase.create(at: directory.file("\(name).keychain"), passphrase: Passphrase("pass-\(name)"),
-                                               keyDerivation: .minimum)
+        keychain = try KeychainDatabase.create(
+            at: directory.file("\(name).keychain"), passphrase: Passphrase("pass-\(name)"),
+            keyDerivation: .minimum)
     }
 
     /// Sets up a vault on `cluster`; returns the recovery code.
@@ -31,16 +32,21 @@ final class SyncDevice {
     }
 
     /// Joins with the recovery code.
-    func join(_ cluster: SyncTestServer, recoveryCode: String) throws { try join(conninfo: cluster.conninfo, recoveryCode: recoveryCode) }
+    func join(_ cluster: SyncTestServer, recoveryCode: String) throws {
+        try join(conninfo: cluster.conninfo, recoveryCode: recoveryCode)
+    }
 
     /// Joins the server `conninfo` names with the recovery code.
     func join(conninfo: String, recoveryCode: String) throws {
-        client = try SyncClient.join(keychain, server: conninfo, vault: nil, deviceName: name, recoveryCode: recoveryCode).client
+        client = try SyncClient.join(
+            keychain, server: conninfo, vault: nil, deviceName: name, recoveryCode: recoveryCode
+        ).client
     }
 
     /// Joins through approval by `approver`.
     func join(_ cluster: SyncTestServer, approvedBy approver: SyncDevice) throws {
-        let made = try SyncClient.join(keychain, server: cluster.conninfo, vault: nil, deviceName: name, recoveryCode: nil)
+        let made = try SyncClient.join(
+            keychain, server: cluster.conninfo, vault: nil, deviceName: name, recoveryCode: nil)
         client = made.client
         #expect(try approver.client.approve(code: made.joinCode) == name)
         #expect(try client.completeJoin())
@@ -67,20 +73,27 @@ final class SyncDevice {
     func sync() throws(KeychainError) -> SyncReport { try client.sync() }
 
     func add(_ account: String, _ secret: String, service: String = "mail", sync: Bool = true) throws {
-        try keychain.add(NewItem(.genericPassword, attributes: [
-            .service: .string(service), .account: .string(account), .synchronizable: .bool(sync),
-        ], data: Data(secret.utf8)), caller: Self.app)
+        try keychain.add(
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string(service), .account: .string(account), .synchronizable: .bool(sync),
+                ], data: Data(secret.utf8)), caller: Self.app)
     }
 
     func update(_ account: String, _ secret: String, service: String = "mail") throws {
         _ = try keychain.update(
-            ItemQuery(.genericPassword, matching: [.service: .string(service), .account: .string(account)], synchronizable: .yes, limit: .all),
+            ItemQuery(
+                .genericPassword, matching: [.service: .string(service), .account: .string(account)],
+                synchronizable: .yes, limit: .all),
             with: ItemChanges(data: Data(secret.utf8)), caller: Self.app)
     }
 
     func delete(_ account: String, service: String = "mail") throws {
         _ = try keychain.delete(
-            ItemQuery(.genericPassword, matching: [.service: .string(service), .account: .string(account)], synchronizable: .yes, limit: .all),
+            ItemQuery(
+                .genericPassword, matching: [.service: .string(service), .account: .string(account)],
+                synchronizable: .yes, limit: .all),
             caller: Self.app)
     }
 
@@ -88,15 +101,17 @@ final class SyncDevice {
     func contents() throws -> [String: String] {
         let found: [ItemResult]
         do throws(KeychainError) {
-            found = try keychain.copyMatching(ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes, .data]),
-                                              caller: Self.app)
+            found = try keychain.copyMatching(
+                ItemQuery(.genericPassword, synchronizable: .yes, limit: .all, returning: [.attributes, .data]),
+                caller: Self.app)
         } catch {
             guard error.status == .itemNotFound else { throw error }
             return [:]
         }
         var contents: [String: String] = [:]
         for item in found {
-            contents["\(item[.service]?.stringValue ?? "")/\(item[.account]?.stringValue ?? "")"] = String(decoding: item.data ?? Data(), as: UTF8.self)
+            contents["\(item[.service]?.stringValue ?? "")/\(item[.account]?.stringValue ?? "")"] = String(
+                decoding: item.data ?? Data(), as: UTF8.self)
         }
         return contents
     }

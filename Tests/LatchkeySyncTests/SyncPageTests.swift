@@ -11,8 +11,11 @@ struct SyncPageTests {
         let now = Date()
         return SyncRecord(
             itemID: Data(repeating: byte, count: 16), version: 1, deleted: false, itemClass: .genericPassword,
-            attributes: [.service: .string("mail"), .account: .string("same"), .accessGroup: .string("com.example.app"),
-                         .accessible: .string("ak"), .synchronizable: .number(1), .creationDate: .date(now), .modificationDate: .date(now)],
+            attributes: [
+                .service: .string("mail"), .account: .string("same"), .accessGroup: .string("com.example.app"),
+                .accessible: .string("ak"), .synchronizable: .number(1), .creationDate: .date(now),
+                .modificationDate: .date(now),
+            ],
             data: Data(secret.utf8))
     }
 
@@ -21,16 +24,22 @@ struct SyncPageTests {
         for order in [[UInt8(0xEE), 0x11], [0x22, 0xDD]] {
             let page = order.enumerated().map { index, byte in
                 let record = Self.record(id: byte, secret: "from-\(byte)")
-                return (envelope: SyncEnvelope(sequence: Int64(index + 1), itemID: record.itemID, version: 1, deleted: false, keyID: 1,
-                                               ciphertext: Data(), author: Data(count: 16)),
-                        action: SyncInboxAction.apply(record))
+                return (
+                    envelope: SyncEnvelope(
+                        sequence: Int64(index + 1), itemID: record.itemID, version: 1, deleted: false, keyID: 1,
+                        ciphertext: Data(), author: Data(count: 16)),
+                    action: SyncInboxAction.apply(record)
+                )
             }
             let outcomes = try device.keychain.sync.process(page, sealer: { _ in (1, Data([1])) })
-            #expect(outcomes == (order[0] > order[1] ? [.applied, .appliedOverConflict] : [.applied, .lostToExistingItem]))
+            #expect(
+                outcomes == (order[0] > order[1] ? [.applied, .appliedOverConflict] : [.applied, .lostToExistingItem]))
             let low = min(order[0], order[1])
             #expect(try device.contents() == ["mail/same": "from-\(low)"])
             let found = try device.keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.account: .string("same")], synchronizable: .yes, limit: .all, returning: [.data]),
+                ItemQuery(
+                    .genericPassword, matching: [.account: .string("same")], synchronizable: .yes, limit: .all,
+                    returning: [.data]),
                 caller: SyncDevice.app)
             #expect(found.count == 1)
             #expect(try device.keychain.orphanIndexEntries() == 0)

@@ -24,13 +24,17 @@ struct SyncReplicaTests {
         try a.add("y", "3")
         try a.sync()
 
-        let both = "host=\(primary.directory),\(standby.directory) port=5432,5432 user=latchkey dbname=latchkey connect_timeout=5 latchkey_pulls=standby"
+        let both =
+            "host=\(primary.directory),\(standby.directory) port=5432,5432 user=latchkey dbname=latchkey connect_timeout=5 latchkey_pulls=standby"
         let b = try SyncDevice("b")
         try b.join(conninfo: both, recoveryCode: code)
         let lagging = try b.sync()
         #expect(lagging.serverWentBack == false && lagging.rejected == 0)
         #expect(try b.contents() == ["mail/x": "1"])
-        #expect(try standby.psql("SELECT count(*) FROM pg_stat_activity WHERE datname = 'latchkey' AND pid <> pg_backend_pid()")
+        #expect(
+            try standby.psql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = 'latchkey' AND pid <> pg_backend_pid()"
+            )
             .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
 
         // With the standby down, pulls read from the primary: the device goes past what the standby has.

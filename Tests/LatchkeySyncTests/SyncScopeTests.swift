@@ -6,14 +6,20 @@ import Testing
 
 @Suite("What syncs: synchronizable items, never ThisDeviceOnly ones; locked devices", .serialized)
 struct SyncScopeTests {
-    @Test(arguments: SyncConnection.allCases) func thisDeviceOnlyAndNonSynchronizableItemsNeverLeaveTheDevice(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func thisDeviceOnlyAndNonSynchronizableItemsNeverLeaveTheDevice(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
-        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        let a = try SyncDevice("a")
+        let b = try SyncDevice("b")
         try a.add("plain", "local", sync: false)
-        try a.keychain.add(NewItem(.genericPassword, attributes: [
-            .service: .string("mail"), .account: .string("pinned"), .synchronizable: .bool(true),
-            .accessible: .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue),
-        ], data: Data("device-only".utf8)), caller: SyncDevice.app)
+        try a.keychain.add(
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string("mail"), .account: .string("pinned"), .synchronizable: .bool(true),
+                    .accessible: .string(Accessibility.whenUnlockedThisDeviceOnly.rawValue),
+                ], data: Data("device-only".utf8)), caller: SyncDevice.app)
         try a.add("travels", "yes")
         let code = try a.setup(cluster)
         #expect(try a.sync().pushed == 1)
@@ -25,9 +31,13 @@ struct SyncScopeTests {
         #expect(try a.keychain.sync.counts().pending == 0)
     }
 
-    @Test(arguments: SyncConnection.allCases) func aLockedDeviceReceivesChangesAndWritesThemAfterUnlockAndPushesNothingItCannotRead(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases)
+    func aLockedDeviceReceivesChangesAndWritesThemAfterUnlockAndPushesNothingItCannotRead(_ connection: SyncConnection)
+        throws
+    {
         let cluster = try SyncTestServer(connection)
-        let a = try SyncDevice("a"), b = try SyncDevice("b")
+        let a = try SyncDevice("a")
+        let b = try SyncDevice("b")
         let code = try a.setup(cluster)
         try b.join(cluster, recoveryCode: code)
         try b.sync()
@@ -49,21 +59,27 @@ struct SyncScopeTests {
         #expect(try a.contents() == ["mail/alice": "while-b-locked", "mail/mine": "unpushed"])
     }
 
-    @Test(arguments: SyncConnection.allCases) func joiningNeedsApprovalOrTheRightRecoveryCode(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func joiningNeedsApprovalOrTheRightRecoveryCode(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
-        let a = try SyncDevice("a"), b = try SyncDevice("b"), c = try SyncDevice("c")
+        let a = try SyncDevice("a")
+        let b = try SyncDevice("b")
+        let c = try SyncDevice("c")
         let code = try a.setup(cluster)
         try a.add("alice", "secret")
         try a.sync()
 
         // A wrong code of the right shape, and text that is no code at all.
         let wrong = String(code.reversed())
-        #expect(status { try c.join(cluster, recoveryCode: wrong.replacingOccurrences(of: "I", with: "J")) } == .authFailed)
+        #expect(
+            status { try c.join(cluster, recoveryCode: wrong.replacingOccurrences(of: "I", with: "J")) } == .authFailed)
         #expect(status { try c.join(cluster, recoveryCode: "not a code") } == .param)
         #expect(try SyncConfiguration.load(from: c.keychain) == nil)
 
         // Pending: nothing to read until a device of the vault approves the code it shows.
-        let pending = try SyncClient.join(b.keychain, server: cluster.conninfo, vault: nil, deviceName: "b", recoveryCode: nil)
+        let pending = try SyncClient.join(
+            b.keychain, server: cluster.conninfo, vault: nil, deviceName: "b", recoveryCode: nil)
         #expect(try pending.client.completeJoin() == false)
         #expect(status { try pending.client.sync() } == .interactionNotAllowed)
         #expect(status { _ = try a.client.approve(code: "000-000") } == .itemNotFound)

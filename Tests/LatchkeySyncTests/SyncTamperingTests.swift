@@ -15,7 +15,8 @@ struct SyncTamperingTests {
     {
         let cluster = try SyncTestServer(connection)
         let vault = try SyncDevice.vault(cluster, "writer", "reader", items: [("a", "secret-a"), ("b", "secret-b")])
-        let writer = vault.devices[0], reader = vault.devices[1]
+        let writer = vault.devices[0]
+        let reader = vault.devices[1]
         try tamper(cluster)
         try writer.add("c", "secret-c")
         try writer.sync()
@@ -25,7 +26,8 @@ struct SyncTamperingTests {
 
     /// Gives the row of `account`'s item a new sequence number, as if the server wrote it again just now.
     static func bump(_ cluster: SyncTestServer, _ condition: String) throws {
-        try cluster.psql("""
+        try cluster.psql(
+            """
             WITH v AS (UPDATE latchkey.vaults SET seq = seq + 1 RETURNING id, seq)
             UPDATE latchkey.items i SET seq = v.seq FROM v WHERE i.vault = v.id AND \(condition)
             """)
@@ -33,36 +35,48 @@ struct SyncTamperingTests {
 
     @Test(arguments: SyncConnection.allCases) func aFlippedCiphertextIsRefused(_ connection: SyncConnection) throws {
         let result = try tampered(connection) { cluster in
-            try cluster.psql("UPDATE latchkey.items SET ciphertext = overlay(ciphertext placing '\\xff'::bytea from 30 for 1) WHERE seq = 1")
+            try cluster.psql(
+                "UPDATE latchkey.items SET ciphertext = overlay(ciphertext placing '\\xff'::bytea from 30 for 1) WHERE seq = 1"
+            )
             try Self.bump(cluster, "i.seq = 1")
         }
-        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(
+            result.rejections.map(\.reason) == [
+                "its ciphertext failed authentication (altered, or moved from another item, version or vault)"
+            ])
         #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
     }
 
-    @Test(arguments: SyncConnection.allCases) func aRowMovedToAnotherItemIsRefused(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func aRowMovedToAnotherItemIsRefused(_ connection: SyncConnection) throws
+    {
         let result = try tampered(connection) { cluster in
             // Item 2's ciphertext (and version) copied over item 1, as a new change of item 1.
-            try cluster.psql("""
+            try cluster.psql(
+                """
                 UPDATE latchkey.items t SET ciphertext = s.ciphertext, version = t.version + 1
                 FROM latchkey.items s WHERE t.seq = 1 AND s.seq = 2
                 """)
             try Self.bump(cluster, "i.seq = 1")
         }
-        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(
+            result.rejections.map(\.reason) == [
+                "its ciphertext failed authentication (altered, or moved from another item, version or vault)"
+            ])
         #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
     }
 
     @Test(arguments: SyncConnection.allCases) func anOldVersionReplayedIsRefused(_ connection: SyncConnection) throws {
         let cluster = try SyncTestServer(connection)
         let vault = try SyncDevice.vault(cluster, "writer", "reader", items: [("a", "version-1")])
-        let writer = vault.devices[0], reader = vault.devices[1]
+        let writer = vault.devices[0]
+        let reader = vault.devices[1]
         try cluster.psql("CREATE TABLE public.saved AS SELECT * FROM latchkey.items")
         try writer.update("a", "version-2")
         try writer.sync()
         try reader.sync()
         // The server puts the first version back, as if it were the newest change.
-        try cluster.psql("""
+        try cluster.psql(
+            """
             WITH v AS (UPDATE latchkey.vaults SET seq = seq + 1 RETURNING id, seq)
             UPDATE latchkey.items i SET version = s.version, ciphertext = s.ciphertext, deleted = s.deleted, seq = v.seq
             FROM public.saved s, v WHERE i.vault = v.id AND i.item = s.item
@@ -70,17 +84,23 @@ struct SyncTamperingTests {
         let report = try reader.sync()
         #expect(report.rejected == 1)
         #expect(report.applied == 0)
-        #expect(try reader.keychain.sync.rejections().map(\.reason) == ["version 1 is older than version 2 this device has: replayed or rolled back"])
+        #expect(
+            try reader.keychain.sync.rejections().map(\.reason) == [
+                "version 1 is older than version 2 this device has: replayed or rolled back"
+            ])
         #expect(try reader.contents() == ["mail/a": "version-2"])
     }
 
-    @Test(arguments: SyncConnection.allCases) func aRowOfAnotherVaultCopiedInIsRefused(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func aRowOfAnotherVaultCopiedInIsRefused(_ connection: SyncConnection)
+        throws
+    {
         let result = try tampered(connection) { cluster in
             let other = try SyncDevice("other")
             try other.add("a", "other-vault")
             _ = try SyncClient.setup(other.keychain, server: cluster.conninfo, deviceName: "other").client.sync()
             // The other vault's row, under the same item id as a, sent as a new version of a.
-            try cluster.psql("""
+            try cluster.psql(
+                """
                 WITH mine AS (SELECT vault, item FROM latchkey.items WHERE seq = 1 AND vault = (SELECT id FROM latchkey.vaults ORDER BY created LIMIT 1)),
                      theirs AS (SELECT ciphertext, author FROM latchkey.items WHERE vault = (SELECT id FROM latchkey.vaults ORDER BY created DESC LIMIT 1))
                 UPDATE latchkey.items i SET ciphertext = theirs.ciphertext, author = theirs.author, version = i.version + 1
@@ -88,7 +108,10 @@ struct SyncTamperingTests {
                 """)
             try Self.bump(cluster, "i.seq = 1")
         }
-        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(
+            result.rejections.map(\.reason) == [
+                "its ciphertext failed authentication (altered, or moved from another item, version or vault)"
+            ])
         #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
     }
 
@@ -97,7 +120,10 @@ struct SyncTamperingTests {
             try cluster.psql("UPDATE latchkey.items SET deleted = true, version = version + 1 WHERE seq = 1")
             try Self.bump(cluster, "i.seq = 1")
         }
-        #expect(result.rejections.map(\.reason) == ["its ciphertext failed authentication (altered, or moved from another item, version or vault)"])
+        #expect(
+            result.rejections.map(\.reason) == [
+                "its ciphertext failed authentication (altered, or moved from another item, version or vault)"
+            ])
         #expect(result.contents == ["mail/a": "secret-a", "mail/b": "secret-b", "mail/c": "secret-c"])
     }
 }

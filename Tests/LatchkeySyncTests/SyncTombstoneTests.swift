@@ -7,10 +7,13 @@ import Testing
 @Suite("Tombstones: collected after every device passed them, or after a horizon and a full resync", .serialized)
 struct SyncTombstoneTests {
     func count(_ cluster: SyncTestServer, _ condition: String) throws -> String {
-        try cluster.psql("SELECT count(*) FROM latchkey.items WHERE \(condition)").trimmingCharacters(in: .whitespacesAndNewlines)
+        try cluster.psql("SELECT count(*) FROM latchkey.items WHERE \(condition)").trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
-    @Test(arguments: SyncConnection.allCases) func tombstonesStayUntilEveryActiveDeviceHasPulledPastThem(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func tombstonesStayUntilEveryActiveDeviceHasPulledPastThem(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
         let (devices, _) = try SyncDevice.vault(cluster, "a", "b", items: [("x", "1")])
         let (a, b) = (devices[0], devices[1])
@@ -22,13 +25,18 @@ struct SyncTombstoneTests {
         #expect(try b.contents() == [:])
         try a.client.sync(collectTombstonesOlderThan: 86_400)
         #expect(try count(cluster, "deleted") == "0")
-        #expect(try cluster.psql("SELECT collected FROM latchkey.vaults").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        #expect(
+            try cluster.psql("SELECT collected FROM latchkey.vaults").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "0")
     }
 
-    @Test(arguments: SyncConnection.allCases) func aDeviceThatComesBackAfterTheHorizonResyncsInFullAndLosesNothing(_ connection: SyncConnection) throws {
+    @Test(arguments: SyncConnection.allCases) func aDeviceThatComesBackAfterTheHorizonResyncsInFullAndLosesNothing(
+        _ connection: SyncConnection
+    ) throws {
         let cluster = try SyncTestServer(connection)
         let vault = try SyncDevice.vault(cluster, "a", "away", items: [("gone", "1"), ("kept", "2")])
-        let a = vault.devices[0], away = vault.devices[1]
+        let a = vault.devices[0]
+        let away = vault.devices[1]
         try away.add("offline-work", "3")
         try a.delete("gone")
         try a.add("new", "4")

@@ -40,11 +40,14 @@ import Testing
 struct InternalKeyStore {
     var status: OSStatus = noErr
     func query(tag: String) -> CFDictionary {
-        [kSecClass: kSecClassKey, kSecAttrApplicationTag: Data(tag.utf8), kSecReturnRef: kCFBooleanTrue!] as CFDictionary
+        [kSecClass: kSecClassKey, kSecAttrApplicationTag: Data(tag.utf8), kSecReturnRef: kCFBooleanTrue!]
+            as CFDictionary
     }
     func makeKey() -> SecKey? {
         var error: Unmanaged<CFError>?
-        return SecKeyCreateRandomKey([kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: 256 as CFNumber] as CFDictionary, &error)
+        return SecKeyCreateRandomKey(
+            [kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: 256 as CFNumber] as CFDictionary,
+            &error)
     }
     func typeOf(_ value: CFTypeRef) -> CFTypeID { CFGetTypeID(value) }
 }

@@ -5,7 +5,9 @@ private import Security
 
 private struct PrivateQuery {
     let status: OSStatus
-    func dictionary() -> CFDictionary { [kSecClass: kSecClassGenericPassword, kSecReturnData: kCFBooleanTrue!] as CFDictionary }
+    func dictionary() -> CFDictionary {
+        [kSecClass: kSecClassGenericPassword, kSecReturnData: kCFBooleanTrue!] as CFDictionary
+    }
 }
 
 private func message(_ status: OSStatus) -> String? { SecCopyErrorMessageString(status, nil) as String? }

@@ -6,12 +6,17 @@ import Testing
 /// Apple's import line (depending on the product only on Linux) compiles unchanged.
 @Suite struct SecurityModuleTests {
     @Test func applesNamesResolve() throws {
-        let control = try #require(SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
+        let control = try #require(
+            SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked, .userPresence, nil))
         #expect(SecAccessControlGetFlags(control) == .userPresence)
         #expect(kSecClassGenericPassword as String == "genp")
         #expect(errSecItemNotFound == -25300)
-        #expect(SecCopyErrorMessageString(errSecItemNotFound, nil) as String? == "The specified item could not be found in the keychain.")
-        let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: kCFBooleanTrue!]
+        #expect(
+            SecCopyErrorMessageString(errSecItemNotFound, nil) as String?
+                == "The specified item could not be found in the keychain.")
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: kCFBooleanTrue!,
+        ]
         #expect((query as CFDictionary).count == 2)
     }
 }

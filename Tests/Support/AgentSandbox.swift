@@ -2,8 +2,9 @@ import Foundation
 import Latchkey
 import LatchkeyProtocol
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A keychain, an agent serving it on a private socket, and the environment clients need to find both.
@@ -21,12 +22,15 @@ public final class AgentSandbox: @unchecked Sendable {
     /// What clients get: no passphrase (so they cannot fall back silently), the agent's socket.
     public var environment: [String: String] {
         [
-            "HOME": directory.path, "XDG_DATA_HOME": directory.file("data"), "XDG_CONFIG_HOME": directory.file("config"),
+            "HOME": directory.path, "XDG_DATA_HOME": directory.file("data"),
+            "XDG_CONFIG_HOME": directory.file("config"),
             "LATCHKEY_KEYCHAIN": keychainPath, "LATCHKEY_AGENT_SOCKET": socketPath, "PATH": "/usr/bin:/bin",
         ]
     }
 
-    public var withPassphrase: [String: String] { environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { _, new in new } }
+    public var withPassphrase: [String: String] {
+        environment.merging(["LATCHKEY_PASSPHRASE": Self.passphrase]) { _, new in new }
+    }
 
     /// What the agent gets besides `environment`: by default a system bus address where no bus listens, so
     /// no test reaches the machine's own logind (the lock-on-sleep tests point it at their private bus), and
@@ -43,9 +47,11 @@ public final class AgentSandbox: @unchecked Sendable {
 
     public init(user: (uid: uid_t, gid: gid_t)? = nil) throws {
         self.user = user
-        _ = try KeychainDatabase.create(at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
-        try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        _ = try KeychainDatabase.create(
+            at: keychainPath, passphrase: Passphrase(Self.passphrase), keyDerivation: .minimum)
+        try FileManager.default.createDirectory(
+            atPath: directory.file("run"), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         if let user {
             let owned = try HelperProcess.run("/bin/chown", ["-R", "\(user.uid):\(user.gid)", directory.path])
             #expect(owned.status == 0, "\(owned.stderr)")
@@ -55,7 +61,10 @@ public final class AgentSandbox: @unchecked Sendable {
     /// `executable` with `arguments`, run as the sandbox's user (through setpriv) when it has one.
     public func asUser(_ executable: String, _ arguments: [String]) -> (String, [String]) {
         guard let user else { return (executable, arguments) }
-        return ("/usr/bin/setpriv", ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", executable] + arguments)
+        return (
+            "/usr/bin/setpriv",
+            ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", executable] + arguments
+        )
     }
 
     deinit { stop() }
@@ -68,8 +77,9 @@ public final class AgentSandbox: @unchecked Sendable {
     /// Starts `executable` (latchkeyd, or a launcher of it) and waits until the socket accepts connections.
     public func start(_ executable: String, _ arguments: [String]) throws {
         let (program, words) = asUser(executable, arguments)
-        let process = try SpawnedProcess(program, words, environment: environment.merging(agentEnvironment) { _, new in new },
-                                         log: directory.file("agent.log"))
+        let process = try SpawnedProcess(
+            program, words, environment: environment.merging(agentEnvironment) { _, new in new },
+            log: directory.file("agent.log"))
         agent = process
         let deadline = Date().addingTimeInterval(10)
         while AgentStream.connect(path: socketPath) == nil {
@@ -100,14 +110,17 @@ public final class AgentSandbox: @unchecked Sendable {
     }
 
     /// Runs a test client ("a" or "b", or a copy at `path`) with the clients' environment.
-    public func client(_ name: String, _ arguments: String..., path: String? = nil, environment: [String: String]? = nil) throws -> String {
+    public func client(
+        _ name: String, _ arguments: String..., path: String? = nil, environment: [String: String]? = nil
+    ) throws -> String {
         let (program, words) = asUser(path ?? HelperProcess.product("latchkey-test-client-\(name)"), arguments)
         return try HelperProcess.run(program, words, environment: environment ?? self.environment).stdout
     }
 
     public func register(_ path: String, appID: String, groups: [String]) throws {
         let (program, words) = asUser(
-            HelperProcess.product("latchkey"), ["register-application", "--app-id", appID] + groups.flatMap { ["--access-group", $0] } + [path])
+            HelperProcess.product("latchkey"),
+            ["register-application", "--app-id", appID] + groups.flatMap { ["--access-group", $0] } + [path])
         let output = try HelperProcess.run(program, words, environment: withPassphrase)
         #expect(output.status == 0, "\(output.stderr)")
     }
@@ -116,13 +129,13 @@ public final class AgentSandbox: @unchecked Sendable {
     /// "latchkey-test-client-a" or "-b": what each is called in embedded mode), so the agent serves them.
     public func registerClients() throws {
         for name in ["a", "b"] {
-            try register(Self.clientPath(name), appID: "latchkey-test-client-\(name)", groups: ["latchkey-test-client-\(name)"])
+            try register(
+                Self.clientPath(name), appID: "latchkey-test-client-\(name)", groups: ["latchkey-test-client-\(name)"])
         }
     }
 
     /// The contents of a file ("" when it is missing).
     public func file(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-
 
     public static func clientPath(_ name: String) -> String {
         URL(fileURLWithPath: HelperProcess.product("latchkey-test-client-\(name)")).resolvingSymlinksInPath().path

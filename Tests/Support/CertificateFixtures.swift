@@ -4,7 +4,8 @@ import Foundation
 /// Python's `cryptography`; expected.json holds what that generator derived from each).
 public enum CertificateFixtures {
     /// The directory holding them.
-    public static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    public static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("Fixtures/certificates")
 
     /// The DER bytes of one fixture ("leaf-ec256.der", "root-rsa.der", …).
@@ -36,10 +37,12 @@ public enum CertificateIssuer {
                 .sign(ca, hashes.SHA256()))
             sys.stdout.buffer.write(certificate.public_bytes(serialization.Encoding.DER))
             """
-        let output = try HelperProcess.run("/usr/bin/python3", ["-c", script, point.map { String(format: "%02x", $0) }.joined(), commonName])
+        let output = try HelperProcess.run(
+            "/usr/bin/python3", ["-c", script, point.map { String(format: "%02x", $0) }.joined(), commonName])
         let der = output.stdoutBytes
         guard output.status == 0, !der.isEmpty else {
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "python3 could not issue the certificate"])
+            throw CocoaError(
+                .fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "python3 could not issue the certificate"])
         }
         return der
     }

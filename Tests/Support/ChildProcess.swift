@@ -1,7 +1,8 @@
 import Foundation
 import LatchkeyPOSIX
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one place the tests start programs. Every child runs in a session of its own (`POSIX_SPAWN_SETSID`)

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs programs to completion for the tests: the `latchkey-test-helper` SwiftPM builds beside the test
@@ -19,7 +20,8 @@ public enum HelperProcess {
 
     /// An executable SwiftPM built beside the test bundle.
     public static func product(_ name: String) -> String {
-        let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let testBinary =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: testBinary).deletingLastPathComponent().appendingPathComponent(name).path
     }
@@ -48,12 +50,15 @@ public enum HelperProcess {
     /// Runs an executable to completion (in a session of its own, see `ChildProcess`; in
     /// `currentDirectory` when given), feeding `input` to its standard input; throws `TimedOut` (after
     /// killing it) when it runs longer than `timeout` seconds.
-    public static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                           input: Data? = nil, timeout: Double = defaultTimeout, currentDirectory: String? = nil)
+    public static func run(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+        input: Data? = nil, timeout: Double = defaultTimeout, currentDirectory: String? = nil
+    )
         throws -> Output
     {
         let inputPipe = try ChildProcess.pipe()
-        let outputPipe: [Int32], errorPipe: [Int32]
+        let outputPipe: [Int32]
+        let errorPipe: [Int32]
         do {
             outputPipe = try ChildProcess.pipe()
             do {
@@ -78,8 +83,9 @@ public enum HelperProcess {
         }
         for fd in [inputPipe[0], outputPipe[1], errorPipe[1]] { close(fd) }
         let command = ([path] + arguments).joined(separator: " ")
-        let (stdout, stderr, finished) = pump(input: input ?? Data(), stdin: inputPipe[1], stdout: outputPipe[0],
-                                              stderr: errorPipe[0], deadline: Date().addingTimeInterval(timeout))
+        let (stdout, stderr, finished) = pump(
+            input: input ?? Data(), stdin: inputPipe[1], stdout: outputPipe[0],
+            stderr: errorPipe[0], deadline: Date().addingTimeInterval(timeout))
         var status: Int32 = 0
         if !finished {
             kill(pid, SIGKILL)
@@ -96,9 +102,10 @@ public enum HelperProcess {
             usleep(1_000)
         }
         let signal = status & 0x7F
-        return Output(status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal,
-                      stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
-                      stdoutBytes: stdout)
+        return Output(
+            status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal,
+            stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
+            stdoutBytes: stdout)
     }
 
     /// Writes `input` and reads both outputs until they end (or the deadline passes: `finished` false).
@@ -169,8 +176,9 @@ public func installExecutable(copying source: String, to destination: String) th
 /// would then fail with "Text file busy".
 public func installScript(_ text: String, at path: String) throws {
     let temporary = path + ".installing"
-    let written = try HelperProcess.run("/bin/sh", ["-c", "cat > \"$1\" && chmod 700 \"$1\"", "sh", temporary],
-                                        environment: ["PATH": "/usr/bin:/bin"], input: Data(text.utf8))
+    let written = try HelperProcess.run(
+        "/bin/sh", ["-c", "cat > \"$1\" && chmod 700 \"$1\"", "sh", temporary],
+        environment: ["PATH": "/usr/bin:/bin"], input: Data(text.utf8))
     guard written.status == 0 else { throw POSIXError(.EIO) }
     guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
 }

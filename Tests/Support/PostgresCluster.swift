@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL 15 server of the test's own (Debian's binaries): `initdb` in a fresh directory — as the
@@ -39,8 +39,12 @@ public final class PostgresCluster: @unchecked Sendable {
     public init(standbyOf primary: PostgresCluster, settings extra: String = "") throws {
         asNobody = geteuid() == 0
         directory = try Self.makeDirectory(asNobody: asNobody)
-        try run(Self.binaries + "/pg_basebackup", ["-h", primary.directory, "-p", "5432", "-U", "latchkey", "-D", directory + "/data",
-                                                   "-R", "-X", "stream", "-c", "fast", "--no-sync"])
+        try run(
+            Self.binaries + "/pg_basebackup",
+            [
+                "-h", primary.directory, "-p", "5432", "-U", "latchkey", "-D", directory + "/data",
+                "-R", "-X", "stream", "-c", "fast", "--no-sync",
+            ])
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/data/postgresql.conf"))
         handle.seekToEndOfFile()
         handle.write(Data("unix_socket_directories = '\(directory)'\nhot_standby = on\n\(extra)".utf8))
@@ -52,7 +56,9 @@ public final class PostgresCluster: @unchecked Sendable {
     public init(durable: Bool = false) throws {
         asNobody = geteuid() == 0
         directory = try Self.makeDirectory(asNobody: asNobody)
-        try run(Self.binaries + "/initdb", ["-D", directory + "/data", "-U", "latchkey", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+        try run(
+            Self.binaries + "/initdb",
+            ["-D", directory + "/data", "-U", "latchkey", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
         var settings = "listen_addresses = ''\nunix_socket_directories = '\(directory)'\nmax_connections = 200\n"
         // fsync off loses nothing when only the server's processes crash (the OS keeps the WAL); commits stay synchronous.
         if !durable { settings += "fsync = off\n" }
@@ -62,7 +68,9 @@ public final class PostgresCluster: @unchecked Sendable {
         handle.write(Data(settings.utf8))
         try handle.close()
         try start()
-        try run(Self.binaries + "/psql", ["-h", directory, "-U", "latchkey", "-d", "postgres", "-q", "-c", "CREATE DATABASE latchkey"])
+        try run(
+            Self.binaries + "/psql",
+            ["-h", directory, "-U", "latchkey", "-d", "postgres", "-q", "-c", "CREATE DATABASE latchkey"])
     }
 
     deinit {
@@ -72,10 +80,11 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Starts the server and waits until it accepts connections.
     public func start() throws {
-        server = try SpawnedProcess(asNobody ? "/usr/bin/setpriv" : Self.binaries + "/postgres",
-                                    (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", Self.binaries + "/postgres"] : [])
-                                        + ["-D", directory + "/data"],
-                                    environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], log: directory + "/server.log")
+        server = try SpawnedProcess(
+            asNobody ? "/usr/bin/setpriv" : Self.binaries + "/postgres",
+            (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", Self.binaries + "/postgres"] : [])
+                + ["-D", directory + "/data"],
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], log: directory + "/server.log")
         try waitUntil("PostgreSQL accepts connections", seconds: 30) {
             (try? run(Self.binaries + "/pg_isready", ["-q", "-h", directory, "-p", "5432"])) != nil
         }
@@ -88,7 +97,8 @@ public final class PostgresCluster: @unchecked Sendable {
         if crash {
             kill(server.pid, SIGSTOP)  // No new children while the old ones go.
             // Without pkill the children exit on their own once the postmaster is gone.
-            _ = try? HelperProcess.run("/usr/bin/pkill", ["-KILL", "-P", String(server.pid)], environment: ["PATH": "/usr/bin:/bin"])
+            _ = try? HelperProcess.run(
+                "/usr/bin/pkill", ["-KILL", "-P", String(server.pid)], environment: ["PATH": "/usr/bin:/bin"])
             server.stop(signal: SIGKILL)
         } else {
             server.stop(signal: SIGINT)
@@ -102,7 +112,12 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Runs SQL with psql (as the superuser `latchkey`, in `database`) and returns its unaligned, tuples-only output.
     @discardableResult
     public func psql(_ sql: String, database: String = "latchkey") throws -> String {
-        try run(Self.binaries + "/psql", ["-h", directory, "-U", "latchkey", "-d", database, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        try run(
+            Self.binaries + "/psql",
+            [
+                "-h", directory, "-U", "latchkey", "-d", database, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                "-c", sql,
+            ])
     }
 
     /// Runs a PostgreSQL program as the server's user; throws when it fails.

@@ -1,8 +1,9 @@
 import CPseudoTerminal
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a program on a pseudo-terminal of its own (it is a session leader and the terminal is its
@@ -18,15 +19,18 @@ public final class PseudoTerminalSession {
     private var searchFrom = 0
 
     /// Starts `executable` on a new pseudo-terminal (in `currentDirectory` when given).
-    public init(executable: String, arguments: [String], environment: [String: String], currentDirectory: String? = nil) throws {
+    public init(executable: String, arguments: [String], environment: [String: String], currentDirectory: String? = nil)
+        throws
+    {
         var name = [CChar](repeating: 0, count: 128)
         master = latchkey_test_open_pty(&name, UInt(name.count))
         guard master >= 0 else { throw CocoaError(.fileReadUnknown) }
         let slave = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // A new session: the slave, opened as its standard input, becomes its controlling terminal.
         do {
-            pid = try ChildProcess.spawn(executable, arguments, environment: environment, terminal: .pseudoTerminal(slave),
-                                         currentDirectory: currentDirectory, closing: [master])
+            pid = try ChildProcess.spawn(
+                executable, arguments, environment: environment, terminal: .pseudoTerminal(slave),
+                currentDirectory: currentDirectory, closing: [master])
         } catch {
             close(master)
             throw error
@@ -45,7 +49,9 @@ public final class PseudoTerminalSession {
         let deadline = Date().addingTimeInterval(timeout)
         let wanted = Data(text.utf8)
         func found() -> Bool {
-            guard let range = output.range(of: wanted, in: min(searchFrom, output.count)..<output.count) else { return false }
+            guard let range = output.range(of: wanted, in: min(searchFrom, output.count)..<output.count) else {
+                return false
+            }
             searchFrom = range.upperBound
             return true
         }

@@ -25,7 +25,9 @@ public enum ReliabilityRecord {
 
     /// Writes trial `id`'s counts (when the variable is set; otherwise does nothing).
     public static func write(_ id: String, name: String, unit: String, _ outcomes: [Outcome]) throws {
-        guard let directory = ProcessInfo.processInfo.environment["LATCHKEY_RELIABILITY_DIR"], !directory.isEmpty else { return }
+        guard let directory = ProcessInfo.processInfo.environment["LATCHKEY_RELIABILITY_DIR"], !directory.isEmpty else {
+            return
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(Trial(name: name, unit: unit, outcomes: outcomes))

@@ -2,7 +2,7 @@ import Foundation
 import LatchkeyTPM
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TPM 2.0 of the test's own: Debian's `swtpm` in socket mode on a private state directory, listening on
@@ -38,7 +38,8 @@ public final class SoftwareTPM: @unchecked Sendable {
         try start()
         let connection = try TPMConnection(address: tcti)
         defer { connection.close() }
-        try connection.setDictionaryAttackParameters(maxTries: maxTries, recoveryInterval: recoveryInterval, lockoutRecovery: recoveryInterval)
+        try connection.setDictionaryAttackParameters(
+            maxTries: maxTries, recoveryInterval: recoveryInterval, lockoutRecovery: recoveryInterval)
     }
 
     deinit {
@@ -61,8 +62,10 @@ public final class SoftwareTPM: @unchecked Sendable {
         }
         let process = try SpawnedProcess(
             "/usr/bin/swtpm",
-            ["socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server", "type=unixio,path=\(socketPath)",
-             "--ctrl", "type=unixio,path=\(socketPath).ctrl", "--flags", "not-need-init,startup-clear"],
+            [
+                "socket", "--tpm2", "--tpmstate", "dir=\(directory)", "--server", "type=unixio,path=\(socketPath)",
+                "--ctrl", "type=unixio,path=\(socketPath).ctrl", "--flags", "not-need-init,startup-clear",
+            ],
             environment: ["PATH": "/usr/bin:/bin"], log: directory + "/swtpm.log")
         do {
             try waitUntil("swtpm answers on \(socketPath)", seconds: 30) {
@@ -96,7 +99,8 @@ public final class SoftwareTPM: @unchecked Sendable {
     /// A TPM clear: stops it, wipes its state (new seeds: nothing sealed before loads again) and starts it.
     public func clear() throws {
         stop()
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where !name.hasPrefix("swtpm.") {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        where !name.hasPrefix("swtpm.") {
             try FileManager.default.removeItem(atPath: directory + "/" + name)
         }
         try start()

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A long-running child (an agent, a server) started with posix_spawn — through `ChildProcess`, in a
@@ -25,8 +26,10 @@ public final class SpawnedProcess: @unchecked Sendable {
     /// Spawns `executable` with `arguments` and `environment`; standard output goes to `log` (appended) or
     /// /dev/null, standard error to `errors` (appended) or where standard output goes, and standard input
     /// comes from /dev/null — or, with `input`, from a pipe that `send` writes to.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String], log: String? = nil,
-                errors: String? = nil, input: Bool = false) throws {
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String], log: String? = nil,
+        errors: String? = nil, input: Bool = false
+    ) throws {
         let pipe: [Int32] = input ? try ChildProcess.pipe() : [-1, -1]
         defer { if input { close(pipe[0]) } }
         do {

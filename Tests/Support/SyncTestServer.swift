@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How a test's devices reach the sync server: straight to PostgreSQL, or through PgBouncer in
@@ -28,18 +28,22 @@ public final class PgBouncer: @unchecked Sendable {
     private let asNobody = geteuid() == 0
 
     /// Starts PgBouncer for the PostgreSQL whose socket is in `directory` (port 5432), knowing `users`.
-    public init(directory: String, users: [String] = ["latchkey", "latchkey_device"], settings: [String: String] = [:]) throws {
+    public init(directory: String, users: [String] = ["latchkey", "latchkey_device"], settings: [String: String] = [:])
+        throws
+    {
         self.directory = directory
         configuration = directory + "/pgbouncer.ini"
         let userList = directory + "/pgbouncer-users.txt"
         try Data(users.map { "\"\($0)\" \"\"\n" }.joined().utf8).write(to: URL(fileURLWithPath: userList))
         var options: [String: String] = [
-            "listen_addr": "", "unix_socket_dir": directory, "listen_port": String(port), "auth_type": "trust", "auth_file": userList,
+            "listen_addr": "", "unix_socket_dir": directory, "listen_port": String(port), "auth_type": "trust",
+            "auth_file": userList,
             "pool_mode": "transaction", "max_client_conn": "500", "default_pool_size": "10", "server_login_retry": "1",
             "query_wait_timeout": "2", "ignore_startup_parameters": "extra_float_digits",
         ]
         options.merge(settings) { $1 }
-        let text = "[databases]\n* = host=\(directory) port=5432\n\n[pgbouncer]\n"
+        let text =
+            "[databases]\n* = host=\(directory) port=5432\n\n[pgbouncer]\n"
             + options.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)\n" }.joined()
         try Data(text.utf8).write(to: URL(fileURLWithPath: configuration))
         try start()
@@ -52,9 +56,10 @@ public final class PgBouncer: @unchecked Sendable {
 
     /// Starts PgBouncer and waits until its socket accepts connections.
     public func start() throws {
-        process = try SpawnedProcess(asNobody ? "/usr/bin/setpriv" : Self.executable,
-                                     (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", Self.executable] : []) + [configuration],
-                                     environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], log: directory + "/pgbouncer.log")
+        process = try SpawnedProcess(
+            asNobody ? "/usr/bin/setpriv" : Self.executable,
+            (asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", Self.executable] : []) + [configuration],
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], log: directory + "/pgbouncer.log")
         // A connection, not the socket file: the file exists from bind(), before listen() (a connection then
         // is refused), and one left by a killed PgBouncer exists before the new one binds.
         try waitUntil("PgBouncer listens", seconds: 10) { Self.accepts(socket) }
@@ -73,7 +78,9 @@ public final class PgBouncer: @unchecked Sendable {
             for (index, byte) in bytes.enumerated() { buffer[index] = byte }
         }
         return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
         }
     }
 
@@ -107,7 +114,8 @@ public final class SyncTestServer: @unchecked Sendable {
     public func conninfo(user: String, database: String) -> String {
         switch connection {
         case .direct: "host=\(cluster.directory) port=5432 user=\(user) dbname=\(database) connect_timeout=5"
-        case .pooled: "host=\(cluster.directory) port=6432 user=\(user) dbname=\(database) connect_timeout=5 latchkey_mode=pooled"
+        case .pooled:
+            "host=\(cluster.directory) port=6432 user=\(user) dbname=\(database) connect_timeout=5 latchkey_mode=pooled"
         }
     }
 
@@ -118,7 +126,9 @@ public final class SyncTestServer: @unchecked Sendable {
     public var directory: String { cluster.directory }
 
     @discardableResult
-    public func psql(_ sql: String, database: String = "latchkey") throws -> String { try cluster.psql(sql, database: database) }
+    public func psql(_ sql: String, database: String = "latchkey") throws -> String {
+        try cluster.psql(sql, database: database)
+    }
 
     public func stop(crash: Bool = false) { cluster.stop(crash: crash) }
 

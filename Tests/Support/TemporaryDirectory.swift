@@ -3,7 +3,7 @@ import Latchkey
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A private temporary directory (mode 0700), removed when the value is released.
@@ -47,7 +47,9 @@ public func plaintextsFound(_ needles: [String], under directory: String) throws
     while let name = enumerator?.nextObject() as? String {
         let path = directory + "/" + name
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            continue
+        }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         for needle in needles where bytes.range(of: Data(needle.utf8)) != nil { found.append("\(needle) in \(name)") }
     }

@@ -42,8 +42,9 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
         }
         var attributes = result.attributes
         attributes[.keyClass] = .number(0)
-        self.init(publicKey: try KeyAttributes.key(data: result.data ?? Data(), attributes: attributes),
-                  persistentReference: result.persistentReference, tokenID: token, service: service)
+        self.init(
+            publicKey: try KeyAttributes.key(data: result.data ?? Data(), attributes: attributes),
+            persistentReference: result.persistentReference, tokenID: token, service: service)
     }
 
     /// An ephemeral key (made without `kSecAttrIsPermanent`) goes when its last handle in this program does,
@@ -72,17 +73,23 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Decrypts `ciphertext` where the key is held.
-    public func decrypt(_ algorithm: KeyAlgorithm, _ ciphertext: Data, parameters: KeyOperationParameters = KeyOperationParameters())
+    public func decrypt(
+        _ algorithm: KeyAlgorithm, _ ciphertext: Data, parameters: KeyOperationParameters = KeyOperationParameters()
+    )
         throws(KeychainError) -> Data
     {
         try service.useHeldKey(persistentReference, for: .decrypt(algorithm, ciphertext, parameters))
     }
 
     /// ECDH of the held key with `peer`'s public key, where the key is held.
-    public func keyExchange(_ algorithm: KeyAlgorithm, with peer: AsymmetricKey, parameters: KeyOperationParameters = KeyOperationParameters())
+    public func keyExchange(
+        _ algorithm: KeyAlgorithm, with peer: AsymmetricKey,
+        parameters: KeyOperationParameters = KeyOperationParameters()
+    )
         throws(KeychainError) -> Data
     {
-        try service.useHeldKey(persistentReference, for: .keyExchange(algorithm, peerPublicKey: peer.publicKeyData, parameters))
+        try service.useHeldKey(
+            persistentReference, for: .keyExchange(algorithm, peerPublicKey: peer.publicKeyData, parameters))
     }
 
     /// The same item and the same public key.

@@ -17,7 +17,9 @@ extension Keychain {
         do {
             encoded = try Self.encoder.encode(value)
         } catch {
-            throw .param(KeychainError(.param, "the value for key '\(key)' cannot be encoded as JSON (\(Self.summary(of: error)))"))
+            throw .param(
+                KeychainError(
+                    .param, "the value for key '\(key)' cannot be encoded as JSON (\(Self.summary(of: error)))"))
         }
         try set(encoded, forKey: key)
     }
@@ -29,8 +31,9 @@ extension Keychain {
         do {
             return try Self.decoder.decode(T.self, from: data)
         } catch {
-            throw .decode(KeychainError(
-                .decode, "the value stored for key '\(key)' is not a valid \(T.self) (\(Self.summary(of: error)))"))
+            throw .decode(
+                KeychainError(
+                    .decode, "the value stored for key '\(key)' is not a valid \(T.self) (\(Self.summary(of: error)))"))
         }
     }
 
@@ -52,8 +55,11 @@ extension Keychain {
     /// What went wrong, by kind and coding path only: a decoder's own description may quote the bytes.
     static func summary(of error: any Error) -> String {
         func path(_ context: [any CodingKey]) -> String {
-            context.isEmpty ? "at the top level" : "at " + context.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-                .joined(separator: ".")
+            context.isEmpty
+                ? "at the top level"
+                : "at "
+                    + context.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+                    .joined(separator: ".")
         }
         switch error {
         case DecodingError.typeMismatch(let type, let context): return "expected \(type) \(path(context.codingPath))"

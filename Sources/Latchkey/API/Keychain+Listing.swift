@@ -54,7 +54,9 @@ extension Keychain {
     public func allEntries() throws(KeychainFailure) -> [Entry] {
         try failing { () throws(KeychainError) -> [Entry] in
             do throws(KeychainError) {
-                return try service().copyMatching(try scopeQuery(returning: .attributes)).map(Entry.init).sorted { $0.key < $1.key }
+                return try service().copyMatching(try scopeQuery(returning: .attributes)).map(Entry.init).sorted {
+                    $0.key < $1.key
+                }
             } catch KeychainError.itemNotFound {
                 return []
             }

@@ -81,7 +81,8 @@ extension Keychain {
             }
             itemClass = .internetPassword
             matching = [
-                .server: .string(server.host), .protocol: .string(server.protocol.rawValue), .port: .number(Int64(server.port)),
+                .server: .string(server.host), .protocol: .string(server.protocol.rawValue),
+                .port: .number(Int64(server.port)),
                 .path: .string(server.path), .authenticationType: .string(server.authenticationType.rawValue),
                 .securityDomain: .string(server.securityDomain),
             ]

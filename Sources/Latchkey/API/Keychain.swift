@@ -69,9 +69,10 @@ public struct Keychain: Sendable {
         authenticationType: AuthenticationType = .default, securityDomain: String = "",
         accessGroup: String? = nil, connection: KeychainConnection = .default
     ) {
-        self.scope = .server(InternetServer(
-            host: server, protocol: `protocol`, port: port, path: path, authenticationType: authenticationType,
-            securityDomain: securityDomain))
+        self.scope = .server(
+            InternetServer(
+                host: server, protocol: `protocol`, port: port, path: path, authenticationType: authenticationType,
+                securityDomain: securityDomain))
         self.accessGroup = accessGroup
         self.connection = connection
     }

@@ -36,12 +36,16 @@ public struct KeychainConnection: Sendable {
         path: String = KeychainLocation.defaultPath(), passphrase: PassphraseSource = .automatic(),
         applicationIdentifier: String = defaultApplicationIdentifier, useAgent: Bool = true
     ) -> KeychainConnection {
-        KeychainConnection(kind: .embedded(path: path, passphrase: passphrase, applicationIdentifier: applicationIdentifier,
-                                           useAgent: useAgent))
+        KeychainConnection(
+            kind: .embedded(
+                path: path, passphrase: passphrase, applicationIdentifier: applicationIdentifier,
+                useAgent: useAgent))
     }
 
     /// A keychain you opened yourself (or an in-memory one), used as `applicationIdentifier`.
-    public static func database(_ database: KeychainDatabase, applicationIdentifier: String = defaultApplicationIdentifier)
+    public static func database(
+        _ database: KeychainDatabase, applicationIdentifier: String = defaultApplicationIdentifier
+    )
         -> KeychainConnection
     {
         KeychainConnection(kind: .database(database, applicationIdentifier: applicationIdentifier))

@@ -22,21 +22,26 @@ public enum PassphraseSource: Sendable, Hashable {
     public static let environmentVariable = "LATCHKEY_PASSPHRASE"
 
     /// The default order: the environment variable when it is set, else the terminal prompt.
-    public static func automatic(environment: [String: String] = ProcessInfo.processInfo.environment) -> PassphraseSource {
+    public static func automatic(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> PassphraseSource
+    {
         environment[environmentVariable] != nil ? .environment : .prompt
     }
 
     /// Reads the passphrase. `errSecInteractionNotAllowed` when there is no terminal to prompt on;
     /// `errSecAuthFailed`-free: checking the passphrase is the keychain's job.
-    public func read(prompt: String = "Keychain passphrase: ",
-                     environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError)
+    public func read(
+        prompt: String = "Keychain passphrase: ",
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(KeychainError)
         -> Passphrase
     {
         switch self {
         case .prompt:
             guard var bytes = Terminal.readHidden(prompt: prompt) else {
-                throw KeychainError(.interactionNotAllowed,
-                                    "no terminal to ask for the passphrase; set \(Self.environmentVariable) or pass a file descriptor")
+                throw KeychainError(
+                    .interactionNotAllowed,
+                    "no terminal to ask for the passphrase; set \(Self.environmentVariable) or pass a file descriptor")
             }
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             return Passphrase(bytes: bytes)
@@ -68,7 +73,8 @@ public enum PassphraseSource: Sendable, Hashable {
             throw KeychainError.param("the key file \(path) does not exist")
         }
         guard info.kind == .regular else {
-            throw KeychainError.param("the key file \(path) is not a regular file (a symbolic link, a FIFO or a device)")
+            throw KeychainError.param(
+                "the key file \(path) is not a regular file (a symbolic link, a FIFO or a device)")
         }
         guard !info.isAccessibleByOthers else {
             throw KeychainError(
@@ -80,7 +86,8 @@ public enum PassphraseSource: Sendable, Hashable {
             contents = try Files.read(path, limit: maximumKeyFileBytes)
         } catch {
             switch error {
-            case .tooLarge: throw KeychainError.param("the key file \(path) is larger than \(maximumKeyFileBytes >> 10) KiB")
+            case .tooLarge:
+                throw KeychainError.param("the key file \(path) is larger than \(maximumKeyFileBytes >> 10) KiB")
             case .notRegularFile: throw KeychainError.param("the key file \(path) is not a regular file")
             case .system(let failure): throw KeychainError(.io, "cannot read the key file \(path): \(failure)")
             }

@@ -1,7 +1,7 @@
 import Foundation
 package import LatchkeyEngine
-package import LatchkeyProtocol
 import LatchkeyPOSIX
+package import LatchkeyProtocol
 import Synchronization
 
 /// A connection to `latchkeyd`. Requests are sent one at a time; when the connection breaks (the agent
@@ -32,7 +32,9 @@ package final class AgentClient: Sendable {
     /// Connects and says hello; nil when no agent runs there or it serves another keychain. Before sending
     /// anything it checks the socket (see `AgentLocation`): a socket in a directory another user could
     /// have prepared, or a listener running as another user, is refused with `errSecWrPerm`.
-    package static func connect(keychainPath: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+    package static func connect(
+        keychainPath: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    )
         throws(KeychainError) -> AgentClient?
     {
         let socket = AgentLocation.socketPath(environment: environment)
@@ -50,7 +52,8 @@ package final class AgentClient: Sendable {
         stream.spinNanoseconds = AgentFrame.replySpinNanoseconds
         do {
             let greeting = try AgentGreeting.decode(try stream.receive())
-            try stream.send(AgentRequest.hello(keychainPath: keychainPath, challenge: greeting.challenge).encoded(id: 1))
+            try stream.send(
+                AgentRequest.hello(keychainPath: keychainPath, challenge: greeting.challenge).encoded(id: 1))
             let response = try AgentResponse.decode(try stream.receive())
             guard case .success = response.outcome else { return nil }
             return stream
@@ -100,16 +103,21 @@ package final class AgentClient: Sendable {
                     try state.stream!.send(message)
                     let received = try state.stream!.receive()
                     let elapsed = (ContinuousClock.now - sent).components
-                    state.wait.record(kind, nanoseconds: Int(elapsed.seconds) * 1_000_000_000 + Int(elapsed.attoseconds / 1_000_000_000))
+                    state.wait.record(
+                        kind,
+                        nanoseconds: Int(elapsed.seconds) * 1_000_000_000 + Int(elapsed.attoseconds / 1_000_000_000))
                     let response = try AgentResponse.decode(received)
                     guard response.id == id || response.id == 0 else {
-                        return .failure(KeychainError(.internal, "the agent answered request \(response.id) instead of \(id)"))
+                        return .failure(
+                            KeychainError(.internal, "the agent answered request \(response.id) instead of \(id)"))
                     }
                     return .success(response)
                 } catch {
                     // The agent went away (or restarted): reconnect once.
                     state.stream = nil
-                    if attempt == 1 { return .failure(KeychainError(.notAvailable, "the connection to the Latchkey agent broke")) }
+                    if attempt == 1 {
+                        return .failure(KeychainError(.notAvailable, "the connection to the Latchkey agent broke"))
+                    }
                 }
             }
             return .failure(KeychainError(.notAvailable, "the Latchkey agent is not running"))

@@ -73,10 +73,14 @@ enum DictionaryDecoding {
             guard decoded.itemClass == .identity else {
                 throw KeychainError.param("kSecValueRef is an identity but kSecClass is \(decoded.itemClass.rawValue)")
             }
-            guard decoded.data == nil else { throw KeychainError.param("an identity is added by kSecValueRef alone, without kSecValueData") }
+            guard decoded.data == nil else {
+                throw KeychainError.param("an identity is added by kSecValueRef alone, without kSecValueData")
+            }
             if operation != .add {
                 // An identity is named by its certificate.
-                decoded.attributes.merge(CertificateAttributes.derived(from: identity.certificate, label: false)) { given, _ in given }
+                decoded.attributes.merge(CertificateAttributes.derived(from: identity.certificate, label: false)) {
+                    given, _ in given
+                }
             }
             return
         }
@@ -87,7 +91,8 @@ enum DictionaryDecoding {
             guard case .inProcess(let key) = reference else {
                 guard case .held(let held) = reference else { return }
                 if operation == .add {
-                    throw KeychainError(.duplicateItem, "the key is held by the keychain, which stored it when it made it")
+                    throw KeychainError(
+                        .duplicateItem, "the key is held by the keychain, which stored it when it made it")
                 }
                 var identifying = KeyAttributes.identifying(held.publicKey)
                 identifying[.keyClass] = .number(1)
@@ -95,7 +100,9 @@ enum DictionaryDecoding {
                 return
             }
             if operation == .add {
-                guard decoded.data == nil else { throw KeychainError.param("give kSecValueRef or kSecValueData, not both") }
+                guard decoded.data == nil else {
+                    throw KeychainError.param("give kSecValueRef or kSecValueData, not both")
+                }
                 let external: SecureKeyBytes
                 do {
                     external = try key.externalRepresentation()
@@ -117,7 +124,8 @@ enum DictionaryDecoding {
             guard decoded.data == nil else { throw KeychainError.param("give kSecValueRef or kSecValueData, not both") }
             decoded.data = certificate.derRepresentation
         } else {
-            decoded.attributes.merge(CertificateAttributes.derived(from: certificate, label: false)) { given, _ in given }
+            decoded.attributes.merge(CertificateAttributes.derived(from: certificate, label: false)) { given, _ in given
+            }
         }
     }
 
@@ -152,7 +160,9 @@ enum DictionaryDecoding {
             decoded.attributes[.accessControl] = try accessControl(value)
             return
         }
-        if key == AttributeKey.synchronizable.rawValue, let text = value as? String, text == SecItemKey.synchronizableAny {
+        if key == AttributeKey.synchronizable.rawValue, let text = value as? String,
+            text == SecItemKey.synchronizableAny
+        {
             // kSecAttrSynchronizableAny: both kinds for searches; dropped on add, as Apple does.
             if operation != .add { decoded.synchronizableAny = true }
             return
@@ -195,7 +205,8 @@ enum DictionaryDecoding {
             }
             guard let convertible = value as? any CertificateConvertible else {
                 throw KeychainError.param(
-                    "kSecValueRef must be a SecCertificate, a SecKey or a SecIdentity, not \(DictionaryValue.typeName(value))")
+                    "kSecValueRef must be a SecCertificate, a SecKey or a SecIdentity, not \(DictionaryValue.typeName(value))"
+                )
             }
             decoded.certificate = convertible.certificate
         default:
@@ -272,7 +283,8 @@ enum DictionaryDecoding {
         case SecItemKey.matchIssuers:
             // Apple normalizes each issuer and skips what is not a Name; an array of none filters nothing.
             guard let issuers = value as? [Any] else {
-                throw KeychainError.param("kSecMatchIssuers must be an array of DER names, not \(DictionaryValue.typeName(value))")
+                throw KeychainError.param(
+                    "kSecMatchIssuers must be an array of DER names, not \(DictionaryValue.typeName(value))")
             }
             decoded.certificateMatch.issuers = issuers.compactMap { ($0 as? Data).flatMap(Certificate.normalizedName) }
         case SecItemKey.matchValidOnDate:
@@ -281,11 +293,13 @@ enum DictionaryDecoding {
             } else if let date = value as? Date {
                 decoded.certificateMatch.validOn = date
             } else {
-                throw KeychainError.param("kSecMatchValidOnDate must be a date or kCFNull, not \(DictionaryValue.typeName(value))")
+                throw KeychainError.param(
+                    "kSecMatchValidOnDate must be a date or kCFNull, not \(DictionaryValue.typeName(value))")
             }
         case SecItemKey.matchTrustedOnly:
             guard let flag = DictionaryValue.boolean(value) else {
-                throw KeychainError.param("kSecMatchTrustedOnly must be a boolean, not \(DictionaryValue.typeName(value))")
+                throw KeychainError.param(
+                    "kSecMatchTrustedOnly must be a boolean, not \(DictionaryValue.typeName(value))")
             }
             decoded.certificateMatch.trustedOnly = flag
         case SecItemKey.matchSubjectContains, SecItemKey.matchEmailAddressIfPresent, SecItemKey.matchSubjectStartsWith,
@@ -302,7 +316,8 @@ enum DictionaryDecoding {
             }
         case SecItemKey.matchHostOrSubdomainOfHost:
             guard let host = value as? String else {
-                throw KeychainError.param("kSecMatchHostOrSubdomainOfHost must be a string, not \(DictionaryValue.typeName(value))")
+                throw KeychainError.param(
+                    "kSecMatchHostOrSubdomainOfHost must be a string, not \(DictionaryValue.typeName(value))")
             }
             decoded.hostOrSubdomainOf = host
         case SecItemKey.matchPolicy:
@@ -311,7 +326,9 @@ enum DictionaryDecoding {
             }
             // Apple's server: errSecUnsupportedOperation (its errSecUnimplemented) for the other classes.
             guard decoded.itemClass == .certificate || decoded.itemClass == .identity else {
-                throw KeychainError(.unimplemented, "kSecMatchPolicy matches certificates and identities, not \(decoded.itemClass.rawValue)")
+                throw KeychainError(
+                    .unimplemented,
+                    "kSecMatchPolicy matches certificates and identities, not \(decoded.itemClass.rawValue)")
             }
             decoded.certificateMatch.policy = convertible.trustPolicy
         case let other where SecItemKey.unsupportedMatches.contains(other):
@@ -332,12 +349,14 @@ enum DictionaryDecoding {
             decoded.authenticationUI = policy
         case SecItemKey.useNoAuthenticationUI:
             guard let flag = DictionaryValue.boolean(value) else {
-                throw KeychainError.param("kSecUseNoAuthenticationUI must be a boolean, not \(DictionaryValue.typeName(value))")
+                throw KeychainError.param(
+                    "kSecUseNoAuthenticationUI must be a boolean, not \(DictionaryValue.typeName(value))")
             }
             if flag { decoded.authenticationUI = .fail }
         case SecItemKey.useOperationPrompt:
             guard let text = value as? String else {
-                throw KeychainError.param("kSecUseOperationPrompt must be a string, not \(DictionaryValue.typeName(value))")
+                throw KeychainError.param(
+                    "kSecUseOperationPrompt must be a string, not \(DictionaryValue.typeName(value))")
             }
             decoded.operationPrompt = text
         case let other where SecItemKey.ignoredUseKeys.contains(other):
@@ -351,8 +370,11 @@ enum DictionaryDecoding {
     /// attribute's stored form.
     private static func accessControl(_ value: Any) throws(KeychainError) -> AttributeValue {
         if let convertible = value as? any AccessControlConvertible { return convertible.accessControl.attributeValue }
-        if let data = value as? Data, let control = AccessControl(attributeValue: .data(data)) { return control.attributeValue }
-        throw KeychainError.param("kSecAttrAccessControl must be a SecAccessControl, not \(DictionaryValue.typeName(value))")
+        if let data = value as? Data, let control = AccessControl(attributeValue: .data(data)) {
+            return control.attributeValue
+        }
+        throw KeychainError.param(
+            "kSecAttrAccessControl must be a SecAccessControl, not \(DictionaryValue.typeName(value))")
     }
 
     /// `attributesToUpdate` of `SecItemUpdate`: `kSecValueData` is the new secret; every other key is an
@@ -363,7 +385,8 @@ enum DictionaryDecoding {
             let value = dictionary[key]!
             if key == SecItemKey.valueData {
                 guard let bytes = value as? Data else {
-                    throw KeychainError.param("kSecValueData (v_Data) must be data, not \(DictionaryValue.typeName(value))")
+                    throw KeychainError.param(
+                        "kSecValueData (v_Data) must be data, not \(DictionaryValue.typeName(value))")
                 }
                 changes.data = bytes
                 continue
@@ -375,7 +398,8 @@ enum DictionaryDecoding {
             }
             guard key.utf8.count == 4 else {
                 throw KeychainError(
-                    .noSuchAttribute, "'\(key)' is not an attribute of class \(itemClass.rawValue) and cannot be updated")
+                    .noSuchAttribute,
+                    "'\(key)' is not an attribute of class \(itemClass.rawValue) and cannot be updated")
             }
             guard let attribute = DictionaryValue.attribute(value) else {
                 throw KeychainError.param(

@@ -9,10 +9,13 @@ import LatchkeyEngine
 struct DictionaryKeychainService: KeychainService {
     let backend: any KeychainBackend
 
-    private static func dictionary(_ itemClass: ItemClass, _ attributes: [AttributeKey: AttributeValue]) -> [String: Any] {
+    private static func dictionary(_ itemClass: ItemClass, _ attributes: [AttributeKey: AttributeValue]) -> [String:
+        Any]
+    {
         var dictionary: [String: Any] = [SecItemKey.class: itemClass.rawValue]
         for (key, value) in attributes {
-            dictionary[key.rawValue] = key == .synchronizable ? (value == .bool(true) || value == .number(1)) : DictionaryValue.object(value)
+            dictionary[key.rawValue] =
+                key == .synchronizable ? (value == .bool(true) || value == .number(1)) : DictionaryValue.object(value)
         }
         return dictionary
     }
@@ -61,20 +64,26 @@ struct DictionaryKeychainService: KeychainService {
         return dictionary
     }
 
-    private static func result(_ value: Any, itemClass: ItemClass, returning: ReturnOptions) throws(KeychainError) -> ItemResult {
+    private static func result(_ value: Any, itemClass: ItemClass, returning: ReturnOptions) throws(KeychainError)
+        -> ItemResult
+    {
         guard let dictionary = value as? [String: Any] else {
-            throw KeychainError(.internal, "the backend answered with a \(DictionaryValue.typeName(value)), not a dictionary")
+            throw KeychainError(
+                .internal, "the backend answered with a \(DictionaryValue.typeName(value)), not a dictionary")
         }
         var attributes: [AttributeKey: AttributeValue] = [:]
         if returning.contains(.attributes) {
             for (key, value) in dictionary where key.utf8.count == 4 {
-                if let attribute = DictionaryValue.attribute(value) { attributes[AttributeKey(rawValue: key)] = attribute }
+                if let attribute = DictionaryValue.attribute(value) {
+                    attributes[AttributeKey(rawValue: key)] = attribute
+                }
             }
         }
         let wantsData = returning.contains(.data) || returning.contains(.reference)
-        return ItemResult(itemClass: itemClass, attributes: attributes,
-                          data: wantsData ? (dictionary[SecItemKey.valueData] as? Data ?? Data()) : nil,
-                          persistentReference: dictionary[SecItemKey.valuePersistentRef] as? Data ?? Data())
+        return ItemResult(
+            itemClass: itemClass, attributes: attributes,
+            data: wantsData ? (dictionary[SecItemKey.valueData] as? Data ?? Data()) : nil,
+            persistentReference: dictionary[SecItemKey.valuePersistentRef] as? Data ?? Data())
     }
 
     private func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
@@ -85,7 +94,9 @@ struct DictionaryKeychainService: KeychainService {
             return nil
         }
         let value = try backend.add(Self.askingForEverything(dictionary, data: returning.contains(.data)))
-        return try value.map { (value) throws(KeychainError) in try Self.result(value, itemClass: item.itemClass, returning: returning) }
+        return try value.map { (value) throws(KeychainError) in
+            try Self.result(value, itemClass: item.itemClass, returning: returning)
+        }
     }
 
     private func find(_ query: ItemQuery) throws(KeychainError) -> [ItemResult] {
@@ -137,8 +148,10 @@ struct DictionaryKeychainService: KeychainService {
         var key = item.attributes.filter { item.itemClass.primaryKey.contains($0.key) }
         if let group = item.attributes[.accessGroup] { key[.accessGroup] = group }
         let synchronizable: SynchronizableFilter = item.attributes[.synchronizable] == .bool(true) ? .yes : .no
-        _ = try update(ItemQuery(item.itemClass, matching: key, synchronizable: synchronizable),
-                       with: ItemChanges(attributes: item.attributes.filter { !key.keys.contains($0.key) }, data: item.data ?? Data()))
+        _ = try update(
+            ItemQuery(item.itemClass, matching: key, synchronizable: synchronizable),
+            with: ItemChanges(
+                attributes: item.attributes.filter { !key.keys.contains($0.key) }, data: item.data ?? Data()))
         return false
     }
 
@@ -152,11 +165,15 @@ struct DictionaryKeychainService: KeychainService {
         case .copyIdentities(let certificates, let keys, let limit):
             return .identities(try joinedIdentities(certificates: certificates, keys: keys, limit: limit))
         case .createHeldKey:
-            throw KeychainError(.unimplemented, "a dictionary backend makes held keys with SecKeyCreateRandomKey, not as typed requests")
+            throw KeychainError(
+                .unimplemented, "a dictionary backend makes held keys with SecKeyCreateRandomKey, not as typed requests"
+            )
         case .useHeldKey:
-            throw KeychainError(.unimplemented, "a dictionary backend uses held keys through SecKey, not as typed requests")
+            throw KeychainError(
+                .unimplemented, "a dictionary backend uses held keys through SecKey, not as typed requests")
         case .releaseHeldKey:
-            throw KeychainError(.unimplemented, "a dictionary backend releases held keys through SecKey, not as typed requests")
+            throw KeychainError(
+                .unimplemented, "a dictionary backend releases held keys through SecKey, not as typed requests")
         case .status, .unlock, .lock, .settings, .updateSettings, .listRegistrations, .register, .unregister:
             throw KeychainError(.unimplemented, "a dictionary backend has no lock state, settings or registrations")
         }

@@ -8,11 +8,19 @@ import LatchkeyEngine
 extension ServiceBackend {
     /// The query's attributes split: those only keys have go to the key, every other one (the certificate's
     /// own, and those both classes have, such as the label and the access group) to the certificate.
-    private func split(_ attributes: [AttributeKey: AttributeValue]) -> (certificate: [AttributeKey: AttributeValue], key: [AttributeKey: AttributeValue]) {
-        let certificateNames = SchemaCatalog.attributes(of: .certificate), keyNames = SchemaCatalog.attributes(of: .key)
-        var certificate: [AttributeKey: AttributeValue] = [:], key: [AttributeKey: AttributeValue] = [:]
+    private func split(_ attributes: [AttributeKey: AttributeValue]) -> (
+        certificate: [AttributeKey: AttributeValue], key: [AttributeKey: AttributeValue]
+    ) {
+        let certificateNames = SchemaCatalog.attributes(of: .certificate)
+        let keyNames = SchemaCatalog.attributes(of: .key)
+        var certificate: [AttributeKey: AttributeValue] = [:]
+        var key: [AttributeKey: AttributeValue] = [:]
         for (name, value) in attributes {
-            if keyNames.contains(name) && !certificateNames.contains(name) { key[name] = value } else { certificate[name] = value }
+            if keyNames.contains(name) && !certificateNames.contains(name) {
+                key[name] = value
+            } else {
+                certificate[name] = value
+            }
         }
         return (certificate, key)
     }
@@ -20,7 +28,9 @@ extension ServiceBackend {
     /// The identities the query names, in certificate order, up to `limit` (one request through the agent);
     /// the key's data is read only when `keyData` (a reference or the data was asked for — which may ask the
     /// user, as reading a key does).
-    func identities(_ decoded: DictionaryDecoding.Decoded, limit: Int?, keyData: Bool) throws(KeychainError) -> [IdentityMatch] {
+    func identities(_ decoded: DictionaryDecoding.Decoded, limit: Int?, keyData: Bool) throws(KeychainError)
+        -> [IdentityMatch]
+    {
         let (certificateFilters, keyFilters) = split(decoded.attributes)
         let synchronizable: SynchronizableFilter = decoded.synchronizableAny ? .any : .no
         var certificates = ItemQuery(
@@ -44,8 +54,9 @@ extension ServiceBackend {
         _ decoded: DictionaryDecoding.Decoded, limit: MatchLimit, keeping: ((IdentityMatch) -> Bool)? = nil
     ) throws(KeychainError) -> Any? {
         let returning = decoded.returning
-        var found = try identities(decoded, limit: keeping == nil ? limit.maximum : nil,
-                                   keyData: returning.contains(.reference) || returning.contains(.data))
+        var found = try identities(
+            decoded, limit: keeping == nil ? limit.maximum : nil,
+            keyData: returning.contains(.reference) || returning.contains(.data))
         if let keeping {
             found = found.filter(keeping)
             if let maximum = limit.maximum { found = Array(found.prefix(maximum)) }
@@ -67,7 +78,8 @@ extension ServiceBackend {
                 throw KeychainError.decode("an identity's certificate is not a certificate: \(error.reason)")
             }
             // Held by the keychain: the search gave its public key; the private key stays where it is.
-            let key: KeyReference = found.key.attributes[.tokenID] != nil
+            let key: KeyReference =
+                found.key.attributes[.tokenID] != nil
                 ? .held(try HeldKey(result: found.key, service: service))
                 : .inProcess(try KeyAttributes.key(data: found.key.data ?? Data(), attributes: found.key.attributes))
             do {
@@ -85,16 +97,22 @@ extension ServiceBackend {
         var dictionary: [String: Any] = [:]
         if returning.contains(.attributes) {
             var attributes = found.key.attributes
-            for name in [AttributeKey.certificateType, .certificateEncoding, .subject, .issuer, .serialNumber, .subjectKeyID,
-                         .publicKeyHash, .label] {
+            for name in [
+                AttributeKey.certificateType, .certificateEncoding, .subject, .issuer, .serialNumber, .subjectKeyID,
+                .publicKeyHash, .label,
+            ] {
                 if let value = found.certificate.attributes[name] { attributes[name] = value }
             }
-            for (name, value) in attributes where name != .accessControl { dictionary[name.rawValue] = DictionaryValue.object(value) }
+            for (name, value) in attributes where name != .accessControl {
+                dictionary[name.rawValue] = DictionaryValue.object(value)
+            }
             dictionary[SecItemKey.class] = ItemClass.identity.rawValue
         }
         if let reference { dictionary[SecItemKey.valueRef] = reference }
         if returning.contains(.data) { dictionary[SecItemKey.valueData] = found.key.data ?? Data() }
-        if returning.contains(.persistentReference) { dictionary[SecItemKey.valuePersistentRef] = found.certificate.persistentReference }
+        if returning.contains(.persistentReference) {
+            dictionary[SecItemKey.valuePersistentRef] = found.certificate.persistentReference
+        }
         return dictionary
     }
 
@@ -113,7 +131,9 @@ extension ServiceBackend {
         let (certificateAttributes, keyOnly) = split(decoded.attributes)
         guard case .inProcess(let inProcess) = identity else {
             // The keychain stored the held key when it made it: only the certificate is new.
-            _ = try service.add(NewItem(.certificate, attributes: certificateAttributes, data: identity.certificate.derRepresentation), returning: [])
+            _ = try service.add(
+                NewItem(.certificate, attributes: certificateAttributes, data: identity.certificate.derRepresentation),
+                returning: [])
             return nil
         }
         var keyAttributes = keyOnly
@@ -128,12 +148,16 @@ extension ServiceBackend {
         }
         var certificateWasThere = false
         do {
-            _ = try service.add(NewItem(.certificate, attributes: certificateAttributes, data: inProcess.certificate.derRepresentation), returning: [])
+            _ = try service.add(
+                NewItem(.certificate, attributes: certificateAttributes, data: inProcess.certificate.derRepresentation),
+                returning: [])
         } catch KeychainError.duplicateItem {
             certificateWasThere = true
         }
         do {
-            let attributes = keyAttributes.merging(KeyAttributes.derived(from: inProcess.privateKey)) { given, _ in given }
+            let attributes = keyAttributes.merging(KeyAttributes.derived(from: inProcess.privateKey)) { given, _ in
+                given
+            }
             _ = try service.add(NewItem(.key, attributes: attributes, data: external.copiedData()), returning: [])
         } catch KeychainError.duplicateItem {
             if certificateWasThere { throw KeychainError(.duplicateItem) }
@@ -147,16 +171,23 @@ extension ServiceBackend {
         let found = try identities(decoded, limit: nil, keyData: false)
         guard !found.isEmpty else { throw KeychainError(.itemNotFound) }
         for identity in found {
-            _ = try service.delete(ItemQuery(.certificate, synchronizable: .any, persistentReference: identity.certificate.persistentReference, limit: .all))
+            _ = try service.delete(
+                ItemQuery(
+                    .certificate, synchronizable: .any, persistentReference: identity.certificate.persistentReference,
+                    limit: .all))
             guard let hash = identity.certificate.attributes[.publicKeyHash] else { continue }
             let stillUsed: Bool
             do {
-                stillUsed = !(try service.copyMatching(ItemQuery(.certificate, matching: [.publicKeyHash: hash], synchronizable: .any))).isEmpty
+                stillUsed =
+                    !(try service.copyMatching(
+                        ItemQuery(.certificate, matching: [.publicKeyHash: hash], synchronizable: .any))).isEmpty
             } catch KeychainError.itemNotFound {
                 stillUsed = false
             }
             if !stillUsed {
-                _ = try service.delete(ItemQuery(.key, synchronizable: .any, persistentReference: identity.key.persistentReference, limit: .all))
+                _ = try service.delete(
+                    ItemQuery(
+                        .key, synchronizable: .any, persistentReference: identity.key.persistentReference, limit: .all))
             }
         }
     }

@@ -53,8 +53,10 @@ public struct ServiceBackend: KeychainBackend {
         let decoded = try DictionaryDecoding.decode(attributes, for: .add)
         if decoded.itemClass == .identity { return try addIdentity(decoded) }
         let item = NewItem(decoded.itemClass, attributes: decoded.attributes, data: decoded.data)
-        let result = try service.add(item, returning: DictionaryResults.fetched(decoded.returning, itemClass: item.itemClass))
-        return try DictionaryResults.shape(result.map { [$0] } ?? [], returning: decoded.returning, single: true, service: service)
+        let result = try service.add(
+            item, returning: DictionaryResults.fetched(decoded.returning, itemClass: item.itemClass))
+        return try DictionaryResults.shape(
+            result.map { [$0] } ?? [], returning: decoded.returning, single: true, service: service)
     }
 
     public func copyMatching(_ query: [String: Any]) throws(KeychainError) -> Any? {
@@ -65,13 +67,16 @@ public struct ServiceBackend: KeychainBackend {
         var query = itemQuery(decoded, limit: limit)
         query.returning = DictionaryResults.fetched(decoded.returning, itemClass: decoded.itemClass)
         let results = try service.copyMatching(query)
-        return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one, service: service)
+        return try DictionaryResults.shape(
+            results, returning: decoded.returning, single: limit == .one, service: service)
     }
 
     public func update(_ query: [String: Any], with attributesToUpdate: [String: Any]) throws(KeychainError) {
         let decoded = try DictionaryDecoding.decode(query, for: .update)
         if decoded.itemClass == .identity {
-            throw KeychainError(.unimplemented, "identities are updated through their certificate or their key, not as kSecClassIdentity")
+            throw KeychainError(
+                .unimplemented,
+                "identities are updated through their certificate or their key, not as kSecClassIdentity")
         }
         let changes = try DictionaryDecoding.decodeChanges(attributesToUpdate, itemClass: decoded.itemClass)
         _ = try service.update(itemQuery(decoded, limit: .all), with: changes)
@@ -87,7 +92,8 @@ public struct ServiceBackend: KeychainBackend {
         var dictionary = attributes
         dictionary[SecItemKey.class] = ItemClass.key.rawValue
         // `kSecAttrIsPermanent` says whether the key is stored; it is no attribute of the item.
-        let permanent = dictionary.removeValue(forKey: SecItemKey.isPermanent).map { DictionaryValue.boolean($0) == true } ?? true
+        let permanent =
+            dictionary.removeValue(forKey: SecItemKey.isPermanent).map { DictionaryValue.boolean($0) == true } ?? true
         let decoded = try DictionaryDecoding.decode(dictionary, for: .add)
         let request = HeldKeyRequest(type: type, bits: bits, attributes: decoded.attributes, isPermanent: permanent)
         guard let made = try service.createHeldKey(request, returning: [.attributes, .data]) else {
@@ -127,7 +133,8 @@ public struct DatabaseBackend: KeychainBackend {
     public init(database: KeychainDatabase, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil) {
         self.database = database
         self.caller = caller
-        self.backend = ServiceBackend(service: LocalKeychainService(database: database, caller: caller, presence: presence))
+        self.backend = ServiceBackend(
+            service: LocalKeychainService(database: database, caller: caller, presence: presence))
     }
 
     public func add(_ attributes: [String: Any]) throws(KeychainError) -> Any? { try backend.add(attributes) }

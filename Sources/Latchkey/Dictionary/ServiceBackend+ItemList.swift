@@ -18,7 +18,8 @@ extension ServiceBackend {
         rest.removeValue(forKey: SecItemKey.matchItemList)
         let decoded = try DictionaryDecoding.decode(rest, for: .search)
         if rest[SecItemKey.valueRef] != nil || rest[SecItemKey.valuePersistentRef] != nil {
-            throw KeychainError.param("kSecMatchItemList cannot be combined with kSecValueRef or kSecValuePersistentRef")
+            throw KeychainError.param(
+                "kSecMatchItemList cannot be combined with kSecValueRef or kSecValuePersistentRef")
         }
         let limit = decoded.limit ?? .one
         if decoded.itemClass == .identity { return try copyIdentities(decoded, limit: limit, listed: list) }
@@ -43,14 +44,18 @@ extension ServiceBackend {
             .sorted { $0.row < $1.row }.map(\.result)
         if let maximum = limit.maximum { results = Array(results.prefix(maximum)) }
         guard !results.isEmpty else { throw KeychainError(.itemNotFound) }
-        return try DictionaryResults.shape(results, returning: decoded.returning, single: limit == .one, service: service)
+        return try DictionaryResults.shape(
+            results, returning: decoded.returning, single: limit == .one, service: service)
     }
 
     /// An identity search with an item list: the identities found whose certificate is listed — as a
     /// `SecCertificate`, as the certificate of a `SecIdentity`, or by its persistent reference (an identity's
     /// is its certificate's) — as macOS compares an identity by its certificate.
-    private func copyIdentities(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit, listed list: [Any]) throws(KeychainError) -> Any? {
-        var references = Set<Data>(), certificates = Set<Data>()
+    private func copyIdentities(_ decoded: DictionaryDecoding.Decoded, limit: MatchLimit, listed list: [Any])
+        throws(KeychainError) -> Any?
+    {
+        var references = Set<Data>()
+        var certificates = Set<Data>()
         for element in list {
             if let reference = element as? Data {
                 references.insert(reference)
@@ -60,11 +65,13 @@ extension ServiceBackend {
                 certificates.insert(identity.identityReference.certificate.derRepresentation)
             } else if !(element is any KeyConvertible) {  // A key is no identity: it matches none.
                 throw KeychainError.param(
-                    "kSecMatchItemList holds references and persistent references, not \(DictionaryValue.typeName(element))")
+                    "kSecMatchItemList holds references and persistent references, not \(DictionaryValue.typeName(element))"
+                )
             }
         }
         return try copyIdentities(decoded, limit: limit) { found in
-            references.contains(found.certificate.persistentReference) || certificates.contains(found.certificate.data ?? Data())
+            references.contains(found.certificate.persistentReference)
+                || certificates.contains(found.certificate.data ?? Data())
         }
     }
 
@@ -75,7 +82,9 @@ extension ServiceBackend {
             guard PersistentReference.parse(reference)?.itemClass == itemClass else { return nil }
             return (SecItemKey.valuePersistentRef, reference)
         }
-        if element is any CertificateConvertible { return itemClass == .certificate ? (SecItemKey.valueRef, element) : nil }
+        if element is any CertificateConvertible {
+            return itemClass == .certificate ? (SecItemKey.valueRef, element) : nil
+        }
         if element is any KeyConvertible { return itemClass == .key ? (SecItemKey.valueRef, element) : nil }
         if let identity = element as? any IdentityConvertible {
             switch itemClass {

@@ -70,7 +70,8 @@ package enum AgentRouting {
     /// this program; nil when no agent serves the keychain. `refusal`: the agent's refusal of the request that
     /// made the caller ask, kept to explain later failures of the keychain opened here.
     package static func route(
-        for path: String, environment: [String: String] = ProcessInfo.processInfo.environment, refusal: KeychainError? = nil
+        for path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        refusal: KeychainError? = nil
     ) throws(KeychainError) -> Route? {
         let key = normalized(path)
         guard let client = try client(for: key, environment: environment) else { return nil }
@@ -91,7 +92,8 @@ package enum AgentRouting {
     /// `beforeFirstUnlock`: whether an agent that cannot tell yet (never unlocked) counts as serving; the
     /// command line, which can ask for the passphrase itself, says no.
     package static func agentServing(
-        _ path: String, environment: [String: String] = ProcessInfo.processInfo.environment, beforeFirstUnlock: Bool = true
+        _ path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        beforeFirstUnlock: Bool = true
     ) throws(KeychainError) -> AgentKeychainService? {
         guard let route = try route(for: path, environment: environment) else { return nil }
         if case .refused(let reason) = route.standing { throw KeychainError(.missingEntitlement, reason) }

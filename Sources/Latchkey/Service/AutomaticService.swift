@@ -27,7 +27,8 @@ struct AutomaticService: KeychainService {
                 // Refused: ask who the agent takes this program for (one request, kept for this connection). An
                 // unregistered program opens the keychain here, now and on every later call.
                 // A status that cannot be had leaves the caller's standing unknown: the refusal stands.
-                guard let route = try? AgentRouting.route(for: path, refusal: error), route.standing == .unregistered else {
+                guard let route = try? AgentRouting.route(for: path, refusal: error), route.standing == .unregistered
+                else {
                     throw error
                 }
                 return try embedded(body, refusal: error)
@@ -40,7 +41,9 @@ struct AutomaticService: KeychainService {
     /// `body` on the keychain opened here, for a program the agent does not serve. When that fails too, the
     /// error says both why the agent refused and why the keychain could not be opened here (for want of a
     /// passphrase: the refusal's status, since registering is the usual remedy).
-    private func embedded<T>(_ body: (any KeychainService) throws(KeychainError) -> T, refusal: KeychainError?) throws(KeychainError) -> T {
+    private func embedded<T>(_ body: (any KeychainService) throws(KeychainError) -> T, refusal: KeychainError?)
+        throws(KeychainError) -> T
+    {
         do {
             return try body(embedded)
         } catch let fallback where !embedded.isOpen {
@@ -76,7 +79,9 @@ struct AutomaticService: KeychainService {
                 // process's, below.
             }
         }
-        guard embedded.isOpen else { throw KeychainError(.itemNotFound, "no keychain open in this process holds the key") }
+        guard embedded.isOpen else {
+            throw KeychainError(.itemNotFound, "no keychain open in this process holds the key")
+        }
         try embedded.releaseHeldKey(reference)
     }
 }

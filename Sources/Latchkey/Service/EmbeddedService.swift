@@ -28,7 +28,9 @@ final class EmbeddedKeychains: Sendable {
     /// Forgets every handle (for tests that delete keychain files).
     func removeAll() { open.withLock { $0.removeAll() } }
 
-    private static func openOrCreate(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
+    private static func openOrCreate(path: String, passphrase: PassphraseSource) throws(KeychainError)
+        -> KeychainDatabase
+    {
         if FileSystem.exists(path) {
             let database = try KeychainDatabase.open(at: path)
             try database.unlock(with: try passphrase.read(prompt: "Passphrase for keychain \(path): "))
@@ -61,8 +63,9 @@ struct EmbeddedService: KeychainService {
 
     func local() throws(KeychainError) -> LocalKeychainService {
         try CallerIdentity.validate(name: caller.applicationIdentifier, as: "the application identifier")
-        return LocalKeychainService(database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller,
-                                    presence: TerminalPresence())
+        return LocalKeychainService(
+            database: try EmbeddedKeychains.shared.database(path: path, passphrase: passphrase), caller: caller,
+            presence: TerminalPresence())
     }
 
     /// Whether this process has the keychain open already.

@@ -11,11 +11,14 @@ public struct TerminalPresence: UserPresenceVerifier {
     /// A verifier that asks at the terminal.
     public init() {}
 
-    public func confirm(_ request: PresenceRequest, verify: (Passphrase) throws(KeychainError) -> Void) throws(KeychainError) {
+    public func confirm(_ request: PresenceRequest, verify: (Passphrase) throws(KeychainError) -> Void)
+        throws(KeychainError)
+    {
         let prompt = "\(request.message).\nKeychain passphrase to allow it (empty to refuse): "
         switch Terminal.askHidden(prompt: prompt) {
         case .noTerminal:
-            throw KeychainError(.interactionNotAllowed, "the item needs the user's confirmation, and there is no terminal to ask on")
+            throw KeychainError(
+                .interactionNotAllowed, "the item needs the user's confirmation, and there is no terminal to ask on")
         case .endOfInput:
             throw KeychainError(.userCanceled, "the user refused the protected item")
         case .line(var bytes):

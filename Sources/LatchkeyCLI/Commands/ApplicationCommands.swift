@@ -31,7 +31,8 @@ enum ApplicationCommands {
         }
         let identifier = arguments.value("app-id") ?? URL(fileURLWithPath: executable).lastPathComponent
         // A name taken from a file is checked like a given one: a program called "*" gets no wildcard.
-        try CallerIdentity.validate(name: identifier, as: arguments.has("app-id") ? "--app-id" : "the executable's name (give --app-id)")
+        try CallerIdentity.validate(
+            name: identifier, as: arguments.has("app-id") ? "--app-id" : "the executable's name (give --app-id)")
         var groups = arguments.allValues("access-group")
         for group in groups {
             guard group != CallerIdentity.wildcardGroup else {
@@ -42,10 +43,12 @@ enum ApplicationCommands {
         if groups.isEmpty { groups = [identifier] }
         if arguments.has("wildcard") { groups.append(CallerIdentity.wildcardGroup) }
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
-        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.dropFirst().first)): ")
+        let passphrase = try context.passphrase(
+            arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.dropFirst().first)): ")
         _ = try administration(path, context: context).service.register(
             executableAt: executable, applicationIdentifier: identifier, accessGroups: groups, passphrase: passphrase)
-        context.stdout.line("registered \(executable) as \(identifier) with access groups \(groups.joined(separator: ", "))")
+        context.stdout.line(
+            "registered \(executable) as \(identifier) with access groups \(groups.joined(separator: ", "))")
         return 0
     }
 
@@ -59,8 +62,10 @@ enum ApplicationCommands {
     ) { arguments, context in
         let executable = URL(fileURLWithPath: arguments.positionals[0]).resolvingSymlinksInPath().path
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
-        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.dropFirst().first)): ")
-        let removed = try administration(path, context: context).service.unregister(executablePath: executable, passphrase: passphrase)
+        let passphrase = try context.passphrase(
+            arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.dropFirst().first)): ")
+        let removed = try administration(path, context: context).service.unregister(
+            executablePath: executable, passphrase: passphrase)
         guard removed else { throw KeychainError(.itemNotFound, "\(executable) is not registered") }
         return 0
     }
@@ -79,7 +84,9 @@ enum ApplicationCommands {
         let (service, agent) = try administration(path, context: context)
         if !agent {
             // Here the registrations are read with the keychain unlocked by the passphrase.
-            try service.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): "))
+            try service.unlock(
+                with: context.passphrase(
+                    arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): "))
         }
         registrations = try service.registrations()
         for registration in registrations.sorted(by: { $0.applicationIdentifier < $1.applicationIdentifier }) {

@@ -6,13 +6,15 @@ import LatchkeyPOSIX
 /// export and import: an encrypted backup of a keychain for moving it to another machine.
 enum BackupCommands {
     static let backupPassphraseOptions = [
-        OptionSpec(nil, "backup-passphrase-fd", .required, value: "fd",
-                   "Read the backup's passphrase from this open file descriptor (one line)."),
+        OptionSpec(
+            nil, "backup-passphrase-fd", .required, value: "fd",
+            "Read the backup's passphrase from this open file descriptor (one line).")
     ]
 
     /// The backup's own passphrase: a file descriptor, LATCHKEY_BACKUP_PASSPHRASE, or a prompt (twice when
     /// exporting).
-    static func backupPassphrase(_ arguments: ParsedArguments, context: CLIContext, confirm: Bool) throws -> Passphrase {
+    static func backupPassphrase(_ arguments: ParsedArguments, context: CLIContext, confirm: Bool) throws -> Passphrase
+    {
         if let fd = arguments.value("backup-passphrase-fd") {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--backup-passphrase-fd needs a file descriptor number, not '\(fd)'")
@@ -42,7 +44,9 @@ enum BackupCommands {
     static func writeNew(_ path: String, contents: Data) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/." + url.lastPathComponent + ".writing-\(CurrentProcess.id)-" + Hex.encode((0..<6).map { _ in UInt8.random(in: 0...255) })
+        let temporary =
+            directory + "/." + url.lastPathComponent + ".writing-\(CurrentProcess.id)-"
+            + Hex.encode((0..<6).map { _ in UInt8.random(in: 0...255) })
         do {
             try Files.createExclusive(temporary, contents: [UInt8](contents))
         } catch {
@@ -59,7 +63,9 @@ enum BackupCommands {
     }
 
     static let export = Command(
-        "export", synopsis: "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain] | -t type [-f format] [-P passphrase] [-o file] [-k keychain] | --to-secret-service [bus-name] [-k keychain]",
+        "export",
+        synopsis:
+            "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain] | -t type [-f format] [-P passphrase] [-o file] [-k keychain] | --to-secret-service [bus-name] [-k keychain]",
         summary: "Write an encrypted backup of a keychain, or export certificates or an identity.",
         details: """
             With -t, exports as `security` does: -t certs writes every certificate as PEM (-f pemseq, the \
@@ -83,8 +89,10 @@ enum BackupCommands {
         options: [
             OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
             OptionSpec(nil, "include-this-device-only", "Include items whose accessibility is \"this device only\"."),
-            OptionSpec(nil, "to-secret-service",
-                       "Copy the keychain's Secret Service items into the default collection of another provider on the session bus (the positional argument names its bus name, org.freedesktop.secrets by default)."),
+            OptionSpec(
+                nil, "to-secret-service",
+                "Copy the keychain's Secret Service items into the default collection of another provider on the session bus (the positional argument names its bus name, org.freedesktop.secrets by default)."
+            ),
         ] + PKITransfer.exportOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
         if arguments.has("to-secret-service") { return try SecretServiceExport.run(arguments, context: context) }
@@ -94,8 +102,9 @@ enum BackupCommands {
             throw CommandFailure(message: "\(output) already exists; choose a new file name")
         }
         let path = context.keychainPath(arguments.positionals.first)
-        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: context.keychainName(arguments.positionals.first),
-                                                                          arguments: arguments)
+        let (keychain, confirmation) = try context.openUnlockedConfirming(
+            path, displayName: context.keychainName(arguments.positionals.first),
+            arguments: arguments)
         let caller = commandLineCaller(group: nil, environment: context.environment)
         var items: [KeychainBackup.Item] = []
         var leftBehind = 0
@@ -103,9 +112,11 @@ enum BackupCommands {
         for itemClass in ItemClass.stored {
             let found: [ItemResult]
             do throws(KeychainError) {
-                found = try context.withProgress("exporting " + classNames[itemClass, default: itemClass.rawValue]) { progress throws(KeychainError) in
+                found = try context.withProgress("exporting " + classNames[itemClass, default: itemClass.rawValue]) {
+                    progress throws(KeychainError) in
                     try keychain.copyMatching(
-                        ItemQuery(itemClass, synchronizable: .any, limit: .all, returning: [.attributes, .data]), caller: caller,
+                        ItemQuery(itemClass, synchronizable: .any, limit: .all, returning: [.attributes, .data]),
+                        caller: caller,
                         presence: confirmation, progress: progress)
                 }
             } catch {
@@ -122,20 +133,28 @@ enum BackupCommands {
                     leftBehind += 1
                     continue
                 }
-                items.append(KeychainBackup.Item(itemClass: item.itemClass, attributes: item.attributes, data: item.data))
+                items.append(
+                    KeychainBackup.Item(itemClass: item.itemClass, attributes: item.attributes, data: item.data))
             }
         }
-        var backup = try KeychainBackup.seal(items, passphrase: backupPassphrase(arguments, context: context, confirm: true))
+        var backup = try KeychainBackup.seal(
+            items, passphrase: backupPassphrase(arguments, context: context, confirm: true))
         defer { wipe(&backup) }
         try writeNew(output, contents: backup)
-        context.stderr.line("exported \(items.count) items to \(output)"
-            + (leftBehind > 0 ? "; left \(leftBehind) this-device-only items behind (--include-this-device-only takes them)" : "")
-            + (heldLeftBehind > 0 ? "; left \(heldLeftBehind) key\(heldLeftBehind == 1 ? "" : "s") the keychain holds behind (they never leave it)" : ""))
+        context.stderr.line(
+            "exported \(items.count) items to \(output)"
+                + (leftBehind > 0
+                    ? "; left \(leftBehind) this-device-only items behind (--include-this-device-only takes them)" : "")
+                + (heldLeftBehind > 0
+                    ? "; left \(heldLeftBehind) key\(heldLeftBehind == 1 ? "" : "s") the keychain holds behind (they never leave it)"
+                    : ""))
         return 0
     }
 
     static let import_ = Command(
-        "import", synopsis: "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase] | --from-secret-service [bus-name] [-k keychain]",
+        "import",
+        synopsis:
+            "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase] | --from-secret-service [bus-name] [-k keychain]",
         summary: "Restore items from an encrypted backup, or import certificates or a PKCS #12 identity.",
         details: """
             With a file and no -i, imports as `security` does: certificates (PEM, every block, or DER), PEM keys \
@@ -158,10 +177,13 @@ enum BackupCommands {
         options: [
             OptionSpec("i", "input", .required, value: "file", "The backup file to read."),
             OptionSpec(nil, "on-conflict", .required, value: "policy", "skip (the default), replace, or newer."),
-            OptionSpec(nil, "allow-expensive-kdf",
-                       "Derive the backup's key even when it asks for more memory or passes than the keychain's own."),
-            OptionSpec(nil, "from-secret-service",
-                       "Copy every item of another Secret Service provider on the session bus (GNOME Keyring, KeePassXC, KWallet; the positional argument names its bus name, org.freedesktop.secrets by default) into the keychain of -k."),
+            OptionSpec(
+                nil, "allow-expensive-kdf",
+                "Derive the backup's key even when it asks for more memory or passes than the keychain's own."),
+            OptionSpec(
+                nil, "from-secret-service",
+                "Copy every item of another Secret Service provider on the session bus (GNOME Keyring, KeePassXC, KWallet; the positional argument names its bus name, org.freedesktop.secrets by default) into the keychain of -k."
+            ),
         ] + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
         if arguments.has("from-secret-service") { return try SecretServiceImport.run(arguments, context: context) }
@@ -175,8 +197,11 @@ enum BackupCommands {
         let path = context.keychainPath(arguments.positionals.first)
         let keychain = try KeychainDatabase.open(at: path)
         try checkCost(of: backup, against: keychain, arguments: arguments, context: context)
-        let items = try KeychainBackup.open(backup, passphrase: backupPassphrase(arguments, context: context, confirm: false))
-        try keychain.unlock(with: context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): "))
+        let items = try KeychainBackup.open(
+            backup, passphrase: backupPassphrase(arguments, context: context, confirm: false))
+        try keychain.unlock(
+            with: context.passphrase(
+                arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): "))
         let caller = commandLineCaller(group: nil, environment: context.environment)
         let summary = try context.withProgress("importing") { progress in
             try keychain.restore(items, onConflict: policy, caller: caller, progress: progress)
@@ -192,7 +217,8 @@ enum BackupCommands {
         } catch {
             switch error {
             case .tooLarge(let size):
-                throw KeychainError.param("\(path) has \(size) bytes; a backup has at most \(KeychainBackup.maximumBytes >> 30) GiB")
+                throw KeychainError.param(
+                    "\(path) has \(size) bytes; a backup has at most \(KeychainBackup.maximumBytes >> 30) GiB")
             case .notRegularFile: throw KeychainError.param("\(path) is not a regular file")
             case .system(let failure): throw CommandFailure(message: "cannot read \(path): \(failure)")
             }
@@ -201,14 +227,17 @@ enum BackupCommands {
 
     /// Refuses, unless confirmed, a backup whose key derivation costs more memory or passes than the larger
     /// of the keychain's own and the default.
-    static func checkCost(of backup: Data, against keychain: KeychainDatabase, arguments: ParsedArguments, context: CLIContext) throws {
+    static func checkCost(
+        of backup: Data, against keychain: KeychainDatabase, arguments: ParsedArguments, context: CLIContext
+    ) throws {
         let asked = try KeychainBackup.keyDerivation(of: backup)
         let own = try keychain.keyDerivation
         let memory = max(own.memoryBytes, KeyDerivation.default.memoryBytes)
         let passes = max(own.passes, KeyDerivation.default.passes)
         guard asked.memoryBytes > memory || asked.passes > passes, !arguments.has("allow-expensive-kdf") else { return }
         let question = "the backup asks for a key derivation of \(asked), more than this keychain's \(own)"
-        if context.interactive, let answer = Terminal.readAnswer(prompt: "latchkey: import: \(question). Derive it anyway? [y/N] "),
+        if context.interactive,
+            let answer = Terminal.readAnswer(prompt: "latchkey: import: \(question). Derive it anyway? [y/N] "),
             ["y", "yes"].contains(answer.lowercased())
         {
             return

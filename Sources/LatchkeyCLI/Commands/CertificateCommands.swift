@@ -13,7 +13,9 @@ enum CertificateCommands {
 
     /// A file's bytes, or a failure naming it: no such file, not a regular file, larger than `maximumImportBytes`.
     static func readFile(_ path: String) throws -> Data {
-        guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure(message: "cannot read \(path): no such file") }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CommandFailure(message: "cannot read \(path): no such file")
+        }
         // Symbolic links followed (as in /etc/ssl/certs); the size is checked before anything is read.
         let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         do {
@@ -21,7 +23,8 @@ enum CertificateCommands {
         } catch {
             switch error {
             case .tooLarge(let size):
-                throw KeychainError.param("\(path) has \(size) bytes; a file to import has at most \(maximumImportBytes >> 20) MiB")
+                throw KeychainError.param(
+                    "\(path) has \(size) bytes; a file to import has at most \(maximumImportBytes >> 20) MiB")
             case .notRegularFile: throw KeychainError.param("\(path) is not a regular file")
             case .system(let failure): throw CommandFailure(message: "cannot read \(path): \(failure)")
             }
@@ -34,12 +37,14 @@ enum CertificateCommands {
     /// The certificates in a file's bytes (`path` names it in errors).
     static func certificates(in bytes: Data, path: String) throws -> [Certificate] {
         let text = String(decoding: bytes, as: UTF8.self)
-        let begin = "-----BEGIN CERTIFICATE-----", end = "-----END CERTIFICATE-----"
+        let begin = "-----BEGIN CERTIFICATE-----"
+        let end = "-----END CERTIFICATE-----"
         var blocks: [Data] = []
         var rest = text[...]
         while let start = rest.range(of: begin) {
             guard let stop = rest.range(of: end, range: start.upperBound..<rest.endIndex),
-                let der = Data(base64Encoded: String(rest[start.upperBound..<stop.lowerBound]), options: .ignoreUnknownCharacters)
+                let der = Data(
+                    base64Encoded: String(rest[start.upperBound..<stop.lowerBound]), options: .ignoreUnknownCharacters)
             else {
                 throw KeychainError(.decode, "\(path): a PEM certificate block is cut short or not base64")
             }
@@ -61,7 +66,8 @@ enum CertificateCommands {
 
     /// Every certificate the caller can see, decoded (items whose data is not a certificate are skipped).
     static func stored(_ store: CommandKeychain) throws -> [(item: ItemResult, certificate: Certificate)] {
-        let query = ItemQuery(.certificate, synchronizable: .any, limit: .all, returning: [.attributes, .data, .persistentReference])
+        let query = ItemQuery(
+            .certificate, synchronizable: .any, limit: .all, returning: [.attributes, .data, .persistentReference])
         let items: [ItemResult]
         do {
             items = try store.run { try store.service.copyMatching(query) }
@@ -89,7 +95,10 @@ enum CertificateCommands {
 
     /// The public key hashes of the certificates that have their private key in the keychain (no key is read).
     static func identityKeyHashes(_ store: CommandKeychain) throws -> Set<Data> {
-        Set(try identityQuery(store, returning: "r_Attributes").compactMap { ($0 as? [String: Any])?[AttributeKey.publicKeyHash.rawValue] as? Data })
+        Set(
+            try identityQuery(store, returning: "r_Attributes").compactMap {
+                ($0 as? [String: Any])?[AttributeKey.publicKeyHash.rawValue] as? Data
+            })
     }
 
     /// The keychain's identities, each a certificate with its private key.
@@ -126,7 +135,8 @@ enum CertificateCommands {
             any time, so no passphrase is needed unless the keychain has never been unlocked.
             """,
         options: [
-            OptionSpec("k", nil, .required, value: "keychain", "The keychain to add to (the default keychain when omitted)."),
+            OptionSpec(
+                "k", nil, .required, value: "keychain", "The keychain to add to (the default keychain when omitted)."),
             OptionSpec(nil, "access-group", .required, value: "group", "Put the certificates in this access group."),
         ] + passphraseOptions,
         positionals: 1...Int.max
@@ -135,8 +145,9 @@ enum CertificateCommands {
         for file in arguments.positionals {
             loaded += try certificates(inFile: file).map { (file, $0) }
         }
-        let store = try CommandKeychain.open(arguments, context: context, group: arguments.value("access-group"),
-                                       keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(
+            arguments, context: context, group: arguments.value("access-group"),
+            keychain: .option(arguments.value("k")))
         var firstFailure: KeychainError?
         for (file, certificate) in loaded {
             var attributes: [AttributeKey: AttributeValue] = [:]
@@ -194,7 +205,9 @@ enum CertificateCommands {
                 context.stdout.line("SHA-256 hash: " + hex(certificate.sha256Fingerprint))
                 context.stdout.line("SHA-1 hash: " + hex(certificate.sha1Fingerprint))
             }
-            if arguments.has("m") { context.stdout.line("email addresses: " + certificate.emailAddresses.joined(separator: ", ")) }
+            if arguments.has("m") {
+                context.stdout.line("email addresses: " + certificate.emailAddresses.joined(separator: ", "))
+            }
             context.stdout.write(arguments.has("p") ? pem(certificate) : ItemPrinter.block(item, keychainPath: path))
         }
         return 0
@@ -218,8 +231,11 @@ enum CertificateCommands {
             OptionSpec("t", nil, "Accepted for compatibility and ignored: Latchkey keeps no trust settings."),
         ] + passphraseOptions
     ) { arguments, context in
-        let name = arguments.value("c"), hash = arguments.value("Z")?.uppercased()
-        guard (name == nil) != (hash == nil) else { throw UsageError(message: "name the certificate with -c or with -Z, not both") }
+        let name = arguments.value("c")
+        let hash = arguments.value("Z")?.uppercased()
+        guard (name == nil) != (hash == nil) else {
+            throw UsageError(message: "name the certificate with -c or with -Z, not both")
+        }
         if let hash, hash.count != 40 || !hash.allSatisfy(\.isHexDigit) {
             throw UsageError(message: "-Z needs a SHA-1 fingerprint of 40 hexadecimal digits")
         }
@@ -231,9 +247,13 @@ enum CertificateCommands {
         guard let (item, _) = matches.first else { throw KeychainError(.itemNotFound) }
         if matches.count > 1 {
             let list = matches.map { hex($0.certificate.sha1Fingerprint) }.joined(separator: ", ")
-            throw CommandFailure(message: "\(matches.count) certificates are named \"\(name ?? "")\"; name one by its SHA-1 hash with -Z: \(list)")
+            throw CommandFailure(
+                message:
+                    "\(matches.count) certificates are named \"\(name ?? "")\"; name one by its SHA-1 hash with -Z: \(list)"
+            )
         }
-        let target = ItemQuery(.certificate, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)
+        let target = ItemQuery(
+            .certificate, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)
         _ = try store.run { try store.service.delete(target) }
         return 0
     }

@@ -26,12 +26,19 @@ enum DoctorCommand {
             context.stdout.line(level.padding(toLength: 8, withPad: " ", startingAt: 0) + " " + message)
         }
         let path = context.keychainPath(arguments.positionals.first)
-        report("ok", "keychain \(path) (from \(arguments.positionals.first != nil ? "the argument" : context.environment["LATCHKEY_KEYCHAIN"] != nil ? "LATCHKEY_KEYCHAIN" : "the default"))")
+        report(
+            "ok",
+            "keychain \(path) (from \(arguments.positionals.first != nil ? "the argument" : context.environment["LATCHKEY_KEYCHAIN"] != nil ? "LATCHKEY_KEYCHAIN" : "the default"))"
+        )
         if context.environment[PassphraseSource.environmentVariable] != nil {
-            report("warning", "LATCHKEY_PASSPHRASE is set: every process of this user can read it; prefer a prompt, --passphrase-fd or a 0600 key file")
+            report(
+                "warning",
+                "LATCHKEY_PASSPHRASE is set: every process of this user can read it; prefer a prompt, --passphrase-fd or a 0600 key file"
+            )
         }
         guard FileManager.default.fileExists(atPath: path) else {
-            report("error", "the keychain does not exist; create it with `latchkey create-keychain \(shellQuoted(path))`")
+            report(
+                "error", "the keychain does not exist; create it with `latchkey create-keychain \(shellQuoted(path))`")
             return 1
         }
         let inspection = KeychainDatabase.inspect(at: path)
@@ -57,40 +64,59 @@ enum DoctorCommand {
         }
         if let durability = inspection.durability {
             let names = [0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"]
-            let text = "journal mode \(durability.journalMode), synchronous \(names[durability.synchronous] ?? "\(durability.synchronous)"), "
+            let text =
+                "journal mode \(durability.journalMode), synchronous \(names[durability.synchronous] ?? "\(durability.synchronous)"), "
                 + "secure_delete \(durability.secureDelete ? "on" : "off")"
-            report(durability.isDurable ? "ok" : "error", durability.isDurable
-                ? "durability: \(text) (an acknowledged write survives a power cut)"
-                : "durability: \(text); an acknowledged write could be lost")
+            report(
+                durability.isDurable ? "ok" : "error",
+                durability.isDurable
+                    ? "durability: \(text) (an acknowledged write survives a power cut)"
+                    : "durability: \(text); an acknowledged write could be lost")
         }
         if let version = inspection.formatVersion {
             report("ok", "format version \(version) (this Latchkey reads up to \(inspection.supportedFormatVersion))")
         }
         if let derivation = inspection.keyDerivation {
-            if derivation.memoryBytes < KeyDerivation.default.memoryBytes || derivation.passes < KeyDerivation.default.passes {
-                report("warning", "key derivation \(derivation) is weaker than the default (\(KeyDerivation.default)); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`")
+            if derivation.memoryBytes < KeyDerivation.default.memoryBytes
+                || derivation.passes < KeyDerivation.default.passes
+            {
+                report(
+                    "warning",
+                    "key derivation \(derivation) is weaker than the default (\(KeyDerivation.default)); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`"
+                )
             } else {
                 report("ok", "key derivation \(derivation)")
             }
         }
         if let tpm = inspection.tpm {
             for (level, message) in tpmFindings(tpm) { report(level, message) }
-            report(inspection.deviceKeyWorks ? "ok" : "warning", inspection.deviceKeyWorks
-                ? "device key sealed by the TPM: items readable at any time open without the passphrase, on this machine only"
-                : "the device key sealed by the TPM cannot be had now: items readable at any time open only after an unlock")
+            report(
+                inspection.deviceKeyWorks ? "ok" : "warning",
+                inspection.deviceKeyWorks
+                    ? "device key sealed by the TPM: items readable at any time open without the passphrase, on this machine only"
+                    : "the device key sealed by the TPM cannot be had now: items readable at any time open only after an unlock"
+            )
         } else {
             report("ok", "TPM: not enrolled (`latchkey tpm enroll` binds the keychain to this machine's TPM)")
-            report(inspection.deviceKeyWorks ? "ok" : "warning", inspection.deviceKeyWorks
-                ? "device key present: items readable at any time open without the passphrase"
-                : "no working device key beside the keychain: items readable at any time open only after an unlock")
+            report(
+                inspection.deviceKeyWorks ? "ok" : "warning",
+                inspection.deviceKeyWorks
+                    ? "device key present: items readable at any time open without the passphrase"
+                    : "no working device key beside the keychain: items readable at any time open only after an unlock")
         }
         if inspection.walBytes > 64 << 20 {
-            report("warning", "the write-ahead log holds \(inspection.walBytes >> 20) MiB; it shrinks when no process keeps the keychain open")
+            report(
+                "warning",
+                "the write-ahead log holds \(inspection.walBytes >> 20) MiB; it shrinks when no process keeps the keychain open"
+            )
         }
         do {
             if let client = try AgentAccess.client(for: path, context: context) {
                 let status = try client.status()
-                report("ok", "agent pid \(status.agentProcessIdentifier.map(String.init) ?? "?") serves it (\(status.lockState))")
+                report(
+                    "ok",
+                    "agent pid \(status.agentProcessIdentifier.map(String.init) ?? "?") serves it (\(status.lockState))"
+                )
             } else {
                 report("ok", "no agent serves it: programs open it themselves, with the passphrase")
             }
@@ -104,10 +130,13 @@ enum DoctorCommand {
         } else {
             let keychain: KeychainDatabase
             do {
-                keychain = try context.openUnlocked(path, displayName: context.keychainName(arguments.positionals.first), arguments: arguments)
+                keychain = try context.openUnlocked(
+                    path, displayName: context.keychainName(arguments.positionals.first), arguments: arguments)
             } catch {
                 // No terminal and no other passphrase source: the one check that needs it is skipped, not failed.
-                guard let refusal = error as? KeychainError, refusal.status == .interactionNotAllowed else { throw error }
+                guard let refusal = error as? KeychainError, refusal.status == .interactionNotAllowed else {
+                    throw error
+                }
                 report("skipped", "integrity: it needs the passphrase, and \(refusal.detail ?? refusal.message)")
                 return errors == 0 ? 0 : 1
             }
@@ -117,7 +146,10 @@ enum DoctorCommand {
             } else {
                 report("error", "integrity: \(integrity)")
                 for item in integrity.damaged {
-                    report("error", "damaged \(item.itemClass.rawValue) item \(Hex.encode(item.persistentReference)): \(item.reason); restore it from a backup, or delete it")
+                    report(
+                        "error",
+                        "damaged \(item.itemClass.rawValue) item \(Hex.encode(item.persistentReference)): \(item.reason); restore it from a backup, or delete it"
+                    )
                 }
             }
         }
@@ -128,17 +160,37 @@ enum DoctorCommand {
     /// sealed to, and its lockout state.
     static func tpmFindings(_ tpm: TPMBinding) -> [(String, String)] {
         guard tpm.present else {
-            return [("error", "TPM: the keychain is bound to a TPM, but none answers at \(tpm.address) (\(tpm.problem ?? "no answer")); set LATCHKEY_TPM_TCTI, or open it with its recovery code: `latchkey tpm recover`")]
+            return [
+                (
+                    "error",
+                    "TPM: the keychain is bound to a TPM, but none answers at \(tpm.address) (\(tpm.problem ?? "no answer")); set LATCHKEY_TPM_TCTI, or open it with its recovery code: `latchkey tpm recover`"
+                )
+            ]
         }
         guard tpm.sameTPM == true else {
-            return [("error", "TPM: the TPM at \(tpm.address) is not the one the keychain is sealed to (another machine, or this TPM was cleared); `latchkey tpm recover` opens it with its recovery code and binds it to this one")]
+            return [
+                (
+                    "error",
+                    "TPM: the TPM at \(tpm.address) is not the one the keychain is sealed to (another machine, or this TPM was cleared); `latchkey tpm recover` opens it with its recovery code and binds it to this one"
+                )
+            ]
         }
-        var findings = [("ok", "TPM: the keychain is bound to the TPM at \(tpm.address); every passphrase guess is counted by the TPM")]
+        var findings = [
+            (
+                "ok",
+                "TPM: the keychain is bound to the TPM at \(tpm.address); every passphrase guess is counted by the TPM"
+            )
+        ]
         if let lockout = tpm.lockout {
-            let counted = "\(lockout.failedTries) of \(lockout.maxTries) failed attempts counted, one forgiven every \(lockout.recoveryInterval) s"
-            findings.append(lockout.inLockout
-                ? ("error", "TPM lockout: locked out (\(counted)); no passphrase opens the keychain until it lifts, in about \(lockout.recoveryInterval) s; the recovery code opens it meanwhile")
-                : ("ok", "TPM lockout: not locked out, \(counted)"))
+            let counted =
+                "\(lockout.failedTries) of \(lockout.maxTries) failed attempts counted, one forgiven every \(lockout.recoveryInterval) s"
+            findings.append(
+                lockout.inLockout
+                    ? (
+                        "error",
+                        "TPM lockout: locked out (\(counted)); no passphrase opens the keychain until it lifts, in about \(lockout.recoveryInterval) s; the recovery code opens it meanwhile"
+                    )
+                    : ("ok", "TPM lockout: not locked out, \(counted)"))
         }
         return findings
     }
@@ -149,11 +201,17 @@ enum DoctorCommand {
     static func ptraceFinding(_ scope: Int?) -> (level: String, message: String) {
         switch scope {
         case nil:
-            return ("warning", "Yama is not enabled (no kernel.yama.ptrace_scope): any program of this user may trace another and act as it, "
-                + "so per-program access stops only programs that do not")
+            return (
+                "warning",
+                "Yama is not enabled (no kernel.yama.ptrace_scope): any program of this user may trace another and act as it, "
+                    + "so per-program access stops only programs that do not"
+            )
         case 0:
-            return ("warning", "kernel.yama.ptrace_scope is 0: any program of this user may trace another and act as it, so per-program "
-                + "access stops only programs that do not; `sysctl kernel.yama.ptrace_scope=1` limits tracing to a program's own children")
+            return (
+                "warning",
+                "kernel.yama.ptrace_scope is 0: any program of this user may trace another and act as it, so per-program "
+                    + "access stops only programs that do not; `sysctl kernel.yama.ptrace_scope=1` limits tracing to a program's own children"
+            )
         case 1: return ("ok", "kernel.yama.ptrace_scope is 1: a program may trace only its own children")
         case 2: return ("ok", "kernel.yama.ptrace_scope is 2: only a program with CAP_SYS_PTRACE may trace another")
         case let value?: return ("ok", "kernel.yama.ptrace_scope is \(value): no program may trace another")
@@ -164,7 +222,8 @@ enum DoctorCommand {
     /// else in single quotes.
     static func shellQuoted(_ path: String) -> String {
         let plain = path.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "/._-+@%:,=".unicodeScalars.contains(scalar))
+            scalar.isASCII
+                && (CharacterSet.alphanumerics.contains(scalar) || "/._-+@%:,=".unicodeScalars.contains(scalar))
         }
         return plain && !path.isEmpty ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }

@@ -20,15 +20,17 @@ enum DumpCommand {
             throw UsageError(message: "-a and -r are not supported; -d prints the secrets")
         }
         let path = context.keychainPath(arguments.positionals.first)
-        let (keychain, confirmation) = try context.openUnlockedConfirming(path, displayName: context.keychainName(arguments.positionals.first),
-                                                                          arguments: arguments)
+        let (keychain, confirmation) = try context.openUnlockedConfirming(
+            path, displayName: context.keychainName(arguments.positionals.first),
+            arguments: arguments)
         let caller = commandLineCaller(group: nil, environment: context.environment)
         for itemClass in ItemClass.stored {
             let items: [ItemResult]
             do throws(KeychainError) {
                 items = try keychain.copyMatching(
-                    ItemQuery(itemClass, synchronizable: .any, limit: .all,
-                              returning: arguments.has("d") ? [.attributes, .data] : [.attributes]),
+                    ItemQuery(
+                        itemClass, synchronizable: .any, limit: .all,
+                        returning: arguments.has("d") ? [.attributes, .data] : [.attributes]),
                     caller: caller, presence: confirmation)
             } catch {
                 guard error.status == .itemNotFound else { throw error }

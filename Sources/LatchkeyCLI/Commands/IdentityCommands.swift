@@ -20,12 +20,19 @@ enum IdentityCommands {
     }
 
     /// A `-p` policy name: basic, ssl-server or ssl-client (with `-s` the host name for ssl-server).
-    static func policy(_ name: String?, host: String?, client: Bool = false) throws -> (policy: TrustPolicy, title: String) {
+    static func policy(_ name: String?, host: String?, client: Bool = false) throws -> (
+        policy: TrustPolicy, title: String
+    ) {
         switch name ?? (client ? "ssl-client" : "basic") {
         case "basic": return (.basicX509, "X.509 Basic")
-        case "ssl-server", "ssl": return client ? (.ssl(server: false, hostname: nil), "SSL (client)") : (.ssl(server: true, hostname: host), "SSL (server)")
+        case "ssl-server", "ssl":
+            return client
+                ? (.ssl(server: false, hostname: nil), "SSL (client)")
+                : (.ssl(server: true, hostname: host), "SSL (server)")
         case "ssl-client": return (.ssl(server: false, hostname: nil), "SSL (client)")
-        case let other: throw UsageError(message: "unsupported policy \"\(other)\"; Latchkey evaluates basic, ssl-server and ssl-client")
+        case let other:
+            throw UsageError(
+                message: "unsupported policy \"\(other)\"; Latchkey evaluates basic, ssl-server and ssl-client")
         }
     }
 
@@ -43,7 +50,8 @@ enum IdentityCommands {
             CA store (Debian's /etc/ssl/certs) and the certificates in the keychain.
             """,
         options: [
-            OptionSpec("p", nil, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
+            OptionSpec(
+                "p", nil, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
             OptionSpec("s", nil, .required, value: "string", "The host name an ssl-server certificate must be for."),
             OptionSpec("v", nil, "Show only valid identities."),
         ] + passphraseOptions
@@ -54,21 +62,25 @@ enum IdentityCommands {
         let withKeys = try CertificateCommands.identityKeyHashes(store)
         var identities: [(certificate: Certificate, failure: TrustFailure?)] = []
         for (_, certificate) in certificates where withKeys.contains(certificate.publicKeyHash) {
-            var evaluation = TrustEvaluation(certificates: [certificate] + certificates.map(\.certificate).filter { $0 != certificate },
-                                             policies: [policy])
+            var evaluation = TrustEvaluation(
+                certificates: [certificate] + certificates.map(\.certificate).filter { $0 != certificate },
+                policies: [policy])
             evaluation.anchorsOnly = false
             identities.append((certificate, evaluation.evaluate().failure))
         }
         func line(_ index: Int, _ certificate: Certificate, _ failure: TrustFailure?) -> String {
             let hash = CertificateCommands.hex(certificate.sha1Fingerprint)
             let name = certificate.subjectSummary.flatMap { $0.isEmpty ? nil : $0 } ?? "<unknown>"
-            return String(format: "%3d) ", index) + "\(hash) \"\(name)\"" + (failure.map { " (\(cssmName($0.status)))" } ?? "")
+            return String(format: "%3d) ", index) + "\(hash) \"\(name)\""
+                + (failure.map { " (\(cssmName($0.status)))" } ?? "")
         }
         if !arguments.has("v") {
             context.stdout.line("")
             context.stdout.line("Policy: \(title)")
             context.stdout.line("  Matching identities")
-            for (index, identity) in identities.enumerated() { context.stdout.line(line(index + 1, identity.certificate, identity.failure)) }
+            for (index, identity) in identities.enumerated() {
+                context.stdout.line(line(index + 1, identity.certificate, identity.failure))
+            }
             context.stdout.line("     \(identities.count) identities found")
             context.stdout.line("")
             context.stdout.line("  Valid identities only")
@@ -82,7 +94,8 @@ enum IdentityCommands {
     // MARK: verify-cert
 
     static let verifyCertificate = Command(
-        "verify-cert", synopsis: "-c certFile [-c certFile...] [-r rootFile...] [-p policy] [-s host] [-C] [-d date] [-q]",
+        "verify-cert",
+        synopsis: "-c certFile [-c certFile...] [-r rootFile...] [-p policy] [-s host] [-C] [-d date] [-q]",
         summary: "Verify a certificate chain.",
         details: """
             Evaluates the first -c certificate (PEM or DER), helped by the other -c certificates, under the \
@@ -93,12 +106,18 @@ enum IdentityCommands {
             does; -q prints neither. No keychain is opened.
             """,
         options: [
-            OptionSpec("c", nil, .required, value: "certFile", "A certificate: the first is the one verified, the others help build the chain."),
-            OptionSpec("r", nil, .required, value: "rootFile", "A root (or other anchor) to trust instead of the system's store."),
-            OptionSpec("p", nil, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
+            OptionSpec(
+                "c", nil, .required, value: "certFile",
+                "A certificate: the first is the one verified, the others help build the chain."),
+            OptionSpec(
+                "r", nil, .required, value: "rootFile",
+                "A root (or other anchor) to trust instead of the system's store."),
+            OptionSpec(
+                "p", nil, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
             OptionSpec("s", nil, .required, value: "host", "The host name an ssl-server certificate must be for."),
             OptionSpec("C", nil, "Verify a client certificate (the ssl-client policy)."),
-            OptionSpec("d", nil, .required, value: "date", "Verify at this date (YYYY-MM-DD or YYYY-MM-DD-HH:MM:SS, UTC)."),
+            OptionSpec(
+                "d", nil, .required, value: "date", "Verify at this date (YYYY-MM-DD or YYYY-MM-DD-HH:MM:SS, UTC)."),
             OptionSpec("q", nil, "Print nothing; the exit status says it."),
             OptionSpec("L", nil, "Accepted for compatibility: Latchkey never fetches certificates from the network."),
         ],
@@ -114,7 +133,9 @@ enum IdentityCommands {
         var evaluation = TrustEvaluation(certificates: certificates, policies: [policy])
         evaluation.anchors = anchors
         if let text = arguments.value("d") {
-            guard let date = parseDate(text) else { throw UsageError(message: "-d needs a date as YYYY-MM-DD or YYYY-MM-DD-HH:MM:SS, not '\(text)'") }
+            guard let date = parseDate(text) else {
+                throw UsageError(message: "-d needs a date as YYYY-MM-DD or YYYY-MM-DD-HH:MM:SS, not '\(text)'")
+            }
             evaluation.date = date
         }
         let quiet = arguments.has("q")
@@ -152,7 +173,8 @@ enum IdentityCommands {
             OptionSpec("a", nil, .required, value: "alg", "The algorithm: rsa (the default) or ec."),
             OptionSpec("s", nil, .required, value: "size", "The key size in bits."),
             OptionSpec(nil, "access-group", .required, value: "group", "Put the keys in this access group."),
-            OptionSpec(nil, "tag", .required, value: "tag", "The application tag (kSecAttrApplicationTag) of both keys."),
+            OptionSpec(
+                nil, "tag", .required, value: "tag", "The application tag (kSecAttrApplicationTag) of both keys."),
         ] + passphraseOptions,
         positionals: 1...1
     ) { arguments, context in
@@ -163,21 +185,26 @@ enum IdentityCommands {
         case let other: throw UsageError(message: "unsupported algorithm \"\(other)\"; use rsa or ec")
         }
         let defaultSize = type == .rsa ? 2048 : 256
-        guard let bits = Int(arguments.value("s") ?? String(defaultSize)) else { throw UsageError(message: "-s needs a number of bits") }
+        guard let bits = Int(arguments.value("s") ?? String(defaultSize)) else {
+            throw UsageError(message: "-s needs a number of bits")
+        }
         let key: AsymmetricKey
         do {
             key = try AsymmetricKey.generate(type, bits: bits)
         } catch let failure as KeyError {
             throw UsageError(message: failure.reason)
         }
-        let store = try CommandKeychain.open(arguments, context: context, group: arguments.value("access-group"), keychain: .option(nil))
+        let store = try CommandKeychain.open(
+            arguments, context: context, group: arguments.value("access-group"), keychain: .option(nil))
         for half in [key.publicKey, key] {
             var attributes = KeyAttributes.derived(from: half)
             attributes[.label] = .string(arguments.positionals[0])
             if let tag = arguments.value("tag") { attributes[.applicationTag] = .data(Data(tag.utf8)) }
             if let group = arguments.value("access-group") { attributes[.accessGroup] = .string(group) }
             let external = try half.externalRepresentation()
-            _ = try store.run { try store.service.add(NewItem(.key, attributes: attributes, data: external.copiedData()), returning: []) }
+            _ = try store.run {
+                try store.service.add(NewItem(.key, attributes: attributes, data: external.copiedData()), returning: [])
+            }
         }
         return 0
     }

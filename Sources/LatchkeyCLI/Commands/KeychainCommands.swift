@@ -9,10 +9,12 @@ enum KeychainCommands {
     ]
 
     static let kdfOptions = [
-        OptionSpec(nil, "kdf-memory", .required, value: "MiB",
-                   "Use this much memory for Argon2id, in MiB (at least 19; the default is 64)."),
-        OptionSpec(nil, "kdf-passes", .required, value: "count",
-                   "Make this many Argon2id passes (at least 2; the default is 3)."),
+        OptionSpec(
+            nil, "kdf-memory", .required, value: "MiB",
+            "Use this much memory for Argon2id, in MiB (at least 19; the default is 64)."),
+        OptionSpec(
+            nil, "kdf-passes", .required, value: "count",
+            "Make this many Argon2id passes (at least 2; the default is 3)."),
     ]
 
     /// The key derivation the --kdf options ask for, nil when none is given.
@@ -61,7 +63,8 @@ enum KeychainCommands {
         {
             return try context.passphrase(arguments, prompt: prompts.0)
         }
-        let alternatives = fdKey == "passphrase-fd" ? CLIContext.passphraseAlternatives : "--\(fdKey) for the new passphrase"
+        let alternatives =
+            fdKey == "passphrase-fd" ? CLIContext.passphraseAlternatives : "--\(fdKey) for the new passphrase"
         for _ in 0..<3 {
             let first = try context.prompt(prompts.0, alternatives: alternatives)
             let second = try context.prompt(prompts.1, alternatives: alternatives)
@@ -80,13 +83,18 @@ enum KeychainCommands {
             unless --passphrase-fd, --passphrase-file or LATCHKEY_PASSPHRASE supplies it. The key derivation \
             defaults to Argon2id with 64 MiB and 3 passes; a keychain that already exists is left untouched.
             """,
-        options: [OptionSpec("p", nil, .required, value: "passphrase",
-                             "Use this passphrase (insecure: other users can see it in the process list).")]
+        options: [
+            OptionSpec(
+                "p", nil, .required, value: "passphrase",
+                "Use this passphrase (insecure: other users can see it in the process list).")
+        ]
             + kdfOptions + passphraseOptions,
         positionals: 0...Int.max
     ) { arguments, context in
         let derivation = try keyDerivation(arguments) ?? .default
-        let paths = arguments.positionals.isEmpty ? [context.keychainPath(nil)] : arguments.positionals.map(context.keychainPath)
+        let paths =
+            arguments.positionals.isEmpty
+            ? [context.keychainPath(nil)] : arguments.positionals.map(context.keychainPath)
         for path in paths {
             let passphrase = try newPassphrase(
                 arguments, context: context, insecureKey: "p", fdKey: "passphrase-fd",
@@ -125,12 +133,16 @@ enum KeychainCommands {
             throw UsageError(message: "invalid domain \"\(domain)\"; Latchkey knows only the user domain")
         }
         if arguments.has("s") {
-            throw CommandFailure(message: "Latchkey keeps no search list; name a keychain on each command or set LATCHKEY_KEYCHAIN")
+            throw CommandFailure(
+                message: "Latchkey keeps no search list; name a keychain on each command or set LATCHKEY_KEYCHAIN")
         }
         let defaultPath = context.keychainPath(nil)
         let directory = KeychainLocation.directory(environment: context.environment)
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []  // No directory: no keychains.
-        let others = names.filter { $0.hasSuffix(".keychain") }.map { directory + "/" + $0 }.filter { $0 != defaultPath }.sorted()
+        // No directory: no keychains.
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let others = names.filter { $0.hasSuffix(".keychain") }.map { directory + "/" + $0 }.filter {
+            $0 != defaultPath
+        }.sorted()
         for path in ([defaultPath] + others) where FileManager.default.fileExists(atPath: path) {
             context.stdout.line("    \"\(path)\"")
         }
@@ -185,22 +197,29 @@ enum KeychainCommands {
         context.stderr.line(line)
         let report = KeychainDatabase.inspect(at: path)
         context.stdout.line("path: \(path)")
-        context.stdout.line("format: \(report.formatVersion.map(String.init) ?? "?") (this Latchkey reads up to \(report.supportedFormatVersion))")
+        context.stdout.line(
+            "format: \(report.formatVersion.map(String.init) ?? "?") (this Latchkey reads up to \(report.supportedFormatVersion))"
+        )
         context.stdout.line("key derivation: \(try keychain.keyDerivation)")
         context.stdout.line("items: \(try keychain.rowCount())")
         if let tpm = report.tpm {
-            context.stdout.line("device key: \(report.deviceKeyWorks ? "sealed by the TPM" : "sealed by a TPM that cannot be used now (always-available items open after the first unlock)")")
+            context.stdout.line(
+                "device key: \(report.deviceKeyWorks ? "sealed by the TPM" : "sealed by a TPM that cannot be used now (always-available items open after the first unlock)")"
+            )
             var line = "tpm: enrolled, \(tpm.address)"
             if !tpm.present {
                 line += " (absent: \(tpm.problem ?? "no answer"))"
             } else if tpm.sameTPM != true {
                 line += " (not the TPM the keychain is sealed to: use latchkey tpm recover)"
             } else if let lockout = tpm.lockout {
-                line += ", lockout: \(lockout.inLockout ? "locked out" : "not locked out"), \(lockout.failedTries) of \(lockout.maxTries) failed attempts"
+                line +=
+                    ", lockout: \(lockout.inLockout ? "locked out" : "not locked out"), \(lockout.failedTries) of \(lockout.maxTries) failed attempts"
             }
             context.stdout.line(line)
         } else {
-            context.stdout.line("device key: \(report.deviceKeyWorks ? "present" : "absent (always-available items open after the first unlock)")")
+            context.stdout.line(
+                "device key: \(report.deviceKeyWorks ? "present" : "absent (always-available items open after the first unlock)")"
+            )
             context.stdout.line("tpm: not enrolled")
         }
         if let status = try AgentAccess.client(for: path, context: context)?.status() {
@@ -222,10 +241,13 @@ enum KeychainCommands {
             --kdf-passes change the Argon2id cost at the same time.
             """,
         options: [
-            OptionSpec("o", nil, .required, value: "passphrase", "The old passphrase (insecure: visible to other users)."),
-            OptionSpec("p", nil, .required, value: "passphrase", "The new passphrase (insecure: visible to other users)."),
-            OptionSpec(nil, "new-passphrase-fd", .required, value: "fd",
-                       "Read the new passphrase from this open file descriptor (one line)."),
+            OptionSpec(
+                "o", nil, .required, value: "passphrase", "The old passphrase (insecure: visible to other users)."),
+            OptionSpec(
+                "p", nil, .required, value: "passphrase", "The new passphrase (insecure: visible to other users)."),
+            OptionSpec(
+                nil, "new-passphrase-fd", .required, value: "fd",
+                "Read the new passphrase from this open file descriptor (one line)."),
         ] + kdfOptions + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
@@ -261,7 +283,8 @@ enum KeychainCommands {
             try AgentKeychainService(client: client).lock()
             return 0
         }
-        context.stderr.line("latchkey: lock-keychain: no agent is running; the keychain's keys are held by no process, so it is locked")
+        context.stderr.line(
+            "latchkey: lock-keychain: no agent is running; the keychain's keys are held by no process, so it is locked")
         return 0
     }
 
@@ -275,7 +298,8 @@ enum KeychainCommands {
             51 (errSecAuthFailed) when it is not.
             """,
         options: [
-            OptionSpec("p", nil, .required, value: "passphrase", "Use this passphrase (insecure: visible to other users)."),
+            OptionSpec(
+                "p", nil, .required, value: "passphrase", "Use this passphrase (insecure: visible to other users)."),
             OptionSpec("u", "Accepted for compatibility; Latchkey always needs the passphrase."),
             OptionSpec(nil, "no-agent", "Only check the passphrase; do not start or use the agent."),
         ] + passphraseOptions
@@ -287,11 +311,14 @@ enum KeychainCommands {
             context.warnVisiblePassphrase("-p", safe: "the prompt, --passphrase-fd or --passphrase-file")
             passphrase = Passphrase(value)
         } else {
-            passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
+            passphrase = try context.passphrase(
+                arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
         }
         if arguments.has("no-agent") {
             try keychain.unlock(with: passphrase)
-            context.stderr.line("latchkey: unlock-keychain: the passphrase is correct; without the agent the keychain stays unlocked only within each latchkey command")
+            context.stderr.line(
+                "latchkey: unlock-keychain: the passphrase is correct; without the agent the keychain stays unlocked only within each latchkey command"
+            )
             return 0
         }
         // A running agent checks the passphrase itself (through its throttle, and with its TPM when the keychain
@@ -325,13 +352,17 @@ enum KeychainCommands {
         var seconds: Int?
         if let text = arguments.value("t") {
             // Its bounds are the keychain's to check: the same error through the agent and without it.
-            guard let value = Int(text) else { throw UsageError(message: "-t needs a positive number of seconds, not '\(text)'") }
+            guard let value = Int(text) else {
+                throw UsageError(message: "-t needs a positive number of seconds, not '\(text)'")
+            }
             seconds = value
         }
         let path = context.keychainPath(arguments.positionals.first)
         let (service, _) = try administration(path, context: context)
-        let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
-        try service.updateSettings(KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")), passphrase: passphrase)
+        let passphrase = try context.passphrase(
+            arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
+        try service.updateSettings(
+            KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")), passphrase: passphrase)
         return 0
     }
 }

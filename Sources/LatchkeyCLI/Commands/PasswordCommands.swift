@@ -23,14 +23,18 @@ enum PasswordCommands {
         let verb = matching ? "Match" : "Set"
         var options = [
             OptionSpec("a", nil, .required, value: "account", "\(verb) the account."),
-            OptionSpec("s", nil, .required, value: kind == .generic ? "service" : "server",
-                       "\(verb) the \(kind == .generic ? "service" : "server")."),
+            OptionSpec(
+                "s", nil, .required, value: kind == .generic ? "service" : "server",
+                "\(verb) the \(kind == .generic ? "service" : "server")."),
             OptionSpec("c", nil, .required, value: "creator", "\(verb) the creator (a four-character code)."),
             OptionSpec("C", nil, .required, value: "type", "\(verb) the type (a four-character code)."),
             OptionSpec("D", nil, .required, value: "kind", "\(verb) the kind (the description)."),
             OptionSpec("j", nil, .required, value: "comment", "\(verb) the comment."),
-            OptionSpec("l", nil, .required, value: "label",
-                       matching ? "Match the label." : "Set the label (the \(kind == .generic ? "service" : "server") when omitted)."),
+            OptionSpec(
+                "l", nil, .required, value: "label",
+                matching
+                    ? "Match the label."
+                    : "Set the label (the \(kind == .generic ? "service" : "server") when omitted)."),
         ]
         if kind == .generic {
             options.append(OptionSpec("G", nil, .required, value: "value", "\(verb) the generic attribute."))
@@ -39,15 +43,21 @@ enum PasswordCommands {
                 OptionSpec("d", nil, .required, value: "domain", "\(verb) the security domain."),
                 OptionSpec("p", nil, .required, value: "path", "\(verb) the path."),
                 OptionSpec("P", nil, .required, value: "port", "\(verb) the port (0 to 65535)."),
-                OptionSpec("r", nil, .required, value: "protocol",
-                           "\(verb) the protocol, a four-character code such as \"htps\" or \"ftp \"."),
-                OptionSpec("t", nil, .required, value: "type",
-                           "\(verb) the authentication type, a four-character code such as \"dflt\" or \"form\"."),
+                OptionSpec(
+                    "r", nil, .required, value: "protocol",
+                    "\(verb) the protocol, a four-character code such as \"htps\" or \"ftp \"."),
+                OptionSpec(
+                    "t", nil, .required, value: "type",
+                    "\(verb) the authentication type, a four-character code such as \"dflt\" or \"form\"."),
             ]
         }
-        options.append(OptionSpec(nil, "access-group", .required, value: "group",
-                                  matching ? "Only look in this access group." : "Put the item in this access group."))
-        options.append(OptionSpec(nil, "synchronizable", matching ? "Only match synchronizable items." : "Make the item synchronizable."))
+        options.append(
+            OptionSpec(
+                nil, "access-group", .required, value: "group",
+                matching ? "Only look in this access group." : "Put the item in this access group."))
+        options.append(
+            OptionSpec(
+                nil, "synchronizable", matching ? "Only match synchronizable items." : "Make the item synchronizable."))
         return options
     }
 
@@ -56,7 +66,9 @@ enum PasswordCommands {
         var attributes: [AttributeKey: AttributeValue] = [:]
         if let account = arguments.value("a") { attributes[.account] = .string(account) }
         if let name = arguments.value("s") { attributes[kind.nameKey] = .string(name) }
-        if let creator = arguments.value("c") { attributes[.creator] = .number(try FourCharCode.number(creator, option: "-c")) }
+        if let creator = arguments.value("c") {
+            attributes[.creator] = .number(try FourCharCode.number(creator, option: "-c"))
+        }
         if let type = arguments.value("C") { attributes[.type] = .number(try FourCharCode.number(type, option: "-C")) }
         if let description = arguments.value("D") { attributes[.itemDescription] = .string(description) }
         if let comment = arguments.value("j") { attributes[.comment] = .string(comment) }
@@ -72,10 +84,12 @@ enum PasswordCommands {
                 attributes[.port] = .number(Int64(number))
             }
             if let code = arguments.value("r") {
-                attributes[.protocol] = .string(String(decoding: try FourCharCode.validated(code, option: "-r"), as: UTF8.self))
+                attributes[.protocol] = .string(
+                    String(decoding: try FourCharCode.validated(code, option: "-r"), as: UTF8.self))
             }
             if let code = arguments.value("t") {
-                attributes[.authenticationType] = .string(String(decoding: try FourCharCode.validated(code, option: "-t"), as: UTF8.self))
+                attributes[.authenticationType] = .string(
+                    String(decoding: try FourCharCode.validated(code, option: "-t"), as: UTF8.self))
             }
         }
         if let group = arguments.value("access-group") { attributes[.accessGroup] = .string(group) }
@@ -91,7 +105,10 @@ enum PasswordCommands {
             "when-passcode-set-this-device-only": .whenPasscodeSetThisDeviceOnly,
         ]
         guard let accessibility = Accessibility(rawValue: text) ?? names[text] else {
-            throw UsageError(message: "unknown accessibility '\(text)'; use ak, ck, dk, aku, cku, dku, akpu or a name such as after-first-unlock")
+            throw UsageError(
+                message:
+                    "unknown accessibility '\(text)'; use ak, ck, dk, aku, cku, dku, akpu or a name such as after-first-unlock"
+            )
         }
         return accessibility
     }
@@ -103,22 +120,31 @@ enum PasswordCommands {
         let passwordKeys = kind == .generic ? ["w", "p"] : ["w"]
         var options = attributeOptions(kind, matching: false)
         options += [
-            OptionSpec("w", nil, .requiredOrPrompt, value: "password",
-                       "The password; put -w last to be asked for it (a password on the command line is visible to other users)."),
+            OptionSpec(
+                "w", nil, .requiredOrPrompt, value: "password",
+                "The password; put -w last to be asked for it (a password on the command line is visible to other users)."
+            ),
             OptionSpec("X", nil, .required, value: "hex", "The password as hexadecimal digits."),
             OptionSpec("U", nil, "Update the item if it exists (otherwise an existing item is an error)."),
             OptionSpec("A", nil, "Accepted for compatibility and ignored: Latchkey grants access by access group."),
-            OptionSpec("T", nil, .required, value: "app", "Accepted for compatibility and ignored: Latchkey grants access by access group."),
-            OptionSpec(nil, "accessibility", .required, value: "class",
-                       "When the item is readable: ak (when unlocked, the default), ck (after first unlock), dk (always), or aku, cku, dku, akpu."),
+            OptionSpec(
+                "T", nil, .required, value: "app",
+                "Accepted for compatibility and ignored: Latchkey grants access by access group."),
+            OptionSpec(
+                nil, "accessibility", .required, value: "class",
+                "When the item is readable: ak (when unlocked, the default), ck (after first unlock), dk (always), or aku, cku, dku, akpu."
+            ),
         ]
         if kind == .generic {
-            options.append(OptionSpec("p", nil, .requiredOrPrompt, value: "password", "The password (legacy form of -w)."))
+            options.append(
+                OptionSpec("p", nil, .requiredOrPrompt, value: "password", "The password (legacy form of -w)."))
         }
         options += SecretInput.options + passphraseOptions
         let noun = kind.noun
         return Command(
-            name, synopsis: "-a account -s \(kind == .generic ? "service" : "server") [-w [password]] [options...] [keychain]",
+            name,
+            synopsis:
+                "-a account -s \(kind == .generic ? "service" : "server") [-w [password]] [options...] [keychain]",
             summary: "Add \(kind == .generic ? "a" : "an") \(noun) item.",
             details: """
                 Adds \(kind == .generic ? "a" : "an") \(noun) for an account and \(kind == .generic ? "a service" : "a server"). \
@@ -130,7 +156,9 @@ enum PasswordCommands {
             options: options
         ) { arguments, context in
             guard arguments.has("a") else { throw UsageError(message: "-a account is required") }
-            guard arguments.has("s") else { throw UsageError(message: "-s \(kind == .generic ? "service" : "server") is required") }
+            guard arguments.has("s") else {
+                throw UsageError(message: "-s \(kind == .generic ? "service" : "server") is required")
+            }
             var attributes = try attributes(arguments, kind: kind)
             if attributes[.label] == nil { attributes[.label] = attributes[kind.nameKey] }
             if kind == .internet && attributes[.authenticationType] == nil {
@@ -141,7 +169,9 @@ enum PasswordCommands {
             }
             if arguments.has("synchronizable") { attributes[.synchronizable] = .bool(true) }
             if arguments.has("A") || arguments.has("T") {
-                context.warning("-A and -T are ignored: Latchkey grants access by access group (--access-group), not by application")
+                context.warning(
+                    "-A and -T are ignored: Latchkey grants access by access group (--access-group), not by application"
+                )
             }
             // The store first: the agent identifies this program when it connects, before the secret is read
             // (reading it makes the process not dumpable, and the agent cannot look at such a process).
@@ -173,8 +203,9 @@ enum PasswordCommands {
             matching = matching.filter { key.contains($0.key) || $0.key == .accessGroup }
         }
         if arguments.has("synchronizable") { matching[.synchronizable] = .bool(true) }
-        let query = ItemQuery(kind.itemClass, matching: matching, synchronizable: .any, limit: .one,
-                              returning: [.attributes, .data, .persistentReference])
+        let query = ItemQuery(
+            kind.itemClass, matching: matching, synchronizable: .any, limit: .one,
+            returning: [.attributes, .data, .persistentReference])
         let found = try store.run { try store.service.copyMatching(query) }
         guard let item = found.first else { throw KeychainError(.itemNotFound) }
         return item
@@ -182,12 +213,14 @@ enum PasswordCommands {
 
     static func find(_ kind: Kind) -> Command {
         let name = kind == .generic ? "find-generic-password" : "find-internet-password"
-        let options = attributeOptions(kind, matching: true) + [
-            OptionSpec("g", nil, "Also print the password, on standard error."),
-            OptionSpec("w", nil, "Print only the password, on standard output."),
-        ] + passphraseOptions
+        let options =
+            attributeOptions(kind, matching: true) + [
+                OptionSpec("g", nil, "Also print the password, on standard error."),
+                OptionSpec("w", nil, "Print only the password, on standard output."),
+            ] + passphraseOptions
         return Command(
-            name, synopsis: "[-a account] [-s \(kind == .generic ? "service" : "server")] [options...] [-g | -w] [keychain]",
+            name,
+            synopsis: "[-a account] [-s \(kind == .generic ? "service" : "server")] [options...] [-g | -w] [keychain]",
             summary: "Find \(kind == .generic ? "a" : "an") \(kind.noun) item.",
             details: """
                 Finds the first \(kind.noun) that matches every option given (exactly; with no options, the first \
@@ -200,7 +233,8 @@ enum PasswordCommands {
             options: options
         ) { arguments, context in
             let path = context.keychainPath(arguments.positionals.first)
-            let item = try findFirst(arguments, kind: kind, store: CommandKeychain.open(arguments, context: context, group: nil))
+            let item = try findFirst(
+                arguments, kind: kind, store: CommandKeychain.open(arguments, context: context, group: nil))
             var secret = Array(item.data ?? Data())
             defer { wipe(&secret) }
             if arguments.has("w") {
@@ -215,9 +249,10 @@ enum PasswordCommands {
 
     static func delete(_ kind: Kind) -> Command {
         let name = kind == .generic ? "delete-generic-password" : "delete-internet-password"
-        let options = attributeOptions(kind, matching: true) + [
-            OptionSpec("g", nil, "Accepted for compatibility and ignored."),
-        ] + passphraseOptions
+        let options =
+            attributeOptions(kind, matching: true) + [
+                OptionSpec("g", nil, "Accepted for compatibility and ignored.")
+            ] + passphraseOptions
         return Command(
             name, synopsis: "[-a account] [-s \(kind == .generic ? "service" : "server")] [options...] [keychain]",
             summary: "Delete \(kind == .generic ? "a" : "an") \(kind.noun) item.",
@@ -236,7 +271,8 @@ enum PasswordCommands {
             let store = try CommandKeychain.open(arguments, context: context, group: nil)
             let item = try findFirst(arguments, kind: kind, store: store)
             context.stdout.write(ItemPrinter.block(item, keychainPath: path))
-            let target = ItemQuery(kind.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)
+            let target = ItemQuery(
+                kind.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all)
             _ = try store.run { try store.service.delete(target) }
             context.stderr.line("password has been deleted.")
             return 0

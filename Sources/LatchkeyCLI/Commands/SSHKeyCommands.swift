@@ -33,14 +33,22 @@ enum SSHKeyCommands {
         options: [
             OptionSpec("t", nil, .required, value: "type", "With create: ecdsa (P-256, the default) or ed25519."),
             OptionSpec(nil, "confirm", .required, value: "yes|no", "Whether each use asks through pinentry."),
-            OptionSpec(nil, "approval-seconds", .required, value: "seconds",
-                       "How long one approval covers the same program and destination (default 60; 0 asks every time)."),
-            OptionSpec(nil, "approval-scope", .required, value: "destination|tree",
-                       "What one approval covers: the same destination (the default), or any use by the same process tree."),
-            OptionSpec(nil, "programs", .required, value: "any|registered|ids",
-                       "Which programs may use the key: any program of the user, registered ones, or the registered ones with these application identifiers (comma-separated)."),
-            OptionSpec(nil, "key-passphrase-fd", .required, value: "fd", "With import: read the key file's passphrase from this file descriptor."),
-            OptionSpec(nil, "key-passphrase-file", .required, value: "path", "With import: read the key file's passphrase from this file."),
+            OptionSpec(
+                nil, "approval-seconds", .required, value: "seconds",
+                "How long one approval covers the same program and destination (default 60; 0 asks every time)."),
+            OptionSpec(
+                nil, "approval-scope", .required, value: "destination|tree",
+                "What one approval covers: the same destination (the default), or any use by the same process tree."),
+            OptionSpec(
+                nil, "programs", .required, value: "any|registered|ids",
+                "Which programs may use the key: any program of the user, registered ones, or the registered ones with these application identifiers (comma-separated)."
+            ),
+            OptionSpec(
+                nil, "key-passphrase-fd", .required, value: "fd",
+                "With import: read the key file's passphrase from this file descriptor."),
+            OptionSpec(
+                nil, "key-passphrase-file", .required, value: "path",
+                "With import: read the key file's passphrase from this file."),
             OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...2
@@ -54,10 +62,13 @@ enum SSHKeyCommands {
         case "list":
             guard argument == nil else { throw UsageError(message: "ssh-key list takes no argument") }
         default:
-            guard argument != nil else { throw UsageError(message: "ssh-key \(action) needs a \(action == "import" ? "key file" : "key name")") }
+            guard argument != nil else {
+                throw UsageError(message: "ssh-key \(action) needs a \(action == "import" ? "key file" : "key name")")
+            }
         }
         if action == "import" { return try importKey(argument ?? "", arguments, context) }
-        let store = try CommandKeychain.open(arguments, context: context, group: SSHKeyStore.accessGroup, keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(
+            arguments, context: context, group: SSHKeyStore.accessGroup, keychain: .option(arguments.value("k")))
         let keys = SSHKeyStore(service: store.service)
         switch action {
         case "create":
@@ -118,17 +129,23 @@ enum SSHKeyCommands {
             throw KeychainError(.decode, "\(path): \(error)")
         }
         let keychainPath = context.keychainPath(arguments.value("k"))
-        let keychain = try context.openUnlocked(keychainPath, displayName: arguments.value("k") ?? "default", arguments: arguments)
-        let keys = SSHKeyStore(database: keychain, caller: commandLineCaller(group: SSHKeyStore.accessGroup, environment: context.environment))
+        let keychain = try context.openUnlocked(
+            keychainPath, displayName: arguments.value("k") ?? "default", arguments: arguments)
+        let keys = SSHKeyStore(
+            database: keychain,
+            caller: commandLineCaller(group: SSHKeyStore.accessGroup, environment: context.environment))
         let existing = try keys.identity(blob: opened.key.publicKey.blob)
         let settings = try SSHKeyCommands.settings(arguments, base: existing?.settings ?? SSHKeySettings())
         try keys.add(opened.key, comment: opened.comment, settings: settings)
-        context.stdout.line("\(existing == nil ? "imported" : "updated") \(opened.key.publicKey.fingerprint) \(opened.comment)")
+        context.stdout.line(
+            "\(existing == nil ? "imported" : "updated") \(opened.key.publicKey.fingerprint) \(opened.comment)")
         return 0
     }
 
     /// The key file's passphrase: from --key-passphrase-fd, --key-passphrase-file, else the terminal.
-    private static func keyFilePassphrase(_ path: String, _ arguments: ParsedArguments, _ context: CLIContext) throws -> SecureBytes {
+    private static func keyFilePassphrase(_ path: String, _ arguments: ParsedArguments, _ context: CLIContext) throws
+        -> SecureBytes
+    {
         let passphrase: Passphrase
         if let fd = arguments.value("key-passphrase-fd") {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
@@ -173,7 +190,9 @@ enum SSHKeyCommands {
         case let list?:
             let identifiers = list.split(separator: ",").map(String.init)
             for identifier in identifiers { try CallerIdentity.validate(name: identifier, as: "--programs") }
-            guard !identifiers.isEmpty else { throw UsageError(message: "--programs is any, registered or application identifiers") }
+            guard !identifiers.isEmpty else {
+                throw UsageError(message: "--programs is any, registered or application identifiers")
+            }
             settings.programs = .registered(identifiers)
         }
         return settings
@@ -183,10 +202,13 @@ enum SSHKeyCommands {
     /// several keys share.
     private static func find(_ name: String, in keys: SSHKeyStore) throws -> SSHKeyStore.Identity {
         let all = try keys.identities()
-        let matches = name.hasPrefix("SHA256:") ? all.filter { $0.publicKey.fingerprint == name } : all.filter { $0.comment == name }
+        let matches =
+            name.hasPrefix("SHA256:")
+            ? all.filter { $0.publicKey.fingerprint == name } : all.filter { $0.comment == name }
         guard let first = matches.first else { throw KeychainError(.itemNotFound, "no SSH key named \(name)") }
         guard matches.count == 1 else {
-            throw KeychainError.param("\(matches.count) SSH keys are named \(name); name one by its fingerprint (latchkey ssh-key list)")
+            throw KeychainError.param(
+                "\(matches.count) SSH keys are named \(name); name one by its fingerprint (latchkey ssh-key list)")
         }
         return first
     }
@@ -201,8 +223,10 @@ enum SSHKeyCommands {
         case .rsa: type = "RSA"
         case .ed25519: type = "ED25519"
         }
-        var words = ["\(key.bits) \(key.fingerprint) \(identity.comment) (\(type))",
-                     identity.tokenID == HeldKeyRequest.secureEnclaveTokenID ? "origin=made-in-keychain" : "origin=imported"]
+        var words = [
+            "\(key.bits) \(key.fingerprint) \(identity.comment) (\(type))",
+            identity.tokenID == HeldKeyRequest.secureEnclaveTokenID ? "origin=made-in-keychain" : "origin=imported",
+        ]
         guard let settings = identity.settings else { return (words + ["settings=damaged"]).joined(separator: " ") }
         words.append("confirm=\(settings.confirm ? "yes" : "no")")
         if settings.confirm {
@@ -211,9 +235,12 @@ enum SSHKeyCommands {
         }
         switch settings.programs {
         case .any: words.append("programs=any")
-        case .registered(let identifiers): words.append("programs=" + (identifiers.isEmpty ? "registered" : identifiers.joined(separator: ",")))
+        case .registered(let identifiers):
+            words.append("programs=" + (identifiers.isEmpty ? "registered" : identifiers.joined(separator: ",")))
         }
-        if !settings.destinations.isEmpty { words.append("destinations=" + settings.destinations.map(\.summary).joined(separator: ",")) }
+        if !settings.destinations.isEmpty {
+            words.append("destinations=" + settings.destinations.map(\.summary).joined(separator: ","))
+        }
         if let expires = settings.expires {
             let formatter = ISO8601DateFormatter()
             words.append("expires=" + formatter.string(from: expires))

@@ -15,11 +15,13 @@ enum SecretServiceExport {
             throw UsageError(message: "--to-secret-service takes at most one bus name; name the keychain with -k")
         }
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
-        let store = try CommandKeychain.open(arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(
+            arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
         let found: [ItemResult]
         do {
             found = try store.run {
-                try store.service.copyMatching(ItemQuery(.genericPassword, limit: .all, returning: [.attributes, .data]))
+                try store.service.copyMatching(
+                    ItemQuery(.genericPassword, limit: .all, returning: [.attributes, .data]))
             }
         } catch let error as KeychainError where error.status == .itemNotFound {
             found = []
@@ -33,8 +35,9 @@ enum SecretServiceExport {
                 guard let text = value.stringValue, !text.isEmpty else { continue }
                 attributes[String(key.rawValue.dropFirst(AttributeKey.secretServicePrefix.count))] = text
             }
-            return SecretServiceImport.SourceItem(label: item[.label]?.stringValue ?? "", attributes: attributes, secret: item.data ?? Data(),
-                                                  contentType: item[.itemDescription]?.stringValue ?? "text/plain")
+            return SecretServiceImport.SourceItem(
+                label: item[.label]?.stringValue ?? "", attributes: attributes, secret: item.data ?? Data(),
+                contentType: item[.itemDescription]?.stringValue ?? "text/plain")
         }
         let report: (copied: Int, present: Int, locked: Int)
         do throws(BusError) {
@@ -45,7 +48,9 @@ enum SecretServiceExport {
         context.stdout.line("copied \(report.copied) item\(report.copied == 1 ? "" : "s") to \(name)")
         var skipped: [String] = []
         if report.present > 0 { skipped.append("\(report.present) already there") }
-        if report.locked > 0 { skipped.append("\(report.locked) refused: \(name)'s default collection is locked (unlock it first)") }
+        if report.locked > 0 {
+            skipped.append("\(report.locked) refused: \(name)'s default collection is locked (unlock it first)")
+        }
         if !skipped.isEmpty { context.stdout.line("skipped " + skipped.joined(separator: ", ")) }
         return report.locked > 0 ? 1 : 0
     }
@@ -54,7 +59,9 @@ enum SecretServiceExport {
     static let defaultCollection = "/org/freedesktop/secrets/aliases/default"
 
     /// Creates each item the provider does not have yet in its default collection.
-    static func write(_ items: [SecretServiceImport.SourceItem], to name: String) throws(BusError) -> (copied: Int, present: Int, locked: Int) {
+    static func write(_ items: [SecretServiceImport.SourceItem], to name: String) throws(BusError) -> (
+        copied: Int, present: Int, locked: Int
+    ) {
         let bus = try Bus(.session)
         let session = try SecretServiceImport.openPlainSession(bus, name, service)
         var report = (copied: 0, present: 0, locked: 0)
@@ -63,7 +70,9 @@ enum SecretServiceExport {
                 report.present += 1
                 continue
             }
-            let reply = try bus.call(name, path: defaultCollection, interface: "org.freedesktop.Secret.Collection", member: "CreateItem") {
+            let reply = try bus.call(
+                name, path: defaultCollection, interface: "org.freedesktop.Secret.Collection", member: "CreateItem"
+            ) {
                 (message) throws(BusError) in
                 try message.open("a", "{sv}")
                 try message.open("e", "sv")
@@ -102,8 +111,12 @@ enum SecretServiceExport {
     }
 
     /// Whether the provider has an unlocked item with the same attributes, label and secret.
-    private static func present(_ item: SecretServiceImport.SourceItem, bus: Bus, name: String, session: String) throws(BusError) -> Bool {
-        let search = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "SearchItems") { (message) throws(BusError) in
+    private static func present(_ item: SecretServiceImport.SourceItem, bus: Bus, name: String, session: String)
+        throws(BusError) -> Bool
+    {
+        let search = try bus.call(
+            name, path: service, interface: "org.freedesktop.Secret.Service", member: "SearchItems"
+        ) { (message) throws(BusError) in
             try message.open("a", "{ss}")
             for (key, value) in item.attributes {
                 try message.open("e", "ss")
@@ -115,7 +128,9 @@ enum SecretServiceExport {
         }
         let unlocked = try search.readObjectPaths()
         guard !unlocked.isEmpty else { return false }
-        let secrets = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "GetSecrets") { (message) throws(BusError) in
+        let secrets = try bus.call(
+            name, path: service, interface: "org.freedesktop.Secret.Service", member: "GetSecrets"
+        ) { (message) throws(BusError) in
             try message.open("a", "o")
             for path in unlocked { try message.append(path, as: "o") }
             try message.close()
@@ -136,19 +151,23 @@ enum SecretServiceExport {
         }
         try secrets.exit()
         for path in same {
-            let reply = try bus.call(name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get") { (message) throws(BusError) in
+            let reply = try bus.call(name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get") {
+                (message) throws(BusError) in
                 try message.append("org.freedesktop.Secret.Item")
                 try message.append("Attributes")
             }
             _ = try reply.enter("v", "a{ss}")
             let attributes = try reply.readStringDictionary()
-            let labelReply = try bus.call(name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get") { (message) throws(BusError) in
+            let labelReply = try bus.call(name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get")
+            { (message) throws(BusError) in
                 try message.append("org.freedesktop.Secret.Item")
                 try message.append("Label")
             }
             _ = try labelReply.enter("v", "s")
             // GNOME Keyring adds xdg:schema where the creator gave none; an item is the same with or without it.
-            if try labelReply.readString() == item.label && attributes.filter({ $0.key != "xdg:schema" }) == item.attributes.filter({ $0.key != "xdg:schema" }) {
+            if try labelReply.readString() == item.label
+                && attributes.filter({ $0.key != "xdg:schema" }) == item.attributes.filter({ $0.key != "xdg:schema" })
+            {
                 return true
             }
         }

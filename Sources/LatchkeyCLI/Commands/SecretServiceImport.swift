@@ -31,7 +31,8 @@ enum SecretServiceImport {
             throw UsageError(message: "--from-secret-service takes at most one bus name; name the keychain with -k")
         }
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
-        let store = try CommandKeychain.open(arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+        let store = try CommandKeychain.open(
+            arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
         var report: Report
         let collections: [(label: String, items: [SourceItem])]
         do throws(BusError) {
@@ -47,10 +48,14 @@ enum SecretServiceImport {
                 }
                 var attributes: [AttributeKey: AttributeValue] = [
                     .service: .string("org.freedesktop.secrets"), .accessGroup: .string("org.freedesktop.secrets"),
-                    .account: .string(RandomText.hex(16)), .label: .string(item.label), .itemDescription: .string(item.contentType),
+                    .account: .string(RandomText.hex(16)), .label: .string(item.label),
+                    .itemDescription: .string(item.contentType),
                 ]
                 for (key, value) in item.attributes { attributes[AttributeKey.secretService(key)] = .string(value) }
-                _ = try store.run { try store.service.add(NewItem(.genericPassword, attributes: attributes, data: item.secret), returning: []) }
+                _ = try store.run {
+                    try store.service.add(
+                        NewItem(.genericPassword, attributes: attributes, data: item.secret), returning: [])
+                }
                 report.copied[label, default: 0] += 1
             }
         }
@@ -71,21 +76,27 @@ enum SecretServiceImport {
         for (key, value) in item.attributes { matching[AttributeKey.secretService(key)] = .string(value) }
         let found: [ItemResult]
         do throws(KeychainError) {
-            found = try store.service.copyMatching(ItemQuery(.genericPassword, matching: matching, limit: .all, returning: [.attributes, .data]))
+            found = try store.service.copyMatching(
+                ItemQuery(.genericPassword, matching: matching, limit: .all, returning: [.attributes, .data]))
         } catch {
             guard error.status == .itemNotFound else { throw error }
             return false
         }
         return found.contains { result in
-            let attributes = result.attributes.filter { AttributeKey.isSecretServiceAttribute($0.key) && $0.value != .string("") }
-            return attributes.count == item.attributes.count && result[.label] == .string(item.label) && result.data == item.secret
+            let attributes = result.attributes.filter {
+                AttributeKey.isSecretServiceAttribute($0.key) && $0.value != .string("")
+            }
+            return attributes.count == item.attributes.count && result[.label] == .string(item.label)
+                && result.data == item.secret
         }
     }
 
     /// Opens a "plain" session with the provider `name` (the secrets cross the user's own session bus
     /// unencrypted); returns its object path. The import and the export both use it.
     static func openPlainSession(_ bus: Bus, _ name: String, _ service: String) throws(BusError) -> String {
-        let opened = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "OpenSession") { (message) throws(BusError) in
+        let opened = try bus.call(
+            name, path: service, interface: "org.freedesktop.Secret.Service", member: "OpenSession"
+        ) { (message) throws(BusError) in
             try message.append("plain")
             try message.open("v", "s")
             try message.append("")
@@ -98,15 +109,21 @@ enum SecretServiceImport {
     }
 
     /// Every collection's label and readable items.
-    static func read(from name: String) throws(BusError) -> (collections: [(label: String, items: [SourceItem])], report: Report) {
+    static func read(from name: String) throws(BusError) -> (
+        collections: [(label: String, items: [SourceItem])], report: Report
+    ) {
         var report = Report()
         let bus = try Bus(.session)
         let service = "/org/freedesktop/secrets"
         let session = try openPlainSession(bus, name, service)
         var result: [(label: String, items: [SourceItem])] = []
-        for collection in try property(bus, name, service, "org.freedesktop.Secret.Service", "Collections", "ao").readObjectPaths() {
-            let label = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Label", "s").readString()
-            let all = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Items", "ao").readObjectPaths()
+        for collection in try property(bus, name, service, "org.freedesktop.Secret.Service", "Collections", "ao")
+            .readObjectPaths()
+        {
+            let label = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Label", "s")
+                .readString()
+            let all = try property(bus, name, collection, "org.freedesktop.Secret.Collection", "Items", "ao")
+                .readObjectPaths()
             var unlocked: [String] = []
             for item in all {
                 if try property(bus, name, item, "org.freedesktop.Secret.Item", "Locked", "b").readBool() {
@@ -117,7 +134,9 @@ enum SecretServiceImport {
             }
             var items: [SourceItem] = []
             let wanted = unlocked
-            let secrets = try bus.call(name, path: service, interface: "org.freedesktop.Secret.Service", member: "GetSecrets") { (message) throws(BusError) in
+            let secrets = try bus.call(
+                name, path: service, interface: "org.freedesktop.Secret.Service", member: "GetSecrets"
+            ) { (message) throws(BusError) in
                 try message.open("a", "o")
                 for item in wanted { try message.append(item, as: "o") }
                 try message.close()
@@ -143,8 +162,12 @@ enum SecretServiceImport {
                     continue
                 }
                 let itemLabel = try property(bus, name, item, "org.freedesktop.Secret.Item", "Label", "s").readString()
-                let attributes = try property(bus, name, item, "org.freedesktop.Secret.Item", "Attributes", "a{ss}").readStringDictionary()
-                items.append(SourceItem(label: itemLabel, attributes: attributes, secret: value, contentType: contentType.isEmpty ? "text/plain" : contentType))
+                let attributes = try property(bus, name, item, "org.freedesktop.Secret.Item", "Attributes", "a{ss}")
+                    .readStringDictionary()
+                items.append(
+                    SourceItem(
+                        label: itemLabel, attributes: attributes, secret: value,
+                        contentType: contentType.isEmpty ? "text/plain" : contentType))
             }
             result.append((label, items))
         }
@@ -153,10 +176,13 @@ enum SecretServiceImport {
     }
 
     /// A property's value, the reply positioned inside its variant.
-    private static func property(_ bus: Bus, _ name: String, _ path: String, _ interface: String, _ property: String, _ type: String)
+    private static func property(
+        _ bus: Bus, _ name: String, _ path: String, _ interface: String, _ property: String, _ type: String
+    )
         throws(BusError) -> BusMessage
     {
-        let reply = try bus.call(name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get") { (message) throws(BusError) in
+        let reply = try bus.call(name, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get") {
+            (message) throws(BusError) in
             try message.append(interface)
             try message.append(property)
         }

@@ -30,16 +30,24 @@ enum SyncCommands {
             summary; `sync status` with the server out of reach shows what this device knows and says so.
             """,
         options: [
-            OptionSpec(nil, "server", .required, value: "url", "The PostgreSQL server (libpq connection string or URI)."),
-            OptionSpec(nil, "name", .required, value: "name", "This device's name in the vault (default: the host name)."),
+            OptionSpec(
+                nil, "server", .required, value: "url", "The PostgreSQL server (libpq connection string or URI)."),
+            OptionSpec(
+                nil, "name", .required, value: "name", "This device's name in the vault (default: the host name)."),
             OptionSpec(nil, "vault", .required, value: "id", "The vault to join, when the server holds several."),
-            OptionSpec(nil, "recovery-code-file", .required, value: "path", "Join with the recovery code in this file."),
-            OptionSpec(nil, "recovery-code-fd", .required, value: "fd", "Join with the recovery code read from this file descriptor."),
-            OptionSpec(nil, "wait", .required, value: "seconds", "How long join waits for approval (default 300; 0: do not wait)."),
+            OptionSpec(
+                nil, "recovery-code-file", .required, value: "path", "Join with the recovery code in this file."),
+            OptionSpec(
+                nil, "recovery-code-fd", .required, value: "fd",
+                "Join with the recovery code read from this file descriptor."),
+            OptionSpec(
+                nil, "wait", .required, value: "seconds",
+                "How long join waits for approval (default 300; 0: do not wait)."),
             OptionSpec(nil, "restore", .required, value: "number", "With conflicts: restore this losing version."),
             OptionSpec(nil, "drop", .required, value: "number", "With conflicts: forget this losing version."),
-            OptionSpec(nil, "collect-tombstones", .required, value: "days",
-                       "With now: also remove from the server deletions older than this many days (or seen by every device)."),
+            OptionSpec(
+                nil, "collect-tombstones", .required, value: "days",
+                "With now: also remove from the server deletions older than this many days (or seen by every device)."),
             OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...2, exitStatuses: SyncExitStatus.table
@@ -65,7 +73,8 @@ enum SyncCommands {
             return 0
         }
         let path = context.keychainPath(arguments.value("k"))
-        let keychain = try context.openUnlocked(path, displayName: context.keychainName(arguments.value("k")), arguments: arguments)
+        let keychain = try context.openUnlocked(
+            path, displayName: context.keychainName(arguments.value("k")), arguments: arguments)
         switch action {
         case "setup": return try setup(arguments, keychain: keychain, context: context)
         case "join": return try join(arguments, keychain: keychain, context: context)
@@ -77,33 +86,46 @@ enum SyncCommands {
             guard let code = argument else {
                 let pending = try client.pendingDevices()
                 if pending.isEmpty { context.stdout.line("no device is waiting to join") }
-                for device in pending { context.stdout.line("\(device.name)  shows \(device.code)   (latchkey sync approve \(device.code))") }
+                for device in pending {
+                    context.stdout.line("\(device.name)  shows \(device.code)   (latchkey sync approve \(device.code))")
+                }
                 return 0
             }
             let name = try client.approve(code: code)
-            context.stdout.line("approved \(name); the vault's fingerprint is \(client.fingerprint ?? "?"): \(name) shows the same")
+            context.stdout.line(
+                "approved \(name); the vault's fingerprint is \(client.fingerprint ?? "?"): \(name) shows the same")
         case "status":
             try status(client, keychain: keychain, context: context)
         case "now":
             let horizon = try arguments.value("collect-tombstones").map { text -> Int in
-                guard let days = Int(text), days >= 0 else { throw UsageError(message: "--collect-tombstones needs a number of days, not '\(text)'") }
+                guard let days = Int(text), days >= 0 else {
+                    throw UsageError(message: "--collect-tombstones needs a number of days, not '\(text)'")
+                }
                 return days * 86_400
             }
             guard try client.completeJoin() else {
                 throw SyncFailure.awaitingApproval.error(
-                    .interactionNotAllowed, "this device waits for approval: run latchkey sync approve \(client.joinCode) on a device of the vault")
+                    .interactionNotAllowed,
+                    "this device waits for approval: run latchkey sync approve \(client.joinCode) on a device of the vault"
+                )
             }
-            let report = try syncing(client, context: context) { () throws(KeychainError) in try client.sync(collectTombstonesOlderThan: horizon) }
+            let report = try syncing(client, context: context) { () throws(KeychainError) in
+                try client.sync(collectTombstonesOlderThan: horizon)
+            }
             return try finish(report, context: context)
         case "remove-device":
             guard let name = argument else { throw UsageError(message: "sync remove-device needs the device's name") }
             try client.removeDevice(named: name)
-            context.stdout.line("removed \(name); the vault key is now key \(client.configuration.keyring.currentID), which \(name) does not have")
+            context.stdout.line(
+                "removed \(name); the vault key is now key \(client.configuration.keyring.currentID), which \(name) does not have"
+            )
         case "conflicts":
             try conflicts(arguments, client: client, context: context)
         case "leave":
             try client.leave()
-            context.stdout.line("this keychain no longer syncs; its items stay (remove the device from another one with latchkey sync remove-device)")
+            context.stdout.line(
+                "this keychain no longer syncs; its items stay (remove the device from another one with latchkey sync remove-device)"
+            )
         default:
             break
         }
@@ -111,12 +133,19 @@ enum SyncCommands {
     }
 
     static func setup(_ arguments: ParsedArguments, keychain: KeychainDatabase, context: CLIContext) throws -> Int32 {
-        let made = try SyncClient.setup(keychain, server: try server(arguments, context: context), deviceName: deviceName(arguments))
-        context.stdout.line("vault \(Hex.encode(made.client.configuration.vault)) set up with this device as \(made.client.configuration.deviceName)")
+        let made = try SyncClient.setup(
+            keychain, server: try server(arguments, context: context), deviceName: deviceName(arguments))
+        context.stdout.line(
+            "vault \(Hex.encode(made.client.configuration.vault)) set up with this device as \(made.client.configuration.deviceName)"
+        )
         context.stdout.line("fingerprint \(made.fingerprint)")
         context.stdout.line("recovery code \(made.recoveryCode)")
-        context.stdout.line("Write the recovery code down and keep it away from this device: it is shown only now, and with it any device can join the vault.")
-        return try finish(try syncing(made.client, context: context) { () throws(KeychainError) in try made.client.sync() }, context: context)
+        context.stdout.line(
+            "Write the recovery code down and keep it away from this device: it is shown only now, and with it any device can join the vault."
+        )
+        return try finish(
+            try syncing(made.client, context: context) { () throws(KeychainError) in try made.client.sync() },
+            context: context)
     }
 
     static func join(_ arguments: ParsedArguments, keychain: KeychainDatabase, context: CLIContext) throws -> Int32 {
@@ -125,37 +154,51 @@ enum SyncCommands {
         if let file = arguments.value("recovery-code-file") {
             source = .keyFile(file)
         } else if let fd = arguments.value("recovery-code-fd") {
-            guard let descriptor = Int32(fd), descriptor >= 0 else { throw UsageError(message: "--recovery-code-fd needs a file descriptor number, not '\(fd)'") }
+            guard let descriptor = Int32(fd), descriptor >= 0 else {
+                throw UsageError(message: "--recovery-code-fd needs a file descriptor number, not '\(fd)'")
+            }
             source = .fileDescriptor(descriptor)
         }
         let code = try source.map { try $0.read() }.map { given in
-            given.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingCharacters(in: .whitespacesAndNewlines)
+            given.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
         let vault: Data? = try arguments.value("vault").map { text in
-            guard let bytes = Hex.decode(text), bytes.count == 16 else { throw UsageError(message: "--vault needs a vault id (32 hex digits), not '\(text)'") }
+            guard let bytes = Hex.decode(text), bytes.count == 16 else {
+                throw UsageError(message: "--vault needs a vault id (32 hex digits), not '\(text)'")
+            }
             return Data(bytes)
         }
-        let wait = try arguments.value("wait").map { text -> Int in
-            guard let seconds = Int(text), seconds >= 0 else { throw UsageError(message: "--wait needs a number of seconds, not '\(text)'") }
-            return seconds
-        } ?? 300
-        let joined = try SyncClient.join(keychain, server: try server(arguments, context: context), vault: vault, deviceName: deviceName(arguments),
-                                         recoveryCode: code)
+        let wait =
+            try arguments.value("wait").map { text -> Int in
+                guard let seconds = Int(text), seconds >= 0 else {
+                    throw UsageError(message: "--wait needs a number of seconds, not '\(text)'")
+                }
+                return seconds
+            } ?? 300
+        let joined = try SyncClient.join(
+            keychain, server: try server(arguments, context: context), vault: vault, deviceName: deviceName(arguments),
+            recoveryCode: code)
         let client = joined.client
         if !client.configuration.isJoined {
-            context.stdout.line("waiting for approval: on a device of the vault, run  latchkey sync approve \(joined.joinCode)")
+            context.stdout.line(
+                "waiting for approval: on a device of the vault, run  latchkey sync approve \(joined.joinCode)")
             let deadline = Date().addingTimeInterval(Double(wait))
             while try !client.completeJoin() {
                 guard Date() < deadline else {
-                    context.stdout.line("not approved yet; this device stays waiting: latchkey sync now completes the join once approved")
+                    context.stdout.line(
+                        "not approved yet; this device stays waiting: latchkey sync now completes the join once approved"
+                    )
                     return 0
                 }
                 Thread.sleep(forTimeInterval: 0.25)
             }
         }
-        context.stdout.line("joined vault \(Hex.encode(client.configuration.vault)) as \(client.configuration.deviceName)")
+        context.stdout.line(
+            "joined vault \(Hex.encode(client.configuration.vault)) as \(client.configuration.deviceName)")
         context.stdout.line("fingerprint \(client.fingerprint ?? "?") (every device of the vault shows the same)")
-        return try finish(try syncing(client, context: context) { () throws(KeychainError) in try client.sync() }, context: context)
+        return try finish(
+            try syncing(client, context: context) { () throws(KeychainError) in try client.sync() }, context: context)
     }
 
     /// Prints a round's summary; a round that refused rows then fails with its own status (65).
@@ -163,7 +206,8 @@ enum SyncCommands {
         context.stdout.line(summary(report))
         guard report.rejected == 0 else {
             throw CommandFailure(
-                message: "refused \(report.rejected) row\(report.rejected == 1 ? "" : "s") from the server that did not verify (altered, "
+                message:
+                    "refused \(report.rejected) row\(report.rejected == 1 ? "" : "s") from the server that did not verify (altered, "
                     + "replayed or forged); the items keep the versions they had, and latchkey sync status lists what was refused",
                 exitStatus: SyncExitStatus.refusedRows)
         }
@@ -180,21 +224,28 @@ enum SyncCommands {
         case .success(let list): devices = list
         case .failure(let error):
             let detail = error.detail ?? error.message
-            unreachable = detail.hasPrefix("the sync server: ") ? String(detail.dropFirst("the sync server: ".count)) : detail
+            unreachable =
+                detail.hasPrefix("the sync server: ") ? String(detail.dropFirst("the sync server: ".count)) : detail
         }
         context.stdout.line("vault: \(Hex.encode(configuration.vault))")
-        context.stdout.line("device: \(configuration.deviceName)\(configuration.isJoined ? "" : " (waiting for approval: code \(client.joinCode))")")
+        context.stdout.line(
+            "device: \(configuration.deviceName)\(configuration.isJoined ? "" : " (waiting for approval: code \(client.joinCode))")"
+        )
         if let fingerprint = client.fingerprint { context.stdout.line("fingerprint: \(fingerprint)") }
-        context.stdout.line("server: \(redacted(configuration.server))" + (unreachable.map { " (unreachable: \($0))" } ?? ""))
+        context.stdout.line(
+            "server: \(redacted(configuration.server))" + (unreachable.map { " (unreachable: \($0))" } ?? ""))
         context.stdout.line("vault key: \(configuration.keyring.currentID)")
         context.stdout.line("last sync: \(try client.lastSync ?? "never")")
         context.stdout.line("cursor: \(try keychain.sync.cursor())")
         context.stdout.line("pending: \(counts.pending) local change\(counts.pending == 1 ? "" : "s")")
-        context.stdout.line("inbox: \(counts.inbox) row\(counts.inbox == 1 ? "" : "s") waiting to be written (the keychain was locked)")
+        context.stdout.line(
+            "inbox: \(counts.inbox) row\(counts.inbox == 1 ? "" : "s") waiting to be written (the keychain was locked)")
         context.stdout.line("conflicts: \(counts.conflicts)")
         context.stdout.line("rejected: \(counts.rejected)")
         for rejection in try keychain.sync.rejections() {
-            context.stdout.line("  change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)")
+            context.stdout.line(
+                "  change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)"
+            )
         }
         guard let devices else {
             context.stdout.line("devices: unknown (the server cannot be reached)")
@@ -204,13 +255,19 @@ enum SyncCommands {
         for device in devices {
             var notes: [String] = []
             if device.isThisDevice { notes.append("this device") }
-            if device.state == "active" && !device.verified { notes.append("NOT approved by this vault's keys: the server added it") }
-            context.stdout.line("  \(device.name)  \(device.state)  last seen \(device.lastSeen)\(notes.isEmpty ? "" : "  (" + notes.joined(separator: "; ") + ")")")
+            if device.state == "active" && !device.verified {
+                notes.append("NOT approved by this vault's keys: the server added it")
+            }
+            context.stdout.line(
+                "  \(device.name)  \(device.state)  last seen \(device.lastSeen)\(notes.isEmpty ? "" : "  (" + notes.joined(separator: "; ") + ")")"
+            )
         }
     }
 
     /// The vault's devices from the server, or the failure to reach it; any other failure is thrown.
-    static func devicesUnlessUnreachable(_ client: SyncClient) throws(KeychainError) -> Result<[SyncDeviceStatus], KeychainError> {
+    static func devicesUnlessUnreachable(_ client: SyncClient) throws(KeychainError) -> Result<
+        [SyncDeviceStatus], KeychainError
+    > {
         do {
             return .success(try client.devices())
         } catch {
@@ -222,7 +279,9 @@ enum SyncCommands {
     static func conflicts(_ arguments: ParsedArguments, client: SyncClient, context: CLIContext) throws {
         func number(_ option: String) throws -> Int64? {
             try arguments.value(option).map { text in
-                guard let value = Int64(text) else { throw UsageError(message: "--\(option) needs a conflict number, not '\(text)'") }
+                guard let value = Int64(text) else {
+                    throw UsageError(message: "--\(option) needs a conflict number, not '\(text)'")
+                }
                 return value
             }
         }
@@ -240,13 +299,18 @@ enum SyncCommands {
         if conflicts.isEmpty { context.stdout.line("no conflicts") }
         let formatter = ISO8601DateFormatter()
         for (conflict, record) in conflicts {
-            let what = record.map { $0.deleted ? "deletion" : $0.summary } ?? "(sealed under a vault key this device lacks)"
-            context.stdout.line("\(conflict.id)  \(formatter.string(from: conflict.recorded))  version \(conflict.version)  \(what)  — \(conflict.reason)")
+            let what =
+                record.map { $0.deleted ? "deletion" : $0.summary } ?? "(sealed under a vault key this device lacks)"
+            context.stdout.line(
+                "\(conflict.id)  \(formatter.string(from: conflict.recorded))  version \(conflict.version)  \(what)  — \(conflict.reason)"
+            )
         }
     }
 
     /// Runs a round with its progress drawn on standard error when that is a terminal.
-    static func syncing(_ client: SyncClient, context: CLIContext, _ round: () throws(KeychainError) -> SyncReport) throws -> SyncReport {
+    static func syncing(_ client: SyncClient, context: CLIContext, _ round: () throws(KeychainError) -> SyncReport)
+        throws -> SyncReport
+    {
         try context.withProgress("syncing") { (progress) throws(KeychainError) -> SyncReport in
             client.progress = progress
             defer { client.progress = nil }
@@ -255,17 +319,25 @@ enum SyncCommands {
     }
 
     static func summary(_ report: SyncReport) -> String {
-        var text = "pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied), conflicts \(report.conflicts), rejected \(report.rejected)"
+        var text =
+            "pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied), conflicts \(report.conflicts), rejected \(report.rejected)"
         if report.waiting > 0 { text += ", \(report.waiting) waiting for the keychain to unlock" }
         if report.fullResync { text += " (full resync: deletions this device had missed were collected)" }
-        if report.serverWentBack { text += " (the server had gone back in time, restored from a backup?: what it lost was pushed again)" }
+        if report.serverWentBack {
+            text += " (the server had gone back in time, restored from a backup?: what it lost was pushed again)"
+        }
         return text
     }
 
     static func server(_ arguments: ParsedArguments, context: CLIContext) throws -> String {
         if let server = arguments.value("server") { return server }
-        guard context.environment["PGHOST"] != nil || context.environment["PGSERVICE"] != nil || context.environment["PGDATABASE"] != nil else {
-            throw UsageError(message: "name the server with --server (a libpq connection string or URI) or the PG* environment variables")
+        guard
+            context.environment["PGHOST"] != nil || context.environment["PGSERVICE"] != nil
+                || context.environment["PGDATABASE"] != nil
+        else {
+            throw UsageError(
+                message:
+                    "name the server with --server (a libpq connection string or URI) or the PG* environment variables")
         }
         return ""
     }
@@ -276,8 +348,10 @@ enum SyncCommands {
 
     /// The connection string without its password (`password=…` or a URI's `user:password@`).
     static func redacted(_ conninfo: String) -> String {
-        var text = conninfo.replacingOccurrences(of: #"password\s*=\s*('([^'\\]|\\.)*'|\S+)"#, with: "password=…", options: .regularExpression)
-        text = text.replacingOccurrences(of: #"(postgres(ql)?://[^:/@]+):[^@]*@"#, with: "$1:…@", options: .regularExpression)
+        var text = conninfo.replacingOccurrences(
+            of: #"password\s*=\s*('([^'\\]|\\.)*'|\S+)"#, with: "password=…", options: .regularExpression)
+        text = text.replacingOccurrences(
+            of: #"(postgres(ql)?://[^:/@]+):[^@]*@"#, with: "$1:…@", options: .regularExpression)
         return text.isEmpty ? "(from the PG* environment variables)" : text
     }
 }

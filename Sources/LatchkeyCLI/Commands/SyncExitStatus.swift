@@ -22,17 +22,29 @@ enum SyncExitStatus {
     static let table: [(status: Int32, meaning: String)] = [
         (0, "Done (status also when the server cannot be reached: it says so)."),
         (usage, "A usage error: an unknown action or option, a bad value, or a connection string libpq cannot parse."),
-        (refusedRows, "The round ran, but refused rows that did not verify (altered, replayed or forged): sync status lists them."),
+        (
+            refusedRows,
+            "The round ran, but refused rows that did not verify (altered, replayed or forged): sync status lists them."
+        ),
         (serverUnreachable, "The server cannot be reached, or refused the connection."),
         (awaitingApproval, "This device waits for a device of the vault to approve it (sync approve CODE there)."),
         (serverRefused, "The server answered with an error, or sent a vault key that does not verify."),
         (deviceRemoved, "This device was removed from the vault, or the server does not know it."),
         (configuration, "This keychain is not set up for sync (setup or join), or is set up already (leave first)."),
-        (noVault, "join: the server holds no vault, several (name one with --vault), or not the one named; or its device name is taken."),
+        (
+            noVault,
+            "join: the server holds no vault, several (name one with --vault), or not the one named; or its device name is taken."
+        ),
         (wrongRecoveryCode, "join: the recovery code is not this vault's, or is not a recovery code."),
         (noSuchJoinCode, "approve: no device waiting to join shows that code."),
-        (noSuchName, "remove-device or conflicts: the vault has no device of that name, or there is no conflict of that number."),
-        (51, "The keychain's passphrase is wrong (36: none was given and there is no terminal to ask on; as every command)."),
+        (
+            noSuchName,
+            "remove-device or conflicts: the vault has no device of that name, or there is no conflict of that number."
+        ),
+        (
+            51,
+            "The keychain's passphrase is wrong (36: none was given and there is no terminal to ask on; as every command)."
+        ),
     ]
 
     /// The failure to report for a sync error: its message (the cause first) and status; nil for an error
@@ -42,31 +54,43 @@ enum SyncExitStatus {
         let detail = error.detail ?? error.message
         switch cause {
         case .notSetUp:
-            return CommandFailure(message: "this keychain is not set up for sync: run latchkey sync setup, or latchkey sync join",
-                                  exitStatus: configuration)
+            return CommandFailure(
+                message: "this keychain is not set up for sync: run latchkey sync setup, or latchkey sync join",
+                exitStatus: configuration)
         case .alreadySetUp:
-            return CommandFailure(message: "this keychain is set up for sync already: latchkey sync leave first", exitStatus: configuration)
+            return CommandFailure(
+                message: "this keychain is set up for sync already: latchkey sync leave first",
+                exitStatus: configuration)
         case .malformedServer:
-            return CommandFailure(message: "the connection string is not one libpq can read: \(stripped(detail, "the sync server's connection string: "))",
-                                  exitStatus: usage)
+            return CommandFailure(
+                message:
+                    "the connection string is not one libpq can read: \(stripped(detail, "the sync server's connection string: "))",
+                exitStatus: usage)
         case .serverUnreachable:
-            return CommandFailure(message: "cannot reach the sync server: \(stripped(detail, "the sync server: "))", exitStatus: serverUnreachable)
+            return CommandFailure(
+                message: "cannot reach the sync server: \(stripped(detail, "the sync server: "))",
+                exitStatus: serverUnreachable)
         case .serverRefused:
-            return CommandFailure(message: "the sync server refused: \(stripped(detail, "the sync server: "))", exitStatus: serverRefused)
+            return CommandFailure(
+                message: "the sync server refused: \(stripped(detail, "the sync server: "))", exitStatus: serverRefused)
         case .forgedKey:
-            return CommandFailure(message: "a vault key from the server does not verify: \(detail)", exitStatus: serverRefused)
+            return CommandFailure(
+                message: "a vault key from the server does not verify: \(detail)", exitStatus: serverRefused)
         case .noVault, .deviceNameTaken:
             return CommandFailure(message: detail, exitStatus: noVault)
         case .wrongRecoveryCode:
             return CommandFailure(message: "wrong recovery code: \(detail)", exitStatus: wrongRecoveryCode)
         case .deviceRemoved:
             return CommandFailure(
-                message: "\(detail): it gets no new keys and its pushes are refused; latchkey sync leave, then join again",
+                message:
+                    "\(detail): it gets no new keys and its pushes are refused; latchkey sync leave, then join again",
                 exitStatus: deviceRemoved)
         case .awaitingApproval:
             return CommandFailure(message: detail, exitStatus: awaitingApproval)
         case .noSuchJoinCode:
-            return CommandFailure(message: "\(detail); latchkey sync approve without a code lists the devices waiting", exitStatus: noSuchJoinCode)
+            return CommandFailure(
+                message: "\(detail); latchkey sync approve without a code lists the devices waiting",
+                exitStatus: noSuchJoinCode)
         case .noSuchDevice:
             return CommandFailure(message: "\(detail); latchkey sync status lists the devices", exitStatus: noSuchName)
         case .noSuchConflict:

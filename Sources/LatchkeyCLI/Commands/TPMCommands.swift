@@ -26,9 +26,15 @@ enum TPMCommands {
             names (a tpm2-tss TCTI such as swtpm:host=127.0.0.1,port=2321), else device:/dev/tpmrm0.
             """,
         options: [
-            OptionSpec(nil, "unattended", "With enroll: also let the keychain open with no passphrase while the PCRs keep their values."),
-            OptionSpec(nil, "pcrs", .required, value: "list", "With enroll --unattended: the SHA-256 PCRs to seal to, such as 7 or 7,11."),
-            OptionSpec(nil, "recovery-code-fd", .required, value: "fd", "With recover: read the recovery code from this file descriptor."),
+            OptionSpec(
+                nil, "unattended",
+                "With enroll: also let the keychain open with no passphrase while the PCRs keep their values."),
+            OptionSpec(
+                nil, "pcrs", .required, value: "list",
+                "With enroll --unattended: the SHA-256 PCRs to seal to, such as 7 or 7,11."),
+            OptionSpec(
+                nil, "recovery-code-fd", .required, value: "fd",
+                "With recover: read the recovery code from this file descriptor."),
             OptionSpec(nil, "no-tpm", "With recover: do not bind the keychain to a TPM again."),
         ] + passphraseOptions,
         positionals: 1...2
@@ -45,12 +51,14 @@ enum TPMCommands {
             guard arguments.has("unattended") == arguments.has("pcrs") else {
                 throw UsageError(message: "--unattended needs --pcrs, and --pcrs goes with --unattended")
             }
-            let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(name)): ")
+            let passphrase = try context.passphrase(
+                arguments, prompt: "password to unlock \(context.keychainName(name)): ")
             let code: RecoveryCode?
             if let list = arguments.value("pcrs") {
                 let pcrs = try list.split(separator: ",", omittingEmptySubsequences: false).map { text in
                     guard let number = Int(text), (0..<24).contains(number) else {
-                        throw UsageError(message: "--pcrs takes PCR numbers from 0 to 23 separated by commas, not '\(list)'")
+                        throw UsageError(
+                            message: "--pcrs takes PCR numbers from 0 to 23 separated by commas, not '\(list)'")
                     }
                     return number
                 }
@@ -60,27 +68,38 @@ enum TPMCommands {
             }
             if let code {
                 context.stdout.line("recovery code: \(code.text)")
-                context.stderr.line("latchkey: tpm: the keychain is bound to the TPM at \(TPMAddress.current); write the recovery code down, it is shown only now and opens the keychain without the TPM")
+                context.stderr.line(
+                    "latchkey: tpm: the keychain is bound to the TPM at \(TPMAddress.current); write the recovery code down, it is shown only now and opens the keychain without the TPM"
+                )
             }
             if let list = arguments.value("pcrs") {
-                context.stderr.line("latchkey: tpm: the keychain opens with no passphrase while PCR \(list) keep their present values")
+                context.stderr.line(
+                    "latchkey: tpm: the keychain opens with no passphrase while PCR \(list) keep their present values")
             }
         case "status":
             for line in describe(try keychain.tpmBinding) { context.stdout.line(line) }
         case "remove":
-            let passphrase = try context.passphrase(arguments, prompt: "password to unlock \(context.keychainName(name)): ")
+            let passphrase = try context.passphrase(
+                arguments, prompt: "password to unlock \(context.keychainName(name)): ")
             try keychain.removeTPM(passphrase: passphrase)
-            context.stderr.line("latchkey: tpm: the keychain is no longer bound to a TPM; its passphrase alone opens it and the recovery code is void")
+            context.stderr.line(
+                "latchkey: tpm: the keychain is no longer bound to a TPM; its passphrase alone opens it and the recovery code is void"
+            )
         default:
             let code = try recoveryCode(arguments, context: context)
             let passphrase = try KeychainCommands.newPassphrase(
                 arguments, context: context, insecureKey: "no-such-option", fdKey: "passphrase-fd",
                 prompts: ("New Password: ", "Retype New Password: "))
-            if let fresh = try keychain.recoverTPM(code: code, passphrase: passphrase, reenroll: !arguments.has("no-tpm")) {
+            if let fresh = try keychain.recoverTPM(
+                code: code, passphrase: passphrase, reenroll: !arguments.has("no-tpm"))
+            {
                 context.stdout.line("recovery code: \(fresh.text)")
-                context.stderr.line("latchkey: tpm: the keychain is bound to the TPM at \(TPMAddress.current) again; the old recovery code is void, write the new one down")
+                context.stderr.line(
+                    "latchkey: tpm: the keychain is bound to the TPM at \(TPMAddress.current) again; the old recovery code is void, write the new one down"
+                )
             } else {
-                context.stderr.line("latchkey: tpm: the keychain is no longer bound to a TPM; its new passphrase alone opens it")
+                context.stderr.line(
+                    "latchkey: tpm: the keychain is no longer bound to a TPM; its new passphrase alone opens it")
             }
         }
         return 0
@@ -108,16 +127,24 @@ enum TPMCommands {
 
     /// `tpm status`'s lines (also what `doctor` and `show-keychain-info` show of the binding).
     static func describe(_ binding: TPMBinding) -> [String] {
-        var lines = ["tpm: \(binding.address) (\(binding.present ? "present" : "absent: \(binding.problem ?? "no answer")"))"]
+        var lines = [
+            "tpm: \(binding.address) (\(binding.present ? "present" : "absent: \(binding.problem ?? "no answer")"))"
+        ]
         lines.append("enrolled: \(binding.enrolled ? "yes" : "no")")
-        if !binding.unattendedPCRs.isEmpty { lines.append("unattended: PCR \(binding.unattendedPCRs.map(String.init).joined(separator: ","))") }
-        if binding.enrolled { lines.append("device key: \(binding.deviceKeySealed ? "sealed by the TPM" : "in the device key file")") }
+        if !binding.unattendedPCRs.isEmpty {
+            lines.append("unattended: PCR \(binding.unattendedPCRs.map(String.init).joined(separator: ","))")
+        }
+        if binding.enrolled {
+            lines.append("device key: \(binding.deviceKeySealed ? "sealed by the TPM" : "in the device key file")")
+        }
         if binding.enrolled, let same = binding.sameTPM {
-            lines.append("sealed to this TPM: \(same ? "yes" : "no (another TPM, or this one after a clear: use tpm recover)")")
+            lines.append(
+                "sealed to this TPM: \(same ? "yes" : "no (another TPM, or this one after a clear: use tpm recover)")")
         }
         if let lockout = binding.lockout {
             lines.append(
-                "lockout: \(lockout.inLockout ? "locked out" : "not locked out"), \(lockout.failedTries) of \(lockout.maxTries) failed attempts counted, one forgiven every \(lockout.recoveryInterval) s")
+                "lockout: \(lockout.inLockout ? "locked out" : "not locked out"), \(lockout.failedTries) of \(lockout.maxTries) failed attempts counted, one forgiven every \(lockout.recoveryInterval) s"
+            )
         }
         return lines
     }

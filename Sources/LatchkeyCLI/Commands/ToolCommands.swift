@@ -15,7 +15,8 @@ enum ToolCommands {
     ) { arguments, context in
         let shell = arguments.positionals[0]
         guard let script = Completions.script(for: shell, commands: LatchkeyCommandLine.commands) else {
-            throw UsageError(message: "there are completions for \(Completions.shells.joined(separator: ", ")), not \"\(shell)\"")
+            throw UsageError(
+                message: "there are completions for \(Completions.shells.joined(separator: ", ")), not \"\(shell)\"")
         }
         context.stdout.write(script)
         return 0
@@ -29,7 +30,8 @@ enum ToolCommands {
             """,
         options: [], positionals: 0...0
     ) { _, context in
-        context.stdout.write(ManualPage.page(commands: LatchkeyCommandLine.commands, version: LatchkeyCommandLine.version))
+        context.stdout.write(
+            ManualPage.page(commands: LatchkeyCommandLine.commands, version: LatchkeyCommandLine.version))
         return 0
     }
 }

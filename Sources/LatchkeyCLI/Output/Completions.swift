@@ -30,7 +30,8 @@ enum Completions {
             "    case \"${COMP_WORDS[1]}\" in",
         ]
         for command in commands {
-            lines.append("        \(command.name)) options=\"\(command.options.flatMap(words).joined(separator: " "))\" ;;")
+            lines.append(
+                "        \(command.name)) options=\"\(command.options.flatMap(words).joined(separator: " "))\" ;;")
         }
         lines += [
             "        help) COMPREPLY=($(compgen -W \"\(commands.map(\.name).joined(separator: " "))\" -- \"$current\")); return ;;",
@@ -94,7 +95,8 @@ enum Completions {
             "complete -c latchkey -f",
         ]
         for command in commands {
-            lines.append("complete -c latchkey -n __fish_use_subcommand -a \(command.name) -d '\(quoted(command.summary))'")
+            lines.append(
+                "complete -c latchkey -n __fish_use_subcommand -a \(command.name) -d '\(quoted(command.summary))'")
         }
         for command in commands {
             for option in command.options {

@@ -42,22 +42,24 @@ enum ItemPrinter {
         Column(number: 7, .blob, key: .label), Column(number: 8, .blob, key: .alias),
     ]
 
-    static let genericPasswordColumns = labelAndAlias + [
-        Column("acct", .blob), Column("agrp", .blob), Column("cdat", .timedate), Column("crtr", .uint32),
-        Column("cusi", .sint32), Column("desc", .blob), Column("gena", .blob), Column("icmt", .blob),
-        Column("invi", .sint32), Column("mdat", .timedate), Column("nega", .sint32), Column("pdmn", .blob),
-        Column("prot", .blob), Column("scrp", .sint32), Column("svce", .blob), Column("sync", .sint32),
-        Column("type", .uint32),
-    ]
+    static let genericPasswordColumns =
+        labelAndAlias + [
+            Column("acct", .blob), Column("agrp", .blob), Column("cdat", .timedate), Column("crtr", .uint32),
+            Column("cusi", .sint32), Column("desc", .blob), Column("gena", .blob), Column("icmt", .blob),
+            Column("invi", .sint32), Column("mdat", .timedate), Column("nega", .sint32), Column("pdmn", .blob),
+            Column("prot", .blob), Column("scrp", .sint32), Column("svce", .blob), Column("sync", .sint32),
+            Column("type", .uint32),
+        ]
 
-    static let internetPasswordColumns = labelAndAlias + [
-        Column("acct", .blob), Column("agrp", .blob), Column("atyp", .blob), Column("cdat", .timedate),
-        Column("crtr", .uint32), Column("cusi", .sint32), Column("desc", .blob), Column("icmt", .blob),
-        Column("invi", .sint32), Column("mdat", .timedate), Column("nega", .sint32), Column("path", .blob),
-        Column("pdmn", .blob), Column("port", .uint32), Column("prot", .blob), Column("ptcl", .uint32),
-        Column("scrp", .sint32), Column("sdmn", .blob), Column("srvr", .blob), Column("sync", .sint32),
-        Column("type", .uint32),
-    ]
+    static let internetPasswordColumns =
+        labelAndAlias + [
+            Column("acct", .blob), Column("agrp", .blob), Column("atyp", .blob), Column("cdat", .timedate),
+            Column("crtr", .uint32), Column("cusi", .sint32), Column("desc", .blob), Column("icmt", .blob),
+            Column("invi", .sint32), Column("mdat", .timedate), Column("nega", .sint32), Column("path", .blob),
+            Column("pdmn", .blob), Column("port", .uint32), Column("prot", .blob), Column("ptcl", .uint32),
+            Column("scrp", .sint32), Column("sdmn", .blob), Column("srvr", .blob), Column("sync", .sint32),
+            Column("type", .uint32),
+        ]
 
     /// The columns for a class: `security`'s for passwords (and, after them, a Secret Service item's own
     /// `ss.` attributes, sorted); every stored attribute, sorted, for the others.
@@ -65,7 +67,9 @@ enum ItemPrinter {
         switch result.itemClass {
         case .genericPassword:
             return genericPasswordColumns
-                + result.attributes.keys.filter(AttributeKey.isSecretServiceAttribute).sorted().map { Column($0.rawValue, .blob) }
+                + result.attributes.keys.filter(AttributeKey.isSecretServiceAttribute).sorted().map {
+                    Column($0.rawValue, .blob)
+                }
         case .internetPassword: return internetPasswordColumns
         default:
             return result.attributes.keys.sorted().map { key in

@@ -23,9 +23,11 @@ final class ProgressMeter {
     /// A meter for `activity` ("importing") drawing on `sink`; `now` gives seconds on a monotonic clock.
     /// `columns` gives the terminal's width (asked at each redraw, so a resized window is followed): a
     /// line is cut to one column less, since a line that wraps cannot be redrawn in place.
-    init(_ activity: String, sink: any OutputSink, interval: Double = 0.1,
-         now: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 },
-         columns: @escaping () -> Int? = { nil }) {
+    init(
+        _ activity: String, sink: any OutputSink, interval: Double = 0.1,
+        now: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 },
+        columns: @escaping () -> Int? = { nil }
+    ) {
         self.activity = activity
         self.sink = sink
         self.interval = interval

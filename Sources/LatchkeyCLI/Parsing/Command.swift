@@ -19,7 +19,8 @@ struct Command: Sendable {
 
     init(
         _ name: String, synopsis: String, summary: String, details: String, options: [OptionSpec],
-        positionals: ClosedRange<Int> = 0...1, exitStatuses: [(status: Int32, meaning: String)] = [], body: @escaping Body
+        positionals: ClosedRange<Int> = 0...1, exitStatuses: [(status: Int32, meaning: String)] = [],
+        body: @escaping Body
     ) {
         self.exitStatuses = exitStatuses
         self.name = name
@@ -44,11 +45,14 @@ struct Command: Sendable {
         var lines = [usageLine, "", summary, "", details, "", "Options:"]
         let width = options.map { $0.display.count }.max() ?? 0
         for option in options {
-            lines.append("  " + option.display.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
+            lines.append(
+                "  " + option.display.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
         }
         if !exitStatuses.isEmpty {
             lines += ["", "Exit statuses:"]
-            for (status, meaning) in exitStatuses { lines.append("  " + String(status).padding(toLength: 5, withPad: " ", startingAt: 0) + meaning) }
+            for (status, meaning) in exitStatuses {
+                lines.append("  " + String(status).padding(toLength: 5, withPad: " ", startingAt: 0) + meaning)
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }

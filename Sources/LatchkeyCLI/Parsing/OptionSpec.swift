@@ -20,7 +20,10 @@ struct OptionSpec: Sendable {
     /// One sentence of help.
     let help: String
 
-    init(_ short: Character?, _ long: String? = nil, _ argument: Argument = .none, value: String = "value", _ help: String) {
+    init(
+        _ short: Character?, _ long: String? = nil, _ argument: Argument = .none, value: String = "value",
+        _ help: String
+    ) {
         self.short = short
         self.long = long
         self.argument = argument

@@ -37,8 +37,9 @@ enum AgentAccess {
         do {
             // The agent outlives this command: it must not keep any of its descriptors (a parent waiting for
             // this command's output, or for its end, would wait for the agent's).
-            pid = try Spawn.start(executable, ["--keychain", path], environment: environment,
-                                  options: Spawn.Options(newSession: true, closeInheritedDescriptors: true))
+            pid = try Spawn.start(
+                executable, ["--keychain", path], environment: environment,
+                options: Spawn.Options(newSession: true, closeInheritedDescriptors: true))
         } catch {
             throw CommandFailure(message: "cannot start \(executable): \(error)")
         }
@@ -46,7 +47,8 @@ enum AgentAccess {
         while ContinuousClock.now < deadline {
             if let client = try client(for: path, context: context) { return client }
             if case .exited(let status)? = Spawn.poll(pid) {
-                throw CommandFailure(message: "latchkeyd exited at once (status \(status)); run it with --verbose to see why")
+                throw CommandFailure(
+                    message: "latchkeyd exited at once (status \(status)); run it with --verbose to see why")
             }
             Thread.sleep(forTimeInterval: 0.02)
         }

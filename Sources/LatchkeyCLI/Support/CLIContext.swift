@@ -49,8 +49,10 @@ final class CLIContext {
     let guardsMemory: Bool
     private var memoryProtected = false
 
-    init(environment: [String: String], stdout: any OutputSink, stderr: any OutputSink, interactive: Bool,
-         guardsMemory: Bool = false, stderrIsTerminal: Bool = false) {
+    init(
+        environment: [String: String], stdout: any OutputSink, stderr: any OutputSink, interactive: Bool,
+        guardsMemory: Bool = false, stderrIsTerminal: Bool = false
+    ) {
         self.environment = environment
         self.stdout = stdout
         self.stderr = stderr
@@ -82,7 +84,9 @@ final class CLIContext {
     /// The warning for a passphrase given as `option`'s value: every process of every user can read it in the
     /// process list while the command runs; `safe` names what to use instead.
     func warnVisiblePassphrase(_ option: String, safe: String) {
-        warning("a passphrase given with \(option) is visible to every process in the process list (ps); use \(safe) instead")
+        warning(
+            "a passphrase given with \(option) is visible to every process in the process list (ps); use \(safe) instead"
+        )
     }
 
     /// The keychain a command acts on: the trailing argument (a path, or a name in the keychain directory),
@@ -143,7 +147,8 @@ final class CLIContext {
         -> (keychain: KeychainDatabase, confirmation: any UserPresenceVerifier)
     {
         let keychain = try KeychainDatabase.open(at: path)
-        guard let given = try unlock(keychain, arguments: arguments, prompt: "password to unlock \(displayName): ") else {
+        guard let given = try unlock(keychain, arguments: arguments, prompt: "password to unlock \(displayName): ")
+        else {
             return (keychain, TerminalPresence())  // Opened unattended: protected items ask on the terminal.
         }
         return (keychain, UnlockPassphraseConfirmation(passphrase: given))
@@ -151,7 +156,8 @@ final class CLIContext {
 
     /// Whether the passphrase comes from somewhere other than the terminal (an option or the environment).
     func hasPassphraseSource(_ arguments: ParsedArguments) -> Bool {
-        arguments.has("passphrase-fd") || arguments.has("passphrase-file") || environment[PassphraseSource.environmentVariable] != nil
+        arguments.has("passphrase-fd") || arguments.has("passphrase-file")
+            || environment[PassphraseSource.environmentVariable] != nil
     }
 
     /// Unlocks `keychain`: through its unattended TPM unlock when it has one and no passphrase is given (a
@@ -178,10 +184,12 @@ func wipe(_ data: inout Data) { data.resetBytes(in: 0..<data.count) }
 
 /// Options every command that unlocks a keychain accepts.
 let passphraseOptions = [
-    OptionSpec(nil, "passphrase-fd", .required, value: "fd",
-               "Read the keychain passphrase from this open file descriptor (one line)."),
-    OptionSpec(nil, "passphrase-file", .required, value: "path",
-               "Read the keychain passphrase from the first line of this file, which must not be readable by others."),
+    OptionSpec(
+        nil, "passphrase-fd", .required, value: "fd",
+        "Read the keychain passphrase from this open file descriptor (one line)."),
+    OptionSpec(
+        nil, "passphrase-file", .required, value: "path",
+        "Read the keychain passphrase from the first line of this file, which must not be readable by others."),
 ]
 
 /// The caller the command-line tool acts as: it holds the keychain passphrase, so it sees every access

@@ -34,10 +34,12 @@ struct CommandKeychain {
         }
         context.protectMemory()
         let keychain = try KeychainDatabase.open(at: path)
-        let service = LocalKeychainService(database: keychain, caller: commandLineCaller(group: group, environment: context.environment),
-                                           presence: TerminalPresence())
+        let service = LocalKeychainService(
+            database: keychain, caller: commandLineCaller(group: group, environment: context.environment),
+            presence: TerminalPresence())
         return CommandKeychain(service: service) {
-            _ = try context.unlock(keychain, arguments: arguments, prompt: "password to unlock \(context.keychainName(named)): ")
+            _ = try context.unlock(
+                keychain, arguments: arguments, prompt: "password to unlock \(context.keychainName(named)): ")
         }
     }
 
@@ -56,7 +58,12 @@ struct CommandKeychain {
 /// `path` (whoever this program is: these requests need only the user, or the passphrase), else the
 /// keychain opened here as the command line.
 func administration(_ path: String, context: CLIContext) throws -> (service: any KeychainService, agent: Bool) {
-    if let client = try AgentAccess.client(for: path, context: context) { return (AgentKeychainService(client: client), true) }
-    return (LocalKeychainService(database: try KeychainDatabase.open(at: path),
-                                 caller: commandLineCaller(group: nil, environment: context.environment)), false)
+    if let client = try AgentAccess.client(for: path, context: context) {
+        return (AgentKeychainService(client: client), true)
+    }
+    return (
+        LocalKeychainService(
+            database: try KeychainDatabase.open(at: path),
+            caller: commandLineCaller(group: nil, environment: context.environment)), false
+    )
 }

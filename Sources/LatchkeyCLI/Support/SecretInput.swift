@@ -6,13 +6,16 @@ import LatchkeyPOSIX
 /// last word (prompted twice), `-X hex`, `--password-fd`, `--password-stdin`, or empty.
 enum SecretInput {
     static let options = [
-        OptionSpec(nil, "password-fd", .required, value: "fd",
-                   "Read the password from this open file descriptor, to its end (a final newline is dropped)."),
-        OptionSpec(nil, "password-stdin", "Read the password from standard input, to its end (a final newline is dropped)."),
+        OptionSpec(
+            nil, "password-fd", .required, value: "fd",
+            "Read the password from this open file descriptor, to its end (a final newline is dropped)."),
+        OptionSpec(
+            nil, "password-stdin", "Read the password from standard input, to its end (a final newline is dropped)."),
     ]
 
     static func read(_ arguments: ParsedArguments, passwordKeys: [String], context: CLIContext) throws -> Data {
-        let sources = passwordKeys.filter { arguments.has($0) }.count
+        let sources =
+            passwordKeys.filter { arguments.has($0) }.count
             + (arguments.has("X") ? 1 : 0) + (arguments.has("password-fd") ? 1 : 0)
             + (arguments.has("password-stdin") ? 1 : 0)
         guard sources <= 1 else {
@@ -23,7 +26,9 @@ enum SecretInput {
         }
         for key in passwordKeys {
             if let value = arguments.value(key) {
-                context.warning("a password on the command line is visible to other users; put -w last to be prompted, or use --password-fd")
+                context.warning(
+                    "a password on the command line is visible to other users; put -w last to be prompted, or use --password-fd"
+                )
                 return Data(value.utf8)
             }
         }
@@ -67,7 +72,8 @@ enum SecretInput {
             return try Terminal.readAll(fd, limit: ItemLimits.maximumDataBytes + 1)
         } catch {
             switch error {
-            case .tooLarge: throw KeychainError.param("more than \(ItemLimits.maximumDataBytes + 1) bytes on file descriptor \(fd)")
+            case .tooLarge:
+                throw KeychainError.param("more than \(ItemLimits.maximumDataBytes + 1) bytes on file descriptor \(fd)")
             case .system(let failure): throw KeychainError(.io, "cannot read file descriptor \(fd): \(failure)")
             }
         }

@@ -42,7 +42,8 @@ package enum FileSystem {
         guard !info.isWritableByOthers else {
             throw KeychainError(
                 .writePermission,
-                "\(what) \(path) is group- or world-writable (mode \(info.octalPermissions)), sticky or not; keep keychains in a private directory (chmod 700)")
+                "\(what) \(path) is group- or world-writable (mode \(info.octalPermissions)), sticky or not; keep keychains in a private directory (chmod 700)"
+            )
         }
         guard me == 0 || info.owner == me else {
             throw KeychainError(.writePermission, "\(what) \(path) belongs to another user (uid \(info.owner))")
@@ -53,12 +54,14 @@ package enum FileSystem {
             guard let above = FileStatus.of(path: ancestor.path, followingLinks: true) else { continue }
             guard above.owner == 0 || above.owner == me || me == 0 else {
                 throw KeychainError(
-                    .writePermission, "\(ancestor.path), above \(what) \(path), belongs to another user (uid \(above.owner))")
+                    .writePermission,
+                    "\(ancestor.path), above \(what) \(path), belongs to another user (uid \(above.owner))")
             }
             guard !above.isWritableByOthers || above.isSticky else {
                 throw KeychainError(
                     .writePermission,
-                    "\(ancestor.path), above \(what) \(path), is writable by others (mode \(above.octalPermissions)), who could replace it")
+                    "\(ancestor.path), above \(what) \(path), is writable by others (mode \(above.octalPermissions)), who could replace it"
+                )
             }
         }
     }
@@ -73,7 +76,8 @@ package enum FileSystem {
             throw KeychainError(
                 info.kind == .symbolicLink ? .writePermission : .invalidKeychain,
                 info.kind == .symbolicLink
-                    ? "\(what) \(path) is a symbolic link; Latchkey opens real files only" : "\(what) \(path) is not a regular file")
+                    ? "\(what) \(path) is a symbolic link; Latchkey opens real files only"
+                    : "\(what) \(path) is not a regular file")
         }
         let me = CurrentProcess.effectiveUserID
         guard owner.map({ info.owner == $0 }) ?? (me == 0 || info.owner == me) else {
@@ -81,7 +85,8 @@ package enum FileSystem {
         }
         guard !info.isAccessibleByOthers else {
             let how = info.isWritableByOthers ? "group- or world-writable" : "readable by others"
-            throw KeychainError(.writePermission, "\(what) \(path) is \(how) (mode \(info.octalPermissions)); run chmod 600 on it")
+            throw KeychainError(
+                .writePermission, "\(what) \(path) is \(how) (mode \(info.octalPermissions)); run chmod 600 on it")
         }
     }
 

@@ -6,7 +6,9 @@ extension KeychainDatabase {
     public var settings: KeychainSettings {
         get throws(KeychainError) {
             let (seconds, sleep) = try mappingStorageErrors {
-                try pool.read { db in (try MetaTable.value(.autoLockSeconds, in: db), try MetaTable.value(.lockOnSleep, in: db)) }
+                try pool.read { db in
+                    (try MetaTable.value(.autoLockSeconds, in: db), try MetaTable.value(.lockOnSleep, in: db))
+                }
             }
             return KeychainSettings(
                 autoLockAfterSeconds: seconds.flatMap { String(data: $0, encoding: .utf8) }.flatMap { Int($0) },

@@ -111,7 +111,8 @@ public final class KeychainDatabase: Sendable {
         }
     }
 
-    private static func openPrepared(at path: String, readerConnections: Int) throws(KeychainError) -> KeychainDatabase {
+    private static func openPrepared(at path: String, readerConnections: Int) throws(KeychainError) -> KeychainDatabase
+    {
         let connection: Connection
         do {
             connection = try Connection(path: path, mode: .readWrite)
@@ -139,8 +140,11 @@ public final class KeychainDatabase: Sendable {
             try reader.execute("PRAGMA query_only = ON")
             return reader
         }
-        let database = KeychainDatabase(path: path, pool: DatabasePool(
-            writer: connection, maximumReaders: max(1, readerConnections), makeReader: readerConnections > 0 ? makeReader : nil))
+        let database = KeychainDatabase(
+            path: path,
+            pool: DatabasePool(
+                writer: connection, maximumReaders: max(1, readerConnections),
+                makeReader: readerConnections > 0 ? makeReader : nil))
         let meta = try database.readKeyMeta()
         guard meta.kdf.algorithm == .argon2id13, meta.kdf.parameters.isWithinBounds else {
             throw KeychainError(
@@ -205,7 +209,9 @@ public final class KeychainDatabase: Sendable {
         let start = URL(fileURLWithPath: prefix).lastPathComponent
         for name in Files.entries(of: directory) ?? [] where name.hasPrefix(start) {
             let rest = name.dropFirst(start.count)
-            guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }), !Processes.exists(pid) else { continue }
+            guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }), !Processes.exists(pid) else {
+                continue
+            }
             // Cleanup of a dead process's half-made file: one that cannot be removed is simply left.
             try? FileSystem.removeFile(directory + "/" + name)
         }
@@ -222,7 +228,8 @@ public final class KeychainDatabase: Sendable {
         guard version <= KeychainSchema.currentVersion else {
             throw KeychainError(
                 .invalidKeychain,
-                "\(path) has format version \(version); this Latchkey reads up to \(KeychainSchema.currentVersion). Nothing was changed")
+                "\(path) has format version \(version); this Latchkey reads up to \(KeychainSchema.currentVersion). Nothing was changed"
+            )
         }
         try configure(connection, inMemory: false)
         if version < KeychainSchema.currentVersion { _ = try KeychainSchema.migrator.migrate(connection) }
@@ -233,7 +240,8 @@ public final class KeychainDatabase: Sendable {
         if !inMemory {
             let mode = try connection.blob("PRAGMA journal_mode = WAL").flatMap { String(data: $0, encoding: .utf8) }
             guard mode?.lowercased() == "wal" else {
-                throw KeychainError(.io, "the keychain file cannot use write-ahead logging (journal mode \(mode ?? "?"))")
+                throw KeychainError(
+                    .io, "the keychain file cannot use write-ahead logging (journal mode \(mode ?? "?"))")
             }
         }
         // A 32 MiB page cache: large keychains keep their index pages in memory instead of re-reading them.

@@ -25,14 +25,19 @@ public enum KeychainLocation {
     }
 
     /// The file that records the default keychain chosen with `latchkey default-keychain -s`.
-    public static func configurationFile(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/latchkey/default-keychain" }
+    public static func configurationFile(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
+    {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return config + "/latchkey/default-keychain"
+        }
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.config/latchkey/default-keychain"
     }
 
     /// The keychain recorded in `configurationFile`, if any.
-    public static func configuredDefault(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        guard let text = try? String(contentsOfFile: configurationFile(environment: environment), encoding: .utf8) else {
+    public static func configuredDefault(environment: [String: String] = ProcessInfo.processInfo.environment) -> String?
+    {
+        guard let text = try? String(contentsOfFile: configurationFile(environment: environment), encoding: .utf8)
+        else {
             return nil  // No file (the usual case) or an unreadable one: the built-in default applies.
         }
         let path = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -57,7 +62,9 @@ public enum KeychainLocation {
 
     /// A keychain given by path or by name: a value with a `/` is a path; a bare name is a file in
     /// `directory()`, with `.keychain` appended when it has no extension (as `security` resolves names).
-    public static func resolve(_ nameOrPath: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func resolve(
+        _ nameOrPath: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    )
         -> String
     {
         if nameOrPath.contains("/") { return nameOrPath }

@@ -181,7 +181,8 @@ enum KeychainSchema {
     static func createCurrent(_ db: Connection) throws {
         let statements = try current.get().statements
         try db.transaction(writing: true) {
-            guard try migrator.currentVersion(of: db) == 0, try db.integer("SELECT count(*) FROM sqlite_master") == 0 else {
+            guard try migrator.currentVersion(of: db) == 0, try db.integer("SELECT count(*) FROM sqlite_master") == 0
+            else {
                 throw KeychainError(.internal, "a new keychain's database is not empty")
             }
             try db.execute(statements.joined(separator: ";\n") + ";")
@@ -193,7 +194,8 @@ enum KeychainSchema {
     static func schemaRows(_ db: Connection) throws -> [String] {
         var rows: [String] = []
         try db.forEachRow("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name") { row in
-            rows.append([row.text(0), row.text(1), row.text(2), row.text(3)].map { $0 ?? "NULL" }.joined(separator: "|"))
+            rows.append(
+                [row.text(0), row.text(1), row.text(2), row.text(3)].map { $0 ?? "NULL" }.joined(separator: "|"))
         }
         return rows
     }

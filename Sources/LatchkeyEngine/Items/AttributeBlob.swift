@@ -52,7 +52,8 @@ package enum AttributeBlob {
                 case .string: value = .string(try reader.readText())
                 case .data: value = .data(try reader.readField())
                 case .number: value = .number(try reader.readInt64())
-                case .date: value = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.readUInt64())))
+                case .date:
+                    value = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.readUInt64())))
                 case .bool: value = .bool(try reader.readByte() != 0)
                 }
                 guard attributes.updateValue(value, forKey: key) == nil else { return nil }

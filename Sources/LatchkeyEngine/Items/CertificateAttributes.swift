@@ -9,7 +9,8 @@ package enum CertificateAttributes {
         do {
             return try Certificate(derRepresentation: data)
         } catch {
-            throw KeychainError.decode("kSecValueData of a certificate item must be one DER-encoded X.509 certificate: \(error.reason)")
+            throw KeychainError.decode(
+                "kSecValueData of a certificate item must be one DER-encoded X.509 certificate: \(error.reason)")
         }
     }
 
@@ -53,7 +54,9 @@ extension CertificateMatch {
             if policy != .basicX509 { evaluation.anchors = [certificate] }
             if evaluation.evaluate().failure != nil { return false }
         }
-        if trustedOnly, TrustEvaluation(certificates: [certificate], policies: [.basicX509]).evaluate().failure != nil { return false }
+        if trustedOnly, TrustEvaluation(certificates: [certificate], policies: [.basicX509]).evaluate().failure != nil {
+            return false
+        }
         if let date = validOn, !certificate.isValid(on: date) { return false }
         var options: String.CompareOptions = []
         if caseInsensitive { options.insert(.caseInsensitive) }
@@ -68,12 +71,20 @@ extension CertificateMatch {
             // macOS's `FilterCandidateItem`: the common name `SecCertificateCopyCommonName` gives, found with the
             // compare flags (anchored at the start, or at the end); an empty text finds nothing.
             guard let name = certificate.commonNames.last else { return false }
-            if let text = subjectStartsWith, name.range(of: text, options: options.union(.anchored)) == nil { return false }
-            if let text = subjectEndsWith, name.range(of: text, options: options.union([.anchored, .backwards])) == nil { return false }
-            if let text = subjectWholeString, text.isEmpty || name.compare(text, options: options) != .orderedSame { return false }
+            if let text = subjectStartsWith, name.range(of: text, options: options.union(.anchored)) == nil {
+                return false
+            }
+            if let text = subjectEndsWith, name.range(of: text, options: options.union([.anchored, .backwards])) == nil
+            {
+                return false
+            }
+            if let text = subjectWholeString, text.isEmpty || name.compare(text, options: options) != .orderedSame {
+                return false
+            }
         }
         if let address = emailAddressIfPresent, !certificate.emailAddresses.isEmpty {
-            guard certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame }) else {
+            guard certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame })
+            else {
                 return false
             }
         }

@@ -42,7 +42,9 @@ enum HeldKeyData {
     /// The key's type: Ed25519 by its format, else from its public key: an X9.63 point (0x04) is EC, PKCS #1
     /// DER (0x30) is RSA.
     static func type(_ data: Data) throws(KeychainError) -> KeyType {
-        guard let (start, length) = publicRange(data), length > 0 else { throw KeychainError.decode("a held key's data is damaged") }
+        guard let (start, length) = publicRange(data), length > 0 else {
+            throw KeychainError.decode("a held key's data is damaged")
+        }
         if data.starts(with: ed25519Magic) { return .ed25519 }
         switch data[start] {
         case 0x04: return .ellipticCurve
@@ -82,5 +84,7 @@ package enum EphemeralKeyHandle {
     static func make() -> Data { magic + SecureRandom.bytes(length - magic.count) }
 
     /// Whether `reference` is an ephemeral key's handle.
-    package static func isHandle(_ reference: Data) -> Bool { reference.count == length && reference.prefix(4) == magic }
+    package static func isHandle(_ reference: Data) -> Bool {
+        reference.count == length && reference.prefix(4) == magic
+    }
 }

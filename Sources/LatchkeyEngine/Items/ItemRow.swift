@@ -62,7 +62,9 @@ struct ItemRow: Sendable {
         guard digest.count == length else { return false }
         return indexBlob.withUnsafeBytes { blob in
             digest.withUnsafeBytes { wanted in
-                let (low, high) = (wanted.loadUnaligned(as: UInt64.self), wanted.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                let (low, high) = (
+                    wanted.loadUnaligned(as: UInt64.self), wanted.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                )
                 return stride(from: 0, to: blob.count - length + 1, by: length).contains {
                     blob.loadUnaligned(fromByteOffset: $0, as: UInt64.self) == low
                         && blob.loadUnaligned(fromByteOffset: $0 + 8, as: UInt64.self) == high

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
+import Synchronization
 
 /// Finds the rows a query may match through the indexes (never by decrypting the table), and opens them.
 ///
@@ -35,7 +35,8 @@ struct ItemSelection {
             digests.reserveCapacity(groups.count)
             var seen = Set<Data>()  // Only for callers of many groups: a linear search is cheaper for a few.
             for group in groups {
-                let digest = vault?.groupDigest(group, in: keys, key: indexKey) ?? ItemDigests.group(group, key: indexKey)
+                let digest =
+                    vault?.groupDigest(group, in: keys, key: indexKey) ?? ItemDigests.group(group, key: indexKey)
                 let known = groups.count > 8 ? !seen.insert(digest).inserted : digests.contains(digest)
                 if !known { digests.append(digest) }
             }
@@ -45,13 +46,15 @@ struct ItemSelection {
         }
         let itemClass = query.schema.itemClass
         let wholePrimaryKey = query.namesWholePrimaryKey
-        primaryKeyDigest = wholePrimaryKey
+        primaryKeyDigest =
+            wholePrimaryKey
             ? ItemDigests.primaryKey(schema: query.schema, attributes: query.filters, key: indexKey) : nil
         var digests: [Data] = []
         var unindexed: [AttributeKey] = []
         // The attribute most likely to name few items first: it drives the search (see `StatementShape`).
         let ordered = query.filters.sorted { first, second in
-            let firstBroad = Self.broadAttributes.contains(first.key), secondBroad = Self.broadAttributes.contains(second.key)
+            let firstBroad = Self.broadAttributes.contains(first.key)
+            let secondBroad = Self.broadAttributes.contains(second.key)
             return firstBroad != secondBroad ? secondBroad : first.key < second.key
         }
         for (name, value) in ordered {
@@ -73,7 +76,8 @@ struct ItemSelection {
         .itemDescription, .isInvisible, .isNegative, .keyClass, .keySizeInBits, .effectiveKeySize, .isPermanent,
         .tokenID, .certificateType, .certificateEncoding, .issuer, AttributeKey.secretService("xdg:schema"),
         // A key's flags: each true or false for most keys.
-        "priv", "modi", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap", "unwp",
+        "priv", "modi", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap",
+        "unwp",
     ]
 
     func candidates(_ db: Connection, includeData: Bool) throws -> [ItemRow] {
@@ -133,7 +137,8 @@ struct ItemSelection {
 
         /// Arguments bind in this order: class, groups, accessibility, row and id, primary key, filters.
         private func build() -> String {
-            var sql = "SELECT \(ItemTable.selectColumns)\(includeData ? ", data" : "") FROM items WHERE class = ? AND tomb = 0"
+            var sql =
+                "SELECT \(ItemTable.selectColumns)\(includeData ? ", data" : "") FROM items WHERE class = ? AND tomb = 0"
             switch synchronizable {
             case .no: sql += " AND sync = 0"
             case .yes: sql += " AND sync = 1"
@@ -145,7 +150,8 @@ struct ItemSelection {
                 // `sync = ?` (kSecAttrSynchronizableAny) the two indexes tie on two terms each, and which one
                 // SQLite took depended on the order the indexes were created — the wrong one reads every item
                 // of the group for one lookup.
-                sql += (primaryKey ? " AND +agrp IN (" : " AND agrp IN (")
+                sql +=
+                    (primaryKey ? " AND +agrp IN (" : " AND agrp IN (")
                     + Array(repeating: "?", count: groups).joined(separator: ", ") + ")"
             }
             if accessibility { sql += " AND pdmn = ?" }
@@ -180,10 +186,14 @@ struct ItemSelection {
         let opened = try Self.open(row, keys: keys, attributes: needsAttributes)
         if let attributes = opened.attributes {
             for name in unindexedFilters {
-                guard let stored = attributes[name], CanonicalValue.matches(stored, query.filters[name]!) else { return nil }
+                guard let stored = attributes[name], CanonicalValue.matches(stored, query.filters[name]!) else {
+                    return nil
+                }
             }
             if let host = query.hostOrSubdomainOf {
-                guard let server = attributes[.server]?.stringValue, Self.server(server, isOrIsUnder: host) else { return nil }
+                guard let server = attributes[.server]?.stringValue, Self.server(server, isOrIsUnder: host) else {
+                    return nil
+                }
             }
         }
         return opened
@@ -201,7 +211,8 @@ struct ItemSelection {
         guard !row.malformed else { throw KeychainError.decode("an item's row is malformed") }
         guard let classKey = keys.classKey(for: row.accessibility) else {
             throw KeychainError.locked(
-                "items of accessibility \(row.accessibility.rawValue) are unavailable while the keychain is \(keys.lockState)")
+                "items of accessibility \(row.accessibility.rawValue) are unavailable while the keychain is \(keys.lockState)"
+            )
         }
         let itemKey = try ItemSealing.unwrapKey(row, classKey: classKey)
         guard wanted else { return Opened(row: row, itemKey: itemKey, attributes: nil) }
@@ -216,13 +227,17 @@ struct ItemSelection {
     /// The result for an opened item, with what `returning` asks for.
     /// What a search hands out for an opened item. A key held by the keychain gives its public key as its
     /// data unless `releasingHeldKeys` (for `useHeldKey` alone).
-    static func result(_ opened: Opened, returning: ReturnOptions, releasingHeldKeys: Bool = false) throws(KeychainError) -> ItemResult {
+    static func result(_ opened: Opened, returning: ReturnOptions, releasingHeldKeys: Bool = false)
+        throws(KeychainError) -> ItemResult
+    {
         let wantsData = returning.contains(.data) || returning.contains(.reference)
         var data = wantsData ? (try ItemSealing.openData(opened.row, itemKey: opened.itemKey) ?? Data()) : nil
         if opened.row.itemClass == .key, !releasingHeldKeys, var stored = data, HeldKeyData.isHeld(stored) {
             data = nil
             defer { stored.resetBytes(in: 0..<stored.count) }
-            guard let publicPart = HeldKeyData.publicPart(stored) else { throw KeychainError.decode("a held key's data is damaged") }
+            guard let publicPart = HeldKeyData.publicPart(stored) else {
+                throw KeychainError.decode("a held key's data is damaged")
+            }
             data = publicPart
         }
         return ItemResult(

@@ -41,9 +41,14 @@ package enum KeyAttributes {
     /// The key a stored key item holds, from its data and its `kcls` and `type` attributes:
     /// `errSecUnimplemented` for a symmetric key (Latchkey has no symmetric key references), `errSecDecode`
     /// when the type is unknown or the bytes are not a key of that type.
-    package static func key(data: Data, attributes: [AttributeKey: AttributeValue]) throws(KeychainError) -> AsymmetricKey {
+    package static func key(data: Data, attributes: [AttributeKey: AttributeValue]) throws(KeychainError)
+        -> AsymmetricKey
+    {
         guard case .number(let keyClass)? = attributes[.keyClass], keyClass == 0 || keyClass == 1 else {
-            throw KeychainError(.unimplemented, "only public and private keys have references; this key's class is \(attributes[.keyClass].map { "\($0)" } ?? "missing")")
+            throw KeychainError(
+                .unimplemented,
+                "only public and private keys have references; this key's class is \(attributes[.keyClass].map { "\($0)" } ?? "missing")"
+            )
         }
         let typeCode: String? =
             switch attributes[.type] {
@@ -52,7 +57,8 @@ package enum KeyAttributes {
             default: nil
             }
         guard let code = typeCode, let type = KeyType(rawValue: code) else {
-            throw KeychainError.decode("a key item's type is none of kSecAttrKeyTypeRSA, kSecAttrKeyTypeECSECPrimeRandom and Ed25519")
+            throw KeychainError.decode(
+                "a key item's type is none of kSecAttrKeyTypeRSA, kSecAttrKeyTypeECSECPrimeRandom and Ed25519")
         }
         do {
             return try AsymmetricKey(externalRepresentation: data, type: type, isPrivate: keyClass == 1)

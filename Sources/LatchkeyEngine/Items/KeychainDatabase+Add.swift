@@ -17,7 +17,9 @@ extension KeychainDatabase {
         -> ItemResult?
     {
         let prepared = try prepareAdd(item, caller: caller)
-        let stored = try mappingStorageErrors { try pool.write { db in try prepared.insert(into: db, origin: .request) } }
+        let stored = try mappingStorageErrors {
+            try pool.write { db in try prepared.insert(into: db, origin: .request) }
+        }
         return prepared.result(for: stored, returning: returning)
     }
 
@@ -50,8 +52,11 @@ extension KeychainDatabase {
                 let tombstones = try ItemTable.hasTombstones(in: db)
                 for position in order {
                     let (prepared, row) = sealed[position]
-                    let stored = try prepared.insert(row, into: db, origin: .request, indexingLater: true, checkTombstones: tombstones)
-                    guard let rowID = stored.rowID else { throw KeychainError(.internal, "an inserted item has no row") }
+                    let stored = try prepared.insert(
+                        row, into: db, origin: .request, indexingLater: true, checkTombstones: tombstones)
+                    guard let rowID = stored.rowID else {
+                        throw KeychainError(.internal, "an inserted item has no row")
+                    }
                     for digest in stored.indexDigests { entries.append((ItemDigests.orderKey(digest), digest, rowID)) }
                 }
                 entries.sort { $0.key < $1.key }
@@ -124,10 +129,13 @@ extension KeychainDatabase {
 
         /// Stores `fresh` (made by `sealedFresh()`). `indexingLater`: the caller inserts the returned row's
         /// index entries itself (a batch sorts them).
-        func insert(_ fresh: ItemRow, into db: Connection, origin: KeychainChange.Origin, indexingLater: Bool = false,
-                    checkTombstones: Bool = true) throws -> ItemRow {
-            try ItemStore.add(fresh, reseal: sealed, origin: origin, in: db, indexingLater: indexingLater,
-                              checkTombstones: checkTombstones)
+        func insert(
+            _ fresh: ItemRow, into db: Connection, origin: KeychainChange.Origin, indexingLater: Bool = false,
+            checkTombstones: Bool = true
+        ) throws -> ItemRow {
+            try ItemStore.add(
+                fresh, reseal: sealed, origin: origin, in: db, indexingLater: indexingLater,
+                checkTombstones: checkTombstones)
         }
 
         func sealed(id: Data, version: Int64, rowID: Int64?) -> ItemRow {
@@ -162,19 +170,23 @@ extension KeychainDatabase {
     /// Validates and digests an add. `dates` keeps a restored item's creation and modification dates;
     /// otherwise both are now. `batch` carries what the items of one `addAll` share.
     func prepareAdd(
-        _ item: NewItem, caller: CallerIdentity, dates: (created: Date, modified: Date)? = nil, batch: BatchContext? = nil
+        _ item: NewItem, caller: CallerIdentity, dates: (created: Date, modified: Date)? = nil,
+        batch: BatchContext? = nil
     ) throws(KeychainError) -> PreparedAdd {
         let validated = try RequestValidation.validate(item, caller: caller)
         let keys = batch?.keys ?? vault.snapshot()
         guard let classKey = keys.classKey(for: validated.accessibility) else {
             throw KeychainError.locked(
-                "items of accessibility \(validated.accessibility.rawValue) cannot be added while the keychain is \(keys.lockState)")
+                "items of accessibility \(validated.accessibility.rawValue) cannot be added while the keychain is \(keys.lockState)"
+            )
         }
         let indexKey = try indexKey(keys)
         let schema = validated.schema
         let now = Date()
         var attributes = validated.attributes
-        for name in schema.primaryKey where attributes[name] == nil { attributes[name] = schema.defaultValue(for: name) }
+        for name in schema.primaryKey where attributes[name] == nil {
+            attributes[name] = schema.defaultValue(for: name)
+        }
         attributes[.accessGroup] = .string(validated.group)
         attributes[.accessible] = .string(validated.accessibility.rawValue)
         attributes[.synchronizable] = .number(validated.synchronizable ? 1 : 0)
@@ -185,7 +197,8 @@ extension KeychainDatabase {
             groupDigest: batch?.groupDigests[validated.group] ?? ItemDigests.group(validated.group, key: indexKey),
             accessibility: validated.accessibility, synchronizable: validated.synchronizable, tombstone: false,
             version: 1, primaryKeyDigest: ItemDigests.primaryKey(schema: schema, attributes: attributes, key: indexKey),
-            indexBlob: ItemRow.indexBlob(ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey)),
+            indexBlob: ItemRow.indexBlob(
+                ItemDigests.indexEntries(itemClass: schema.itemClass, attributes: attributes, key: indexKey)),
             wrappedKey: Data(), sealedAttributes: Data(), sealedData: nil,
             accessControlFlags: validated.accessControl?.flags.rawValue ?? 0)
         return PreparedAdd(validated: validated, classKey: classKey, attributes: attributes, template: template)

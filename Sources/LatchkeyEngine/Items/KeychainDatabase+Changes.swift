@@ -19,12 +19,16 @@ extension KeychainDatabase {
     /// needs no key, as it holds no attribute value.
     public func changes(after sequence: Int64, limit: Int = 1_000) throws(KeychainError) -> [KeychainChange] {
         guard limit > 0 else { throw KeychainError.param("the limit must be positive, not \(limit)") }
-        return try mappingStorageErrors { try pool.read { db in try ChangeLog.changes(after: sequence, limit: limit, in: db) } }
+        return try mappingStorageErrors {
+            try pool.read { db in try ChangeLog.changes(after: sequence, limit: limit, in: db) }
+        }
     }
 
     /// The sequence of the newest change (0 before the first).
     public var lastChangeSequence: Int64 {
-        get throws(KeychainError) { try mappingStorageErrors { try pool.read { db in try ChangeLog.lastSequence(in: db) } } }
+        get throws(KeychainError) {
+            try mappingStorageErrors { try pool.read { db in try ChangeLog.lastSequence(in: db) } }
+        }
     }
 }
 

@@ -29,7 +29,8 @@ extension KeychainDatabase {
                     if keys.classKey(for: candidate.accessibility) == nil {
                         guard indexDecides && !candidate.synchronizable else {
                             throw KeychainError.locked(
-                                "deleting this item needs the class key of accessibility \(candidate.accessibility.rawValue)")
+                                "deleting this item needs the class key of accessibility \(candidate.accessibility.rawValue)"
+                            )
                         }
                     } else {
                         do {
@@ -62,7 +63,9 @@ extension KeychainDatabase {
 extension KeychainDatabase {
     /// A synchronizable item's tombstone: the same row, its attributes sealed again under a new item key
     /// without the secret, no index entries, the next version.
-    static func tombstoneRow(of row: ItemRow, attributes: [AttributeKey: AttributeValue], classKey: SecureBytes) -> ItemRow {
+    static func tombstoneRow(of row: ItemRow, attributes: [AttributeKey: AttributeValue], classKey: SecureBytes)
+        -> ItemRow
+    {
         var tombstone = row
         tombstone.tombstone = true
         tombstone.version += 1

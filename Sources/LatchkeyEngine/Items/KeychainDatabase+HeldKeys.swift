@@ -18,9 +18,10 @@ extension KeychainDatabase {
 
     /// `createHeldKey`; an ephemeral key made for another process (through the agent) goes when
     /// `holderEnded` says that process has ended.
-    package func createHeldKey(_ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions,
-                               holderEnded: (@Sendable () -> Bool)?) throws(KeychainError) -> ItemResult?
-    {
+    package func createHeldKey(
+        _ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions,
+        holderEnded: (@Sendable () -> Bool)?
+    ) throws(KeychainError) -> ItemResult? {
         var attributes = try Self.heldKeyAttributes(request.attributes)
         let key: AsymmetricKey
         do {
@@ -37,7 +38,8 @@ extension KeychainDatabase {
             let handle = vault.holdEphemeral(key, owner: caller.applicationIdentifier, holderEnded: holderEnded)
             guard !returning.isEmpty else { return nil }
             attributes[.accessGroup] = nil
-            return ItemResult(itemClass: .key, attributes: attributes, data: key.publicKeyData, persistentReference: handle)
+            return ItemResult(
+                itemClass: .key, attributes: attributes, data: key.publicKeyData, persistentReference: handle)
         }
         return try storeHeldKey(key, attributes: attributes, caller: caller, returning: returning)
     }
@@ -47,20 +49,26 @@ extension KeychainDatabase {
     /// never handed out. `attributes` as `HeldKeyRequest.attributes`.
     ///
     /// - Throws: the errors of `createHeldKey` but generation's.
-    package func addHeldKey(_ key: AsymmetricKey, attributes: [AttributeKey: AttributeValue], caller: CallerIdentity,
-                            returning: ReturnOptions) throws(KeychainError) -> ItemResult?
-    {
+    package func addHeldKey(
+        _ key: AsymmetricKey, attributes: [AttributeKey: AttributeValue], caller: CallerIdentity,
+        returning: ReturnOptions
+    ) throws(KeychainError) -> ItemResult? {
         guard key.isPrivate else { throw KeychainError.param("only a private key is held") }
-        return try storeHeldKey(key, attributes: try Self.heldKeyAttributes(attributes), caller: caller, returning: returning)
+        return try storeHeldKey(
+            key, attributes: try Self.heldKeyAttributes(attributes), caller: caller, returning: returning)
     }
 
     /// A held key's attributes as given, checked: its token one of Latchkey's (set to the default when
     /// missing), its accessibility `…ThisDeviceOnly` (`…WhenUnlockedThisDeviceOnly` when missing).
-    private static func heldKeyAttributes(_ given: [AttributeKey: AttributeValue]) throws(KeychainError) -> [AttributeKey: AttributeValue] {
+    private static func heldKeyAttributes(_ given: [AttributeKey: AttributeValue]) throws(KeychainError)
+        -> [AttributeKey: AttributeValue]
+    {
         var attributes = given
         let token = attributes[.tokenID]?.stringValue ?? HeldKeyRequest.latchkeyTokenID
         guard HeldKeyRequest.tokenIDs.contains(token) else {
-            throw KeychainError.param("kSecAttrTokenID '\(token)' is no token of Latchkey's (kSecAttrTokenIDSecureEnclave or \(HeldKeyRequest.latchkeyTokenID))")
+            throw KeychainError.param(
+                "kSecAttrTokenID '\(token)' is no token of Latchkey's (kSecAttrTokenIDSecureEnclave or \(HeldKeyRequest.latchkeyTokenID))"
+            )
         }
         // A held key never leaves this device, whatever protection it is given: as Apple stores a token's item
         // under its own ACL whatever the caller's class (SecItem.c's SecTokenItemAdd), a class that could
@@ -84,9 +92,10 @@ extension KeychainDatabase {
     }
 
     /// Stores `key` with its derived attributes (those given win) as a held key's item.
-    private func storeHeldKey(_ key: AsymmetricKey, attributes given: [AttributeKey: AttributeValue], caller: CallerIdentity,
-                              returning: ReturnOptions) throws(KeychainError) -> ItemResult?
-    {
+    private func storeHeldKey(
+        _ key: AsymmetricKey, attributes given: [AttributeKey: AttributeValue], caller: CallerIdentity,
+        returning: ReturnOptions
+    ) throws(KeychainError) -> ItemResult? {
         var attributes = given
         attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
         var sealed = try HeldKeyData.seal(key)
@@ -94,12 +103,14 @@ extension KeychainDatabase {
         var item = NewItem(.key, attributes: attributes, data: sealed)
         item.isHeldKey = true
         // Asked without its data (the stored form): the public key is put in its place below.
-        let added = try add(item, caller: caller, returning: returning.subtracting([.data, .reference]).union(.persistentReference))
+        let added = try add(
+            item, caller: caller, returning: returning.subtracting([.data, .reference]).union(.persistentReference))
         item.data = nil  // The last other reference: the wipe above then clears the only copy.
         guard !returning.isEmpty, let added else { return nil }
         let wantsData = returning.contains(.data) || returning.contains(.reference)
-        return ItemResult(itemClass: .key, attributes: added.attributes, data: wantsData ? key.publicKeyData : nil,
-                          persistentReference: added.persistentReference)
+        return ItemResult(
+            itemClass: .key, attributes: added.attributes, data: wantsData ? key.publicKeyData : nil,
+            persistentReference: added.persistentReference)
     }
 
     /// Uses the held key `reference` names (a persistent reference) for `caller`: signs, decrypts or derives
@@ -109,14 +120,18 @@ extension KeychainDatabase {
     /// - Throws: `errSecItemNotFound` when the reference names no key of the caller's groups;
     ///   `errSecParam` when it names a key the keychain does not hold (use the key itself) or the algorithm
     ///   does not suit it or the input is wrong; `errSecInteractionNotAllowed` while locked.
-    public func useHeldKey(_ reference: Data, for use: KeyUse, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil)
+    public func useHeldKey(
+        _ reference: Data, for use: KeyUse, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil
+    )
         throws(KeychainError) -> Data
     {
         if EphemeralKeyHandle.isHandle(reference) {
             guard vault.lockState == .unlocked else { throw KeychainError.locked("the keychain is locked") }
             guard let key = vault.ephemeralKey(reference, owner: caller.applicationIdentifier) else {
-                throw KeychainError(.itemNotFound,
-                                    "no ephemeral key of this program by that handle (gone when the keychain locked, the process that made it ended or its key was released)")
+                throw KeychainError(
+                    .itemNotFound,
+                    "no ephemeral key of this program by that handle (gone when the keychain locked, the process that made it ended or its key was released)"
+                )
             }
             return try Self.perform(use, with: key)
         }
@@ -124,7 +139,8 @@ extension KeychainDatabase {
             throw KeychainError.param("the reference does not name a key")
         }
         // The data alone: the stored form says what it is (only `createHeldKey` writes it) and which type.
-        let query = ItemQuery(.key, synchronizable: .any, persistentReference: reference, limit: .one, returning: [.data])
+        let query = ItemQuery(
+            .key, synchronizable: .any, persistentReference: reference, limit: .one, returning: [.data])
         var found = try copyMatching(query, caller: caller, presence: presence, progress: nil, releasingHeldKeys: true)
         guard var stored = found.first?.data else { throw KeychainError(.itemNotFound) }
         found = []  // The only other reference to the bytes: the wipe below then clears them, not a copy.
@@ -133,7 +149,9 @@ extension KeychainDatabase {
             throw KeychainError.param("the key is not held by the keychain; use it in this process")
         }
         let type = try HeldKeyData.type(stored)
-        let key = try vault.heldKey(reference, stored: stored) { () throws(KeychainError) in try HeldKeyData.privateKey(stored, type: type) }
+        let key = try vault.heldKey(reference, stored: stored) { () throws(KeychainError) in
+            try HeldKeyData.privateKey(stored, type: type)
+        }
         return try Self.perform(use, with: key)
     }
 
@@ -155,7 +173,8 @@ extension KeychainDatabase {
         do throws(KeyError) {
             switch use {
             case .sign(let algorithm, let data): return try key.sign(algorithm, data)
-            case .decrypt(let algorithm, let data, let parameters): return try key.decrypt(algorithm, data, parameters: parameters)
+            case .decrypt(let algorithm, let data, let parameters):
+                return try key.decrypt(algorithm, data, parameters: parameters)
             case .keyExchange(let algorithm, let peerData, let parameters):
                 let peer: AsymmetricKey
                 do {

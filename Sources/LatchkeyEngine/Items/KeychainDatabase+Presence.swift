@@ -10,7 +10,8 @@ extension KeychainDatabase {
         guard let presence else {
             throw KeychainError.locked("a matching item needs the user's confirmation, and there is no one to ask here")
         }
-        let request = PresenceRequest(applicationIdentifier: caller.applicationIdentifier, operationPrompt: query.operationPrompt)
+        let request = PresenceRequest(
+            applicationIdentifier: caller.applicationIdentifier, operationPrompt: query.operationPrompt)
         try presence.confirm(request) { (passphrase) throws(KeychainError) in try self.verifyPassphrase(passphrase) }
     }
 }

@@ -33,12 +33,14 @@ extension KeychainDatabase {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
         // Certificate filters look inside the certificate, so they read the data (and ask for it as a read would).
-        let wantsData = validated.returning.contains(.data) || validated.returning.contains(.reference)
+        let wantsData =
+            validated.returning.contains(.data) || validated.returning.contains(.reference)
             || validated.certificateMatch != nil
         var confirmed = false
         while true {
-            let found = try search(selection, wantsData: wantsData, confirmed: confirmed, progress: progress,
-                                   releasingHeldKeys: releasingHeldKeys)
+            let found = try search(
+                selection, wantsData: wantsData, confirmed: confirmed, progress: progress,
+                releasingHeldKeys: releasingHeldKeys)
             guard let results = found else {
                 // A match needs the user's confirmation: ask with no transaction open, then search again.
                 try confirmPresence(caller: caller, query: validated, presence: presence)
@@ -51,7 +53,8 @@ extension KeychainDatabase {
 
     /// One search in one read transaction; nil when a match needs the user's confirmation first.
     private func search(
-        _ selection: ItemSelection, wantsData: Bool, confirmed: Bool, progress: ProgressHandler?, releasingHeldKeys: Bool
+        _ selection: ItemSelection, wantsData: Bool, confirmed: Bool, progress: ProgressHandler?,
+        releasingHeldKeys: Bool
     ) throws(KeychainError) -> [ItemResult]? {
         let validated = selection.query
         return try mappingStorageErrors {
@@ -66,12 +69,15 @@ extension KeychainDatabase {
                         switch validated.authenticationUI {
                         case .skip: continue
                         case .fail:
-                            throw KeychainError.locked("a matching item needs the user's confirmation, and kSecUseAuthenticationUI is fail")
+                            throw KeychainError.locked(
+                                "a matching item needs the user's confirmation, and kSecUseAuthenticationUI is fail")
                         case .allow: return nil
                         }
                     }
                     do {
-                        guard let opened = try selection.open(row, attributes: validated.returning.contains(.attributes)) else {
+                        guard
+                            let opened = try selection.open(row, attributes: validated.returning.contains(.attributes))
+                        else {
                             continue
                         }
                         if let match = validated.certificateMatch,
@@ -79,7 +85,9 @@ extension KeychainDatabase {
                         {
                             continue
                         }
-                        results.append(try ItemSelection.result(opened, returning: validated.returning, releasingHeldKeys: releasingHeldKeys))
+                        results.append(
+                            try ItemSelection.result(
+                                opened, returning: validated.returning, releasingHeldKeys: releasingHeldKeys))
                     } catch KeychainError.decode {
                         damaged += 1
                         continue
@@ -140,7 +148,9 @@ extension KeychainDatabase {
             let rows = try mappingStorageErrors { try lookup.candidates(db, includeData: false) }
             for row in rows {
                 do {
-                    if let opened = try lookup.open(row, attributes: true), case .data(let issuer)? = opened.attributes?[.issuer] {
+                    if let opened = try lookup.open(row, attributes: true),
+                        case .data(let issuer)? = opened.attributes?[.issuer]
+                    {
                         issuers.append(issuer)
                     }
                 } catch {
@@ -173,7 +183,9 @@ extension KeychainDatabase {
     /// until the item is read with `copyMatching`, which proves it (a damaged index can list an item that
     /// a read then refuses). Only attributes that are indexed can be matched (`cdat`/`mdat` are
     /// `errSecParam`).
-    package func locate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [(reference: Data, available: Bool)] {
+    package func locate(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [(
+        reference: Data, available: Bool
+    )] {
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
         guard selection.unindexedFilters.isEmpty, validated.hostOrSubdomainOf == nil else {
@@ -184,7 +196,8 @@ extension KeychainDatabase {
             try pool.readOneStatement { db in
                 try selection.candidates(db, includeData: false).compactMap { row in
                     for digest in selection.filterDigests where !row.hasIndexDigest(digest) { return nil }
-                    let reference = PersistentReference.make(itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
+                    let reference = PersistentReference.make(
+                        itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
                     return (reference, selection.keys.classKey(for: row.accessibility) != nil)
                 }
             }

@@ -15,12 +15,15 @@ extension KeychainDatabase {
     /// `.skip` is `errSecParam` (Apple allows it only for searches).
     @discardableResult
     public func update(
-        _ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity, presence: (any UserPresenceVerifier)? = nil
+        _ query: ItemQuery, with changes: ItemChanges, caller: CallerIdentity,
+        presence: (any UserPresenceVerifier)? = nil
     ) throws(KeychainError) -> Int {
         var prepared = try prepareUpdate(query, with: changes, caller: caller)
         while true {
             do {
-                return try mappingStorageErrors { try pool.write { db in try prepared.apply(to: db, origin: .request) } }
+                return try mappingStorageErrors {
+                    try pool.write { db in try prepared.apply(to: db, origin: .request) }
+                }
             } catch {
                 guard error == PreparedUpdate.confirmationNeeded else { throw error }
                 try confirmPresence(caller: caller, query: prepared.selection.query, presence: presence)
@@ -74,7 +77,8 @@ extension KeychainDatabase {
                 }
                 if opened.row.requiresUserPresence && !confirmed {
                     guard selection.query.authenticationUI == .allow else {
-                        throw KeychainError.locked("a matching item needs the user's confirmation, and kSecUseAuthenticationUI is fail")
+                        throw KeychainError.locked(
+                            "a matching item needs the user's confirmation, and kSecUseAuthenticationUI is fail")
                     }
                     throw Self.confirmationNeeded
                 }
@@ -87,7 +91,9 @@ extension KeychainDatabase {
                         throw KeychainError.param("a key the keychain holds keeps its key: its data cannot be replaced")
                     }
                     if !accessibility.isThisDeviceOnly {
-                        throw KeychainError.param("a key the keychain holds never leaves this device: its accessibility stays …ThisDeviceOnly")
+                        throw KeychainError.param(
+                            "a key the keychain holds never leaves this device: its accessibility stays …ThisDeviceOnly"
+                        )
                     }
                 }
                 let synchronizable = change.synchronizable ?? opened.row.synchronizable
@@ -98,7 +104,8 @@ extension KeychainDatabase {
                         throw KeychainError.param("conflicting kSecAttrAccessible and kSecAttrAccessControl attributes")
                     }
                     if synchronizable && !control.flags.isEmpty {
-                        throw KeychainError.param("an item with kSecAttrAccessControl constraints is not synchronizable")
+                        throw KeychainError.param(
+                            "an item with kSecAttrAccessControl constraints is not synchronizable")
                     }
                 }
                 attributes[.accessGroup] = .string(group)
@@ -107,7 +114,8 @@ extension KeychainDatabase {
                 attributes[.modificationDate] = .date(now)
                 guard let classKey = keys.classKey(for: accessibility) else {
                     throw KeychainError.locked(
-                        "items cannot move to accessibility \(accessibility.rawValue) while the keychain is \(keys.lockState)")
+                        "items cannot move to accessibility \(accessibility.rawValue) while the keychain is \(keys.lockState)"
+                    )
                 }
 
                 var row = opened.row
@@ -155,7 +163,8 @@ extension KeychainDatabase {
         // Certificate filters select only in searches: an update or delete that ignored them would change
         // or remove every certificate its attributes name (Apple refuses kSecMatch… keys here too).
         if !query.certificateMatch.isEmpty || query.hostOrSubdomainOf != nil {
-            throw KeychainError.param("kSecMatch… filters are not supported by \(operation); name the items by their attributes")
+            throw KeychainError.param(
+                "kSecMatch… filters are not supported by \(operation); name the items by their attributes")
         }
     }
 }

@@ -15,7 +15,9 @@ package enum PersistentReference {
             buffer.copyBytes(from: magic)
             UnsafeMutableRawBufferPointer(rebasing: buffer[4..<8]).copyBytes(from: itemClass.rawValue.utf8.prefix(4))
             buffer.storeBytes(of: rowID.bigEndian, toByteOffset: 8, as: Int64.self)
-            id.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[16..<length]).copyBytes(from: $0.prefix(16)) }
+            id.withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[16..<length]).copyBytes(from: $0.prefix(16))
+            }
         }
         return reference
     }

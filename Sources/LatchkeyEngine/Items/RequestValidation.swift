@@ -59,7 +59,9 @@ enum RequestValidation {
     static func schema(for itemClass: ItemClass) throws(KeychainError) -> ItemSchema {
         guard let schema = ItemSchema.of(itemClass) else {
             throw KeychainError(
-                .unimplemented, "class idnt has no items of its own: an identity is a certificate joined with its private key, which the SecItem functions (the dictionary layer) compose")
+                .unimplemented,
+                "class idnt has no items of its own: an identity is a certificate joined with its private key, which the SecItem functions (the dictionary layer) compose"
+            )
         }
         return schema
     }
@@ -155,7 +157,8 @@ enum RequestValidation {
         let freeForm = given.keys.count(where: AttributeKey.isSecretServiceAttribute)
         guard freeForm <= ItemLimits.maximumSecretServiceAttributes else {
             throw KeychainError.param(
-                "an item may have at most \(ItemLimits.maximumSecretServiceAttributes) Secret Service attributes, not \(freeForm)")
+                "an item may have at most \(ItemLimits.maximumSecretServiceAttributes) Secret Service attributes, not \(freeForm)"
+            )
         }
         for (key, value) in given {
             switch key {
@@ -169,7 +172,8 @@ enum RequestValidation {
             case .creationDate, .modificationDate:
                 _ = try schema.coerce(value, for: key)
                 if !datesAllowed {
-                    throw KeychainError.param("attribute '\(key.rawValue)' is set by the keychain and cannot be updated")
+                    throw KeychainError.param(
+                        "attribute '\(key.rawValue)' is set by the keychain and cannot be updated")
                 }
             default: classified.attributes[key] = try schema.coerce(value, for: key)
             }
@@ -178,12 +182,17 @@ enum RequestValidation {
     }
 
     /// Only `createHeldKey` makes held keys: an add or update may not set `tkid` or store a held key's form.
-    private static func refuseHeldKeyForms(_ attributes: [AttributeKey: AttributeValue], data: Data?) throws(KeychainError) {
+    private static func refuseHeldKeyForms(_ attributes: [AttributeKey: AttributeValue], data: Data?)
+        throws(KeychainError)
+    {
         if attributes[.tokenID] != nil {
-            throw KeychainError.param("kSecAttrTokenID is set by the keychain on the keys it makes and holds (SecKeyCreateRandomKey with a token)")
+            throw KeychainError.param(
+                "kSecAttrTokenID is set by the keychain on the keys it makes and holds (SecKeyCreateRandomKey with a token)"
+            )
         }
         if let data, HeldKeyData.isHeld(data) {
-            throw KeychainError.param("the data is the stored form of a key the keychain holds, which only the keychain writes")
+            throw KeychainError.param(
+                "the data is the stored form of a key the keychain holds, which only the keychain writes")
         }
     }
 
@@ -204,7 +213,8 @@ enum RequestValidation {
                 .missingEntitlement, "caller \(caller.applicationIdentifier) has no default access group")
         }
         try checkProtection(accessibility: accessibility, accessControl: control, synchronizable: synchronizable)
-        let resolvedAccessibility = control?.protection ?? accessibility
+        let resolvedAccessibility =
+            control?.protection ?? accessibility
             ?? (item.itemClass == .certificate ? .always : .whenUnlocked)
         return ValidatedAdd(
             schema: schema, attributes: attributes, group: resolvedGroup, accessibility: resolvedAccessibility,
@@ -235,7 +245,8 @@ enum RequestValidation {
             }
             guard parsed.itemClass == query.itemClass else {
                 throw KeychainError.param(
-                    "v_PersistentRef names a \(parsed.itemClass.rawValue) item but the query is for \(query.itemClass.rawValue)")
+                    "v_PersistentRef names a \(parsed.itemClass.rawValue) item but the query is for \(query.itemClass.rawValue)"
+                )
             }
             reference = (parsed.rowID, parsed.id)
             // A persistent reference names one item whatever its synchronizable flag (as Apple's does).
@@ -257,7 +268,9 @@ enum RequestValidation {
             // Apple's server: errSecUnimplemented ("unsupported kSecMatchHostOrSubdomainOfHost attribute") for
             // the other classes.
             guard query.itemClass == .internetPassword else {
-                throw KeychainError(.unimplemented, "kSecMatchHostOrSubdomainOfHost matches internet passwords, not \(query.itemClass.rawValue)")
+                throw KeychainError(
+                    .unimplemented,
+                    "kSecMatchHostOrSubdomainOfHost matches internet passwords, not \(query.itemClass.rawValue)")
             }
             guard !given.isEmpty, given.utf8.count <= 1_024 else {
                 throw KeychainError.param("kSecMatchHostOrSubdomainOfHost must be a host name of 1 to 1024 bytes")
@@ -268,7 +281,8 @@ enum RequestValidation {
             schema: schema, filters: filters, groups: groups, accessibility: accessibility,
             synchronizable: synchronizable, reference: reference, limit: limit, returning: query.returning,
             authenticationUI: query.authenticationUI, operationPrompt: query.operationPrompt,
-            certificateMatch: query.itemClass == .certificate && !query.certificateMatch.isEmpty ? query.certificateMatch : nil,
+            certificateMatch: query.itemClass == .certificate && !query.certificateMatch.isEmpty
+                ? query.certificateMatch : nil,
             hostOrSubdomainOf: host)
     }
 

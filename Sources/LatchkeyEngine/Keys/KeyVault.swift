@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 internal import LatchkeyCrypto
 internal import LatchkeyPKI
+import Synchronization
 
 /// The keys a keychain holds in memory, and the lock state. Locking drops the `ak`-family class keys (the
 /// `SecureBytes` that held them wipe themselves when the last operation using them finishes), the loaded
@@ -74,7 +74,8 @@ final class KeyVault: Sendable {
     /// The keys available now. Operations take one snapshot and use it throughout.
     func snapshot() -> Snapshot {
         state.withLock {
-            Snapshot(classKeys: $0.classKeys, indexKey: $0.indexKey, lockState: $0.lockState, groupDigests: $0.groupDigests)
+            Snapshot(
+                classKeys: $0.classKeys, indexKey: $0.indexKey, lockState: $0.lockState, groupDigests: $0.groupDigests)
         }
     }
 
@@ -104,14 +105,18 @@ final class KeyVault: Sendable {
     /// 600 µs for RSA-2048, on its first use), so every use after the first saves that. A remembered key is
     /// used only for the exact bytes it came from; reading them goes through the item's access checks
     /// every time, as before.
-    func heldKey(_ reference: Data, stored: Data, load: () throws(KeychainError) -> AsymmetricKey) throws(KeychainError) -> AsymmetricKey {
+    func heldKey(_ reference: Data, stored: Data, load: () throws(KeychainError) -> AsymmetricKey) throws(KeychainError)
+        -> AsymmetricKey
+    {
         let fingerprint = KeyedDigest.digest(stored, key: fingerprintKey)
         let (known, epoch) = state.withLock { ($0.heldKeys[reference], $0.lockEpoch) }
         if let known, known.fingerprint == fingerprint { return known.key }
         let key = try load()
         state.withLock { state in
             guard state.lockEpoch == epoch else { return }  // Locked while loading: not remembered.
-            if state.heldKeys[reference] == nil, state.heldKeys.count >= Self.heldKeyLimit, let any = state.heldKeys.keys.first {
+            if state.heldKeys[reference] == nil, state.heldKeys.count >= Self.heldKeyLimit,
+                let any = state.heldKeys.keys.first
+            {
                 state.heldKeys.removeValue(forKey: any)
             }
             state.heldKeys[reference] = LoadedHeldKey(fingerprint: fingerprint, key: key)

@@ -76,7 +76,9 @@ enum KeybagFormat {
     /// The keys a recovery keybag holds, with the ThisDeviceOnly ones from `deviceOnly` (its plaintext) when
     /// the device key could be had, else fresh (the items of those classes then stay unreadable, each failing
     /// alone with errSecDecode, as ThisDeviceOnly items do not come along to another device).
-    static func decodeRecovery(_ plaintext: SecureBytes, deviceOnly: SecureBytes?) -> (material: KeyMaterial, keptDeviceOnly: Bool)? {
+    static func decodeRecovery(_ plaintext: SecureBytes, deviceOnly: SecureBytes?) -> (
+        material: KeyMaterial, keptDeviceOnly: Bool
+    )? {
         guard let keys = decode(plaintext, magic: recoveryMagic, count: recoveryClasses.count + 1) else { return nil }
         var classKeys: [Accessibility: SecureBytes] = [:]
         for (index, accessibility) in recoveryClasses.enumerated() { classKeys[accessibility] = keys[index] }
@@ -85,7 +87,9 @@ enum KeybagFormat {
             for (index, accessibility) in deviceOnlyClasses.enumerated() { classKeys[accessibility] = own[index] }
             kept = true
         } else {
-            for accessibility in deviceOnlyClasses { classKeys[accessibility] = SecureBytes(randomCount: AEAD.keyLength) }
+            for accessibility in deviceOnlyClasses {
+                classKeys[accessibility] = SecureBytes(randomCount: AEAD.keyLength)
+            }
         }
         return (KeyMaterial(classKeys: classKeys, indexKey: keys[keys.count - 1]), kept)
     }

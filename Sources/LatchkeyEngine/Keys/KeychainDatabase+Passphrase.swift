@@ -25,7 +25,8 @@ extension KeychainDatabase {
             // Enrolled: the TPM seals a fresh secret under the new passphrase; the recovery code stays.
             let device = try deviceKey(meta, material: material)
             try seal(
-                material, meta: meta, passphrase: new, recoveryKeybag: recovery, deviceKey: device.key, deviceKeybag: device.keybag,
+                material, meta: meta, passphrase: new, recoveryKeybag: recovery, deviceKey: device.key,
+                deviceKeybag: device.keybag,
                 parameters: parameters, keepUnattended: true)
             return
         }

@@ -49,13 +49,15 @@ extension KeychainDatabase {
         guard let path else { throw KeychainError(.unimplemented, "an in-memory keychain cannot be bound to a TPM") }
         let meta = try readKeyMeta()
         guard meta.tpm == nil else {
-            throw KeychainError(.duplicateItem, "the keychain is already bound to a TPM (latchkey tpm remove undoes it)")
+            throw KeychainError(
+                .duplicateItem, "the keychain is already bound to a TPM (latchkey tpm remove undoes it)")
         }
         let material = try Self.openKeybag(meta, passphrase: passphrase)
         let device = try deviceKey(meta, material: material)
         let code = RecoveryCode()
         try seal(
-            material, meta: meta, passphrase: passphrase, recoveryKeybag: recoveryKeybag(material, code: code, keychainID: meta.keychainID),
+            material, meta: meta, passphrase: passphrase,
+            recoveryKeybag: recoveryKeybag(material, code: code, keychainID: meta.keychainID),
             deviceKey: device.key, deviceKeybag: device.keybag)
         removeDeviceKeyFile(path)
         return code
@@ -71,7 +73,8 @@ extension KeychainDatabase {
         let material = try Self.openKeybag(meta, passphrase: passphrase)
         let device = try deviceKey(meta, material: material)
         // The file first: until the commit the TPM's copy is the one used; after it, the file's.
-        try DeviceKeyFile.write(path: DeviceKeyFile.path(forKeychain: path), keychainID: meta.keychainID, key: device.key)
+        try DeviceKeyFile.write(
+            path: DeviceKeyFile.path(forKeychain: path), keychainID: meta.keychainID, key: device.key)
         let kdf = KDFRecord.fresh(.argon2id13, parameters: meta.kdf.parameters)
         try write(
             meta: meta, material: material, kdf: kdf, master: try kdf.deriveMasterKey(from: passphrase),
@@ -85,7 +88,9 @@ extension KeychainDatabase {
     /// (or after a TPM clear) their classes get new keys and the old items stay unreadable
     /// (`errSecDecode`), as ThisDeviceOnly items never move to another device. `errSecAuthFailed` for a
     /// wrong code.
-    public func recoverTPM(code: RecoveryCode, passphrase: Passphrase, reenroll: Bool) throws(KeychainError) -> RecoveryCode? {
+    public func recoverTPM(code: RecoveryCode, passphrase: Passphrase, reenroll: Bool) throws(KeychainError)
+        -> RecoveryCode?
+    {
         guard let path else { throw KeychainError(.unimplemented, "an in-memory keychain cannot be bound to a TPM") }
         guard passphrase.byteCount > 0 else { throw KeychainError.param("the passphrase must not be empty") }
         let meta = try readKeyMeta()
@@ -94,21 +99,25 @@ extension KeychainDatabase {
         }
         let recoveryPlaintext: SecureBytes
         do {
-            recoveryPlaintext = try AEAD.openKey(sealed, key: code.wrapKey, associatedData: Self.recoveryAssociatedData(meta.keychainID))
+            recoveryPlaintext = try AEAD.openKey(
+                sealed, key: code.wrapKey, associatedData: Self.recoveryAssociatedData(meta.keychainID))
         } catch {
             throw KeychainError(.authFailed, "the recovery code is not this keychain's")
         }
         // This machine's TPM may hold the device key (not after a clear, not on another machine). A device-only
         // keybag that does not open under it is the same as none: those classes get new keys below.
         let storedKey = try storedDeviceKey(meta)
-        let deviceOnly = storedKey.flatMap { key in meta.deviceOnlyKeybag.flatMap { try? Self.openDeviceOnlyKeybag($0, key: key, keychainID: meta.keychainID) } }
+        let deviceOnly = storedKey.flatMap { key in
+            meta.deviceOnlyKeybag.flatMap { try? Self.openDeviceOnlyKeybag($0, key: key, keychainID: meta.keychainID) }
+        }
         guard let (material, kept) = KeybagFormat.decodeRecovery(recoveryPlaintext, deviceOnly: deviceOnly) else {
             throw KeychainError.decode("the recovery keybag is malformed")
         }
         let deviceKey = kept ? storedKey! : SecureBytes(randomCount: AEAD.keyLength)
         let deviceKeybag = Self.deviceKeybag(material, key: deviceKey, keychainID: meta.keychainID)
         guard reenroll else {
-            try DeviceKeyFile.write(path: DeviceKeyFile.path(forKeychain: path), keychainID: meta.keychainID, key: deviceKey)
+            try DeviceKeyFile.write(
+                path: DeviceKeyFile.path(forKeychain: path), keychainID: meta.keychainID, key: deviceKey)
             let kdf = KDFRecord.fresh(.argon2id13, parameters: meta.kdf.parameters)
             try write(
                 meta: meta, material: material, kdf: kdf, master: try kdf.deriveMasterKey(from: passphrase),
@@ -117,7 +126,8 @@ extension KeychainDatabase {
         }
         let fresh = RecoveryCode()
         try seal(
-            material, meta: meta, passphrase: passphrase, recoveryKeybag: recoveryKeybag(material, code: fresh, keychainID: meta.keychainID),
+            material, meta: meta, passphrase: passphrase,
+            recoveryKeybag: recoveryKeybag(material, code: fresh, keychainID: meta.keychainID),
             deviceKey: deviceKey, deviceKeybag: deviceKeybag)
         removeDeviceKeyFile(path)
         return fresh
@@ -161,7 +171,8 @@ extension KeychainDatabase {
     func deviceKey(_ meta: KeyMeta, material: KeyMaterial) throws(KeychainError) -> (key: SecureBytes, keybag: Data?) {
         // A device key that does not open this keychain's device keybag belongs to none: a fresh one replaces it.
         if let key = try storedDeviceKey(meta), let sealed = meta.deviceKeybag,
-            (try? AEAD.openKey(sealed, key: key, associatedData: DeviceKeyFile.associatedData(keychainID: meta.keychainID))) != nil
+            (try? AEAD.openKey(
+                sealed, key: key, associatedData: DeviceKeyFile.associatedData(keychainID: meta.keychainID))) != nil
         {
             return (key, nil)
         }
@@ -187,17 +198,21 @@ extension KeychainDatabase {
         }
         // A passphrase change keeps the unattended unlock (same TPM, same keys); anything else drops it.
         var unattendedKeybag: Data?
-        if keepUnattended, let old = meta.tpm, old.primaryName == enrollment.primaryName, let unattended = old.unattended {
+        if keepUnattended, let old = meta.tpm, old.primaryName == enrollment.primaryName,
+            let unattended = old.unattended
+        {
             enrollment.unattended = unattended
             unattendedKeybag = meta.unattendedKeybag
         }
         let master = MasterKey(root: TPMEnrollment.entangledRoot(root: root, secret: secret))
         let deviceOnly = AEAD.seal(
-            KeybagFormat.encodeDeviceOnly(material), key: deviceKey, associatedData: Self.deviceOnlyAssociatedData(meta.keychainID))
+            KeybagFormat.encodeDeviceOnly(material), key: deviceKey,
+            associatedData: Self.deviceOnlyAssociatedData(meta.keychainID))
         try write(
             meta: meta, material: material, kdf: kdf, master: master,
             protection: Protection(
-                enrollment: enrollment, recoveryKeybag: recoveryKeybag, deviceOnlyKeybag: deviceOnly, deviceKeybag: deviceKeybag,
+                enrollment: enrollment, recoveryKeybag: recoveryKeybag, deviceOnlyKeybag: deviceOnly,
+                deviceKeybag: deviceKeybag,
                 unattendedKeybag: unattendedKeybag))
     }
 
@@ -241,18 +256,28 @@ extension KeychainDatabase {
     }
 
     static func deviceKeybag(_ material: KeyMaterial, key: SecureBytes, keychainID: Data) -> Data {
-        AEAD.seal(KeybagFormat.encodeDevice(material), key: key, associatedData: DeviceKeyFile.associatedData(keychainID: keychainID))
+        AEAD.seal(
+            KeybagFormat.encodeDevice(material), key: key,
+            associatedData: DeviceKeyFile.associatedData(keychainID: keychainID))
     }
 
-    static func openDeviceOnlyKeybag(_ sealed: Data, key: SecureBytes, keychainID: Data) throws(CryptoError) -> SecureBytes {
+    static func openDeviceOnlyKeybag(_ sealed: Data, key: SecureBytes, keychainID: Data) throws(CryptoError)
+        -> SecureBytes
+    {
         try AEAD.openKey(sealed, key: key, associatedData: deviceOnlyAssociatedData(keychainID))
     }
 
-    static func deviceOnlyAssociatedData(_ keychainID: Data) -> Data { Data("latchkey/v1/device-only-keybag".utf8) + keychainID }
-
-    func recoveryKeybag(_ material: KeyMaterial, code: RecoveryCode, keychainID: Data) -> Data {
-        AEAD.seal(KeybagFormat.encodeRecovery(material), key: code.wrapKey, associatedData: Self.recoveryAssociatedData(keychainID))
+    static func deviceOnlyAssociatedData(_ keychainID: Data) -> Data {
+        Data("latchkey/v1/device-only-keybag".utf8) + keychainID
     }
 
-    static func recoveryAssociatedData(_ keychainID: Data) -> Data { Data("latchkey/v1/recovery-keybag".utf8) + keychainID }
+    func recoveryKeybag(_ material: KeyMaterial, code: RecoveryCode, keychainID: Data) -> Data {
+        AEAD.seal(
+            KeybagFormat.encodeRecovery(material), key: code.wrapKey,
+            associatedData: Self.recoveryAssociatedData(keychainID))
+    }
+
+    static func recoveryAssociatedData(_ keychainID: Data) -> Data {
+        Data("latchkey/v1/recovery-keybag".utf8) + keychainID
+    }
 }

@@ -24,7 +24,8 @@ extension KeychainDatabase {
         if try readKeyMeta().tpm == nil { code = try enrollTPM(passphrase: passphrase) }
         let meta = try readKeyMeta()
         guard var enrollment = meta.tpm, enrollment != .malformed else {
-            throw KeychainError.decode("the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
+            throw KeychainError.decode(
+                "the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
         }
         let material = try Self.openKeybag(meta, passphrase: passphrase)
         let key = SecureBytes(randomCount: AEAD.keyLength)
@@ -35,7 +36,8 @@ extension KeychainDatabase {
             return try connection.seal(key, auth: nil, noDA: true, policy: try connection.policyDigest(trial))
         }
         enrollment.unattended = TPMUnattended(pcrMask: mask, object: object)
-        let keybag = AEAD.seal(KeybagFormat.encodeFull(material), key: key, associatedData: Self.unattendedAssociatedData(meta.keychainID))
+        let keybag = AEAD.seal(
+            KeybagFormat.encodeFull(material), key: key, associatedData: Self.unattendedAssociatedData(meta.keychainID))
         try mappingStorageErrors {
             try pool.write { db in
                 guard try MetaTable.value(.tpmEnrollment, in: db) == meta.tpm?.encoded() else {
@@ -55,7 +57,8 @@ extension KeychainDatabase {
     public func unlockUnattended() throws(KeychainError) {
         let meta = try readKeyMeta()
         guard let tpm = meta.tpm, let unattended = tpm.unattended, let sealed = meta.unattendedKeybag else {
-            throw KeychainError(.itemNotFound, "the keychain has no unattended unlock (latchkey tpm enroll --unattended --pcrs …)")
+            throw KeychainError(
+                .itemNotFound, "the keychain has no unattended unlock (latchkey tpm enroll --unattended --pcrs …)")
         }
         let key: SecureBytes
         do {
@@ -65,7 +68,7 @@ extension KeychainDatabase {
                 try connection.policyPCR(session, mask: unattended.pcrMask)
                 return try connection.unseal(unattended.object, policySession: session)
             }
-        } catch where error.reason == "tpm.pcrMismatch" {
+        } catch  where error.reason == "tpm.pcrMismatch" {
             let list = unattended.pcrs.map(String.init).joined(separator: ",")
             throw KeychainError(
                 .interactionNotAllowed,
@@ -74,13 +77,18 @@ extension KeychainDatabase {
         }
         let plaintext: SecureBytes
         do {
-            plaintext = try AEAD.openKey(sealed, key: key, associatedData: Self.unattendedAssociatedData(meta.keychainID))
+            plaintext = try AEAD.openKey(
+                sealed, key: key, associatedData: Self.unattendedAssociatedData(meta.keychainID))
         } catch {
             throw KeychainError.decode("the unattended keybag is damaged")
         }
-        guard let material = KeybagFormat.decodeFull(plaintext) else { throw KeychainError.decode("the unattended keybag is malformed") }
+        guard let material = KeybagFormat.decodeFull(plaintext) else {
+            throw KeychainError.decode("the unattended keybag is malformed")
+        }
         vault.installAll(material)
     }
 
-    static func unattendedAssociatedData(_ keychainID: Data) -> Data { Data("latchkey/v1/unattended-keybag".utf8) + keychainID }
+    static func unattendedAssociatedData(_ keychainID: Data) -> Data {
+        Data("latchkey/v1/unattended-keybag".utf8) + keychainID
+    }
 }

@@ -69,7 +69,8 @@ extension KeychainDatabase {
         let master: MasterKey
         if let tpm = meta.tpm {
             guard tpm != .malformed else {
-                throw KeychainError.decode("the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
+                throw KeychainError.decode(
+                    "the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
             }
             let root = try meta.kdf.deriveRoot(from: passphrase)
             let secret = try TPMGuard.unsealPassphraseSecret(tpm, root: root)
@@ -103,8 +104,9 @@ extension KeychainDatabase {
         guard path != nil else { return }
         let meta = try readKeyMeta()
         guard let sealed = meta.deviceKeybag, let deviceKey = try storedDeviceKey(meta) else { return }
-        guard let plaintext = try? AEAD.openKey(  // A mismatched or damaged device keybag only costs the device tier.
-            sealed, key: deviceKey, associatedData: DeviceKeyFile.associatedData(keychainID: keychainID)),
+        guard
+            let plaintext = try? AEAD.openKey(  // A mismatched or damaged device keybag only costs the device tier.
+                sealed, key: deviceKey, associatedData: DeviceKeyFile.associatedData(keychainID: keychainID)),
             let material = KeybagFormat.decodeDevice(plaintext)
         else { return }
         vault.installDeviceTier(material)
@@ -118,7 +120,9 @@ extension KeychainDatabase {
         if let tpm = meta.tpm {
             guard let object = tpm.deviceObject else { return nil }  // A malformed enrollment: no device key.
             do {
-                return try TPMGuard.with(pinned: tpm.primaryName) { connection throws(TPMError) in try connection.unseal(object, auth: nil) }
+                return try TPMGuard.with(pinned: tpm.primaryName) { connection throws(TPMError) in
+                    try connection.unseal(object, auth: nil)
+                }
             } catch {
                 return nil  // Without this machine's TPM the device tier is simply not available (see above).
             }

@@ -29,7 +29,8 @@ struct TPMEnrollment: Equatable {
 
     /// What a malformed `tpm-enrollment` row reads as: the keychain is enrolled, but only the recovery code
     /// opens it.
-    static let malformed = TPMEnrollment(primaryName: Data(), passphraseObject: TPMSealedObject(public: Data(), private: Data()))
+    static let malformed = TPMEnrollment(
+        primaryName: Data(), passphraseObject: TPMSealedObject(public: Data(), private: Data()))
 
     func encoded() -> Data {
         var writer = ByteWriter(capacity: 512)
@@ -59,14 +60,19 @@ struct TPMEnrollment: Equatable {
                 let object = TPMSealedObject(public: try reader.readField(), private: try reader.readField())
                 let flags = try reader.readByte()
                 var device: TPMSealedObject?
-                if flags & 1 != 0 { device = TPMSealedObject(public: try reader.readField(), private: try reader.readField()) }
+                if flags & 1 != 0 {
+                    device = TPMSealedObject(public: try reader.readField(), private: try reader.readField())
+                }
                 var unattended: TPMUnattended?
                 if flags & 2 != 0 {
                     let mask = try reader.readUInt32()
-                    unattended = TPMUnattended(pcrMask: mask, object: TPMSealedObject(public: try reader.readField(), private: try reader.readField()))
+                    unattended = TPMUnattended(
+                        pcrMask: mask,
+                        object: TPMSealedObject(public: try reader.readField(), private: try reader.readField()))
                 }
                 guard reader.isAtEnd, flags & ~3 == 0 else { return nil }
-                return TPMEnrollment(primaryName: name, passphraseObject: object, deviceObject: device, unattended: unattended)
+                return TPMEnrollment(
+                    primaryName: name, passphraseObject: object, deviceObject: device, unattended: unattended)
             } catch {
                 return nil  // A short record: the caller reports a damaged enrollment.
             }
@@ -74,7 +80,9 @@ struct TPMEnrollment: Equatable {
     }
 
     /// The TPM authorization for the passphrase object, from the Argon2id output.
-    static func authValue(root: SecureBytes) -> SecureBytes { KeyedDigest.subkey(of: root, label: "latchkey/v1/tpm-auth") }
+    static func authValue(root: SecureBytes) -> SecureBytes {
+        KeyedDigest.subkey(of: root, label: "latchkey/v1/tpm-auth")
+    }
 
     /// The root the master key comes from once the TPM has released its secret.
     static func entangledRoot(root: SecureBytes, secret: SecureBytes) -> SecureBytes {
@@ -124,7 +132,9 @@ public struct RecoveryCode: Sendable, CustomStringConvertible {
     public init?(_ text: String) {
         var values: [UInt8] = []
         for character in text.utf8 {
-            if character == UInt8(ascii: "-") || character == UInt8(ascii: " ") || character == UInt8(ascii: "\n") { continue }
+            if character == UInt8(ascii: "-") || character == UInt8(ascii: " ") || character == UInt8(ascii: "\n") {
+                continue
+            }
             let lowered = character >= 65 && character <= 90 ? character + 32 : character
             guard let index = Self.alphabet.firstIndex(of: lowered) else { return nil }
             values.append(UInt8(index))

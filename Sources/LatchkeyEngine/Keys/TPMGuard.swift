@@ -30,7 +30,9 @@ enum TPMGuard {
     }
 
     /// The secret the keybag's key needs, released by the TPM for the passphrase's Argon2id output.
-    static func unsealPassphraseSecret(_ enrollment: TPMEnrollment, root: SecureBytes) throws(KeychainError) -> SecureBytes {
+    static func unsealPassphraseSecret(_ enrollment: TPMEnrollment, root: SecureBytes) throws(KeychainError)
+        -> SecureBytes
+    {
         let auth = TPMEnrollment.authValue(root: root)
         return try with(pinned: enrollment.primaryName) { connection throws(TPMError) in
             try connection.unseal(enrollment.passphraseObject, auth: auth)
@@ -54,7 +56,8 @@ enum TPMGuard {
             var detail = "wrong passphrase; the TPM counted the attempt against its dictionary-attack lockout"
             if let lockout {
                 let left = max(0, lockout.maxTries - lockout.failedTries)
-                detail += " (\(left) of \(lockout.maxTries) attempts left; one is forgiven every \(lockout.recoveryInterval) s)"
+                detail +=
+                    " (\(left) of \(lockout.maxTries) attempts left; one is forgiven every \(lockout.recoveryInterval) s)"
             }
             return KeychainError(.authFailed, detail, reason: "tpm.authFailed")
         case .lockout:

@@ -80,7 +80,9 @@ public enum KeychainBackup {
             throw KeychainError.decode("this is not a Latchkey backup")
         }
         guard backup[backup.startIndex + magic.count] == format else {
-            throw KeychainError.decode("the backup has format \(backup[backup.startIndex + magic.count]); this Latchkey reads format \(format)")
+            throw KeychainError.decode(
+                "the backup has format \(backup[backup.startIndex + magic.count]); this Latchkey reads format \(format)"
+            )
         }
         let header = Data(backup.prefix(headerLength))
         guard let kdf = KDFRecord.decode(Data(header.suffix(33))), kdf.algorithm == .argon2id13,

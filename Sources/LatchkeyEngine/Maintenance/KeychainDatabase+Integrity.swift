@@ -59,7 +59,9 @@ extension KeychainDatabase {
                     rows += 1
                     let itemClass = ItemClass(rawValue: statement.text(ItemTable.classColumn) ?? "") ?? .genericPassword
                     var row = ItemTable.decode(statement, itemClass: itemClass, includeData: true)
-                    if ItemClass(rawValue: statement.text(ItemTable.classColumn) ?? "") == nil || ItemSchema.of(itemClass) == nil {
+                    if ItemClass(rawValue: statement.text(ItemTable.classColumn) ?? "") == nil
+                        || ItemSchema.of(itemClass) == nil
+                    {
                         row.malformed = true
                     }
                     pending.append(row)
@@ -67,7 +69,8 @@ extension KeychainDatabase {
                 let checking = ProgressReporter(progress, .checking, total: pending.count)
                 for (index, row) in pending.enumerated() {
                     defer { checking.report(index + 1) }
-                    let reference = PersistentReference.make(itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
+                    let reference = PersistentReference.make(
+                        itemClass: row.itemClass, rowID: row.rowID ?? 0, id: row.id)
                     if keys.classKey(for: row.accessibility) == nil && !row.malformed {
                         unavailable += 1
                         continue
@@ -92,14 +95,19 @@ extension KeychainDatabase {
                                 == row.indexDigests
                         else { throw KeychainError.decode("the item's digests do not match its attributes") }
                         for digest in row.indexDigests {
-                            guard try db.integer(
-                                "SELECT 1 FROM item_index WHERE digest = ? AND item = ?", [.blob(digest), .integer(row.rowID!)]
-                            ) != nil else { throw KeychainError.decode("an index entry of the item is missing") }
+                            guard
+                                try db.integer(
+                                    "SELECT 1 FROM item_index WHERE digest = ? AND item = ?",
+                                    [.blob(digest), .integer(row.rowID!)]
+                                ) != nil
+                            else { throw KeychainError.decode("an index entry of the item is missing") }
                         }
                         verified += 1
                     } catch let error as KeychainError where error.status == .decode {
-                        damaged.append(.init(persistentReference: reference, itemClass: row.itemClass,
-                                             reason: error.detail ?? error.message))
+                        damaged.append(
+                            .init(
+                                persistentReference: reference, itemClass: row.itemClass,
+                                reason: error.detail ?? error.message))
                     }
                 }
                 return IntegrityReport(
@@ -113,7 +121,10 @@ extension KeychainDatabase {
     package func orphanIndexEntries() throws(KeychainError) -> Int {
         try mappingStorageErrors {
             try pool.read { db in
-                Int(try db.integer("SELECT count(*) FROM item_index WHERE item NOT IN (SELECT row_id FROM items WHERE tomb = 0)") ?? 0)
+                Int(
+                    try db.integer(
+                        "SELECT count(*) FROM item_index WHERE item NOT IN (SELECT row_id FROM items WHERE tomb = 0)")
+                        ?? 0)
             }
         }
     }

@@ -49,8 +49,9 @@ extension KeychainDatabase {
             // alone says both (giving both is Apple's "conflicting" error when the control has constraints).
             if attributes[.accessControl] != nil { attributes[.accessible] = nil }
             do throws(KeychainError) {
-                let add = try prepareAdd(NewItem(item.itemClass, attributes: attributes, data: item.data), caller: caller,
-                                         dates: (created, modified))
+                let add = try prepareAdd(
+                    NewItem(item.itemClass, attributes: attributes, data: item.data), caller: caller,
+                    dates: (created, modified))
                 let schema = add.validated.schema
                 var key = add.attributes.filter { schema.primaryKey.contains($0.key) }
                 key[.accessGroup] = .string(add.validated.group)
@@ -61,7 +62,9 @@ extension KeychainDatabase {
                     changes.attributes[.accessible] = .string(add.validated.accessibility.rawValue)
                 }
                 var update = try prepareUpdate(
-                    ItemQuery(item.itemClass, matching: key, synchronizable: add.validated.synchronizable ? .yes : .no, limit: .all),
+                    ItemQuery(
+                        item.itemClass, matching: key, synchronizable: add.validated.synchronizable ? .yes : .no,
+                        limit: .all),
                     with: changes, caller: caller, modified: modified)
                 update.confirmed = true
                 plans.append(Plan(add: add, update: update, modified: modified))

@@ -1,6 +1,6 @@
 import Foundation
-internal import LatchkeyStorage
 import LatchkeyPOSIX
+internal import LatchkeyStorage
 
 /// What a keychain file looks like from the outside, read without the passphrase and without writing:
 /// for `latchkey doctor` and `show-keychain-info`.
@@ -75,7 +75,8 @@ extension KeychainDatabase {
             durability = try mappingStorageErrors {
                 try database.pool.read { db in
                     KeychainFileReport.Durability(
-                        journalMode: try db.blob("PRAGMA journal_mode").map { String(decoding: $0, as: UTF8.self) } ?? "?",
+                        journalMode: try db.blob("PRAGMA journal_mode").map { String(decoding: $0, as: UTF8.self) }
+                            ?? "?",
                         synchronous: Int(try db.integer("PRAGMA synchronous") ?? -1),
                         secureDelete: try db.integer("PRAGMA secure_delete") == 1)
                 }

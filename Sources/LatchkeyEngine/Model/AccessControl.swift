@@ -75,7 +75,9 @@ public struct AccessControl: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `AccessControl(ak, flags 0x1)`.
-    public var description: String { "AccessControl(\(protection.rawValue), flags 0x\(String(flags.rawValue, radix: 16)))" }
+    public var description: String {
+        "AccessControl(\(protection.rawValue), flags 0x\(String(flags.rawValue, radix: 16)))"
+    }
 
     private static let magic = Array("lkac1".utf8)
 
@@ -134,14 +136,18 @@ public struct PresenceRequest: Hashable, Sendable {
     /// escape sequence that could redraw the prompt, a newline that could fake another line) shown as `?`.
     public var message: String {
         let reason = operationPrompt.map { ": \($0)" } ?? ""
-        let text = "\(Self.printable(applicationIdentifier)) wants to use a protected keychain item\(Self.printable(reason))"
+        let text =
+            "\(Self.printable(applicationIdentifier)) wants to use a protected keychain item\(Self.printable(reason))"
         return text
     }
 
     private static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format ? "?" : scalar
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
+                        ? "?" : scalar
+                }))
     }
 }
 

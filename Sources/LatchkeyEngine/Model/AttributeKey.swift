@@ -105,7 +105,9 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Cu
     public static let secretServicePrefix = "ss."
 
     /// The attribute a Secret Service item's attribute `name` is stored as.
-    public static func secretService(_ name: String) -> AttributeKey { AttributeKey(rawValue: secretServicePrefix + name) }
+    public static func secretService(_ name: String) -> AttributeKey {
+        AttributeKey(rawValue: secretServicePrefix + name)
+    }
 
     /// Whether `key` is one of the Secret Service's free-form attributes (a name after the prefix).
     public static func isSecretServiceAttribute(_ key: AttributeKey) -> Bool {

@@ -56,8 +56,9 @@ public enum AttributeValue: Hashable, Sendable, CustomStringConvertible {
         case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
         case (.data(let a), .data(let b)): a == b
         case (.number(let a), .number(let b)): a == b
-        case (.date(let a), .date(let b)): a.timeIntervalSinceReferenceDate.bitPattern
-            == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.date(let a), .date(let b)):
+            a.timeIntervalSinceReferenceDate.bitPattern
+                == b.timeIntervalSinceReferenceDate.bitPattern
         case (.bool(let a), .bool(let b)): a == b
         default: false
         }

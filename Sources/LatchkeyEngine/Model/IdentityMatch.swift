@@ -19,7 +19,9 @@ public struct IdentityMatch: Sendable, Hashable {
 extension KeychainService {
     /// `copyIdentities` as two kinds of search: the certificates, then each one's key — how a service that
     /// executes requests answers it (the agent's client sends it as one request, which the agent answers so).
-    package func joinedIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
+    package func joinedIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError)
+        -> [IdentityMatch]
+    {
         let found: [ItemResult]
         do {
             found = try copyMatching(certificates)

@@ -89,7 +89,8 @@ public struct CertificateMatch: Sendable, Hashable {
     /// Creates a filter; with no arguments it admits every certificate.
     public init(
         issuers: [Data] = [], validOn: Date? = nil, subjectContains: String? = nil,
-        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false, trustedOnly: Bool = false, policy: TrustPolicy? = nil,
+        emailAddressIfPresent: String? = nil, caseInsensitive: Bool = false, trustedOnly: Bool = false,
+        policy: TrustPolicy? = nil,
         subjectStartsWith: String? = nil, subjectEndsWith: String? = nil, subjectWholeString: String? = nil,
         diacriticInsensitive: Bool = false, widthInsensitive: Bool = false
     ) {

@@ -73,30 +73,36 @@ struct ItemSchema: Sendable {
 
     static let internetPassword = ItemSchema(
         itemClass: .internetPassword,
-        kinds: merged(bookkeeping, passwordCommon, [
-            .securityDomain: .blob, .server: .blob, .protocol: .number, .authenticationType: .blob,
-            .port: .number, .path: .blob,
-        ]),
+        kinds: merged(
+            bookkeeping, passwordCommon,
+            [
+                .securityDomain: .blob, .server: .blob, .protocol: .number, .authenticationType: .blob,
+                .port: .number, .path: .blob,
+            ]),
         primaryKey: [.account, .securityDomain, .server, .protocol, .authenticationType, .port, .path])
 
     static let certificate = ItemSchema(
         itemClass: .certificate,
-        kinds: merged(bookkeeping, [
-            .certificateType: .number, .certificateEncoding: .number, .label: .blob, .alias: .blob,
-            .subject: .data, .issuer: .data, .serialNumber: .data, .subjectKeyID: .data, .publicKeyHash: .data,
-        ]),
+        kinds: merged(
+            bookkeeping,
+            [
+                .certificateType: .number, .certificateEncoding: .number, .label: .blob, .alias: .blob,
+                .subject: .data, .issuer: .data, .serialNumber: .data, .subjectKeyID: .data, .publicKeyHash: .data,
+            ]),
         primaryKey: [.certificateType, .issuer, .serialNumber])
 
     static let key = ItemSchema(
         itemClass: .key,
-        kinds: merged(bookkeeping, [
-            .keyClass: .number, .label: .blob, .alias: .blob, .isPermanent: .number, "priv": .number,
-            "modi": .number, .applicationLabel: .data, .applicationTag: .blob, .creator: .number, .type: .number,
-            .keySizeInBits: .number, .effectiveKeySize: .number, .startDate: .date, .endDate: .date,
-            "sens": .number, "asen": .number, "extr": .number, "next": .number, "encr": .number, "decr": .number,
-            "drve": .number, "sign": .number, "vrfy": .number, "snrc": .number, "vyrc": .number, "wrap": .number,
-            "unwp": .number, .tokenID: .string,
-        ]),
+        kinds: merged(
+            bookkeeping,
+            [
+                .keyClass: .number, .label: .blob, .alias: .blob, .isPermanent: .number, "priv": .number,
+                "modi": .number, .applicationLabel: .data, .applicationTag: .blob, .creator: .number, .type: .number,
+                .keySizeInBits: .number, .effectiveKeySize: .number, .startDate: .date, .endDate: .date,
+                "sens": .number, "asen": .number, "extr": .number, "next": .number, "encr": .number, "decr": .number,
+                "drve": .number, "sign": .number, "vrfy": .number, "snrc": .number, "vyrc": .number, "wrap": .number,
+                "unwp": .number, .tokenID: .string,
+            ]),
         primaryKey: [
             .keyClass, .applicationLabel, .applicationTag, .creator, .type, .keySizeInBits, .effectiveKeySize,
             .startDate, .endDate,

@@ -20,7 +20,8 @@ public struct KeychainSettings: Hashable, Sendable {
     public func validate() throws(KeychainError) {
         if let seconds = autoLockAfterSeconds, !Self.autoLockRange.contains(seconds) {
             throw KeychainError.param(
-                "the auto-lock timeout must be between \(Self.autoLockRange.lowerBound) and \(Self.autoLockRange.upperBound) seconds, not \(seconds)")
+                "the auto-lock timeout must be between \(Self.autoLockRange.lowerBound) and \(Self.autoLockRange.upperBound) seconds, not \(seconds)"
+            )
         }
     }
 }

@@ -84,8 +84,10 @@ public struct KeychainStatus: RawRepresentable, Hashable, Sendable, CustomString
         -25296: ("errSecDuplicateKeychain", "A keychain with the same name already exists."),
         -25299: ("errSecDuplicateItem", "The specified item already exists in the keychain."),
         -25300: ("errSecItemNotFound", "The specified item could not be found in the keychain."),
-        -25302: ("errSecDataTooLarge",
-                 "This item contains information which is too large or in a format that cannot be displayed."),
+        -25302: (
+            "errSecDataTooLarge",
+            "This item contains information which is too large or in a format that cannot be displayed."
+        ),
         -25303: ("errSecNoSuchAttr", "The specified attribute does not exist."),
         -25304: ("errSecInvalidItemRef", "The specified item is no longer valid."),
         -25306: ("errSecNoSuchClass", "The specified item class does not exist."),

@@ -54,12 +54,16 @@ public struct KeychainChange: Hashable, Sendable, CustomStringConvertible {
 /// The `changes` table: every mutation of an item, appended in the transaction that makes it, so the feed
 /// and the items never disagree — not across processes, not after a crash.
 enum ChangeLog {
-    static func record(_ kind: KeychainChange.Kind, _ row: ItemRow, rowID: Int64, origin: KeychainChange.Origin,
-                       in db: Connection) throws {
+    static func record(
+        _ kind: KeychainChange.Kind, _ row: ItemRow, rowID: Int64, origin: KeychainChange.Origin,
+        in db: Connection
+    ) throws {
         try db.run(
             "INSERT INTO changes (item, row, class, kind, version, sync, origin) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.blob(row.id), .integer(rowID), .text(row.itemClass.rawValue), .integer(Int64(kind.rawValue)),
-             .integer(row.version), .integer(row.synchronizable ? 1 : 0), .integer(Int64(origin.rawValue))])
+            [
+                .blob(row.id), .integer(rowID), .text(row.itemClass.rawValue), .integer(Int64(kind.rawValue)),
+                .integer(row.version), .integer(row.synchronizable ? 1 : 0), .integer(Int64(origin.rawValue)),
+            ])
     }
 
     /// The changes after `sequence`, oldest first, at most `limit`.
@@ -73,10 +77,11 @@ enum ChangeLog {
                 let kind = KeychainChange.Kind(rawValue: Int(row.integer(4))),
                 let origin = KeychainChange.Origin(rawValue: Int(row.integer(7))), let id = row.blob(1)
             else { throw KeychainError.decode("change \(row.integer(0)) of the change feed is malformed") }
-            changes.append(KeychainChange(
-                sequence: row.integer(0), kind: kind, origin: origin, itemClass: itemClass, itemID: id,
-                version: row.integer(5), synchronizable: row.integer(6) != 0,
-                persistentReference: PersistentReference.make(itemClass: itemClass, rowID: row.integer(2), id: id)))
+            changes.append(
+                KeychainChange(
+                    sequence: row.integer(0), kind: kind, origin: origin, itemClass: itemClass, itemID: id,
+                    version: row.integer(5), synchronizable: row.integer(6) != 0,
+                    persistentReference: PersistentReference.make(itemClass: itemClass, rowID: row.integer(2), id: id)))
         }
         return changes
     }

@@ -36,7 +36,9 @@ enum ItemStore {
     /// Rewrites an item (`old` as it was read, `new` with the same row number and a higher version). Onto
     /// a primary key another live item holds: `errSecDuplicateItem`. A tombstone with that key stays where it
     /// is — it is another item's deletion, which must still sync.
-    static func update(_ old: ItemRow, to new: ItemRow, keepingData: Bool, origin: KeychainChange.Origin, in db: Connection) throws {
+    static func update(
+        _ old: ItemRow, to new: ItemRow, keepingData: Bool, origin: KeychainChange.Origin, in db: Connection
+    ) throws {
         if try ItemTable.sibling(of: new, tombstone: false, in: db, excluding: new.rowID) != nil {
             throw KeychainError(.duplicateItem, "the update would give two items the same primary key")
         }
@@ -60,7 +62,9 @@ enum ItemStore {
     /// Stores an item another device made, under its own id and version (never over a tombstone's id, as
     /// `add` does: sync names items by id). A live item with the same primary key is `errSecDuplicateItem`.
     /// `indexingLater`: the caller inserts the returned row's index entries itself (a page sorts them).
-    static func addSynced(_ row: ItemRow, origin: KeychainChange.Origin = .sync, in db: Connection, indexingLater: Bool = false) throws
+    static func addSynced(
+        _ row: ItemRow, origin: KeychainChange.Origin = .sync, in db: Connection, indexingLater: Bool = false
+    ) throws
         -> ItemRow
     {
         var stored = row
@@ -76,7 +80,9 @@ enum ItemStore {
 
     /// Turns a synchronizable item into its tombstone (`tombstone`: the same row, sealed again without its
     /// secret, with the next version), dropping its index entries.
-    static func tombstone(_ old: ItemRow, as tombstone: ItemRow, origin: KeychainChange.Origin = .request, in db: Connection) throws {
+    static func tombstone(
+        _ old: ItemRow, as tombstone: ItemRow, origin: KeychainChange.Origin = .request, in db: Connection
+    ) throws {
         try IndexTable.remove(old, in: db)
         try ItemTable.replace(tombstone, in: db)
         try ChangeLog.record(.tombstoned, tombstone, rowID: tombstone.rowID!, origin: origin, in: db)

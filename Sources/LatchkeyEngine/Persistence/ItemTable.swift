@@ -5,7 +5,8 @@ internal import LatchkeyStorage
 /// item row is here; the mutations are reached only through `ItemStore`, which logs each one.
 enum ItemTable {
     /// The columns a row is read with, in the order `decode` expects; `data` is read only when asked for.
-    static let selectColumns = "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL, acl"
+    static let selectColumns =
+        "row_id, id, pdmn, sync, tomb, version, agrp, pk, idx, item_key, attrs, data IS NOT NULL, acl"
     /// The position of `data` after `selectColumns` when it is read, and of `class` after that.
     static let dataColumn: Int32 = 13, classColumn: Int32 = 14
     /// The blob columns `decode` reads: id, agrp, pk, idx, item_key, attrs (and data).
@@ -31,7 +32,8 @@ enum ItemTable {
         return ItemRow(
             rowID: row.integer(0), id: id, itemClass: itemClass, groupDigest: groupDigest,
             accessibility: accessibility, synchronizable: row.integer(3) != 0, tombstone: row.integer(4) != 0,
-            version: row.integer(5), primaryKeyDigest: primaryKey, indexBlob: whole == index.count ? index : index.prefix(whole),
+            version: row.integer(5), primaryKeyDigest: primaryKey,
+            indexBlob: whole == index.count ? index : index.prefix(whole),
             wrappedKey: wrappedKey, sealedAttributes: attributes, sealedData: includeData ? blobs[6] : nil,
             hasData: row.integer(11) != 0, accessControlFlags: UInt(truncatingIfNeeded: row.integer(12)))
     }
@@ -77,7 +79,8 @@ enum ItemTable {
             [
                 .blob(row.groupDigest), .text(row.accessibility.rawValue), .integer(row.synchronizable ? 1 : 0),
                 .integer(row.tombstone ? 1 : 0), .integer(row.version), .blob(row.primaryKeyDigest), .blob(index),
-                .blob(row.wrappedKey), .blob(row.sealedAttributes), .integer(Int64(truncatingIfNeeded: row.accessControlFlags)),
+                .blob(row.wrappedKey), .blob(row.sealedAttributes),
+                .integer(Int64(truncatingIfNeeded: row.accessControlFlags)),
                 .integer(row.rowID!),
             ])
     }
@@ -98,8 +101,10 @@ enum ItemTable {
             SELECT row_id, id, version FROM items
             WHERE pk = ? AND agrp = ? AND sync = ? AND tomb = \(tombstone ? 1 : 0) AND class = ? AND row_id != ?
             """,
-            [.blob(row.primaryKeyDigest), .blob(row.groupDigest), .integer(row.synchronizable ? 1 : 0),
-             .text(row.itemClass.rawValue), .integer(rowID ?? -1)]
+            [
+                .blob(row.primaryKeyDigest), .blob(row.groupDigest), .integer(row.synchronizable ? 1 : 0),
+                .text(row.itemClass.rawValue), .integer(rowID ?? -1),
+            ]
         ) { statement in
             found = (statement.integer(0), statement.blob(1) ?? Data(), statement.integer(2))
         }

@@ -25,15 +25,19 @@ public struct ApplicationRegistration: Hashable, Sendable, CustomStringConvertib
 
     /// Registers the executable at `path` as it is now (its digest is computed from the file). Symbolic
     /// links are resolved: the kernel reports the real path of the program a process runs.
-    public init(executableAt given: String, applicationIdentifier: String, accessGroups: [String]) throws(KeychainError) {
+    public init(executableAt given: String, applicationIdentifier: String, accessGroups: [String]) throws(KeychainError)
+    {
         try Self.validate(applicationIdentifier: applicationIdentifier, accessGroups: accessGroups)
-        guard given.hasPrefix("/") else { throw KeychainError.param("the executable path must be absolute, not \(given)") }
+        guard given.hasPrefix("/") else {
+            throw KeychainError.param("the executable path must be absolute, not \(given)")
+        }
         let path = URL(fileURLWithPath: given).resolvingSymlinksInPath().path
         guard let digest = FileDigest.of(path: path) else {
             throw KeychainError.param("cannot read the executable \(path)")
         }
-        self.init(executablePath: path, executableDigest: digest, applicationIdentifier: applicationIdentifier,
-                  accessGroups: accessGroups)
+        self.init(
+            executablePath: path, executableDigest: digest, applicationIdentifier: applicationIdentifier,
+            accessGroups: accessGroups)
     }
 
     /// Checks what a registration grants: an application identifier that is a valid name and not the

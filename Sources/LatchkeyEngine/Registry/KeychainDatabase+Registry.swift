@@ -60,7 +60,9 @@ extension KeychainDatabase {
     /// The registrations' key from the passphrase (which is checked; `errSecAuthFailed` when wrong).
     private func registryKey(passphrase: Passphrase) throws(KeychainError) -> SecureBytes {
         let material = try Self.openKeybag(try readKeyMeta(), passphrase: passphrase)
-        guard let classKey = material.classKeys[.afterFirstUnlock] else { throw KeychainError.decode("the keybag lacks a class key") }
+        guard let classKey = material.classKeys[.afterFirstUnlock] else {
+            throw KeychainError.decode("the keybag lacks a class key")
+        }
         return Self.registryKey(classKey)
     }
 
@@ -68,10 +70,12 @@ extension KeychainDatabase {
         KeyedDigest.subkey(of: classKey, label: "latchkey/v1/registry")
     }
 
-    private func storeRegistrations(_ registrations: [ApplicationRegistration], key: SecureBytes) throws(KeychainError) {
+    private func storeRegistrations(_ registrations: [ApplicationRegistration], key: SecureBytes) throws(KeychainError)
+    {
         let meta = try readKeyMeta()
-        let sealed = AEAD.seal(Self.encodeRegistrations(registrations), key: key,
-                               associatedData: Self.registryAssociatedData(meta.keychainID))
+        let sealed = AEAD.seal(
+            Self.encodeRegistrations(registrations), key: key,
+            associatedData: Self.registryAssociatedData(meta.keychainID))
         try mappingStorageErrors {
             try pool.write { db in
                 try MetaTable.set(.registrations, sealed, in: db)
@@ -109,8 +113,10 @@ extension KeychainDatabase {
                     guard groupCount <= buffer.count / 4 else { return nil }
                     var groups: [String] = []
                     for _ in 0..<groupCount { groups.append(try reader.readText()) }
-                    registrations.append(ApplicationRegistration(
-                        executablePath: path, executableDigest: digest, applicationIdentifier: identifier, accessGroups: groups))
+                    registrations.append(
+                        ApplicationRegistration(
+                            executablePath: path, executableDigest: digest, applicationIdentifier: identifier,
+                            accessGroups: groups))
                 }
                 return reader.isAtEnd ? registrations : nil
             } catch {

@@ -1,4 +1,5 @@
 public import Foundation
+
 /// The keychain's operations for one caller: the one seam the friendly API, the SecItem functions and the
 /// command line use. It has one requirement, `perform(_:)`, which runs a `KeychainRequest`;
 /// `LocalKeychainService` executes requests in this process over a `KeychainDatabase`, the agent's client
@@ -21,7 +22,9 @@ public protocol KeychainService: Sendable {
 extension KeychainService {
     /// Adds an item (`SecItemAdd`); returns what `returning` asks for.
     public func add(_ item: NewItem, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        guard case .item(let result) = try perform(.add(item, returning: returning)) else { throw KeychainReply.mismatch }
+        guard case .item(let result) = try perform(.add(item, returning: returning)) else {
+            throw KeychainReply.mismatch
+        }
         return result
     }
 
@@ -53,8 +56,13 @@ extension KeychainService {
     /// attributes), in its order, with the first private key whose application label is the certificate's
     /// public key hash and which `keys` matches (its filters, and what it returns; its limit is ignored) —
     /// at most `limit` of them. Certificates without such a key are left out; none found is an empty array.
-    public func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError) -> [IdentityMatch] {
-        guard case .identities(let matches) = try perform(.copyIdentities(certificates: certificates, keys: keys, limit: limit)) else {
+    public func copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?) throws(KeychainError)
+        -> [IdentityMatch]
+    {
+        guard
+            case .identities(let matches) = try perform(
+                .copyIdentities(certificates: certificates, keys: keys, limit: limit))
+        else {
             throw KeychainReply.mismatch
         }
         return matches
@@ -62,14 +70,19 @@ extension KeychainService {
 
     /// Makes a private key the keychain holds and never hands out (`HeldKeyRequest`; through the agent, it
     /// is made and kept inside `latchkeyd`); returns what `returning` asks for, its data being the public key.
-    public func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult? {
-        guard case .item(let result) = try perform(.createHeldKey(request, returning: returning)) else { throw KeychainReply.mismatch }
+    public func createHeldKey(_ request: HeldKeyRequest, returning: ReturnOptions) throws(KeychainError) -> ItemResult?
+    {
+        guard case .item(let result) = try perform(.createHeldKey(request, returning: returning)) else {
+            throw KeychainReply.mismatch
+        }
         return result
     }
 
     /// Signs, decrypts or derives with the held key a persistent reference names (`KeyUse`).
     public func useHeldKey(_ reference: Data, for use: KeyUse) throws(KeychainError) -> Data {
-        guard case .bytes(let bytes) = try perform(.useHeldKey(reference: reference, use: use)) else { throw KeychainReply.mismatch }
+        guard case .bytes(let bytes) = try perform(.useHeldKey(reference: reference, use: use)) else {
+            throw KeychainReply.mismatch
+        }
         return bytes
     }
 
@@ -105,21 +118,28 @@ extension KeychainService {
 
     /// Stores new lock settings; needs the passphrase.
     public func updateSettings(_ settings: KeychainSettings, passphrase: Passphrase) throws(KeychainError) {
-        guard case .none = try perform(.updateSettings(settings, passphrase: passphrase)) else { throw KeychainReply.mismatch }
+        guard case .none = try perform(.updateSettings(settings, passphrase: passphrase)) else {
+            throw KeychainReply.mismatch
+        }
     }
 
     /// The registered applications (readable after the first unlock).
     public func registrations() throws(KeychainError) -> [ApplicationRegistration] {
-        guard case .registrations(let registrations) = try perform(.listRegistrations) else { throw KeychainReply.mismatch }
+        guard case .registrations(let registrations) = try perform(.listRegistrations) else {
+            throw KeychainReply.mismatch
+        }
         return registrations
     }
 
     /// Registers the executable at `path` as it is now; needs the passphrase. Returns the registration.
-    public func register(executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase)
+    public func register(
+        executableAt path: String, applicationIdentifier: String, accessGroups: [String], passphrase: Passphrase
+    )
         throws(KeychainError) -> ApplicationRegistration
     {
-        let request = KeychainRequest.register(executablePath: path, applicationIdentifier: applicationIdentifier,
-                                               accessGroups: accessGroups, passphrase: passphrase)
+        let request = KeychainRequest.register(
+            executablePath: path, applicationIdentifier: applicationIdentifier,
+            accessGroups: accessGroups, passphrase: passphrase)
         guard case .registration(let registration) = try perform(request) else { throw KeychainReply.mismatch }
         return registration
     }
@@ -135,7 +155,8 @@ extension KeychainService {
 
 extension KeychainReply {
     /// A reply of another case than its request names: a service that breaks the seam's contract.
-    package static let mismatch = KeychainError(.internal, "the keychain service answered with a reply of the wrong shape")
+    package static let mismatch = KeychainError(
+        .internal, "the keychain service answered with a reply of the wrong shape")
 }
 
 /// Who a service takes its caller for.

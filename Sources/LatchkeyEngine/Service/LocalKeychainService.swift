@@ -1,4 +1,5 @@
 import Foundation
+
 /// `KeychainService` in this process: a `KeychainDatabase` you opened, used as `caller`.
 public struct LocalKeychainService: KeychainService {
     /// The keychain.
@@ -35,15 +36,18 @@ public struct LocalKeychainService: KeychainService {
         case .copyIdentities(let certificates, let keys, let limit):
             return .identities(try joinedIdentities(certificates: certificates, keys: keys, limit: limit))
         case .createHeldKey(let held, let returning):
-            return .item(try database.createHeldKey(held, caller: caller, returning: returning, holderEnded: holderEnded))
+            return .item(
+                try database.createHeldKey(held, caller: caller, returning: returning, holderEnded: holderEnded))
         case .useHeldKey(let reference, let use):
             return .bytes(try database.useHeldKey(reference, for: use, caller: caller, presence: presence))
         case .releaseHeldKey(let reference):
             try database.releaseHeldKey(reference, caller: caller)
             return .none
         case .status:
-            return .status(KeychainServiceStatus(lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,
-                                                 caller: .identified(caller)))
+            return .status(
+                KeychainServiceStatus(
+                    lockState: database.lockState, keychainPath: database.path, agentProcessIdentifier: nil,
+                    caller: .identified(caller)))
         case .unlock(let passphrase):
             try database.unlock(with: passphrase)
             return .none
@@ -60,7 +64,8 @@ public struct LocalKeychainService: KeychainService {
         case .listRegistrations:
             return .registrations(try database.registeredApplications())
         case .register(let path, let identifier, let groups, let passphrase):
-            let registration = try ApplicationRegistration(executableAt: path, applicationIdentifier: identifier, accessGroups: groups)
+            let registration = try ApplicationRegistration(
+                executableAt: path, applicationIdentifier: identifier, accessGroups: groups)
             try database.register(registration, passphrase: passphrase)
             return .registration(registration)
         case .unregister(let path, let passphrase):

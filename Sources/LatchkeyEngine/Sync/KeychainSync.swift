@@ -21,7 +21,8 @@ package struct KeychainSync: Sendable {
     /// The accessibility classes that sync (never a `…ThisDeviceOnly` one), as SQL.
     private static let syncingClasses = "('ak', 'ck', 'dk')"
     /// `ItemTable.selectColumns` of the `items` table aliased `i`.
-    private static let qualifiedColumns = ItemTable.selectColumns.split(separator: ", ").map { "i." + $0 }.joined(separator: ", ")
+    private static let qualifiedColumns = ItemTable.selectColumns.split(separator: ", ").map { "i." + $0 }.joined(
+        separator: ", ")
 
     // MARK: State
 
@@ -42,7 +43,9 @@ package struct KeychainSync: Sendable {
             try database.pool.write { db in
                 for (name, value) in values {
                     if let value {
-                        try db.run("INSERT OR REPLACE INTO sync_state (name, value) VALUES (?, ?)", [.text(name), .blob(value)])
+                        try db.run(
+                            "INSERT OR REPLACE INTO sync_state (name, value) VALUES (?, ?)",
+                            [.text(name), .blob(value)])
                     } else {
                         try db.run("DELETE FROM sync_state WHERE name = ?", [.text(name)])
                     }
@@ -71,15 +74,18 @@ package struct KeychainSync: Sendable {
     package func counts() throws(KeychainError) -> (pending: Int, inbox: Int, conflicts: Int, rejected: Int) {
         try mappingStorageErrors {
             try database.pool.read { db in
-                let pending = try db.integer(
-                    """
-                    SELECT count(*) FROM sync_dirty d LEFT JOIN items i ON i.id = d.item LEFT JOIN sync_items s ON s.item = d.item
-                    WHERE (i.sync = 1 AND i.pdmn IN \(Self.syncingClasses) AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version))
-                       OR (s.deleted = 0 AND (i.id IS NULL OR i.sync = 0 OR i.pdmn NOT IN \(Self.syncingClasses)))
-                    """) ?? 0
-                return (Int(pending), Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0),
-                        Int(try db.integer("SELECT count(*) FROM sync_conflicts") ?? 0),
-                        Int(try db.integer("SELECT count(*) FROM sync_rejected") ?? 0))
+                let pending =
+                    try db.integer(
+                        """
+                        SELECT count(*) FROM sync_dirty d LEFT JOIN items i ON i.id = d.item LEFT JOIN sync_items s ON s.item = d.item
+                        WHERE (i.sync = 1 AND i.pdmn IN \(Self.syncingClasses) AND ((s.item IS NULL AND i.tomb = 0) OR s.version != i.version))
+                           OR (s.deleted = 0 AND (i.id IS NULL OR i.sync = 0 OR i.pdmn NOT IN \(Self.syncingClasses)))
+                        """) ?? 0
+                return (
+                    Int(pending), Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0),
+                    Int(try db.integer("SELECT count(*) FROM sync_conflicts") ?? 0),
+                    Int(try db.integer("SELECT count(*) FROM sync_rejected") ?? 0)
+                )
             }
         }
     }
@@ -92,7 +98,9 @@ package struct KeychainSync: Sendable {
     /// longer sync. `waiting` counts those whose class key is unavailable (pushed after unlock: a locked
     /// device pushes nothing it cannot decrypt); `last` is the last id looked at (nil when none were left).
     /// Items found to need nothing leave `sync_dirty`.
-    package func outgoing(after: Data?, limit: Int) throws(KeychainError) -> (items: [SyncOutgoing], waiting: Int, last: Data?) {
+    package func outgoing(after: Data?, limit: Int) throws(KeychainError) -> (
+        items: [SyncOutgoing], waiting: Int, last: Data?
+    ) {
         let keys = database.vault.snapshot()
         return try mappingStorageErrors {
             try database.pool.write { db in
@@ -101,8 +109,10 @@ package struct KeychainSync: Sendable {
                 var last: Data?
                 var clean: [Data] = []
                 var ids: [Data] = []
-                try db.forEachRow("SELECT item FROM sync_dirty WHERE item > ? ORDER BY item LIMIT ?",
-                                  [.blob(after ?? Data()), .integer(Int64(limit))]) { row in
+                try db.forEachRow(
+                    "SELECT item FROM sync_dirty WHERE item > ? ORDER BY item LIMIT ?",
+                    [.blob(after ?? Data()), .integer(Int64(limit))]
+                ) { row in
                     if let id = row.blob(0) { ids.append(id) }
                 }
                 for id in ids {
@@ -118,12 +128,16 @@ package struct KeychainSync: Sendable {
                             waiting += 1
                             continue
                         }
-                        items.append(SyncOutgoing(record: try Self.record(of: row, keys: keys), expectedVersion: known?.version ?? 0))
+                        items.append(
+                            SyncOutgoing(
+                                record: try Self.record(of: row, keys: keys), expectedVersion: known?.version ?? 0))
                     } else if let known, !known.deleted {
-                        items.append(SyncOutgoing(
-                            record: SyncRecord(itemID: id, version: known.version + 1, deleted: true, itemClass: .genericPassword,
-                                               attributes: [:], data: nil),
-                            expectedVersion: known.version))
+                        items.append(
+                            SyncOutgoing(
+                                record: SyncRecord(
+                                    itemID: id, version: known.version + 1, deleted: true, itemClass: .genericPassword,
+                                    attributes: [:], data: nil),
+                                expectedVersion: known.version))
                     } else {
                         clean.append(id)
                     }
@@ -142,7 +156,9 @@ package struct KeychainSync: Sendable {
                     try Self.setKnown(item.itemID, version: item.version, deleted: item.deleted, in: db)
                     // Rows of this item pulled earlier and not applied yet are history now: the server took this
                     // version over the one this device knew, which they led up to.
-                    try db.run("DELETE FROM sync_inbox WHERE item = ? AND version <= ?", [.blob(item.itemID), .integer(item.version)])
+                    try db.run(
+                        "DELETE FROM sync_inbox WHERE item = ? AND version <= ?",
+                        [.blob(item.itemID), .integer(item.version)])
                     // Unless the item changed again meanwhile (its row's version moved on), nothing is left to push.
                     let current = try ItemTable.row(id: item.itemID, in: db)
                     if current == nil || current?.version == item.version {
@@ -170,11 +186,16 @@ package struct KeychainSync: Sendable {
                         INSERT OR REPLACE INTO sync_inbox (seq, item, version, deleted, key_id, ciphertext, author)
                         VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
-                        [.integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
-                         .integer(envelope.deleted ? 1 : 0), .integer(Int64(envelope.keyID)), .blob(envelope.ciphertext),
-                         .blob(envelope.author)])
+                        [
+                            .integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
+                            .integer(envelope.deleted ? 1 : 0), .integer(Int64(envelope.keyID)),
+                            .blob(envelope.ciphertext),
+                            .blob(envelope.author),
+                        ])
                 }
-                try db.run("INSERT OR REPLACE INTO sync_state (name, value) VALUES ('cursor', ?)", [.blob(Self.encode(cursor))])
+                try db.run(
+                    "INSERT OR REPLACE INTO sync_state (name, value) VALUES ('cursor', ?)", [.blob(Self.encode(cursor))]
+                )
             }
         }
     }
@@ -187,7 +208,9 @@ package struct KeychainSync: Sendable {
 
     /// How many rows wait in the inbox.
     package func inboxCount() throws(KeychainError) -> Int {
-        try mappingStorageErrors { try database.pool.read { db in Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0) } }
+        try mappingStorageErrors {
+            try database.pool.read { db in Int(try db.integer("SELECT count(*) FROM sync_inbox") ?? 0) }
+        }
     }
 
     /// Inbox rows in the server's order, at most `limit`.
@@ -199,9 +222,12 @@ package struct KeychainSync: Sendable {
                     "SELECT seq, item, version, deleted, key_id, ciphertext, author FROM sync_inbox ORDER BY seq LIMIT ?",
                     [.integer(Int64(limit))]
                 ) { row in
-                    envelopes.append(SyncEnvelope(
-                        sequence: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2), deleted: row.integer(3) != 0,
-                        keyID: Int32(truncatingIfNeeded: row.integer(4)), ciphertext: row.blob(5) ?? Data(), author: row.blob(6) ?? Data()))
+                    envelopes.append(
+                        SyncEnvelope(
+                            sequence: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2),
+                            deleted: row.integer(3) != 0,
+                            keyID: Int32(truncatingIfNeeded: row.integer(4)), ciphertext: row.blob(5) ?? Data(),
+                            author: row.blob(6) ?? Data()))
                 }
                 return envelopes
             }
@@ -214,9 +240,11 @@ package struct KeychainSync: Sendable {
             try database.pool.read { db in
                 var rejections: [SyncRejection] = []
                 try db.forEachRow("SELECT seq, item, version, reason, recorded FROM sync_rejected ORDER BY id") { row in
-                    rejections.append(SyncRejection(
-                        sequence: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2), reason: row.text(3) ?? "",
-                        recorded: Date(timeIntervalSince1970: Double(row.integer(4)))))
+                    rejections.append(
+                        SyncRejection(
+                            sequence: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2),
+                            reason: row.text(3) ?? "",
+                            recorded: Date(timeIntervalSince1970: Double(row.integer(4)))))
                 }
                 return rejections
             }
@@ -240,7 +268,8 @@ package struct KeychainSync: Sendable {
     {
         let keys = database.vault.snapshot()
         let records: [SyncRecord?] = page.map { if case .apply(let record) = $0.action { record } else { nil } }
-        let prepared = try ParallelMap.map(records) { (record) throws(KeychainError) -> Result<PreparedAdd, KeychainError>? in
+        let prepared = try ParallelMap.map(records) {
+            (record) throws(KeychainError) -> Result<PreparedAdd, KeychainError>? in
             guard let record, !record.deleted else { return nil }
             do throws(KeychainError) {
                 return .success(try prepareSynced(record, keys: keys))
@@ -275,9 +304,11 @@ package struct KeychainSync: Sendable {
                         case .failure(let error):
                             reason = "its content is not a valid item: \(error.detail ?? error.message)"
                         case .success(let add):
-                            outcome = try apply(record, prepared: add, keys: keys, sealer: sealer, in: db,
-                                                index: counts[record.itemID] == 1 ? { entries.append((ItemDigests.orderKey($0), $0, $1)) } : nil,
-                                                removed: { removedRows.insert($0) })
+                            outcome = try apply(
+                                record, prepared: add, keys: keys, sealer: sealer, in: db,
+                                index: counts[record.itemID] == 1
+                                    ? { entries.append((ItemDigests.orderKey($0), $0, $1)) } : nil,
+                                removed: { removedRows.insert($0) })
                         case nil:
                             outcome = try apply(record, prepared: nil, keys: keys, sealer: sealer, in: db)
                         }
@@ -285,8 +316,11 @@ package struct KeychainSync: Sendable {
                     if let reason {
                         try db.run(
                             "INSERT INTO sync_rejected (seq, item, version, reason, recorded) VALUES (?, ?, ?, ?, ?)",
-                            [.integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version), .text(reason),
-                             .integer(Int64(Date().timeIntervalSince1970))])
+                            [
+                                .integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
+                                .text(reason),
+                                .integer(Int64(Date().timeIntervalSince1970)),
+                            ])
                     }
                     if outcome == .applied || outcome == .appliedOverConflict {
                         // Written as the server has it: nothing of this item is left to push.
@@ -295,7 +329,9 @@ package struct KeychainSync: Sendable {
                     if outcome != .locked {
                         if case .apply(let record) = action {
                             // Its own row too (the same item and version: the record opened from it says so), in one statement.
-                            try db.run("DELETE FROM sync_inbox WHERE item = ? AND version <= ?", [.blob(record.itemID), .integer(record.version)])
+                            try db.run(
+                                "DELETE FROM sync_inbox WHERE item = ? AND version <= ?",
+                                [.blob(record.itemID), .integer(record.version)])
                         } else {
                             try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
                         }
@@ -325,7 +361,8 @@ package struct KeychainSync: Sendable {
 
     /// A synced record's add, validated and sealed (errSecDecode when it lacks what every synced item has).
     /// `modified` replaces the record's modification date (a restored conflict is changed now).
-    private func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil) throws(KeychainError)
+    private func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil)
+        throws(KeychainError)
         -> PreparedAdd
     {
         var attributes = record.attributes
@@ -334,18 +371,23 @@ package struct KeychainSync: Sendable {
         attributes[.creationDate] = nil
         attributes[.modificationDate] = nil
         guard let group = attributes[.accessGroup]?.stringValue, record.attributes[.synchronizable] == .number(1),
-            let accessibility = attributes[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:)), !accessibility.isThisDeviceOnly
+            let accessibility = attributes[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:)),
+            !accessibility.isThisDeviceOnly
         else { throw KeychainError.decode("a synced item lacks its access group, sync flag or a class that syncs") }
         let caller = CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group])
-        return try database.prepareAdd(NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
-                              dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
+        return try database.prepareAdd(
+            NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
+            dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
     }
 
     /// `index`, when given, takes a new item's index entries (digest, row) instead of inserting them;
     /// `removed` hears of every row this removes or turns into a tombstone.
-    private func apply(_ record: SyncRecord, prepared: PreparedAdd?, keys: KeyVault.Snapshot, sealer: SyncConflictSealer,
-                       in db: Connection, index: ((Data, Int64) -> Void)? = nil, removed: (Int64) -> Void = { _ in }) throws
-        -> SyncApplyOutcome {
+    private func apply(
+        _ record: SyncRecord, prepared: PreparedAdd?, keys: KeyVault.Snapshot, sealer: SyncConflictSealer,
+        in db: Connection, index: ((Data, Int64) -> Void)? = nil, removed: (Int64) -> Void = { _ in }
+    ) throws
+        -> SyncApplyOutcome
+    {
         let known = try Self.known(record.itemID, in: db)
         let local = try ItemTable.row(id: record.itemID, in: db)
         var outcome = SyncApplyOutcome.applied
@@ -353,8 +395,9 @@ package struct KeychainSync: Sendable {
             // Changed here and not pushed yet: the server's version came first and wins.
             guard keys.classKey(for: local.accessibility) != nil else { return .locked }
             let loser = try Self.record(of: local, keys: keys)
-            try Self.keepConflict(loser, reason: "changed on this device while another device's change reached the server first",
-                                  sealer: sealer, in: db)
+            try Self.keepConflict(
+                loser, reason: "changed on this device while another device's change reached the server first",
+                sealer: sealer, in: db)
             outcome = .appliedOverConflict
         }
         if record.deleted {
@@ -367,12 +410,13 @@ package struct KeychainSync: Sendable {
             if let clash = try ItemTable.sibling(of: row, tombstone: false, in: db, excluding: local?.rowID) {
                 if clash.id.lexicographicallyPrecedes(record.itemID) {
                     // The local item has the lower id: it wins here as everywhere; this record is kept.
-                    try Self.keepConflict(record, reason: "another item with the same primary key has the lower id",
-                                          sealer: sealer, in: db)
+                    try Self.keepConflict(
+                        record, reason: "another item with the same primary key has the lower id",
+                        sealer: sealer, in: db)
                     if let local {
-                try ItemStore.delete(local, origin: .sync, in: db)
-                local.rowID.map(removed)
-            }
+                        try ItemStore.delete(local, origin: .sync, in: db)
+                        local.rowID.map(removed)
+                    }
                     try Self.setKnown(record.itemID, version: record.version, deleted: false, in: db)
                     // Its deletion goes to the server with the next push (every device settles on the lower id).
                     try db.run("INSERT OR IGNORE INTO sync_dirty (item) VALUES (?)", [.blob(record.itemID)])
@@ -383,11 +427,13 @@ package struct KeychainSync: Sendable {
                 }
                 guard let otherKey = keys.classKey(for: other.accessibility) else { return .locked }
                 let loser = try Self.record(of: other, keys: keys)
-                try Self.keepConflict(loser, reason: "another device added an item with the same primary key and a lower id",
-                                      sealer: sealer, in: db)
+                try Self.keepConflict(
+                    loser, reason: "another device added an item with the same primary key and a lower id",
+                    sealer: sealer, in: db)
                 if try Self.known(other.id, in: db) != nil {
                     // The server has it: its deletion must travel (the tombstone is pushed).
-                    let tombstone = KeychainDatabase.tombstoneRow(of: other, attributes: loser.attributes, classKey: otherKey)
+                    let tombstone = KeychainDatabase.tombstoneRow(
+                        of: other, attributes: loser.attributes, classKey: otherKey)
                     try ItemStore.tombstone(other, as: tombstone, origin: .sync, in: db)
                     other.rowID.map(removed)
                 } else {
@@ -464,11 +510,15 @@ package struct KeychainSync: Sendable {
         try mappingStorageErrors {
             try database.pool.read { db in
                 var conflicts: [SyncConflict] = []
-                try db.forEachRow("SELECT id, item, version, key_id, sealed, reason, recorded FROM sync_conflicts ORDER BY id") { row in
-                    conflicts.append(SyncConflict(
-                        id: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2),
-                        keyID: Int32(truncatingIfNeeded: row.integer(3)), sealed: row.blob(4) ?? Data(), reason: row.text(5) ?? "",
-                        recorded: Date(timeIntervalSince1970: Double(row.integer(6)))))
+                try db.forEachRow(
+                    "SELECT id, item, version, key_id, sealed, reason, recorded FROM sync_conflicts ORDER BY id"
+                ) { row in
+                    conflicts.append(
+                        SyncConflict(
+                            id: row.integer(0), itemID: row.blob(1) ?? Data(), version: row.integer(2),
+                            keyID: Int32(truncatingIfNeeded: row.integer(3)), sealed: row.blob(4) ?? Data(),
+                            reason: row.text(5) ?? "",
+                            recorded: Date(timeIntervalSince1970: Double(row.integer(6)))))
                 }
                 return conflicts
             }
@@ -491,7 +541,9 @@ package struct KeychainSync: Sendable {
     /// the item takes its content again with a new version, which the next push sends; another live item
     /// with its primary key is errSecDuplicateItem. The conflict record goes.
     package func restoreConflict(_ id: Int64, record: SyncRecord) throws(KeychainError) {
-        guard !record.deleted else { throw KeychainError.param("conflict \(id) is a deletion; there is nothing to restore") }
+        guard !record.deleted else {
+            throw KeychainError.param("conflict \(id) is a deletion; there is nothing to restore")
+        }
         let prepared = try prepareSynced(record, keys: database.vault.snapshot(), modified: Date())
         try mappingStorageErrors {
             try database.pool.write { db in
@@ -521,16 +573,21 @@ package struct KeychainSync: Sendable {
     private static func record(of row: ItemRow, keys: KeyVault.Snapshot) throws(KeychainError) -> SyncRecord {
         let opened = try ItemSelection.open(row, keys: keys, attributes: true)
         let data = row.tombstone ? nil : try ItemSealing.openData(row, itemKey: opened.itemKey)
-        return SyncRecord(itemID: row.id, version: row.version, deleted: row.tombstone, itemClass: row.itemClass,
-                          attributes: opened.attributes ?? [:], data: data)
+        return SyncRecord(
+            itemID: row.id, version: row.version, deleted: row.tombstone, itemClass: row.itemClass,
+            attributes: opened.attributes ?? [:], data: data)
     }
 
-    private static func keepConflict(_ record: SyncRecord, reason: String, sealer: SyncConflictSealer, in db: Connection) throws {
+    private static func keepConflict(
+        _ record: SyncRecord, reason: String, sealer: SyncConflictSealer, in db: Connection
+    ) throws {
         let (keyID, sealed) = sealer(record)
         try db.run(
             "INSERT INTO sync_conflicts (item, version, key_id, sealed, reason, recorded) VALUES (?, ?, ?, ?, ?, ?)",
-            [.blob(record.itemID), .integer(record.version), .integer(Int64(keyID)), .blob(sealed), .text(reason),
-             .integer(Int64(Date().timeIntervalSince1970))])
+            [
+                .blob(record.itemID), .integer(record.version), .integer(Int64(keyID)), .blob(sealed), .text(reason),
+                .integer(Int64(Date().timeIntervalSince1970)),
+            ])
     }
 
     private static func known(_ itemID: Data, in db: Connection) throws -> (version: Int64, deleted: Bool)? {

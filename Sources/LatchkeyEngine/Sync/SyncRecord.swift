@@ -17,8 +17,10 @@ package struct SyncRecord: Sendable, Equatable {
     /// The secret (nil when the item has none, and for a deletion).
     package var data: Data?
 
-    package init(itemID: Data, version: Int64, deleted: Bool, itemClass: ItemClass,
-                 attributes: [AttributeKey: AttributeValue], data: Data?) {
+    package init(
+        itemID: Data, version: Int64, deleted: Bool, itemClass: ItemClass,
+        attributes: [AttributeKey: AttributeValue], data: Data?
+    ) {
         self.itemID = itemID
         self.version = version
         self.deleted = deleted
@@ -63,7 +65,9 @@ package struct SyncRecord: Sendable, Equatable {
         guard let (itemClass, attributes, data) = parsed else {
             throw KeychainError.decode("a synced item's content is malformed")
         }
-        self.init(itemID: itemID, version: version, deleted: deleted, itemClass: itemClass, attributes: attributes, data: data)
+        self.init(
+            itemID: itemID, version: version, deleted: deleted, itemClass: itemClass, attributes: attributes, data: data
+        )
     }
 
     /// A short, secret-free description for conflict lists: class, service or server, account.
@@ -89,7 +93,9 @@ package struct SyncEnvelope: Sendable, Equatable {
     /// The device that wrote it.
     package var author: Data
 
-    package init(sequence: Int64, itemID: Data, version: Int64, deleted: Bool, keyID: Int32, ciphertext: Data, author: Data) {
+    package init(
+        sequence: Int64, itemID: Data, version: Int64, deleted: Bool, keyID: Int32, ciphertext: Data, author: Data
+    ) {
         self.sequence = sequence
         self.itemID = itemID
         self.version = version

@@ -5,7 +5,8 @@ import LatchkeyCrypto
 // AES-GCM: sealing and opening, into plain or zeroizing buffers.
 extension OpenSSL {
     /// AES-GCM with a key of 16, 24 or 32 bytes and an IV of any length; ciphertext and 16-byte tag.
-    static func aesGCMSeal(key: SecureBytes, iv: [UInt8], aad: Data?, plaintext: Data) -> (ciphertext: Data, tag: Data)? {
+    static func aesGCMSeal(key: SecureBytes, iv: [UInt8], aad: Data?, plaintext: Data) -> (ciphertext: Data, tag: Data)?
+    {
         gcm(encrypt: true, key: key, iv: iv, aad: aad, input: plaintext, tag: nil).map { ($0.output, $0.tag) }
     }
 
@@ -31,26 +32,35 @@ extension OpenSSL {
         guard initialize(context, cipher, nil, nil, nil) == 1,
             EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_iv_length(), Int32(iv.count), nil) == 1
         else { return nil }
-        let keyed = key.withUnsafeBytes { raw in initialize(context, nil, nil, raw.bindMemory(to: UInt8.self).baseAddress, iv) == 1 }
+        let keyed = key.withUnsafeBytes { raw in
+            initialize(context, nil, nil, raw.bindMemory(to: UInt8.self).baseAddress, iv) == 1
+        }
         guard keyed else { return nil }
         let update = encrypt ? EVP_EncryptUpdate : EVP_DecryptUpdate
         var length: Int32 = 0
         if let aad, !aad.isEmpty {
-            let ok = aad.withUnsafeBytes { raw in update(context, nil, &length, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1 }
+            let ok = aad.withUnsafeBytes { raw in
+                update(context, nil, &length, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1
+            }
             guard ok else { return nil }
         }
         var output = [UInt8](repeating: 0, count: input.count + 16)
         var written: Int32 = 0
         if !input.isEmpty {
-            let ok = input.withUnsafeBytes { raw in update(context, &output, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1 }
+            let ok = input.withUnsafeBytes { raw in
+                update(context, &output, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1
+            }
             guard ok else { return nil }
         }
         if var expected = tag.map(Array.init) {
-            guard expected.count == 16, EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_tag(), 16, &expected) == 1 else { return nil }
+            guard expected.count == 16, EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_tag(), 16, &expected) == 1 else {
+                return nil
+            }
         }
         var final: Int32 = 0
         let finished = output.withUnsafeMutableBufferPointer { buffer in
-            (encrypt ? EVP_EncryptFinal_ex : EVP_DecryptFinal_ex)(context, buffer.baseAddress! + Int(written), &final) == 1
+            (encrypt ? EVP_EncryptFinal_ex : EVP_DecryptFinal_ex)(context, buffer.baseAddress! + Int(written), &final)
+                == 1
         }
         guard finished else { return nil }
         var producedTag = [UInt8](repeating: 0, count: 16)

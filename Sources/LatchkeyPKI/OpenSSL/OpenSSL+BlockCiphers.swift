@@ -13,8 +13,9 @@ extension OpenSSL {
         let initialize = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
         let keyed = key.withUnsafeBytes { raw in
             iv.withUnsafeBytes { vector in
-                initialize(context, EVP_aes_128_cbc(), nil, raw.bindMemory(to: UInt8.self).baseAddress,
-                           vector.bindMemory(to: UInt8.self).baseAddress) == 1
+                initialize(
+                    context, EVP_aes_128_cbc(), nil, raw.bindMemory(to: UInt8.self).baseAddress,
+                    vector.bindMemory(to: UInt8.self).baseAddress) == 1
             }
         }
         guard keyed else { return nil }
@@ -29,7 +30,8 @@ extension OpenSSL {
         }
         var final: Int32 = 0
         let finished = output.withUnsafeMutableBufferPointer { buffer in
-            (encrypt ? EVP_EncryptFinal_ex : EVP_DecryptFinal_ex)(context, buffer.baseAddress.map { $0 + Int(written) }, &final) == 1
+            (encrypt ? EVP_EncryptFinal_ex : EVP_DecryptFinal_ex)(
+                context, buffer.baseAddress.map { $0 + Int(written) }, &final) == 1
         }
         defer { output.withUnsafeMutableBytes { wipeBytes($0) } }
         guard finished else { return nil }
@@ -50,22 +52,29 @@ extension OpenSSL {
         case (32, false): cipher = EVP_aes_256_cbc()
         default: return nil
         }
-        guard iv.count == 16, counterMode || input.count % 16 == 0, let context = EVP_CIPHER_CTX_new() else { return nil }
+        guard iv.count == 16, counterMode || input.count % 16 == 0, let context = EVP_CIPHER_CTX_new() else {
+            return nil
+        }
         defer { EVP_CIPHER_CTX_free(context) }
         let keyed = key.withUnsafeBytes { raw in
             iv.withUnsafeBytes { vector in
-                EVP_DecryptInit_ex(context, cipher, nil, raw.bindMemory(to: UInt8.self).baseAddress, vector.bindMemory(to: UInt8.self).baseAddress) == 1
+                EVP_DecryptInit_ex(
+                    context, cipher, nil, raw.bindMemory(to: UInt8.self).baseAddress,
+                    vector.bindMemory(to: UInt8.self).baseAddress) == 1
             }
         }
         guard keyed, EVP_CIPHER_CTX_set_padding(context, 0) == 1 else { return nil }
         return secureBytes(count: input.count, lifetime: .transient) { buffer in
             guard !input.isEmpty else { return true }
-            var written: Int32 = 0, final: Int32 = 0
+            var written: Int32 = 0
+            var final: Int32 = 0
             let out = buffer.bindMemory(to: UInt8.self).baseAddress
             let updated = input.withUnsafeBytes { raw in
-                EVP_DecryptUpdate(context, out, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) == 1
+                EVP_DecryptUpdate(context, out, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count))
+                    == 1
             }
-            return updated && EVP_DecryptFinal_ex(context, out.map { $0 + Int(written) }, &final) == 1 && Int(written + final) == input.count
+            return updated && EVP_DecryptFinal_ex(context, out.map { $0 + Int(written) }, &final) == 1
+                && Int(written + final) == input.count
         }
     }
 }

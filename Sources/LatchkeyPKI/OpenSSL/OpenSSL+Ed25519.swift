@@ -9,7 +9,8 @@ extension OpenSSL {
         defer { ERR_clear_error() }
         guard bytes.count == 32 else { return nil }
         return bytes.withUnsafeBytes { raw in
-            EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(PKeyHandle.init)
+            EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(
+                PKeyHandle.init)
         }
     }
 
@@ -31,7 +32,8 @@ extension OpenSSL {
         defer { ERR_clear_error() }
         guard seed.count == 32 else { return nil }
         return seed.withUnsafeBytes { raw in
-            EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(PKeyHandle.init)
+            EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(
+                PKeyHandle.init)
         }
     }
 
@@ -51,7 +53,8 @@ extension OpenSSL {
         guard EVP_PKEY_get_raw_private_key(key.pointer, nil, &length) == 1, length == 32 else { return nil }
         return secureBytes(count: 32) { buffer in
             var written = 32
-            return EVP_PKEY_get_raw_private_key(key.pointer, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1 && written == 32
+            return EVP_PKEY_get_raw_private_key(key.pointer, buffer.bindMemory(to: UInt8.self).baseAddress, &written)
+                == 1 && written == 32
         }
     }
 }

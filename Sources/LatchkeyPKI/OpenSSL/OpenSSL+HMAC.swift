@@ -15,13 +15,18 @@ extension OpenSSL {
             OSSL_PARAM_construct_utf8_string(cString("digest"), UnsafeMutablePointer(mutating: cString("SHA256")), 0),
             OSSL_PARAM_construct_end(),
         ]
-        guard EVP_MAC_init(context, key.bindMemory(to: UInt8.self).baseAddress, key.count, &parameters) == 1 else { return nil }
+        guard EVP_MAC_init(context, key.bindMemory(to: UInt8.self).baseAddress, key.count, &parameters) == 1 else {
+            return nil
+        }
         for part in parts where part.count > 0 {
-            guard EVP_MAC_update(context, part.bindMemory(to: UInt8.self).baseAddress, part.count) == 1 else { return nil }
+            guard EVP_MAC_update(context, part.bindMemory(to: UInt8.self).baseAddress, part.count) == 1 else {
+                return nil
+            }
         }
         return secureBytes(count: 32, lifetime: .transient) { buffer in
             var written = 0
-            return EVP_MAC_final(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written, 32) == 1 && written == 32
+            return EVP_MAC_final(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written, 32) == 1
+                && written == 32
         }
     }
 }

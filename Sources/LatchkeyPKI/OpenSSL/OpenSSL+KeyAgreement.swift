@@ -15,7 +15,8 @@ extension OpenSSL {
         else { return nil }
         return secureBytes(count: length, lifetime: .transient) { buffer in
             var written = length
-            return EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1 && written == length
+            return EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1
+                && written == length
         }
     }
 
@@ -46,7 +47,8 @@ extension OpenSSL {
             BN_mod_exp_mont_consttime(result, g, x, p, context, nil) == 1
         else { return nil }
         return secureBytes(count: modulus.count, lifetime: .transient) { buffer in
-            BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count)) == Int32(buffer.count)
+            BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count))
+                == Int32(buffer.count)
         }
     }
 }

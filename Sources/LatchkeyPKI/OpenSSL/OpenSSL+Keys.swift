@@ -65,7 +65,9 @@ extension OpenSSL {
             privateNumber = scalar.withUnsafeBytes { raw in
                 BN_bin2bn(raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count), nil)
             }
-            guard let privateNumber, OSSL_PARAM_BLD_push_BN(builder, cString("priv"), privateNumber) == 1 else { return nil }
+            guard let privateNumber, OSSL_PARAM_BLD_push_BN(builder, cString("priv"), privateNumber) == 1 else {
+                return nil
+            }
         }
         guard let parameters = OSSL_PARAM_BLD_to_param(builder) else { return nil }
         defer {
@@ -86,7 +88,9 @@ extension OpenSSL {
         if point == nil || !checked { return handle }
         guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
         defer { EVP_PKEY_CTX_free(check) }
-        guard EVP_PKEY_public_check(check) == 1, scalar == nil || EVP_PKEY_pairwise_check(check) == 1 else { return nil }
+        guard EVP_PKEY_public_check(check) == 1, scalar == nil || EVP_PKEY_pairwise_check(check) == 1 else {
+            return nil
+        }
         return handle
     }
 
@@ -188,7 +192,9 @@ extension OpenSSL {
     // MARK: RSA's CRT exponents (an SSH agent is given n, e, d, p, q and iqmp, PKCS #1 needs dP and dQ too)
 
     /// d mod (p − 1) and d mod (q − 1), each as long as its prime; nil when a prime is 0 or 1.
-    static func rsaCRTExponents(privateExponent: SecureBytes, prime1: SecureBytes, prime2: SecureBytes) -> (SecureBytes, SecureBytes)? {
+    static func rsaCRTExponents(privateExponent: SecureBytes, prime1: SecureBytes, prime2: SecureBytes) -> (
+        SecureBytes, SecureBytes
+    )? {
         defer { ERR_clear_error() }
         guard let context = BN_CTX_new() else { return nil }
         defer { BN_CTX_free(context) }
@@ -203,9 +209,12 @@ extension OpenSSL {
             defer { BN_clear_free(p) }
             guard let result = BN_new() else { return nil }
             defer { BN_clear_free(result) }
-            guard BN_num_bits(p) >= 2, BN_sub_word(p, 1) == 1, BN_div(nil, result, d, p, context) == 1 else { return nil }
+            guard BN_num_bits(p) >= 2, BN_sub_word(p, 1) == 1, BN_div(nil, result, d, p, context) == 1 else {
+                return nil
+            }
             return secureBytes(count: prime.count, lifetime: .transient) { buffer in
-                BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count)) == Int32(buffer.count)
+                BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count))
+                    == Int32(buffer.count)
             }
         }
         guard let first = exponent(for: prime1), let second = exponent(for: prime2) else { return nil }

@@ -27,7 +27,9 @@ extension OpenSSL {
         guard let bio = BIO_new(BIO_s_mem()) else { return nil }
         defer { BIO_free(bio) }
         let written = passphrase.withCString { pass in
-            PEM_write_bio_PKCS8PrivateKey(bio, key.pointer, EVP_aes_256_cbc(), nil, 0, Self.passphraseCallback, UnsafeMutableRawPointer(mutating: pass))
+            PEM_write_bio_PKCS8PrivateKey(
+                bio, key.pointer, EVP_aes_256_cbc(), nil, 0, Self.passphraseCallback,
+                UnsafeMutableRawPointer(mutating: pass))
         }
         guard written == 1 else { return nil }
         return contents(of: bio)
@@ -35,16 +37,17 @@ extension OpenSSL {
 
     /// The `pem_password_cb` Latchkey gives OpenSSL: copies the caller's passphrase (`context`, a C string)
     /// and never asks anyone; an empty passphrase or one too long for the buffer is no passphrase.
-    private static let passphraseCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
-        buffer, size, _, context in
-        guard let buffer, let context else { return 0 }
-        let source = context.assumingMemoryBound(to: CChar.self)
-        var length = 0
-        while source[length] != 0 { length += 1 }
-        guard length > 0, length <= Int(size) else { return 0 }
-        buffer.update(from: source, count: length)
-        return Int32(length)
-    }
+    private static let passphraseCallback:
+        @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = {
+            buffer, size, _, context in
+            guard let buffer, let context else { return 0 }
+            let source = context.assumingMemoryBound(to: CChar.self)
+            var length = 0
+            while source[length] != 0 { length += 1 }
+            guard length > 0, length <= Int(size) else { return 0 }
+            buffer.update(from: source, count: length)
+            return Int32(length)
+        }
 
     /// One PEM key block: a public key ("PUBLIC KEY") or a private key ("PRIVATE KEY", "EC PRIVATE KEY",
     /// "RSA PRIVATE KEY", or "ENCRYPTED PRIVATE KEY" with `passphrase`). Nil when it is none of them or the
@@ -59,7 +62,9 @@ extension OpenSSL {
             // caller or there is none.
             return passphrase.withCString { pass -> (PKeyHandle, Bool)? in
                 let given = UnsafeMutableRawPointer(mutating: pass)
-                if let key = PEM_read_bio_PUBKEY(bio, nil, Self.passphraseCallback, given) { return (PKeyHandle(key), false) }
+                if let key = PEM_read_bio_PUBKEY(bio, nil, Self.passphraseCallback, given) {
+                    return (PKeyHandle(key), false)
+                }
                 _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)  // BIO_reset: back to the start of the buffer.
                 return PEM_read_bio_PrivateKey(bio, nil, Self.passphraseCallback, given).map { (PKeyHandle($0), true) }
             }
@@ -71,7 +76,8 @@ extension OpenSSL {
     static func encryptedKeyCostExcess(_ pem: Data) -> String? {
         defer { ERR_clear_error() }
         return pem.withUnsafeBytes { raw -> String? in
-            guard let base = raw.baseAddress, raw.count > 0, raw.count < Int(Int32.max), let bio = BIO_new_mem_buf(base, Int32(raw.count))
+            guard let base = raw.baseAddress, raw.count > 0, raw.count < Int(Int32.max),
+                let bio = BIO_new_mem_buf(base, Int32(raw.count))
             else { return nil }
             defer { BIO_free(bio) }
             guard let signature = PEM_read_bio_PKCS8(bio, nil, nil, nil) else { return nil }

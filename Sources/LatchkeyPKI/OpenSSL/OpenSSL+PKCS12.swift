@@ -37,7 +37,8 @@ extension OpenSSL {
             // Parameters OpenSSL's own types cannot read: nothing is derived from them, and decrypting says so.
             if cost == UInt64.max { return nil }
             if isScrypt != 0 {
-                return cost > maximumScrypt ? "\(what) asks for an scrypt cost (N·r·p) of \(cost); at most \(maximumScrypt) is accepted" : nil
+                return cost > maximumScrypt
+                    ? "\(what) asks for an scrypt cost (N·r·p) of \(cost); at most \(maximumScrypt) is accepted" : nil
             }
             return iterations(cost, what)
         }
@@ -45,7 +46,8 @@ extension OpenSSL {
         /// Why `count` iterations for `what` are too many, or nil.
         static func iterations(_ count: UInt64, _ what: String) -> String? {
             count > maximumIterations
-                ? "\(what) asks for \(count) iterations of its key derivation; at most \(maximumIterations) are accepted" : nil
+                ? "\(what) asks for \(count) iterations of its key derivation; at most \(maximumIterations) are accepted"
+                : nil
         }
     }
 
@@ -60,7 +62,11 @@ extension OpenSSL {
             switch latchkey_pkcs7_nid(safe) {
             case NID_pkcs7_data: bags = PKCS12_unpack_p7data(safe)
             case NID_pkcs7_encrypted:
-                if let excess = PasswordCost.excess(latchkey_pkcs7_encryption(safe), "an encrypted part of the PKCS #12 file") { return excess }
+                if let excess = PasswordCost.excess(
+                    latchkey_pkcs7_encryption(safe), "an encrypted part of the PKCS #12 file")
+                {
+                    return excess
+                }
                 bags = PKCS12_unpack_p7encdata(safe, password, password.map { Int32($0.utf8.count) } ?? 0)
             default: continue
             }
@@ -108,7 +114,9 @@ extension OpenSSL {
         defer { ERR_clear_error() }
         _ = legacyProviders  // Without them only modern files open; their import still works.
         return der.withUnsafeBytes { raw -> Result<PKCS12Contents, PKCS12Failure> in
-            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return .failure(.malformed) }
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else {
+                return .failure(.malformed)
+            }
             var cursor: UnsafePointer<UInt8>? = base
             guard let file = d2i_PKCS12(nil, &cursor, raw.count) else { return .failure(.malformed) }
             defer { PKCS12_free(file) }  // Before any other check: a file followed by junk is freed too.
@@ -119,7 +127,9 @@ extension OpenSSL {
             if let macIterations {
                 var count: UInt64 = 0
                 guard ASN1_INTEGER_get_uint64(&count, macIterations) == 1 else { return .failure(.malformed) }
-                if let excess = PasswordCost.iterations(count, "the PKCS #12 file's MAC") { return .failure(.tooCostly(excess)) }
+                if let excess = PasswordCost.iterations(count, "the PKCS #12 file's MAC") {
+                    return .failure(.tooCostly(excess))
+                }
             }
             // A file without a MAC is not checked; an empty passphrase may have been given to the MAC as none.
             let password: String?
@@ -145,7 +155,8 @@ extension OpenSSL {
                 contents.certificate = encode(certificate)
                 var length: Int32 = 0
                 if let alias = X509_alias_get0(certificate, &length), length > 0 {
-                    contents.friendlyName = String(decoding: UnsafeBufferPointer(start: alias, count: Int(length)), as: UTF8.self)
+                    contents.friendlyName = String(
+                        decoding: UnsafeBufferPointer(start: alias, count: Int(length)), as: UTF8.self)
                 }
                 if let keyID = X509_keyid_get0(certificate, &length), length > 0 {
                     contents.localKeyID = Data(bytes: keyID, count: Int(length))
@@ -153,7 +164,9 @@ extension OpenSSL {
             }
             if let others {
                 for index in 0..<latchkey_certificates_count(others) {
-                    if let other = latchkey_certificate_at(others, index), let der = encode(other) { contents.chain.append(der) }
+                    if let other = latchkey_certificate_at(others, index), let der = encode(other) {
+                        contents.chain.append(der)
+                    }
                 }
             }
             return .success(contents)
@@ -161,7 +174,9 @@ extension OpenSSL {
     }
 
     /// `PKCS12_create` with OpenSSL's default algorithms, then `i2d_PKCS12`.
-    static func makePKCS12(key: PKeyHandle, certificate: Data, chain: [Data], passphrase: String, name: String?) -> Data? {
+    static func makePKCS12(key: PKeyHandle, certificate: Data, chain: [Data], passphrase: String, name: String?)
+        -> Data?
+    {
         defer { ERR_clear_error() }
         guard let leaf = loadCertificate(certificate) else { return nil }
         defer { X509_free(leaf) }

@@ -10,7 +10,8 @@ extension OpenSSL {
         defer { ERR_clear_error() }
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_encrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false) else { return nil }
+        guard EVP_PKEY_encrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false)
+        else { return nil }
         var out = [UInt8](repeating: 0, count: maximumOutput(key))
         var length = out.count
         let ok = plaintext.withUnsafeBytes { raw in
@@ -24,13 +25,15 @@ extension OpenSSL {
         defer { ERR_clear_error() }
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_decrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false) else { return nil }
+        guard EVP_PKEY_decrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false)
+        else { return nil }
         let scratch = SecureBytes(count: maximumOutput(key), lifetime: .transient) { _ in }
         var length = scratch.count
         let ok = scratch.withUnsafeBytes { out in
             ciphertext.withUnsafeBytes { raw in
-                EVP_PKEY_decrypt(context, UnsafeMutablePointer(mutating: out.bindMemory(to: UInt8.self).baseAddress), &length,
-                                 raw.bindMemory(to: UInt8.self).baseAddress, raw.count) == 1
+                EVP_PKEY_decrypt(
+                    context, UnsafeMutablePointer(mutating: out.bindMemory(to: UInt8.self).baseAddress), &length,
+                    raw.bindMemory(to: UInt8.self).baseAddress, raw.count) == 1
             }
         }
         guard ok else { return nil }

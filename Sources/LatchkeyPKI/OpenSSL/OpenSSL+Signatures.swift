@@ -23,14 +23,17 @@ extension OpenSSL {
             if hashed {
                 guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return false }
                 defer { EVP_PKEY_CTX_free(context) }
-                guard EVP_PKEY_sign_init(context) == 1, configure(context, digest: digest, padding: padding, signing: true)
+                guard EVP_PKEY_sign_init(context) == 1,
+                    configure(context, digest: digest, padding: padding, signing: true)
                 else { return false }
                 return EVP_PKEY_sign(context, &signature, &length, bytes, raw.count) == 1
             }
             guard let context = EVP_MD_CTX_new() else { return false }
             defer { EVP_MD_CTX_free(context) }
             var keyContext: OpaquePointer?
-            guard EVP_DigestSignInit(context, &keyContext, digest.flatMap { EVP_get_digestbyname($0) }, nil, key.pointer) == 1,
+            guard
+                EVP_DigestSignInit(context, &keyContext, digest.flatMap { EVP_get_digestbyname($0) }, nil, key.pointer)
+                    == 1,
                 let keyContext, configure(keyContext, digest: nil, padding: padding, signing: true)
             else { return false }
             return EVP_DigestSign(context, &signature, &length, bytes, raw.count) == 1
@@ -39,7 +42,9 @@ extension OpenSSL {
     }
 
     /// Verifies what `sign` makes.
-    static func verify(_ key: PKeyHandle, input: Data, signature: Data, digest: String?, hashed: Bool, padding: RSAPadding?) -> Bool {
+    static func verify(
+        _ key: PKeyHandle, input: Data, signature: Data, digest: String?, hashed: Bool, padding: RSAPadding?
+    ) -> Bool {
         defer { ERR_clear_error() }
         return input.withUnsafeBytes { raw -> Bool in
             signature.withUnsafeBytes { sig -> Bool in
@@ -48,14 +53,17 @@ extension OpenSSL {
                 if hashed {
                     guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return false }
                     defer { EVP_PKEY_CTX_free(context) }
-                    guard EVP_PKEY_verify_init(context) == 1, configure(context, digest: digest, padding: padding, signing: true)
+                    guard EVP_PKEY_verify_init(context) == 1,
+                        configure(context, digest: digest, padding: padding, signing: true)
                     else { return false }
                     return EVP_PKEY_verify(context, signatureBytes, sig.count, bytes, raw.count) == 1
                 }
                 guard let context = EVP_MD_CTX_new() else { return false }
                 defer { EVP_MD_CTX_free(context) }
                 var keyContext: OpaquePointer?
-                guard EVP_DigestVerifyInit(context, &keyContext, digest.flatMap { EVP_get_digestbyname($0) }, nil, key.pointer) == 1,
+                guard
+                    EVP_DigestVerifyInit(
+                        context, &keyContext, digest.flatMap { EVP_get_digestbyname($0) }, nil, key.pointer) == 1,
                     let keyContext, configure(keyContext, digest: nil, padding: padding, signing: true)
                 else { return false }
                 return EVP_DigestVerify(context, signatureBytes, sig.count, bytes, raw.count) == 1
@@ -65,7 +73,9 @@ extension OpenSSL {
 
     static func configure(_ context: OpaquePointer, digest: String?, padding: RSAPadding?, signing: Bool) -> Bool {
         if let digest {
-            guard let md = EVP_get_digestbyname(digest), EVP_PKEY_CTX_set_signature_md(context, md) == 1 else { return false }
+            guard let md = EVP_get_digestbyname(digest), EVP_PKEY_CTX_set_signature_md(context, md) == 1 else {
+                return false
+            }
         }
         switch padding {
         case nil: return true
@@ -91,7 +101,9 @@ extension OpenSSL {
             defer { ECDSA_SIG_free(signature) }
             var out = [UInt8](repeating: 0, count: size * 2)
             guard BN_bn2binpad(ECDSA_SIG_get0_r(signature), &out, Int32(size)) == Int32(size),
-                out.withUnsafeMutableBufferPointer({ BN_bn2binpad(ECDSA_SIG_get0_s(signature), $0.baseAddress! + size, Int32(size)) }) == Int32(size)
+                out.withUnsafeMutableBufferPointer({
+                    BN_bn2binpad(ECDSA_SIG_get0_s(signature), $0.baseAddress! + size, Int32(size))
+                }) == Int32(size)
             else { return nil }
             return Data(out)
         }

@@ -49,11 +49,16 @@ extension OpenSSL {
         }
         guard let context = X509_STORE_CTX_new() else { return nil }
         defer { X509_STORE_CTX_free(context) }
-        guard X509_STORE_CTX_init(context, store, leaf, untrusted) == 1, let parameters = X509_STORE_CTX_get0_param(context) else { return nil }
+        guard X509_STORE_CTX_init(context, store, leaf, untrusted) == 1,
+            let parameters = X509_STORE_CTX_get0_param(context)
+        else { return nil }
         if !request.anchors.isEmpty { _ = X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
-        if let date = request.date { X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970.rounded(.down))) }
+        if let date = request.date {
+            X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970.rounded(.down)))
+        }
         if let server = request.sslServer {
-            guard X509_STORE_CTX_set_purpose(context, server ? X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT) == 1 else { return nil }
+            guard X509_STORE_CTX_set_purpose(context, server ? X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT) == 1
+            else { return nil }
         }
         if let host = request.hostname, !host.isEmpty {
             let isAddress = X509_VERIFY_PARAM_set1_ip_asc(parameters, host) == 1
@@ -67,7 +72,9 @@ extension OpenSSL {
         if let built = X509_STORE_CTX_get1_chain(context) {
             defer { latchkey_certificates_free(built) }
             for index in 0..<latchkey_certificates_count(built) {
-                if let certificate = latchkey_certificate_at(built, index), let der = encode(certificate) { chain.append(der) }
+                if let certificate = latchkey_certificate_at(built, index), let der = encode(certificate) {
+                    chain.append(der)
+                }
             }
         }
         if verified { return Verification(chain: chain, error: nil) }

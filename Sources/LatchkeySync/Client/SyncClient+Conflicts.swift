@@ -8,15 +8,17 @@ extension SyncClient {
     package func devices() throws(KeychainError) -> [SyncDeviceStatus] {
         let server = try connection()
         return try serverCall { try server.devices(vault: configuration.vault) }.filter { $0.state != "recovery" }.map {
-            SyncDeviceStatus(name: $0.name, state: $0.state, lastSeen: $0.lastSeen, isThisDevice: $0.id == configuration.device,
-                             verified: VaultCrypto.isApproved($0, vault: configuration.vault, keyring: configuration.keyring))
+            SyncDeviceStatus(
+                name: $0.name, state: $0.state, lastSeen: $0.lastSeen, isThisDevice: $0.id == configuration.device,
+                verified: VaultCrypto.isApproved($0, vault: configuration.vault, keyring: configuration.keyring))
         }
     }
 
     /// The conflict records, each opened (nil content when it cannot be: sealed under a key this device lacks).
     package func conflicts() throws(KeychainError) -> [(conflict: SyncConflict, record: SyncRecord?)] {
         try keychain.sync.conflicts().map { conflict in
-            (conflict, try? openConflict(conflict))  // A record this device cannot open is still listed, without content.
+            // A record this device cannot open is still listed, without content.
+            (conflict, try? openConflict(conflict))
         }
     }
 
@@ -30,8 +32,9 @@ extension SyncClient {
 
     private func openConflict(_ conflict: SyncConflict) throws(KeychainError) -> SyncRecord {
         // Conflict records are sealed as rows of this device with the item's version and a live flag.
-        let envelope = SyncEnvelope(sequence: 0, itemID: conflict.itemID, version: conflict.version, deleted: false,
-                                    keyID: conflict.keyID, ciphertext: conflict.sealed, author: configuration.device)
+        let envelope = SyncEnvelope(
+            sequence: 0, itemID: conflict.itemID, version: conflict.version, deleted: false,
+            keyID: conflict.keyID, ciphertext: conflict.sealed, author: configuration.device)
         do throws(KeychainError) {
             return try VaultCrypto.open(envelope, vault: configuration.vault, keyring: configuration.keyring)
         } catch {

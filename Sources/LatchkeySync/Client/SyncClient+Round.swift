@@ -37,12 +37,16 @@ extension SyncClient {
     private func round(collectTombstonesOlderThan horizon: Int?) throws(KeychainError) -> SyncReport {
         var report = SyncReport()
         guard try completeJoin() else {
-            throw SyncFailure.awaitingApproval.error(.interactionNotAllowed, "this device waits for approval: run latchkey sync approve \(joinCode) on a device of the vault")
+            throw SyncFailure.awaitingApproval.error(
+                .interactionNotAllowed,
+                "this device waits for approval: run latchkey sync approve \(joinCode) on a device of the vault")
         }
         let server = try connection()
         let state = try serverCall { try server.checkIn(vault: configuration.vault, device: configuration.device) }
         guard state == "active" else {
-            throw SyncFailure.deviceRemoved.error(.authFailed, state == nil ? "the server does not know this device" : "this device was removed from the vault")
+            throw SyncFailure.deviceRemoved.error(
+                .authFailed,
+                state == nil ? "the server does not know this device" : "this device was removed from the vault")
         }
         try refreshKeys()
         let clock = ContinuousClock()
@@ -54,7 +58,9 @@ extension SyncClient {
         try applyInbox(into: &report)
         let applied = clock.now
         if refused || report.applied > 0 || report.conflicts > 0 { _ = try push(into: &report) }
-        trace("round: push \(pushed - started), pull \(pulled - pushed), apply \(applied - pulled), push again \(clock.now - applied)")
+        trace(
+            "round: push \(pushed - started), pull \(pulled - pushed), apply \(applied - pulled), push again \(clock.now - applied)"
+        )
         if let horizon {
             _ = try serverCall { try server.collectTombstones(vault: configuration.vault, horizonSeconds: horizon) }
         }
@@ -69,8 +75,16 @@ extension SyncClient {
         let keyID = configuration.keyring.currentID
         var refusedAny = false
         func send(_ batch: [SyncOutgoing]) throws(KeychainError) {
-            let rows = batch.map { (VaultCrypto.seal($0.record, vault: configuration.vault, keyID: keyID, key: key, author: configuration.device), $0.expectedVersion) }
-            let results = try serverCall { try server.push(vault: configuration.vault, device: configuration.device, rows) }
+            let rows = batch.map {
+                (
+                    VaultCrypto.seal(
+                        $0.record, vault: configuration.vault, keyID: keyID, key: key, author: configuration.device),
+                    $0.expectedVersion
+                )
+            }
+            let results = try serverCall {
+                try server.push(vault: configuration.vault, device: configuration.device, rows)
+            }
             var acknowledged: [(itemID: Data, version: Int64, deleted: Bool)] = []
             for (row, result) in zip(rows, results) {
                 if result.sequence != nil {
@@ -79,7 +93,9 @@ extension SyncClient {
                     refusedAny = true
                 }
             }
-            trace("push \(rows.map { "\(Hex.encode($0.0.itemID).prefix(6)) v\($0.0.version)/e\($0.1)" }) -> \(results.map { $0.sequence.map { "#\($0)" } ?? "refused@v\($0.serverVersion)" })")
+            trace(
+                "push \(rows.map { "\(Hex.encode($0.0.itemID).prefix(6)) v\($0.0.version)/e\($0.1)" }) -> \(results.map { $0.sequence.map { "#\($0)" } ?? "refused@v\($0.serverVersion)" })"
+            )
             report.pushed += acknowledged.count
             try keychain.sync.acknowledge(acknowledged)
         }
@@ -108,11 +124,15 @@ extension SyncClient {
         var first = true
         var reading: (start: Int64, total: Int, done: Int)?
         while true {
-            let (rows, collected, newest) = try serverCall { try source.pull(vault: vault, after: cursor, limit: batchSize * 4) }
+            let (rows, collected, newest) = try serverCall {
+                try source.pull(vault: vault, after: cursor, limit: batchSize * 4)
+            }
             if first, source.connection !== server.connection, cursor > newest || (cursor > 0 && collected > cursor) {
                 // A standby behind what this device pulled lags; it did not go back in time. Whether the server
                 // went back, or collected tombstones this device missed, only the primary says: this round reads there.
-                trace("the standby lags: cursor \(cursor), its newest \(newest), collected \(collected); reading from the primary")
+                trace(
+                    "the standby lags: cursor \(cursor), its newest \(newest), collected \(collected); reading from the primary"
+                )
                 source = server
                 continue
             }
@@ -163,10 +183,14 @@ extension SyncClient {
     private func applyInbox(into report: inout SyncReport) throws(KeychainError) {
         let vault = configuration.vault
         let keyring = configuration.keyring
-        let key = keyring.current, keyID = keyring.currentID
+        let key = keyring.current
+        let keyID = keyring.currentID
         let sealer: SyncConflictSealer = { [configuration] record in
             guard let key else { return (0, Data()) }
-            return (keyID, VaultCrypto.seal(record, vault: vault, keyID: keyID, key: key, author: configuration.device).ciphertext)
+            return (
+                keyID,
+                VaultCrypto.seal(record, vault: vault, keyID: keyID, key: key, author: configuration.device).ciphertext
+            )
         }
         var after: Int64 = -1
         let waiting = try keychain.sync.inboxCount()
@@ -180,23 +204,35 @@ extension SyncClient {
                 progress?(OperationProgress(.writing, completed: min(written, waiting), total: waiting))
             }
             after = last.sequence
-            let clock = ContinuousClock(), started = clock.now
+            let clock = ContinuousClock()
+            let started = clock.now
             let known = try keychain.sync.knownVersions(inbox.map(\.itemID))
             let looked = clock.now
             let page = inbox.map { envelope -> (envelope: SyncEnvelope, action: SyncInboxAction) in
-                (envelope, Self.action(for: envelope, known: known[envelope.itemID], vault: vault, keyring: keyring, device: configuration.device))
+                (
+                    envelope,
+                    Self.action(
+                        for: envelope, known: known[envelope.itemID], vault: vault, keyring: keyring,
+                        device: configuration.device)
+                )
             }
             let opened = clock.now
             let outcomes = try keychain.sync.process(page, sealer: sealer)
-            trace("page of \(page.count): known \(looked - started), open \(opened - looked), write \(clock.now - opened)")
+            trace(
+                "page of \(page.count): known \(looked - started), open \(opened - looked), write \(clock.now - opened)"
+            )
             for ((envelope, action), outcome) in zip(page, outcomes) {
-                trace("inbox #\(envelope.sequence) \(Hex.encode(envelope.itemID).prefix(6)) v\(envelope.version) by \(Hex.encode(envelope.author).prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")")
+                trace(
+                    "inbox #\(envelope.sequence) \(Hex.encode(envelope.itemID).prefix(6)) v\(envelope.version) by \(Hex.encode(envelope.author).prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")"
+                )
             }
             for ((_, action), outcome) in zip(page, outcomes) {
                 if case .reject = action { report.rejected += 1 }
                 switch outcome {
                 case .applied?: report.applied += 1
-                case .appliedOverConflict?: report.applied += 1; report.conflicts += 1
+                case .appliedOverConflict?:
+                    report.applied += 1
+                    report.conflicts += 1
                 case .lostToExistingItem?: report.conflicts += 1
                 case .locked?: report.waiting += 1
                 case nil: if case .apply = action { report.rejected += 1 }
@@ -219,10 +255,14 @@ extension SyncClient {
     /// and one that fails to open was altered or moved: both are refused. A version this device has is
     /// dropped (verified first); this device's own push whose acknowledgement was lost is recorded as the
     /// server's version; anything else is applied.
-    private static func action(for envelope: SyncEnvelope, known: (version: Int64, deleted: Bool)?, vault: Data, keyring: VaultKeyring,
-                               device: Data) -> SyncInboxAction {
+    private static func action(
+        for envelope: SyncEnvelope, known: (version: Int64, deleted: Bool)?, vault: Data, keyring: VaultKeyring,
+        device: Data
+    ) -> SyncInboxAction {
         if let known, envelope.version < known.version {
-            return .reject("version \(envelope.version) is older than version \(known.version) this device has: replayed or rolled back")
+            return .reject(
+                "version \(envelope.version) is older than version \(known.version) this device has: replayed or rolled back"
+            )
         }
         let record: SyncRecord
         do throws(KeychainError) {

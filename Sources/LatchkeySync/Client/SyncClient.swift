@@ -36,7 +36,8 @@ package final class SyncClient {
     /// The client of a keychain set up for sync; errSecNotAvailable when it is not.
     package static func open(_ keychain: KeychainDatabase) throws(KeychainError) -> SyncClient {
         guard let configuration = try SyncConfiguration.load(from: keychain) else {
-            throw SyncFailure.notSetUp.error(.notAvailable, "this keychain is not set up for sync (latchkey sync setup or join)")
+            throw SyncFailure.notSetUp.error(
+                .notAvailable, "this keychain is not set up for sync (latchkey sync setup or join)")
         }
         return SyncClient(keychain: keychain, configuration: configuration)
     }
@@ -98,9 +99,12 @@ package final class SyncClient {
                 server = nil
                 reader = nil
             } else {
-                _ = try? server?.connection.execute("ROLLBACK")  // Ends a transaction the failure left open; no-op otherwise.
+                // Ends a transaction the failure left open; no-op otherwise.
+                _ = try? server?.connection.execute("ROLLBACK")
             }
-            if error.state == "LK001" { throw SyncFailure.deviceRemoved.error(.authFailed, "this device was removed from the vault") }
+            if error.state == "LK001" {
+                throw SyncFailure.deviceRemoved.error(.authFailed, "this device was removed from the vault")
+            }
             throw error.keychainError
         } catch {
             throw Self.keychainError(error)
@@ -149,7 +153,9 @@ package final class SyncClient {
 
 /// With LATCHKEY_SYNC_TRACE=FILE, what each round does (ids and versions, never content), appended to FILE.
 private let traceFile: FileHandle? = ProcessInfo.processInfo.environment["LATCHKEY_SYNC_TRACE"].flatMap { path in
-    guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else { return nil }
+    guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+        return nil
+    }
     return FileHandle(forWritingAtPath: path)
 }
 func trace(_ message: @autoclosure () -> String) {

@@ -19,7 +19,9 @@ package struct SyncConfiguration: Sendable {
     static let caller = CallerIdentity(applicationIdentifier: group, accessGroups: [group])
     static let magic = Data("LKSC".utf8) + [1]
 
-    package init(server: String, vault: Data, device: Data, deviceName: String, keyPair: BoxKeyPair, keyring: VaultKeyring) {
+    package init(
+        server: String, vault: Data, device: Data, deviceName: String, keyPair: BoxKeyPair, keyring: VaultKeyring
+    ) {
         self.server = server
         self.vault = vault
         self.device = device
@@ -37,7 +39,9 @@ package struct SyncConfiguration: Sendable {
         let found: [ItemResult]
         do throws(KeychainError) {
             found = try keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.service: .string(group), .account: .string("device")], returning: [.data]),
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string(group), .account: .string("device")],
+                    returning: [.data]),
                 caller: caller)
         } catch {
             guard error.status == .itemNotFound else { throw error }
@@ -53,17 +57,21 @@ package struct SyncConfiguration: Sendable {
         var data = encoded()
         defer { data.withUnsafeMutableBytes { wipeBytes($0) } }
         try keychain.addOrUpdate(
-            NewItem(.genericPassword, attributes: [
-                .service: .string(Self.group), .account: .string("device"), .accessible: .string(Accessibility.afterFirstUnlockThisDeviceOnly.rawValue),
-                .label: .string("Latchkey sync: this device's keys"),
-            ], data: data),
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string(Self.group), .account: .string("device"),
+                    .accessible: .string(Accessibility.afterFirstUnlockThisDeviceOnly.rawValue),
+                    .label: .string("Latchkey sync: this device's keys"),
+                ], data: data),
             caller: Self.caller)
     }
 
     /// Removes the configuration (leaving the vault).
     package static func remove(from keychain: KeychainDatabase) throws(KeychainError) {
         do throws(KeychainError) {
-            _ = try keychain.delete(ItemQuery(.genericPassword, matching: [.service: .string(group)], limit: .all), caller: caller)
+            _ = try keychain.delete(
+                ItemQuery(.genericPassword, matching: [.service: .string(group)], limit: .all), caller: caller)
         } catch {
             guard error.status == .itemNotFound else { throw error }
         }
@@ -101,8 +109,9 @@ package struct SyncConfiguration: Sendable {
                     keyring.insert(SecureBytes(copying: try reader.readRawBuffer(32)), id: id)
                 }
                 guard reader.isAtEnd, vault.count == 16, device.count == 16 else { return nil }
-                return SyncConfiguration(server: server, vault: vault, device: device, deviceName: name,
-                                         keyPair: BoxKeyPair(seed: seed), keyring: keyring)
+                return SyncConfiguration(
+                    server: server, vault: vault, device: device, deviceName: name,
+                    keyPair: BoxKeyPair(seed: seed), keyring: keyring)
             } catch {
                 return nil
             }

@@ -16,7 +16,10 @@ package struct SyncPollCadence: Sendable {
 
     /// The agent's cadence: 1 s for 30 s after a change, 3 s when idle, ±20 %. Environment
     /// `LATCHKEY_SYNC_POLL=FAST,IDLE` (seconds, e.g. `0.5,10`) sets the two intervals.
-    package init(fast: Duration = .seconds(1), idle: Duration = .seconds(3), fastFor: Duration = .seconds(30), jitter: Double = 0.2) {
+    package init(
+        fast: Duration = .seconds(1), idle: Duration = .seconds(3), fastFor: Duration = .seconds(30),
+        jitter: Double = 0.2
+    ) {
         self.fast = fast
         self.idle = idle
         self.fastFor = fastFor
@@ -29,14 +32,17 @@ package struct SyncPollCadence: Sendable {
         guard let value else { return SyncPollCadence() }
         let parts = value.split(separator: ",").compactMap { Double($0) }
         guard parts.count == 2, parts.allSatisfy({ $0 > 0 && $0 <= 3_600 }), parts[0] <= parts[1] else { return nil }
-        return SyncPollCadence(fast: .milliseconds(Int64(parts[0] * 1_000)), idle: .milliseconds(Int64(parts[1] * 1_000)))
+        return SyncPollCadence(
+            fast: .milliseconds(Int64(parts[0] * 1_000)), idle: .milliseconds(Int64(parts[1] * 1_000)))
     }
 
     /// Remembers a change seen at `instant` (the fast interval starts again).
     package mutating func noteChange(at instant: ContinuousClock.Instant) { lastChange = instant }
 
     /// The wait before the next poll, at `instant`.
-    package func interval(at instant: ContinuousClock.Instant, using generator: inout some RandomNumberGenerator) -> Duration {
+    package func interval(at instant: ContinuousClock.Instant, using generator: inout some RandomNumberGenerator)
+        -> Duration
+    {
         let base = lastChange.map { instant - $0 < fastFor } == true ? fast : idle
         let factor = 1 + Double.random(in: -jitter...jitter, using: &generator)
         return base * factor

@@ -43,9 +43,12 @@ package final class SyncWorker: Sendable {
     private func run() {
         var client: SyncClient?
         var backoff: Int32 = 1_000
-        var seenChange = (try? keychain.lastChangeSequence) ?? 0  // A feed that cannot be read now is read on the next tick.
+        // A feed that cannot be read now is read on the next tick.
+        var seenChange = (try? keychain.lastChangeSequence) ?? 0
         var listening: ObjectIdentifier?
-        var cadence = SyncPollCadence.fromEnvironment(ProcessInfo.processInfo.environment["LATCHKEY_SYNC_POLL"]) ?? SyncPollCadence()
+        var cadence =
+            SyncPollCadence.fromEnvironment(ProcessInfo.processInfo.environment["LATCHKEY_SYNC_POLL"])
+            ?? SyncPollCadence()
         while true {
             if client == nil {
                 guard keychain.lockState.isProtectedDataAvailable else {
@@ -56,7 +59,9 @@ package final class SyncWorker: Sendable {
                     // The plaintext sync state says whether to read the configuration at all.
                     guard try keychain.sync.value("vault") != nil else { throw KeychainError(.notAvailable) }
                     client = try SyncClient.open(keychain)
-                    log("sync: this keychain syncs with vault \(Hex.encode(client!.configuration.vault)) as \(client!.configuration.deviceName)")
+                    log(
+                        "sync: this keychain syncs with vault \(Hex.encode(client!.configuration.vault)) as \(client!.configuration.deviceName)"
+                    )
                 } catch {
                     // Not set up for sync (or not readable yet): look again in a minute, whatever rings meanwhile.
                     Thread.sleep(forTimeInterval: 60)
@@ -69,15 +74,23 @@ package final class SyncWorker: Sendable {
                 let report = try active.sync()
                 rounds.add(1, ordering: .releasing)
                 if report != SyncReport() {
-                    log("sync: pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied), conflicts \(report.conflicts), rejected \(report.rejected)")
+                    log(
+                        "sync: pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied), conflicts \(report.conflicts), rejected \(report.rejected)"
+                    )
                 }
                 if report.rejected > 0 {
                     // Name what the server did (ids, versions and reasons; never content).
                     for rejection in try keychain.sync.rejections().suffix(report.rejected) {
-                        log("sync: refused change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)")
+                        log(
+                            "sync: refused change \(rejection.sequence) of item \(Hex.encode(rejection.itemID)) version \(rejection.version): \(rejection.reason)"
+                        )
                     }
                 }
-                if report.serverWentBack { log("sync: the server had gone back in time (restored from a backup?); what it lost was pushed again") }
+                if report.serverWentBack {
+                    log(
+                        "sync: the server had gone back in time (restored from a backup?); what it lost was pushed again"
+                    )
+                }
                 backoff = 1_000
                 if active.connectionMode == .pooled {
                     if report.pulled > 0 || report.pushed > 0 { cadence.noteChange(at: .now) }
@@ -101,7 +114,9 @@ package final class SyncWorker: Sendable {
                     waited += 2_000
                     let latest = try keychain.lastChangeSequence
                     if latest != seenChange {
-                        let local = try keychain.changes(after: seenChange, limit: 1_000).contains { $0.synchronizable && $0.origin != .sync }
+                        let local = try keychain.changes(after: seenChange, limit: 1_000).contains {
+                            $0.synchronizable && $0.origin != .sync
+                        }
                         seenChange = latest
                         if local { break }
                     }
@@ -129,7 +144,9 @@ package final class SyncWorker: Sendable {
     /// asks the server whether anything changed after its cursor at the cadence's interval (fast after a
     /// change, slow when idle, jittered), reads the change feed every two seconds, and runs a round when
     /// the server changed, on a nudge or a local change, or every ten minutes regardless (to check in).
-    private func waitPolling(_ client: SyncClient, cadence: inout SyncPollCadence, seenChange: inout Int64) throws(KeychainError) {
+    private func waitPolling(_ client: SyncClient, cadence: inout SyncPollCadence, seenChange: inout Int64)
+        throws(KeychainError)
+    {
         var generator = SystemRandomNumberGenerator()
         let started = ContinuousClock.now
         var nextPoll = started + cadence.interval(at: started, using: &generator)
@@ -146,7 +163,9 @@ package final class SyncWorker: Sendable {
                 nextFeed = now + .seconds(2)
                 let latest = try keychain.lastChangeSequence
                 if latest != seenChange {
-                    let local = try keychain.changes(after: seenChange, limit: 1_000).contains { $0.synchronizable && $0.origin != .sync }
+                    let local = try keychain.changes(after: seenChange, limit: 1_000).contains {
+                        $0.synchronizable && $0.origin != .sync
+                    }
                     seenChange = latest
                     if local {
                         cadence.noteChange(at: now)
@@ -167,7 +186,8 @@ package final class SyncWorker: Sendable {
     /// Waits for the doorbell or the server's notification; true when either rang.
     @discardableResult
     private func wait(milliseconds: Int32, socket connection: PostgresConnection?) -> Bool {
-        let ready = Descriptors.waitReadable([doorbell.read] + (connection.map { [$0.socket] } ?? []), milliseconds: milliseconds)
+        let ready = Descriptors.waitReadable(
+            [doorbell.read] + (connection.map { [$0.socket] } ?? []), milliseconds: milliseconds)
         if ready.contains(doorbell.read) { Descriptors.drain(doorbell.read) }
         if let connection, ready.contains(connection.socket) {
             // A closed connection reads as ready too; the next round finds it broken and reconnects.

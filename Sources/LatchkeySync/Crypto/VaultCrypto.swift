@@ -29,7 +29,9 @@ package enum VaultCrypto {
     /// The associated data of an item's ciphertext: vault ‖ item ‖ version ‖ deleted ‖ key id ‖ author. The
     /// server cannot move a row to another item or vault, replay it as another version, turn it into a
     /// deletion (or back), or claim another author without the open failing.
-    static func associatedData(vault: Data, itemID: Data, version: Int64, deleted: Bool, keyID: Int32, author: Data) -> Data {
+    static func associatedData(vault: Data, itemID: Data, version: Int64, deleted: Bool, keyID: Int32, author: Data)
+        -> Data
+    {
         var data = Data("LKS1".utf8)
         data.append(vault)
         data.append(itemID)
@@ -41,37 +43,47 @@ package enum VaultCrypto {
     }
 
     /// Seals a record as this device's row.
-    package static func seal(_ record: SyncRecord, vault: Data, keyID: Int32, key: SecureBytes, author: Data) -> SyncEnvelope {
+    package static func seal(_ record: SyncRecord, vault: Data, keyID: Int32, key: SecureBytes, author: Data)
+        -> SyncEnvelope
+    {
         var content = record.encodedContent()
         content.append(0x80)
         content.append(contentsOf: repeatElement(0, count: (padding - content.count % padding) % padding))
-        let ad = associatedData(vault: vault, itemID: record.itemID, version: record.version, deleted: record.deleted,
-                                keyID: keyID, author: author)
+        let ad = associatedData(
+            vault: vault, itemID: record.itemID, version: record.version, deleted: record.deleted,
+            keyID: keyID, author: author)
         let ciphertext = AEAD.seal(content, key: key, associatedData: ad)
         content.withUnsafeMutableBytes { wipeBytes($0) }
-        return SyncEnvelope(sequence: 0, itemID: record.itemID, version: record.version, deleted: record.deleted, keyID: keyID,
-                            ciphertext: ciphertext, author: author)
+        return SyncEnvelope(
+            sequence: 0, itemID: record.itemID, version: record.version, deleted: record.deleted, keyID: keyID,
+            ciphertext: ciphertext, author: author)
     }
 
     /// Opens a row: errSecDecode naming what is wrong (unknown key, failed authentication, bad content).
-    package static func open(_ envelope: SyncEnvelope, vault: Data, keyring: VaultKeyring) throws(KeychainError) -> SyncRecord {
+    package static func open(_ envelope: SyncEnvelope, vault: Data, keyring: VaultKeyring) throws(KeychainError)
+        -> SyncRecord
+    {
         guard let key = keyring[envelope.keyID] else {
-            throw KeychainError.decode("it is sealed under vault key \(envelope.keyID), which this device does not hold")
+            throw KeychainError.decode(
+                "it is sealed under vault key \(envelope.keyID), which this device does not hold")
         }
-        let ad = associatedData(vault: vault, itemID: envelope.itemID, version: envelope.version, deleted: envelope.deleted,
-                                keyID: envelope.keyID, author: envelope.author)
+        let ad = associatedData(
+            vault: vault, itemID: envelope.itemID, version: envelope.version, deleted: envelope.deleted,
+            keyID: envelope.keyID, author: envelope.author)
         var content: Data
         do {
             content = try AEAD.open(envelope.ciphertext, key: key, associatedData: ad)
         } catch {
-            throw KeychainError.decode("its ciphertext failed authentication (altered, or moved from another item, version or vault)")
+            throw KeychainError.decode(
+                "its ciphertext failed authentication (altered, or moved from another item, version or vault)")
         }
         defer { content.withUnsafeMutableBytes { wipeBytes($0) } }
         guard let end = content.lastIndex(where: { $0 != 0 }), content[end] == 0x80 else {
             throw KeychainError.decode("its content is not padded")
         }
-        return try SyncRecord(itemID: envelope.itemID, version: envelope.version, deleted: envelope.deleted,
-                              content: Data(content[content.startIndex..<end]))
+        return try SyncRecord(
+            itemID: envelope.itemID, version: envelope.version, deleted: envelope.deleted,
+            content: Data(content[content.startIndex..<end]))
     }
 
     // MARK: Vault keys
@@ -79,12 +91,17 @@ package enum VaultCrypto {
     /// A vault key sealed to a device's public key. The plaintext binds vault and key id and carries a tag
     /// under `authKey` (the previous vault key; for key 1, the recovery code's tag key, or none when handed
     /// to an approved device — the fingerprint check covers that one).
-    package static func deliver(_ key: SecureBytes, id: Int32, vault: Data, to publicKey: Data, authKey: SecureBytes?) throws(KeychainError) -> Data {
+    package static func deliver(_ key: SecureBytes, id: Int32, vault: Data, to publicKey: Data, authKey: SecureBytes?)
+        throws(KeychainError) -> Data
+    {
         let tag = deliveryTag(key, id: id, vault: vault, publicKey: publicKey, authKey: authKey)
         let header = Data("LKVK".utf8) + vault + withUnsafeBytes(of: id.bigEndian) { Data($0) }
         let plaintext = SecureBytes(count: header.count + key.count + tag.count, lifetime: .transient) { out in
             header.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: out[0..<header.count]))
-            key.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[header.count..<(header.count + key.count)]).copyMemory(from: $0) }
+            key.withUnsafeBytes {
+                UnsafeMutableRawBufferPointer(rebasing: out[header.count..<(header.count + key.count)]).copyMemory(
+                    from: $0)
+            }
             tag.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: out[(header.count + key.count)...]))
         }
         do {
@@ -95,7 +112,9 @@ package enum VaultCrypto {
     }
 
     /// Opens a delivered vault key and checks its vault, id and tag (errSecAuthFailed when any is wrong).
-    package static func receive(_ box: Data, id: Int32, vault: Data, keyPair: BoxKeyPair, authKey: SecureBytes?) throws(KeychainError) -> SecureBytes {
+    package static func receive(_ box: Data, id: Int32, vault: Data, keyPair: BoxKeyPair, authKey: SecureBytes?)
+        throws(KeychainError) -> SecureBytes
+    {
         let plaintext: SecureBytes
         do {
             plaintext = try keyPair.open(box)
@@ -109,15 +128,26 @@ package enum VaultCrypto {
         let (matches, tag) = plaintext.withUnsafeBytes { bytes in
             (Data(bytes[0..<header.count]) == header, Data(bytes[(header.count + AEAD.keyLength)...]))
         }
-        guard matches else { throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) belongs to another vault or id") }
-        let key = plaintext.withUnsafeBytes { SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[header.count..<(header.count + AEAD.keyLength)])) }
-        guard constantTimeEqual(tag, deliveryTag(key, id: id, vault: vault, publicKey: keyPair.publicKey, authKey: authKey)) else {
-            throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) does not carry the tag of the key before it: the server may have forged it")
+        guard matches else {
+            throw SyncFailure.forgedKey.error(.authFailed, "vault key \(id) belongs to another vault or id")
+        }
+        let key = plaintext.withUnsafeBytes {
+            SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[header.count..<(header.count + AEAD.keyLength)]))
+        }
+        guard
+            constantTimeEqual(
+                tag, deliveryTag(key, id: id, vault: vault, publicKey: keyPair.publicKey, authKey: authKey))
+        else {
+            throw SyncFailure.forgedKey.error(
+                .authFailed,
+                "vault key \(id) does not carry the tag of the key before it: the server may have forged it")
         }
         return key
     }
 
-    private static func deliveryTag(_ key: SecureBytes, id: Int32, vault: Data, publicKey: Data, authKey: SecureBytes?) -> Data {
+    private static func deliveryTag(_ key: SecureBytes, id: Int32, vault: Data, publicKey: Data, authKey: SecureBytes?)
+        -> Data
+    {
         guard let authKey else { return Data(count: 32) }
         var message = Data("LKVK-tag".utf8) + vault + withUnsafeBytes(of: id.bigEndian) { Data($0) } + publicKey
         key.withUnsafeBytes { message.append(contentsOf: $0) }
@@ -139,7 +169,9 @@ package enum VaultCrypto {
         guard let approval = device.approval, approval.count == 36 else { return false }
         let keyID = approval.prefix(4).reduce(Int32(0)) { ($0 << 8) | Int32($1) }
         guard let key = keyring[keyID] else { return false }
-        return constantTimeEqual(approval, Self.approval(vault: vault, device: device.id, publicKey: device.publicKey, keyID: keyID, key: key))
+        return constantTimeEqual(
+            approval,
+            Self.approval(vault: vault, device: device.id, publicKey: device.publicKey, keyID: keyID, key: key))
     }
 
     /// The code a joining device shows and the approving device asks for: six digits from its public key.
@@ -169,7 +201,8 @@ package enum VaultCrypto {
         let bytes = SecureBytes(randomCount: 20, lifetime: .transient)
         var characters: [Character] = []
         bytes.withUnsafeBytes { raw in
-            var accumulator = 0, bits = 0
+            var accumulator = 0
+            var bits = 0
             for byte in raw {
                 accumulator = (accumulator << 8) | Int(byte)
                 bits += 8
@@ -180,17 +213,23 @@ package enum VaultCrypto {
                 accumulator &= (1 << bits) - 1
             }
         }
-        return stride(from: 0, to: characters.count, by: 4).map { String(characters[$0..<min($0 + 4, characters.count)]) }
-            .joined(separator: "-")
+        return stride(from: 0, to: characters.count, by: 4).map {
+            String(characters[$0..<min($0 + 4, characters.count)])
+        }
+        .joined(separator: "-")
     }
 
     /// The key pair and tag key a recovery code derives for a vault; errSecParam when it is not a code.
-    package static func recoveryKeys(code: String, vault: Data) throws(KeychainError) -> (keyPair: BoxKeyPair, tagKey: SecureBytes) {
+    package static func recoveryKeys(code: String, vault: Data) throws(KeychainError) -> (
+        keyPair: BoxKeyPair, tagKey: SecureBytes
+    ) {
         var value: [UInt8] = []
-        var accumulator = 0, bits = 0
+        var accumulator = 0
+        var bits = 0
         for character in code.uppercased().utf8 where character != UInt8(ascii: "-") && character != UInt8(ascii: " ") {
             guard let digit = alphabet.firstIndex(of: character) else {
-                throw SyncFailure.wrongRecoveryCode.error(.param, "the recovery code has a character that is not in recovery codes")
+                throw SyncFailure.wrongRecoveryCode.error(
+                    .param, "the recovery code has a character that is not in recovery codes")
             }
             accumulator = (accumulator << 5) | digit
             bits += 5
@@ -200,11 +239,15 @@ package enum VaultCrypto {
             }
             accumulator &= (1 << bits) - 1
         }
-        guard value.count == 20 else { throw SyncFailure.wrongRecoveryCode.error(.param, "a recovery code has 32 characters") }
+        guard value.count == 20 else {
+            throw SyncFailure.wrongRecoveryCode.error(.param, "a recovery code has 32 characters")
+        }
         let secret = SecureBytes(copying: value)
         value.withUnsafeMutableBytes { wipeBytes($0) }
-        let seed = KeyedDigest.secureDigest(of: SecureBytes(copying: Array("LKRC-box".utf8) + Array(vault)), key: secret)
-        let tagKey = KeyedDigest.secureDigest(of: SecureBytes(copying: Array("LKRC-tag".utf8) + Array(vault)), key: secret)
+        let seed = KeyedDigest.secureDigest(
+            of: SecureBytes(copying: Array("LKRC-box".utf8) + Array(vault)), key: secret)
+        let tagKey = KeyedDigest.secureDigest(
+            of: SecureBytes(copying: Array("LKRC-tag".utf8) + Array(vault)), key: secret)
         return (BoxKeyPair(seed: seed), tagKey)
     }
 

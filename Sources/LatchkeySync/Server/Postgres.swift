@@ -49,7 +49,8 @@ package struct PostgresError: Error, Sendable, CustomStringConvertible {
         if malformedConnectionString {
             return SyncFailure.malformedServer.error(.param, "the sync server's connection string: \(message)")
         }
-        return connectionLost ? SyncFailure.serverUnreachable.error(.notAvailable, "the sync server: \(message)")
+        return connectionLost
+            ? SyncFailure.serverUnreachable.error(.notAvailable, "the sync server: \(message)")
             : SyncFailure.serverRefused.error(.io, "the sync server: \(message)")
     }
 }
@@ -70,8 +71,9 @@ package final class PostgresConnection: @unchecked Sendable {
         var parseError: UnsafeMutablePointer<CChar>?
         guard let options = pq.conninfoParse(conninfo, &parseError) else {
             defer { pq.freemem(parseError) }
-            throw PostgresError(state: nil, message: parseError == nil ? "out of memory" : Self.trimmed(parseError),
-                                connectionLost: false, malformedConnectionString: parseError != nil)
+            throw PostgresError(
+                state: nil, message: parseError == nil ? "out of memory" : Self.trimmed(parseError),
+                connectionLost: false, malformedConnectionString: parseError != nil)
         }
         pq.conninfoFree(options)
         guard let connection = pq.connectdb(conninfo) else {
@@ -113,11 +115,26 @@ package final class PostgresConnection: @unchecked Sendable {
         var isNull: [Bool] = []
         for parameter in parameters {
             switch parameter {
-            case .integer(let value): buffers.append(Data(String(value).utf8)); formats.append(0); isNull.append(false)
-            case .bool(let value): buffers.append(Data((value ? "t" : "f").utf8)); formats.append(0); isNull.append(false)
-            case .text(let value): buffers.append(Data(value.utf8)); formats.append(0); isNull.append(false)
-            case .bytes(let value): buffers.append(value); formats.append(1); isNull.append(false)
-            case .null: buffers.append(Data()); formats.append(0); isNull.append(true)
+            case .integer(let value):
+                buffers.append(Data(String(value).utf8))
+                formats.append(0)
+                isNull.append(false)
+            case .bool(let value):
+                buffers.append(Data((value ? "t" : "f").utf8))
+                formats.append(0)
+                isNull.append(false)
+            case .text(let value):
+                buffers.append(Data(value.utf8))
+                formats.append(0)
+                isNull.append(false)
+            case .bytes(let value):
+                buffers.append(value)
+                formats.append(1)
+                isNull.append(false)
+            case .null:
+                buffers.append(Data())
+                formats.append(0)
+                isNull.append(true)
             }
         }
         // Text parameters must be NUL-terminated; binary ones carry their length.
@@ -125,7 +142,9 @@ package final class PostgresConnection: @unchecked Sendable {
             if isNull[index] { return nil }
             let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: data.count + 1)
             data.withUnsafeBytes { raw in
-                if let base = raw.baseAddress { pointer.update(from: base.assumingMemoryBound(to: CChar.self), count: data.count) }
+                if let base = raw.baseAddress {
+                    pointer.update(from: base.assumingMemoryBound(to: CChar.self), count: data.count)
+                }
             }
             pointer[data.count] = 0
             return pointer
@@ -146,14 +165,18 @@ package final class PostgresConnection: @unchecked Sendable {
         defer { pq.clear(result) }
         let status = pq.resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
-        let rows = pq.ntuples(result), columns = pq.nfields(result)
+        let rows = pq.ntuples(result)
+        let columns = pq.nfields(result)
         var table: [[PostgresValue]] = []
         table.reserveCapacity(Int(rows))
         for row in 0..<rows {
             var values: [PostgresValue] = []
             values.reserveCapacity(Int(columns))
             for column in 0..<columns {
-                if pq.getisnull(result, row, column) != 0 { values.append(.null); continue }
+                if pq.getisnull(result, row, column) != 0 {
+                    values.append(.null)
+                    continue
+                }
                 let length = Int(pq.getlength(result, row, column))
                 let bytes = pq.getvalue(result, row, column).map { Data(bytes: $0, count: length) } ?? Data()
                 values.append(try Self.decode(bytes, type: pq.ftype(result, column)))
@@ -174,7 +197,8 @@ package final class PostgresConnection: @unchecked Sendable {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
         return (0..<pq.ntuples(result)).map { row in
             (0..<pq.nfields(result)).map { column in
-                pq.getisnull(result, row, column) != 0 ? nil : pq.getvalue(result, row, column).map { String(cString: $0) }
+                pq.getisnull(result, row, column) != 0
+                    ? nil : pq.getvalue(result, row, column).map { String(cString: $0) }
             }
         }
     }
@@ -252,14 +276,19 @@ package final class PostgresConnection: @unchecked Sendable {
         if let result {
             let state = pq.resultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             let primary = pq.resultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-            error = PostgresError(state: state, message: primary ?? Self.trimmed(pq.resultErrorMessage(result)),
-                                  connectionLost: pq.status(connection) != CONNECTION_OK)
+            error = PostgresError(
+                state: state, message: primary ?? Self.trimmed(pq.resultErrorMessage(result)),
+                connectionLost: pq.status(connection) != CONNECTION_OK)
         } else {
-            error = PostgresError(state: nil, message: Self.trimmed(pq.errorMessage(connection)), connectionLost: pq.status(connection) != CONNECTION_OK)
+            error = PostgresError(
+                state: nil, message: Self.trimmed(pq.errorMessage(connection)),
+                connectionLost: pq.status(connection) != CONNECTION_OK)
         }
         // A connection exception or a server going down ends the session even when libpq has not noticed
         // yet (a pooler may say so and close the connection after).
-        if let state = error.state, state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state) { error.connectionLost = true }
+        if let state = error.state, state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state) {
+            error.connectionLost = true
+        }
         error.droppedConnection = error.connectionLost && !Self.poolerCannotReachServer(error.message)
         return error
     }
@@ -269,7 +298,9 @@ package final class PostgresConnection: @unchecked Sendable {
     /// one: PgBouncer says it for `server_login_retry` after one failed attempt, while the server may be
     /// back already.)
     private static func poolerCannotReachServer(_ message: String) -> Bool {
-        ["query_wait_timeout", "pgbouncer cannot connect to server", "no more connections allowed"].contains { message.contains($0) }
+        ["query_wait_timeout", "pgbouncer cannot connect to server", "no more connections allowed"].contains {
+            message.contains($0)
+        }
     }
 
     private static func trimmed(_ message: UnsafeMutablePointer<CChar>?) -> String {
@@ -287,14 +318,16 @@ private struct LibPQ: @unchecked Sendable {
     let status: @convention(c) (OpaquePointer?) -> ConnStatusType
     let errorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
     let serverVersion: @convention(c) (OpaquePointer?) -> Int32
-    let setNoticeProcessor: @convention(c) (OpaquePointer?, PQnoticeProcessor?, UnsafeMutableRawPointer?) -> PQnoticeProcessor?
+    let setNoticeProcessor:
+        @convention(c) (OpaquePointer?, PQnoticeProcessor?, UnsafeMutableRawPointer?) -> PQnoticeProcessor?
     let finish: @convention(c) (OpaquePointer?) -> Void
     let socket: @convention(c) (OpaquePointer?) -> Int32
     let exec: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> OpaquePointer?
-    let execParams: @convention(c) (
-        OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?,
-        UnsafePointer<Int32>?, UnsafePointer<Int32>?, Int32
-    ) -> OpaquePointer?
+    let execParams:
+        @convention(c) (
+            OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?,
+            UnsafePointer<Int32>?, UnsafePointer<Int32>?, Int32
+        ) -> OpaquePointer?
     let clear: @convention(c) (OpaquePointer?) -> Void
     let resultStatus: @convention(c) (OpaquePointer?) -> ExecStatusType
     let ntuples: @convention(c) (OpaquePointer?) -> Int32
@@ -303,15 +336,17 @@ private struct LibPQ: @unchecked Sendable {
     let getlength: @convention(c) (OpaquePointer?, Int32, Int32) -> Int32
     let getvalue: @convention(c) (OpaquePointer?, Int32, Int32) -> UnsafeMutablePointer<CChar>?
     let ftype: @convention(c) (OpaquePointer?, Int32) -> Oid
-    let getCopyData: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, Int32) -> Int32
+    let getCopyData:
+        @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, Int32) -> Int32
     let freemem: @convention(c) (UnsafeMutableRawPointer?) -> Void
     let getResult: @convention(c) (OpaquePointer?) -> OpaquePointer?
     let consumeInput: @convention(c) (OpaquePointer?) -> Int32
     let notifies: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<PGnotify>?
     let resultErrorField: @convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<CChar>?
     let resultErrorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-    let conninfoParse: @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
-        -> UnsafeMutablePointer<PQconninfoOption>?
+    let conninfoParse:
+        @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
+            -> UnsafeMutablePointer<PQconninfoOption>?
     let conninfoFree: @convention(c) (UnsafeMutablePointer<PQconninfoOption>?) -> Void
 
     /// The library's file name (Debian's `libpq5` package).
@@ -322,9 +357,10 @@ private struct LibPQ: @unchecked Sendable {
         do throws(DynamicLibraryError) {
             return .success(try LibPQ(DynamicLibrary(libraryName)))
         } catch {
-            return .failure(PostgresError(
-                state: nil, message: "sync needs libpq (Debian package libpq5), which cannot be loaded: \(error)",
-                connectionLost: true))
+            return .failure(
+                PostgresError(
+                    state: nil, message: "sync needs libpq (Debian package libpq5), which cannot be loaded: \(error)",
+                    connectionLost: true))
         }
     }()
 

@@ -53,16 +53,22 @@ package struct SyncConnectionString: Sendable, Equatable {
         let (rest, values) = isURI ? Self.splitURI(text) : Self.splitKeywords(text)
         libpq = rest
         func malformed(_ keyword: String, _ choices: String, _ value: String) -> PostgresError {
-            PostgresError(state: nil, message: "\(keyword) must be \(choices), not \(value)", connectionLost: false, malformedConnectionString: true)
+            PostgresError(
+                state: nil, message: "\(keyword) must be \(choices), not \(value)", connectionLost: false,
+                malformedConnectionString: true)
         }
         if let value = values[Self.keyword] {
-            guard let mode = SyncConnectionMode(rawValue: value) else { throw malformed(Self.keyword, "direct or pooled", value) }
+            guard let mode = SyncConnectionMode(rawValue: value) else {
+                throw malformed(Self.keyword, "direct or pooled", value)
+            }
             self.mode = mode
         } else {
             mode = .direct
         }
         if let value = values[Self.pullsKeyword] {
-            guard let pulls = SyncPullSource(rawValue: value) else { throw malformed(Self.pullsKeyword, "primary or standby", value) }
+            guard let pulls = SyncPullSource(rawValue: value) else {
+                throw malformed(Self.pullsKeyword, "primary or standby", value)
+            }
             self.pulls = pulls
         }
     }

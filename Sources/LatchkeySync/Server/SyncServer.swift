@@ -64,10 +64,15 @@ package struct SyncServer {
         try connection.query("SELECT id FROM latchkey.vaults ORDER BY created").compactMap { $0[0].bytes }
     }
 
-    package func registerDevice(vault: Data, id: Data, name: String, publicKey: Data, state: String, approval: Data?) throws(PostgresError) {
+    package func registerDevice(vault: Data, id: Data, name: String, publicKey: Data, state: String, approval: Data?)
+        throws(PostgresError)
+    {
         try connection.query(
             "INSERT INTO latchkey.devices (vault, id, name, public_key, state, approval) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.bytes(vault), .bytes(id), .text(name), .bytes(publicKey), .text(state), approval.map { .bytes($0) } ?? .null])
+            [
+                .bytes(vault), .bytes(id), .text(name), .bytes(publicKey), .text(state),
+                approval.map { .bytes($0) } ?? .null,
+            ])
     }
 
     package func setDevice(vault: Data, id: Data, state: String, approval: Data?) throws(PostgresError) {
@@ -84,8 +89,10 @@ package struct SyncServer {
             FROM latchkey.devices WHERE vault = $1 ORDER BY name, id
             """, [.bytes(vault)]
         ).map { row in
-            ServerDevice(id: row[0].bytes ?? Data(), name: row[1].text ?? "", publicKey: row[2].bytes ?? Data(), state: row[3].text ?? "",
-                         approval: row[4].bytes, cursor: row[5].integer ?? 0, lastSeen: row[6].text ?? "")
+            ServerDevice(
+                id: row[0].bytes ?? Data(), name: row[1].text ?? "", publicKey: row[2].bytes ?? Data(),
+                state: row[3].text ?? "",
+                approval: row[4].bytes, cursor: row[5].integer ?? 0, lastSeen: row[6].text ?? "")
         }
     }
 
@@ -101,7 +108,9 @@ package struct SyncServer {
     }
 
     /// The vault keys sealed to `device` with an id above `keyID`, in id order.
-    package func keys(vault: Data, device: Data, after keyID: Int32 = 0) throws(PostgresError) -> [(keyID: Int32, sealed: Data)] {
+    package func keys(vault: Data, device: Data, after keyID: Int32 = 0) throws(PostgresError) -> [(
+        keyID: Int32, sealed: Data
+    )] {
         try connection.query(
             "SELECT key_id, sealed FROM latchkey.vault_keys WHERE vault = $1 AND device = $2 AND key_id > $3::int4 ORDER BY key_id",
             [.bytes(vault), .bytes(device), .integer(Int64(keyID))]
@@ -109,43 +118,58 @@ package struct SyncServer {
     }
 
     /// Pushes rows with compare-and-swap, all in one transaction.
-    package func push(vault: Data, device: Data, _ rows: [(envelope: SyncEnvelope, expected: Int64)]) throws(PostgresError) -> [PushResult] {
+    package func push(vault: Data, device: Data, _ rows: [(envelope: SyncEnvelope, expected: Int64)])
+        throws(PostgresError) -> [PushResult]
+    {
         guard !rows.isEmpty else { return [] }
         func array(_ elements: [String]) -> String { "{" + elements.joined(separator: ",") + "}" }
         func bytea(_ data: Data) -> String { "\"\\\\x" + Hex.encode(data) + "\"" }
         let results = try connection.query(
             "SELECT out_item, out_seq, out_version FROM latchkey.push($1, $2, $3, $4, $5, $6, $7, $8)",
-            [.bytes(vault), .bytes(device),
-             .text(array(rows.map { bytea($0.envelope.itemID) })),
-             .text(array(rows.map { String($0.expected) })),
-             .text(array(rows.map { String($0.envelope.version) })),
-             .text(array(rows.map { $0.envelope.deleted ? "t" : "f" })),
-             .text(array(rows.map { String($0.envelope.keyID) })),
-             .text(array(rows.map { bytea($0.envelope.ciphertext) }))])
-        return results.map { PushResult(itemID: $0[0].bytes ?? Data(), sequence: $0[1].integer, serverVersion: $0[2].integer ?? 0) }
+            [
+                .bytes(vault), .bytes(device),
+                .text(array(rows.map { bytea($0.envelope.itemID) })),
+                .text(array(rows.map { String($0.expected) })),
+                .text(array(rows.map { String($0.envelope.version) })),
+                .text(array(rows.map { $0.envelope.deleted ? "t" : "f" })),
+                .text(array(rows.map { String($0.envelope.keyID) })),
+                .text(array(rows.map { bytea($0.envelope.ciphertext) })),
+            ])
+        return results.map {
+            PushResult(itemID: $0[0].bytes ?? Data(), sequence: $0[1].integer, serverVersion: $0[2].integer ?? 0)
+        }
     }
 
     /// Rows with a change sequence above `cursor`, in sequence order, at most `limit`; and the sequence below
     /// which collected tombstones may be missing.
-    package func pull(vault: Data, after cursor: Int64, limit: Int) throws(PostgresError) -> (rows: [SyncEnvelope], collected: Int64, newest: Int64) {
+    package func pull(vault: Data, after cursor: Int64, limit: Int) throws(PostgresError) -> (
+        rows: [SyncEnvelope], collected: Int64, newest: Int64
+    ) {
         let rows = try connection.query(
             """
             SELECT seq, item, version, deleted, key_id, ciphertext, author FROM latchkey.items
             WHERE vault = $1 AND seq > $2::int8 ORDER BY seq LIMIT $3::int8
             """, [.bytes(vault), .integer(cursor), .integer(Int64(limit))])
-        let state = try connection.query("SELECT collected, seq FROM latchkey.vaults WHERE id = $1", [.bytes(vault)]).first
-        let collected = state?[0].integer ?? 0, newest = state?[1].integer ?? 0
-        return (rows.map { row in
-            SyncEnvelope(sequence: row[0].integer ?? 0, itemID: row[1].bytes ?? Data(), version: row[2].integer ?? 0,
-                         deleted: row[3].bool ?? false, keyID: Int32(truncatingIfNeeded: row[4].integer ?? 0),
-                         ciphertext: row[5].bytes ?? Data(), author: row[6].bytes ?? Data())
-        }, collected, newest)
+        let state = try connection.query("SELECT collected, seq FROM latchkey.vaults WHERE id = $1", [.bytes(vault)])
+            .first
+        let collected = state?[0].integer ?? 0
+        let newest = state?[1].integer ?? 0
+        return (
+            rows.map { row in
+                SyncEnvelope(
+                    sequence: row[0].integer ?? 0, itemID: row[1].bytes ?? Data(), version: row[2].integer ?? 0,
+                    deleted: row[3].bool ?? false, keyID: Int32(truncatingIfNeeded: row[4].integer ?? 0),
+                    ciphertext: row[5].bytes ?? Data(), author: row[6].bytes ?? Data())
+            }, collected, newest
+        )
     }
 
     /// Every item the server holds for the vault, with its version and deleted flag (no ciphertext).
     package func versions(vault: Data) throws(PostgresError) -> [Data: (version: Int64, deleted: Bool)] {
         var versions: [Data: (version: Int64, deleted: Bool)] = [:]
-        for row in try connection.query("SELECT item, version, deleted FROM latchkey.items WHERE vault = $1", [.bytes(vault)]) {
+        for row in try connection.query(
+            "SELECT item, version, deleted FROM latchkey.items WHERE vault = $1", [.bytes(vault)])
+        {
             if let id = row[0].bytes { versions[id] = (row[1].integer ?? 0, row[2].bool ?? false) }
         }
         return versions
@@ -153,7 +177,10 @@ package struct SyncServer {
 
     /// Every item id the server holds for the vault (tombstones included): a full resync compares with it.
     package func itemIDs(vault: Data) throws(PostgresError) -> Set<Data> {
-        Set(try connection.query("SELECT item FROM latchkey.items WHERE vault = $1", [.bytes(vault)]).compactMap { $0[0].bytes })
+        Set(
+            try connection.query("SELECT item FROM latchkey.items WHERE vault = $1", [.bytes(vault)]).compactMap {
+                $0[0].bytes
+            })
     }
 
     /// Marks the device as seen and returns its state (nil when the server does not know it).
@@ -173,10 +200,11 @@ package struct SyncServer {
 
     /// Collects tombstones (see `latchkey.collect_tombstones`); returns how many went.
     package func collectTombstones(vault: Data, horizonSeconds: Int) throws(PostgresError) -> Int {
-        Int(try connection.query(
-            "SELECT latchkey.collect_tombstones($1, make_interval(secs => $2::int8))",
-            [.bytes(vault), .integer(Int64(horizonSeconds))]
-        ).first?.first?.integer ?? 0)
+        Int(
+            try connection.query(
+                "SELECT latchkey.collect_tombstones($1, make_interval(secs => $2::int8))",
+                [.bytes(vault), .integer(Int64(horizonSeconds))]
+            ).first?.first?.integer ?? 0)
     }
 
     /// The vault's newest change sequence (nil when the server does not hold the vault): the poll of a
@@ -184,7 +212,8 @@ package struct SyncServer {
     /// something to pull (or finds the server went back in time).
     package func newestChange(vault: Data) throws(PostgresError) -> Int64? {
         // By the simple query protocol, the vault id in hex in the text (its own bytes: nothing to escape).
-        try connection.simpleQuery("SELECT seq FROM latchkey.vaults WHERE id = '\\x\(Hex.encode(vault))'::bytea").first?.first?.flatMap { $0 }
+        try connection.simpleQuery("SELECT seq FROM latchkey.vaults WHERE id = '\\x\(Hex.encode(vault))'::bytea").first?
+            .first?.flatMap { $0 }
             .flatMap { Int64($0) }
     }
 

@@ -8,7 +8,9 @@
 package enum SyncServerSchema {
     /// Each step is applied once, in order, in one transaction under an advisory lock.
     package static let steps: [(version: Int, sql: String)] = [
-        (1, """
+        (
+            1,
+            """
             CREATE TABLE latchkey.vaults (
                 id bytea PRIMARY KEY CHECK (length(id) = 16),
                 seq bigint NOT NULL DEFAULT 0,
@@ -116,7 +118,8 @@ package enum SyncServerSchema {
                 END IF;
                 RETURN v_count;
             END $$;
-            """),
+            """
+        )
     ]
 
     /// The newest schema version.
@@ -133,7 +136,9 @@ package enum SyncServerSchema {
 
             """
         for step in steps {
-            text += "\n-- version \(step.version)\n" + step.sql + "\nINSERT INTO latchkey.schema_version VALUES (\(step.version));\n"
+            text +=
+                "\n-- version \(step.version)\n" + step.sql
+                + "\nINSERT INTO latchkey.schema_version VALUES (\(step.version));\n"
         }
         return text + "COMMIT;\n"
     }
@@ -147,10 +152,13 @@ package enum SyncServerSchema {
     /// whose schema is newer than this Latchkey knows.
     package static func migrate(_ connection: PostgresConnection) throws(PostgresError) {
         // A schema already current needs nothing, not even CREATE on the database (a device's role may lack it).
-        let installed = try connection.query(
-            "SELECT CASE WHEN to_regclass('latchkey.schema_version') IS NULL THEN 0 ELSE 1 END::int8").first?.first?.integer ?? 0
+        let installed =
+            try connection.query(
+                "SELECT CASE WHEN to_regclass('latchkey.schema_version') IS NULL THEN 0 ELSE 1 END::int8"
+            ).first?.first?.integer ?? 0
         if installed == 1,
-            try connection.query("SELECT coalesce(max(version), 0)::int8 FROM latchkey.schema_version").first?.first?.integer == Int64(latest)
+            try connection.query("SELECT coalesce(max(version), 0)::int8 FROM latchkey.schema_version").first?.first?
+                .integer == Int64(latest)
         {
             return
         }
@@ -159,14 +167,19 @@ package enum SyncServerSchema {
             // One migrator at a time across every client of the server.
             try connection.execute("SELECT pg_advisory_xact_lock(7659842331)")
             try connection.execute(prelude)
-            let current = try connection.query("SELECT coalesce(max(version), 0)::int8 FROM latchkey.schema_version").first?.first?.integer ?? 0
+            let current =
+                try connection.query("SELECT coalesce(max(version), 0)::int8 FROM latchkey.schema_version").first?
+                .first?.integer ?? 0
             guard current <= latest else {
-                throw PostgresError(state: nil, message: "the server's schema is version \(current); this Latchkey knows \(latest): upgrade it",
-                                    connectionLost: false)
+                throw PostgresError(
+                    state: nil,
+                    message: "the server's schema is version \(current); this Latchkey knows \(latest): upgrade it",
+                    connectionLost: false)
             }
             for step in steps where step.version > current {
                 try connection.execute(step.sql)
-                try connection.query("INSERT INTO latchkey.schema_version VALUES ($1::int4)", [.integer(Int64(step.version))])
+                try connection.query(
+                    "INSERT INTO latchkey.schema_version VALUES ($1::int4)", [.integer(Int64(step.version))])
             }
             try connection.execute("COMMIT")
         } catch {

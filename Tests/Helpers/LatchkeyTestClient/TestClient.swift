@@ -19,7 +19,8 @@ public enum TestClient {
                 try Keychain(service: arguments[1]).set(arguments[3], forKey: arguments[2])
                 say("ok")
             case "set-ck" where arguments.count == 4:
-                try Keychain(service: arguments[1]).accessibility(.afterFirstUnlock).set(arguments[3], forKey: arguments[2])
+                try Keychain(service: arguments[1]).accessibility(.afterFirstUnlock).set(
+                    arguments[3], forKey: arguments[2])
                 say("ok")
             case "get" where arguments.count == 3:
                 say(try Keychain(service: arguments[1]).string(forKey: arguments[2]) ?? "<nil>")
@@ -28,7 +29,9 @@ public enum TestClient {
             case "remove" where arguments.count == 3:
                 say(try Keychain(service: arguments[1]).remove(arguments[2]) ? "removed" : "absent")
             case "shared-get" where arguments.count == 4:
-                say(try Keychain(service: arguments[1], accessGroup: arguments[3]).string(forKey: arguments[2]) ?? "<nil>")
+                say(
+                    try Keychain(service: arguments[1], accessGroup: arguments[3]).string(forKey: arguments[2])
+                        ?? "<nil>")
             case "get-twice" where arguments.count == 4:
                 // get-twice <service> <key> <trigger file>: reads, waits for the trigger file to appear (the test
                 // stops the agent meanwhile), reads again in the same process.
@@ -40,7 +43,10 @@ public enum TestClient {
                 let keychain = Keychain(service: arguments[1])
                 for index in 0..<(Int(arguments[2]) ?? 0) {
                     try keychain.set("v\(index)", forKey: "k\(index)")
-                    guard try keychain.string(forKey: "k\(index)") == "v\(index)" else { say("read back wrong"); return 1 }
+                    guard try keychain.string(forKey: "k\(index)") == "v\(index)" else {
+                        say("read back wrong")
+                        return 1
+                    }
                 }
                 say("ok")
             case "set-wait-set" where arguments.count == 6:
@@ -54,10 +60,11 @@ public enum TestClient {
                 say("second")
             case "secitem-set" where arguments.count == 4:
                 // Apple's functions on the default configuration: the agent when it serves this program.
-                let status = SecItemAdd([
-                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
-                    kSecAttrAccount as String: arguments[2], kSecValueData as String: Data(arguments[3].utf8),
-                ] as CFDictionary, nil)
+                let status = SecItemAdd(
+                    [
+                        kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
+                        kSecAttrAccount as String: arguments[2], kSecValueData as String: Data(arguments[3].utf8),
+                    ] as CFDictionary, nil)
                 say("SecItemAdd \(status)")
             case "held-key" where arguments.count == 3:
                 // held-key <tag> <trigger file>: makes a key the agent holds (as Apple code makes a Secure Enclave
@@ -65,27 +72,39 @@ public enum TestClient {
                 // signatures, then waits for the trigger file (the test reads this process's memory meanwhile).
                 var error: Unmanaged<CFError>?
                 let tag = Data(arguments[1].utf8)
-                guard let key = SecKeyCreateRandomKey([
-                    kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits as String: 256,
-                    kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
-                    kSecPrivateKeyAttrs as String: [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: tag],
-                ] as CFDictionary, &error) else {
+                guard
+                    let key = SecKeyCreateRandomKey(
+                        [
+                            kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                            kSecAttrKeySizeInBits as String: 256,
+                            kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+                            kSecPrivateKeyAttrs as String: [
+                                kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: tag,
+                            ],
+                        ] as CFDictionary, &error)
+                else {
                     say("SecKeyCreateRandomKey \(error?.takeRetainedValue().code ?? 0)")
                     return 1
                 }
                 let message = Data("signed where the key is held".utf8) as CFData
                 var found: CFTypeRef?
-                let status = SecItemCopyMatching([kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag,
-                                                  kSecReturnRef as String: true] as CFDictionary, &found)
+                let status = SecItemCopyMatching(
+                    [
+                        kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag,
+                        kSecReturnRef as String: true,
+                    ] as CFDictionary, &found)
                 guard status == errSecSuccess, let again = found as? SecKey,
                     let first = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error) as Data?,
-                    let second = SecKeyCreateSignature(again, .ecdsaSignatureMessageX962SHA256, message, &error) as Data?,
+                    let second = SecKeyCreateSignature(again, .ecdsaSignatureMessageX962SHA256, message, &error)
+                        as Data?,
                     let publicKey = SecKeyCopyExternalRepresentation(SecKeyCopyPublicKey(key)!, &error) as Data?
                 else {
                     say("failed \(status) \(error?.takeRetainedValue().code ?? 0)")
                     return 1
                 }
-                let exported = SecKeyCopyExternalRepresentation(key, &error) == nil ? "refused \(error?.takeRetainedValue().code ?? 0)" : "exported"
+                let exported =
+                    SecKeyCopyExternalRepresentation(key, &error) == nil
+                    ? "refused \(error?.takeRetainedValue().code ?? 0)" : "exported"
                 func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
                 say("public \(hex(publicKey)) first \(hex(first)) second \(hex(second)) export \(exported)")
                 while !FileManager.default.fileExists(atPath: arguments[2]) { usleep(10_000) }
@@ -98,8 +117,10 @@ public enum TestClient {
                     return 1
                 }
                 let service = AgentKeychainService(client: client)
-                guard let made = try service.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
-                                                           returning: [.data])
+                guard
+                    let made = try service.createHeldKey(
+                        HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                        returning: [.data])
                 else {
                     say("no key")
                     return 1
@@ -115,8 +136,10 @@ public enum TestClient {
                     return 1
                 }
                 let service = AgentKeychainService(client: client)
-                guard let made = try service.createHeldKey(HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
-                                                           returning: [.attributes, .data])
+                guard
+                    let made = try service.createHeldKey(
+                        HeldKeyRequest(type: .ellipticCurve, bits: 256, isPermanent: false),
+                        returning: [.attributes, .data])
                 else {
                     say("no key")
                     return 1
@@ -156,33 +179,44 @@ public enum TestClient {
                 }
                 do {
                     _ = try AgentKeychainService(client: client).useHeldKey(
-                        handle, for: .sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8)))
+                        handle,
+                        for: .sign(KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256"), Data("m".utf8)))
                     say("signed")
                 } catch {
                     say("status \(error.status.rawValue)")
                 }
             case "secitem-get" where arguments.count == 3:
                 var result: CFTypeRef?
-                let status = SecItemCopyMatching([
-                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
-                    kSecAttrAccount as String: arguments[2], kSecReturnData as String: true,
-                ] as CFDictionary, &result)
-                say("SecItemCopyMatching \(status) \((result as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")")
+                let status = SecItemCopyMatching(
+                    [
+                        kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
+                        kSecAttrAccount as String: arguments[2], kSecReturnData as String: true,
+                    ] as CFDictionary, &result)
+                say(
+                    "SecItemCopyMatching \(status) \((result as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")"
+                )
             case "secitem-set-protected" where arguments.count == 4:
                 // secitem-set-protected <service> <account> <secret>: an item released only after the user confirms.
-                guard let control = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked, .userPresence, nil) else {
+                guard
+                    let control = SecAccessControlCreateWithFlags(
+                        kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked, .userPresence, nil)
+                else {
                     say("SecAccessControlCreateWithFlags failed")
                     return 1
                 }
-                let status = SecItemAdd([
-                    kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
-                    kSecAttrAccount as String: arguments[2], kSecValueData as String: Data(arguments[3].utf8),
-                    kSecAttrAccessControl as String: control,
-                ] as CFDictionary, nil)
+                let status = SecItemAdd(
+                    [
+                        kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
+                        kSecAttrAccount as String: arguments[2], kSecValueData as String: Data(arguments[3].utf8),
+                        kSecAttrAccessControl as String: control,
+                    ] as CFDictionary, nil)
                 say("SecItemAdd \(status)")
             case "secitem-get-ui" where arguments.count >= 4:
                 // secitem-get-ui <service> <account> <allow|fail|skip> [operation prompt]
-                let modes = ["allow": kSecUseAuthenticationUIAllow, "fail": kSecUseAuthenticationUIFail, "skip": kSecUseAuthenticationUISkip]
+                let modes = [
+                    "allow": kSecUseAuthenticationUIAllow, "fail": kSecUseAuthenticationUIFail,
+                    "skip": kSecUseAuthenticationUISkip,
+                ]
                 guard let mode = modes[arguments[3]] else { return 64 }
                 var query: [String: Any] = [
                     kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: arguments[1],
@@ -192,7 +226,9 @@ public enum TestClient {
                 if arguments.count > 4 { query[kSecUseOperationPrompt as String] = arguments[4] }
                 var result: CFTypeRef?
                 let status = SecItemCopyMatching(query as CFDictionary, &result)
-                say("SecItemCopyMatching \(status) \((result as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")")
+                say(
+                    "SecItemCopyMatching \(status) \((result as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")"
+                )
             case "status":
                 guard let client = try AgentClient.connect(keychainPath: KeychainLocation.defaultPath()) else {
                     say("no agent")
@@ -200,7 +236,9 @@ public enum TestClient {
                 }
                 let status = try client.status()
                 let identity = status.caller.identity
-                say("\(status.lockState) \(status.caller) \(identity?.applicationIdentifier ?? "-") \(identity?.accessGroups.joined(separator: ",") ?? "")")
+                say(
+                    "\(status.lockState) \(status.caller) \(identity?.applicationIdentifier ?? "-") \(identity?.accessGroups.joined(separator: ",") ?? "")"
+                )
             case "wait" where arguments.count <= 2:
                 // wait [seconds]: says "waiting" first, so a test can tell the wait began before it unlocks.
                 let seconds = arguments.count == 2 ? Int(arguments[1]) ?? 20 : 20
@@ -228,7 +266,9 @@ public enum TestClient {
                 let first = try stream.receive()
                 let response: AgentResponse
                 if let greeting = try? AgentGreeting.decode(first) {
-                    try stream.send(AgentRequest.hello(keychainPath: KeychainLocation.defaultPath(), challenge: greeting.challenge).encoded(id: 1))
+                    try stream.send(
+                        AgentRequest.hello(keychainPath: KeychainLocation.defaultPath(), challenge: greeting.challenge)
+                            .encoded(id: 1))
                     response = try AgentResponse.decode(try stream.receive())
                 } else {
                     response = try AgentResponse.decode(first)  // A refusal instead of a greeting.

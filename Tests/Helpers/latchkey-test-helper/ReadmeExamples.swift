@@ -9,22 +9,26 @@ enum ReadmeExamples {
     static func swiftAPI() {
         let keychain = Keychain(service: "com.example.mail")
         do {
-            try keychain.set("hunter2", forKey: "alice@example.com")           // an atomic upsert
-            let password = try keychain.string(forKey: "alice@example.com")    // nil when there is none
-            print(password ?? "no password")                                    // hunter2
+            try keychain.set("hunter2", forKey: "alice@example.com")  // an atomic upsert
+            let password = try keychain.string(forKey: "alice@example.com")  // nil when there is none
+            print(password ?? "no password")  // hunter2
             try keychain.remove("alice@example.com")
 
             // Codable values: stored as JSON (sorted keys, dates as seconds since 2001, data as Base64).
-            struct LoginInfo: Codable { var enterpriseID: String; var account: String; var password: String }
+            struct LoginInfo: Codable {
+                var enterpriseID: String
+                var account: String
+                var password: String
+            }
             try keychain.set(LoginInfo(enterpriseID: "jit-001", account: "alice", password: "hunter2"), forKey: "login")
             let login = try keychain.value(LoginInfo.self, forKey: "login")
-            print(login?.account ?? "no login")                                 // alice
+            print(login?.account ?? "no login")  // alice
 
             // Modifiers return copies.
             let background = keychain.accessibility(.afterFirstUnlock).label("Mail sync token")
             try background.set("token-123", forKey: "sync")
             let keys = try keychain.allKeys()
-            print(keys)                                                         // ["login", "sync"]
+            print(keys)  // ["login", "sync"]
 
             // Internet passwords are keyed by server, protocol, port, path, authentication type, security domain.
             let web = Keychain(server: "example.com", protocol: .https, port: 443)
@@ -44,7 +48,9 @@ enum ReadmeExamples {
         let web = Keychain(server: "example.com", protocol: .https, port: 443)
         say("after remove \(try keychain.string(forKey: "alice@example.com") ?? "<nil>")")
         say("login \(try keychain.string(forKey: "login") ?? "<nil>")")
-        say("sync \(try keychain.string(forKey: "sync") ?? "<nil>") \(try keychain.attributes(forKey: "sync")?.label ?? "-")")
+        say(
+            "sync \(try keychain.string(forKey: "sync") ?? "<nil>") \(try keychain.attributes(forKey: "sync")?.label ?? "-")"
+        )
         say("web \(try web.string(forKey: "alice") ?? "<nil>")")
     }
 }

@@ -1,15 +1,15 @@
+import CPowerLoss
 // A helper the tests spawn as a separate process: to create a keychain under a chosen umask, to write
 // while being killed, and to hammer one file from several processes.
 import Foundation
 import Latchkey
 import LatchkeyCrypto
 import LatchkeySecurity
-import CPowerLoss
 import SeedManagers
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes a line to standard output at once (unbuffered), so the parent sees every acknowledgement
@@ -63,14 +63,18 @@ case "fork-random":
 case "batcher":
     // batcher <path> <passphrase> <first batch> <batch size>: adds batches of items in one transaction
     // each (accounts "b<batch>-<n>", label "b<batch>"), printing "ack <batch>" after each commit, until killed.
-    guard arguments.count == 6, var batch = Int(arguments[4]), let size = Int(arguments[5]) else { fail("bad arguments") }
+    guard arguments.count == 6, var batch = Int(arguments[4]), let size = Int(arguments[5]) else {
+        fail("bad arguments")
+    }
     let keychain = open(arguments[2], arguments[3])
     say("ready")
     while true {
         let items = (0..<size).map { number in
-            NewItem(.genericPassword, attributes: [
-                .service: .string("batch"), .account: .string("b\(batch)-\(number)"), .label: .string("b\(batch)"),
-            ], data: Data("b\(batch)-\(number)".utf8))
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string("batch"), .account: .string("b\(batch)-\(number)"), .label: .string("b\(batch)"),
+                ], data: Data("b\(batch)-\(number)".utf8))
         }
         do {
             try keychain.addAll(items, caller: caller)
@@ -120,34 +124,57 @@ case "make-fixture":
     let passphrase = Passphrase("fixture passphrase")
     do {
         let keychain = try KeychainDatabase.create(at: path, passphrase: passphrase, keyDerivation: .minimum)
-        let app = CallerIdentity(applicationIdentifier: "com.example.app", accessGroups: ["com.example.app", "com.example.shared"])
+        let app = CallerIdentity(
+            applicationIdentifier: "com.example.app", accessGroups: ["com.example.app", "com.example.shared"])
         let other = CallerIdentity(applicationIdentifier: "com.example.other")
-        func generic(_ service: String, _ account: String, _ secret: String, _ extra: [AttributeKey: AttributeValue] = [:]) -> NewItem {
-            NewItem(.genericPassword, attributes: [.service: .string(service), .account: .string(account)].merging(extra) { _, new in new },
-                    data: Data(secret.utf8))
+        func generic(
+            _ service: String, _ account: String, _ secret: String, _ extra: [AttributeKey: AttributeValue] = [:]
+        ) -> NewItem {
+            NewItem(
+                .genericPassword,
+                attributes: [.service: .string(service), .account: .string(account)].merging(extra) { _, new in new },
+                data: Data(secret.utf8))
         }
-        try keychain.add(generic("mail", "alice", "ak-secret", [.label: .string("Mail"), .comment: .string("a comment")]), caller: app)
+        try keychain.add(
+            generic("mail", "alice", "ak-secret", [.label: .string("Mail"), .comment: .string("a comment")]),
+            caller: app)
         try keychain.add(generic("mail", "bob", "ck-secret", [.accessible: .string("ck")]), caller: app)
         try keychain.add(generic("mail", "carol", "dk-secret", [.accessible: .string("dk")]), caller: app)
         try keychain.add(generic("mail", "dave", "aku-secret", [.accessible: .string("aku")]), caller: app)
-        try keychain.add(generic("shared", "erin", "shared-secret", [.accessGroup: .string("com.example.shared")]), caller: app)
+        try keychain.add(
+            generic("shared", "erin", "shared-secret", [.accessGroup: .string("com.example.shared")]), caller: app)
         try keychain.add(generic("mail", "alice", "other-group-secret"), caller: other)
         try keychain.add(generic("synced", "frank", "sync-secret", [.synchronizable: .bool(true)]), caller: app)
         try keychain.add(generic("synced", "gone", "deleted-secret", [.synchronizable: .bool(true)]), caller: app)
-        try keychain.delete(ItemQuery(.genericPassword, matching: [.account: .string("gone")], synchronizable: .yes), caller: app)
-        try keychain.add(NewItem(.internetPassword, attributes: [
-            .server: .string("example.com"), .account: .string("web"), .protocol: .string("htps"), .port: .number(443),
-            .path: .string("/login"), .authenticationType: .string("form"), .securityDomain: .string("realm"),
-        ], data: Data("inet-secret".utf8)), caller: app)
-        try keychain.add(NewItem(.genericPassword, attributes: [.service: .string("binary"), .account: .string("blob"),
-                                                                .generic: .data(Data([0, 1, 2, 255]))],
-                                 data: Data([0xde, 0xad, 0xbe, 0xef])), caller: app)
-        try keychain.addAll((0..<1_000).map { generic("bulk-\($0 / 10)", "account-\($0)", "bulk-secret-\($0)", [.label: .string("Bulk \($0)")]) },
-                            caller: app)
+        try keychain.delete(
+            ItemQuery(.genericPassword, matching: [.account: .string("gone")], synchronizable: .yes), caller: app)
+        try keychain.add(
+            NewItem(
+                .internetPassword,
+                attributes: [
+                    .server: .string("example.com"), .account: .string("web"), .protocol: .string("htps"),
+                    .port: .number(443),
+                    .path: .string("/login"), .authenticationType: .string("form"), .securityDomain: .string("realm"),
+                ], data: Data("inet-secret".utf8)), caller: app)
+        try keychain.add(
+            NewItem(
+                .genericPassword,
+                attributes: [
+                    .service: .string("binary"), .account: .string("blob"),
+                    .generic: .data(Data([0, 1, 2, 255])),
+                ],
+                data: Data([0xde, 0xad, 0xbe, 0xef])), caller: app)
+        try keychain.addAll(
+            (0..<1_000).map {
+                generic("bulk-\($0 / 10)", "account-\($0)", "bulk-secret-\($0)", [.label: .string("Bulk \($0)")])
+            },
+            caller: app)
         try keychain.updateSettings(KeychainSettings(autoLockAfterSeconds: 300, lockOnSleep: true))
-        try keychain.register(ApplicationRegistration(executablePath: "/usr/bin/true", executableDigest: Data(repeating: 7, count: 32),
-                                                      applicationIdentifier: "com.example.app", accessGroups: ["com.example.app"]),
-                              passphrase: passphrase)
+        try keychain.register(
+            ApplicationRegistration(
+                executablePath: "/usr/bin/true", executableDigest: Data(repeating: 7, count: 32),
+                applicationIdentifier: "com.example.app", accessGroups: ["com.example.app"]),
+            passphrase: passphrase)
     } catch {
         fail("make-fixture: \(error)")
     }
@@ -184,14 +211,18 @@ case "create-with-umask":
 case "writer":
     // writer <path> <passphrase> <seed> <keys>: forever, pick a key and write version n+1 of it; print
     // "ack <key> <value>" only after the write returned success.
-    guard arguments.count == 6, var seed = UInt64(arguments[4]), let keys = Int(arguments[5]) else { fail("bad arguments") }
+    guard arguments.count == 6, var seed = UInt64(arguments[4]), let keys = Int(arguments[5]) else {
+        fail("bad arguments")
+    }
     let keychain = open(arguments[2], arguments[3])
     var versions: [String: Int] = [:]
     for index in 0..<keys {
         let key = "k\(index)"
         if let found = try? keychain.copyMatching(
-            ItemQuery(.genericPassword, matching: [.service: .string("crash"), .account: .string(key)], returning: [.data]),
-            caller: caller).first, let text = found.data.flatMap({ String(data: $0, encoding: .utf8) }),
+            ItemQuery(
+                .genericPassword, matching: [.service: .string("crash"), .account: .string(key)], returning: [.data]),
+            caller: caller
+        ).first, let text = found.data.flatMap({ String(data: $0, encoding: .utf8) }),
             let number = Int(text.split(separator: "-").last ?? "")
         {
             versions[key] = number
@@ -220,7 +251,8 @@ case "power-writer":
     // power-writer <path> <passphrase> <seed> <keys> <honor-syncs 1|0> <writes>: under the power-loss VFS,
     // write <writes> versions of random keys, printing "ack <key> <version>" after each success, then end
     // at once without closing the keychain (no checkpoint at close): the test cuts the power there.
-    guard arguments.count == 8, var seed = UInt64(arguments[4]), let keys = Int(arguments[5]), let honor = Int32(arguments[6]),
+    guard arguments.count == 8, var seed = UInt64(arguments[4]), let keys = Int(arguments[5]),
+        let honor = Int32(arguments[6]),
         let writes = Int(arguments[7])
     else { fail("bad arguments") }
     guard latchkey_power_loss_register(honor) == 0 else { fail("cannot register the power-loss VFS") }
@@ -257,8 +289,9 @@ case "adder":
         for index in 0..<count {
             try keychain.update(query("\(prefix)-\(index)"), with: ItemChanges(data: Data("v2".utf8)), caller: caller)
             let found = try keychain.copyMatching(
-                ItemQuery(.genericPassword, matching: [.service: .string("crash"), .account: .string("\(prefix)-\(index)")],
-                          returning: [.data]), caller: caller)
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string("crash"), .account: .string("\(prefix)-\(index)")],
+                    returning: [.data]), caller: caller)
             guard found.first?.data == Data("v2".utf8) else { fail("read back a wrong value") }
         }
     } catch {
@@ -270,7 +303,9 @@ case "filler":
     // filler <path> <passphrase> <file size limit in bytes> <count>: under RLIMIT_FSIZE (writes past the
     // limit fail with EFBIG, as a quota or a failing disk would), add 8 KiB items until one fails; print
     // "ack <key>" per success, then "fail <status>", then the status of a read and of a second write.
-    guard arguments.count == 6, let limit = UInt64(arguments[4]), let count = Int(arguments[5]) else { fail("bad arguments") }
+    guard arguments.count == 6, let limit = UInt64(arguments[4]), let count = Int(arguments[5]) else {
+        fail("bad arguments")
+    }
     let keychain = open(arguments[2], arguments[3])
     signal(SIGXFSZ, SIG_IGN)
     var limits = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
@@ -295,11 +330,15 @@ case "filler":
             return "\((error as? KeychainError)?.status.rawValue ?? -1)"
         }
     }
-    say("read " + status {
-        guard let key = acknowledged.first else { return }
-        _ = try keychain.copyMatching(query(key), caller: caller)
-    })
-    say("write " + status { try keychain.add(item("after-failure", String(repeating: "·", count: 8192)), caller: caller) })
+    say(
+        "read "
+            + status {
+                guard let key = acknowledged.first else { return }
+                _ = try keychain.copyMatching(query(key), caller: caller)
+            })
+    say(
+        "write "
+            + status { try keychain.add(item("after-failure", String(repeating: "·", count: 8192)), caller: caller) })
 
 case "mixer":
     // mixer <path> <passphrase> <worker> <seed> <operations>: two threads, each owning ten keys
@@ -326,7 +365,9 @@ case "mixer":
                 if expected != 0 { failures.withLock { $0.append("\(what): success, expected \(expected)") } }
             } catch {
                 let status = (error as? KeychainError)?.status.rawValue ?? -1
-                if status != expected { failures.withLock { $0.append("\(what): \(status) (\(error)), expected \(expected)") } }
+                if status != expected {
+                    failures.withLock { $0.append("\(what): \(status) (\(error)), expected \(expected)") }
+                }
             }
         }
         for step in 0..<operations {
@@ -352,11 +393,14 @@ case "mixer":
                 var found: String?
                 expect("read \(key)", present ? 0 : -25300) {
                     let items = try keychain.copyMatching(
-                        ItemQuery(.genericPassword, matching: [.service: .string("crash"), .account: .string(key)],
-                                  returning: .data), caller: caller)
+                        ItemQuery(
+                            .genericPassword, matching: [.service: .string("crash"), .account: .string(key)],
+                            returning: .data), caller: caller)
                     found = items.first?.data.map { String(decoding: $0, as: UTF8.self) }
                 }
-                if found != model[key] { failures.withLock { $0.append("read \(key): \(found ?? "nil"), expected \(model[key] ?? "nil")") } }
+                if found != model[key] {
+                    failures.withLock { $0.append("read \(key): \(found ?? "nil"), expected \(model[key] ?? "nil")") }
+                }
             }
         }
         let finals = model.map { "final \($0.key) \($0.value)" }
@@ -378,8 +422,9 @@ case "api":
         case "get": say(try keychain.string(forKey: arguments[4]) ?? "<nil>")
         case "remove": say(try keychain.remove(arguments[4]) ? "removed" : "absent")
         case "set-login" where arguments.count == 8:
-            try keychain.set(LoginInfo(enterpriseID: arguments[5], account: arguments[6], password: arguments[7]),
-                             forKey: arguments[4])
+            try keychain.set(
+                LoginInfo(enterpriseID: arguments[5], account: arguments[6], password: arguments[7]),
+                forKey: arguments[4])
         case "get-login":
             let info = try keychain.value(LoginInfo.self, forKey: arguments[4])
             say(info.map { "\($0.enterpriseID) \($0.account) \($0.password)" } ?? "<nil>")
@@ -395,7 +440,8 @@ case "seed":
     guard arguments.count >= 3 else { fail("bad arguments") }
     switch arguments[2] {
     case "save" where arguments.count == 6:
-        ZJKeyChainManager.saveLoginInfoToKeyChain(enterpriseID: arguments[3], account: arguments[4], password: arguments[5])
+        ZJKeyChainManager.saveLoginInfoToKeyChain(
+            enterpriseID: arguments[3], account: arguments[4], password: arguments[5])
         say(SecCopyLastErrorDetail() ?? "saved")
     case "read":
         let info = ZJKeyChainManager.readLoginInfoFromKeyChain()
