@@ -23,16 +23,11 @@ struct LoginWorkloads {
         let authenticate: Samples
     }
 
-    private struct Output: Decodable {
-        let results: [String: [String: [Double]]]
-        let notes: [String: Double]
-    }
-
     func run() throws -> (results: [Result], notes: [String: Double]) {
         let data = try driverOutput(
             python: python, script: script,
             ["--bin", binDirectory, "--build-pam", buildPAM, "--samples", "\(samples)"])
-        let decoded = try JSONDecoder().decode(Output.self, from: data)
+        let decoded = try JSONDecoder().decode(ProviderDriverOutput.self, from: data)
         let results = decoded.results.sorted { $0.key > $1.key }.map { provider, figures in
             Result(
                 provider: provider, login: Samples(figures["login"] ?? []), session: Samples(figures["session"] ?? []),

@@ -19,3 +19,10 @@ func driverOutput(python: String, script: String, _ arguments: [String]) throws 
     guard process.terminationStatus == 0 else { fail("\(script) failed (exit status \(process.terminationStatus))") }
     return data
 }
+
+/// What the peer drivers that compare providers print: per provider, per workload, the samples in
+/// nanoseconds; and figures about the run (fill times, key derivation) under `notes`.
+struct ProviderDriverOutput: Decodable {
+    let results: [String: [String: [Double]]]
+    let notes: [String: Double]
+}

@@ -18,16 +18,11 @@ struct SecretServiceWorkloads {
         let search: Samples
     }
 
-    private struct Output: Decodable {
-        let results: [String: [String: [Double]]]
-        let notes: [String: Double]
-    }
-
     func run() throws -> (results: [Result], notes: [String: Double]) {
         let data = try driverOutput(
             python: python, script: script,
             ["--bin", binDirectory, "--samples", "\(samples)", "--items", "\(items)"])
-        let decoded = try JSONDecoder().decode(Output.self, from: data)
+        let decoded = try JSONDecoder().decode(ProviderDriverOutput.self, from: data)
         let results = decoded.results.sorted { $0.key > $1.key }.map { provider, figures in
             Result(
                 provider: provider, activation: Samples(figures["activation"] ?? []),
