@@ -52,7 +52,7 @@ package final class TPMConnection {
         // TPM without a resource manager, serving one connection at a time, would then wait for it forever.
         var descriptors = [Int32](repeating: -1, count: 8)
         let count = latchkey_tpm_descriptors(loaded, &descriptors, descriptors.count)
-        for fd in descriptors.prefix(max(0, Int(count))) where fd >= 0 { Descriptors.setCloseOnExec(fd) }
+        for fd in descriptors.prefix(max(0, Int(count))) where fd >= 0 { FileDescriptor(rawValue: fd).setCloseOnExec() }
         var esys: OpaquePointer?
         let initStatus = latchkey_Esys_Initialize(&esys, loaded, nil)
         guard initStatus == 0, let esys else {

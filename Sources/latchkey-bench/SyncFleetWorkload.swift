@@ -448,7 +448,7 @@ final class SyncFleetProcess: @unchecked Sendable {
             let milliseconds = Int32(max(0, min(1_000, (wake - Date().timeIntervalSince1970) * 1_000)))
             if mode == .direct {
                 let sockets = devices.compactMap { $0.server?.connection.socket }
-                let ready = Set(Descriptors.waitReadable(sockets, milliseconds: milliseconds))
+                let ready = Set(FileDescriptor.waitReadable(sockets, milliseconds: milliseconds))
                 guard !ready.isEmpty else { continue }
                 for device in devices {
                     guard let server = device.server, ready.contains(server.connection.socket) else { continue }
