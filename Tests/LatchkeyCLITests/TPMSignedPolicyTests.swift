@@ -244,6 +244,57 @@ import Testing
         #expect(try Self.readUnattended(sandbox, tpm).stdout == "hunter2\n")
     }
 
+    @Test func theSignerNeedsNoTPMForExpectedValues() throws {
+        let sandbox = CLISandbox()
+        let fingerprint = try Self.keyPair(sandbox, "signer")
+        var environment = sandbox.environment
+        environment["LATCHKEY_TPM_TCTI"] = "swtpm:host=127.0.0.1,port=9"  // The admin's machine: no TPM.
+        let next = Self.extended(Self.zero, with: Self.measurement)
+        let signed = try sandbox.run(
+            [
+                "tpm", "sign-policy", "--key", sandbox.directory.file("signer.pem"), "--pcrs", "7,16", "--pcr",
+                "16=\(Self.hex(next))",
+                "--pcr", "7=\(Self.hex(Self.zero))",
+            ], environment: environment)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        #expect(signed.stderr == "")
+        let policy = try TPMSignedPolicy(fileContents: Data(signed.stdout.utf8))
+        #expect(policy.pcrValues == [7: Self.zero, 16: next])
+        #expect(Self.hex(policy.keyFingerprint) == fingerprint)
+        #expect(
+            signed.stdout.contains(
+                "\"pcrs\" : {\n    \"16\" : \"\(Self.hex(next))\",\n    \"7\" : \"\(Self.hex(Self.zero))\"\n  },"),
+            "\(signed.stdout)")
+
+        let unread = try sandbox.run(
+            [
+                "tpm", "sign-policy", "--key", sandbox.directory.file("signer.pem"), "--pcrs", "7,16", "--pcr",
+                "16=\(Self.hex(next))",
+            ],
+            environment: environment)
+        #expect(unread.status == 53)
+        #expect(
+            unread.stderr.hasPrefix(
+                "latchkey: tpm: No keychain is available. (no TPM answers at swtpm:host=127.0.0.1,port=9 ("),
+            "\(unread.stderr)")
+        #expect(
+            unread.stderr.hasSuffix(
+                "), so the present PCR values cannot be read; give the expected ones (--pcr n=HEX))\n"),
+            "\(unread.stderr)")
+
+        let publicOnly = try sandbox.run(
+            [
+                "tpm", "sign-policy", "--key", sandbox.directory.file("signer.pub.pem"), "--pcrs", "7", "--pcr",
+                "7=\(Self.hex(Self.zero))",
+            ],
+            environment: environment)
+        #expect(publicOnly.status == 206)
+        #expect(
+            publicOnly.stderr
+                == "latchkey: tpm: One or more parameters passed to a function were not valid. (\(sandbox.directory.file("signer.pub.pem")) holds no private key in PEM)\n"
+        )
+    }
+
     @Test func aKeychainSealedToFixedPCRsTakesNoPolicy() throws {
         let tpm = try SoftwareTPM()
         let (sandbox, _) = try TPMUnattendedTests.sandbox(tpm, pcrs: "16")

@@ -209,7 +209,7 @@ enum TPMCommands {
             throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
         }
         guard let key = keys.first, !isPrivate || key.isPrivate else {
-            throw KeychainError.param("\(file) holds no \(isPrivate ? "private" : "") key in PEM")
+            throw KeychainError.param("\(file) holds no \(isPrivate ? "private key" : "key") in PEM")
         }
         return key
     }

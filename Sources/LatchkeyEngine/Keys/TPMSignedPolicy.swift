@@ -71,13 +71,23 @@ public struct TPMSignedPolicy: Sendable, Equatable {
     }
 
     /// The SHA-256 values the TPM's PCRs `pcrs` hold now (the TPM `LATCHKEY_TPM_TCTI` names), for signing a
-    /// policy for this machine as it is.
+    /// policy for this machine as it is. `errSecNotAvailable` when no TPM answers (a signer's machine has
+    /// none: give the expected values instead).
     public static func currentPCRValues(_ pcrs: [Int]) throws(KeychainError) -> [Int: Data] {
         guard !pcrs.isEmpty, pcrs.allSatisfy({ (0..<24).contains($0) }) else {
             throw KeychainError.param("PCRs are numbers from 0 to 23, at least one")
         }
-        return try TPMGuard.with { connection throws(TPMError) in
-            try connection.readPCRs(mask: TPMPolicyDigest.mask(pcrs))
+        do {
+            let connection = try TPMConnection(address: TPMAddress.current)
+            defer { connection.close() }
+            return try connection.readPCRs(mask: TPMPolicyDigest.mask(pcrs))
+        } catch  where error.kind == .noTPM {
+            throw KeychainError(
+                .notAvailable,
+                "\(error.detail), so the present PCR values cannot be read; give the expected ones (--pcr n=HEX)",
+                reason: "tpm.noTPM")
+        } catch {
+            throw TPMGuard.keychainError(error)
         }
     }
 
