@@ -244,6 +244,28 @@ import Testing
         #expect(try Self.readUnattended(sandbox, tpm).stdout == "hunter2\n")
     }
 
+    @Test func theNewestSixteenPoliciesAreKeptAndEachOnce() throws {
+        let tpm = try SoftwareTPM()
+        let (sandbox, _) = try Self.sandbox(tpm)
+        let values = (0..<18).map { Data(repeating: UInt8($0), count: 32) }
+        for (index, value) in values.enumerated() {
+            #expect(
+                try Self.sign(sandbox, tpm, ["--pcrs", "16", "--pcr", "16=\(Self.hex(value))"], to: "\(index).json")
+                    .status == 0)
+            #expect(try Self.add(sandbox, tpm, "\(index).json").status == 0)
+        }
+        #expect(try Self.add(sandbox, tpm, "5.json").status == 0)  // Again: it moves to the end, once.
+        let status = try sandbox.run(["tpm", "status"], environment: Self.noPassphrase(sandbox, tpm)).stdout
+        let held = status.split(separator: "\n").filter { $0.hasPrefix("signed policy: ") }
+        let expected = (Array(2..<18).filter { $0 != 5 } + [5]).map { index in
+            "signed policy: PCR 16=\(Self.hex(values[index]))\(index == 0 ? " (the PCRs now)" : " (not the PCRs now)")"
+        }
+        #expect(held.count == 16)
+        #expect(held.map(String.init) == expected)
+        // The policy for the PCR's present value (zero) was the oldest and went: refused.
+        #expect(try Self.readUnattended(sandbox, tpm).status == 36)
+    }
+
     @Test func theSignerNeedsNoTPMForExpectedValues() throws {
         let sandbox = CLISandbox()
         let fingerprint = try Self.keyPair(sandbox, "signer")
