@@ -304,6 +304,28 @@ import Testing
                 "), so the present PCR values cannot be read; give the expected ones (--pcr n=HEX))\n"),
             "\(unread.stderr)")
 
+        // An encrypted signing key opens with --key-passphrase-fd, and only with its passphrase.
+        let encrypted = try HelperProcess.run(
+            "/usr/bin/openssl",
+            [
+                "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", sandbox.directory.file("signer.pem"), "-out",
+                sandbox.directory.file("locked.pem"), "-passout", "pass:signing secret",
+            ])
+        #expect(encrypted.status == 0, "\(encrypted.stderr)")
+        let lockedOptions = [
+            "tpm", "sign-policy", "--key", sandbox.directory.file("locked.pem"), "--pcrs", "7", "--pcr",
+            "7=\(Self.hex(Self.zero))", "--key-passphrase-fd", "0",
+        ]
+        let unlocked = try sandbox.run(lockedOptions, environment: environment, input: Data("signing secret\n".utf8))
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        #expect(try TPMSignedPolicy(fileContents: Data(unlocked.stdout.utf8)).keyFingerprint == policy.keyFingerprint)
+        let wrong = try sandbox.run(lockedOptions, environment: environment, input: Data("guess\n".utf8))
+        #expect(wrong.status == 51)
+        #expect(
+            wrong.stderr
+                == "latchkey: tpm: The user name or passphrase you entered is not correct. (\(sandbox.directory.file("locked.pem")): the passphrase does not open the encrypted private key)\n"
+        )
+
         let publicOnly = try sandbox.run(
             [
                 "tpm", "sign-policy", "--key", sandbox.directory.file("signer.pub.pem"), "--pcrs", "7", "--pcr",

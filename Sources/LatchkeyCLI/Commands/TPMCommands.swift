@@ -20,7 +20,8 @@ enum TPMCommands {
             passphrase — a command given no passphrase uses it — and refuses with a clear error after a PCR change, \
             when the passphrase or the recovery code still opens it; run it again to seal to the new values. \
             With --policy-key PUBLIC.pem (an EC P-256 key) the key is sealed instead to whatever PCR values that \
-            key's owner signs: `tpm sign-policy --key PRIVATE.pem --pcrs 7 [--pcr 7=HEX …] --output FILE`, run \
+            key's owner signs: `tpm sign-policy --key PRIVATE.pem --pcrs 7 [--pcr 7=HEX …] --output FILE` (an encrypted key's \
+            passphrase from --key-passphrase-fd), run \
             where the private key is, writes a signed policy for the present values of those PCRs (or the \
             expected ones --pcr gives, such as those a firmware update will measure), and `tpm add-policy FILE` \
             gives it to the keychain (no passphrase needed); the unattended unlock opens while the PCRs hold the \
@@ -51,6 +52,10 @@ enum TPMCommands {
                 "With sign-policy: the expected SHA-256 value of PCR n (64 hexadecimal digits) instead of its present value; repeatable."
             ),
             OptionSpec(nil, "output", .required, value: "path", "With sign-policy: where to write the signed policy."),
+            OptionSpec(
+                nil, "key-passphrase-fd", .required, value: "fd",
+                "With sign-policy: read the passphrase of an encrypted --key from this open file descriptor (one line)."
+            ),
             OptionSpec(
                 nil, "recovery-code-fd", .required, value: "fd",
                 "With recover: read the recovery code from this file descriptor."),
@@ -163,7 +168,8 @@ enum TPMCommands {
             }
             expected[index] = value
         }
-        let key = try readKey(keyFile, isPrivate: true)
+        let key = try readKey(
+            keyFile, isPrivate: true, passphrase: try PKITransfer.keyPassphrase(arguments, context: context) ?? "")
         let missing = covered.filter { expected[$0] == nil }
         if !missing.isEmpty {
             for (index, value) in try TPMSignedPolicy.currentPCRValues(missing) { expected[index] = value }
@@ -199,12 +205,12 @@ enum TPMCommands {
     }
 
     /// The first key of a PEM file (a public key, or a private one whose public half is used unless
-    /// `isPrivate`): `errSecParam` when the file holds none.
-    static func readKey(_ file: String, isPrivate: Bool) throws -> AsymmetricKey {
+    /// `isPrivate`; an encrypted one opened with `passphrase`): `errSecParam` when the file holds none.
+    static func readKey(_ file: String, isPrivate: Bool, passphrase: String = "") throws -> AsymmetricKey {
         let text = String(decoding: try CertificateCommands.readFile(file), as: UTF8.self)
         let keys: [AsymmetricKey]
         do {
-            keys = try AsymmetricKey.keys(inPEM: text, passphrase: "")
+            keys = try AsymmetricKey.keys(inPEM: text, passphrase: passphrase)
         } catch {
             throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
         }
