@@ -44,5 +44,26 @@ import Testing
         let info = try HelperProcess.run(latchkey, ["show-keychain-info"], environment: sandbox.environment).stdout
         #expect(info.contains("agent: running (pid \(sandbox.agent?.pid ?? 0)), unlocked\n"), "\(info)")
         #expect(sandbox.agentLog.contains("latchkeyd: unlocked through the TPM (unattended)\n"), "\(sandbox.agentLog)")
+
+        // Locked again, `unlock-keychain --unattended` has the running agent unseal it (the client has no TPM).
+        #expect(try sandbox.cli("lock-keychain").status == 0)
+        #expect(
+            try HelperProcess.run(latchkey, ["show-keychain-info"], environment: sandbox.environment).stdout.contains(
+                ", locked"))
+        let unlocked = try sandbox.cli("unlock-keychain", "--unattended")
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        #expect(
+            try HelperProcess.run(latchkey, ["show-keychain-info"], environment: sandbox.environment).stdout.contains(
+                "agent: running (pid \(sandbox.agent?.pid ?? 0)), unlocked\n"))
+
+        // After an update no one signed: the agent refuses and says why.
+        #expect(try sandbox.cli("lock-keychain").status == 0)
+        try tpm.extendPCR(23, with: Self.measurement)
+        let refused = try sandbox.cli("unlock-keychain", "--unattended")
+        #expect(refused.status == 36)
+        #expect(
+            refused.stderr.hasPrefix(
+                "latchkey: unlock-keychain: User interaction is not allowed. (PCR 23 changed and the signed policy the keychain holds does not approve the values now"
+            ), "\(refused.stderr)")
     }
 }

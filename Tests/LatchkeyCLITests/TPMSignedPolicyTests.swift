@@ -149,6 +149,20 @@ import Testing
         #expect(try tpm.lockoutState().failedTries == 0)
         #expect(try TPMEnrollmentTests.readPassword(sandbox, tpm).stdout == "hunter2\n")
 
+        // unlock-keychain --unattended says the same; --no-agent checks only that the TPM opens it.
+        let unlock = try sandbox.run(
+            ["unlock-keychain", "--unattended", "--no-agent"], environment: Self.noPassphrase(sandbox, tpm))
+        #expect(unlock.status == 36)
+        #expect(
+            unlock.stderr
+                == refused.stderr.replacingOccurrences(
+                    of: "latchkey: find-generic-password: ", with: "latchkey: unlock-keychain: "))
+        #expect(
+            try sandbox.run(
+                ["unlock-keychain", "--unattended", "-p", "x"], environment: Self.noPassphrase(sandbox, tpm)
+            )
+            .status == 64)
+
         // A passphrase change keeps the key and the policies.
         let changed = try sandbox.run(
             ["set-keychain-password", "--new-passphrase-fd", "0"],
@@ -157,6 +171,13 @@ import Testing
         #expect(try Self.sign(sandbox, tpm, ["--pcrs", "16"], to: "later.json").status == 0)
         #expect(try Self.add(sandbox, tpm, "later.json").status == 0)
         #expect(try Self.readUnattended(sandbox, tpm).stdout == "hunter2\n")
+        let unlocked = try sandbox.run(
+            ["unlock-keychain", "--unattended", "--no-agent"], environment: Self.noPassphrase(sandbox, tpm))
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        #expect(
+            unlocked.stderr
+                == "latchkey: unlock-keychain: the TPM opens the keychain unattended; without the agent the keychain stays unlocked only within each latchkey command\n"
+        )
     }
 
     @Test func aPolicyOfAnotherKeyOrOtherPCRsIsRefused() throws {
