@@ -33,8 +33,10 @@ struct SyncFleetWorkload {
     static let threadsPerProcess = 4
     /// Connection attempts a thread makes per pass over its devices (refused ones wait 10–20 s to try again).
     static let reconnectsPerPass = 8
-    /// The agent's cadence, which the simulated devices keep.
-    static let cadence = SyncPollCadence()
+    /// The agent's cadence, which the simulated devices keep: `LATCHKEY_SYNC_POLL=FAST,IDLE` sets it as it
+    /// does latchkeyd's (the worker processes inherit it), for comparing cadences in one run.
+    static let cadence =
+        SyncPollCadence.fromEnvironment(ProcessInfo.processInfo.environment["LATCHKEY_SYNC_POLL"]) ?? SyncPollCadence()
     /// The idle poll interval in seconds (the first polls are spread over one).
     static var idlePollSeconds: Double { cadence.idle / .seconds(1) }
 
@@ -300,7 +302,7 @@ final class SyncFleetProcess: @unchecked Sendable {
         let key: SecureBytes
         var server: SyncServer?
         var cursor: Int64 = 0
-        var cadence = SyncPollCadence()
+        var cadence = SyncFleetWorkload.cadence
         var next = 0.0
         var nextWrite = Double.infinity
         var version: Int64 = 0

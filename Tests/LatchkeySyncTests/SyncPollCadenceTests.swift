@@ -28,7 +28,7 @@ struct SyncPollCadenceTests {
         let set = SyncPollCadence.fromEnvironment("0.5,10")
         #expect(set?.fast == .milliseconds(500))
         #expect(set?.idle == .seconds(10))
-        #expect(SyncPollCadence.fromEnvironment(nil)?.idle == .milliseconds(3_500))
+        #expect(SyncPollCadence.fromEnvironment(nil)?.idle == .seconds(3))
         #expect(SyncPollCadence.fromEnvironment(nil)?.fast == .seconds(1))
         #expect(SyncPollCadence.fromEnvironment(nil)?.jitter == 0.1)
         #expect(SyncPollCadence.fromEnvironment("10,1") == nil)
