@@ -95,3 +95,24 @@ extension KeychainDatabase {
         }
     }
 }
+
+extension KeychainDatabase {
+    /// How many keys the keychain holds live where (`lkst`; keys made before it existed count as software),
+    /// for `latchkey doctor`. Reads attributes only: needs the keychain unlocked, asks no user.
+    public func heldKeyStorage() throws(KeychainError) -> [KeyStorage: Int] {
+        let everything = CallerIdentity(applicationIdentifier: "latchkey.doctor", accessGroups: [CallerIdentity.wildcardGroup])
+        var counts: [KeyStorage: Int] = [:]
+        let keys: [ItemResult]
+        do {
+            keys = try copyMatching(
+                ItemQuery(.key, synchronizable: .any, limit: .all, returning: [.attributes]), caller: everything)
+        } catch where error.status == .itemNotFound {
+            return [:]
+        }
+        for key in keys where key.attributes[.tokenID] != nil {
+            let storage = key.attributes[.keyStorage]?.stringValue.flatMap(KeyStorage.init(rawValue:)) ?? .software
+            counts[storage, default: 0] += 1
+        }
+        return counts
+    }
+}
