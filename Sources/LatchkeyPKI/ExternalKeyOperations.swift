@@ -109,7 +109,8 @@ extension AsymmetricKey {
         }
         let pointLength = publicKey.publicKeyData.count
         let derived = try x963KDF(
-            digest, secret: shared, sharedInfo: Data(ciphertext.prefix(pointLength)) + (parameters.sharedInfo ?? Data()),
+            digest, secret: shared,
+            sharedInfo: Data(ciphertext.prefix(pointLength)) + (parameters.sharedInfo ?? Data()),
             count: keyLength + (variableIV ? 16 : 0))
         let (key, iv) = derived.withUnsafeBytes { raw in
             (

@@ -546,7 +546,8 @@ extension TPMConnection {
         let built = peerX.withUnsafeBytes { x in
             peerY.withUnsafeBytes { y in
                 latchkey_tpm_ecc_point(
-                    &inPoint, x.bindMemory(to: UInt8.self).baseAddress, x.count, y.bindMemory(to: UInt8.self).baseAddress,
+                    &inPoint, x.bindMemory(to: UInt8.self).baseAddress, x.count,
+                    y.bindMemory(to: UInt8.self).baseAddress,
                     y.count)
             }
         }

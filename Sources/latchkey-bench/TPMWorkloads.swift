@@ -137,10 +137,14 @@ struct TPMWorkloads {
         return [
             Row(
                 name: Self.softwareSign,
-                samples: try measure { _ = try keychain.useHeldKey(software, for: .sign(algorithm, message), caller: caller) }),
+                samples: try measure {
+                    _ = try keychain.useHeldKey(software, for: .sign(algorithm, message), caller: caller)
+                }),
             Row(
                 name: Self.tpmSign,
-                samples: try measure { _ = try keychain.useHeldKey(tpm, for: .sign(algorithm, message), caller: caller) }),
+                samples: try measure {
+                    _ = try keychain.useHeldKey(tpm, for: .sign(algorithm, message), caller: caller)
+                }),
         ]
     }
 

@@ -30,7 +30,8 @@ import Testing
         #expect(
             lines.contains {
                 $0.range(
-                    of: #"^A P-256 signature by a key made inside the TPM takes [0-9]+× one by a key held in software \(TPM ÷ software, medians of the same run\)\.$"#,
+                    of:
+                        #"^A P-256 signature by a key made inside the TPM takes [0-9]+× one by a key held in software \(TPM ÷ software, medians of the same run\)\.$"#,
                     options: .regularExpression) != nil
             }, "\(lines)")
         #expect(

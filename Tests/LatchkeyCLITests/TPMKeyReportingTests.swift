@@ -23,7 +23,8 @@ import Testing
         #expect(list.status == 0, "\(list.stderr)")
         let lines = list.stdout.split(separator: "\n").map(String.init).sorted()
         #expect(lines.count == 2)
-        #expect(lines.contains { $0.hasSuffix(" laptop (ECDSA) origin=made-in-tpm confirm=no programs=any") }, "\(lines)")
+        #expect(
+            lines.contains { $0.hasSuffix(" laptop (ECDSA) origin=made-in-tpm confirm=no programs=any") }, "\(lines)")
         #expect(
             lines.contains { $0.hasSuffix(" desktop (ECDSA) origin=made-in-keychain confirm=no programs=any") },
             "\(lines)")

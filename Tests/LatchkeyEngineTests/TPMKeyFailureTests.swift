@@ -45,19 +45,23 @@ import Testing
             for (index, data) in [flipped, truncated].enumerated() {
                 var item = NewItem(
                     .key,
-                    attributes: made.attributes.filter { ![.creationDate, .modificationDate, .accessGroup].contains($0.key) }
-                        .merging([.applicationTag: .data(Data("garbled \(index)".utf8))]) { _, new in new },
+                    attributes: made.attributes.filter {
+                        ![.creationDate, .modificationDate, .accessGroup].contains($0.key)
+                    }
+                    .merging([.applicationTag: .data(Data("garbled \(index)".utf8))]) { _, new in new },
                     data: data)
                 item.isHeldKey = true
-                references.append(try #require(try keychain.add(item, caller: Fixture.app, returning: [.persistentReference]))
-                    .persistentReference)
+                references.append(
+                    try #require(try keychain.add(item, caller: Fixture.app, returning: [.persistentReference]))
+                        .persistentReference)
             }
             #expect {
                 try TPMKeyFixture.sign(keychain, references[0], Data("m".utf8))
             } throws: { error in
                 let failure = try #require(error as? KeychainError)
                 return failure.status == .decode
-                    && failure.detail?.hasPrefix("the TPM-made key's object is damaged (loading the sealed object: ") == true
+                    && failure.detail?.hasPrefix("the TPM-made key's object is damaged (loading the sealed object: ")
+                        == true
             }
             #expect(throws: KeychainError.decode("a TPM-made key's data is damaged (its TPM object is malformed)")) {
                 try TPMKeyFixture.sign(keychain, references[1], Data("m".utf8))
@@ -136,7 +140,8 @@ import Testing
             _ = try keychain.enrollTPM(passphrase: Passphrase(Fixture.passphrase))
             let made = try TPMKeyFixture.make(keychain)
             #expect(made.attributes[.keyStorage] == .string("tpm"))
-            let (primaryName, _) = try HeldKeyData.tpmObject(try TPMKeyFixture.stored(keychain, made.persistentReference))
+            let (primaryName, _) = try HeldKeyData.tpmObject(
+                try TPMKeyFixture.stored(keychain, made.persistentReference))
             #expect(primaryName == (try keychain.readKeyMeta().tpm?.primaryName))
         }
         // Its TPM gone, a new key is refused rather than made in software.

@@ -25,7 +25,8 @@ import Testing
 
             let message = Data("pay 10 to bob".utf8)
             let signature = try TPMKeyFixture.sign(keychain, made.persistentReference, message)
-            try FileManager.default.createDirectory(atPath: directory.file("openssl"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: directory.file("openssl"), withIntermediateDirectories: true)
             let pem = directory.file("openssl/public.pem")
             try publicKey.publicKeyPEM().write(toFile: pem, atomically: true, encoding: .utf8)
             try message.write(to: URL(fileURLWithPath: directory.file("openssl/message")))
@@ -45,7 +46,8 @@ import Testing
             let forms: [(String, Data)] = [
                 ("algid:sign:ECDSA:message-X962:SHA384", message), ("algid:sign:ECDSA:message-X962:SHA512", message),
                 ("algid:sign:ECDSA:message-X962:SHA1", message), ("algid:sign:ECDSA:message-X962:SHA224", message),
-                ("algid:sign:ECDSA:digest-X962:SHA256", digest), ("algid:sign:ECDSA:digest-X962", Data(digest.prefix(20))),
+                ("algid:sign:ECDSA:digest-X962:SHA256", digest),
+                ("algid:sign:ECDSA:digest-X962", Data(digest.prefix(20))),
                 ("algid:sign:ECDSA:RFC4754", digest),
             ]
             for (name, input) in forms {
@@ -97,7 +99,8 @@ import Testing
             }
 
             for name in [
-                "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV", "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM",
+                "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV",
+                "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM",
             ] {
                 let algorithm = KeyAlgorithm(rawValue: name)
                 let ciphertext = try publicKey.encrypt(algorithm, Data("for the TPM".utf8))
@@ -131,16 +134,20 @@ import Testing
 
             // Nobody writes the attribute but the keychain.
             #expect(
-                throws: KeychainError(.param, "lkst (where a held key lives) is set by the keychain on the keys it holds")
+                throws: KeychainError(
+                    .param, "lkst (where a held key lives) is set by the keychain on the keys it holds")
             ) {
                 try keychain.add(
                     NewItem(
                         .key,
-                        attributes: [.keyClass: .number(1), .keyStorage: .string("tpm"), .applicationTag: TPMKeyFixture.tag],
+                        attributes: [
+                            .keyClass: .number(1), .keyStorage: .string("tpm"), .applicationTag: TPMKeyFixture.tag,
+                        ],
                         data: publicKey.publicKeyData), caller: Fixture.app)
             }
             #expect(
-                throws: KeychainError(.param, "lkst (where a held key lives) is set by the keychain on the keys it holds")
+                throws: KeychainError(
+                    .param, "lkst (where a held key lives) is set by the keychain on the keys it holds")
             ) {
                 try keychain.update(
                     ItemQuery(.key, matching: [.applicationTag: TPMKeyFixture.tag]),
@@ -186,7 +193,8 @@ import Testing
             // The agent's own token is software too, whatever the size.
             let agent = try #require(
                 try keychain.createHeldKey(
-                    HeldKeyRequest(type: .ellipticCurve, bits: 256, attributes: [.applicationTag: .data(Data("a".utf8))]),
+                    HeldKeyRequest(
+                        type: .ellipticCurve, bits: 256, attributes: [.applicationTag: .data(Data("a".utf8))]),
                     caller: Fixture.app, returning: [.attributes]))
             #expect(agent.attributes[.keyStorage] == .string("software"))
             #expect(agent.attributes[.tokenID] == .string(HeldKeyRequest.latchkeyTokenID))
@@ -199,7 +207,9 @@ import Testing
                     caller: Fixture.app, returning: [.attributes]))
             #expect(ephemeral.attributes[.keyStorage] == .string("software"))
             // A size EC does not have is errSecParam, as before.
-            #expect(throws: KeychainError.self) { try TPMKeyFixture.make(keychain, tag: .data(Data("b".utf8)), bits: 300) }
+            #expect(throws: KeychainError.self) {
+                try TPMKeyFixture.make(keychain, tag: .data(Data("b".utf8)), bits: 300)
+            }
         }
     }
 }

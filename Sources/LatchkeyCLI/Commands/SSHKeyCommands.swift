@@ -228,7 +228,8 @@ enum SSHKeyCommands {
             "\(key.bits) \(key.fingerprint) \(identity.comment) (\(type))",
             identity.storage == .tpm
                 ? "origin=made-in-tpm"
-                : identity.tokenID == HeldKeyRequest.secureEnclaveTokenID ? "origin=made-in-keychain" : "origin=imported",
+                : identity.tokenID == HeldKeyRequest.secureEnclaveTokenID
+                    ? "origin=made-in-keychain" : "origin=imported",
         ]
         guard let settings = identity.settings else { return (words + ["settings=damaged"]).joined(separator: " ") }
         words.append("confirm=\(settings.confirm ? "yes" : "no")")

@@ -108,7 +108,8 @@ extension KeychainDatabase {
     ) throws(KeychainError) -> ItemResult? {
         var sealed = try HeldKeyData.seal(key)
         defer { sealed.resetBytes(in: 0..<sealed.count) }
-        return try storeHeldForm(sealed, publicKey: key.publicKey, attributes: given, caller: caller, returning: returning)
+        return try storeHeldForm(
+            sealed, publicKey: key.publicKey, attributes: given, caller: caller, returning: returning)
     }
 
     /// Stores a held key's stored form (`HeldKeyData`) with the attributes `publicKey` derives (those given win).

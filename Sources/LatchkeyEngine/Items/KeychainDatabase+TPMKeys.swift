@@ -22,12 +22,13 @@ extension KeychainDatabase {
             made = try TPMKeyGuard.with(pinned: enrollment?.primaryName) { connection throws(TPMError) in
                 (try connection.createP256Key(), connection.primaryName)
             }
-        } catch where enrollment == nil && error.reason == "tpm.noTPM" {
+        } catch  where enrollment == nil && error.reason == "tpm.noTPM" {
             return nil
         }
         let publicKey: AsymmetricKey
         do {
-            publicKey = try AsymmetricKey(externalRepresentation: made.0.publicPoint, type: .ellipticCurve, isPrivate: false)
+            publicKey = try AsymmetricKey(
+                externalRepresentation: made.0.publicPoint, type: .ellipticCurve, isPrivate: false)
         } catch {
             throw KeychainError(.internal, "the TPM's new key is not a P-256 point: \(error.reason)")
         }
@@ -37,7 +38,9 @@ extension KeychainDatabase {
     /// Signs, decrypts (ECIES) or derives (ECDH) with the TPM-made key whose stored form is `stored`: the
     /// private step in the TPM that made it (load, use, flush), the rest of Apple's algorithm here.
     func useTPMKey(_ stored: Data, for use: KeyUse) throws(KeychainError) -> Data {
-        guard let point = HeldKeyData.publicPart(stored) else { throw KeychainError.decode("a held key's data is damaged") }
+        guard let point = HeldKeyData.publicPart(stored) else {
+            throw KeychainError.decode("a held key's data is damaged")
+        }
         let publicKey: AsymmetricKey
         do {
             publicKey = try AsymmetricKey(externalRepresentation: point, type: .ellipticCurve, isPrivate: false)
@@ -100,13 +103,14 @@ extension KeychainDatabase {
     /// How many keys the keychain holds live where (`lkst`; keys made before it existed count as software),
     /// for `latchkey doctor`. Reads attributes only: needs the keychain unlocked, asks no user.
     public func heldKeyStorage() throws(KeychainError) -> [KeyStorage: Int] {
-        let everything = CallerIdentity(applicationIdentifier: "latchkey.doctor", accessGroups: [CallerIdentity.wildcardGroup])
+        let everything = CallerIdentity(
+            applicationIdentifier: "latchkey.doctor", accessGroups: [CallerIdentity.wildcardGroup])
         var counts: [KeyStorage: Int] = [:]
         let keys: [ItemResult]
         do {
             keys = try copyMatching(
                 ItemQuery(.key, synchronizable: .any, limit: .all, returning: [.attributes]), caller: everything)
-        } catch where error.status == .itemNotFound {
+        } catch  where error.status == .itemNotFound {
             return [:]
         }
         for key in keys where key.attributes[.tokenID] != nil {

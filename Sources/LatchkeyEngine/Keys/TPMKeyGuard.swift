@@ -40,7 +40,8 @@ enum TPMKeyGuard {
             return KeychainError(
                 .decode, "the TPM-made key's object is damaged (\(error.detail))", reason: "tpm.damaged")
         case .authFailed, .lockout, .policyFailed, .failed:
-            return KeychainError(.internal, "the TPM refused the key's operation: \(error.detail)", reason: "tpm.failed")
+            return KeychainError(
+                .internal, "the TPM refused the key's operation: \(error.detail)", reason: "tpm.failed")
         }
     }
 }
