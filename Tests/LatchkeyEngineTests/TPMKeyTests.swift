@@ -183,6 +183,29 @@ import Testing
         }
     }
 
+    @Test func accessControlGuardsTheTPMKeyAsAnyHeldKey() throws {
+        let tpm = try SoftwareTPM()
+        let keychain = try Fixture.newKeychain(in: directory)
+        try TPMAddress.$scoped.withValue(tpm.tcti) {
+            let control = AccessControl(protection: .whenUnlockedThisDeviceOnly, flags: [.privateKeyUsage, .userPresence])
+            let made = try TPMKeyFixture.make(keychain, extra: [.accessControl: control.attributeValue])
+            #expect(made.attributes[.keyStorage] == .string("tpm"))
+            let message = Data("with the user".utf8)
+            let cancel = AccessControlTests.ScriptedPresence(.cancel)
+            #expect(throws: KeychainError(.userCanceled, "scripted cancel")) {
+                try keychain.useHeldKey(
+                    made.persistentReference, for: .sign(TPMKeyFixture.ecdsa, message), caller: Fixture.app,
+                    presence: cancel)
+            }
+            let confirm = AccessControlTests.ScriptedPresence(.passphrase(Fixture.passphrase))
+            let signature = try keychain.useHeldKey(
+                made.persistentReference, for: .sign(TPMKeyFixture.ecdsa, message), caller: Fixture.app,
+                presence: confirm)
+            #expect(confirm.count == 1)
+            try TPMKeyFixture.publicKey(made).verify(TPMKeyFixture.ecdsa, message, signature: signature)
+        }
+    }
+
     @Test func otherSizesWithTheSecureEnclaveTokenAreHeldInSoftwareAsBefore() throws {
         let tpm = try SoftwareTPM()
         let keychain = try Fixture.newKeychain(in: directory)
