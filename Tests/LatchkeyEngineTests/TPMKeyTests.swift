@@ -187,7 +187,8 @@ import Testing
         let tpm = try SoftwareTPM()
         let keychain = try Fixture.newKeychain(in: directory)
         try TPMAddress.$scoped.withValue(tpm.tcti) {
-            let control = AccessControl(protection: .whenUnlockedThisDeviceOnly, flags: [.privateKeyUsage, .userPresence])
+            let control = AccessControl(
+                protection: .whenUnlockedThisDeviceOnly, flags: [.privateKeyUsage, .userPresence])
             let made = try TPMKeyFixture.make(keychain, extra: [.accessControl: control.attributeValue])
             #expect(made.attributes[.keyStorage] == .string("tpm"))
             let message = Data("with the user".utf8)
