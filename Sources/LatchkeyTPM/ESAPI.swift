@@ -519,6 +519,8 @@ extension TPMConnection {
         try check(
             latchkey_Esys_TRSess_SetAttributes(context, session, TPMA_SESSION(0x20 | 0x01), 0xff),
             "setting the session's encryption")
+        // Back to both ways for the next command; a failure here is tpm2-tss's bookkeeping of a local
+        // attribute, and a later command that needs the response encrypted fails on its own if it stuck.
         defer { _ = latchkey_Esys_TRSess_SetAttributes(context, session, TPMA_SESSION(0x20 | 0x40 | 0x01), 0xff) }
         var signature: UnsafeMutablePointer<TPMT_SIGNATURE>?
         try check(
