@@ -131,7 +131,7 @@ let package = Package(
             name: "LatchkeyEngineTests",
             dependencies: [
                 "Latchkey", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport", "latchkey-test-helper",
-                "latchkey-fuzz",
+                "latchkey-fuzz", "LatchkeyTPM", "LatchkeyPKI",
             ]),
         .testTarget(
             name: "LatchkeyCLITests",

@@ -9,7 +9,7 @@ import LatchkeySSH
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
 /// invariants it can (a decoded message re-encodes to the same bytes).
 enum FuzzTargets {
-    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem", "ssh"]
+    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem", "ssh", "tpm-policy"]
 
     static func run(_ name: String, _ data: Data) {
         switch name {
@@ -21,6 +21,7 @@ enum FuzzTargets {
         case "pkcs12": pkcs12(data)
         case "pem": pem(data)
         case "ssh": ssh(data)
+        case "tpm-policy": tpmPolicy(data)
         default: preconditionFailure("unknown fuzz target \(name); one of \(names)")
         }
     }
@@ -200,6 +201,25 @@ enum FuzzTargets {
                     || (error.kind == .param
                         && (error.reason.contains("of its key derivation") || error.reason.contains("scrypt cost"))),
                 "unexpected PEM failure \(error.kind)")
+        }
+    }
+
+    // MARK: tpm-policy: signed PCR policy files, as `latchkey tpm add-policy` reads them
+
+    /// A file that is not a policy is `errSecDecode`; one that is writes a file that reads as the same policy.
+    static func tpmPolicy(_ data: Data) {
+        let policy: TPMSignedPolicy
+        do throws(KeychainError) {
+            policy = try TPMSignedPolicy(fileContents: data)
+        } catch {
+            precondition(error.status == .decode, "unexpected policy file failure \(error.status)")
+            return
+        }
+        do throws(KeychainError) {
+            let again = try TPMSignedPolicy(fileContents: policy.fileContents)
+            precondition(again == policy, "a policy's file reads as another")
+        } catch {
+            preconditionFailure("a policy's own file does not read: \(error.message)")
         }
     }
 

@@ -13,7 +13,7 @@ enum Seeds {
         let corpus: [String: [Data]] = [
             "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
             "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"), "pem": try pemKeys(),
-            "ssh": try ssh(),
+            "ssh": try ssh(), "tpm-policy": try tpmPolicies(),
         ]
         for (target, inputs) in corpus {
             let folder = directory + "/" + target
@@ -36,6 +36,20 @@ enum Seeds {
             seeds.append(try key.encryptedPrivateKeyPEM(passphrase: "fixture p12").copiedData())
         }
         return seeds
+    }
+
+    /// Signed PCR policy files (`latchkey tpm sign-policy`): one PCR, several, and the values of a fresh TPM.
+    static func tpmPolicies() throws -> [Data] {
+        let key = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
+        let sets: [[Int: Data]] = [
+            [7: Data(repeating: 0, count: 32)],
+            [7: Data(repeating: 0xa5, count: 32), 11: Data((0..<32).map { UInt8($0) })],
+            [
+                0: Data(repeating: 1, count: 32), 16: Data(repeating: 0, count: 32),
+                23: Data(repeating: 0xff, count: 32),
+            ],
+        ]
+        return try sets.map { values in try TPMSignedPolicy.sign(pcrValues: values, key: key).fileContents }
     }
 
     /// The SSH agent's requests as ssh-add and ssh send them — identities, a sign request, adds of Ed25519 and

@@ -34,14 +34,7 @@ static inline int latchkey_tpm_ecc_public_point(const TPM2B_PUBLIC *public, cons
     return 0;
 }
 
-// A digest to sign, at most 64 bytes.
-static inline int latchkey_tpm_digest(TPM2B_DIGEST *out, const uint8_t *bytes, size_t length) {
-    memset(out, 0, sizeof *out);
-    if (length > sizeof out->buffer) return -1;
-    out->size = (UINT16)length;
-    if (length) memcpy(out->buffer, bytes, length);
-    return 0;
-}
+// (A digest to sign is built with shim.h's latchkey_tpm_digest.)
 
 // ECDSA with SHA-256 (the digest is 32 bytes), and the empty hash-check ticket an unrestricted key signs with.
 static inline void latchkey_tpm_ecdsa_sha256(TPMT_SIG_SCHEME *scheme, TPMT_TK_HASHCHECK *ticket) {
@@ -54,8 +47,8 @@ static inline void latchkey_tpm_ecdsa_sha256(TPMT_SIG_SCHEME *scheme, TPMT_TK_HA
 }
 
 // An ECDSA signature's r and s (big-endian, as the TPM gave them); -1 when it is not an ECDSA signature.
-static inline int latchkey_tpm_ecdsa_signature(const TPMT_SIGNATURE *signature, const uint8_t **r, size_t *rLength,
-                                               const uint8_t **s, size_t *sLength) {
+static inline int latchkey_tpm_ecdsa_signature_parts(const TPMT_SIGNATURE *signature, const uint8_t **r, size_t *rLength,
+                                                     const uint8_t **s, size_t *sLength) {
     if (signature->sigAlg != TPM2_ALG_ECDSA) return -1;
     *r = signature->signature.ecdsa.signatureR.buffer;
     *rLength = signature->signature.ecdsa.signatureR.size;

@@ -247,6 +247,30 @@ static inline TSS2_RC latchkey_Tss2_TctiLdr_Initialize(const char *nameConf, TSS
     return function(nameConf, context);
 }
 
+// Signed PCR policies (issue 35 part 3: TPM2_PolicyAuthorize): loading the signer's public key, checking a
+// policy's signature and authorizing it.
+
+static inline TSS2_RC latchkey_Esys_LoadExternal(ESYS_CONTEXT *esysContext, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_SENSITIVE *inPrivate, const TPM2B_PUBLIC *inPublic, ESYS_TR hierarchy, ESYS_TR *objectHandle) {
+    static void *cache;
+    __typeof__(Esys_LoadExternal) *function = (__typeof__(Esys_LoadExternal) *)latchkey_tss2_function(0, "Esys_LoadExternal", &cache);
+    if (function == NULL) return LATCHKEY_TSS2_NOT_INSTALLED;
+    return function(esysContext, shandle1, shandle2, shandle3, inPrivate, inPublic, hierarchy, objectHandle);
+}
+
+static inline TSS2_RC latchkey_Esys_VerifySignature(ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_DIGEST *digest, const TPMT_SIGNATURE *signature, TPMT_TK_VERIFIED **validation) {
+    static void *cache;
+    __typeof__(Esys_VerifySignature) *function = (__typeof__(Esys_VerifySignature) *)latchkey_tss2_function(0, "Esys_VerifySignature", &cache);
+    if (function == NULL) return LATCHKEY_TSS2_NOT_INSTALLED;
+    return function(esysContext, keyHandle, shandle1, shandle2, shandle3, digest, signature, validation);
+}
+
+static inline TSS2_RC latchkey_Esys_PolicyAuthorize(ESYS_CONTEXT *esysContext, ESYS_TR policySession, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_DIGEST *approvedPolicy, const TPM2B_NONCE *policyRef, const TPM2B_NAME *keySign, const TPMT_TK_VERIFIED *checkTicket) {
+    static void *cache;
+    __typeof__(Esys_PolicyAuthorize) *function = (__typeof__(Esys_PolicyAuthorize) *)latchkey_tss2_function(0, "Esys_PolicyAuthorize", &cache);
+    if (function == NULL) return LATCHKEY_TSS2_NOT_INSTALLED;
+    return function(esysContext, policySession, shandle1, shandle2, shandle3, approvedPolicy, policyRef, keySign, checkTicket);
+}
+
 // MARK: Keys made in the TPM (issue 35 part 4): signing and ECDH with a TPM-resident P-256 key.
 
 static inline TSS2_RC latchkey_Esys_ECDH_ZGen(ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_ECC_POINT *inPoint, TPM2B_ECC_POINT **outPoint) {

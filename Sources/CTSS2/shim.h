@@ -122,4 +122,66 @@ static inline const uint8_t *latchkey_tpm_name_bytes(const TPM2B_NAME *name) { r
 static inline const uint8_t *latchkey_tpm_sensitive_data_bytes(const TPM2B_SENSITIVE_DATA *data) { return data->buffer; }
 static inline const uint8_t *latchkey_tpm_digest_bytes(const TPM2B_DIGEST *digest) { return digest->buffer; }
 
+// Signed PCR policies (issue 35 part 3): the structures TPM2_LoadExternal, TPM2_VerifySignature and
+// TPM2_PolicyAuthorize take.
+
+// The public area of an ECC P-256 verification key (x, y: 32 bytes each), for TPM2_LoadExternal: sign only,
+// no scheme of its own (the signature names ECDSA with SHA-256), userWithAuth; its name is what a
+// PolicyAuthorize policy binds to, so the template must never change.
+static inline int latchkey_tpm_p256_verify_key(TPM2B_PUBLIC *out, const uint8_t *x, size_t xLength, const uint8_t *y, size_t yLength) {
+    memset(out, 0, sizeof *out);
+    if (xLength != 32 || yLength != 32) return -1;
+    TPMT_PUBLIC *p = &out->publicArea;
+    p->type = TPM2_ALG_ECC;
+    p->nameAlg = TPM2_ALG_SHA256;
+    p->objectAttributes = TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_USERWITHAUTH;
+    p->parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
+    p->parameters.eccDetail.scheme.scheme = TPM2_ALG_NULL;
+    p->parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
+    p->parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+    p->unique.ecc.x.size = 32;
+    memcpy(p->unique.ecc.x.buffer, x, 32);
+    p->unique.ecc.y.size = 32;
+    memcpy(p->unique.ecc.y.buffer, y, 32);
+    return 0;
+}
+
+// An ECDSA (SHA-256) signature r, s: 32 bytes each.
+static inline int latchkey_tpm_ecdsa_signature(TPMT_SIGNATURE *out, const uint8_t *r, size_t rLength, const uint8_t *s, size_t sLength) {
+    memset(out, 0, sizeof *out);
+    if (rLength != 32 || sLength != 32) return -1;
+    out->sigAlg = TPM2_ALG_ECDSA;
+    out->signature.ecdsa.hash = TPM2_ALG_SHA256;
+    out->signature.ecdsa.signatureR.size = 32;
+    memcpy(out->signature.ecdsa.signatureR.buffer, r, 32);
+    out->signature.ecdsa.signatureS.size = 32;
+    memcpy(out->signature.ecdsa.signatureS.buffer, s, 32);
+    return 0;
+}
+
+// TPM2B buffers from bytes (a TPM2B_NONCE is a TPM2B_DIGEST): -1 when they do not fit.
+static inline int latchkey_tpm_digest(TPM2B_DIGEST *out, const uint8_t *bytes, size_t length) {
+    memset(out, 0, sizeof *out);
+    if (length > sizeof out->buffer) return -1;
+    out->size = (UINT16)length;
+    if (length) memcpy(out->buffer, bytes, length);
+    return 0;
+}
+static inline int latchkey_tpm_name(TPM2B_NAME *out, const uint8_t *bytes, size_t length) {
+    memset(out, 0, sizeof *out);
+    if (length > sizeof out->name) return -1;
+    out->size = (UINT16)length;
+    if (length) memcpy(out->name, bytes, length);
+    return 0;
+}
+
+// The ticket a trial session's TPM2_PolicyAuthorize takes (a trial session checks none): a null ticket.
+static inline TPMT_TK_VERIFIED latchkey_tpm_null_verified_ticket(void) {
+    TPMT_TK_VERIFIED ticket;
+    memset(&ticket, 0, sizeof ticket);
+    ticket.tag = TPM2_ST_VERIFIED;
+    ticket.hierarchy = TPM2_RH_NULL;
+    return ticket;
+}
+
 #endif

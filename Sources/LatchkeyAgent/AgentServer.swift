@@ -74,7 +74,7 @@ public final class AgentServer: Sendable {
 
     let options: Options
     let state: AgentState
-    private let listener: Int32
+    private let listener: FileDescriptor
     private let instanceLock: FileLock
     private let connections = ConnectionTable(capacity: maximumConnections)
     private let budget: ByteBudget
@@ -104,7 +104,7 @@ public final class AgentServer: Sendable {
             try Self.makePrivateDirectory(URL(fileURLWithPath: keychainPath).deletingLastPathComponent().path)
         }
         instanceLock = try Self.claim(keychainPath: keychainPath, socketPath: options.socketPath)
-        var earlyListener: Int32?
+        var earlyListener: FileDescriptor?
         var handedOver: Passphrase?
         if let waitSeconds {
             log("no keychain at \(keychainPath) yet: waiting up to \(waitSeconds) s for it")
@@ -187,7 +187,8 @@ public final class AgentServer: Sendable {
     }
 
     /// The socket systemd passed, else a new one at `socketPath`.
-    private static func takeListener(socketPath: String, log: @Sendable (String) -> Void) throws(KeychainError) -> Int32
+    private static func takeListener(socketPath: String, log: @Sendable (String) -> Void) throws(KeychainError)
+        -> FileDescriptor
     {
         if let inherited = systemdSocket() {
             log("listening on the socket systemd passed")
@@ -234,7 +235,7 @@ public final class AgentServer: Sendable {
         SleepWatcher.start(state: state, lockOnSessionLock: options.lockOnSessionLock, log: log)
         sshAgent?.start()
         while true {
-            let client: Int32
+            let client: FileDescriptor
             do {
                 client = try UnixSocket.accept(listener)
             } catch {
@@ -281,18 +282,18 @@ public final class AgentServer: Sendable {
 
     /// A listening socket systemd passes with socket activation (LISTEN_PID, LISTEN_FDS): the agent's is the
     /// first (fd 3), the SSH agent's the second (fd 4) when the unit lists it (contrib/systemd/latchkeyd.socket).
-    static func systemdSocket(index: Int32 = 0) -> Int32? {
+    static func systemdSocket(index: Int32 = 0) -> FileDescriptor? {
         let environment = ProcessInfo.processInfo.environment
         guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == CurrentProcess.id,
             let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), count > index
         else { return nil }
-        return 3 + index
+        return FileDescriptor(rawValue: 3 + index)
     }
 
     /// Creates the private directory (and missing parents, 0700, owned by this user) and listens on the
     /// socket (0600). A directory that is not this user's with mode 0700 is refused; a stale socket left by a
     /// dead agent is replaced; a live agent's is not.
-    static func listen(at path: String) throws(KeychainError) -> Int32 {
+    static func listen(at path: String) throws(KeychainError) -> FileDescriptor {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try makePrivateDirectory(directory)
         guard let info = FileStatus.of(path: directory), info.kind == .directory,

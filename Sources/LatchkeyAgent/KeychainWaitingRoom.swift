@@ -15,7 +15,7 @@ import Synchronization
 /// the keychain file every second and ends when the file is there or its time is up.
 final class KeychainWaitingRoom: Sendable {
     private let keychainPath: String
-    private let listener: Int32
+    private let listener: FileDescriptor
     private let deadline: ContinuousClock.Instant
     private let budget: ByteBudget
     private let log: @Sendable (String) -> Void
@@ -33,7 +33,7 @@ final class KeychainWaitingRoom: Sendable {
 
     /// A room on `listener` for `keychainPath` that waits at most `seconds`.
     init(
-        keychainPath: String, listener: Int32, seconds: Int, budget: ByteBudget,
+        keychainPath: String, listener: FileDescriptor, seconds: Int, budget: ByteBudget,
         log: @escaping @Sendable (String) -> Void
     ) {
         self.keychainPath = keychainPath
@@ -62,7 +62,7 @@ final class KeychainWaitingRoom: Sendable {
             guard left > .zero else { break }
             // At most a second between looks at the file; a connection wakes it earlier.
             let milliseconds = Int32(min(seen == nil ? 1_000 : 100, max(1, (left / .milliseconds(1)).rounded(.up))))
-            guard Descriptors.waitReadable(listener, milliseconds: milliseconds) else { continue }
+            guard listener.waitReadable(milliseconds: milliseconds) else { continue }
             admit()
         }
         connections.closeAll()
@@ -85,7 +85,7 @@ final class KeychainWaitingRoom: Sendable {
     }
 
     private func admit() {
-        let client: Int32
+        let client: FileDescriptor
         do {
             client = try UnixSocket.accept(listener)
         } catch {

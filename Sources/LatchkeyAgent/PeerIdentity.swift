@@ -43,7 +43,7 @@ struct PeerIdentity: Sendable {
 
     /// The peer of a connected Unix socket: pinned with `SO_PEERPIDFD` where the kernel has it (Linux 6.5),
     /// else by its pid and start time.
-    static func of(socket fd: Int32, digests: DigestCache) -> PeerIdentity? {
+    static func of(socket fd: FileDescriptor, digests: DigestCache) -> PeerIdentity? {
         guard let peer = UnixSocket.peerCredentials(fd) else { return nil }
         if let handle = UnixSocket.peerProcess(fd) {
             return identify(handle: handle, uid: peer.uid, digests: digests)

@@ -81,8 +81,8 @@ final class PinentryPresence: UserPresenceVerifier {
 
     /// Starts pinentry, waits for its greeting, runs `body` on the conversation and stops it.
     private func converse<T>(_ body: (AssuanSession) throws(KeychainError) -> T) throws(KeychainError) -> T {
-        let toChild: (read: Int32, write: Int32)
-        let fromChild: (read: Int32, write: Int32)
+        let toChild: (read: FileDescriptor, write: FileDescriptor)
+        let fromChild: (read: FileDescriptor, write: FileDescriptor)
         let pid: Int32
         do {
             toChild = try Pipes.make()
@@ -95,11 +95,11 @@ final class PinentryPresence: UserPresenceVerifier {
         } catch {
             throw KeychainError(.interactionNotAllowed, "pinentry \(program) cannot be started: \(error)")
         }
-        Descriptors.close(toChild.read)
-        Descriptors.close(fromChild.write)
+        toChild.read.close()
+        fromChild.write.close()
         defer {
-            Descriptors.close(toChild.write)
-            Descriptors.close(fromChild.read)
+            toChild.write.close()
+            fromChild.read.close()
             if Spawn.poll(pid) == nil {
                 Spawn.terminate(pid)
                 _ = Spawn.wait(pid)
@@ -115,8 +115,8 @@ final class PinentryPresence: UserPresenceVerifier {
 /// The client side of an Assuan conversation with pinentry: one command per line, answered by `OK`, `ERR
 /// <code> <text>`, data lines (`D <percent-escaped bytes>`), status (`S …`) or comment (`#`) lines.
 private struct AssuanSession {
-    let input: Int32
-    let output: Int32
+    let input: FileDescriptor
+    let output: FileDescriptor
     let timeoutSeconds: Int32
     let program: String
 
@@ -172,7 +172,7 @@ private struct AssuanSession {
 
     private func send(_ line: String) throws(KeychainError) {
         do {
-            try Files.writeAll(output, Array((line + "\n").utf8))
+            try output.writeAll(Array((line + "\n").utf8))
         } catch {
             throw KeychainError(.interactionNotAllowed, "pinentry \(program) stopped listening: \(error)")
         }
@@ -180,10 +180,10 @@ private struct AssuanSession {
 
     private func readUntilOK(_ what: String, data: inout [UInt8]) throws(KeychainError) {
         while true {
-            guard Descriptors.waitReadable(input, milliseconds: (timeoutSeconds + 5) * 1_000) else {
+            guard input.waitReadable(milliseconds: (timeoutSeconds + 5) * 1_000) else {
                 throw KeychainError(.interactionNotAllowed, "pinentry \(program) did not answer \(what) in time")
             }
-            guard var line = Terminal.readLine(input, limit: 16 << 10) else {
+            guard var line = input.readLine(limit: 16 << 10) else {
                 throw KeychainError(.interactionNotAllowed, "pinentry \(program) ended without answering \(what)")
             }
             defer { for index in line.indices { line[index] = 0 } }

@@ -13,7 +13,7 @@ import LatchkeySSH
 final class SSHAgentServer: Sendable {
     let state: AgentState
     let socketPath: String
-    private let listener: Int32
+    private let listener: FileDescriptor
     private let presence: PinentryPresence?
     private let budget: ByteBudget
     private let log: @Sendable (String) -> Void
@@ -28,7 +28,8 @@ final class SSHAgentServer: Sendable {
 
     /// Listens on `socketPath` (in a private directory, as the agent's socket), or takes `inherited` (systemd's).
     init(
-        socketPath: String, inherited: Int32? = nil, state: AgentState, presence: PinentryPresence?, budget: ByteBudget,
+        socketPath: String, inherited: FileDescriptor? = nil, state: AgentState, presence: PinentryPresence?,
+        budget: ByteBudget,
         log: @escaping @Sendable (String) -> Void
     ) throws(KeychainError) {
         self.socketPath = socketPath
@@ -80,7 +81,7 @@ final class SSHAgentServer: Sendable {
 
     private func acceptForever() {
         while true {
-            let client: Int32
+            let client: FileDescriptor
             do {
                 client = try UnixSocket.accept(listener)
             } catch {

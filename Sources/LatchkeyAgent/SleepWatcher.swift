@@ -32,7 +32,7 @@ enum SleepWatcher {
         throws(BusError) -> Never
     {
         let bus = try Bus(.system)
-        var inhibitor: Int32 = -1
+        var inhibitor: FileDescriptor?
         func takeInhibitor() {
             do {
                 inhibitor = try bus.callReturningFileDescriptor(
@@ -46,8 +46,8 @@ enum SleepWatcher {
         try bus.onBooleanSignal(sender: logind, path: path, interface: manager, member: "PrepareForSleep") { sleeping in
             if sleeping {
                 state.lockBeforeSleep()
-                if inhibitor >= 0 { Descriptors.close(inhibitor) }
-                inhibitor = -1
+                inhibitor?.close()
+                inhibitor = nil
                 log("ready to sleep")
             } else {
                 takeInhibitor()

@@ -50,7 +50,7 @@ public enum LatchkeyCommandLine {
         return run(
             arguments, environment: ProcessInfo.processInfo.environment, stdout: FileSink(.standardOutput),
             stderr: stderr,
-            interactive: true, guardsMemory: true, stderrIsTerminal: Terminal.isTerminal(2))
+            interactive: true, guardsMemory: true, stderrIsTerminal: FileDescriptor.standardError.isTerminal)
     }
 
     /// The arguments as text; an argument that is not valid UTF-8 is `errSecParam` — never repaired into
@@ -73,7 +73,7 @@ public enum LatchkeyCommandLine {
     {
         run(
             arguments, environment: environment, stdout: FileSink(.standardOutput), stderr: FileSink(.standardError),
-            interactive: true, stderrIsTerminal: Terminal.isTerminal(2))
+            interactive: true, stderrIsTerminal: FileDescriptor.standardError.isTerminal)
     }
 
     /// Runs the tool capturing its output (no prompts): for tests and fuzzing.

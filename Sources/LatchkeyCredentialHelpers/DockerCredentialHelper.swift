@@ -82,7 +82,7 @@ package enum DockerCredentialHelper {
     /// Standard input to its end, at most `maximumInputBytes`.
     static func readStandardInput() throws(Failure) -> [UInt8] {
         do {
-            return try Terminal.readAll(StandardStreams.input, limit: maximumInputBytes)
+            return try FileDescriptor.standardInput.readAll(limit: maximumInputBytes)
         } catch .tooLarge {
             throw Failure(message: "the input is larger than \(maximumInputBytes >> 20) MiB")
         } catch {

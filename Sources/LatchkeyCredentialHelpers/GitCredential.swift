@@ -172,7 +172,7 @@ struct GitCredentialReader: Sendable {
     static let standardInput = GitCredentialReader {
         () throws(GitCredential.BadInput) -> [UInt8] in
         do {
-            return try StandardStreams.readSome(StandardStreams.input, maximum: 64 << 10)
+            return try FileDescriptor.standardInput.readSome(maximum: 64 << 10)
         } catch {
             throw .unreadable("\(error)")
         }

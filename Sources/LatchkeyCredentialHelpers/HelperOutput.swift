@@ -12,12 +12,12 @@ struct HelperOutput: Sendable {
 
     /// The process's standard output and error.
     static let standard = HelperOutput(
-        out: { bytes in writeIgnoringClosedReader(1, bytes) },
-        error: { line in writeIgnoringClosedReader(2, Array((line + "\n").utf8)) })
+        out: { bytes in writeIgnoringClosedReader(.standardOutput, bytes) },
+        error: { line in writeIgnoringClosedReader(.standardError, Array((line + "\n").utf8)) })
 
-    private static func writeIgnoringClosedReader(_ fd: Int32, _ bytes: [UInt8]) {
+    private static func writeIgnoringClosedReader(_ fd: FileDescriptor, _ bytes: [UInt8]) {
         do {
-            try Files.writeAll(fd, bytes)
+            try fd.writeAll(bytes)
         } catch {
             // The reader closed its end (git gave up on the helper): there is no one left to tell.
         }

@@ -1,5 +1,5 @@
 import CSystemd
-import LatchkeyPOSIX
+package import LatchkeyPOSIX
 
 /// A failed call on the system bus: the negative errno sd-bus returned and, for a method call, the D-Bus
 /// error it carried.
@@ -242,9 +242,9 @@ package final class Bus {
     }
 
     /// The descriptor of this connection's socket (sd-bus's own: never closed or read by the caller).
-    package var socketDescriptor: Int32? {
+    package var socketDescriptor: FileDescriptor? {
         let fd = SDBus.library.getFd(bus)
-        return fd >= 0 ? fd : nil
+        return fd >= 0 ? FileDescriptor(rawValue: fd) : nil
     }
 
     /// The user and process of a peer, as the bus daemon knows them (from its socket credentials).
@@ -342,7 +342,7 @@ package final class Bus {
     /// duplicate of that descriptor, which the caller owns and closes.
     package func callReturningFileDescriptor(
         destination: String, path: String, interface: String, member: String, arguments: [String]
-    ) throws(BusError) -> Int32 {
+    ) throws(BusError) -> FileDescriptor {
         let operation = "\(interface).\(member)"
         var call: OpaquePointer?
         var code = SDBus.library.messageNewMethodCall(bus, &call, destination, path, interface, member)
@@ -370,7 +370,7 @@ package final class Bus {
         }
         // The descriptor belongs to the reply, which is freed on return.
         do throws(Errno) {
-            return try Descriptors.duplicate(descriptor)
+            return try FileDescriptor(rawValue: descriptor).duplicate()
         } catch {
             throw BusError(operation: operation, code: -error.code, detail: nil)
         }
@@ -474,14 +474,14 @@ package final class BusMessage {
 
     /// Reads a file descriptor ("h"): a close-on-exec duplicate, which the caller owns and closes (the
     /// message's own copy goes with the message).
-    package func readFileDescriptor() throws(BusError) -> Int32 {
+    package func readFileDescriptor() throws(BusError) -> FileDescriptor {
         var descriptor: Int32 = -1
         let code = SDBus.library.messageReadBasic(message, Self.code("h"), &descriptor)
         guard code > 0, descriptor >= 0 else {
             throw failed("a file descriptor", code < 0 ? code : -Errno.badMessage.code)
         }
         do throws(Errno) {
-            return try Descriptors.duplicate(descriptor)
+            return try FileDescriptor(rawValue: descriptor).duplicate()
         } catch {
             throw failed("a copy of the file descriptor", -error.code)
         }

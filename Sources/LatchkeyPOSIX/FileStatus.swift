@@ -50,9 +50,9 @@ package struct FileStatus: Equatable, Hashable, Sendable {
     }
 
     /// The status of an open descriptor (`fstat`).
-    package static func of(descriptor: Int32) -> FileStatus? {
+    package static func of(descriptor: FileDescriptor) -> FileStatus? {
         var info = stat()
-        return fstat(descriptor, &info) == 0 ? FileStatus(info) : nil
+        return fstat(descriptor.rawValue, &info) == 0 ? FileStatus(info) : nil
     }
 
     /// Whether the sticky bit is set (in a directory: only an entry's owner may rename or remove it).

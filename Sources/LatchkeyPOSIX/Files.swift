@@ -23,7 +23,7 @@ package enum Files {
         }
         do throws(Errno) {
             guard fchmod(fd, mode_t(mode)) == 0 else { throw Errno.current }
-            try writeAll(fd, Array(contents))
+            try FileDescriptor(rawValue: fd).writeAll(Array(contents))
             guard fsync(fd) == 0 else { throw Errno.current }
             close(fd)
         } catch {
@@ -56,7 +56,7 @@ package enum Files {
             throw .system(Errno.current)
         }
         defer { close(fd) }
-        guard let status = FileStatus.of(descriptor: fd) else { throw .system(Errno.current) }
+        guard let status = FileStatus.of(descriptor: FileDescriptor(rawValue: fd)) else { throw .system(Errno.current) }
         guard status.kind == .regular else { throw .notRegularFile(status.kind) }
         guard status.size <= Int64(limit) else { throw .tooLarge(status.size) }
         // Room for what the file says it holds and one byte more (to see it grew); more only as bytes come
@@ -108,17 +108,6 @@ package enum Files {
             }
             if count == 0 { return }
             buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-        }
-    }
-
-    /// Writes every byte to a descriptor.
-    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(Errno) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = try retryingInterrupts {
-                bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            }
-            offset += written
         }
     }
 
@@ -183,11 +172,11 @@ package enum Files {
 /// An exclusive `flock` on a file, held until the value is released (or the process ends, whatever way it
 /// ends): one process at a time may hold it.
 package final class FileLock: Sendable {
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
 
-    private init(descriptor: Int32) { self.descriptor = descriptor }
+    private init(descriptor: FileDescriptor) { self.descriptor = descriptor }
 
-    deinit { close(descriptor) }
+    deinit { descriptor.close() }
 
     /// Takes the lock on `path` (created 0600 when missing; a symbolic link is refused) and writes
     /// `contents` into the file for whoever finds it held. Nil when another process holds it.
@@ -201,11 +190,11 @@ package final class FileLock: Sendable {
         }
         do throws(Errno) {
             guard ftruncate(fd, 0) == 0 else { throw Errno.current }
-            try Files.writeAll(fd, Array(contents.utf8))
+            try FileDescriptor(rawValue: fd).writeAll(Array(contents.utf8))
         } catch {
             close(fd)
             throw error
         }
-        return FileLock(descriptor: fd)
+        return FileLock(descriptor: FileDescriptor(rawValue: fd))
     }
 }

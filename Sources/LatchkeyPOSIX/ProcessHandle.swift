@@ -6,7 +6,7 @@ import Glibc
 /// process's files through it needs no path lookup of `/proc/<pid>`, and fails once that process is gone
 /// instead of reaching another.
 package final class ProcessHandle: Sendable {
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
     /// `/proc/<pid>` (`O_PATH`), or -1 when it could not be opened.
     private let directory: Int32
     /// The process id, in this process's pid namespace.
@@ -16,35 +16,35 @@ package final class ProcessHandle: Sendable {
     package init?(pid: Int32) {
         let fd = latchkey_pidfd_open(pid)
         guard fd >= 0 else { return nil }
-        descriptor = fd
+        descriptor = FileDescriptor(rawValue: fd)
         self.pid = pid
         directory = latchkey_open_directory_path("/proc/\(pid)")
     }
 
     /// Takes over `pidfd` (from `SO_PEERPIDFD`): the handle closes it. Nil (and the descriptor closed) when
     /// the process has exited already or is not visible in this process's pid namespace.
-    package init?(adopting pidfd: Int32) {
+    package init?(adopting pidfd: FileDescriptor) {
         guard let pid = Self.pid(ofPidfd: pidfd), pid > 0 else {
-            Descriptors.close(pidfd)
+            pidfd.close()
             return nil
         }
         descriptor = pidfd
         self.pid = pid
         directory = latchkey_open_directory_path("/proc/\(pid)")
         // The directory was opened by pid: it is this process's only if the process was still alive after.
-        if latchkey_pidfd_exited(pidfd) != 0 { return nil }
+        if latchkey_pidfd_exited(pidfd.rawValue) != 0 { return nil }
     }
 
     deinit {
-        Descriptors.close(descriptor)
-        if directory >= 0 { Descriptors.close(directory) }
+        descriptor.close()
+        if directory >= 0 { FileDescriptor(rawValue: directory).close() }
     }
 
     /// The pid a pidfd stands for, from its `fdinfo` (`Pid:`): -1 once the process has exited, 0 when it is
     /// not in this process's pid namespace; nil when it cannot be read.
-    private static func pid(ofPidfd pidfd: Int32) -> Int32? {
+    private static func pid(ofPidfd pidfd: FileDescriptor) -> Int32? {
         // No fdinfo: no pid.
-        guard let bytes = try? Files.read("/proc/self/fdinfo/\(pidfd)", limit: 4_096) else { return nil }
+        guard let bytes = try? Files.read("/proc/self/fdinfo/\(pidfd.rawValue)", limit: 4_096) else { return nil }
         for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("Pid:".utf8)) {
             let value = line.dropFirst(4).filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
             return Int32(String(decoding: value, as: UTF8.self))
@@ -54,7 +54,7 @@ package final class ProcessHandle: Sendable {
 
     /// Whether the process has exited (one `poll`, no `/proc` read). A handle that cannot be polled counts
     /// as exited.
-    package var hasExited: Bool { latchkey_pidfd_exited(descriptor) != 0 }
+    package var hasExited: Bool { latchkey_pidfd_exited(descriptor.rawValue) != 0 }
 
     /// The status of the file the process runs now (`/proc/<pid>/exe`, followed), through the directory
     /// opened with the handle (by path when it could not be opened); nil when it cannot be looked at (the
@@ -85,7 +85,7 @@ package final class ProcessHandle: Sendable {
         let fd = openRelative("fd", O_RDONLY | O_DIRECTORY)
         guard fd >= 0 else { return nil }
         guard let listing = fdopendir(fd) else {
-            Descriptors.close(fd)
+            FileDescriptor(rawValue: fd).close()
             return nil
         }
         defer { closedir(listing) }
@@ -121,7 +121,7 @@ package final class ProcessHandle: Sendable {
     private func readSmall(_ relative: String, limit: Int) -> ArraySlice<UInt8>? {
         let fd = openRelative(relative, O_RDONLY)
         guard fd >= 0 else { return nil }
-        defer { Descriptors.close(fd) }
+        defer { FileDescriptor(rawValue: fd).close() }
         var buffer = [UInt8](repeating: 0, count: limit)
         let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
@@ -133,8 +133,10 @@ package final class ProcessHandle: Sendable {
     package func readFile(_ relative: String, limit: Int) -> [UInt8]? {
         let fd = openRelative(relative, O_RDONLY | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { return nil }
-        defer { Descriptors.close(fd) }
-        guard let status = FileStatus.of(descriptor: fd), status.kind == .regular, status.size <= Int64(limit) else {
+        defer { FileDescriptor(rawValue: fd).close() }
+        guard let status = FileStatus.of(descriptor: FileDescriptor(rawValue: fd)), status.kind == .regular,
+            status.size <= Int64(limit)
+        else {
             return nil
         }
         var bytes = [UInt8](repeating: 0, count: Int(status.size) + 1)
@@ -177,9 +179,10 @@ package final class ProcessHandle: Sendable {
     /// The namespace of `kind` the process is in: from the pidfd (Linux 6.11), else through the directory's
     /// `ns/` links; nil when neither can be read (the process ended, or this process may not look).
     package func namespace(_ kind: Namespace.Kind) -> Namespace? {
-        let fd = latchkey_pidfd_namespace(descriptor, kind.raw)
-        if fd >= 0 {
-            defer { Descriptors.close(fd) }
+        let raw = latchkey_pidfd_namespace(descriptor.rawValue, kind.raw)
+        if raw >= 0 {
+            let fd = FileDescriptor(rawValue: raw)
+            defer { fd.close() }
             return FileStatus.of(descriptor: fd).map(Namespace.init)
         }
         guard directory >= 0 else { return nil }

@@ -9,7 +9,7 @@ package enum Spawn {
         /// /dev/null.
         case null
         /// A copy of this process's descriptor (a pipe's end); the original is not inherited.
-        case descriptor(Int32)
+        case descriptor(FileDescriptor)
         /// A file, appended to (created 0600 when missing).
         case appending(String)
         /// The same as the child's standard output (for standard error).
@@ -109,7 +109,7 @@ package enum Spawn {
             posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
         case .descriptor(let fd):
             // dup2 clears close-on-exec on the copy; the original closes at exec when it is close-on-exec.
-            posix_spawn_file_actions_adddup2(&actions, fd, target)
+            posix_spawn_file_actions_adddup2(&actions, fd.rawValue, target)
         case .appending(let file):
             posix_spawn_file_actions_addopen(&actions, target, file, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         case .standardOutput:

@@ -1,6 +1,6 @@
 import Foundation
 package import LatchkeyEngine
-import LatchkeyPOSIX
+package import LatchkeyPOSIX
 
 /// Where the agent listens, and whether a socket found there may be trusted with a passphrase or a secret.
 ///
@@ -71,7 +71,7 @@ package enum AgentLocation {
     }
 
     /// Checks, after connecting and before sending, that the listening process runs as this user.
-    package static func verifyListener(_ descriptor: Int32, socketPath: String) throws(KeychainError) {
+    package static func verifyListener(_ descriptor: FileDescriptor, socketPath: String) throws(KeychainError) {
         let me = CurrentProcess.effectiveUserID
         guard let peer = UnixSocket.peerCredentials(descriptor) else {
             throw KeychainError(

@@ -9,16 +9,16 @@ package final class AgentStream: @unchecked Sendable {
     // @unchecked: the descriptor, the unread bytes and the polling time are used by one thread at a time (the
     // connection's handler, or a client under its own lock); closed once, in deinit; `shutDown` is thread-safe.
     /// The connected socket's file descriptor (for peer credentials and polling); the stream owns it.
-    package let descriptor: Int32
+    package let descriptor: FileDescriptor
 
     /// Wraps an open, connected socket; the stream closes it when released.
-    package init(descriptor: Int32) { self.descriptor = descriptor }
+    package init(descriptor: FileDescriptor) { self.descriptor = descriptor }
 
     deinit {
         for index in pending.indices { pending[index] = 0 }  // Unread bytes may hold a secret.
         // So may a broken read's.
         ahead.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
-        Descriptors.close(descriptor)
+        descriptor.close()
     }
 
     /// Connects to a socket without any check of who listens there; nil when nobody does. Clients use
@@ -35,7 +35,7 @@ package final class AgentStream: @unchecked Sendable {
 
     /// How long a receive polls for the next frame before it sleeps in the kernel (0: it sleeps at once).
     /// A client sets it for replies, the agent for a client's next request; see
-    /// `Descriptors.spinUntilReadable`.
+    /// `FileDescriptor.spinUntilReadable`.
     package var spinNanoseconds = 0
 
     /// Ends the connection now, from any thread: a read blocked on it returns.
@@ -98,7 +98,7 @@ package final class AgentStream: @unchecked Sendable {
         if pending.count < 4 {
             if spinNanoseconds > 0 {
                 // Whether anything came or not, the read below blocks as usual; this only avoids the sleep.
-                _ = Descriptors.spinUntilReadable(descriptor, nanoseconds: spinNanoseconds)
+                _ = descriptor.spinUntilReadable(nanoseconds: spinNanoseconds)
             }
             let start = pending.count
             guard let count = try readSome(into: &ahead, from: 0, minimum: 4 - start, sender: sender) else {

@@ -240,7 +240,7 @@ extension SecretServiceServer {
             _ = try message.readString("o")
             let appID = try message.readString()
             let fd = try message.readFileDescriptor()
-            defer { Descriptors.close(fd) }
+            defer { fd.close() }
             try retrieveSecret(for: appID, to: fd)
             let reply = try bus.reply(to: message)
             try reply.append(UInt32(0))

@@ -40,12 +40,12 @@ extension SecretServiceServer {
     }
 
     /// `RetrieveSecret`: writes app `appID`'s secret (made now if it has none) to `fd`.
-    func retrieveSecret(for appID: String, to fd: Int32) throws {
+    func retrieveSecret(for appID: String, to fd: FileDescriptor) throws {
         guard SecretPortal.isValidAppID(appID) else {
             throw SecretServiceError.invalidArguments(
                 "\"\(appID)\" is not an application ID (reverse DNS, as org.example.App)")
         }
-        guard Descriptors.isOpenForWriting(fd) else {
+        guard fd.isOpenForWriting else {
             throw SecretServiceError.invalidArguments("the file descriptor is not open for writing")
         }
         guard configuration.database.lockState == .unlocked else {
@@ -59,7 +59,7 @@ extension SecretServiceServer {
         var bytes = Array(secret)
         defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
         do throws(Errno) {
-            try Files.writeAll(fd, bytes)
+            try fd.writeAll(bytes)
         } catch {
             if made { SecretPortal.forget(appID, in: configuration.database) }
             throw SecretServiceError.invalidArguments("cannot write the secret to the file descriptor: \(error)")

@@ -53,7 +53,7 @@ import Testing
         let (oversized, _) = try raw(sandbox)
         var header = Data()
         withUnsafeBytes(of: UInt32(200 << 20).bigEndian) { header.append(contentsOf: $0) }
-        _ = header.withUnsafeBytes { write(oversized.descriptor, $0.baseAddress!, 4) }
+        _ = header.withUnsafeBytes { write(oversized.descriptor.rawValue, $0.baseAddress!, 4) }
         try expectRefusedAndClosed(oversized, contains: "larger than the limit")
 
         // A client that announces 1,000 bytes, sends 10 and hangs up.
@@ -61,7 +61,7 @@ import Testing
         var partial = Data()
         withUnsafeBytes(of: UInt32(1_000).bigEndian) { partial.append(contentsOf: $0) }
         partial.append(Data(repeating: 7, count: 10))
-        _ = partial.withUnsafeBytes { write(truncated.descriptor, $0.baseAddress!, $0.count) }
+        _ = partial.withUnsafeBytes { write(truncated.descriptor.rawValue, $0.baseAddress!, $0.count) }
         _ = consume truncated
 
         // A client that connects and says nothing holds only its own thread.

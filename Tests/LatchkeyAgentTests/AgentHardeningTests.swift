@@ -264,7 +264,7 @@ import Testing
             var header = Data()
             withUnsafeBytes(of: UInt32(AgentFrame.maximumBytes).bigEndian) { header.append(contentsOf: $0) }
             header.append(Data(repeating: 1, count: 1_000))
-            _ = header.withUnsafeBytes { write(stream.descriptor, $0.baseAddress!, $0.count) }
+            _ = header.withUnsafeBytes { write(stream.descriptor.rawValue, $0.baseAddress!, $0.count) }
             partial.append(stream)
         }
         #expect(try sandbox.client("a", "set", "s", "k", "v") == "ok\n")
@@ -286,7 +286,9 @@ import Testing
             var frame = Data()
             withUnsafeBytes(of: UInt32(size).bigEndian) { frame.append(contentsOf: $0) }
             frame.append(Data(repeating: 2, count: size - 1))
-            let sent = frame.withUnsafeBytes { send(stream.descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = frame.withUnsafeBytes {
+                send(stream.descriptor.rawValue, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if sent < frame.count { refused += 1 }
             held.append(stream)
         }

@@ -30,7 +30,9 @@ import Testing
             let stream = try #require(AgentStream.connect(path: sandbox.socketPath, timeoutSeconds: 2))
             _ = try AgentGreeting.decode(try stream.receive())
             // Blocks while the agent reads; fails (timeout or reset) once the agent refuses the frame.
-            _ = frame.withUnsafeBytes { send(stream.descriptor, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = frame.withUnsafeBytes {
+                send(stream.descriptor.rawValue, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL))
+            }
             streams.append(stream)
         }
         #expect(try sandbox.client("a", "get", "s", "k") == "v\n", "the agent serves its clients throughout")

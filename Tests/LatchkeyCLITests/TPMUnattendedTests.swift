@@ -112,7 +112,8 @@ import Testing
             ["tpm", "enroll"] + options, environment: TPMEnrollmentTests.environment(sandbox, tpm))
         #expect(output.status == 64)
         #expect(
-            output.stderr.hasSuffix("Usage: latchkey tpm enroll|status|remove|recover [options] [keychain]\n"),
+            output.stderr.hasSuffix(
+                "Usage: latchkey tpm enroll|status|remove|recover|sign-policy|add-policy [options] [FILE] [keychain]\n"),
             "\(output.stderr)")
         #expect(
             try sandbox.run(["tpm", "status"], environment: TPMEnrollmentTests.environment(sandbox, tpm)).stdout

@@ -28,9 +28,9 @@ import Testing
         let pid = try Spawn.start(
             "/bin/sh", ["-c", "echo to-pipe; echo to-file >&2"], environment: ["PATH": "/usr/bin:/bin"],
             options: options)
-        Descriptors.close(pipe.write)
+        pipe.write.close()
         #expect(Spawn.wait(pid) == .exited(0))
-        let read = FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true).readDataToEndOfFile()
+        let read = FileHandle(fileDescriptor: pipe.read.rawValue, closeOnDealloc: true).readDataToEndOfFile()
         #expect(String(decoding: read, as: UTF8.self) == "to-pipe\n")
         #expect(try String(contentsOfFile: log, encoding: .utf8) == "to-file\n")
     }
@@ -39,7 +39,7 @@ import Testing
         // A descriptor without close-on-exec, as a C library's socket() makes one.
         var ends: [Int32] = [-1, -1]
         #expect(Glibc.pipe(&ends) == 0)
-        defer { ends.forEach { Descriptors.close($0) } }
+        defer { ends.forEach { FileDescriptor(rawValue: $0).close() } }
         let probe = ["-c", "test -e /proc/self/fd/\(ends[1])"]
         #expect(Spawn.wait(try Spawn.start("/bin/sh", probe, environment: ["PATH": "/usr/bin:/bin"])) == .exited(0))
         let closing = Spawn.Options(closeInheritedDescriptors: true)

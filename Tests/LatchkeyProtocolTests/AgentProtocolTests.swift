@@ -192,13 +192,13 @@ import Testing
     @Test func oversizedFramesAreRefusedBeforeAllocating() throws {
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        let writer = AgentStream(descriptor: fds[0])
-        let reader = AgentStream(descriptor: fds[1])
+        let writer = AgentStream(descriptor: FileDescriptor(rawValue: fds[0]))
+        let reader = AgentStream(descriptor: FileDescriptor(rawValue: fds[1]))
         var header = Data()
         withUnsafeBytes(of: UInt32(1 << 30).bigEndian) { header.append(contentsOf: $0) }
         try writer.send(Data())  // A valid empty frame first.
         #expect(try reader.receive() == Data())
-        _ = header.withUnsafeBytes { write(fds[0], $0.baseAddress!, 4) }
+        _ = header.withUnsafeBytes { write(writer.descriptor.rawValue, $0.baseAddress!, 4) }
         #expect(throws: AgentStream.Failure.oversized(1 << 30)) { _ = try reader.receive() }
     }
 
@@ -207,12 +207,10 @@ import Testing
     @Test func aFrameLargerThanTheSocketBufferArrivesWhole() throws {
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        let writer = AgentStream(descriptor: fds[0])
-        let reader = AgentStream(descriptor: fds[1])
-        defer {
-            close(fds[0])
-            close(fds[1])
-        }
+        let writer = AgentStream(descriptor: FileDescriptor(rawValue: fds[0]))
+        let reader = AgentStream(descriptor: FileDescriptor(rawValue: fds[1]))
+        // The streams own the descriptors and close them when released: no close here (a second close could
+        // end a descriptor another test's thread has opened under the same number meanwhile).
         let big = Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
         let sender = Thread {
             // A failure shows as the reader's mismatch below.
@@ -235,12 +233,12 @@ import Testing
     @Test func aPollingReceiveGetsWhatASleepingOneGets() throws {
         var fds: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
-        let writer = AgentStream(descriptor: fds[0])
-        let reader = AgentStream(descriptor: fds[1])
+        let writer = AgentStream(descriptor: FileDescriptor(rawValue: fds[0]))
+        let reader = AgentStream(descriptor: FileDescriptor(rawValue: fds[1]))
         reader.spinNanoseconds = 200_000
-        #expect(!Descriptors.spinUntilReadable(fds[1], nanoseconds: 200_000))  // Nothing came: false, after the time.
+        #expect(!reader.descriptor.spinUntilReadable(nanoseconds: 200_000))  // Nothing came: false, after the time.
         try writer.send(Data("first".utf8))
-        #expect(Descriptors.spinUntilReadable(fds[1], nanoseconds: 200_000))
+        #expect(reader.descriptor.spinUntilReadable(nanoseconds: 200_000))
         #expect(try reader.receive() == Data("first".utf8))
         let late = Thread {
             Thread.sleep(forTimeInterval: 0.05)  // Long after the reader stopped polling and went to sleep.

@@ -72,7 +72,7 @@ extension ChildProcess {
     public static func pipe() throws -> [Int32] {
         do {
             let ends = try Pipes.make()
-            return [ends.read, ends.write]
+            return [ends.read.rawValue, ends.write.rawValue]
         } catch {
             throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO)
         }
@@ -84,7 +84,7 @@ extension ChildProcess.Stream {
     var spawned: Spawn.Stream {
         switch self {
         case .null: .null
-        case .descriptor(let fd): .descriptor(fd)
+        case .descriptor(let fd): .descriptor(FileDescriptor(rawValue: fd))
         case .appending(let file): .appending(file)
         case .standardOutput: .standardOutput
         }

@@ -46,7 +46,7 @@ public enum PassphraseSource: Sendable, Hashable {
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
             return Passphrase(bytes: bytes)
         case .fileDescriptor(let fd):
-            guard var bytes = Terminal.readLine(fd) else {
+            guard var bytes = FileDescriptor(rawValue: fd).readLine() else {
                 throw KeychainError.param("file descriptor \(fd) gave no passphrase")
             }
             defer { bytes.withUnsafeMutableBytes { wipeBytes($0) } }

@@ -132,7 +132,7 @@ package final class AgentClient: Sendable {
     package func agentClosedConnection() -> Bool {
         state.withLock { state in
             guard state.owner == CurrentProcess.id, let stream = state.stream else { return true }
-            return Descriptors.waitReadable(stream.descriptor, milliseconds: 0)
+            return stream.descriptor.waitReadable(milliseconds: 0)
         }
     }
 

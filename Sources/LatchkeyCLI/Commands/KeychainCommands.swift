@@ -295,17 +295,26 @@ enum KeychainCommands {
             PATH) when it is not running. The agent then holds the keys — in locked memory, never on disk — until \
             lock-keychain, its idle timeout (set-keychain-settings -t), or its end, and serves registered programs \
             without asking again. With --no-agent it only checks the passphrase: exit status 0 when it is right, \
-            51 (errSecAuthFailed) when it is not.
+            51 (errSecAuthFailed) when it is not. With --unattended it asks for no passphrase: the keychain opens \
+            through its unattended TPM unlock (tpm enroll --unattended), whose refusal after a PCR change (exit \
+            status 36) says why.
             """,
         options: [
             OptionSpec(
                 "p", nil, .required, value: "passphrase", "Use this passphrase (insecure: visible to other users)."),
             OptionSpec("u", "Accepted for compatibility; Latchkey always needs the passphrase."),
             OptionSpec(nil, "no-agent", "Only check the passphrase; do not start or use the agent."),
+            OptionSpec(
+                nil, "unattended",
+                "Unlock through the keychain's unattended TPM unlock (PCR values or a signed policy), with no passphrase."
+            ),
         ] + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         let keychain = try KeychainDatabase.open(at: path)
+        if arguments.has("unattended") {
+            return try unlockUnattended(keychain, path: path, arguments, context: context)
+        }
         let passphrase: Passphrase
         if let value = arguments.value("p") {
             context.warnVisiblePassphrase("-p", safe: "the prompt, --passphrase-fd or --passphrase-file")
@@ -332,6 +341,32 @@ enum KeychainCommands {
             client = try AgentAccess.start(for: path, context: context)
         }
         try AgentKeychainService(client: client).unlock(with: passphrase)
+        return 0
+    }
+
+    /// `unlock-keychain --unattended`: the TPM opens the keychain with no passphrase. A running agent unseals
+    /// it itself; else the unseal is tried here first (its refusal is the answer) and an agent is started for it.
+    static func unlockUnattended(
+        _ keychain: KeychainDatabase, path: String, _ arguments: ParsedArguments, context: CLIContext
+    ) throws -> Int32 {
+        guard !arguments.has("p"), !arguments.has("passphrase-fd"), !arguments.has("passphrase-file") else {
+            throw UsageError(message: "--unattended takes no passphrase")
+        }
+        if arguments.has("no-agent") {
+            try keychain.unlockUnattended()
+            context.stderr.line(
+                "latchkey: unlock-keychain: the TPM opens the keychain unattended; without the agent the keychain stays unlocked only within each latchkey command"
+            )
+            return 0
+        }
+        let client: AgentClient
+        if let running = try AgentAccess.client(for: path, context: context) {
+            client = running
+        } else {
+            try keychain.unlockUnattended()
+            client = try AgentAccess.start(for: path, context: context)
+        }
+        _ = try client.send(.unlockUnattended)
         return 0
     }
 

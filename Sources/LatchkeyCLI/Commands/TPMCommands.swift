@@ -1,12 +1,14 @@
 import Foundation
 import Latchkey
+import LatchkeyCrypto
 
-/// `latchkey tpm enroll|status|remove|recover [keychain]`: binding a keychain to this machine's TPM 2.0.
+/// `latchkey tpm enroll|status|remove|recover [keychain]`: binding a keychain to this machine's TPM 2.0;
+/// `tpm sign-policy` and `tpm add-policy FILE`: signed PCR policies for the unattended unlock.
 enum TPMCommands {
-    static let actions = ["enroll", "status", "remove", "recover"]
+    static let actions = ["enroll", "status", "remove", "recover", "sign-policy", "add-policy"]
 
     static let command = Command(
-        "tpm", synopsis: "enroll|status|remove|recover [options] [keychain]",
+        "tpm", synopsis: "enroll|status|remove|recover|sign-policy|add-policy [options] [FILE] [keychain]",
         summary: "Bind a keychain to this machine's TPM, show the binding, undo it or recover without the TPM.",
         details: """
             `tpm enroll` binds the keychain to the TPM 2.0 of this machine: from then on its keys need, besides the \
@@ -17,6 +19,13 @@ enum TPMCommands {
             of those PCRs (the measured firmware, boot loader, kernel), so a service's keychain opens at boot with no \
             passphrase — a command given no passphrase uses it — and refuses with a clear error after a PCR change, \
             when the passphrase or the recovery code still opens it; run it again to seal to the new values. \
+            With --policy-key PUBLIC.pem (an EC P-256 key) the key is sealed instead to whatever PCR values that \
+            key's owner signs: `tpm sign-policy --key PRIVATE.pem --pcrs 7 [--pcr 7=HEX …] --output FILE` (an encrypted key's \
+            passphrase from --key-passphrase-fd), run \
+            where the private key is, writes a signed policy for the present values of those PCRs (or the \
+            expected ones --pcr gives, such as those a firmware update will measure), and `tpm add-policy FILE` \
+            gives it to the keychain (no passphrase needed); the unattended unlock opens while the PCRs hold the \
+            values of a policy it holds, so an expected update needs no recovery. \
             `tpm status` shows where the TPM is, whether the keychain is enrolled, whether \
             the TPM is the one it is sealed to and its lockout state; it needs no passphrase. `tpm remove` undoes the \
             binding (the passphrase alone opens the keychain again). `tpm recover` opens the keychain with its \
@@ -31,19 +40,42 @@ enum TPMCommands {
                 "With enroll: also let the keychain open with no passphrase while the PCRs keep their values."),
             OptionSpec(
                 nil, "pcrs", .required, value: "list",
-                "With enroll --unattended: the SHA-256 PCRs to seal to, such as 7 or 7,11."),
+                "With enroll --unattended: the SHA-256 PCRs to seal to, such as 7 or 7,11; with sign-policy: the PCRs the policy covers."
+            ),
+            OptionSpec(
+                nil, "policy-key", .required, value: "path",
+                "With enroll --unattended: seal to the PCR values this EC P-256 public key (PEM) signs policies for."),
+            OptionSpec(
+                nil, "key", .required, value: "path", "With sign-policy: the EC P-256 private key (PEM) that signs."),
+            OptionSpec(
+                nil, "pcr", .required, value: "n=hex",
+                "With sign-policy: the expected SHA-256 value of PCR n (64 hexadecimal digits) instead of its present value; repeatable."
+            ),
+            OptionSpec(nil, "output", .required, value: "path", "With sign-policy: where to write the signed policy."),
+            OptionSpec(
+                nil, "key-passphrase-fd", .required, value: "fd",
+                "With sign-policy: read the passphrase of an encrypted --key from this open file descriptor (one line)."
+            ),
             OptionSpec(
                 nil, "recovery-code-fd", .required, value: "fd",
                 "With recover: read the recovery code from this file descriptor."),
             OptionSpec(nil, "no-tpm", "With recover: do not bind the keychain to a TPM again."),
         ] + passphraseOptions,
-        positionals: 1...2
+        positionals: 1...3
     ) { arguments, context in
         let action = arguments.positionals[0]
         guard actions.contains(action) else {
             throw UsageError(message: "unknown tpm action '\(action)'; one of: \(actions.joined(separator: ", "))")
         }
-        let name = arguments.positionals.dropFirst().first
+        if action == "sign-policy" { return try signPolicy(arguments, context: context) }
+        let takesFile = action == "add-policy"
+        guard arguments.positionals.count >= (takesFile ? 2 : 1) else {
+            throw UsageError(message: "tpm add-policy needs the signed policy's file")
+        }
+        guard arguments.positionals.count <= (takesFile ? 3 : 2) else {
+            throw UsageError(message: "unexpected argument \"\(arguments.positionals.last ?? "")\"")
+        }
+        let name = arguments.positionals.dropFirst(takesFile ? 2 : 1).first
         let path = context.keychainPath(name)
         let keychain = try KeychainDatabase.open(at: path)
         switch action {
@@ -51,18 +83,15 @@ enum TPMCommands {
             guard arguments.has("unattended") == arguments.has("pcrs") else {
                 throw UsageError(message: "--unattended needs --pcrs, and --pcrs goes with --unattended")
             }
+            guard !arguments.has("policy-key") || arguments.has("unattended") else {
+                throw UsageError(message: "--policy-key goes with --unattended --pcrs")
+            }
+            let policyKey = try arguments.value("policy-key").map { file in try readKey(file, isPrivate: false) }
             let passphrase = try context.passphrase(
                 arguments, prompt: "password to unlock \(context.keychainName(name)): ")
             let code: RecoveryCode?
             if let list = arguments.value("pcrs") {
-                let pcrs = try list.split(separator: ",", omittingEmptySubsequences: false).map { text in
-                    guard let number = Int(text), (0..<24).contains(number) else {
-                        throw UsageError(
-                            message: "--pcrs takes PCR numbers from 0 to 23 separated by commas, not '\(list)'")
-                    }
-                    return number
-                }
-                code = try keychain.enrollUnattended(passphrase: passphrase, pcrs: pcrs)
+                code = try keychain.enrollUnattended(passphrase: passphrase, pcrs: try pcrs(list), policyKey: policyKey)
             } else {
                 code = try keychain.enrollTPM(passphrase: passphrase)
             }
@@ -72,10 +101,21 @@ enum TPMCommands {
                     "latchkey: tpm: the keychain is bound to the TPM at \(TPMAddress.current); write the recovery code down, it is shown only now and opens the keychain without the TPM"
                 )
             }
-            if let list = arguments.value("pcrs") {
+            if let list = arguments.value("pcrs"), policyKey == nil {
                 context.stderr.line(
                     "latchkey: tpm: the keychain opens with no passphrase while PCR \(list) keep their present values")
+            } else if let list = arguments.value("pcrs"), let policyKey {
+                let fingerprint = try TPMSignedPolicy.fingerprint(of: policyKey)
+                context.stderr.line(
+                    "latchkey: tpm: the keychain opens with no passphrase while PCR \(list) hold values a policy signed by sha256:\(Hex.encode(fingerprint)) approves (latchkey tpm add-policy)"
+                )
             }
+        case "add-policy":
+            let file = arguments.positionals[1]
+            let policy = try TPMSignedPolicy(fileContents: try CertificateCommands.readFile(file))
+            try keychain.addSignedPolicy(policy)
+            context.stderr.line(
+                "latchkey: tpm: the keychain opens with no passphrase while PCR \(describe(policy.pcrValues))")
         case "status":
             for line in describe(try keychain.tpmBinding) { context.stdout.line(line) }
         case "remove":
@@ -103,6 +143,81 @@ enum TPMCommands {
             }
         }
         return 0
+    }
+
+    /// `tpm sign-policy --key PRIVATE.pem --pcrs 7,… [--pcr 7=HEX …] [--output FILE]`: a signed policy for the
+    /// present values of the PCRs (read from the TPM) or the expected ones given; no keychain is involved.
+    static func signPolicy(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
+        guard arguments.positionals.count == 1 else {
+            throw UsageError(message: "tpm sign-policy takes no keychain")
+        }
+        guard let keyFile = arguments.value("key"), let list = arguments.value("pcrs") else {
+            throw UsageError(message: "tpm sign-policy needs --key PRIVATE.pem and --pcrs")
+        }
+        let covered = try pcrs(list)
+        var expected: [Int: Data] = [:]
+        for given in arguments.allValues("pcr") {
+            let parts = given.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let index = Int(parts[0]), covered.contains(index),
+                let value = Hex.decode(parts[1]).map({ Data($0) }), value.count == 32
+            else {
+                throw UsageError(
+                    message:
+                        "--pcr takes n=HEX, a PCR of --pcrs and its SHA-256 value in 64 hexadecimal digits, not '\(given)'"
+                )
+            }
+            expected[index] = value
+        }
+        let key = try readKey(
+            keyFile, isPrivate: true, passphrase: try PKITransfer.keyPassphrase(arguments, context: context) ?? "")
+        let missing = covered.filter { expected[$0] == nil }
+        if !missing.isEmpty {
+            for (index, value) in try TPMSignedPolicy.currentPCRValues(missing) { expected[index] = value }
+        }
+        let policy = try TPMSignedPolicy.sign(pcrValues: expected, key: key)
+        if let output = arguments.value("output") {
+            do {
+                try policy.fileContents.write(to: URL(fileURLWithPath: output), options: .atomic)
+            } catch {
+                throw CommandFailure(message: "cannot write \(output): \(error.localizedDescription)")
+            }
+            context.stderr.line(
+                "latchkey: tpm: wrote a policy signed for PCR \(describe(policy.pcrValues)) to \(output)")
+        } else {
+            context.stdout.write(String(decoding: policy.fileContents, as: UTF8.self))
+        }
+        return 0
+    }
+
+    /// `7=<hex>, 11=<hex>`, ascending.
+    static func describe(_ values: [Int: Data]) -> String {
+        values.keys.sorted().map { "\($0)=\(Hex.encode(values[$0] ?? Data()))" }.joined(separator: ", ")
+    }
+
+    /// `--pcrs`'s PCR numbers.
+    static func pcrs(_ list: String) throws -> [Int] {
+        try list.split(separator: ",", omittingEmptySubsequences: false).map { text in
+            guard let number = Int(text), (0..<24).contains(number) else {
+                throw UsageError(message: "--pcrs takes PCR numbers from 0 to 23 separated by commas, not '\(list)'")
+            }
+            return number
+        }
+    }
+
+    /// The first key of a PEM file (a public key, or a private one whose public half is used unless
+    /// `isPrivate`; an encrypted one opened with `passphrase`): `errSecParam` when the file holds none.
+    static func readKey(_ file: String, isPrivate: Bool, passphrase: String = "") throws -> AsymmetricKey {
+        let text = String(decoding: try CertificateCommands.readFile(file), as: UTF8.self)
+        let keys: [AsymmetricKey]
+        do {
+            keys = try AsymmetricKey.keys(inPEM: text, passphrase: passphrase)
+        } catch {
+            throw KeychainError(KeychainStatus(rawValue: error.kind.rawValue), "\(file): \(error.reason)")
+        }
+        guard let key = keys.first, !isPrivate || key.isPrivate else {
+            throw KeychainError.param("\(file) holds no \(isPrivate ? "private key" : "key") in PEM")
+        }
+        return key
     }
 
     static func recoveryCode(_ arguments: ParsedArguments, context: CLIContext) throws -> RecoveryCode {
@@ -133,6 +248,16 @@ enum TPMCommands {
         lines.append("enrolled: \(binding.enrolled ? "yes" : "no")")
         if !binding.unattendedPCRs.isEmpty {
             lines.append("unattended: PCR \(binding.unattendedPCRs.map(String.init).joined(separator: ","))")
+        }
+        if let fingerprint = binding.policyKeyFingerprint {
+            lines.append("policy key: sha256:\(Hex.encode(fingerprint))")
+            if binding.signedPolicies.isEmpty { lines.append("signed policies: none (latchkey tpm add-policy FILE)") }
+            for policy in binding.signedPolicies {
+                let now =
+                    binding.pcrValuesNow.isEmpty
+                    ? "" : policy.pcrValues == binding.pcrValuesNow ? " (the PCRs now)" : " (not the PCRs now)"
+                lines.append("signed policy: PCR \(describe(policy.pcrValues))\(now)")
+            }
         }
         if binding.enrolled {
             lines.append("device key: \(binding.deviceKeySealed ? "sealed by the TPM" : "in the device key file")")

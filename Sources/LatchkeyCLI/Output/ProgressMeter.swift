@@ -96,7 +96,7 @@ extension CLIContext {
         _ activity: String, _ body: (ProgressHandler?) throws(Failure) -> T
     ) throws(Failure) -> T {
         guard let terminal = progressTerminal else { return try body(nil) }
-        let meter = ProgressMeter(activity, sink: terminal, columns: { Terminal.columns(2) })
+        let meter = ProgressMeter(activity, sink: terminal, columns: { FileDescriptor.standardError.terminalColumns })
         defer { meter.finish() }
         return try body { meter.update($0) }
     }

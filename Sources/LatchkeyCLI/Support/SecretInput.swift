@@ -68,8 +68,8 @@ enum SecretInput {
     /// Everything on a descriptor, up to one byte more than an item's data may hold (which the keychain then
     /// refuses with its own message).
     private static func readAll(_ fd: Int32) throws -> [UInt8] {
-        do throws(Terminal.ReadAllFailure) {
-            return try Terminal.readAll(fd, limit: ItemLimits.maximumDataBytes + 1)
+        do throws(FileDescriptor.ReadAllFailure) {
+            return try FileDescriptor(rawValue: fd).readAll(limit: ItemLimits.maximumDataBytes + 1)
         } catch {
             switch error {
             case .tooLarge:

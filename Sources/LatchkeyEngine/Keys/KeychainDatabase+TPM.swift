@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
 internal import LatchkeyTPM
@@ -14,6 +14,12 @@ public struct TPMBinding: Sendable, Equatable {
     public var deviceKeySealed: Bool = false
     /// The PCRs an unattended unlock is sealed to (empty: none).
     public var unattendedPCRs: [Int] = []
+    /// With a signed-policy unattended unlock: SHA-256 of the policy key (its SubjectPublicKeyInfo DER).
+    public var policyKeyFingerprint: Data?
+    /// The signed policies the keychain holds, oldest first.
+    public var signedPolicies: [TPMSignedPolicy] = []
+    /// The values of the unattended unlock's PCRs now, when the TPM answered (which signed policy matches).
+    public var pcrValuesNow: [Int: Data] = [:]
     /// Whether a TPM answered there.
     public var present: Bool = false
     /// For an enrolled keychain: whether the TPM that answered is the one it is sealed to (nil: no TPM).
@@ -140,6 +146,8 @@ extension KeychainDatabase {
             var binding = TPMBinding(address: TPMAddress.current, enrolled: meta.tpm != nil)
             binding.deviceKeySealed = meta.tpm?.deviceObject != nil
             binding.unattendedPCRs = meta.tpm?.unattended?.pcrs ?? []
+            binding.policyKeyFingerprint = meta.tpm?.unattended?.policyKey?.fingerprint
+            binding.signedPolicies = meta.tpm?.unattended?.signedPolicies ?? []
             do {
                 let connection = try TPMConnection(address: binding.address)
                 defer { connection.close() }
@@ -149,6 +157,9 @@ extension KeychainDatabase {
                 binding.lockout = TPMLockoutReport(
                     failedTries: state.failedTries, maxTries: state.maxTries, recoveryInterval: state.recoveryInterval,
                     inLockout: state.inLockout)
+                if let mask = meta.tpm?.unattended?.pcrMask, binding.policyKeyFingerprint != nil {
+                    binding.pcrValuesNow = try connection.readPCRs(mask: mask)
+                }
             } catch {
                 binding.problem = error.detail
             }

@@ -14,7 +14,9 @@ internal import LatchkeyTPM
 /// Layout: `"LKT1"`, the pinned storage key's name, the passphrase object's public and private areas, then a
 /// flag byte (bit 0: a device-key object follows) and the device object's public and private areas — each
 /// field a 4-byte little-endian length and its bytes; with flag bit 1, the unattended unlock follows: the PCR
-/// mask (4 bytes, little-endian; bit n is PCR n of the SHA-256 bank) and its object's public and private areas.
+/// mask (4 bytes, little-endian; bit n is PCR n of the SHA-256 bank) and its object's public and private areas;
+/// with flag bit 2 (only with bit 1), the unattended unlock is sealed under a signed policy: the policy key's
+/// X9.63 point (a field), a 4-byte count and the signed policies the keychain holds (`TPMSignedPolicy`).
 struct TPMEnrollment: Equatable {
     /// The TPM name of the storage primary the objects were sealed under (which TPM this is).
     var primaryName: Data
@@ -38,7 +40,8 @@ struct TPMEnrollment: Equatable {
         writer.appendField(primaryName)
         writer.appendField(passphraseObject.public)
         writer.appendField(passphraseObject.private)
-        writer.append(UInt8((deviceObject == nil ? 0 : 1) | (unattended == nil ? 0 : 2)))
+        writer.append(
+            UInt8((deviceObject == nil ? 0 : 1) | (unattended == nil ? 0 : 2) | (unattended?.policyKey == nil ? 0 : 4)))
         if let deviceObject {
             writer.appendField(deviceObject.public)
             writer.appendField(deviceObject.private)
@@ -47,6 +50,11 @@ struct TPMEnrollment: Equatable {
             writer.append(unattended.pcrMask)
             writer.appendField(unattended.object.public)
             writer.appendField(unattended.object.private)
+            if let key = unattended.policyKey {
+                writer.appendField(key.point)
+                writer.append(UInt32(unattended.signedPolicies.count))
+                for policy in unattended.signedPolicies { policy.append(to: &writer) }
+            }
         }
         return writer.data
     }
@@ -70,7 +78,14 @@ struct TPMEnrollment: Equatable {
                         pcrMask: mask,
                         object: TPMSealedObject(public: try reader.readField(), private: try reader.readField()))
                 }
-                guard reader.isAtEnd, flags & ~3 == 0 else { return nil }
+                if flags & 4 != 0 {
+                    guard unattended != nil, let key = TPMPolicyKey(point: try reader.readField()) else { return nil }
+                    unattended?.policyKey = key
+                    let count = try reader.readUInt32()
+                    guard count <= TPMUnattended.maximumPolicies else { return nil }
+                    for _ in 0..<count { unattended?.signedPolicies.append(try TPMSignedPolicy.read(from: &reader)) }
+                }
+                guard reader.isAtEnd, flags & ~7 == 0 else { return nil }
                 return TPMEnrollment(
                     primaryName: name, passphraseObject: object, deviceObject: device, unattended: unattended)
             } catch {
@@ -91,12 +106,20 @@ struct TPMEnrollment: Equatable {
 }
 
 /// An unattended unlock: a random key that wraps a copy of the keybag (`unattended-keybag`), sealed by the TPM
-/// (noDA, no authValue) under a policy that only the PCR values at enrollment satisfy (`TPM2_PolicyPCR`).
+/// (noDA, no authValue) under a policy that only the PCR values at enrollment satisfy (`TPM2_PolicyPCR`) — or,
+/// with a policy key, under `TPM2_PolicyAuthorize` by that key: any PCR values it signs a policy for.
 struct TPMUnattended: Equatable {
     /// The SHA-256 PCRs the policy covers (bit n: PCR n).
     var pcrMask: UInt32
     /// The sealed key.
     var object: TPMSealedObject
+    /// The key whose signed policies open it (nil: sealed to the PCR values at enrollment).
+    var policyKey: TPMPolicyKey?
+    /// The signed policies given to the keychain (`latchkey tpm add-policy`), oldest first.
+    var signedPolicies: [TPMSignedPolicy] = []
+
+    /// The signed policies kept at most: adding one more drops the oldest.
+    static let maximumPolicies: UInt32 = 16
 
     /// The PCR numbers, ascending.
     var pcrs: [Int] { (0..<24).filter { pcrMask & (1 << UInt32($0)) != 0 } }

@@ -13,7 +13,7 @@ internal import Synchronization
 package final class SyncWorker: Sendable {
     private let keychain: KeychainDatabase
     private let log: @Sendable (String) -> Void
-    private let doorbell: (read: Int32, write: Int32)
+    private let doorbell: (read: FileDescriptor, write: FileDescriptor)
     private let rounds = Atomic<Int>(0)
 
     /// A worker for `keychain` (not started). errSecIO when its wake-up pipe cannot be made.
@@ -31,7 +31,7 @@ package final class SyncWorker: Sendable {
     package var completedRounds: Int { rounds.load(ordering: .acquiring) }
 
     /// Wakes the worker for a round now (after a local change, an unlock).
-    package func nudge() { Descriptors.ring(doorbell.write) }
+    package func nudge() { doorbell.write.ring() }
 
     /// Starts the worker's thread; it runs for the life of the process.
     package func start() {
@@ -65,7 +65,7 @@ package final class SyncWorker: Sendable {
                 } catch {
                     // Not set up for sync (or not readable yet): look again in a minute, whatever rings meanwhile.
                     Thread.sleep(forTimeInterval: 60)
-                    Descriptors.drain(doorbell.read)
+                    doorbell.read.drain()
                     continue
                 }
             }
@@ -186,9 +186,9 @@ package final class SyncWorker: Sendable {
     /// Waits for the doorbell or the server's notification; true when either rang.
     @discardableResult
     private func wait(milliseconds: Int32, socket connection: PostgresConnection?) -> Bool {
-        let ready = Descriptors.waitReadable(
+        let ready = FileDescriptor.waitReadable(
             [doorbell.read] + (connection.map { [$0.socket] } ?? []), milliseconds: milliseconds)
-        if ready.contains(doorbell.read) { Descriptors.drain(doorbell.read) }
+        if ready.contains(doorbell.read) { doorbell.read.drain() }
         if let connection, ready.contains(connection.socket) {
             // A closed connection reads as ready too; the next round finds it broken and reconnects.
             _ = try? connection.notifications(waitingUpTo: 0)

@@ -1,7 +1,7 @@
 internal import CPostgres
 package import Foundation
 package import LatchkeyEngine
-internal import LatchkeyPOSIX
+package import LatchkeyPOSIX
 
 /// A value sent to or read from PostgreSQL. Parameters travel in binary for `bytes` and as text otherwise;
 /// results are read in binary (`int8`, `int4`, `bool`, `bytea`, `text`).
@@ -97,7 +97,7 @@ package final class PostgresConnection: @unchecked Sendable {
     package var isHealthy: Bool { pq.status(connection) == CONNECTION_OK }
 
     /// The socket, for waiting on notifications.
-    package var socket: Int32 { pq.socket(connection) }
+    package var socket: FileDescriptor { FileDescriptor(rawValue: pq.socket(connection)) }
 
     /// Runs one or more statements without parameters (schema scripts, LISTEN, transactions).
     package func execute(_ sql: String) throws(PostgresError) {
@@ -237,7 +237,7 @@ package final class PostgresConnection: @unchecked Sendable {
     package func notifications(waitingUpTo milliseconds: Int32) throws(PostgresError) -> [String] {
         var channels = drainNotifications()
         if !channels.isEmpty { return channels }
-        guard Descriptors.waitReadable(socket, milliseconds: milliseconds) else { return [] }
+        guard socket.waitReadable(milliseconds: milliseconds) else { return [] }
         guard pq.consumeInput(connection) == 1 else { throw failure(nil) }
         channels = drainNotifications()
         return channels
