@@ -663,7 +663,8 @@ extension TPMConnection {
         var s: UnsafePointer<UInt8>?
         var rLength = 0
         var sLength = 0
-        guard let signature, latchkey_tpm_ecdsa_signature_parts(signature, &r, &rLength, &s, &sLength) == 0, let r, let s,
+        guard let signature, latchkey_tpm_ecdsa_signature_parts(signature, &r, &rLength, &s, &sLength) == 0, let r,
+            let s,
             rLength <= 32, sLength <= 32
         else { throw TPMError(.failed, address: address, detail: "the TPM returned no ECDSA signature") }
         return (
