@@ -271,4 +271,22 @@ static inline TSS2_RC latchkey_Esys_PolicyAuthorize(ESYS_CONTEXT *esysContext, E
     return function(esysContext, policySession, shandle1, shandle2, shandle3, approvedPolicy, policyRef, keySign, checkTicket);
 }
 
+// MARK: Keys made in the TPM (issue 35 part 4): signing and ECDH with a TPM-resident P-256 key.
+
+static inline TSS2_RC latchkey_Esys_ECDH_ZGen(ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_ECC_POINT *inPoint, TPM2B_ECC_POINT **outPoint) {
+    static void *cache;
+    __typeof__(Esys_ECDH_ZGen) *function = (__typeof__(Esys_ECDH_ZGen) *)latchkey_tss2_function(0, "Esys_ECDH_ZGen", &cache);
+    if (function == NULL) return LATCHKEY_TSS2_NOT_INSTALLED;
+    return function(esysContext, keyHandle, shandle1, shandle2, shandle3, inPoint, outPoint);
+}
+
+static inline TSS2_RC latchkey_Esys_Sign(ESYS_CONTEXT *esysContext, ESYS_TR keyHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_DIGEST *digest, const TPMT_SIG_SCHEME *inScheme, const TPMT_TK_HASHCHECK *validation, TPMT_SIGNATURE **signature) {
+    static void *cache;
+    __typeof__(Esys_Sign) *function = (__typeof__(Esys_Sign) *)latchkey_tss2_function(0, "Esys_Sign", &cache);
+    if (function == NULL) return LATCHKEY_TSS2_NOT_INSTALLED;
+    return function(esysContext, keyHandle, shandle1, shandle2, shandle3, digest, inScheme, validation, signature);
+}
+
+// MARK: End of the keys made in the TPM.
+
 #endif

@@ -41,12 +41,16 @@ package struct SSHKeyStore: Sendable {
         package let tokenID: String
         /// When it was stored.
         package let created: Date?
+        /// Where it lives (`lkst`): made inside the TPM (an ECDSA key made where a TPM answers), or in software.
+        package var storage: KeyStorage = .software
 
         /// The same key with other settings.
         package func with(_ settings: SSHKeySettings) -> Identity {
-            Identity(
+            var copy = Identity(
                 publicKey: publicKey, comment: comment, reference: reference, settings: settings, tokenID: tokenID,
                 created: created)
+            copy.storage = storage
+            return copy
         }
     }
 
@@ -140,11 +144,13 @@ package struct SSHKeyStore: Sendable {
         let account = Self.account(publicKey.applicationLabel)
         // No settings stored: the defaults; stored but damaged: none, and the key is not used.
         let stored: SSHKeySettings? = settings.keys.contains(account) ? settings[account] ?? nil : SSHKeySettings()
-        return Identity(
+        var identity = Identity(
             publicKey: publicKey, comment: item.attributes[.label]?.stringValue ?? "",
             reference: item.persistentReference,
             settings: stored, tokenID: item.attributes[.tokenID]?.stringValue ?? "",
             created: item.attributes[.creationDate]?.dateValue)
+        identity.storage = item.attributes[.keyStorage]?.stringValue.flatMap(KeyStorage.init(rawValue:)) ?? .software
+        return identity
     }
 
     static func keyType(_ value: AttributeValue?) -> KeyType? {

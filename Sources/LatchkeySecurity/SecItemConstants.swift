@@ -143,6 +143,14 @@ public var kSecAttrAccessControl: CFString { SecConstant("accc") }
 public var kSecAttrPersistentReference: CFString { SecConstant("persistref") }
 /// `kSecAttrTokenID` ("tkid").
 public var kSecAttrTokenID: CFString { SecConstant("tkid") }
+/// `kSecAttrLatchkeyKeyStorage` ("lkst"), a Latchkey extension: where a key the keychain holds lives —
+/// `kSecAttrLatchkeyKeyStorageTPM` (made inside the TPM) or `kSecAttrLatchkeyKeyStorageSoftware` (held in
+/// memory where the keychain runs). `SecKeyCopyAttributes` reports it; the keychain sets it.
+public var kSecAttrLatchkeyKeyStorage: CFString { SecConstant("lkst") }
+/// `kSecAttrLatchkeyKeyStorageTPM` ("tpm"): a P-256 key made inside the TPM, never out of it.
+public var kSecAttrLatchkeyKeyStorageTPM: CFString { SecConstant("tpm") }
+/// `kSecAttrLatchkeyKeyStorageSoftware` ("software"): a key held in memory where the keychain runs.
+public var kSecAttrLatchkeyKeyStorageSoftware: CFString { SecConstant("software") }
 /// `kSecAttrSyncViewHint` ("vwht").
 public var kSecAttrSyncViewHint: CFString { SecConstant("vwht") }
 /// `kSecValueData` ("v_Data").

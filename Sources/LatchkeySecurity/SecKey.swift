@@ -294,7 +294,8 @@ public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? { SecKey(key.publicHal
 /// `SecKeyCopyAttributes`: as Apple's software keys report them — class, type (`kSecAttrKeyType…`), sizes,
 /// application label, the usage flags, and the external representation as `kSecValueData`. A key the
 /// keychain holds reports what Apple's token keys do: sensitive, not extractable, its `kSecAttrTokenID`,
-/// and no data.
+/// and no data — and, a Latchkey extension, where it lives (`kSecAttrLatchkeyKeyStorage`: the TPM, or
+/// software).
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     var result: [String: Any] = [kSecClass as String: kSecClassKey as String]
     let derived: [AttributeKey: AttributeValue]
@@ -309,6 +310,7 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     case .held(let held):
         derived = KeyAttributes.derived(from: held.publicKey, held: true)
         result[kSecAttrTokenID as String] = held.tokenID
+        result[kSecAttrLatchkeyKeyStorage as String] = held.storage.rawValue
     }
     let half = key.publicHalf
     for (name, value) in derived {

@@ -5,7 +5,9 @@ import LatchkeyTPM
 
 /// `latchkey-bench --tpm`: unlocking a keychain with the passphrase alone and with the passphrase entangled
 /// with a TPM (a swtpm the bench starts on a private directory and stops in order), the TPM's own part, the
-/// unattended (PCR) unlock, and what one offline guess against a stolen file costs before and after enrolling.
+/// unattended (PCR) unlock, what one offline guess against a stolen file costs before and after enrolling,
+/// and a P-256 signature by a `kSecAttrTokenIDSecureEnclave` key made inside the TPM beside one by a key held in
+/// software (in memory where the keychain runs), the engine's own calls both.
 struct TPMWorkloads {
     let samples: Int
 
@@ -105,9 +107,45 @@ struct TPMWorkloads {
                 samples: try measure {
                     _ = try KeychainDatabase.open(at: directory + "/enrolled.keychain")
                 }))
+        rows += try signatureRows(plain)
         let connection = try TPMConnection(address: server.tcti)
         defer { connection.close() }
         return (rows, try connection.lockoutState())
+    }
+
+    /// The names of the two signature rows, whose ratio `render` prints.
+    static let softwareSign = "P-256 sign (ECDSA, SHA-256), key held in software (in memory)"
+    static let tpmSign = "P-256 sign (ECDSA, SHA-256), key made inside the TPM (connect, load, sign, flush)"
+
+    /// A signature of a short message by a Secure Enclave key the TPM made, and by one held in software.
+    private func signatureRows(_ keychain: KeychainDatabase) throws -> [Row] {
+        let caller = CallerIdentity(applicationIdentifier: "latchkey-bench", accessGroups: ["latchkey-bench"])
+        let algorithm = KeyAlgorithm(rawValue: "algid:sign:ECDSA:message-X962:SHA256")
+        let message = Data("a message to sign".utf8)
+        func make(_ token: String, tag: String) throws -> Data {
+            let request = HeldKeyRequest(
+                type: .ellipticCurve, bits: 256,
+                attributes: [.tokenID: .string(token), .applicationTag: .data(Data(tag.utf8))])
+            guard let made = try keychain.createHeldKey(request, caller: caller, returning: [.attributes]),
+                made.attributes[.keyStorage] == .string(token == HeldKeyRequest.latchkeyTokenID ? "software" : "tpm")
+            else { throw BenchError("the \(tag) key was not made where it should be") }
+            return made.persistentReference
+        }
+        let software = try make(HeldKeyRequest.latchkeyTokenID, tag: "bench.software")
+        let tpm = try make(HeldKeyRequest.secureEnclaveTokenID, tag: "bench.tpm")
+        _ = try keychain.useHeldKey(software, for: .sign(algorithm, message), caller: caller)  // Loads it once.
+        return [
+            Row(
+                name: Self.softwareSign,
+                samples: try measure {
+                    _ = try keychain.useHeldKey(software, for: .sign(algorithm, message), caller: caller)
+                }),
+            Row(
+                name: Self.tpmSign,
+                samples: try measure {
+                    _ = try keychain.useHeldKey(tpm, for: .sign(algorithm, message), caller: caller)
+                }),
+        ]
     }
 
     static func render(_ result: (rows: [Row], lockout: TPMLockoutState), samples: Int, command: String) -> String {
@@ -121,6 +159,14 @@ struct TPMWorkloads {
             )
         }
         let guess = result.rows.first.map { formatDuration($0.samples.median) } ?? "?"
+        if let software = result.rows.first(where: { $0.name == softwareSign }),
+            let tpm = result.rows.first(where: { $0.name == tpmSign }), software.samples.median > 0
+        {
+            lines += [
+                "",
+                "A P-256 signature by a key made inside the TPM takes \(String(format: "%.0f", tpm.samples.median / software.samples.median))× one by a key held in software (TPM ÷ software, medians of the same run).",
+            ]
+        }
         lines += [
             "",
             "One offline guess against a stolen file: before enrolling, one Argon2id (\(guess) here, as many in parallel as the attacker's hardware runs);",

@@ -20,6 +20,8 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
     public let persistentReference: Data
     /// The token that holds it (`kSecAttrTokenID`).
     public let tokenID: String
+    /// Where it lives (`lkst`): inside the TPM, or in memory where the keychain runs.
+    public let storage: KeyStorage
     /// The service that holds it.
     let service: any KeychainService
     /// The process that made this handle: a forked child's copy of it releases nothing when it goes (the
@@ -27,10 +29,14 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
     private let process = CurrentProcess.id
 
     /// A held key's handle, from a search result (whose data is its public key).
-    init(publicKey: AsymmetricKey, persistentReference: Data, tokenID: String, service: any KeychainService) {
+    init(
+        publicKey: AsymmetricKey, persistentReference: Data, tokenID: String, storage: KeyStorage = .software,
+        service: any KeychainService
+    ) {
         self.publicKey = publicKey
         self.persistentReference = persistentReference
         self.tokenID = tokenID
+        self.storage = storage
         self.service = service
     }
 
@@ -44,7 +50,10 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
         attributes[.keyClass] = .number(0)
         self.init(
             publicKey: try KeyAttributes.key(data: result.data ?? Data(), attributes: attributes),
-            persistentReference: result.persistentReference, tokenID: token, service: service)
+            persistentReference: result.persistentReference, tokenID: token,
+            // Keys made before `lkst` existed were all held in software.
+            storage: result.attributes[.keyStorage]?.stringValue.flatMap(KeyStorage.init(rawValue:)) ?? .software,
+            service: service)
     }
 
     /// An ephemeral key (made without `kSecAttrIsPermanent`) goes when its last handle in this program does,
@@ -102,8 +111,9 @@ public final class HeldKey: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(publicKey)
     }
 
-    /// `EC private key, 256 bits, held by com.latchkey.agent`: never key material.
+    /// `EC private key, 256 bits, held by com.latchkey.agent` (`…, in the TPM` for a key made there): never
+    /// key material.
     public var description: String {
-        "\(type.name) private key, \(sizeInBits) bits, held by \(tokenID)"
+        "\(type.name) private key, \(sizeInBits) bits, held by \(tokenID)\(storage == .tpm ? ", in the TPM" : "")"
     }
 }

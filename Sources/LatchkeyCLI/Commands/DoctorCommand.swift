@@ -141,6 +141,7 @@ enum DoctorCommand {
                 return errors == 0 ? 0 : 1
             }
             let integrity = try context.withProgress("doctor") { try keychain.verifyIntegrity(progress: $0) }
+            if let held = heldKeysFinding(try keychain.heldKeyStorage()) { report("ok", held) }
             if integrity.isHealthy {
                 report("ok", "integrity: \(integrity)")
             } else {
@@ -154,6 +155,16 @@ enum DoctorCommand {
             }
         }
         return errors == 0 ? 0 : 1
+    }
+
+    /// doctor's line on the keys the keychain holds, by where they live; nil when it holds none.
+    static func heldKeysFinding(_ counts: [KeyStorage: Int]) -> String? {
+        let tpm = counts[.tpm] ?? 0
+        let software = counts[.software] ?? 0
+        guard tpm + software > 0 else { return nil }
+        func keys(_ count: Int) -> String { "\(count) key\(count == 1 ? "" : "s")" }
+        return
+            "keys the keychain holds: \(keys(tpm)) made inside the TPM (never out of it), \(keys(software)) held in software (in memory where the keychain runs)"
     }
 
     /// doctor's findings on an enrolled keychain's TPM: where it is, whether it is the one the keychain is

@@ -18,11 +18,12 @@ enum SSHKeyCommands {
         details: """
             The keychain's SSH keys are what ssh, ssh-add and ssh-keygen -Y sign use through latchkeyd's SSH agent \
             (SSH_AUTH_SOCK=$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock). `ssh-key create NAME` makes a key in the keychain \
-            that is never handed out (ECDSA P-256, or Ed25519 with -t ed25519) and prints its public key line for \
+            that is never handed out (ECDSA P-256 — made inside the TPM when one answers —, or Ed25519 with -t ed25519) and prints its public key line for \
             authorized_keys. `ssh-key import FILE` stores the key of an OpenSSH private key file (encrypted ones too: \
             the file's passphrase comes from --key-passphrase-fd or --key-passphrase-file, else it is asked for on the \
             terminal); from then on it is held by the keychain like a made one, and the file can go. `ssh-key list` \
-            lists them, one line each: size, fingerprint, name, type, then what each use needs. `ssh-key public NAME` \
+            lists them, one line each: size, fingerprint, name, type, then where it was made (origin=made-in-tpm, \
+            made-in-keychain or imported) and what each use needs. `ssh-key public NAME` \
             prints a key's public key line; `ssh-key delete NAME` removes it from the keychain. NAME is a key's name \
             (its comment) or its fingerprint (SHA256:…). `ssh-key set NAME` changes what a use needs: --confirm yes \
             asks through pinentry (an approval then covers the same program and destination for --approval-seconds); \
@@ -225,7 +226,10 @@ enum SSHKeyCommands {
         }
         var words = [
             "\(key.bits) \(key.fingerprint) \(identity.comment) (\(type))",
-            identity.tokenID == HeldKeyRequest.secureEnclaveTokenID ? "origin=made-in-keychain" : "origin=imported",
+            identity.storage == .tpm
+                ? "origin=made-in-tpm"
+                : identity.tokenID == HeldKeyRequest.secureEnclaveTokenID
+                    ? "origin=made-in-keychain" : "origin=imported",
         ]
         guard let settings = identity.settings else { return (words + ["settings=damaged"]).joined(separator: " ") }
         words.append("confirm=\(settings.confirm ? "yes" : "no")")

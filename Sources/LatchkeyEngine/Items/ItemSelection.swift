@@ -74,7 +74,8 @@ struct ItemSelection {
     static let broadAttributes: Set<AttributeKey> = [
         .service, .server, .protocol, .authenticationType, .port, .path, .securityDomain, .creator, .type,
         .itemDescription, .isInvisible, .isNegative, .keyClass, .keySizeInBits, .effectiveKeySize, .isPermanent,
-        .tokenID, .certificateType, .certificateEncoding, .issuer, AttributeKey.secretService("xdg:schema"),
+        .tokenID, .keyStorage, .certificateType, .certificateEncoding, .issuer,
+        AttributeKey.secretService("xdg:schema"),
         // A key's flags: each true or false for most keys.
         "priv", "modi", "sens", "asen", "extr", "next", "encr", "decr", "drve", "sign", "vrfy", "snrc", "vyrc", "wrap",
         "unwp",

@@ -4,12 +4,15 @@ package import LatchkeyPKI
 
 extension KeychainDatabase {
     /// Makes a private key the keychain holds (`HeldKeyRequest`) and stores it for `caller`: generated here,
-    /// stored with its derived attributes, `tkid`, and a `…ThisDeviceOnly` accessibility (a class that could
-    /// leave the device is kept as its `…ThisDeviceOnly` counterpart). Returns what `returning` asks for; its
-    /// data is the public key.
+    /// stored with its derived attributes, `tkid`, `lkst` (where it lives) and a `…ThisDeviceOnly`
+    /// accessibility (a class that could leave the device is kept as its `…ThisDeviceOnly` counterpart). A
+    /// stored `kSecAttrTokenIDSecureEnclave` P-256 key is made inside the TPM when there is one (the
+    /// keychain's own TPM when it is enrolled), the item holding only the TPM's wrapped object; without a
+    /// TPM it is held in memory like the others. Returns what `returning` asks for; its data is the public key.
     ///
     /// - Throws: `errSecParam` for a size the type does not have or a token other than the two Latchkey
-    ///   knows; the errors of `add` (a duplicate, a locked class, a group the caller lacks).
+    ///   knows; `errSecNotAvailable` when an enrolled keychain's TPM does not answer; the errors of `add` (a
+    ///   duplicate, a locked class, a group the caller lacks).
     public func createHeldKey(_ request: HeldKeyRequest, caller: CallerIdentity, returning: ReturnOptions = [])
         throws(KeychainError) -> ItemResult?
     {
@@ -23,12 +26,18 @@ extension KeychainDatabase {
         holderEnded: (@Sendable () -> Bool)?
     ) throws(KeychainError) -> ItemResult? {
         var attributes = try Self.heldKeyAttributes(request.attributes)
+        if Self.suitsTPM(request, token: attributes[.tokenID]?.stringValue ?? ""), let made = try makeKeyInTPM() {
+            attributes[.keyStorage] = .string(KeyStorage.tpm.rawValue)
+            return try storeHeldForm(
+                made.stored, publicKey: made.publicKey, attributes: attributes, caller: caller, returning: returning)
+        }
         let key: AsymmetricKey
         do {
             key = try AsymmetricKey.generate(request.type, bits: request.bits)
         } catch {
             throw KeychainError(error)
         }
+        attributes[.keyStorage] = .string(KeyStorage.software.rawValue)
         guard request.isPermanent else {
             attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
             // Kept in memory for this caller, never stored: made only while unlocked, as a stored one is.
@@ -54,8 +63,9 @@ extension KeychainDatabase {
         returning: ReturnOptions
     ) throws(KeychainError) -> ItemResult? {
         guard key.isPrivate else { throw KeychainError.param("only a private key is held") }
-        return try storeHeldKey(
-            key, attributes: try Self.heldKeyAttributes(attributes), caller: caller, returning: returning)
+        var checked = try Self.heldKeyAttributes(attributes)
+        checked[.keyStorage] = .string(KeyStorage.software.rawValue)
+        return try storeHeldKey(key, attributes: checked, caller: caller, returning: returning)
     }
 
     /// A held key's attributes as given, checked: its token one of Latchkey's (set to the default when
@@ -96,10 +106,19 @@ extension KeychainDatabase {
         _ key: AsymmetricKey, attributes given: [AttributeKey: AttributeValue], caller: CallerIdentity,
         returning: ReturnOptions
     ) throws(KeychainError) -> ItemResult? {
-        var attributes = given
-        attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
         var sealed = try HeldKeyData.seal(key)
         defer { sealed.resetBytes(in: 0..<sealed.count) }
+        return try storeHeldForm(
+            sealed, publicKey: key.publicKey, attributes: given, caller: caller, returning: returning)
+    }
+
+    /// Stores a held key's stored form (`HeldKeyData`) with the attributes `publicKey` derives (those given win).
+    private func storeHeldForm(
+        _ sealed: Data, publicKey key: AsymmetricKey, attributes given: [AttributeKey: AttributeValue],
+        caller: CallerIdentity, returning: ReturnOptions
+    ) throws(KeychainError) -> ItemResult? {
+        var attributes = given
+        attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
         var item = NewItem(.key, attributes: attributes, data: sealed)
         item.isHeldKey = true
         // Asked without its data (the stored form): the public key is put in its place below.
@@ -148,6 +167,7 @@ extension KeychainDatabase {
         guard HeldKeyData.isHeld(stored) else {
             throw KeychainError.param("the key is not held by the keychain; use it in this process")
         }
+        if HeldKeyData.isTPM(stored) { return try useTPMKey(stored, for: use) }
         let type = try HeldKeyData.type(stored)
         let key = try vault.heldKey(reference, stored: stored) { () throws(KeychainError) in
             try HeldKeyData.privateKey(stored, type: type)

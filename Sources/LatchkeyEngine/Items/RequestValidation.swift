@@ -190,6 +190,9 @@ enum RequestValidation {
                 "kSecAttrTokenID is set by the keychain on the keys it makes and holds (SecKeyCreateRandomKey with a token)"
             )
         }
+        if attributes[.keyStorage] != nil {
+            throw KeychainError.param("lkst (where a held key lives) is set by the keychain on the keys it holds")
+        }
         if let data, HeldKeyData.isHeld(data) {
             throw KeychainError.param(
                 "the data is the stored form of a key the keychain holds, which only the keychain writes")

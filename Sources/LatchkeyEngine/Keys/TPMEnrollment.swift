@@ -133,8 +133,13 @@ public enum TPMAddress {
     /// Where Linux's kernel resource manager serves the TPM.
     public static let defaultAddress = "device:/dev/tpmrm0"
 
-    /// The TPM this process uses.
+    /// The TPM the operations of this task use instead of the environment's: tests and the bench, which talk
+    /// to several software TPMs from one process, set it around what they run (`$scoped.withValue`).
+    @TaskLocal package static var scoped: String?
+
+    /// The TPM this process uses (this task's `scoped` one, when set).
     public static var current: String {
+        if let scoped { return scoped }
         let value = ProcessInfo.processInfo.environment[environmentVariable] ?? ""
         return value.isEmpty ? defaultAddress : value
     }

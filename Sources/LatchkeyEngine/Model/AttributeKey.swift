@@ -98,6 +98,10 @@ public struct AttributeKey: RawRepresentable, Hashable, Comparable, Sendable, Cu
     public static let isPermanent: AttributeKey = "perm"
     /// `kSecAttrTokenID`: set on keys the keychain holds and never hands out (`HeldKeyRequest`).
     public static let tokenID: AttributeKey = "tkid"
+    /// Where a key the keychain holds lives (a Latchkey extension, set by the keychain beside `tkid`):
+    /// `"tpm"` for a P-256 key made inside the TPM, `"software"` for one held in memory where the keychain
+    /// runs (`latchkeyd`). `KeyStorage` names the values.
+    public static let keyStorage: AttributeKey = "lkst"
 
     /// The prefix of the Secret Service's free-form attributes on generic passwords: the attribute `name`
     /// of a Secret Service item is stored as `ss.name`, text, sealed and indexed by its keyed digest like

@@ -48,6 +48,15 @@ public struct HeldKeyRequest: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// Where a key the keychain holds lives: its `lkst` attribute (`AttributeKey.keyStorage`), a Latchkey
+/// extension that `SecKeyCopyAttributes`, `latchkey doctor` and the key listings report.
+public enum KeyStorage: String, Sendable, Hashable {
+    /// Made inside the TPM and never out of it: the item holds the TPM's wrapped object.
+    case tpm
+    /// Held in memory where the keychain runs (`latchkeyd`, or this process), stored encrypted in the item.
+    case software
+}
+
 /// What a key held by the keychain is asked to do: the operations that need its private half.
 public enum KeyUse: Sendable, Hashable, CustomStringConvertible {
     /// `SecKeyCreateSignature`: signs the message (or digest, for the digest algorithms).

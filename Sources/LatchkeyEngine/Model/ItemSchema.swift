@@ -101,7 +101,7 @@ struct ItemSchema: Sendable {
                 .keySizeInBits: .number, .effectiveKeySize: .number, .startDate: .date, .endDate: .date,
                 "sens": .number, "asen": .number, "extr": .number, "next": .number, "encr": .number, "decr": .number,
                 "drve": .number, "sign": .number, "vrfy": .number, "snrc": .number, "vyrc": .number, "wrap": .number,
-                "unwp": .number, .tokenID: .string,
+                "unwp": .number, .tokenID: .string, .keyStorage: .string,
             ]),
         primaryKey: [
             .keyClass, .applicationLabel, .applicationTag, .creator, .type, .keySizeInBits, .effectiveKeySize,
