@@ -225,6 +225,7 @@ struct TPMPolicyKey: Equatable {
 
     /// The key of a stored point; nil when it is not a P-256 point.
     init?(point: Data) {
+        // Either failure means the stored bytes are no P-256 point: nil is the answer, not an error to pass on.
         guard point.count == 65,
             let key = try? AsymmetricKey(externalRepresentation: point, type: .ellipticCurve, isPrivate: false),
             let made = try? TPMPolicyKey(key)
