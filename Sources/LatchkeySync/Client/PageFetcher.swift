@@ -27,6 +27,8 @@ struct PageFetcher: Sendable {
         Page, PostgresError
     > {
         let pulled: (rows: [SyncEnvelope], collected: Int64, newest: Int64)
+        let clock = ContinuousClock()
+        let started = clock.now
         do throws(PostgresError) {
             pulled = try source.pull(vault: vault, after: cursor, limit: limit)
         } catch {
@@ -36,10 +38,13 @@ struct PageFetcher: Sendable {
         // This device's own pushes coming back at the version it knows need nothing: it wrote them.
         let known = try sync.knownVersions(rows.filter { $0.author == device }.map(\.itemID))
         let incoming = rows.filter { $0.author != device || known[$0.itemID]?.version != $0.version }
+        let fetched = clock.now
+        let prepared = try prepare(incoming)
+        trace("fetched \(rows.count) rows in \(fetched - started), prepared in \(clock.now - fetched)")
         return .success(
             Page(
                 count: rows.count, last: rows.last?.sequence ?? cursor, collected: pulled.collected,
-                newest: pulled.newest, rows: try prepare(incoming)))
+                newest: pulled.newest, rows: prepared))
     }
 
     /// Verifies and decrypts rows under the vault's keys, then validates and seals their items under this
