@@ -87,8 +87,9 @@ extension KeychainSync {
                 var removedRows: Set<Int64> = []
                 // For items that appear once in the page, what the file holds of them is read for the whole page
                 // at once: only rows of an item change what is known of it or add a row with its id (a row that
-                // went since — another item's clash — is found gone by the general path). New items' bookkeeping (their known version, their dirty mark
-                // cleared) is written at the end, or before any other kind of row.
+                // went since — another item's clash — is found gone by the general path). New items'
+                // bookkeeping (their known version, their dirty mark cleared) is written at the end, or before
+                // any other kind of row.
                 let once = counts.compactMap { $0.value == 1 ? $0.key : nil }
                 let knownOnce = try Self.known(once, in: db)
                 let presentOnce = try ItemTable.existing(ids: once, in: db)

@@ -36,7 +36,8 @@ struct PageFetcher: Sendable {
         }
         let rows = pulled.rows
         // This device's own pushes coming back at the version it knows need nothing: it wrote them.
-        let known = try sync.knownVersions(rows.filter { $0.author == device }.map(\.itemID))
+        let own = rows.filter { $0.author == device }
+        let known = own.isEmpty ? [:] : try sync.knownVersions(own.map(\.itemID))
         let incoming = rows.filter { $0.author != device || known[$0.itemID]?.version != $0.version }
         let fetched = clock.now
         let prepared = try prepare(incoming)
