@@ -203,7 +203,7 @@ import Testing
                 "sync", "join", "--server", cluster.conninfo, "--name", "desktop", "--recovery-code-file", codeFile,
             ],
             environment: desktop.unattended)
-        #expect(joining.expect(e + "syncing: reading 3 of 3 items (100%)"))
+        // Rows are written as they are pulled, page by page: one stage.
         #expect(joining.expect(e + "syncing: writing 0 of 3 items (0%)"))
         #expect(joining.expect(e + "syncing: writing 3 of 3 items (100%)"))
         #expect(

@@ -28,10 +28,15 @@ struct SyncPageTests {
                     envelope: SyncEnvelope(
                         sequence: Int64(index + 1), itemID: record.itemID, version: 1, deleted: false, keyID: 1,
                         ciphertext: Data(), author: Data(count: 16)),
-                    action: SyncInboxAction.apply(record)
+                    opened: Result<SyncRecord, KeychainError>.success(record)
                 )
             }
-            let outcomes = try device.keychain.sync.process(page, sealer: { _ in (1, Data([1])) })
+            let rows = device.keychain.sync.prepare(page, except: Data(repeating: 0xAA, count: 16))
+            let outcomes = try device.keychain.sync.write(rows, cursor: nil, sealer: { _ in (1, Data([1])) }) {
+                row, _ in
+                guard case .success(let record) = row.opened else { return .discard }
+                return .apply(record)
+            }.map(\.outcome)
             #expect(
                 outcomes == (order[0] > order[1] ? [.applied, .appliedOverConflict] : [.applied, .lostToExistingItem]))
             let low = min(order[0], order[1])

@@ -123,6 +123,18 @@ enum ItemTable {
         return found
     }
 
+    /// Which of `ids` name a row (tombstone or live), through `items_by_id`, in a few statements.
+    static func existing(ids: [Data], in db: Connection) throws -> Set<Data> {
+        var found: Set<Data> = []
+        for chunk in KeychainSync.chunks(of: ids) {
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            try db.forEachRow("SELECT id FROM items WHERE id IN (\(placeholders))", chunk.map { .blob($0) }) { row in
+                if let id = row.blob(0) { found.insert(id) }
+            }
+        }
+        return found
+    }
+
     /// Whether the file holds any tombstone (a batch checks once, not per item).
     static func hasTombstones(in db: Connection) throws -> Bool {
         try db.integer("SELECT EXISTS (SELECT 1 FROM items WHERE tomb = 1)") == 1

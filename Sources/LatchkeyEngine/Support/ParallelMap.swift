@@ -1,12 +1,14 @@
 import Foundation
 
 /// Maps a collection on every core (for batch work that does not touch the database), keeping the order
-/// and stopping at the first error.
-enum ParallelMap {
+/// and stopping at the first error. Package API: the sync layer opens pulled rows with it.
+package enum ParallelMap {
     /// Below this many elements the work stays on the calling thread.
     static let minimumForParallelism = 64
 
-    static func map<Element: Sendable, Result: Sendable>(
+    /// `transform` of each element, in order, run in chunks on every core (on the calling thread alone for
+    /// fewer than `minimumForParallelism`); the first error, in element order, is thrown.
+    package static func map<Element: Sendable, Result: Sendable>(
         _ elements: [Element], _ transform: @Sendable (Element) throws(KeychainError) -> Result
     ) throws(KeychainError) -> [Result] {
         if elements.count < minimumForParallelism {

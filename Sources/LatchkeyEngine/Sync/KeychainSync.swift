@@ -4,7 +4,8 @@ internal import LatchkeyStorage
 
 extension KeychainDatabase {
     /// The keychain's side of sync, for LatchkeySync: `database.sync.outgoing(after:limit:)`,
-    /// `.receive(_:cursor:)`, `.process(_:sealer:)`, `.acknowledge(_:)`, the conflicts and the rejections.
+    /// `.prepare(_:except:)` and `.write(_:cursor:sealer:decide:)` for pulled pages, `.acknowledge(_:)`, the
+    /// conflicts and the rejections.
     package var sync: KeychainSync { KeychainSync(database: self) }
 }
 
@@ -15,8 +16,8 @@ extension KeychainDatabase {
 package struct KeychainSync: Sendable {
     /// The keychain whose sync state this reads and writes.
     let database: KeychainDatabase
-    private typealias PreparedAdd = KeychainDatabase.PreparedAdd
-    private typealias BatchContext = KeychainDatabase.BatchContext
+    typealias PreparedAdd = KeychainDatabase.PreparedAdd
+    typealias BatchContext = KeychainDatabase.BatchContext
 
     /// The accessibility classes that sync (never a `…ThisDeviceOnly` one), as SQL.
     private static let syncingClasses = "('ak', 'ck', 'dk')"
@@ -176,30 +177,6 @@ package struct KeychainSync: Sendable {
 
     // MARK: Pull
 
-    /// Stores pulled rows in the inbox and moves the cursor, together: a crash keeps both or neither.
-    package func receive(_ envelopes: [SyncEnvelope], cursor: Int64) throws(KeychainError) {
-        try mappingStorageErrors {
-            try database.pool.write { db in
-                for envelope in envelopes {
-                    try db.run(
-                        """
-                        INSERT OR REPLACE INTO sync_inbox (seq, item, version, deleted, key_id, ciphertext, author)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
-                        [
-                            .integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
-                            .integer(envelope.deleted ? 1 : 0), .integer(Int64(envelope.keyID)),
-                            .blob(envelope.ciphertext),
-                            .blob(envelope.author),
-                        ])
-                }
-                try db.run(
-                    "INSERT OR REPLACE INTO sync_state (name, value) VALUES ('cursor', ?)", [.blob(Self.encode(cursor))]
-                )
-            }
-        }
-    }
-
     /// The server cursor: the highest change sequence pulled (0 before the first pull).
     package func cursor() throws(KeychainError) -> Int64 {
         guard let stored = try value("cursor") else { return 0 }
@@ -251,103 +228,6 @@ package struct KeychainSync: Sendable {
         }
     }
 
-    /// Processes a page of the inbox in one transaction, in order: each row is dropped (`discard`: a version
-    /// this device has), recorded as this device's own push (`acknowledge`), refused with its reason
-    /// (`reject`), or applied (`apply`, with the record the sync layer verified and opened). Returns what
-    /// each applied row did (nil for the others).
-    ///
-    /// Applying: a local change not pushed yet loses to the server's version (the server took the other
-    /// first: the same winner on every device) and is kept as a conflict record sealed by `sealer`. A new
-    /// item whose primary key a live local item with another id holds: the lower id wins on every device;
-    /// the loser is kept as a conflict record (and, when it is the local item and the server has it,
-    /// becomes a tombstone that is pushed). A deletion removes the local item. `locked` when the class key
-    /// needed is unavailable: the row stays in the inbox. Validation and sealing run on every core before
-    /// the transaction, through the engine's schema like any add.
-    package func process(_ page: [(envelope: SyncEnvelope, action: SyncInboxAction)], sealer: SyncConflictSealer)
-        throws(KeychainError) -> [SyncApplyOutcome?]
-    {
-        let keys = database.vault.snapshot()
-        let records: [SyncRecord?] = page.map { if case .apply(let record) = $0.action { record } else { nil } }
-        let prepared = try ParallelMap.map(records) {
-            (record) throws(KeychainError) -> Result<PreparedAdd, KeychainError>? in
-            guard let record, !record.deleted else { return nil }
-            do throws(KeychainError) {
-                return .success(try prepareSynced(record, keys: keys))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try mappingStorageErrors {
-            try database.pool.write { db in
-                var outcomes: [SyncApplyOutcome?] = []
-                outcomes.reserveCapacity(page.count)
-                // New items' index entries are inserted at the end, sorted (each index walked once, as a batch
-                // add does) — for items that appear once in the page; a second version of one is indexed at once.
-                var counts: [Data: Int] = [:]
-                for (envelope, _) in page { counts[envelope.itemID, default: 0] += 1 }
-                var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
-                var removedRows: Set<Int64> = []
-                for (index, (envelope, action)) in page.enumerated() {
-                    var outcome: SyncApplyOutcome?
-                    var reason: String?
-                    switch action {
-                    case .discard:
-                        break
-                    case .acknowledge:
-                        try Self.setKnown(envelope.itemID, version: envelope.version, deleted: envelope.deleted, in: db)
-                    case .reject(let why):
-                        reason = why
-                    case .apply(let record):
-                        switch prepared[index] {
-                        case .failure(let error) where error.status == .interactionNotAllowed:
-                            outcome = .locked
-                        case .failure(let error):
-                            reason = "its content is not a valid item: \(error.detail ?? error.message)"
-                        case .success(let add):
-                            outcome = try apply(
-                                record, prepared: add, keys: keys, sealer: sealer, in: db,
-                                index: counts[record.itemID] == 1
-                                    ? { entries.append((ItemDigests.orderKey($0), $0, $1)) } : nil,
-                                removed: { removedRows.insert($0) })
-                        case nil:
-                            outcome = try apply(record, prepared: nil, keys: keys, sealer: sealer, in: db)
-                        }
-                    }
-                    if let reason {
-                        try db.run(
-                            "INSERT INTO sync_rejected (seq, item, version, reason, recorded) VALUES (?, ?, ?, ?, ?)",
-                            [
-                                .integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
-                                .text(reason),
-                                .integer(Int64(Date().timeIntervalSince1970)),
-                            ])
-                    }
-                    if outcome == .applied || outcome == .appliedOverConflict {
-                        // Written as the server has it: nothing of this item is left to push.
-                        try db.run("DELETE FROM sync_dirty WHERE item = ?", [.blob(envelope.itemID)])
-                    }
-                    if outcome != .locked {
-                        if case .apply(let record) = action {
-                            // Its own row too (the same item and version: the record opened from it says so), in one statement.
-                            try db.run(
-                                "DELETE FROM sync_inbox WHERE item = ? AND version <= ?",
-                                [.blob(record.itemID), .integer(record.version)])
-                        } else {
-                            try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
-                        }
-                    }
-                    outcomes.append(outcome)
-                }
-                // A row added in this page and then removed by a later item of it (a lower id with its primary key)
-                // keeps no entries.
-                entries.removeAll { removedRows.contains($0.rowID) }
-                entries.sort { $0.key < $1.key }
-                try IndexTable.insert(entries.map { ($0.digest, $0.rowID) }, in: db)
-                return outcomes
-            }
-        }
-    }
-
     /// The known server versions of many items at once.
     package func knownVersions(_ itemIDs: [Data]) throws(KeychainError) -> [Data: (version: Int64, deleted: Bool)] {
         try mappingStorageErrors {
@@ -361,7 +241,7 @@ package struct KeychainSync: Sendable {
 
     /// A synced record's add, validated and sealed (errSecDecode when it lacks what every synced item has).
     /// `modified` replaces the record's modification date (a restored conflict is changed now).
-    private func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil)
+    func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil)
         throws(KeychainError)
         -> PreparedAdd
     {
@@ -380,15 +260,17 @@ package struct KeychainSync: Sendable {
             dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
     }
 
-    /// `index`, when given, takes a new item's index entries (digest, row) instead of inserting them;
-    /// `removed` hears of every row this removes or turns into a tombstone.
-    private func apply(
-        _ record: SyncRecord, prepared: PreparedAdd?, keys: KeyVault.Snapshot, sealer: SyncConflictSealer,
-        in db: Connection, index: ((Data, Int64) -> Void)? = nil, removed: (Int64) -> Void = { _ in }
+    /// Applies one verified record in the caller's write transaction. `sealed` is its add sealed as a row
+    /// (`prepare`; nil for a deletion), `known` the version the server holds as far as this device knew
+    /// before it. `index`, when given, takes a new item's index entries (digest, row) instead of inserting
+    /// them; `removed` hears of every row this removes or turns into a tombstone.
+    func apply(
+        _ record: SyncRecord, sealed: ItemRow?, known: (version: Int64, deleted: Bool)?, keys: KeyVault.Snapshot,
+        sealer: SyncConflictSealer, in db: Connection, index: ((Data, Int64) -> Void)? = nil,
+        removed: (Int64) -> Void = { _ in }
     ) throws
         -> SyncApplyOutcome
     {
-        let known = try Self.known(record.itemID, in: db)
         let local = try ItemTable.row(id: record.itemID, in: db)
         var outcome = SyncApplyOutcome.applied
         if let local, local.version != (known?.version ?? 0), !(local.tombstone && record.deleted) {
@@ -405,9 +287,23 @@ package struct KeychainSync: Sendable {
                 try ItemStore.delete(local, origin: .sync, in: db)
                 local.rowID.map(removed)
             }
-        } else if let prepared {
-            let row = prepared.sealed(id: record.itemID, version: record.version, rowID: local?.rowID)
-            if let clash = try ItemTable.sibling(of: row, tombstone: false, in: db, excluding: local?.rowID) {
+        } else if var row = sealed {
+            row.rowID = local?.rowID
+            let clash: (rowID: Int64, id: Data, version: Int64)?
+            if local == nil {
+                // A new item: the unique index on live primary keys says whether another item holds its key, so
+                // the common case costs the insert alone.
+                do {
+                    try Self.addSynced(row, index: index, in: db)
+                    try Self.setKnown(record.itemID, version: record.version, deleted: false, in: db)
+                    return outcome
+                } catch KeychainError.duplicateItem {
+                    clash = try ItemTable.sibling(of: row, tombstone: false, in: db)
+                }
+            } else {
+                clash = try ItemTable.sibling(of: row, tombstone: false, in: db, excluding: local?.rowID)
+            }
+            if let clash {
                 if clash.id.lexicographicallyPrecedes(record.itemID) {
                     // The local item has the lower id: it wins here as everywhere; this record is kept.
                     try Self.keepConflict(
@@ -445,12 +341,17 @@ package struct KeychainSync: Sendable {
             if let local {
                 try ItemStore.update(local, to: row, keepingData: false, origin: .sync, in: db)
             } else {
-                let stored = try ItemStore.addSynced(row, in: db, indexingLater: index != nil)
-                if let index, let rowID = stored.rowID { for digest in stored.indexDigests { index(digest, rowID) } }
+                try Self.addSynced(row, index: index, in: db)
             }
         }
         try Self.setKnown(record.itemID, version: record.version, deleted: record.deleted, in: db)
         return outcome
+    }
+
+    /// Stores a new synced row, its index entries handed to `index` when given (inserted at once otherwise).
+    static func addSynced(_ row: ItemRow, index: ((Data, Int64) -> Void)?, in db: Connection) throws {
+        let stored = try ItemStore.addSynced(row, in: db, indexingLater: index != nil)
+        if let index, let rowID = stored.rowID { for digest in stored.indexDigests { index(digest, rowID) } }
     }
 
     /// After a full resync: items the server no longer has at all (their tombstones were collected) are
@@ -578,7 +479,7 @@ package struct KeychainSync: Sendable {
             attributes: opened.attributes ?? [:], data: data)
     }
 
-    private static func keepConflict(
+    static func keepConflict(
         _ record: SyncRecord, reason: String, sealer: SyncConflictSealer, in db: Connection
     ) throws {
         let (keyID, sealed) = sealer(record)
@@ -590,7 +491,7 @@ package struct KeychainSync: Sendable {
             ])
     }
 
-    private static func known(_ itemID: Data, in db: Connection) throws -> (version: Int64, deleted: Bool)? {
+    static func known(_ itemID: Data, in db: Connection) throws -> (version: Int64, deleted: Bool)? {
         var known: (Int64, Bool)?
         try db.forEachRow("SELECT version, deleted FROM sync_items WHERE item = ?", [.blob(itemID)]) { row in
             known = (row.integer(0), row.integer(1) != 0)
@@ -598,13 +499,13 @@ package struct KeychainSync: Sendable {
         return known.map { (version: $0.0, deleted: $0.1) }
     }
 
-    private static func setKnown(_ itemID: Data, version: Int64, deleted: Bool, in db: Connection) throws {
+    static func setKnown(_ itemID: Data, version: Int64, deleted: Bool, in db: Connection) throws {
         try db.run(
             "INSERT OR REPLACE INTO sync_items (item, version, deleted) VALUES (?, ?, ?)",
             [.blob(itemID), .integer(version), .integer(deleted ? 1 : 0)])
     }
 
-    private static func encode(_ value: Int64) -> Data { withUnsafeBytes(of: value.bigEndian) { Data($0) } }
+    static func encode(_ value: Int64) -> Data { withUnsafeBytes(of: value.bigEndian) { Data($0) } }
 
     private static func decodeInteger(_ data: Data) -> Int64 {
         data.count == 8 ? data.reduce(Int64(0)) { ($0 << 8) | Int64($1) } : 0

@@ -146,7 +146,7 @@ package enum SyncApplyOutcome: Sendable, Equatable {
     case locked
 }
 
-/// What to do with one inbox row (the sync layer decides after verifying it).
+/// What to do with one pulled or inbox row (the sync layer decides after verifying it).
 package enum SyncInboxAction: Sendable {
     /// Drop it: this device has that version.
     case discard

@@ -53,13 +53,14 @@ extension SyncClient {
         let started = clock.now
         let refused = try push(into: &report)
         let pushed = clock.now
-        try pull(into: &report)
-        let pulled = clock.now
+        // Rows left in the inbox by an earlier round (the keychain was locked) go first: they are older.
         try applyInbox(into: &report)
         let applied = clock.now
+        try pull(into: &report)
+        let pulled = clock.now
         if refused || report.applied > 0 || report.conflicts > 0 { _ = try push(into: &report) }
         trace(
-            "round: push \(pushed - started), pull \(pulled - pushed), apply \(applied - pulled), push again \(clock.now - applied)"
+            "round: push \(pushed - started), inbox \(applied - pushed), pull and apply \(pulled - applied), push again \(clock.now - pulled)"
         )
         if let horizon {
             _ = try serverCall { try server.collectTombstones(vault: configuration.vault, horizonSeconds: horizon) }
@@ -114,129 +115,137 @@ extension SyncClient {
         return refusedAny
     }
 
-    /// Pulls every row after the cursor into the inbox (page by page, each page with its cursor in one
-    /// transaction); a device whose cursor is below the collected tombstones resynchronises in full.
+    /// Pulls every row after the cursor and writes it, page by page, each page with its cursor in one
+    /// transaction (rows that cannot be written yet — the keychain is locked — wait in the inbox). The next
+    /// page is fetched, verified, decrypted and sealed again on another thread while the current one is
+    /// written. A device whose cursor is below the collected tombstones resynchronises in full.
     private func pull(into report: inout SyncReport) throws(KeychainError) {
         let server = try connection()
         var source = try readConnection()
         let vault = configuration.vault
         var cursor = try keychain.sync.cursor()
-        var first = true
-        var reading: (start: Int64, total: Int, done: Int)?
+        let limit = batchSize * 4
+        let fetcher = PageFetcher(
+            vault: vault, device: configuration.device, keyring: configuration.keyring, sync: keychain.sync)
+        // The first page says whether the server went back or collected tombstones this device missed.
+        var page: PageFetcher.Page
         while true {
-            let (rows, collected, newest) = try serverCall {
-                try source.pull(vault: vault, after: cursor, limit: batchSize * 4)
-            }
-            if first, source.connection !== server.connection, cursor > newest || (cursor > 0 && collected > cursor) {
+            page = try serverCall { try fetcher.fetch(from: source, after: cursor, limit: limit).get() }
+            if source.connection !== server.connection,
+                cursor > page.newest || (cursor > 0 && page.collected > cursor)
+            {
                 // A standby behind what this device pulled lags; it did not go back in time. Whether the server
                 // went back, or collected tombstones this device missed, only the primary says: this round reads there.
                 trace(
-                    "the standby lags: cursor \(cursor), its newest \(newest), collected \(collected); reading from the primary"
+                    "the standby lags: cursor \(cursor), its newest \(page.newest), collected \(page.collected); reading from the primary"
                 )
                 source = server
                 continue
             }
-            if first, cursor > newest {
+            if cursor > page.newest {
                 // The server's newest change is older than one this device pulled: it went back in time (restored
                 // from a backup, or a standby promoted without the last commits). What it lost is pushed again.
                 report.serverWentBack = true
-                trace("server went back: cursor \(cursor) > newest \(newest)")
+                trace("server went back: cursor \(cursor) > newest \(page.newest)")
                 let versions = try serverCall { try server.versions(vault: vault) }
                 try keychain.sync.rebase(onto: versions)
                 _ = try push(into: &report)
                 cursor = 0
-                first = false
-                continue
-            }
-            if first, cursor > 0, collected > cursor {
+                page = try serverCall { try fetcher.fetch(from: source, after: cursor, limit: limit).get() }
+            } else if cursor > 0, page.collected > cursor {
                 // Tombstones this device had not seen are gone: read everything again and drop what vanished.
                 report.fullResync = true
                 let present = try serverCall { try server.itemIDs(vault: vault) }
                 _ = try keychain.sync.forgetMissing(present: present)
                 cursor = 0
-                first = false
-                continue
+                page = try serverCall { try fetcher.fetch(from: source, after: cursor, limit: limit).get() }
             }
-            first = false
-            guard let last = rows.last else { break }
-            if reading == nil { reading = (cursor, max(Int(newest - cursor), rows.count), 0) }
-            trace("pull after \(cursor): \(rows.count) rows, #\(rows[0].sequence)…#\(last.sequence), newest \(newest)")
-            // This device's own pushes coming back at the version it knows need no inbox: it wrote them.
-            let known = try keychain.sync.knownVersions(rows.filter { $0.author == configuration.device }.map(\.itemID))
-            let incoming = rows.filter { $0.author != configuration.device || known[$0.itemID]?.version != $0.version }
-            try keychain.sync.receive(incoming, cursor: last.sequence)
-            report.pulled += rows.count
-            if var current = reading {
-                current.done += rows.count
-                reading = current
-                progress?(OperationProgress(.reading, completed: current.done, total: max(current.total, current.done)))
+            break
+        }
+        let start = cursor
+        var done = 0
+        let reader = source
+        while let last = page.count > 0 ? page.last : nil {
+            trace("pull after \(cursor): \(page.count) rows up to #\(last), newest \(page.newest)")
+            let total = max(Int(page.newest - start), done + page.count)
+            if done == 0 { progress?(OperationProgress(.writing, completed: 0, total: total)) }
+            // The next page is fetched and made ready while this one is written.
+            let next =
+                page.count < limit
+                ? nil
+                : Ahead { () throws(KeychainError) -> Result<PageFetcher.Page, PostgresError> in
+                    try fetcher.fetch(from: reader, after: last, limit: limit)
+                }
+            do {
+                try write(page.rows, cursor: last, into: &report)
+            } catch {
+                next?.wait()
+                throw error
             }
-            cursor = last.sequence
-            if rows.count < batchSize * 4 { break }
+            report.pulled += page.count
+            done += page.count
+            progress?(OperationProgress(.writing, completed: done, total: max(total, done)))
+            cursor = last
+            guard let next else { break }
+            let waiting = ContinuousClock.now
+            page = try serverCall { try next.value().get() }
+            trace("waited \(ContinuousClock.now - waiting) for the next page")
         }
         try serverCall { try server.reportCursor(vault: vault, device: configuration.device, cursor: cursor) }
     }
 
-    /// Verifies and applies the inbox in the server's order. A row older than the version this device has
-    /// is a replay or a rollback, and one that fails to open was altered or moved: both are refused and
-    /// recorded, nothing of them applied, and the other rows go on.
+    /// Writes the inbox (rows an earlier round could not write: the keychain was locked) in the server's
+    /// order; what still cannot be written stays.
     private func applyInbox(into report: inout SyncReport) throws(KeychainError) {
+        let waiting = try keychain.sync.inboxCount()
+        guard waiting > 0 else { return }
+        let fetcher = PageFetcher(
+            vault: configuration.vault, device: configuration.device, keyring: configuration.keyring,
+            sync: keychain.sync)
+        var after: Int64 = -1
+        var written = 0
+        progress?(OperationProgress(.writing, completed: 0, total: waiting))
+        while true {
+            let inbox = try keychain.sync.inbox(limit: batchSize).filter { $0.sequence > after }
+            guard let last = inbox.last else { break }
+            after = last.sequence
+            try write(try fetcher.prepare(inbox), cursor: nil, into: &report)
+            written += inbox.count
+            progress?(OperationProgress(.writing, completed: min(written, waiting), total: waiting))
+        }
+    }
+
+    /// Writes prepared rows (with the cursor when they are fresh from the server) and counts what they did.
+    private func write(_ rows: [SyncPreparedRow], cursor: Int64?, into report: inout SyncReport) throws(KeychainError) {
         let vault = configuration.vault
         let keyring = configuration.keyring
         let key = keyring.current
         let keyID = keyring.currentID
-        let sealer: SyncConflictSealer = { [configuration] record in
+        let device = configuration.device
+        let sealer: SyncConflictSealer = { record in
             guard let key else { return (0, Data()) }
-            return (
-                keyID,
-                VaultCrypto.seal(record, vault: vault, keyID: keyID, key: key, author: configuration.device).ciphertext
-            )
+            return (keyID, VaultCrypto.seal(record, vault: vault, keyID: keyID, key: key, author: device).ciphertext)
         }
-        var after: Int64 = -1
-        let waiting = try keychain.sync.inboxCount()
-        var written = 0
-        while true {
-            let inbox = try keychain.sync.inbox(limit: batchSize).filter { $0.sequence > after }
-            guard let last = inbox.last else { break }
-            if written == 0 { progress?(OperationProgress(.writing, completed: 0, total: waiting)) }
-            defer {
-                written += inbox.count
-                progress?(OperationProgress(.writing, completed: min(written, waiting), total: waiting))
-            }
-            after = last.sequence
-            let clock = ContinuousClock()
-            let started = clock.now
-            let known = try keychain.sync.knownVersions(inbox.map(\.itemID))
-            let looked = clock.now
-            let page = inbox.map { envelope -> (envelope: SyncEnvelope, action: SyncInboxAction) in
-                (
-                    envelope,
-                    Self.action(
-                        for: envelope, known: known[envelope.itemID], vault: vault, keyring: keyring,
-                        device: configuration.device)
-                )
-            }
-            let opened = clock.now
-            let outcomes = try keychain.sync.process(page, sealer: sealer)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let written = try keychain.sync.write(rows, cursor: cursor, sealer: sealer) { row, known in
+            Self.action(for: row, known: known, device: device)
+        }
+        trace("page of \(rows.count): write \(clock.now - started)")
+        for (row, result) in zip(rows, written) {
+            let envelope = row.envelope
             trace(
-                "page of \(page.count): known \(looked - started), open \(opened - looked), write \(clock.now - opened)"
+                "row #\(envelope.sequence) \(Hex.encode(envelope.itemID).prefix(6)) v\(envelope.version) by \(Hex.encode(envelope.author).prefix(4)): \(Self.name(of: result.action)) \(result.outcome.map { "\($0)" } ?? "")"
             )
-            for ((envelope, action), outcome) in zip(page, outcomes) {
-                trace(
-                    "inbox #\(envelope.sequence) \(Hex.encode(envelope.itemID).prefix(6)) v\(envelope.version) by \(Hex.encode(envelope.author).prefix(4)) known \(known[envelope.itemID].map { "v\($0.version)" } ?? "-"): \(Self.name(of: action)) \(outcome.map { "\($0)" } ?? "")"
-                )
-            }
-            for ((_, action), outcome) in zip(page, outcomes) {
-                if case .reject = action { report.rejected += 1 }
-                switch outcome {
-                case .applied?: report.applied += 1
-                case .appliedOverConflict?:
-                    report.applied += 1
-                    report.conflicts += 1
-                case .lostToExistingItem?: report.conflicts += 1
-                case .locked?: report.waiting += 1
-                case nil: if case .apply = action { report.rejected += 1 }
-                }
+            if case .reject = result.action { report.rejected += 1 }
+            switch result.outcome {
+            case .applied?: report.applied += 1
+            case .appliedOverConflict?:
+                report.applied += 1
+                report.conflicts += 1
+            case .lostToExistingItem?: report.conflicts += 1
+            case .locked?: report.waiting += 1
+            case nil: if case .apply = result.action { report.rejected += 1 }
             }
         }
     }
@@ -252,23 +261,22 @@ extension SyncClient {
     }
 
     /// What to do with a pulled row. One older than the version this device has is a replay or a rollback,
-    /// and one that fails to open was altered or moved: both are refused. A version this device has is
+    /// and one that failed to open was altered or moved: both are refused. A version this device has is
     /// dropped (verified first); this device's own push whose acknowledgement was lost is recorded as the
     /// server's version; anything else is applied.
     private static func action(
-        for envelope: SyncEnvelope, known: (version: Int64, deleted: Bool)?, vault: Data, keyring: VaultKeyring,
-        device: Data
+        for row: SyncPreparedRow, known: (version: Int64, deleted: Bool)?, device: Data
     ) -> SyncInboxAction {
+        let envelope = row.envelope
         if let known, envelope.version < known.version {
             return .reject(
                 "version \(envelope.version) is older than version \(known.version) this device has: replayed or rolled back"
             )
         }
         let record: SyncRecord
-        do throws(KeychainError) {
-            record = try VaultCrypto.open(envelope, vault: vault, keyring: keyring)
-        } catch {
-            return .reject(error.detail ?? error.message)
+        switch row.opened {
+        case .success(let opened): record = opened
+        case .failure(let error): return .reject(error.detail ?? error.message)
         }
         if let known, envelope.version == known.version { return .discard }
         if envelope.author == device { return .acknowledge }

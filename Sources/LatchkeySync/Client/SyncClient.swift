@@ -20,12 +20,13 @@ package final class SyncClient {
     /// a second or two; it closes such clients without a word libpq passes on).
     static let retriesAfterDrop = 5
 
-    /// Rows per push and per page applied; a pull page is four times as many.
+    /// Rows per push and per page of the inbox; a pull page (pulled and written in one transaction) is four
+    /// times as many.
     package var batchSize = 1_000
 
-    /// Hears of the rows pulled (`reading`, of about as many as the server has changes after the cursor)
-    /// and of those written (`writing`, of the inbox), page by page — a first sync of a large vault takes a
-    /// while. Rounds with nothing to pull or apply report nothing.
+    /// Hears of the rows written (`writing`: pulled and written page by page, of about as many as the server
+    /// has changes after the cursor; before them, those the inbox held) — a first sync of a large vault takes
+    /// a while. Rounds with nothing to pull or apply report nothing.
     package var progress: ProgressHandler?
 
     package init(keychain: KeychainDatabase, configuration: SyncConfiguration) {

@@ -27,7 +27,7 @@ package struct PushResult: Sendable, Equatable {
 }
 
 /// The sync server's operations, over one connection: the only SQL the client sends.
-package struct SyncServer {
+package struct SyncServer: Sendable {
     package let connection: PostgresConnection
     /// Direct (LISTEN for changes) or pooled (poll; no session state): `SyncConnectionString`.
     package let mode: SyncConnectionMode
