@@ -59,6 +59,33 @@ struct SyncScopeTests {
         #expect(try a.contents() == ["mail/alice": "while-b-locked", "mail/mine": "unpushed"])
     }
 
+    /// What waited in the inbox while the device was locked is written before the fresh pages that follow
+    /// it, and a newer version of the same item among them wins: nothing is refused, the inbox empties.
+    @Test(arguments: SyncConnection.allCases)
+    func theInboxLeftWhileLockedIsWrittenBeforeNewerPagesOfTheSameItem(_ connection: SyncConnection) throws {
+        let cluster = try SyncTestServer(connection)
+        let a = try SyncDevice("a")
+        let b = try SyncDevice("b")
+        let code = try a.setup(cluster)
+        try b.join(cluster, recoveryCode: code)
+        try b.sync()
+        b.keychain.lock()
+        try a.add("alice", "first")
+        try a.sync()
+        #expect(try b.sync().waiting == 1)
+        #expect(try b.keychain.sync.counts().inbox == 1)
+        try a.update("alice", "second")
+        try a.add("bob", "new")
+        try a.sync()
+        try b.keychain.unlock(with: Passphrase("pass-b"))
+        let unlocked = try b.sync()
+        #expect(unlocked.rejected == 0)
+        #expect(try b.keychain.sync.rejections().isEmpty)
+        #expect(try b.keychain.sync.counts().inbox == 0)
+        #expect(try b.contents() == ["mail/alice": "second", "mail/bob": "new"])
+        #expect(try b.keychain.verifyIntegrity().damaged.isEmpty)
+    }
+
     @Test(arguments: SyncConnection.allCases) func joiningNeedsApprovalOrTheRightRecoveryCode(
         _ connection: SyncConnection
     ) throws {

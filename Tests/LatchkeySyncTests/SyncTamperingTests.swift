@@ -91,6 +91,39 @@ struct SyncTamperingTests {
         #expect(try reader.contents() == ["mail/a": "version-2"])
     }
 
+    /// Pages are written whole, in one transaction: a page that holds an item twice — its new version, then
+    /// an old one the server slipped in after it — is still judged row by row, so the old one is refused
+    /// and the new one stays.
+    @Test(arguments: SyncConnection.allCases) func anOldVersionAfterTheNewOneInOnePageIsRefused(
+        _ connection: SyncConnection
+    ) throws {
+        let cluster = try SyncTestServer(connection)
+        let vault = try SyncDevice.vault(cluster, "writer", "reader", items: [("a", "version-1")])
+        let writer = vault.devices[0]
+        let reader = vault.devices[1]
+        try cluster.psql("CREATE TABLE public.saved AS SELECT * FROM latchkey.items")
+        try writer.update("a", "version-2")
+        try writer.sync()
+        // The server gives the item a second row, its first version, right after the second: one page.
+        try cluster.psql(
+            """
+            ALTER TABLE latchkey.items DROP CONSTRAINT items_pkey;
+            WITH v AS (UPDATE latchkey.vaults SET seq = seq + 1 RETURNING id, seq)
+            INSERT INTO latchkey.items (vault, item, version, seq, deleted, key_id, ciphertext, author)
+            SELECT s.vault, s.item, s.version, v.seq, s.deleted, s.key_id, s.ciphertext, s.author
+            FROM public.saved s, v WHERE s.vault = v.id
+            """)
+        let report = try reader.sync()
+        #expect(report.applied == 1)
+        #expect(report.rejected == 1)
+        #expect(
+            try reader.keychain.sync.rejections().map(\.reason) == [
+                "version 1 is older than version 2 this device has: replayed or rolled back"
+            ])
+        #expect(try reader.contents() == ["mail/a": "version-2"])
+        #expect(try reader.keychain.verifyIntegrity().damaged.isEmpty)
+    }
+
     @Test(arguments: SyncConnection.allCases) func aRowOfAnotherVaultCopiedInIsRefused(_ connection: SyncConnection)
         throws
     {
