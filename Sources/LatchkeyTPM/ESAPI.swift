@@ -201,6 +201,18 @@ package final class TPMConnection {
         guard filled == 0 else {
             throw TPMError(.failed, address: address, detail: "the secret or its authorization is too long to seal")
         }
+        return try create(&sensitive, &template, during: "sealing") {
+            (outPublic, outPrivate) throws(TPMError) -> TPMSealedObject in
+            TPMSealedObject(public: try Self.marshal(outPublic), private: try Self.marshal(outPrivate))
+        }
+    }
+
+    /// `TPM2_Create` of `template` with `sensitive` under the storage primary, through the salted session:
+    /// `body` reads the new object's public and private areas before tpm2-tss's copies of them are freed.
+    private func create<Made>(
+        _ sensitive: inout TPM2B_SENSITIVE_CREATE, _ template: inout TPM2B_PUBLIC, during: String,
+        _ body: (UnsafeMutablePointer<TPM2B_PUBLIC>, UnsafeMutablePointer<TPM2B_PRIVATE>) throws(TPMError) -> Made
+    ) throws(TPMError) -> Made {
         var outside = TPM2B_DATA()
         var pcrs = TPML_PCR_SELECTION()
         var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
@@ -218,11 +230,11 @@ package final class TPMConnection {
             latchkey_Esys_Free(creationHash)
             latchkey_Esys_Free(ticket)
         }
-        try check(status, "sealing")
+        try check(status, during)
         guard let outPrivate, let outPublic else {
-            throw TPMError(.failed, address: address, detail: "the TPM returned no object")
+            throw TPMError(.failed, address: address, detail: "the TPM returned no object (\(during))")
         }
-        return TPMSealedObject(public: try Self.marshal(outPublic), private: try Self.marshal(outPrivate))
+        return try body(outPublic, outPrivate)
     }
 
     /// Loads `object` and unseals it with `auth` as its authValue (through the salted session, so the
@@ -595,27 +607,17 @@ extension TPMConnection {
         latchkey_tpm_p256_key_template(&template)
         var sensitive = TPM2B_SENSITIVE_CREATE()
         _ = latchkey_tpm_sensitive(&sensitive, nil, 0, nil, 0)
-        var outside = TPM2B_DATA()
-        var pcrs = TPML_PCR_SELECTION()
-        var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
-        var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
-        var creationData: UnsafeMutablePointer<TPM2B_CREATION_DATA>?
-        var creationHash: UnsafeMutablePointer<TPM2B_DIGEST>?
-        var ticket: UnsafeMutablePointer<TPMT_TK_CREATION>?
-        let status = latchkey_Esys_Create(
-            context, primary, session, Self.none, Self.none, &sensitive, &template, &outside, &pcrs,
-            &outPrivate, &outPublic, &creationData, &creationHash, &ticket)
-        defer {
-            latchkey_Esys_Free(outPrivate)
-            latchkey_Esys_Free(outPublic)
-            latchkey_Esys_Free(creationData)
-            latchkey_Esys_Free(creationHash)
-            latchkey_Esys_Free(ticket)
+        return try create(&sensitive, &template, during: "making a P-256 key") {
+            (outPublic, outPrivate) throws(TPMError) -> TPMKeyObject in
+            try Self.keyObject(outPublic, outPrivate, address: address)
         }
-        try check(status, "making a P-256 key")
-        guard let outPrivate, let outPublic else {
-            throw TPMError(.failed, address: address, detail: "the TPM returned no key")
-        }
+    }
+
+    /// A new key's wrapped blob and its public point (`0x04 ‖ x ‖ y`, each 32 bytes).
+    private static func keyObject(
+        _ outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>, _ outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>,
+        address: String
+    ) throws(TPMError) -> TPMKeyObject {
         var x: UnsafePointer<UInt8>?
         var y: UnsafePointer<UInt8>?
         var xLength = 0
@@ -624,10 +626,10 @@ extension TPMConnection {
             xLength <= 32, yLength <= 32
         else { throw TPMError(.failed, address: address, detail: "the TPM's new key has no P-256 point") }
         let point =
-            Data([0x04]) + Self.leftPadded(Data(bytes: x, count: xLength), to: 32)
-            + Self.leftPadded(Data(bytes: y, count: yLength), to: 32)
+            Data([0x04]) + leftPadded(Data(bytes: x, count: xLength), to: 32)
+            + leftPadded(Data(bytes: y, count: yLength), to: 32)
         return TPMKeyObject(
-            object: TPMSealedObject(public: try Self.marshal(outPublic), private: try Self.marshal(outPrivate)),
+            object: TPMSealedObject(public: try marshal(outPublic), private: try marshal(outPrivate)),
             publicPoint: point)
     }
 
