@@ -76,6 +76,42 @@ extension GlobalSecItemTests {
             }
         }
 
+        /// An ephemeral Secure Enclave key (no `kSecAttrIsPermanent`, Apple's default false) is made in the
+        /// TPM too, refused for export the same way, and gone when the keychain locks.
+        @Test func anEphemeralSecureEnclaveKeyIsMadeInTheTPMAndNeverExported() throws {
+            let tpm = try SoftwareTPM()
+            try TPMAddress.$scoped.withValue(tpm.tcti) {
+                var error: Unmanaged<CFError>?
+                let key = try #require(
+                    SecKeyCreateRandomKey(
+                        [
+                            kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
+                            kSecAttrKeySizeInBits as String: 256,
+                            kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+                        ] as CFDictionary, &error))
+                #expect(error == nil)
+                #expect(key.description == "<SecKey EC private key, 256 bits, held by com.apple.setoken, in the TPM>")
+                let attributes = try #require(SecKeyCopyAttributes(key) as? [String: Any])
+                #expect(attributes[kSecAttrLatchkeyKeyStorage as String] as? String == "tpm")
+                #expect(attributes[kSecAttrIsExtractable as String] as? Bool == false)
+                #expect(attributes[kSecValueData as String] == nil)
+                #expect(SecKeyCopyExternalRepresentation(key, &error) == nil)
+                #expect(status(error) == Int(errSecUnimplemented))
+
+                let publicKey = try #require(SecKeyCopyPublicKey(key))
+                let message = Data("session".utf8) as CFData
+                let signature = try #require(
+                    SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error))
+                #expect(SecKeyVerifySignature(publicKey, .ecdsaSignatureMessageX962SHA256, message, signature, &error))
+                // Not an item: a search finds no key.
+                var found: CFTypeRef?
+                #expect(
+                    SecItemCopyMatching(
+                        [kSecClass as String: kSecClassKey, kSecReturnRef as String: true] as CFDictionary, &found)
+                        == errSecItemNotFound)
+            }
+        }
+
         @Test func withoutATPMTheKeyIsHeldInSoftwareAndSaysSo() throws {
             let directory = TemporaryDirectory()
             try TPMAddress.$scoped.withValue("swtpm:path=\(directory.file("none.sock"))") {

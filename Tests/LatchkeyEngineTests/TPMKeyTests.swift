@@ -222,11 +222,11 @@ import Testing
                     caller: Fixture.app, returning: [.attributes]))
             #expect(agent.attributes[.keyStorage] == .string("software"))
             #expect(agent.attributes[.tokenID] == .string(HeldKeyRequest.latchkeyTokenID))
-            // An ephemeral Secure Enclave key is kept in memory.
+            // An ephemeral one of another size is kept in memory too (a P-256 one is the TPM's: TPMEphemeralKeyTests).
             let ephemeral = try #require(
                 try keychain.createHeldKey(
                     HeldKeyRequest(
-                        type: .ellipticCurve, bits: 256,
+                        type: .ellipticCurve, bits: 384,
                         attributes: [.tokenID: .string(HeldKeyRequest.secureEnclaveTokenID)], isPermanent: false),
                     caller: Fixture.app, returning: [.attributes]))
             #expect(ephemeral.attributes[.keyStorage] == .string("software"))
