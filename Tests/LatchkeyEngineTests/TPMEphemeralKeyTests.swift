@@ -64,7 +64,9 @@ import Testing
 
             // The vault keeps the TPM's wrapped object, no private key; no item is stored.
             #expect(keychain.vault.ephemeralKeyCount == 1)
-            guard case .tpm(let form) = keychain.vault.ephemeralKey(made.persistentReference, owner: Fixture.app.applicationIdentifier)
+            guard
+                case .tpm(let form) = keychain.vault.ephemeralKey(
+                    made.persistentReference, owner: Fixture.app.applicationIdentifier)
             else {
                 Issue.record("the ephemeral key is not kept as the TPM's object")
                 return
@@ -152,7 +154,9 @@ import Testing
             let made = try make(keychain)
             #expect(made.attributes[.keyStorage] == .string("software"))
             #expect(made.attributes[.tokenID] == .string(HeldKeyRequest.secureEnclaveTokenID))
-            guard case .software = keychain.vault.ephemeralKey(made.persistentReference, owner: Fixture.app.applicationIdentifier)
+            guard
+                case .software = keychain.vault.ephemeralKey(
+                    made.persistentReference, owner: Fixture.app.applicationIdentifier)
             else {
                 Issue.record("the ephemeral key is not kept in software")
                 return
