@@ -18,14 +18,17 @@ extension GlobalSecItemTests {
 
         func status(_ error: Unmanaged<CFError>?) -> Int? { error?.takeRetainedValue().code }
 
-        func enclaveKey() -> (SecKey?, Int?) {
+        /// A Secure Enclave P-256 key; `permanent` false leaves `kSecAttrIsPermanent` out (Apple's default, false).
+        func enclaveKey(permanent: Bool = true) -> (SecKey?, Int?) {
             var error: Unmanaged<CFError>?
-            let parameters: [String: Any] = [
+            var parameters: [String: Any] = [
                 kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits as String: 256,
                 kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
-                kSecPrivateKeyAttrs as String:
-                    [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: Self.tag] as [String: Any],
             ]
+            if permanent {
+                parameters[kSecPrivateKeyAttrs as String] =
+                    [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: Self.tag] as [String: Any]
+            }
             let key = SecKeyCreateRandomKey(parameters as CFDictionary, &error)
             return (key, status(error))
         }
@@ -81,15 +84,10 @@ extension GlobalSecItemTests {
         @Test func anEphemeralSecureEnclaveKeyIsMadeInTheTPMAndNeverExported() throws {
             let tpm = try SoftwareTPM()
             try TPMAddress.$scoped.withValue(tpm.tcti) {
+                let (made, failure) = enclaveKey(permanent: false)
+                #expect(failure == nil)
+                let key = try #require(made)
                 var error: Unmanaged<CFError>?
-                let key = try #require(
-                    SecKeyCreateRandomKey(
-                        [
-                            kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom,
-                            kSecAttrKeySizeInBits as String: 256,
-                            kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
-                        ] as CFDictionary, &error))
-                #expect(error == nil)
                 #expect(key.description == "<SecKey EC private key, 256 bits, held by com.apple.setoken, in the TPM>")
                 let attributes = try #require(SecKeyCopyAttributes(key) as? [String: Any])
                 #expect(attributes[kSecAttrLatchkeyKeyStorage as String] as? String == "tpm")
