@@ -16,16 +16,8 @@ import Testing
         let keychain = try Fixture.newKeychain(in: directory)
         try TPMAddress.$scoped.withValue(tpm.tcti) {
             let made = try TPMKeyFixture.make(keychain)
-            #expect(made.attributes[.tokenID] == .string(HeldKeyRequest.secureEnclaveTokenID))
-            #expect(made.attributes[.keyStorage] == .string("tpm"))
-            #expect(made.attributes[.keySizeInBits] == .number(256))
-            #expect(made.attributes["extr"] == .number(0) && made.attributes["sens"] == .number(1))
-            let publicKey = try TPMKeyFixture.publicKey(made)
-            #expect(made.attributes[.applicationLabel] == .data(publicKey.applicationLabel))
-
+            let publicKey = try TPMKeyFixture.expectMadeInTheTPMAndVerifiedByOpenSSL(made, keychain, directory)
             let message = Data("pay 10 to bob".utf8)
-            let signature = try TPMKeyFixture.sign(keychain, made.persistentReference, message)
-            try TPMKeyFixture.expectOpenSSLVerifies(signature, of: message, by: publicKey, in: directory)
 
             // Every ECDSA form Apple names: other digests (longer ones truncated, shorter ones as numbers),
             // a digest given, and RFC 4754's r‖s.

@@ -46,6 +46,23 @@ enum TPMKeyFixture {
         try keychain.useHeldKey(reference, for: .sign(ecdsa, message), caller: Fixture.app)
     }
 
+    /// Expects `made` to be a Secure Enclave P-256 key made in the TPM (its attributes say so and are a held
+    /// key's) whose signature OpenSSL verifies; returns its public key.
+    static func expectMadeInTheTPMAndVerifiedByOpenSSL(
+        _ made: ItemResult, _ keychain: KeychainDatabase, _ directory: TemporaryDirectory
+    ) throws -> AsymmetricKey {
+        #expect(made.attributes[.tokenID] == .string(HeldKeyRequest.secureEnclaveTokenID))
+        #expect(made.attributes[.keyStorage] == .string("tpm"))
+        #expect(made.attributes[.keySizeInBits] == .number(256))
+        #expect(made.attributes["extr"] == .number(0) && made.attributes["sens"] == .number(1))
+        let publicKey = try publicKey(made)
+        #expect(made.attributes[.applicationLabel] == .data(publicKey.applicationLabel))
+        let message = Data("pay 10 to bob".utf8)
+        let signature = try sign(keychain, made.persistentReference, message)
+        try expectOpenSSLVerifies(signature, of: message, by: publicKey, in: directory)
+        return publicKey
+    }
+
     /// Expects `openssl dgst -sha256 -verify` to verify `signature` (DER ECDSA) of `message` by `publicKey`,
     /// with its files in `directory`'s `openssl` folder.
     static func expectOpenSSLVerifies(
