@@ -18,14 +18,17 @@ extension GlobalSecItemTests {
 
         func status(_ error: Unmanaged<CFError>?) -> Int? { error?.takeRetainedValue().code }
 
-        func enclaveKey() -> (SecKey?, Int?) {
+        /// A Secure Enclave P-256 key; `permanent` false leaves `kSecAttrIsPermanent` out (Apple's default, false).
+        func enclaveKey(permanent: Bool = true) -> (SecKey?, Int?) {
             var error: Unmanaged<CFError>?
-            let parameters: [String: Any] = [
+            var parameters: [String: Any] = [
                 kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits as String: 256,
                 kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
-                kSecPrivateKeyAttrs as String:
-                    [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: Self.tag] as [String: Any],
             ]
+            if permanent {
+                parameters[kSecPrivateKeyAttrs as String] =
+                    [kSecAttrIsPermanent as String: true, kSecAttrApplicationTag as String: Self.tag] as [String: Any]
+            }
             let key = SecKeyCreateRandomKey(parameters as CFDictionary, &error)
             return (key, status(error))
         }
@@ -73,6 +76,37 @@ extension GlobalSecItemTests {
                 #expect(
                     (SecKeyCopyAttributes(again) as? [String: Any])?[kSecAttrLatchkeyKeyStorage as String] as? String
                         == "tpm")
+            }
+        }
+
+        /// An ephemeral Secure Enclave key (no `kSecAttrIsPermanent`, Apple's default false) is made in the
+        /// TPM too, refused for export the same way, and gone when the keychain locks.
+        @Test func anEphemeralSecureEnclaveKeyIsMadeInTheTPMAndNeverExported() throws {
+            let tpm = try SoftwareTPM()
+            try TPMAddress.$scoped.withValue(tpm.tcti) {
+                let (made, failure) = enclaveKey(permanent: false)
+                #expect(failure == nil)
+                let key = try #require(made)
+                var error: Unmanaged<CFError>?
+                #expect(key.description == "<SecKey EC private key, 256 bits, held by com.apple.setoken, in the TPM>")
+                let attributes = try #require(SecKeyCopyAttributes(key) as? [String: Any])
+                #expect(attributes[kSecAttrLatchkeyKeyStorage as String] as? String == "tpm")
+                #expect(attributes[kSecAttrIsExtractable as String] as? Bool == false)
+                #expect(attributes[kSecValueData as String] == nil)
+                #expect(SecKeyCopyExternalRepresentation(key, &error) == nil)
+                #expect(status(error) == Int(errSecUnimplemented))
+
+                let publicKey = try #require(SecKeyCopyPublicKey(key))
+                let message = Data("session".utf8) as CFData
+                let signature = try #require(
+                    SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message, &error))
+                #expect(SecKeyVerifySignature(publicKey, .ecdsaSignatureMessageX962SHA256, message, signature, &error))
+                // Not an item: a search finds no key.
+                var found: CFTypeRef?
+                #expect(
+                    SecItemCopyMatching(
+                        [kSecClass as String: kSecClassKey, kSecReturnRef as String: true] as CFDictionary, &found)
+                        == errSecItemNotFound)
             }
         }
 

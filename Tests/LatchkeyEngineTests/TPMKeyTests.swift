@@ -16,29 +16,8 @@ import Testing
         let keychain = try Fixture.newKeychain(in: directory)
         try TPMAddress.$scoped.withValue(tpm.tcti) {
             let made = try TPMKeyFixture.make(keychain)
-            #expect(made.attributes[.tokenID] == .string(HeldKeyRequest.secureEnclaveTokenID))
-            #expect(made.attributes[.keyStorage] == .string("tpm"))
-            #expect(made.attributes[.keySizeInBits] == .number(256))
-            #expect(made.attributes["extr"] == .number(0) && made.attributes["sens"] == .number(1))
-            let publicKey = try TPMKeyFixture.publicKey(made)
-            #expect(made.attributes[.applicationLabel] == .data(publicKey.applicationLabel))
-
+            let publicKey = try TPMKeyFixture.expectMadeInTheTPMAndVerifiedByOpenSSL(made, keychain, directory)
             let message = Data("pay 10 to bob".utf8)
-            let signature = try TPMKeyFixture.sign(keychain, made.persistentReference, message)
-            try FileManager.default.createDirectory(
-                atPath: directory.file("openssl"), withIntermediateDirectories: true)
-            let pem = directory.file("openssl/public.pem")
-            try publicKey.publicKeyPEM().write(toFile: pem, atomically: true, encoding: .utf8)
-            try message.write(to: URL(fileURLWithPath: directory.file("openssl/message")))
-            try signature.write(to: URL(fileURLWithPath: directory.file("openssl/signature.der")))
-            let verified = try HelperProcess.run(
-                "/usr/bin/openssl",
-                [
-                    "dgst", "-sha256", "-verify", pem, "-signature", directory.file("openssl/signature.der"),
-                    directory.file("openssl/message"),
-                ], environment: ["PATH": "/usr/bin:/bin"])
-            #expect(verified.status == 0, "\(verified.stderr)")
-            #expect(verified.stdout == "Verified OK\n")
 
             // Every ECDSA form Apple names: other digests (longer ones truncated, shorter ones as numbers),
             // a digest given, and RFC 4754's r‖s.
@@ -73,16 +52,7 @@ import Testing
         try TPMAddress.$scoped.withValue(tpm.tcti) {
             let made = try TPMKeyFixture.make(keychain)
             let publicKey = try TPMKeyFixture.publicKey(made)
-            let peer = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
-            for name in ["algid:keyexchange:ECDH", "algid:keyexchange:ECDHC"] {
-                let algorithm = KeyAlgorithm(rawValue: name)
-                let shared = try keychain.useHeldKey(
-                    made.persistentReference,
-                    for: .keyExchange(algorithm, peerPublicKey: peer.publicKeyData, KeyOperationParameters()),
-                    caller: Fixture.app)
-                #expect(shared.count == 32)
-                #expect(shared == (try peer.keyExchange(algorithm, with: publicKey)))
-            }
+            let peer = try TPMKeyFixture.expectECDHAgrees(keychain, made.persistentReference, publicKey)
             let x963 = KeyAlgorithm(rawValue: "algid:keyexchange:ECDH:KDFX963:SHA256")
             let parameters = KeyOperationParameters(requestedSize: 48, sharedInfo: Data("context".utf8))
             let derived = try keychain.useHeldKey(
@@ -98,17 +68,7 @@ import Testing
                     for: .keyExchange(x963, peerPublicKey: other.publicKeyData, parameters), caller: Fixture.app)
             }
 
-            for name in [
-                "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV",
-                "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM",
-            ] {
-                let algorithm = KeyAlgorithm(rawValue: name)
-                let ciphertext = try publicKey.encrypt(algorithm, Data("for the TPM".utf8))
-                #expect(
-                    try keychain.useHeldKey(
-                        made.persistentReference, for: .decrypt(algorithm, ciphertext, KeyOperationParameters()),
-                        caller: Fixture.app) == Data("for the TPM".utf8))
-            }
+            try TPMKeyFixture.expectECIESDecrypts(keychain, made.persistentReference, publicKey)
         }
     }
 
@@ -222,11 +182,11 @@ import Testing
                     caller: Fixture.app, returning: [.attributes]))
             #expect(agent.attributes[.keyStorage] == .string("software"))
             #expect(agent.attributes[.tokenID] == .string(HeldKeyRequest.latchkeyTokenID))
-            // An ephemeral Secure Enclave key is kept in memory.
+            // An ephemeral one of another size is kept in memory too (a P-256 one is the TPM's: TPMEphemeralKeyTests).
             let ephemeral = try #require(
                 try keychain.createHeldKey(
                     HeldKeyRequest(
-                        type: .ellipticCurve, bits: 256,
+                        type: .ellipticCurve, bits: 384,
                         attributes: [.tokenID: .string(HeldKeyRequest.secureEnclaveTokenID)], isPermanent: false),
                     caller: Fixture.app, returning: [.attributes]))
             #expect(ephemeral.attributes[.keyStorage] == .string("software"))

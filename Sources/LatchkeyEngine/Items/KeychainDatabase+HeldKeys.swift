@@ -26,10 +26,20 @@ extension KeychainDatabase {
         holderEnded: (@Sendable () -> Bool)?
     ) throws(KeychainError) -> ItemResult? {
         var attributes = try Self.heldKeyAttributes(request.attributes)
-        if Self.suitsTPM(request, token: attributes[.tokenID]?.stringValue ?? ""), let made = try makeKeyInTPM() {
-            attributes[.keyStorage] = .string(KeyStorage.tpm.rawValue)
-            return try storeHeldForm(
-                made.stored, publicKey: made.publicKey, attributes: attributes, caller: caller, returning: returning)
+        if Self.suitsTPM(request, token: attributes[.tokenID]?.stringValue ?? "") {
+            // An ephemeral key is made only while unlocked: checked before the TPM is asked for one.
+            if !request.isPermanent { try Self.ephemeralNeedsUnlocked(vault) }
+            if let made = try makeKeyInTPM() {
+                attributes[.keyStorage] = .string(KeyStorage.tpm.rawValue)
+                guard request.isPermanent else {
+                    return try holdEphemeralKey(
+                        .tpm(made.stored), publicKey: made.publicKey, attributes: attributes, caller: caller,
+                        returning: returning, holderEnded: holderEnded)
+                }
+                return try storeHeldForm(
+                    made.stored, publicKey: made.publicKey, attributes: attributes, caller: caller,
+                    returning: returning)
+            }
         }
         let key: AsymmetricKey
         do {
@@ -39,18 +49,35 @@ extension KeychainDatabase {
         }
         attributes[.keyStorage] = .string(KeyStorage.software.rawValue)
         guard request.isPermanent else {
-            attributes.merge(KeyAttributes.derived(from: key, held: true)) { given, _ in given }
-            // Kept in memory for this caller, never stored: made only while unlocked, as a stored one is.
-            guard vault.lockState == .unlocked else {
-                throw KeychainError.locked("an ephemeral key the keychain holds is made only while it is unlocked")
-            }
-            let handle = vault.holdEphemeral(key, owner: caller.applicationIdentifier, holderEnded: holderEnded)
-            guard !returning.isEmpty else { return nil }
-            attributes[.accessGroup] = nil
-            return ItemResult(
-                itemClass: .key, attributes: attributes, data: key.publicKeyData, persistentReference: handle)
+            return try holdEphemeralKey(
+                .software(key), publicKey: key.publicKey, attributes: attributes, caller: caller,
+                returning: returning, holderEnded: holderEnded)
         }
         return try storeHeldKey(key, attributes: attributes, caller: caller, returning: returning)
+    }
+
+    /// Keeps an ephemeral key (`form`, whose public half is `publicKey`) in memory for `caller`, never
+    /// stored: made only while unlocked, as a stored one is. Returns what `returning` asks for, its
+    /// persistent reference the key's handle.
+    private func holdEphemeralKey(
+        _ form: KeyVault.EphemeralForm, publicKey: AsymmetricKey, attributes given: [AttributeKey: AttributeValue],
+        caller: CallerIdentity, returning: ReturnOptions, holderEnded: (@Sendable () -> Bool)?
+    ) throws(KeychainError) -> ItemResult? {
+        var attributes = given
+        attributes.merge(KeyAttributes.derived(from: publicKey, held: true)) { given, _ in given }
+        try Self.ephemeralNeedsUnlocked(vault)
+        let handle = vault.holdEphemeral(form, owner: caller.applicationIdentifier, holderEnded: holderEnded)
+        guard !returning.isEmpty else { return nil }
+        attributes[.accessGroup] = nil
+        return ItemResult(
+            itemClass: .key, attributes: attributes, data: publicKey.publicKeyData, persistentReference: handle)
+    }
+
+    /// `errSecInteractionNotAllowed` unless `vault` is unlocked: an ephemeral key is made only then.
+    private static func ephemeralNeedsUnlocked(_ vault: KeyVault) throws(KeychainError) {
+        guard vault.lockState == .unlocked else {
+            throw KeychainError.locked("an ephemeral key the keychain holds is made only while it is unlocked")
+        }
     }
 
     /// Stores a private key made elsewhere (an SSH key `ssh-add` hands the agent, or one imported from an
@@ -152,7 +179,10 @@ extension KeychainDatabase {
                     "no ephemeral key of this program by that handle (gone when the keychain locked, the process that made it ended or its key was released)"
                 )
             }
-            return try Self.perform(use, with: key)
+            switch key {
+            case .software(let key): return try Self.perform(use, with: key)
+            case .tpm(let stored): return try useTPMKey(stored, for: use)
+            }
         }
         guard PersistentReference.parse(reference)?.itemClass == .key else {
             throw KeychainError.param("the reference does not name a key")

@@ -4,12 +4,11 @@ internal import LatchkeyPKI
 internal import LatchkeyTPM
 
 extension KeychainDatabase {
-    /// Whether `request` asks for a key the TPM can make: a stored `kSecAttrTokenIDSecureEnclave` EC P-256
-    /// key (the Secure Enclave's only kind). Other sizes and types with that token, and ephemeral keys, stay
-    /// keys held in memory where the keychain runs, as before.
+    /// Whether `request` asks for a key the TPM can make: a `kSecAttrTokenIDSecureEnclave` EC P-256 key (the
+    /// Secure Enclave's only kind), stored or ephemeral (Apple's ephemeral Secure Enclave keys are inside it
+    /// too). Other sizes and types with that token stay keys held in memory where the keychain runs.
     static func suitsTPM(_ request: HeldKeyRequest, token: String) -> Bool {
-        request.isPermanent && token == HeldKeyRequest.secureEnclaveTokenID && request.type == .ellipticCurve
-            && request.bits == 256
+        token == HeldKeyRequest.secureEnclaveTokenID && request.type == .ellipticCurve && request.bits == 256
     }
 
     /// Makes a P-256 key inside the TPM: for a TPM-enrolled keychain its own TPM (pinned; a TPM that does

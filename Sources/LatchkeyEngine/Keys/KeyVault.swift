@@ -40,12 +40,20 @@ final class KeyVault: Sendable {
     /// How many ephemeral held keys are kept: past this, the oldest goes (its handle then names nothing).
     static let ephemeralKeyLimit = 256
 
+    /// What an ephemeral held key is kept as: a private key in memory, or — a Secure Enclave P-256 key made
+    /// inside the TPM — its stored form (`HeldKeyData` format 3: the public point and the TPM's wrapped
+    /// object, whose private area only that TPM can open), used as a stored TPM key's is.
+    enum EphemeralForm: Sendable {
+        case software(AsymmetricKey)
+        case tpm(Data)
+    }
+
     /// An ephemeral held key: its handle, the program it is for, and — when it was made for another process
     /// (through the agent) — whether that process has ended.
     struct EphemeralKey: Sendable {
         let handle: Data
         let owner: String
-        let key: AsymmetricKey
+        let key: EphemeralForm
         let holderEnded: (@Sendable () -> Bool)?
 
         var isOrphaned: Bool { holderEnded?() == true }
@@ -129,7 +137,7 @@ final class KeyVault: Sendable {
     /// the process the key was made for has ended (nil: it was made for this process): as Apple's
     /// non-permanent keys go with the process that made them, such a key goes then — checked for every kept
     /// key whenever one is made, and for a key whenever it is asked for.
-    func holdEphemeral(_ key: AsymmetricKey, owner: String, holderEnded: (@Sendable () -> Bool)? = nil) -> Data {
+    func holdEphemeral(_ key: EphemeralForm, owner: String, holderEnded: (@Sendable () -> Bool)? = nil) -> Data {
         let handle = EphemeralKeyHandle.make()
         state.withLock { state in
             state.ephemeralKeys.removeAll { $0.isOrphaned }
@@ -141,7 +149,7 @@ final class KeyVault: Sendable {
 
     /// The ephemeral held key `handle` names, if `owner` made it and it is still kept (not when the process
     /// it was made for has ended: it goes now).
-    func ephemeralKey(_ handle: Data, owner: String) -> AsymmetricKey? {
+    func ephemeralKey(_ handle: Data, owner: String) -> EphemeralForm? {
         state.withLock { state in
             guard let index = state.ephemeralKeyIndex(handle, owner: owner) else { return nil }
             guard !state.ephemeralKeys[index].isOrphaned else {

@@ -46,6 +46,77 @@ enum TPMKeyFixture {
         try keychain.useHeldKey(reference, for: .sign(ecdsa, message), caller: Fixture.app)
     }
 
+    /// Expects `made` to be a Secure Enclave P-256 key made in the TPM (its attributes say so and are a held
+    /// key's) whose signature OpenSSL verifies; returns its public key.
+    static func expectMadeInTheTPMAndVerifiedByOpenSSL(
+        _ made: ItemResult, _ keychain: KeychainDatabase, _ directory: TemporaryDirectory
+    ) throws -> AsymmetricKey {
+        #expect(made.attributes[.tokenID] == .string(HeldKeyRequest.secureEnclaveTokenID))
+        #expect(made.attributes[.keyStorage] == .string("tpm"))
+        #expect(made.attributes[.keySizeInBits] == .number(256))
+        #expect(made.attributes["extr"] == .number(0) && made.attributes["sens"] == .number(1))
+        let publicKey = try publicKey(made)
+        #expect(made.attributes[.applicationLabel] == .data(publicKey.applicationLabel))
+        let message = Data("pay 10 to bob".utf8)
+        let signature = try sign(keychain, made.persistentReference, message)
+        try expectOpenSSLVerifies(signature, of: message, by: publicKey, in: directory)
+        return publicKey
+    }
+
+    /// Expects `openssl dgst -sha256 -verify` to verify `signature` (DER ECDSA) of `message` by `publicKey`,
+    /// with its files in `directory`'s `openssl` folder.
+    static func expectOpenSSLVerifies(
+        _ signature: Data, of message: Data, by publicKey: AsymmetricKey, in directory: TemporaryDirectory
+    ) throws {
+        try FileManager.default.createDirectory(atPath: directory.file("openssl"), withIntermediateDirectories: true)
+        let pem = directory.file("openssl/public.pem")
+        try publicKey.publicKeyPEM().write(toFile: pem, atomically: true, encoding: .utf8)
+        try message.write(to: URL(fileURLWithPath: directory.file("openssl/message")))
+        try signature.write(to: URL(fileURLWithPath: directory.file("openssl/signature.der")))
+        let verified = try HelperProcess.run(
+            "/usr/bin/openssl",
+            [
+                "dgst", "-sha256", "-verify", pem, "-signature", directory.file("openssl/signature.der"),
+                directory.file("openssl/message"),
+            ], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(verified.stdout == "Verified OK\n")
+    }
+
+    /// Expects the key `reference` names to derive with ECDH and ECDHC what a new software peer derives
+    /// with `publicKey`; returns that peer.
+    @discardableResult
+    static func expectECDHAgrees(_ keychain: KeychainDatabase, _ reference: Data, _ publicKey: AsymmetricKey) throws
+        -> AsymmetricKey
+    {
+        let peer = try AsymmetricKey.generate(.ellipticCurve, bits: 256)
+        for name in ["algid:keyexchange:ECDH", "algid:keyexchange:ECDHC"] {
+            let algorithm = KeyAlgorithm(rawValue: name)
+            let shared = try keychain.useHeldKey(
+                reference, for: .keyExchange(algorithm, peerPublicKey: peer.publicKeyData, KeyOperationParameters()),
+                caller: Fixture.app)
+            #expect(shared.count == 32)
+            #expect(shared == (try peer.keyExchange(algorithm, with: publicKey)))
+        }
+        return peer
+    }
+
+    /// Expects the key `reference` names to decrypt what `publicKey` encrypts with both ECIES variants.
+    static func expectECIESDecrypts(_ keychain: KeychainDatabase, _ reference: Data, _ publicKey: AsymmetricKey)
+        throws
+    {
+        for name in [
+            "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV", "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM",
+        ] {
+            let algorithm = KeyAlgorithm(rawValue: name)
+            let ciphertext = try publicKey.encrypt(algorithm, Data("for the TPM".utf8))
+            #expect(
+                try keychain.useHeldKey(
+                    reference, for: .decrypt(algorithm, ciphertext, KeyOperationParameters()), caller: Fixture.app)
+                    == Data("for the TPM".utf8))
+        }
+    }
+
     /// A TCTI string no TPM answers at.
     static func nowhere(_ directory: TemporaryDirectory) -> String { "swtpm:path=\(directory.file("no-tpm.sock"))" }
 
