@@ -105,15 +105,25 @@ package final class Bus {
     {
         let rule =
             "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+        try addMatch(rule, during: "watching peers leave") { message in
+            // NameOwnerChanged(name, old owner, new owner); `try?`: a malformed signal from the bus itself
+            // tells nothing, and there is no caller to report it to.
+            guard let name = try? message.readString(), let oldOwner = try? message.readString(),
+                let newOwner = try? message.readString()
+            else { return }
+            if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
+            if oldOwner.isEmpty && name.hasPrefix(":") && !newOwner.isEmpty { arrived(name) }
+        }
+    }
+
+    /// Adds the match `rule`, calling `handler` with every message it lets through (other matches see it
+    /// too); `during` names the step in the error when the bus refuses the rule.
+    private func addMatch(_ rule: String, during: String, _ handler: @escaping (BusMessage) -> Void)
+        throws(BusError)
+    {
         let box = Unmanaged.passRetained(
             ObjectHandler { message in
-                // NameOwnerChanged(name, old owner, new owner); `try?`: a malformed signal from the bus itself
-                // tells nothing, and there is no caller to report it to.
-                guard let name = try? message.readString(), let oldOwner = try? message.readString(),
-                    let newOwner = try? message.readString()
-                else { return false }
-                if newOwner.isEmpty && name.hasPrefix(":") { handler(name) }
-                if oldOwner.isEmpty && name.hasPrefix(":") && !newOwner.isEmpty { arrived(name) }
+                handler(message)
                 return false
             })
         let code = SDBus.library.addMatch(
@@ -126,7 +136,7 @@ package final class Bus {
             }, box.toOpaque())
         guard code >= 0 else {
             box.release()
-            throw BusError(operation: "watching peers leave", code: code, detail: nil)
+            throw BusError(operation: during, code: code, detail: nil)
         }
         objectHandlers.append(box)
     }
@@ -294,24 +304,7 @@ package final class Bus {
         sender: String, interface: String, member: String, _ handler: @escaping (BusMessage) -> Void
     ) throws(BusError) {
         let rule = "type='signal',sender='\(sender)',interface='\(interface)',member='\(member)'"
-        let box = Unmanaged.passRetained(
-            ObjectHandler { message in
-                handler(message)
-                return false
-            })
-        let code = SDBus.library.addMatch(
-            bus, nil, rule,
-            { message, userdata, _ in
-                guard let message, let userdata else { return 0 }
-                _ = Unmanaged<ObjectHandler>.fromOpaque(userdata).takeUnretainedValue().call(
-                    BusMessage(retaining: message))
-                return 0
-            }, box.toOpaque())
-        guard code >= 0 else {
-            box.release()
-            throw BusError(operation: "watching \(interface).\(member)", code: code, detail: nil)
-        }
-        objectHandlers.append(box)
+        try addMatch(rule, during: "watching \(interface).\(member)", handler)
     }
 
     /// Calls a method of `destination`, with the arguments `build` appends; its reply, to read. A D-Bus error

@@ -40,6 +40,7 @@ func peakMemoryBytes() -> Int {
 
 /// The total size of the files whose names start with `prefix` in `directory`.
 func diskBytes(directory: String, prefix: String) -> Int {
+    // A directory that cannot be listed holds no files the bench can count: zero, as for an empty one.
     let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     return names.filter { $0.hasPrefix(prefix) }.reduce(0) { total, name in
         let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? NSNumber)?

@@ -97,7 +97,6 @@ enum PKITransfer {
         var keys: [AsymmetricKey] = []
         // PKCS #12 when told, or when the bytes are neither PEM nor one DER certificate (`try?`: not being a
         // certificate is the answer sought, not a failure).
-        // Not a DER certificate (the decode's error is the answer, not a failure) and not PEM: a PKCS #12 file.
         let looksLikePKCS12 =
             format == "pkcs12"
             || (format == nil && (try? Certificate(derRepresentation: bytes)) == nil
