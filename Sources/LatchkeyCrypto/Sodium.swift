@@ -134,7 +134,8 @@ enum Sodium {
     static func blake2bStream(_ feed: ((UnsafeRawBufferPointer) -> Void) -> Void) -> [UInt8] {
         requireInitialized()
         // The state is an over-aligned C struct Swift imports as opaque: allocate it by its size.
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: latchkey_crypto_generichash_statebytes(), alignment: 64)
+        let memory = UnsafeMutableRawPointer.allocate(
+            byteCount: latchkey_crypto_generichash_statebytes(), alignment: 64)
         defer { memory.deallocate() }
         let state = OpaquePointer(memory)
         latchkey_crypto_generichash_init(state, nil, 0, 32)

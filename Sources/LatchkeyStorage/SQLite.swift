@@ -32,7 +32,9 @@ enum SQLite {
         let code = latchkey_sqlite3_open_v2(path, &handle, flags, nil)
         if code == SQLITE_OK, let handle { return .success(handle) }
         let extended = handle.map { latchkey_sqlite3_extended_errcode($0) } ?? code
-        let message = handle.map { String(cString: latchkey_sqlite3_errmsg($0)) } ?? String(cString: latchkey_sqlite3_errstr(code))
+        let message =
+            handle.map { String(cString: latchkey_sqlite3_errmsg($0)) }
+            ?? String(cString: latchkey_sqlite3_errstr(code))
         latchkey_sqlite3_close_v2(handle)
         return .failure(StorageError(extendedCode: extended, message: message))
     }
@@ -98,7 +100,9 @@ enum SQLite {
     /// `sqlite3_bind_parameter_count`.
     static func parameterCount(_ statement: Statement) -> Int32 { latchkey_sqlite3_bind_parameter_count(statement) }
 
-    static func bindNull(_ statement: Statement, _ index: Int32) -> Int32 { latchkey_sqlite3_bind_null(statement, index) }
+    static func bindNull(_ statement: Statement, _ index: Int32) -> Int32 {
+        latchkey_sqlite3_bind_null(statement, index)
+    }
     static func bindInteger(_ statement: Statement, _ index: Int32, _ value: Int64) -> Int32 {
         latchkey_sqlite3_bind_int64(statement, index, value)
     }
@@ -114,7 +118,9 @@ enum SQLite {
         }
     }
 
-    static func columnType(_ statement: Statement, _ index: Int32) -> Int32 { latchkey_sqlite3_column_type(statement, index) }
+    static func columnType(_ statement: Statement, _ index: Int32) -> Int32 {
+        latchkey_sqlite3_column_type(statement, index)
+    }
     static func columnInteger(_ statement: Statement, _ index: Int32) -> Int64 {
         latchkey_sqlite3_column_int64(statement, index)
     }

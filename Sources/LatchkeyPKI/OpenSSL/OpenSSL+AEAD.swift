@@ -53,19 +53,24 @@ extension OpenSSL {
             guard ok else { return nil }
         }
         if var expected = tag.map(Array.init) {
-            guard expected.count == 16, latchkey_EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_tag(), 16, &expected) == 1 else {
+            guard expected.count == 16,
+                latchkey_EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_tag(), 16, &expected) == 1
+            else {
                 return nil
             }
         }
         var final: Int32 = 0
         let finished = output.withUnsafeMutableBufferPointer { buffer in
-            (encrypt ? latchkey_EVP_EncryptFinal_ex : latchkey_EVP_DecryptFinal_ex)(context, buffer.baseAddress! + Int(written), &final)
+            (encrypt ? latchkey_EVP_EncryptFinal_ex : latchkey_EVP_DecryptFinal_ex)(
+                context, buffer.baseAddress! + Int(written), &final)
                 == 1
         }
         guard finished else { return nil }
         var producedTag = [UInt8](repeating: 0, count: 16)
         if encrypt {
-            guard latchkey_EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_get_tag(), 16, &producedTag) == 1 else { return nil }
+            guard latchkey_EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_get_tag(), 16, &producedTag) == 1 else {
+                return nil
+            }
         }
         return (Data(output.prefix(Int(written + final))), Data(producedTag))
     }

@@ -70,7 +70,8 @@ extension OpenSSL {
             var final: Int32 = 0
             let out = buffer.bindMemory(to: UInt8.self).baseAddress
             let updated = input.withUnsafeBytes { raw in
-                latchkey_EVP_DecryptUpdate(context, out, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count))
+                latchkey_EVP_DecryptUpdate(
+                    context, out, &written, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count))
                     == 1
             }
             return updated && latchkey_EVP_DecryptFinal_ex(context, out.map { $0 + Int(written) }, &final) == 1

@@ -7,7 +7,9 @@ extension OpenSSL {
     static func sha1(_ data: Data) -> Data { digest(data, latchkey_EVP_sha1(), count: Int(SHA_DIGEST_LENGTH), "SHA-1") }
 
     /// `EVP_Digest` with SHA-256 (certificate fingerprints).
-    static func sha256(_ data: Data) -> Data { digest(data, latchkey_EVP_sha256(), count: Int(SHA256_DIGEST_LENGTH), "SHA-256") }
+    static func sha256(_ data: Data) -> Data {
+        digest(data, latchkey_EVP_sha256(), count: Int(SHA256_DIGEST_LENGTH), "SHA-256")
+    }
 
     private static func digest(_ data: Data, _ type: OpaquePointer?, count: Int, _ name: String) -> Data {
         var digest = [UInt8](repeating: 0, count: count)

@@ -9,8 +9,9 @@ extension OpenSSL {
         defer { latchkey_ERR_clear_error() }
         guard bytes.count == 32 else { return nil }
         return bytes.withUnsafeBytes { raw in
-            latchkey_EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(
-                PKeyHandle.init)
+            latchkey_EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32)
+                .map(
+                    PKeyHandle.init)
         }
     }
 
@@ -23,7 +24,8 @@ extension OpenSSL {
         guard let context = latchkey_EVP_PKEY_CTX_new_from_name(nil, "ED25519", nil) else { return nil }
         defer { latchkey_EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
-        guard latchkey_EVP_PKEY_keygen_init(context) == 1, latchkey_EVP_PKEY_generate(context, &key) == 1, let key else { return nil }
+        guard latchkey_EVP_PKEY_keygen_init(context) == 1, latchkey_EVP_PKEY_generate(context, &key) == 1, let key
+        else { return nil }
         return PKeyHandle(key)
     }
 
@@ -32,8 +34,9 @@ extension OpenSSL {
         defer { latchkey_ERR_clear_error() }
         guard seed.count == 32 else { return nil }
         return seed.withUnsafeBytes { raw in
-            latchkey_EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32).map(
-                PKeyHandle.init)
+            latchkey_EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, raw.bindMemory(to: UInt8.self).baseAddress, 32)
+                .map(
+                    PKeyHandle.init)
         }
     }
 
@@ -53,7 +56,8 @@ extension OpenSSL {
         guard latchkey_EVP_PKEY_get_raw_private_key(key.pointer, nil, &length) == 1, length == 32 else { return nil }
         return secureBytes(count: 32) { buffer in
             var written = 32
-            return latchkey_EVP_PKEY_get_raw_private_key(key.pointer, buffer.bindMemory(to: UInt8.self).baseAddress, &written)
+            return latchkey_EVP_PKEY_get_raw_private_key(
+                key.pointer, buffer.bindMemory(to: UInt8.self).baseAddress, &written)
                 == 1 && written == 32
         }
     }

@@ -12,10 +12,12 @@ extension OpenSSL {
         guard let context = latchkey_EVP_MAC_CTX_new(mac) else { return nil }
         defer { latchkey_EVP_MAC_CTX_free(context) }
         var parameters = [
-            latchkey_OSSL_PARAM_construct_utf8_string(cString("digest"), UnsafeMutablePointer(mutating: cString("SHA256")), 0),
+            latchkey_OSSL_PARAM_construct_utf8_string(
+                cString("digest"), UnsafeMutablePointer(mutating: cString("SHA256")), 0),
             latchkey_OSSL_PARAM_construct_end(),
         ]
-        guard latchkey_EVP_MAC_init(context, key.bindMemory(to: UInt8.self).baseAddress, key.count, &parameters) == 1 else {
+        guard latchkey_EVP_MAC_init(context, key.bindMemory(to: UInt8.self).baseAddress, key.count, &parameters) == 1
+        else {
             return nil
         }
         for part in parts where part.count > 0 {

@@ -10,7 +10,8 @@ extension OpenSSL {
         guard let context = latchkey_EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
         defer { latchkey_EVP_PKEY_CTX_free(context) }
         var length = 0
-        guard latchkey_EVP_PKEY_derive_init(context) == 1, latchkey_EVP_PKEY_derive_set_peer(context, peer.pointer) == 1,
+        guard latchkey_EVP_PKEY_derive_init(context) == 1,
+            latchkey_EVP_PKEY_derive_set_peer(context, peer.pointer) == 1,
             latchkey_EVP_PKEY_derive(context, nil, &length) == 1, length > 0
         else { return nil }
         return secureBytes(count: length, lifetime: .transient) { buffer in
@@ -28,14 +29,18 @@ extension OpenSSL {
         guard let context = latchkey_BN_CTX_new() else { return nil }
         defer { latchkey_BN_CTX_free(context) }
         func number(_ bytes: Data) -> OpaquePointer? {
-            bytes.withUnsafeBytes { latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+            bytes.withUnsafeBytes {
+                latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil)
+            }
         }
         guard let p = number(modulus), let g = number(base) else { return nil }
         defer {
             latchkey_BN_free(p)
             latchkey_BN_free(g)
         }
-        let x = exponent.withUnsafeBytes { latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+        let x = exponent.withUnsafeBytes {
+            latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil)
+        }
         guard let x, let result = latchkey_BN_new(), let limit = latchkey_BN_dup(p) else { return nil }
         defer {
             latchkey_BN_clear_free(x)
@@ -43,7 +48,8 @@ extension OpenSSL {
             latchkey_BN_free(limit)
         }
         latchkey_BN_set_flags(x, BN_FLG_CONSTTIME)
-        guard latchkey_BN_sub_word(limit, 1) == 1, latchkey_BN_cmp(g, latchkey_BN_value_one()) > 0, latchkey_BN_cmp(g, limit) < 0,
+        guard latchkey_BN_sub_word(limit, 1) == 1, latchkey_BN_cmp(g, latchkey_BN_value_one()) > 0,
+            latchkey_BN_cmp(g, limit) < 0,
             latchkey_BN_mod_exp_mont_consttime(result, g, x, p, context, nil) == 1
         else { return nil }
         return secureBytes(count: modulus.count, lifetime: .transient) { buffer in

@@ -34,7 +34,8 @@ extension OpenSSL {
         guard let context = latchkey_EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { return nil }
         defer { latchkey_EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
-        guard latchkey_EVP_PKEY_keygen_init(context) == 1, latchkey_EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
+        guard latchkey_EVP_PKEY_keygen_init(context) == 1,
+            latchkey_EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1,
             latchkey_EVP_PKEY_generate(context, &key) == 1, let key
         else { return nil }
         return PKeyHandle(key)
@@ -54,7 +55,9 @@ extension OpenSSL {
         defer { latchkey_OSSL_PARAM_BLD_free(builder) }
         var privateNumber: OpaquePointer?
         defer { if let privateNumber { latchkey_BN_clear_free(privateNumber) } }
-        guard latchkey_OSSL_PARAM_BLD_push_utf8_string(builder, cString("group"), cString(groupName), 0) == 1 else { return nil }
+        guard latchkey_OSSL_PARAM_BLD_push_utf8_string(builder, cString("group"), cString(groupName), 0) == 1 else {
+            return nil
+        }
         if let point {
             let pushed = point.withUnsafeBytes { raw in
                 latchkey_OSSL_PARAM_BLD_push_octet_string(builder, cString("pub"), raw.baseAddress, raw.count) == 1
@@ -65,14 +68,17 @@ extension OpenSSL {
             privateNumber = scalar.withUnsafeBytes { raw in
                 latchkey_BN_bin2bn(raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count), nil)
             }
-            guard let privateNumber, latchkey_OSSL_PARAM_BLD_push_BN(builder, cString("priv"), privateNumber) == 1 else {
+            guard let privateNumber, latchkey_OSSL_PARAM_BLD_push_BN(builder, cString("priv"), privateNumber) == 1
+            else {
                 return nil
             }
         }
         guard let parameters = latchkey_OSSL_PARAM_BLD_to_param(builder) else { return nil }
         defer {
             // OpenSSL 3.0 has no OSSL_PARAM_clear_free: the copy of the scalar is wiped here before the free.
-            if let scalarParameter = latchkey_OSSL_PARAM_locate(parameters, "priv"), let data = scalarParameter.pointee.data {
+            if let scalarParameter = latchkey_OSSL_PARAM_locate(parameters, "priv"),
+                let data = scalarParameter.pointee.data
+            {
                 wipeBytes(UnsafeMutableRawBufferPointer(start: data, count: scalarParameter.pointee.data_size))
             }
             latchkey_OSSL_PARAM_free(parameters)
@@ -81,14 +87,16 @@ extension OpenSSL {
         defer { latchkey_EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         let selection = scalar == nil ? latchkey_selection_public_key() : latchkey_selection_keypair()
-        guard latchkey_EVP_PKEY_fromdata_init(context) == 1, latchkey_EVP_PKEY_fromdata(context, &key, selection, parameters) == 1,
+        guard latchkey_EVP_PKEY_fromdata_init(context) == 1,
+            latchkey_EVP_PKEY_fromdata(context, &key, selection, parameters) == 1,
             let key
         else { return nil }
         let handle = PKeyHandle(key)
         if point == nil || !checked { return handle }
         guard let check = latchkey_EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
         defer { latchkey_EVP_PKEY_CTX_free(check) }
-        guard latchkey_EVP_PKEY_public_check(check) == 1, scalar == nil || latchkey_EVP_PKEY_pairwise_check(check) == 1 else {
+        guard latchkey_EVP_PKEY_public_check(check) == 1, scalar == nil || latchkey_EVP_PKEY_pairwise_check(check) == 1
+        else {
             return nil
         }
         return handle
@@ -107,7 +115,9 @@ extension OpenSSL {
             cursor = base
             guard let key = latchkey_d2i_PUBKEY(nil, &cursor, raw.count) else { return nil }
             let handle = PKeyHandle(key)
-            guard cursor == base + raw.count, latchkey_EVP_PKEY_get_base_id(key) == latchkey_pkey_rsa() else { return nil }
+            guard cursor == base + raw.count, latchkey_EVP_PKEY_get_base_id(key) == latchkey_pkey_rsa() else {
+                return nil
+            }
             return handle
         }
     }
@@ -185,7 +195,9 @@ extension OpenSSL {
         guard count > 0 else { return nil }
         return secureBytes(count: Int(count)) { buffer in
             var cursor: UnsafeMutablePointer<UInt8>? = buffer.bindMemory(to: UInt8.self).baseAddress
-            return (privateKey ? latchkey_i2d_PrivateKey(key.pointer, &cursor) : latchkey_i2d_PublicKey(key.pointer, &cursor)) == count
+            return
+                (privateKey
+                ? latchkey_i2d_PrivateKey(key.pointer, &cursor) : latchkey_i2d_PublicKey(key.pointer, &cursor)) == count
         }
     }
 
@@ -199,7 +211,9 @@ extension OpenSSL {
         guard let context = latchkey_BN_CTX_new() else { return nil }
         defer { latchkey_BN_CTX_free(context) }
         func number(_ bytes: SecureBytes) -> OpaquePointer? {
-            bytes.withUnsafeBytes { latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+            bytes.withUnsafeBytes {
+                latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil)
+            }
         }
         guard let d = number(privateExponent) else { return nil }
         defer { latchkey_BN_clear_free(d) }
@@ -209,7 +223,9 @@ extension OpenSSL {
             defer { latchkey_BN_clear_free(p) }
             guard let result = latchkey_BN_new() else { return nil }
             defer { latchkey_BN_clear_free(result) }
-            guard latchkey_BN_num_bits(p) >= 2, latchkey_BN_sub_word(p, 1) == 1, latchkey_BN_div(nil, result, d, p, context) == 1 else {
+            guard latchkey_BN_num_bits(p) >= 2, latchkey_BN_sub_word(p, 1) == 1,
+                latchkey_BN_div(nil, result, d, p, context) == 1
+            else {
                 return nil
             }
             return secureBytes(count: prime.count, lifetime: .transient) { buffer in

@@ -66,7 +66,9 @@ extension OpenSSL {
                     return (PKeyHandle(key), false)
                 }
                 _ = latchkey_BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)  // BIO_reset: back to the start of the buffer.
-                return latchkey_PEM_read_bio_PrivateKey(bio, nil, Self.passphraseCallback, given).map { (PKeyHandle($0), true) }
+                return latchkey_PEM_read_bio_PrivateKey(bio, nil, Self.passphraseCallback, given).map {
+                    (PKeyHandle($0), true)
+                }
             }
         }
     }

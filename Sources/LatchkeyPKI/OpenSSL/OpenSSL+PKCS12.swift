@@ -54,7 +54,8 @@ extension OpenSSL {
     /// Why decrypting a PKCS #12 file (whose MAC was checked) would cost too much — each encrypted safe's and
     /// each encrypted key's derivation, checked before it is used — or nil.
     private static func excessiveCost(_ file: OpaquePointer, password: String?) -> String? {
-        guard let safes = latchkey_PKCS12_unpack_authsafes(file) else { return nil }  // PKCS12_parse says what is wrong.
+        // PKCS12_parse says what is wrong.
+        guard let safes = latchkey_PKCS12_unpack_authsafes(file) else { return nil }
         defer { latchkey_pkcs7_free_all(safes) }
         for index in 0..<latchkey_pkcs7_count(safes) {
             guard let safe = latchkey_pkcs7_at(safes, index) else { continue }
@@ -87,7 +88,9 @@ extension OpenSSL {
                 latchkey_X509_SIG_get0(latchkey_PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, nil)
                 if let excess = PasswordCost.excess(algorithm, "the PKCS #12 file's private key") { return excess }
             case NID_safeContentsBag:
-                if let inner = latchkey_PKCS12_SAFEBAG_get0_safes(bag), let excess = excessiveCost(bags: inner) { return excess }
+                if let inner = latchkey_PKCS12_SAFEBAG_get0_safes(bag), let excess = excessiveCost(bags: inner) {
+                    return excess
+                }
             default: continue
             }
         }
@@ -98,7 +101,8 @@ extension OpenSSL {
     /// Triple DES — decrypt. It only makes those algorithms available; Latchkey chooses its own explicitly.
     private static let legacyProviders: LoadedProviders = {
         defer { latchkey_ERR_clear_error() }
-        return LoadedProviders(legacy: latchkey_OSSL_PROVIDER_load(nil, "legacy"), standard: latchkey_OSSL_PROVIDER_load(nil, "default"))
+        return LoadedProviders(
+            legacy: latchkey_OSSL_PROVIDER_load(nil, "legacy"), standard: latchkey_OSSL_PROVIDER_load(nil, "default"))
     }()
 
     /// The providers' handles, kept for the process's life (never unloaded).
@@ -133,7 +137,9 @@ extension OpenSSL {
             }
             // A file without a MAC is not checked; an empty passphrase may have been given to the MAC as none.
             let password: String?
-            if latchkey_PKCS12_mac_present(file) != 1 || latchkey_PKCS12_verify_mac(file, passphrase, Int32(passphrase.utf8.count)) == 1 {
+            if latchkey_PKCS12_mac_present(file) != 1
+                || latchkey_PKCS12_verify_mac(file, passphrase, Int32(passphrase.utf8.count)) == 1
+            {
                 password = passphrase
             } else if passphrase.isEmpty && latchkey_PKCS12_verify_mac(file, nil, 0) == 1 {
                 password = nil
@@ -144,7 +150,9 @@ extension OpenSSL {
             var key: OpaquePointer?
             var certificate: OpaquePointer?
             var others: OpaquePointer?
-            guard latchkey_PKCS12_parse(file, password, &key, &certificate, &others) == 1 else { return .failure(.malformed) }
+            guard latchkey_PKCS12_parse(file, password, &key, &certificate, &others) == 1 else {
+                return .failure(.malformed)
+            }
             defer {
                 if let certificate { latchkey_X509_free(certificate) }
                 if let others { latchkey_certificates_free(others) }
@@ -189,7 +197,9 @@ extension OpenSSL {
                 return nil
             }
         }
-        guard let file = latchkey_PKCS12_create(passphrase, name, key.pointer, leaf, others, 0, 0, 0, 0, 0) else { return nil }
+        guard let file = latchkey_PKCS12_create(passphrase, name, key.pointer, leaf, others, 0, 0, 0, 0, 0) else {
+            return nil
+        }
         defer { latchkey_PKCS12_free(file) }
         return encodeDER { latchkey_i2d_PKCS12(file, $0) }
     }

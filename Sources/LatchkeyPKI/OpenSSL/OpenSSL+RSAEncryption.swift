@@ -10,12 +10,14 @@ extension OpenSSL {
         defer { latchkey_ERR_clear_error() }
         guard let context = latchkey_EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
         defer { latchkey_EVP_PKEY_CTX_free(context) }
-        guard latchkey_EVP_PKEY_encrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false)
+        guard latchkey_EVP_PKEY_encrypt_init(context) == 1,
+            configure(context, digest: nil, padding: padding, signing: false)
         else { return nil }
         var out = [UInt8](repeating: 0, count: maximumOutput(key))
         var length = out.count
         let ok = plaintext.withUnsafeBytes { raw in
-            latchkey_EVP_PKEY_encrypt(context, &out, &length, raw.bindMemory(to: UInt8.self).baseAddress, raw.count) == 1
+            latchkey_EVP_PKEY_encrypt(context, &out, &length, raw.bindMemory(to: UInt8.self).baseAddress, raw.count)
+                == 1
         }
         return ok ? Data(out.prefix(length)) : nil
     }
@@ -25,7 +27,8 @@ extension OpenSSL {
         defer { latchkey_ERR_clear_error() }
         guard let context = latchkey_EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
         defer { latchkey_EVP_PKEY_CTX_free(context) }
-        guard latchkey_EVP_PKEY_decrypt_init(context) == 1, configure(context, digest: nil, padding: padding, signing: false)
+        guard latchkey_EVP_PKEY_decrypt_init(context) == 1,
+            configure(context, digest: nil, padding: padding, signing: false)
         else { return nil }
         let scratch = SecureBytes(count: maximumOutput(key), lifetime: .transient) { _ in }
         var length = scratch.count

@@ -32,7 +32,8 @@ extension OpenSSL {
             defer { latchkey_EVP_MD_CTX_free(context) }
             var keyContext: OpaquePointer?
             guard
-                latchkey_EVP_DigestSignInit(context, &keyContext, digest.flatMap { latchkey_EVP_get_digestbyname($0) }, nil, key.pointer)
+                latchkey_EVP_DigestSignInit(
+                    context, &keyContext, digest.flatMap { latchkey_EVP_get_digestbyname($0) }, nil, key.pointer)
                     == 1,
                 let keyContext, configure(keyContext, digest: nil, padding: padding, signing: true)
             else { return false }
@@ -63,7 +64,8 @@ extension OpenSSL {
                 var keyContext: OpaquePointer?
                 guard
                     latchkey_EVP_DigestVerifyInit(
-                        context, &keyContext, digest.flatMap { latchkey_EVP_get_digestbyname($0) }, nil, key.pointer) == 1,
+                        context, &keyContext, digest.flatMap { latchkey_EVP_get_digestbyname($0) }, nil, key.pointer)
+                        == 1,
                     let keyContext, configure(keyContext, digest: nil, padding: padding, signing: true)
                 else { return false }
                 return latchkey_EVP_DigestVerify(context, signatureBytes, sig.count, bytes, raw.count) == 1
@@ -73,7 +75,9 @@ extension OpenSSL {
 
     static func configure(_ context: OpaquePointer, digest: String?, padding: RSAPadding?, signing: Bool) -> Bool {
         if let digest {
-            guard let md = latchkey_EVP_get_digestbyname(digest), latchkey_EVP_PKEY_CTX_set_signature_md(context, md) == 1 else {
+            guard let md = latchkey_EVP_get_digestbyname(digest),
+                latchkey_EVP_PKEY_CTX_set_signature_md(context, md) == 1
+            else {
                 return false
             }
         }
@@ -87,7 +91,8 @@ extension OpenSSL {
         case .oaep(let name)?:
             guard let md = latchkey_EVP_get_digestbyname(name) else { return false }
             return latchkey_EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1
-                && latchkey_EVP_PKEY_CTX_set_rsa_oaep_md(context, md) == 1 && latchkey_EVP_PKEY_CTX_set_rsa_mgf1_md(context, md) == 1
+                && latchkey_EVP_PKEY_CTX_set_rsa_oaep_md(context, md) == 1
+                && latchkey_EVP_PKEY_CTX_set_rsa_mgf1_md(context, md) == 1
         }
     }
 
@@ -115,7 +120,8 @@ extension OpenSSL {
         let half = raw.count / 2
         let bytes = [UInt8](raw)
         guard let r = latchkey_BN_bin2bn(bytes, Int32(half), nil) else { return nil }
-        guard let s = bytes.withUnsafeBufferPointer({ latchkey_BN_bin2bn($0.baseAddress! + half, Int32(half), nil) }) else {
+        guard let s = bytes.withUnsafeBufferPointer({ latchkey_BN_bin2bn($0.baseAddress! + half, Int32(half), nil) })
+        else {
             latchkey_BN_free(r)
             return nil
         }

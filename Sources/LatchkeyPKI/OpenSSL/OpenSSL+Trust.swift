@@ -30,7 +30,8 @@ extension OpenSSL {
         defer { latchkey_ERR_clear_error() }
         guard let store = latchkey_X509_STORE_new() else { return nil }
         defer { latchkey_X509_STORE_free(store) }
-        if !request.anchorsOnly { _ = latchkey_X509_STORE_set_default_paths(store) }  // A missing store leaves only the anchors.
+        // A missing store leaves only the anchors.
+        if !request.anchorsOnly { _ = latchkey_X509_STORE_set_default_paths(store) }
         for anchor in request.anchors {
             guard let certificate = loadCertificate(anchor) else { return nil }
             defer { latchkey_X509_free(certificate) }
@@ -52,12 +53,16 @@ extension OpenSSL {
         guard latchkey_X509_STORE_CTX_init(context, store, leaf, untrusted) == 1,
             let parameters = latchkey_X509_STORE_CTX_get0_param(context)
         else { return nil }
-        if !request.anchors.isEmpty { _ = latchkey_X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
+        if !request.anchors.isEmpty {
+            _ = latchkey_X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        }
         if let date = request.date {
             latchkey_X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970.rounded(.down)))
         }
         if let server = request.sslServer {
-            guard latchkey_X509_STORE_CTX_set_purpose(context, server ? X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT) == 1
+            guard
+                latchkey_X509_STORE_CTX_set_purpose(context, server ? X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT)
+                    == 1
             else { return nil }
         }
         if let host = request.hostname, !host.isEmpty {
