@@ -26,6 +26,30 @@ import Testing
         #expect(!libraries.contains { library in loaded.contains { library.hasPrefix($0) } }, "\(libraries)")
     }
 
+    /// With SQLite hidden (bubblewrap binds an empty file over it), a command that never opens a keychain still
+    /// runs; one that does stops at its first SQLite call with the loader's line and an abort — what the
+    /// dynamic loader did at start when SQLite was linked, only later.
+    @Test func aHardDependencyThatCannotBeLoadedStopsOnlyTheCommandThatCallsIt() throws {
+        let sandbox = CLISandbox()
+        let sqlite = URL(fileURLWithPath: "/lib/x86_64-linux-gnu/libsqlite3.so.0").resolvingSymlinksInPath().path
+        let hidden = ["--unshare-user", "--die-with-parent", "--bind", "/", "/", "--ro-bind", "/dev/null", sqlite]
+        let version = try HelperProcess.run(
+            "/usr/bin/bwrap", hidden + [sandbox.binary, "--version"], environment: sandbox.unattended)
+        #expect(version.status == 0, "\(version.stderr)")
+        #expect(version.stdout.hasPrefix("latchkey "))
+        #expect(version.stderr == "")
+        let create = try HelperProcess.run(
+            "/usr/bin/bwrap", hidden + [sandbox.binary, "create-keychain", "--kdf-memory", "19", "--kdf-passes", "2"],
+            environment: sandbox.unattended)
+        #expect(create.status == 128 + SIGABRT)
+        let lines = create.stderr.split(separator: "\n").map(String.init)
+        #expect(
+            lines.first
+                == "fatal error: libsqlite3.so.0 (Debian's libsqlite3-0) cannot be loaded: libsqlite3.so.0: "
+                + "cannot open shared object file: No such file or directory",
+            "\(create.stderr)")
+    }
+
     @Test func aLibraryThatIsNotThereIsTheLoadersMessage() throws {
         #expect(throws: DynamicLibraryError.self) { _ = try DynamicLibrary("liblatchkey-no-such-library.so.1") }
         do {
