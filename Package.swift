@@ -24,18 +24,19 @@ let package = Package(
         .executable(name: "docker-credential-latchkey", targets: ["docker-credential-latchkey"]),
     ],
     targets: [
-        // C libraries from Debian's packages; each is imported by exactly one Swift module.
-        .systemLibrary(
-            name: "CSodium", path: "Sources/CSodium",
-            pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(
-            name: "CSQLite", path: "Sources/CSQLite",
-            pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // C libraries from Debian's packages; each is imported by exactly one Swift module. None is linked: each
+        // module loads its library when first used, through the `latchkey_` wrappers of its shim's loader.h
+        // (tools/generate-loaders writes those of libsodium, SQLite and libcrypto), so a program pays at start
+        // only for the libraries it calls. No pkgConfig either, which would link the library; the headers are in
+        // /usr/include.
+        // libsodium's headers only (Debian's libsodium-dev); LatchkeyCrypto loads libsodium.so.23.
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium"),
+        // SQLite's headers only (Debian's libsqlite3-dev); LatchkeyStorage loads libsqlite3.so.0.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         // sd-bus's headers only (Debian's libsystemd-dev): LatchkeyDBus loads libsystemd.so.0 at its first bus.
         .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
-        .systemLibrary(
-            name: "COpenSSL", path: "Sources/COpenSSL",
-            pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // OpenSSL's headers only (Debian's libssl-dev); LatchkeyPKI's OpenSSL/ files load libcrypto.so.3.
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         // libpq's headers only (Debian's libpq-dev): LatchkeySync loads libpq.so.5 when it first connects,
         // so no program that links it pays for libpq's dependencies at start.
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres"),
