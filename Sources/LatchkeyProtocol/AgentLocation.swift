@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyEngine
 package import LatchkeyPOSIX
 
@@ -14,13 +14,13 @@ package enum AgentLocation {
     package static let socketVariable = "LATCHKEY_AGENT_SOCKET"
 
     /// The socket path.
-    package static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func socketPath(environment: [String: String] = CurrentProcess.environment) -> String {
         if let path = environment[socketVariable], !path.isEmpty { return path }
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             return runtime + "/latchkey/agent.sock"
         }
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/latchkey/agent.sock" }
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? CurrentProcess.homeDirectory
         return home + "/.local/state/latchkey/agent.sock"
     }
 
@@ -31,7 +31,7 @@ package enum AgentLocation {
     /// `ssh-agent.sock` beside the agent's socket (`$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock`), in the same
     /// private directory.
     package static func sshSocketPath(
-        agentSocket: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        agentSocket: String, environment: [String: String] = CurrentProcess.environment
     ) -> String {
         if let path = environment[sshSocketVariable], !path.isEmpty { return path }
         return URL(fileURLWithPath: agentSocket).deletingLastPathComponent().appendingPathComponent("ssh-agent.sock")

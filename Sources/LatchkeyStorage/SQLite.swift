@@ -1,5 +1,5 @@
 internal import CSQLite
-import Foundation
+import FoundationEssentials
 
 /// Every raw SQLite call of Latchkey lives in this file; the rest of the module calls these wrappers.
 enum SQLite {

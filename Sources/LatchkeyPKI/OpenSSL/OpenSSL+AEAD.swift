@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // AES-GCM: sealing and opening, into plain or zeroizing buffers.

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // AES-CBC with PKCS #7 padding, and AES-CTR or AES-CBC decryption without padding (OpenSSH's encrypted key files).

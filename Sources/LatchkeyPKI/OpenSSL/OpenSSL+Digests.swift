@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 // Digests: SHA-1 and SHA-256 of one buffer, and any digest by name over several.
 extension OpenSSL {

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // Ed25519 keys (EVP's raw keys): import, generation, export.

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // Key agreement: ECDH (`EVP_PKEY_derive`) and finite-field Diffie-Hellman's modular exponentiation.

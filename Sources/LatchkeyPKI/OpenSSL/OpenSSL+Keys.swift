@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 /// An `EVP_PKEY` this side owns: freed when the handle goes.

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // PEM keys: writing a public key or an encrypted private key, reading any key block, and the cost of an encrypted one.

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // PKCS #12 files: the cost of their key derivations, opening one, making one.

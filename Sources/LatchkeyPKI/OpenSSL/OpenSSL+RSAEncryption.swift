@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // RSA encryption and decryption (PKCS #1 v1.5, OAEP or none).

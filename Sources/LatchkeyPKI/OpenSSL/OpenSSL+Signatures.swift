@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// RSA padding for signatures and encryption.
 enum RSAPadding: Sendable, Hashable {

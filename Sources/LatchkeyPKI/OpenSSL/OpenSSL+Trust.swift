@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 // Trust: `X509_verify_cert` and Apple's statuses for its errors.
 extension OpenSSL {

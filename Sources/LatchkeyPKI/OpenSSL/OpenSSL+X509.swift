@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// What OpenSSL decodes of a certificate for Latchkey.
 struct X509Fields: Sendable {
