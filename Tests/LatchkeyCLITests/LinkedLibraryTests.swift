@@ -26,6 +26,16 @@ import Testing
         #expect(!libraries.contains { library in loaded.contains { library.hasPrefix($0) } }, "\(libraries)")
     }
 
+    /// The tool's modules import FoundationEssentials only: swift-corelibs-foundation (with CoreFoundation and
+    /// ICU) is not linked into `latchkey` — in this debug build, no libFoundation.so; in the static release
+    /// build, none of its symbols (docs/DESIGN-NOTES.md, "The CLI's start").
+    @Test func theToolLinksNoFoundationBeyondItsEssentials() throws {
+        let libraries = try needed("latchkey")
+        #expect(libraries.contains("libFoundationEssentials.so"), "\(libraries)")  // The list was read.
+        let heavy = ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"]
+        #expect(!libraries.contains { heavy.contains($0) }, "\(libraries)")
+    }
+
     /// With SQLite hidden (bubblewrap binds an empty file over it), a command that never opens a keychain still
     /// runs; one that does stops at its first SQLite call with the loader's line and an abort — what the
     /// dynamic loader did at start when SQLite was linked, only later.

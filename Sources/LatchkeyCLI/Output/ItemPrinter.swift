@@ -118,7 +118,7 @@ enum ItemPrinter {
     /// `YYYYMMDDhhmmssZ` in UTC, as the macOS keychain stores dates.
     static func timedate(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = .gmt
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         return c.year!.digits(4) + c.month!.digits(2) + c.day!.digits(2) + c.hour!.digits(2) + c.minute!.digits(2)
             + c.second!.digits(2) + "Z"
