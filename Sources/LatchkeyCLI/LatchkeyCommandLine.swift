@@ -88,13 +88,12 @@ public enum LatchkeyCommandLine {
         return (status, out.text, err.text)
     }
 
+    /// Runs one command. The environment is read only once a command runs: the help and the version need
+    /// none of it, and reading it is a good part of a start (docs/DESIGN-NOTES.md, "The CLI's start").
     static func run(
-        _ arguments: [String], environment: [String: String], stdout: any OutputSink, stderr: any OutputSink,
-        interactive: Bool, guardsMemory: Bool = false, stderrIsTerminal: Bool = false
+        _ arguments: [String], environment: @autoclosure () -> [String: String], stdout: any OutputSink,
+        stderr: any OutputSink, interactive: Bool, guardsMemory: Bool = false, stderrIsTerminal: Bool = false
     ) -> Int32 {
-        let context = CLIContext(
-            environment: environment, stdout: stdout, stderr: stderr, interactive: interactive,
-            guardsMemory: guardsMemory, stderrIsTerminal: stderrIsTerminal)
         guard let first = arguments.first else {
             stderr.write(toolUsage)
             return usageStatus
@@ -119,6 +118,9 @@ public enum LatchkeyCommandLine {
             stderr.line("latchkey: unknown command \"\(first)\"; `latchkey help` lists the commands")
             return usageStatus
         }
+        let context = CLIContext(
+            environment: environment(), stdout: stdout, stderr: stderr, interactive: interactive,
+            guardsMemory: guardsMemory, stderrIsTerminal: stderrIsTerminal)
         context.commandName = command.name
         do {
             let parsed = try command.parse(Array(arguments.dropFirst()))

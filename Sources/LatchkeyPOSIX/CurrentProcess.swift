@@ -49,4 +49,11 @@ package enum CurrentProcess {
         }
         return variables
     }
+
+    /// The working directory (`getcwd`); nil when it cannot be read (removed, or beyond `PATH_MAX`).
+    package static var workingDirectory: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 }

@@ -34,8 +34,8 @@ package enum AgentLocation {
         agentSocket: String, environment: [String: String] = CurrentProcess.environment
     ) -> String {
         if let path = environment[sshSocketVariable], !path.isEmpty { return path }
-        return URL(fileURLWithPath: agentSocket).deletingLastPathComponent().appendingPathComponent("ssh-agent.sock")
-            .path
+        let directory = FileSystem.parentDirectory(of: FileSystem.standardizedPath(agentSocket))
+        return (directory == "/" ? "" : directory) + "/ssh-agent.sock"
     }
 
     /// What a client finds at the socket path.
@@ -50,7 +50,7 @@ package enum AgentLocation {
     /// socket, `.trusted` when both belong to this user and the directory is private; anything else is
     /// refused with `errSecWrPerm` and a message that says what is wrong.
     package static func inspect(_ socketPath: String) throws(KeychainError) -> Finding {
-        let directory = URL(fileURLWithPath: socketPath).deletingLastPathComponent().path
+        let directory = FileSystem.parentDirectory(of: FileSystem.standardizedPath(socketPath))
         let me = CurrentProcess.effectiveUserID
         guard let folder = FileStatus.of(path: directory) else { return .absent }
         func untrusted(_ why: String) -> KeychainError {

@@ -32,3 +32,17 @@ import Testing
         }
     }
 }
+
+/// `FileSystem.standardizedPath` gives what `URL(fileURLWithPath:).standardizedFileURL.path` gives.
+@Suite struct StandardizedPathTests {
+    @Test func standardizingMatchesFoundation() {
+        for path in [
+            "/a/b/c", "/a/./b", "/a/../b", "/a/b/../../c", "/../a", "/a//b", "/a/b/", "/", "relative/file", "./x",
+            "../up", "/tmp/latchkey/agent.sock", "/a/b/..", "/a/.hidden/./f",
+        ] {
+            #expect(
+                FileSystem.standardizedPath(path) == URL(fileURLWithPath: path).standardizedFileURL.path,
+                "\(path.debugDescription)")
+        }
+    }
+}

@@ -102,5 +102,5 @@ package enum AgentRouting {
         return route.agentServes ? AgentKeychainService(client: route.client) : nil
     }
 
-    private static func normalized(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+    private static func normalized(_ path: String) -> String { FileSystem.standardizedPath(path) }
 }

@@ -13,6 +13,22 @@ package enum FileSystem {
         KeychainError(error == .noSpace ? .diskFull : .io, "cannot \(what) \(path): \(error)")
     }
 
+    /// `path` made absolute (against the working directory) with `.` and `..` resolved by name and repeated
+    /// slashes dropped — what `URL(fileURLWithPath:).standardizedFileURL.path` gives, without URL's parsing on
+    /// the start path of every command (docs/DESIGN-NOTES.md, "The CLI's start"). Links are not followed.
+    package static func standardizedPath(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : (CurrentProcess.workingDirectory ?? "/") + "/" + path
+        var components: [Substring] = []
+        for component in absolute.split(separator: "/") {
+            switch component {
+            case ".": continue
+            case "..": if !components.isEmpty { components.removeLast() }
+            default: components.append(component)
+            }
+        }
+        return "/" + components.joined(separator: "/")
+    }
+
     /// The directory that holds `path`, as `NSString.deletingLastPathComponent` gives it: "/a/b" for
     /// "/a/b/c" and "/a/b/c/", "/" for "/a", "" for a name without a slash.
     package static func parentDirectory(of path: String) -> String {
