@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Latchkey
+import LatchkeyCrypto
 import LatchkeyPOSIX
 
 /// The secret of an item being added: `-w value` (visible to other users, so warned about), `-w` as the
@@ -95,20 +96,11 @@ enum SecretInput {
         var bytes = Data(capacity: digits.count / 2)
         var index = 0
         while index < digits.count {
-            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            guard let high = Hex.value(digits[index]), let low = Hex.value(digits[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
         return bytes
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 
