@@ -74,7 +74,7 @@ extension KeychainSync {
     ) throws(KeychainError) -> [SyncWrittenRow] {
         let keys = database.vault.snapshot()
         return try mappingStorageErrors {
-            try database.pool.write { db in
+            try database.pool.bulkWrite { db in
                 var written: [SyncWrittenRow] = []
                 written.reserveCapacity(rows.count)
                 // Older rows of an item wait in the inbox only when the keychain was locked: looked at once.
@@ -88,8 +88,8 @@ extension KeychainSync {
                 // For items that appear once in the page, what the file holds of them is read for the whole page
                 // at once: only rows of an item change what is known of it or add a row with its id (a row that
                 // went since — another item's clash — is found gone by the general path). New items'
-                // bookkeeping (their known version, their dirty mark cleared) is written at the end, or before
-                // any other kind of row.
+                // bookkeeping (their change-feed entry, their known version, any dirty mark of their id cleared)
+                // is written at the end, or before any other kind of row.
                 let once = counts.compactMap { $0.value == 1 ? $0.key : nil }
                 let knownOnce = try Self.known(once, in: db)
                 let presentOnce = try ItemTable.existing(ids: once, in: db)
@@ -105,7 +105,8 @@ extension KeychainSync {
                         // A new item, the common case: its insert alone, unless another item holds its primary key.
                         do {
                             try Self.addSynced(
-                                item, index: { entries.append((ItemDigests.orderKey($0), $0, $1)) }, in: db)
+                                item, index: { entries.append((ItemDigests.orderKey($0), $0, $1)) }, in: db,
+                                deferred: deferred.writes)
                             deferred.add(record.itemID, version: record.version)
                             written.append(SyncWrittenRow(action: action, outcome: .applied))
                             continue
@@ -217,10 +218,13 @@ extension KeychainSync {
         }
     }
 
-    /// What a page's new items leave to its end: their known versions (which later rows of the page read
-    /// here first) and the dirty marks their inserts set, to clear — written in a few statements, and before
-    /// any other kind of row, so the order of the page's writes to each item holds.
+    /// What a page's new items leave to its end: their change-feed entries, their known versions (which later
+    /// rows of the page read here first) and any dirty mark left of their ids, to clear — written in a few
+    /// statements, and before any other kind of row, so the order of the page's writes (and of its changes
+    /// in the feed) holds.
     struct DeferredBookkeeping {
+        /// The new items' change-feed entries.
+        let writes = DeferredItemWrites()
         private var versions: [Data: Int64] = [:]
         private var order: [Data] = []
 
@@ -231,6 +235,7 @@ extension KeychainSync {
 
         /// Writes what is deferred.
         mutating func flush(in db: Connection) throws {
+            try writes.flush(in: db)
             guard !order.isEmpty else { return }
             for chunk in KeychainSync.chunks(of: order) {
                 let placeholders = Array(repeating: "(?, ?, 0)", count: chunk.count).joined(separator: ", ")

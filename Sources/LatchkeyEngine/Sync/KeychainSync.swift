@@ -183,6 +183,12 @@ package struct KeychainSync: Sendable {
         return Self.decodeInteger(stored)
     }
 
+    /// Moves the pages a run of `write`s left in the WAL into the main file (they commit without the usual
+    /// checkpoint: `DatabasePool.bulkWrite`), so the next small write does not pay for them. After a pull.
+    package func checkpoint() throws(KeychainError) {
+        try mappingStorageErrors { try database.pool.checkpoint() }
+    }
+
     /// How many rows wait in the inbox.
     package func inboxCount() throws(KeychainError) -> Int {
         try mappingStorageErrors {
@@ -348,9 +354,12 @@ package struct KeychainSync: Sendable {
         return outcome
     }
 
-    /// Stores a new synced row, its index entries handed to `index` when given (inserted at once otherwise).
-    static func addSynced(_ row: ItemRow, index: ((Data, Int64) -> Void)?, in db: Connection) throws {
-        let stored = try ItemStore.addSynced(row, in: db, indexingLater: index != nil)
+    /// Stores a new synced row, its index entries handed to `index` when given (inserted at once otherwise),
+    /// its change-feed entry into `deferred` when given.
+    static func addSynced(
+        _ row: ItemRow, index: ((Data, Int64) -> Void)?, in db: Connection, deferred: DeferredItemWrites? = nil
+    ) throws {
+        let stored = try ItemStore.addSynced(row, in: db, indexingLater: index != nil, deferred: deferred)
         if let index, let rowID = stored.rowID { for digest in stored.indexDigests { index(digest, rowID) } }
     }
 
