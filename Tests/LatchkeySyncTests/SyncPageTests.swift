@@ -123,4 +123,39 @@ struct SyncPageTests {
         #expect(try device.keychain.changes(after: 0).map(\.sequence) == [1, 2, 3])
         #expect(try device.keychain.sync.cursor() == 4)
     }
+
+    /// A mark left in `sync_dirty` by an item deleted before (its id has no row) is cleared when the page
+    /// brings that id back as a new item: it is as the server has it. With no mark at all, none is made.
+    @Test func aNewItemClearsAMarkLeftOfItsIDAndMakesNone() throws {
+        let device = try SyncDevice("a")
+        let path = device.directory.file("a.keychain")
+        func marks() throws -> [Data] {
+            let db = try Connection(path: path, mode: .readWrite)
+            var ids: [Data] = []
+            try db.forEachRow("SELECT item FROM sync_dirty ORDER BY item") { row in ids.append(row.blob(0) ?? Data()) }
+            return ids
+        }
+        do {
+            let db = try Connection(path: path, mode: .readWrite)
+            try db.run(
+                "INSERT INTO sync_dirty (item) VALUES (?), (?)",
+                [
+                    .blob(Data(repeating: 0x20, count: 16)), .blob(Data(repeating: 0x99, count: 16)),
+                ])
+        }
+        #expect(
+            try Self.write(Self.freshPage(device: device), to: device).map(\.outcome) == [
+                .applied, .applied, nil, .applied,
+            ])
+        #expect(try marks() == [Data(repeating: 0x99, count: 16)], "the other id's mark stays")
+
+        let other = try SyncDevice("b")
+        #expect(
+            try Self.write(Self.freshPage(device: other), to: other).map(\.outcome) == [
+                .applied, .applied, nil, .applied,
+            ])
+        let db = try Connection(path: other.directory.file("b.keychain"), mode: .readWrite)
+        #expect(try db.integer("SELECT count(*) FROM sync_dirty") == 0)
+        #expect(try db.integer("SELECT count(*) FROM sync_items") == 3)
+    }
 }

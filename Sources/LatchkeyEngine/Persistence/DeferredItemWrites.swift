@@ -4,7 +4,7 @@ internal import LatchkeyStorage
 /// What the new items of a bulk write (a batch add, a page of sync) leave to its end: their change-feed
 /// entries and the dirty marks of the synchronizable ones, written by `flush` in statements of many rows
 /// instead of one statement each. The same rows as `ItemStore` writes item by item — the change feed in
-/// the order the items were stored, the marks sorted (the table is keyed by id) —, in the same transaction.
+/// the order the items were stored, the marks in id order (the table's key) —, in the same transaction.
 /// A class so that the one funnel, `ItemStore`, can take it as an optional argument; it lives for one
 /// transaction on one thread.
 final class DeferredItemWrites {
@@ -26,8 +26,8 @@ final class DeferredItemWrites {
             changes.removeAll(keepingCapacity: true)
         }
         guard !dirty.isEmpty else { return }
-        dirty.sort { $0.lexicographicallyPrecedes($1) }
-        for chunk in KeychainSync.chunks(of: dirty) {
+        let sorted = dirty.map { (key: ItemDigests.orderKey($0), id: $0) }.sorted { $0.key < $1.key }.map(\.id)
+        for chunk in KeychainSync.chunks(of: sorted) {
             let placeholders = Array(repeating: "(?)", count: chunk.count).joined(separator: ", ")
             try db.run("INSERT OR IGNORE INTO sync_dirty (item) VALUES \(placeholders)", chunk.map { .blob($0) })
         }
