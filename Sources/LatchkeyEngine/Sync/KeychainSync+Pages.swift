@@ -32,6 +32,17 @@ extension KeychainSync {
         -> [SyncPreparedRow]
     {
         let keys = database.vault.snapshot()
+        // A page's items share a few access groups: each group's digest is computed once, not per item.
+        var digests: [String: Data] = [:]
+        if let indexKey = keys.indexKey {
+            for row in rows {
+                guard case .success(let record) = row.opened, let group = record.attributes[.accessGroup]?.stringValue,
+                    digests[group] == nil
+                else { continue }
+                digests[group] = ItemDigests.group(group, key: indexKey)
+            }
+        }
+        let groupDigests = digests
         // The transform never throws: a row that does not make an item carries its error.
         let sealed: [Result<ItemRow, KeychainError>?]
         do throws(KeychainError) {
@@ -41,7 +52,7 @@ extension KeychainSync {
                 }
                 do throws(KeychainError) {
                     return .success(
-                        try prepareSynced(record, keys: keys).sealed(
+                        try prepareSynced(record, keys: keys, groupDigests: groupDigests).sealed(
                             id: record.itemID, version: record.version, rowID: nil))
                 } catch {
                     return .failure(error)

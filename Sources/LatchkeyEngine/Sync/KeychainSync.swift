@@ -246,8 +246,11 @@ package struct KeychainSync: Sendable {
     }
 
     /// A synced record's add, validated and sealed (errSecDecode when it lacks what every synced item has).
-    /// `modified` replaces the record's modification date (a restored conflict is changed now).
-    func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil)
+    /// `modified` replaces the record's modification date (a restored conflict is changed now);
+    /// `groupDigests` holds the digests of access groups already computed (a page's few groups, once).
+    func prepareSynced(
+        _ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil, groupDigests: [String: Data] = [:]
+    )
         throws(KeychainError)
         -> PreparedAdd
     {
@@ -263,7 +266,7 @@ package struct KeychainSync: Sendable {
         let caller = CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group])
         return try database.prepareAdd(
             NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
-            dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
+            dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: groupDigests))
     }
 
     /// Applies one verified record in the caller's write transaction. `sealed` is its add sealed as a row
