@@ -13,7 +13,7 @@ let strictSettings = commonSettings + [.enableUpcomingFeature("InternalImportsBy
 let package = Package(
     name: "Latchkey",
     products: [
-        .library(name: "Latchkey", targets: ["Latchkey"]),
+        .library(name: "Latchkey", targets: ["Latchkey", "LatchkeyFoundationValues"]),
         .library(name: "LatchkeySecurity", targets: ["LatchkeySecurity"]),
         // `import Security` on Linux (LatchkeySecurity re-exported), for packages that keep Apple's import.
         .library(name: "Security", targets: ["Security"]),
@@ -24,18 +24,19 @@ let package = Package(
         .executable(name: "docker-credential-latchkey", targets: ["docker-credential-latchkey"]),
     ],
     targets: [
-        // C libraries from Debian's packages; each is imported by exactly one Swift module.
-        .systemLibrary(
-            name: "CSodium", path: "Sources/CSodium",
-            pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(
-            name: "CSQLite", path: "Sources/CSQLite",
-            pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // C libraries from Debian's packages; each is imported by exactly one Swift module. None is linked: each
+        // module loads its library when first used, through the `latchkey_` wrappers of its shim's loader.h
+        // (tools/generate-loaders writes those of libsodium, SQLite and libcrypto), so a program pays at start
+        // only for the libraries it calls. No pkgConfig either, which would link the library; the headers are in
+        // /usr/include.
+        // libsodium's headers only (Debian's libsodium-dev); LatchkeyCrypto loads libsodium.so.23.
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium"),
+        // SQLite's headers only (Debian's libsqlite3-dev); LatchkeyStorage loads libsqlite3.so.0.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         // sd-bus's headers only (Debian's libsystemd-dev): LatchkeyDBus loads libsystemd.so.0 at its first bus.
         .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
-        .systemLibrary(
-            name: "COpenSSL", path: "Sources/COpenSSL",
-            pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // OpenSSL's headers only (Debian's libssl-dev); LatchkeyPKI's OpenSSL/ files load libcrypto.so.3.
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
         // libpq's headers only (Debian's libpq-dev): LatchkeySync loads libpq.so.5 when it first connects,
         // so no program that links it pays for libpq's dependencies at start.
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres"),
@@ -50,7 +51,7 @@ let package = Package(
         .target(name: "LatchkeyDBus", dependencies: ["CSystemd", "LatchkeyPOSIX"]),
 
         .target(name: "LatchkeyCrypto", dependencies: ["CSodium", "LatchkeyPOSIX"]),
-        .target(name: "LatchkeyStorage", dependencies: ["CSQLite"]),
+        .target(name: "LatchkeyStorage", dependencies: ["CSQLite", "LatchkeyPOSIX"]),
         // The TPM 2.0 through tpm2-tss: salted sessions to a pinned storage key, sealing, PCRs, lockout.
         .target(name: "LatchkeyTPM", dependencies: ["CTSS2", "LatchkeyCrypto", "LatchkeyPOSIX"]),
         // Certificates (and later keys and trust) on OpenSSL's libcrypto: the only importer of COpenSSL.
@@ -63,13 +64,18 @@ let package = Package(
         // The library users import: the engine re-exported, the service seam (in process or through the
         // agent), the SecItem dictionary layer and the friendly API.
         .target(name: "Latchkey", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyPKI"]),
-        .target(name: "LatchkeySecurity", dependencies: ["Latchkey", "LatchkeyCrypto"]),
+        // Foundation's NSNumber and NSNull as the dictionary layer reads them: linked by the two products, not by
+        // the tools, so that Latchkey itself links no swift-corelibs-foundation.
+        .target(name: "LatchkeyFoundationValues", dependencies: ["Latchkey"]),
+        .target(name: "LatchkeySecurity", dependencies: ["Latchkey", "LatchkeyFoundationValues", "LatchkeyCrypto"]),
         .target(name: "Security", dependencies: ["LatchkeySecurity"]),
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
         .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync", "LatchkeySSH", "LatchkeyCrypto"]),
-        .executableTarget(name: "latchkey", dependencies: ["LatchkeyCLI"]),
+        .executableTarget(
+            name: "latchkey", dependencies: ["LatchkeyCLI", "LatchkeyPOSIX"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]),
 
         // The SSH agent protocol and OpenSSH's key formats, over keychain key items: the front end latchkeyd serves
         // on its ssh-agent socket and `latchkey ssh-key` imports through.
@@ -118,7 +124,7 @@ let package = Package(
             name: "latchkey-test-client-b", dependencies: ["LatchkeyTestClient"], path: "Tests/Helpers/latchkey-test-client-b"),
 
         // Shared by the test targets: temporary directories, the helper process, status extraction.
-        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyProtocol", "LatchkeyTPM", "CPseudoTerminal"], path: "Tests/Support"),
+        .target(name: "LatchkeyTestSupport", dependencies: ["Latchkey", "LatchkeyFoundationValues", "LatchkeyPOSIX", "LatchkeyProtocol", "LatchkeyTPM", "CPseudoTerminal"], path: "Tests/Support"),
         .target(name: "CPseudoTerminal", path: "Tests/CPseudoTerminal"),
         .testTarget(name: "LatchkeyCryptoTests", dependencies: ["LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeyPKITests", dependencies: ["LatchkeyPKI", "LatchkeyTestSupport"]),

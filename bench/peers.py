@@ -365,6 +365,70 @@ def process_start(size, samples, results, notes):
     """The floor of any per-process tool: starting /bin/true from this driver."""
     results["process start (/bin/true)"] = {"find": measure_cli(samples, size, lambda i: run(["/bin/true"], os.environ))}
 
+def spawn_and_wait(argv, env):
+    """Starts argv with its output on a pipe, reads it to the end and waits: nanoseconds, exit status, output.
+    os.posix_spawn, not subprocess: the driver's own cost per process is then small beside a start-up."""
+    read_end, write_end = os.pipe()
+    actions = [(os.POSIX_SPAWN_DUP2, write_end, 1), (os.POSIX_SPAWN_CLOSE, read_end), (os.POSIX_SPAWN_CLOSE, write_end)]
+    start = time.perf_counter_ns()
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+    os.close(write_end)
+    chunks = []
+    while True:
+        chunk = os.read(read_end, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    elapsed = ns(start)
+    os.close(read_end)
+    return elapsed, os.waitstatus_to_exitcode(status), b"".join(chunks)
+
+def foundation_program(notes):
+    """The start-up baseline (bench/start/foundation-program.swift), built once into .build/peers/ with the
+    toolchain's swiftc, statically linked; None (and a note) when it cannot be built."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = os.path.join(root, "bench", "start", "foundation-program.swift")
+    output = os.path.join(root, ".build", "peers", "foundation-program")
+    if not os.path.exists(output) or os.path.getmtime(output) < os.path.getmtime(source):
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        built = subprocess.run(["swiftc", "-O", "-static-stdlib", source, "-o", output],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if built.returncode != 0:
+            notes["CLI start"] = "the Foundation program did not build: " + built.stderr.decode(errors="replace")[-200:]
+            return None
+    return output
+
+def measure_start(args, env, results, notes):
+    """The CLI's start (issue 31) beside a statically linked Foundation program: `latchkey --version` and a
+    find through the agent (the CLI registered, the keychain unlocked), with /bin/true as the floor of starting
+    any process from this driver. The four are run in turn in every round, so load changes hit all alike."""
+    baseline = foundation_program(notes)
+    if baseline is None:
+        return
+    bin = args.latchkey_bin
+    s, a, t = item(0)
+    programs = {
+        "Foundation program": ([baseline, "--version"], None),
+        "latchkey --version": ([f"{bin}/latchkey", "--version"], None),
+        "latchkey find (agent)": ([f"{bin}/latchkey", "find-generic-password", "-s", s, "-a", a, "-w"], t),
+        "process start (/bin/true)": (["/bin/true"], None),
+    }
+    samples = {name: [] for name in programs}
+    for _ in range(5):  # Warm the page cache and the agent.
+        for argv, _expected in programs.values():
+            spawn_and_wait(argv, env)
+    for _ in range(max(args.samples, 200)):
+        for name, (argv, expected) in programs.items():
+            elapsed, status, output = spawn_and_wait(argv, env)
+            if status != 0 or (expected is not None and output.decode().strip() != expected):
+                raise RuntimeError(f"{name} exited {status}")
+            samples[name].append(elapsed)
+    results["CLI start"] = samples
+    linked = subprocess.run(["ldd", f"{bin}/latchkey"], stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout.decode()
+    notes["CLI start: latchkey"] = ("statically linked Swift runtime" if "libswiftCore" not in linked
+                                    else "**dynamically linked Swift runtime** (build with --static-swift-stdlib)")
+
 def peer_latchkey(args, results, notes):
     """Latchkey's CLI, per process, as a script runs it: embedded (each process opens the keychain and runs
     Argon2id on the passphrase) and through latchkeyd (started here, unlocked once, the CLI registered)."""
@@ -410,6 +474,7 @@ def peer_latchkey(args, results, notes):
             lambda s, a, t: run([f"{bin}/latchkey", "add-generic-password", "-s", s, "-a", a, "-w", t], env),
             lambda s, a: run([f"{bin}/latchkey", "delete-generic-password", "-s", s, "-a", a], env)))
         results["latchkey CLI (agent)"] = r
+        measure_start(args, env, results, notes)
         out = run([f"{bin}/latchkey-bench", "--in-process", args.latchkey_keychain, "--size", str(args.size),
                    "--samples", str(args.samples), "--passphrase-file", args.latchkey_passphrase_file], env).stdout
         results.update(json.loads(out))

@@ -276,3 +276,7 @@ int latchkey_exit_on_fatal_signals(const char *name) {
     }
     return 0;
 }
+
+int latchkey_name_current_thread(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import Latchkey
 import LatchkeyPOSIX
 
@@ -25,17 +25,18 @@ public enum LatchkeyCommandLine {
     /// dumpable before it handles one. Returns the exit status.
     public static func main() -> Int32 {
         Processes.disableCoreDumps()
-        let stderr = FileSink(.standardError)
+        let stderr = FileSink(FileDescriptor.standardError)
         do {
             try Signals.exitQuietlyOnCrash(name: "latchkey")
         } catch {
             stderr.line("latchkey: warning: a crash could print memory that holds secrets (\(error))")
         }
         let raw = (1..<Int(CommandLine.argc)).map { index in
-            CommandLine.unsafeArgv[index].map {
-                Array(
-                    UnsafeBufferPointer(
-                        start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)))
+            CommandLine.unsafeArgv[index].map { argument -> [UInt8] in
+                // The bytes as given (never `String(cString:)`, which would repair invalid UTF-8).
+                var count = 0
+                while argument[count] != 0 { count += 1 }
+                return Array(UnsafeRawBufferPointer(start: argument, count: count))
             } ?? []
         }
         let arguments: [String]
@@ -48,7 +49,7 @@ public enum LatchkeyCommandLine {
             return exitStatus(for: error.status)
         }
         return run(
-            arguments, environment: ProcessInfo.processInfo.environment, stdout: FileSink(.standardOutput),
+            arguments, environment: CurrentProcess.environment, stdout: FileSink(FileDescriptor.standardOutput),
             stderr: stderr,
             interactive: true, guardsMemory: true, stderrIsTerminal: FileDescriptor.standardError.isTerminal)
     }
@@ -72,7 +73,8 @@ public enum LatchkeyCommandLine {
         -> Int32
     {
         run(
-            arguments, environment: environment, stdout: FileSink(.standardOutput), stderr: FileSink(.standardError),
+            arguments, environment: environment, stdout: FileSink(FileDescriptor.standardOutput),
+            stderr: FileSink(FileDescriptor.standardError),
             interactive: true, stderrIsTerminal: FileDescriptor.standardError.isTerminal)
     }
 
@@ -86,13 +88,12 @@ public enum LatchkeyCommandLine {
         return (status, out.text, err.text)
     }
 
+    /// Runs one command. The environment is read only once a command runs: the help and the version need
+    /// none of it, and reading it is a good part of a start (docs/DESIGN-NOTES.md, "The CLI's start").
     static func run(
-        _ arguments: [String], environment: [String: String], stdout: any OutputSink, stderr: any OutputSink,
-        interactive: Bool, guardsMemory: Bool = false, stderrIsTerminal: Bool = false
+        _ arguments: [String], environment: @autoclosure () -> [String: String], stdout: any OutputSink,
+        stderr: any OutputSink, interactive: Bool, guardsMemory: Bool = false, stderrIsTerminal: Bool = false
     ) -> Int32 {
-        let context = CLIContext(
-            environment: environment, stdout: stdout, stderr: stderr, interactive: interactive,
-            guardsMemory: guardsMemory, stderrIsTerminal: stderrIsTerminal)
         guard let first = arguments.first else {
             stderr.write(toolUsage)
             return usageStatus
@@ -117,6 +118,9 @@ public enum LatchkeyCommandLine {
             stderr.line("latchkey: unknown command \"\(first)\"; `latchkey help` lists the commands")
             return usageStatus
         }
+        let context = CLIContext(
+            environment: environment(), stdout: stdout, stderr: stderr, interactive: interactive,
+            guardsMemory: guardsMemory, stderrIsTerminal: stderrIsTerminal)
         context.commandName = command.name
         do {
             let parsed = try command.parse(Array(arguments.dropFirst()))
@@ -172,7 +176,7 @@ public enum LatchkeyCommandLine {
         let width = commands.map(\.name.count).max() ?? 0
         for command in commands {
             lines.append(
-                "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + command.summary)
+                "  " + command.name.padded(to: width) + "  " + command.summary)
         }
         lines += [
             "",

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// Authenticated encryption with XChaCha20-Poly1305 (libsodium's IETF construction).
 ///

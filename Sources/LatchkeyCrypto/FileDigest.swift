@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import LatchkeyPOSIX
 
 /// The BLAKE2b-256 digest of a file's contents, read through an open descriptor (so `/proc/<pid>/exe`

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// Keyed BLAKE2b digests: the searchable index of the keychain holds these instead of attribute values.
 package enum KeyedDigest {

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// Argon2id parameters: passes over memory and memory in bytes.
 package struct KDFParameters: Equatable, Sendable, CustomStringConvertible {

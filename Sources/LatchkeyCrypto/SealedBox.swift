@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// An X25519 key pair for libsodium sealed boxes (`crypto_box_seal`): anyone with the public key can seal
 /// bytes to it; only the secret key opens them. The secret key lives in a `SecureBytes`.

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// Random bytes from the operating system's CSPRNG (libsodium's `randombytes_buf`).
 package enum SecureRandom {

@@ -4,7 +4,7 @@ internal import CSodium
 enum Sodium {
     /// `sodium_init()`: must succeed once before any other call. It fails only when the kernel's random
     /// source cannot be opened, and then nothing in Latchkey can work safely.
-    static let initialized: Bool = sodium_init() >= 0
+    static let initialized: Bool = latchkey_sodium_init() >= 0
 
     static func requireInitialized() {
         precondition(initialized, "libsodium could not be initialized (sodium_init failed)")
@@ -14,24 +14,24 @@ enum Sodium {
 
     /// `sodium_memzero`: overwrite memory with zeros in a way the compiler cannot elide.
     static func wipe(_ pointer: UnsafeMutableRawPointer, count: Int) {
-        sodium_memzero(pointer, count)
+        latchkey_sodium_memzero(pointer, count)
     }
 
     /// `sodium_mlock`: keep pages out of swap. Returns false when the limit on locked memory is reached.
     static func lockMemory(_ pointer: UnsafeMutableRawPointer, count: Int) -> Bool {
-        sodium_mlock(pointer, count) == 0
+        latchkey_sodium_mlock(pointer, count) == 0
     }
 
     /// `sodium_munlock`: wipes and unlocks pages locked by `lockMemory`.
     static func unlockMemory(_ pointer: UnsafeMutableRawPointer, count: Int) {
-        _ = sodium_munlock(pointer, count)  // Result ignored: failure only means the pages were not locked.
+        _ = latchkey_sodium_munlock(pointer, count)  // Result ignored: failure only means the pages were not locked.
     }
 
     /// `sodium_memcmp`: constant-time comparison of equal-length buffers.
     static func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         guard a.count == b.count else { return false }
         if a.count == 0 { return true }
-        return sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+        return latchkey_sodium_memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
     }
 
     // MARK: Random
@@ -51,7 +51,7 @@ enum Sodium {
     /// `randombytes_buf`: the operating system's CSPRNG (getrandom on Linux).
     static func systemRandom(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        randombytes_buf(base, buffer.count)
+        latchkey_randombytes_buf(base, buffer.count)
     }
 
     // MARK: AEAD (XChaCha20-Poly1305, IETF construction)
@@ -70,7 +70,7 @@ enum Sodium {
         precondition(key.count == aeadKeyBytes && nonce.count == aeadNonceBytes)
         precondition(output.count == plaintext.count + aeadTagBytes)
         var written: UInt64 = 0
-        let status = crypto_aead_xchacha20poly1305_ietf_encrypt(
+        let status = latchkey_crypto_aead_xchacha20poly1305_ietf_encrypt(
             output.baseAddress!.assumingMemoryBound(to: UInt8.self), &written,
             plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
             associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
@@ -88,7 +88,7 @@ enum Sodium {
         precondition(key.count == aeadKeyBytes && nonce.count == aeadNonceBytes)
         precondition(ciphertext.count >= aeadTagBytes && output.count == ciphertext.count - aeadTagBytes)
         var written: UInt64 = 0
-        let status = crypto_aead_xchacha20poly1305_ietf_decrypt(
+        let status = latchkey_crypto_aead_xchacha20poly1305_ietf_decrypt(
             output.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
             ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
             associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
@@ -112,7 +112,7 @@ enum Sodium {
         requireInitialized()
         precondition(salt.count == pwhashSaltBytes)
         func run(_ passwordPointer: UnsafePointer<CChar>) -> Int32 {
-            crypto_pwhash(
+            latchkey_crypto_pwhash(
                 output.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(output.count),
                 passwordPointer, UInt64(password.count),
                 salt.baseAddress!.assumingMemoryBound(to: UInt8.self),
@@ -134,16 +134,17 @@ enum Sodium {
     static func blake2bStream(_ feed: ((UnsafeRawBufferPointer) -> Void) -> Void) -> [UInt8] {
         requireInitialized()
         // The state is an over-aligned C struct Swift imports as opaque: allocate it by its size.
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+        let memory = UnsafeMutableRawPointer.allocate(
+            byteCount: latchkey_crypto_generichash_statebytes(), alignment: 64)
         defer { memory.deallocate() }
         let state = OpaquePointer(memory)
-        crypto_generichash_init(state, nil, 0, 32)
+        latchkey_crypto_generichash_init(state, nil, 0, 32)
         feed { chunk in
-            _ = crypto_generichash_update(
+            _ = latchkey_crypto_generichash_update(
                 state, chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(chunk.count))
         }
         var out = [UInt8](repeating: 0, count: 32)
-        crypto_generichash_final(state, &out, 32)
+        latchkey_crypto_generichash_final(state, &out, 32)
         return out
     }
 
@@ -154,7 +155,7 @@ enum Sodium {
         output: UnsafeMutableRawBufferPointer, message: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
     ) {
         requireInitialized()
-        let status = crypto_generichash(
+        let status = latchkey_crypto_generichash(
             output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count,
             message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count),
             key.baseAddress?.assumingMemoryBound(to: UInt8.self), key.count)
@@ -163,14 +164,14 @@ enum Sodium {
 
     static let boxPublicKeyBytes = Int(crypto_box_PUBLICKEYBYTES)
     static let boxSecretKeyBytes = Int(crypto_box_SECRETKEYBYTES)
-    static let boxSealBytes = crypto_box_sealbytes()
+    static let boxSealBytes = latchkey_crypto_box_sealbytes()
 
     /// `crypto_box_seed_keypair`: the X25519 key pair derived from a 32-byte seed.
     static func boxKeyPair(
         seed: UnsafeRawBufferPointer, publicKey: UnsafeMutableRawBufferPointer, secretKey: UnsafeMutableRawBufferPointer
     ) {
         requireInitialized()
-        let status = crypto_box_seed_keypair(
+        let status = latchkey_crypto_box_seed_keypair(
             publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
             secretKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
             seed.baseAddress!.assumingMemoryBound(to: UInt8.self))
@@ -182,7 +183,7 @@ enum Sodium {
         output: UnsafeMutableRawBufferPointer, plaintext: UnsafeRawBufferPointer, publicKey: UnsafeRawBufferPointer
     ) -> Bool {
         requireInitialized()
-        return crypto_box_seal(
+        return latchkey_crypto_box_seal(
             output.baseAddress!.assumingMemoryBound(to: UInt8.self),
             plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self),
             UInt64(plaintext.count), publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
@@ -194,7 +195,7 @@ enum Sodium {
         secretKey: UnsafeRawBufferPointer
     ) -> Bool {
         requireInitialized()
-        return crypto_box_seal_open(
+        return latchkey_crypto_box_seal_open(
             output.baseAddress!.assumingMemoryBound(to: UInt8.self),
             box.baseAddress!.assumingMemoryBound(to: UInt8.self),
             UInt64(box.count), publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self),

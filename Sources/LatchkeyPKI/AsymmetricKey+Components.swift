@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 
 /// Keys from and to their numbers, as other formats carry them (the SSH agent protocol, OpenSSH's key files):

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import LatchkeyCrypto
 
 /// Options of encryption and key exchange (`SecKeyCreateEncryptedData`'s and `SecKeyCopyKeyExchangeResult`'s

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 extension AsymmetricKey {
@@ -30,10 +30,10 @@ extension AsymmetricKey {
     public static func keys(inPEM text: String, passphrase: String) throws(KeyError) -> [AsymmetricKey] {
         var keys: [AsymmetricKey] = []
         var rest = text[...]
-        while let begin = rest.range(of: "-----BEGIN ") {
-            guard let labelEnd = rest.range(of: "-----", range: begin.upperBound..<rest.endIndex) else { break }
+        while let begin = rest.firstRange(of: "-----BEGIN ") {
+            guard let labelEnd = rest[begin.upperBound...].firstRange(of: "-----") else { break }
             let label = String(rest[begin.upperBound..<labelEnd.lowerBound])
-            guard let end = rest.range(of: "-----END \(label)-----", range: labelEnd.upperBound..<rest.endIndex) else {
+            guard let end = rest[labelEnd.upperBound...].firstRange(of: "-----END \(label)-----") else {
                 throw KeyError(.decode, "a PEM block (\(label)) is cut short")
             }
             let block = String(rest[begin.lowerBound..<end.upperBound]) + "\n"

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// An X.509 certificate, decoded from DER, with the fields Apple's keychain stores and matches on.
 ///

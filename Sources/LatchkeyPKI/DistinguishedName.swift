@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One attribute of a distinguished name: its type (OID contents) and its value's tag and contents.
 struct NameAttribute: Sendable, Hashable {

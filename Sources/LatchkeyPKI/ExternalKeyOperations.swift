@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 
 /// The software half of the operations of an EC P-256 private key that is kept elsewhere — made inside a TPM

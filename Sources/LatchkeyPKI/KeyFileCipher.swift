@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 
 /// The ciphers of OpenSSH's encrypted key files (`openssh-key-v1`), on OpenSSL: AES in CTR mode (ssh-keygen's

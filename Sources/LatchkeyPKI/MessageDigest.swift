@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// The SHA-1 and SHA-2 digests (OpenSSL's), for formats that name one: SSH's fingerprints (SHA-256), its
 /// signatures (SHA-1 for `ssh-rsa`, SHA-256 and SHA-512 for `rsa-sha2-*`, SHA-256/384/512 for ECDSA) and

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What a PKCS #12 file (`.p12`, `.pfx`) holds, as `SecPKCS12Import` hands it out: the identity (the
 /// certificate with its private key), the certificate chain (the identity's certificate first), the

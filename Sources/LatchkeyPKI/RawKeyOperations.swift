@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 
 /// OpenSSL's EVP calls as `AsymmetricKey` and `Certificate` make them, with nothing around them — no algorithm

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 
 /// The primitives a protocol's own session encryption is built from, on OpenSSL (package access): finite-field

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What a certificate must be trusted for (`SecPolicy`).
 public enum TrustPolicy: Sendable, Hashable {

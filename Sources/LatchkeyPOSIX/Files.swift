@@ -111,6 +111,14 @@ package enum Files {
         }
     }
 
+    /// Opens `path` for writing from its start, emptied, created with `mode` when absent (close-on-exec); the
+    /// caller closes the descriptor.
+    package static func openTruncated(_ path: String, mode: UInt32 = 0o600) throws(Errno) -> FileDescriptor {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode))
+        guard descriptor >= 0 else { throw Errno.current }
+        return FileDescriptor(rawValue: descriptor)
+    }
+
     /// Gives `source` a second name, failing with `EEXIST` when `destination` exists (never replacing it).
     package static func link(_ source: String, to destination: String) throws(Errno) {
         guard Glibc.link(source, destination) == 0 else { throw Errno.current }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyEngine
 package import LatchkeyPOSIX
 
@@ -14,13 +14,13 @@ package enum AgentLocation {
     package static let socketVariable = "LATCHKEY_AGENT_SOCKET"
 
     /// The socket path.
-    package static func socketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func socketPath(environment: [String: String] = CurrentProcess.environment) -> String {
         if let path = environment[socketVariable], !path.isEmpty { return path }
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             return runtime + "/latchkey/agent.sock"
         }
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/latchkey/agent.sock" }
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? CurrentProcess.homeDirectory
         return home + "/.local/state/latchkey/agent.sock"
     }
 
@@ -31,11 +31,11 @@ package enum AgentLocation {
     /// `ssh-agent.sock` beside the agent's socket (`$XDG_RUNTIME_DIR/latchkey/ssh-agent.sock`), in the same
     /// private directory.
     package static func sshSocketPath(
-        agentSocket: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        agentSocket: String, environment: [String: String] = CurrentProcess.environment
     ) -> String {
         if let path = environment[sshSocketVariable], !path.isEmpty { return path }
-        return URL(fileURLWithPath: agentSocket).deletingLastPathComponent().appendingPathComponent("ssh-agent.sock")
-            .path
+        let directory = FileSystem.parentDirectory(of: FileSystem.standardizedPath(agentSocket))
+        return (directory == "/" ? "" : directory) + "/ssh-agent.sock"
     }
 
     /// What a client finds at the socket path.
@@ -50,7 +50,7 @@ package enum AgentLocation {
     /// socket, `.trusted` when both belong to this user and the directory is private; anything else is
     /// refused with `errSecWrPerm` and a message that says what is wrong.
     package static func inspect(_ socketPath: String) throws(KeychainError) -> Finding {
-        let directory = URL(fileURLWithPath: socketPath).deletingLastPathComponent().path
+        let directory = FileSystem.parentDirectory(of: FileSystem.standardizedPath(socketPath))
         let me = CurrentProcess.effectiveUserID
         guard let folder = FileStatus.of(path: directory) else { return .absent }
         func untrusted(_ why: String) -> KeychainError {

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyPOSIX
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How long a client polls for the agent's reply before it sleeps in the kernel, learned per kind of
 /// request. A thread that sleeps takes tens of microseconds to wake when the reply comes (about 70 µs on a

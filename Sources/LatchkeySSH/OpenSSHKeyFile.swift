@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyCrypto
 import LatchkeyPKI
 
@@ -53,7 +53,7 @@ package struct OpenSSHKeyFile: Sendable {
 
     /// Reads a file's envelope; `Failure` when it is not an OpenSSH key file or is malformed.
     package init(_ text: String) throws(Failure) {
-        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace(newlines: false) }
         guard let begin = lines.firstIndex(of: Self.beginLine), let end = lines.firstIndex(of: Self.endLine),
             begin < end
         else {

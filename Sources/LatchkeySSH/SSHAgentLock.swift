@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyCrypto
+import LatchkeyPOSIX
 import Synchronization
 
 /// The SSH agent's own lock (`ssh-add -x` / `-X`, `SSH_AGENTC_LOCK` / `UNLOCK`): while it is locked the agent
@@ -51,7 +52,7 @@ package final class SSHAgentLock: Sendable {
             state.failures = min(state.failures + 1, 100)
             return (false, state.failures)
         }
-        if !outcome.0 && outcome.1 > 0 { Thread.sleep(forTimeInterval: 0.1 * Double(outcome.1)) }
+        if !outcome.0 && outcome.1 > 0 { CurrentThread.sleep(for: .milliseconds(100) * outcome.1) }
         return outcome.0
     }
 }

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 
 /// The message numbers of the SSH agent protocol (draft-miller-ssh-agent, now RFC 9987; OpenSSH's `authfd.h`).

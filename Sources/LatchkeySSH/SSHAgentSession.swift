@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import LatchkeyEngine
 
 /// Where a signature is going, as far as the agent knows from the connection's session bindings: the user,

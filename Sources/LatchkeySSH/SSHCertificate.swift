@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// An OpenSSH certificate (`PROTOCOL.certkeys`): a key, what it is certified for, and the signature of the
 /// certificate authority that certified it, checked when it is read. The agent meets host certificates: a

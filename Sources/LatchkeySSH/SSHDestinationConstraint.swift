@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// Where a key may be used (`ssh-add -h`, OpenSSH's `restrict-destination-v00@openssh.com`, `PROTOCOL.agent`
 /// §2): one allowed hop, from a host (none: from this machine) to a host, each named by its host keys or

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// What the agent keeps about an SSH key besides the key: how each use is allowed. Stored with the key, as
 /// the data of a generic password beside its key item (service `SSHKeyStore.settingsService`, account the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyPKI
 
 /// A private key in OpenSSH's serialization (`sshkey_private_serialize`: what `ssh-add` sends in

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyPKI
 
 /// A public key as SSH writes it (RFC 4253 §6.6, RFC 5656 §3.1, RFC 8709): its blob — the algorithm's name
@@ -120,7 +120,7 @@ package struct SSHPublicKey: Hashable, Sendable {
 
     /// OpenSSH's fingerprint: `SHA256:` and the unpadded base64 of the blob's SHA-256.
     package var fingerprint: String {
-        "SHA256:" + MessageDigest.sha256.hash(blob).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        "SHA256:" + MessageDigest.sha256.hash(blob).base64EncodedString().replacing("=", with: "")
     }
 
     /// The line of an OpenSSH public key file (`authorized_keys`, `id_ecdsa.pub`): algorithm, base64 blob, comment.

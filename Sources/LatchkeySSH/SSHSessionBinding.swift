@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// What `session-bind@openssh.com` tells the agent (`PROTOCOL.agent` §1): that this connection serves an
 /// SSH session with a host — the host key, the session's identifier (the key exchange's hash), the host's

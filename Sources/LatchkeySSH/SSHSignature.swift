@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyPKI
 
 /// SSH signatures (RFC 4253 §6.6, RFC 5656 §3.1.2, RFC 8332, RFC 8709): the blob `string algorithm, string

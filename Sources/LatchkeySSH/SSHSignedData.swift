@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// What a client asks the agent to sign, as far as the agent can tell: an SSH user authentication (RFC 4252
 /// §7; OpenSSH's `publickey-hostbound-v00@openssh.com` adds the server's host key), an SSHSIG signature

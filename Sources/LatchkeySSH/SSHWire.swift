@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 
 /// Why bytes from an SSH peer could not be read: what was expected, never the bytes.

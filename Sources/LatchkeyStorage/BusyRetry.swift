@@ -1,4 +1,4 @@
-import Foundation
+import LatchkeyPOSIX
 
 /// Waiting out another process's lock on a keychain file: SQLite's own busy timeout (two seconds, set on each
 /// connection) first, then the whole attempt again with a jittered exponential back-off, until a deadline. A
@@ -23,7 +23,7 @@ package enum BusyRetry {
                 }
                 // Jittered exponential back-off up to 50 ms, so competing processes do not retry in step.
                 let jitter = Duration.microseconds(Int.random(in: 0...1_000))
-                Thread.sleep(forTimeInterval: Double((pause + jitter).components.attoseconds) / 1e18)
+                CurrentThread.sleep(for: pause + jitter)
                 pause = min(pause * 2, .milliseconds(50))
             }
         }

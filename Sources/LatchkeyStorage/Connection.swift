@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// One SQLite connection. Not `Sendable`: reach it only through `DatabasePool`'s `read`, `write` and
 /// `withWriter`, which give each connection to one caller at a time.

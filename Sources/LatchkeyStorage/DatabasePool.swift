@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import LatchkeyPOSIX
 
 /// One writer and several readers on one database file in WAL mode, after GRDB's `DatabasePool`: reads run
 /// on reader connections of their own, each in a snapshot, while a write — however long — runs on the
@@ -10,10 +11,10 @@ package final class DatabasePool: @unchecked Sendable {
     // owned by one caller at a time (taken out of `idle` and put back under `readersLock`), so no connection
     // is ever shared.
     private let writer: Connection
-    private let writerLock = NSLock()
+    private let writerLock = ThreadLock()
     private let makeReader: (@Sendable () throws -> Connection)?
     private let maximumReaders: Int
-    private let readersLock = NSLock()
+    private let readersLock = ThreadLock()
     private var idle: [Connection] = []
     private var open = 0
     private let available: DispatchSemaphore

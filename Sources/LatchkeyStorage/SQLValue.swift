@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// A value bound to a statement parameter or read from a column.
 package enum SQLValue: Equatable, Sendable {

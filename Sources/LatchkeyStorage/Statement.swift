@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// A prepared statement, owned and cached by its `Connection`. Not thread-safe: it is only reachable
 /// through its connection, which `DatabasePool` hands to one caller at a time.

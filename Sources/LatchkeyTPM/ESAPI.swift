@@ -1,5 +1,5 @@
 internal import CTSS2
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyCrypto
 internal import LatchkeyPOSIX
 
@@ -453,7 +453,10 @@ package final class TPMConnection {
 
     /// tpm2-tss's own words for a response code (`tpm:session(1):the authorization HMAC check failed…`).
     static func describe(_ code: UInt32) -> String {
-        guard let text = latchkey_Tss2_RC_Decode(code) else { return String(format: "0x%08x", code) }
+        guard let text = latchkey_Tss2_RC_Decode(code) else {
+            let digits = String(code, radix: 16)
+            return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+        }
         return String(cString: text)
     }
 }

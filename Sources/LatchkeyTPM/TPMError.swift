@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// A TPM operation that failed: what kind of failure it was (what the keychain tells its user) and the
 /// TPM's or tpm2-tss's own words for it. Never holds a secret.

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// A P-256 key made inside the TPM (`TPMConnection.createP256Key`): the TPM's wrapped object, which only the
 /// TPM that made it can load, and the key's public point.

@@ -161,6 +161,7 @@ enum Report {
         lines.append(contentsOf: inProcessVersusPeers(peers))
         lines.append(contentsOf: secretServiceVersusGnomeKeyring(peers))
         lines.append(contentsOf: gitCredentialFill(peers))
+        lines.append(contentsOf: cliStart(peers))
         if let ours = reference, let theirs = peers.median("secret-tool", "find") {
             let met = ours < theirs / 2
             lines.append(

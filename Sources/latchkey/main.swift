@@ -1,5 +1,5 @@
 // latchkey: the command-line tool, modelled on macOS `security`. See `latchkey help`.
-import Foundation
 import LatchkeyCLI
+import LatchkeyPOSIX
 
-exit(LatchkeyCommandLine.main())
+CurrentProcess.exit(LatchkeyCommandLine.main())

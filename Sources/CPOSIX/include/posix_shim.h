@@ -105,4 +105,7 @@ int latchkey_spawn_add_chdir(posix_spawn_file_actions_t *actions, const char *di
    does not say. (ioctl is variadic.) */
 int latchkey_terminal_columns(int fd);
 
+// Names the calling thread (`prctl(PR_SET_NAME)`, at most 15 bytes kept): 0, or -1 with errno set.
+int latchkey_name_current_thread(const char *name);
+
 #endif

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// Where the releases of ephemeral keys run when their last `HeldKey` goes: in order, on a queue of their

@@ -1,4 +1,5 @@
-public import Foundation
+import Dispatch
+public import FoundationEssentials
 
 /// `async` overloads of every `Keychain` operation. They run the work on a global dispatch queue, so a
 /// durable write (which waits for the disk) or a first unlock (Argon2id) never blocks a Swift concurrency

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Keychain {
     /// Stores any `Encodable` value under `key` (atomic upsert).

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 extension Keychain {
     /// The attributes of one entry (never its secret).

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 extension Keychain {
     /// Stores `value` (its UTF-8 bytes) under `key`: an atomic upsert in one transaction that never

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import LatchkeyEngine
+import LatchkeyPOSIX
 import Synchronization
 
 /// Which keychain a `Keychain` value uses, for which application, and how it is unlocked.
@@ -63,8 +65,14 @@ public struct KeychainConnection: Sendable {
 
     /// `LATCHKEY_APPLICATION_ID` when set, else the bundle identifier, else the process name.
     public static var defaultApplicationIdentifier: String {
-        if let id = ProcessInfo.processInfo.environment["LATCHKEY_APPLICATION_ID"], !id.isEmpty { return id }
-        return Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        if let id = CurrentProcess.environment["LATCHKEY_APPLICATION_ID"], !id.isEmpty { return id }
+        #if canImport(Darwin)
+            return Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        #else
+            // A Linux program has no bundle (swift-corelibs-foundation's `Bundle.main` has no identifier
+            // without an Info.plist beside the executable); reading it would link all of that library.
+            return ProcessInfo.processInfo.processName
+        #endif
     }
 
     /// The service for a `Keychain` that names `accessGroup`. A `.database` connection grants it (you opened
@@ -79,8 +87,8 @@ public struct KeychainConnection: Sendable {
     /// The groups `LATCHKEY_ACCESS_GROUPS` lists (comma-separated): the application's entitlements beyond
     /// its own identifier's group, in embedded mode.
     public static var defaultAccessGroups: [String] {
-        (ProcessInfo.processInfo.environment["LATCHKEY_ACCESS_GROUPS"] ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        (CurrentProcess.environment["LATCHKEY_ACCESS_GROUPS"] ?? "").split(separator: ",")
+            .map { $0.trimmingWhitespace(newlines: false) }.filter { !$0.isEmpty }
     }
 
     /// The typed service for a caller holding the application's own group, plus `accessGroups` (and, in

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyEngine
 import LatchkeyPOSIX
 package import LatchkeyProtocol
@@ -33,7 +33,7 @@ package final class AgentClient: Sendable {
     /// anything it checks the socket (see `AgentLocation`): a socket in a directory another user could
     /// have prepared, or a listener running as another user, is refused with `errSecWrPerm`.
     package static func connect(
-        keychainPath: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        keychainPath: String, environment: [String: String] = CurrentProcess.environment
     )
         throws(KeychainError) -> AgentClient?
     {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Turns Apple-style query dictionaries (`kSec…` keys) into typed requests, with Apple's rules
 /// (`SecDbQuery.c`): 4-character keys are attributes; other keys are dispatched by their first character
@@ -45,7 +45,7 @@ enum DictionaryDecoding {
         for key in dictionary.keys.sorted() where key != SecItemKey.class {
             let value = dictionary[key]!
             // kCFNull means "now" for kSecMatchValidOnDate; it is no value anywhere else.
-            if value is NSNull && key != SecItemKey.matchValidOnDate {
+            if DictionaryValue.isNull(value) && key != SecItemKey.matchValidOnDate {
                 throw KeychainError.param("the value of '\(key)' is null")
             }
             if key.utf8.count == 4 {
@@ -288,7 +288,7 @@ enum DictionaryDecoding {
             }
             decoded.certificateMatch.issuers = issuers.compactMap { ($0 as? Data).flatMap(Certificate.normalizedName) }
         case SecItemKey.matchValidOnDate:
-            if value is NSNull {
+            if DictionaryValue.isNull(value) {
                 decoded.certificateMatch.validOn = Date()
             } else if let date = value as? Date {
                 decoded.certificateMatch.validOn = date

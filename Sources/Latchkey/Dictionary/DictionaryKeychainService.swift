@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// `KeychainService` over any `KeychainBackend` of Apple-style dictionaries — the adapter that lets the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Shapes engine results the way `SecItemCopyMatching` and `SecItemAdd` return them (docs/SEMANTICS.md §2).
 enum DictionaryResults {

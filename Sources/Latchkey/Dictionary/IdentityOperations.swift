@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// `kSecClassIdentity` over the typed service: an identity is a certificate joined with the private key

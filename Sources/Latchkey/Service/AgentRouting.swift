@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyEngine
+import LatchkeyPOSIX
 import Synchronization
 
 /// The one place that decides whether a program's requests go to the agent or to the keychain opened in
@@ -36,7 +37,7 @@ package enum AgentRouting {
 
     /// The connection to the agent serving `path` (one per keychain per process), or nil when none does;
     /// `errSecWrPerm` when the socket found is not safe to use.
-    package static func client(for path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+    package static func client(for path: String, environment: [String: String] = CurrentProcess.environment)
         throws(KeychainError) -> AgentClient?
     {
         let key = normalized(path)
@@ -70,7 +71,7 @@ package enum AgentRouting {
     /// this program; nil when no agent serves the keychain. `refusal`: the agent's refusal of the request that
     /// made the caller ask, kept to explain later failures of the keychain opened here.
     package static func route(
-        for path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        for path: String, environment: [String: String] = CurrentProcess.environment,
         refusal: KeychainError? = nil
     ) throws(KeychainError) -> Route? {
         let key = normalized(path)
@@ -92,7 +93,7 @@ package enum AgentRouting {
     /// `beforeFirstUnlock`: whether an agent that cannot tell yet (never unlocked) counts as serving; the
     /// command line, which can ask for the passphrase itself, says no.
     package static func agentServing(
-        _ path: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        _ path: String, environment: [String: String] = CurrentProcess.environment,
         beforeFirstUnlock: Bool = true
     ) throws(KeychainError) -> AgentKeychainService? {
         guard let route = try route(for: path, environment: environment) else { return nil }
@@ -101,5 +102,5 @@ package enum AgentRouting {
         return route.agentServes ? AgentKeychainService(client: route.client) : nil
     }
 
-    private static func normalized(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+    private static func normalized(_ path: String) -> String { FileSystem.standardizedPath(path) }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// The agent when it serves the keychain and this program, else the keychain opened in this process

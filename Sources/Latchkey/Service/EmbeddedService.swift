@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 import Synchronization
 
@@ -8,7 +8,7 @@ final class EmbeddedKeychains: Sendable {
     private let open = Mutex<[String: KeychainDatabase]>([:])
 
     func database(path: String, passphrase: PassphraseSource) throws(KeychainError) -> KeychainDatabase {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        let key = FileSystem.standardizedPath(path)
         if let cached = open.withLock({ $0[key] }) { return cached }
         // Opening may prompt and runs Argon2id: done outside the lock; a racing opener's handle is dropped.
         let database = try Self.openOrCreate(path: key, passphrase: passphrase)
@@ -21,7 +21,7 @@ final class EmbeddedKeychains: Sendable {
 
     /// Whether `path` is open in this process.
     func isOpen(path: String) -> Bool {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        let key = FileSystem.standardizedPath(path)
         return open.withLock { $0[key] != nil }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyPOSIX
 
 /// Asks the user at the controlling terminal (`/dev/tty`, echo off) to confirm the keychain passphrase

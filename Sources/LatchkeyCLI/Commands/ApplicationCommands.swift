@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 
 /// register-application, unregister-application and list-applications: the programs the agent knows, with

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
+import LatchkeyCrypto
 import LatchkeyPOSIX
 
 /// add-certificates, find-certificate and delete-certificate, with `security`'s options and output.
@@ -41,8 +42,8 @@ enum CertificateCommands {
         let end = "-----END CERTIFICATE-----"
         var blocks: [Data] = []
         var rest = text[...]
-        while let start = rest.range(of: begin) {
-            guard let stop = rest.range(of: end, range: start.upperBound..<rest.endIndex),
+        while let start = rest.firstRange(of: begin) {
+            guard let stop = rest[start.upperBound...].firstRange(of: end),
                 let der = Data(
                     base64Encoded: String(rest[start.upperBound..<stop.lowerBound]), options: .ignoreUnknownCharacters)
             else {
@@ -106,7 +107,7 @@ enum CertificateCommands {
         try identityQuery(store, returning: "r_Ref").compactMap { $0 as? Identity }
     }
 
-    static func hex(_ data: Data) -> String { data.map { String(format: "%02X", $0) }.joined() }
+    static func hex(_ data: Data) -> String { Hex.encode(data, uppercase: true) }
 
     static func pem(_ certificate: Certificate) -> String {
         let base64 = certificate.derRepresentation.base64EncodedString()
@@ -189,10 +190,11 @@ enum CertificateCommands {
         let store = try CommandKeychain.open(arguments, context: context, group: nil)
         var found = try stored(store).filter { _, certificate in
             if let address = arguments.value("e") {
-                return certificate.emailAddresses.contains { $0.caseInsensitiveCompare(address) == .orderedSame }
+                return certificate.emailAddresses.contains { TextFolding.equal($0, address, options: .caseInsensitive) }
             }
             if let name = arguments.value("c") {
-                return certificate.commonNames.last?.range(of: name, options: .caseInsensitive) != nil
+                return certificate.commonNames.last.map { TextFolding.contains($0, name, options: .caseInsensitive) }
+                    ?? false
             }
             return true
         }

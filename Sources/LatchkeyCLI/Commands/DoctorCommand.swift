@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyPOSIX
@@ -23,7 +23,7 @@ enum DoctorCommand {
         var errors = 0
         func report(_ level: String, _ message: String) {
             if level == "error" { errors += 1 }
-            context.stdout.line(level.padding(toLength: 8, withPad: " ", startingAt: 0) + " " + message)
+            context.stdout.line(level.padded(to: 8) + " " + message)
         }
         let path = context.keychainPath(arguments.positionals.first)
         report(
@@ -233,9 +233,9 @@ enum DoctorCommand {
     /// else in single quotes.
     static func shellQuoted(_ path: String) -> String {
         let plain = path.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII
-                && (CharacterSet.alphanumerics.contains(scalar) || "/._-+@%:,=".unicodeScalars.contains(scalar))
+            ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                || "/._-+@%:,=".unicodeScalars.contains(scalar)
         }
-        return plain && !path.isEmpty ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        return plain && !path.isEmpty ? path : "'" + path.replacing("'", with: #"'\''"#) + "'"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 
 /// dump-keychain: every item's attributes, and its secret only when asked.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 
 /// find-identity, verify-cert and create-keypair, with `security`'s options and output.
@@ -71,7 +71,7 @@ enum IdentityCommands {
         func line(_ index: Int, _ certificate: Certificate, _ failure: TrustFailure?) -> String {
             let hash = CertificateCommands.hex(certificate.sha1Fingerprint)
             let name = certificate.subjectSummary.flatMap { $0.isEmpty ? nil : $0 } ?? "<unknown>"
-            return String(format: "%3d) ", index) + "\(hash) \"\(name)\""
+            return String(index).leftPadded(to: 3) + ") " + "\(hash) \"\(name)\""
                 + (failure.map { " (\(cssmName($0.status)))" } ?? "")
         }
         if !arguments.has("v") {
@@ -147,15 +147,28 @@ enum IdentityCommands {
         return 0
     }
 
+    /// `YYYY-MM-DD-HH:MM:SS` or `YYYY-MM-DD` in UTC; nil for anything else or a day the calendar lacks.
     static func parseDate(_ text: String) -> Date? {
-        for format in ["yyyy-MM-dd-HH:mm:ss", "yyyy-MM-dd"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
+        let fields = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard fields.count == 3 || fields.count == 4 else { return nil }
+        let time =
+            fields.count == 4 ? fields[3].split(separator: ":", omittingEmptySubsequences: false) : ["0", "0", "0"]
+        let numbers = (fields.prefix(3) + time).map { field -> Int? in
+            guard !field.isEmpty, field.count <= 4, field.allSatisfy(\.isASCII), field.allSatisfy(\.isNumber) else {
+                return nil
+            }
+            return Int(field)
         }
-        return nil
+        guard time.count == 3, numbers.allSatisfy({ $0 != nil }) else { return nil }
+        let values = numbers.map { $0! }
+        let components = DateComponents(
+            year: values[0], month: values[1], day: values[2], hour: values[3], minute: values[4], second: values[5])
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        guard components.isValidDate(in: calendar), (0..<24).contains(values[3]), (0..<60).contains(values[4]),
+            (0..<60).contains(values[5])
+        else { return nil }
+        return calendar.date(from: components)
     }
 
     // MARK: create-keypair

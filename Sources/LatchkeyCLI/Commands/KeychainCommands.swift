@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 
 /// Commands that act on keychain files: create, delete, list, default, info, passphrase, lock, unlock,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 
 /// `import FILE` and `export -t …` in `security`'s sense: certificates, keys and identities in PEM, DER and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 
 /// add-, find- and delete-generic-password and -internet-password, with `security`'s options and output.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyPOSIX
@@ -246,8 +246,7 @@ enum SSHKeyCommands {
             words.append("destinations=" + settings.destinations.map(\.summary).joined(separator: ","))
         }
         if let expires = settings.expires {
-            let formatter = ISO8601DateFormatter()
-            words.append("expires=" + formatter.string(from: expires))
+            words.append("expires=" + expires.formatted(.iso8601))
         }
         return words.joined(separator: " ")
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyDBus

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyPOSIX
@@ -160,8 +160,7 @@ enum SyncCommands {
             source = .fileDescriptor(descriptor)
         }
         let code = try source.map { try $0.read() }.map { given in
-            given.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingCharacters(
-                in: .whitespacesAndNewlines)
+            given.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingWhitespace()
         }
         let vault: Data? = try arguments.value("vault").map { text in
             guard let bytes = Hex.decode(text), bytes.count == 16 else {
@@ -191,7 +190,7 @@ enum SyncCommands {
                     )
                     return 0
                 }
-                Thread.sleep(forTimeInterval: 0.25)
+                CurrentThread.sleep(for: .milliseconds(250))
             }
         }
         context.stdout.line(
@@ -297,12 +296,11 @@ enum SyncCommands {
         }
         let conflicts = try client.conflicts()
         if conflicts.isEmpty { context.stdout.line("no conflicts") }
-        let formatter = ISO8601DateFormatter()
         for (conflict, record) in conflicts {
             let what =
                 record.map { $0.deleted ? "deletion" : $0.summary } ?? "(sealed under a vault key this device lacks)"
             context.stdout.line(
-                "\(conflict.id)  \(formatter.string(from: conflict.recorded))  version \(conflict.version)  \(what)  — \(conflict.reason)"
+                "\(conflict.id)  \(conflict.recorded.formatted(.iso8601))  version \(conflict.version)  \(what)  — \(conflict.reason)"
             )
         }
     }
@@ -348,10 +346,8 @@ enum SyncCommands {
 
     /// The connection string without its password (`password=…` or a URI's `user:password@`).
     static func redacted(_ conninfo: String) -> String {
-        var text = conninfo.replacingOccurrences(
-            of: #"password\s*=\s*('([^'\\]|\\.)*'|\S+)"#, with: "password=…", options: .regularExpression)
-        text = text.replacingOccurrences(
-            of: #"(postgres(ql)?://[^:/@]+):[^@]*@"#, with: "$1:…@", options: .regularExpression)
+        var text = conninfo.replacing(#/password\s*=\s*('([^'\\]|\\.)*'|\S+)/#, with: "password=…")
+        text = text.replacing(#/(postgres(ql)?:\/\/[^:\/@]+):[^@]*@/#) { match in match.output.1 + ":…@" }
         return text.isEmpty ? "(from the PG* environment variables)" : text
     }
 }

@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
+import LatchkeyPOSIX
 
 /// `latchkey tpm enroll|status|remove|recover [keychain]`: binding a keychain to this machine's TPM 2.0;
 /// `tpm sign-policy` and `tpm add-policy FILE`: signed PCR policies for the unattended unlock.
@@ -176,10 +177,18 @@ enum TPMCommands {
         }
         let policy = try TPMSignedPolicy.sign(pcrValues: expected, key: key)
         if let output = arguments.value("output") {
-            do {
-                try policy.fileContents.write(to: URL(fileURLWithPath: output), options: .atomic)
+            do throws(Errno) {
+                // Written beside the destination, then renamed over it: a reader sees the old file or the new one.
+                let temporary = output + ".latchkey-" + Hex.encode(SecureRandom.bytes(6))
+                try Files.createExclusive(temporary, contents: policy.fileContents, mode: 0o644)
+                do throws(Errno) {
+                    try Files.rename(temporary, to: output)
+                } catch {
+                    try? Files.remove(temporary)  // The rename's error is the one to report.
+                    throw error
+                }
             } catch {
-                throw CommandFailure(message: "cannot write \(output): \(error.localizedDescription)")
+                throw CommandFailure(message: "cannot write \(output): \(error)")
             }
             context.stderr.line(
                 "latchkey: tpm: wrote a policy signed for PCR \(describe(policy.pcrValues)) to \(output)")

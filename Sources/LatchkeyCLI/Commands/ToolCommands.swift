@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Commands about the tool itself: shell completions and the manual page, written from the command table.
 enum ToolCommands {

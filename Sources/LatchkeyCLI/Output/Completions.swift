@@ -48,7 +48,7 @@ enum Completions {
     }
 
     /// Text inside single quotes for zsh and fish: a quote becomes `'\''`.
-    private static func quoted(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "'\\''") }
+    private static func quoted(_ text: String) -> String { text.replacing("'", with: "'\\''") }
 
     private static func zsh(_ commands: [Command]) -> String {
         var lines = [
@@ -85,8 +85,8 @@ enum Completions {
 
     /// zsh's `_describe` and `_arguments` give `:` and brackets meaning: escape them in help text.
     private static func zshEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ":", with: "\\:")
-            .replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]")
+        text.replacing("\\", with: "\\\\").replacing(":", with: "\\:").replacing("[", with: "\\[")
+            .replacing("]", with: "\\]")
     }
 
     private static func fish(_ commands: [Command]) -> String {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 
 /// Prints an item in `security`'s layout, so scripts that parse `security find-generic-password` parse
@@ -118,8 +118,9 @@ enum ItemPrinter {
     /// `YYYYMMDDhhmmssZ` in UTC, as the macOS keychain stores dates.
     static func timedate(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = .gmt
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(format: "%04d%02d%02d%02d%02d%02dZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+        return c.year!.digits(4) + c.month!.digits(2) + c.day!.digits(2) + c.hour!.digits(2) + c.minute!.digits(2)
+            + c.second!.digits(2) + "Z"
     }
 }

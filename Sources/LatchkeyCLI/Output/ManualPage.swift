@@ -1,13 +1,13 @@
-import Foundation
+import FoundationEssentials
 
 /// The manual page `latchkey(1)`, in roff, written from the same command table as `latchkey help`:
 /// `latchkey manual > latchkey.1`.
 enum ManualPage {
     /// roff text: a backslash as `\e`, a leading `.` or `'` protected, dashes as `\-`, non-ASCII as `\[uXXXX]`.
     static func escaped(_ text: String) -> String {
-        var out = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
         // troff reads ASCII: anything else as its Unicode escape (an em dash is \[u2014]).
-        out = out.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + String(format: "%04X", $0.value) + "]" }
+        out = out.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + $0.value.digits(4, radix: 16) + "]" }
             .joined()
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyPOSIX
 
@@ -19,7 +19,7 @@ enum PrintBuffer {
         if anyPlain {
             output += "\""
             for byte in bytes {
-                output += isPlain(byte) ? String(UnicodeScalar(byte)) : String(format: "\\%03o", byte)
+                output += isPlain(byte) ? String(UnicodeScalar(byte)) : "\\" + byte.digits(3, radix: 8)
             }
             output += "\""
         }

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Latchkey
 import LatchkeyPOSIX
 
@@ -78,7 +79,7 @@ final class ProgressMeter {
     }
 
     /// 1234567 as "1,234,567", whatever the locale (the meter's text is the same everywhere).
-    static func grouped(_ number: Int) -> String { number.formatted(.number.locale(Locale(identifier: "en_US"))) }
+    static func grouped(_ number: Int) -> String { number.grouped }
 
     /// "3 s", "2 min 5 s", "1 h 4 min".
     static func remaining(_ seconds: Double) -> String {

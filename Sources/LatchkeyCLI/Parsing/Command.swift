@@ -46,12 +46,12 @@ struct Command: Sendable {
         let width = options.map { $0.display.count }.max() ?? 0
         for option in options {
             lines.append(
-                "  " + option.display.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
+                "  " + option.display.padded(to: width) + "  " + option.help)
         }
         if !exitStatuses.isEmpty {
             lines += ["", "Exit statuses:"]
             for (status, meaning) in exitStatuses {
-                lines.append("  " + String(status).padding(toLength: 5, withPad: " ", startingAt: 0) + meaning)
+                lines.append("  " + String(status).padded(to: 5) + meaning)
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 import LatchkeyPOSIX
 
@@ -50,7 +50,7 @@ enum AgentAccess {
                 throw CommandFailure(
                     message: "latchkeyd exited at once (status \(status)); run it with --verbose to see why")
             }
-            Thread.sleep(forTimeInterval: 0.02)
+            CurrentThread.sleep(for: .milliseconds(20))
         }
         throw CommandFailure(message: "latchkeyd did not start listening within 10 seconds")
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Latchkey
 import LatchkeyPOSIX
 
@@ -6,24 +6,41 @@ import LatchkeyPOSIX
 /// fuzzer capture it.
 protocol OutputSink: AnyObject {
     func write(_ data: Data)
+    func write(_ text: String)
 }
 
 extension OutputSink {
-    func write(_ text: String) { write(Data(text.utf8)) }
     func line(_ text: String) { write(text + "\n") }
 }
 
 /// Standard output or standard error of this process.
 final class FileSink: OutputSink {
-    private let handle: FileHandle
-    init(_ handle: FileHandle) { self.handle = handle }
-    func write(_ data: Data) { handle.write(data) }
+    private let descriptor: FileDescriptor
+    init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    func write(_ data: Data) { write(bytes: Array(data)) }
+    func write(_ text: String) { write(bytes: Array(text.utf8)) }
+
+    /// Writes all of `bytes`. Output that cannot be written (a full disk, a closed terminal) ends the tool
+    /// with EX_IOERR (74) rather than let it report success for output it lost; a closed pipe ends it by
+    /// SIGPIPE before that, as it ends any Unix tool.
+    private func write(bytes: [UInt8]) {
+        do throws(Errno) {
+            try descriptor.writeAll(bytes)
+        } catch {
+            // Standard error may be the stream that failed: then there is no one left to tell.
+            try? FileDescriptor.standardError.writeAll(
+                Array("latchkey: cannot write to \(descriptor): \(error)\n".utf8))
+            CurrentProcess.exit(74)
+        }
+    }
 }
 
 /// Collects output in memory.
 final class BufferSink: OutputSink {
     private(set) var data = Data()
     func write(_ data: Data) { self.data.append(data) }
+    func write(_ text: String) { data.append(contentsOf: text.utf8) }
     var text: String { String(decoding: data, as: UTF8.self) }
 }
 

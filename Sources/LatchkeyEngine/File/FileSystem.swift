@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyPOSIX
 
 /// The engine's file rules, over LatchkeyPOSIX: exact modes whatever the umask, no file or directory that
@@ -13,13 +13,40 @@ package enum FileSystem {
         KeychainError(error == .noSpace ? .diskFull : .io, "cannot \(what) \(path): \(error)")
     }
 
+    /// `path` made absolute (against the working directory) with `.` and `..` resolved by name and repeated
+    /// slashes dropped — what `URL(fileURLWithPath:).standardizedFileURL.path` gives, without URL's parsing on
+    /// the start path of every command (docs/DESIGN-NOTES.md, "The CLI's start"). Links are not followed.
+    package static func standardizedPath(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : (CurrentProcess.workingDirectory ?? "/") + "/" + path
+        var components: [Substring] = []
+        for component in absolute.split(separator: "/") {
+            switch component {
+            case ".": continue
+            case "..": if !components.isEmpty { components.removeLast() }
+            default: components.append(component)
+            }
+        }
+        return "/" + components.joined(separator: "/")
+    }
+
+    /// The directory that holds `path`, as `NSString.deletingLastPathComponent` gives it: "/a/b" for
+    /// "/a/b/c" and "/a/b/c/", "/" for "/a", "" for a name without a slash.
+    package static func parentDirectory(of path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        var parent = path[..<slash]
+        while parent.hasSuffix("/") { parent = parent.dropLast() }
+        return parent.isEmpty ? "/" : String(parent)
+    }
+
     /// Creates `path` and any missing parents with mode 0700 (set explicitly, so the umask cannot widen it).
     package static func createPrivateDirectory(_ path: String) throws(KeychainError) {
         if let existing = status(path) {
             guard existing.kind == .directory else { throw KeychainError(.io, "\(path) exists and is not a directory") }
             return
         }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = parentDirectory(of: path)
         if !parent.isEmpty, parent != path, !exists(parent) { try createPrivateDirectory(parent) }
         do {
             try Files.makeDirectory(path, mode: 0o700)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Checks the first 100 bytes of a file before SQLite sees it, so a foreign or truncated file gets a clear
 /// `errSecInvalidKeychain` and is never written to.

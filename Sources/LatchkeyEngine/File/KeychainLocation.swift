@@ -1,4 +1,5 @@
-public import Foundation
+public import FoundationEssentials
+import LatchkeyPOSIX
 
 /// Where keychains live, shared by the Swift API, the SecItem layer and the CLI:
 ///
@@ -13,7 +14,7 @@ public enum KeychainLocation {
     /// The directory that holds keychains by name: `$XDG_DATA_HOME/latchkey` or `~/.local/share/latchkey`.
     public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/latchkey" }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? CurrentProcess.homeDirectory
         return home + "/.local/share/latchkey"
     }
 
@@ -30,7 +31,7 @@ public enum KeychainLocation {
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             return config + "/latchkey/default-keychain"
         }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.config/latchkey/default-keychain"
+        return (environment["HOME"] ?? CurrentProcess.homeDirectory) + "/.config/latchkey/default-keychain"
     }
 
     /// The keychain recorded in `configurationFile`, if any.
@@ -40,7 +41,7 @@ public enum KeychainLocation {
         else {
             return nil  // No file (the usual case) or an unreadable one: the built-in default applies.
         }
-        let path = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = text.trimmingWhitespace()
         return path.isEmpty ? nil : path
     }
 

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// The plaintext layout of an item's attributes before encryption: a format byte, a count, then for each
 /// attribute (sorted by key) its key, a kind tag and the value. Decoding refuses anything malformed.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension ItemSchema {
     /// The kind of `key` in this class; `errSecNoSuchAttr` when the class has no such attribute.

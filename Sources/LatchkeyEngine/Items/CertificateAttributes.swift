@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import LatchkeyPKI
 
 /// The attributes Apple's keychain derives from a certificate (`SecCertificateCopyAttributeDictionary`, and
@@ -63,7 +63,7 @@ extension CertificateMatch {
         if diacriticInsensitive { options.insert(.diacriticInsensitive) }
         if widthInsensitive { options.insert(.widthInsensitive) }
         if let text = subjectContains {
-            guard certificate.subjectValues.contains(where: { $0.range(of: text, options: options) != nil }) else {
+            guard certificate.subjectValues.contains(where: { TextFolding.contains($0, text, options: options) }) else {
                 return false
             }
         }
@@ -71,19 +71,20 @@ extension CertificateMatch {
             // macOS's `FilterCandidateItem`: the common name `SecCertificateCopyCommonName` gives, found with the
             // compare flags (anchored at the start, or at the end); an empty text finds nothing.
             guard let name = certificate.commonNames.last else { return false }
-            if let text = subjectStartsWith, name.range(of: text, options: options.union(.anchored)) == nil {
+            if let text = subjectStartsWith, !TextFolding.hasPrefix(name, text, options: options) {
                 return false
             }
-            if let text = subjectEndsWith, name.range(of: text, options: options.union([.anchored, .backwards])) == nil
-            {
+            if let text = subjectEndsWith, !TextFolding.hasSuffix(name, text, options: options) {
                 return false
             }
-            if let text = subjectWholeString, text.isEmpty || name.compare(text, options: options) != .orderedSame {
+            if let text = subjectWholeString, text.isEmpty || !TextFolding.equal(name, text, options: options) {
                 return false
             }
         }
         if let address = emailAddressIfPresent, !certificate.emailAddresses.isEmpty {
-            guard certificate.emailAddresses.contains(where: { $0.caseInsensitiveCompare(address) == .orderedSame })
+            guard
+                certificate.emailAddresses.contains(where: { TextFolding.equal($0, address, options: .caseInsensitive) }
+                )
             else {
                 return false
             }

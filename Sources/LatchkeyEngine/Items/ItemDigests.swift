@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyCrypto
 
 /// The keyed digests that stand in for attribute values in the file (all keyed with the index key):

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One row of the `items` table: the plaintext columns (none of which holds an attribute value or a
 /// secret) and the three sealed blobs.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyCrypto
 
 /// Encrypts and decrypts items. Each item has its own random key, sealed under the class key of its

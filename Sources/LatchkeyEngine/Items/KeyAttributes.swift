@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyPKI
 
 /// The attributes Apple's keychain stores for a key added by reference (`SecKeyCopyAttributeDictionary` of

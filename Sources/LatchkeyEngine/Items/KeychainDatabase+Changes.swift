@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+internal import LatchkeyPOSIX
 internal import LatchkeyStorage
 
 extension KeychainDatabase {
@@ -39,7 +40,7 @@ extension KeychainDatabase {
         try mappingStorageErrors {
             try pool.write { _ in
                 started()
-                Thread.sleep(forTimeInterval: seconds)
+                CurrentThread.sleep(for: .seconds(seconds))
             }
         }
     }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 internal import LatchkeyCrypto
 package import LatchkeyPKI
 

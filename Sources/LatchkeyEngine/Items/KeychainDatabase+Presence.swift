@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension KeychainDatabase {
     /// Asks the user, through `presence`, to confirm the keychain passphrase for an operation on items whose

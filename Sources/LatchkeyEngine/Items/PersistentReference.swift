@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// A persistent reference names one item across processes and restarts: `"lkp1"`, the class code (4
 /// bytes), the item's row number (8 bytes, big-endian) and its random 16-byte id. The row number finds the

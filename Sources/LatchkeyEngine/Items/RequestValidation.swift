@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which access groups an operation may see, after checking the caller's entitlements.
 enum GroupScope: Sendable {

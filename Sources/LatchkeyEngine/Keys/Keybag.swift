@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyCrypto
 
 /// The keys of one keychain once unwrapped: a class key per accessibility class and the index key that keys

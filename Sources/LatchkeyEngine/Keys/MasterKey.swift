@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyCrypto
 
 /// How the master key is derived from the passphrase, as stored in the file: algorithm, parameters, salt.

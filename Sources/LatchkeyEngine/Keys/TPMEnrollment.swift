@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyCrypto
+internal import LatchkeyPOSIX
 internal import LatchkeyTPM
 
 /// What a TPM-enrolled keychain keeps in its `tpm-enrollment` meta row.
@@ -140,7 +141,7 @@ public enum TPMAddress {
     /// The TPM this process uses (this task's `scoped` one, when set).
     public static var current: String {
         if let scoped { return scoped }
-        let value = ProcessInfo.processInfo.environment[environmentVariable] ?? ""
+        let value = CurrentProcess.environment[environmentVariable] ?? ""
         return value.isEmpty ? defaultAddress : value
     }
 }

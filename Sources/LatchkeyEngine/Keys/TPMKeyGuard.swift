@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyTPM
 
 /// The engine's use of the TPM for the keys made inside it (`kSecAttrTokenIDSecureEnclave` P-256 keys): one

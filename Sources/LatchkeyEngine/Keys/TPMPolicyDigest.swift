@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 internal import LatchkeyPKI
 
 /// TPM 2.0 policy digests computed in software (SHA-256 bank, TPM 2.0 Library Part 3's PolicyUpdate): what a

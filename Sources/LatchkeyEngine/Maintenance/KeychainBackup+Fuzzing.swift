@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// What latchkey-fuzz reaches of the backup format. The fuzzer imports modules plainly, never with
 /// `@testable` (which needs `-enable-testing` and so broke `swift build -c release`), so the parsers it

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 internal import LatchkeyCrypto
 
 /// An encrypted backup of keychain items, for moving them to another machine (`latchkey export` and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyStorage
 
 /// What to do when a restored item's primary key is already taken.

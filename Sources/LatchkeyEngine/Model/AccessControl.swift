@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The constraints of an access control (`SecAccessControlCreateFlags`), with Apple's bit values.
 ///

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The kind of value an attribute holds.
 public enum AttributeKind: UInt8, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import LatchkeyPKI
 
 /// A private key to make and keep in the keychain (Apple's token keys, `kSecAttrTokenID`; the Secure Enclave

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One identity a search found (`kSecClassIdentity`, Apple's join of two classes): a certificate's item and
 /// the item of its private key — the key (`kcls` 1) whose application label is the certificate's public key

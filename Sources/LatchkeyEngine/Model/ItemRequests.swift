@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import LatchkeyPKI
 
 /// Which items a query sees by their synchronizable flag (docs/SEMANTICS.md §2): a query that says nothing

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How an attribute stores what callers give it, after Apple's converters (`SecDbItem.c`):
 enum SchemaKind: Sendable {

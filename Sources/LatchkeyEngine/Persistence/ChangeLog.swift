@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 internal import LatchkeyStorage
 
 /// One change to the keychain's items, as the change feed records it: what happened to which item, in

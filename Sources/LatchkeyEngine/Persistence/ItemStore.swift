@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyStorage
 
 /// The one funnel every mutation of an item passes through: the row, its index entries and its entry in

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyStorage
 
 /// The `items` table: its one list of columns and its row codec. Every statement that reads or writes an

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// One keychain operation as a value: what `KeychainService.perform(_:)` runs. The friendly API, the
 /// `SecItem…` functions and the command line all end up here — in this process (`LocalKeychainService`) or

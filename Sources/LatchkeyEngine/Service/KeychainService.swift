@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// The keychain's operations for one caller: the one seam the friendly API, the SecItem functions and the
 /// command line use. It has one requirement, `perform(_:)`, which runs a `KeychainRequest`;

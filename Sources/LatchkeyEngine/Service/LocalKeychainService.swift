@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `KeychainService` in this process: a `KeychainDatabase` you opened, used as `caller`.
 public struct LocalKeychainService: KeychainService {

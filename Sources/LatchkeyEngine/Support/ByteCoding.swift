@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// Appends fixed-width little-endian integers and length-prefixed fields: the building block of the
 /// encrypted attribute blob, the keybag records and the associated data. Backed by `[UInt8]`, which

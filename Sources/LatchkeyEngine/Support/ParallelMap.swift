@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 
 /// Maps a collection on every core (for batch work that does not touch the database), keeping the order
 /// and stopping at the first error. Package API: the sync layer opens pulled rows with it.

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 internal import LatchkeyStorage
 
 /// A pulled row made ready to write, away from the write lock (`KeychainSync.prepare`): the row, the record

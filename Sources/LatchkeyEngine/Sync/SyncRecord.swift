@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// One version of a synchronizable item as it travels between devices: its id and version (which the sync
 /// layer binds into the ciphertext's associated data, with the deleted flag) and its content — class, every

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // AES-GCM: sealing and opening, into plain or zeroizing buffers.
@@ -18,25 +18,25 @@ extension OpenSSL {
     private static func gcm(encrypt: Bool, key: SecureBytes, iv: [UInt8], aad: Data?, input: Data, tag: Data?)
         -> (output: Data, tag: Data)?
     {
-        defer { ERR_clear_error() }
+        defer { latchkey_ERR_clear_error() }
         let cipher: OpaquePointer?
         switch key.count {
-        case 16: cipher = EVP_aes_128_gcm()
-        case 24: cipher = EVP_aes_192_gcm()
-        case 32: cipher = EVP_aes_256_gcm()
+        case 16: cipher = latchkey_EVP_aes_128_gcm()
+        case 24: cipher = latchkey_EVP_aes_192_gcm()
+        case 32: cipher = latchkey_EVP_aes_256_gcm()
         default: return nil
         }
-        guard let context = EVP_CIPHER_CTX_new() else { return nil }
-        defer { EVP_CIPHER_CTX_free(context) }
-        let initialize = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
+        guard let context = latchkey_EVP_CIPHER_CTX_new() else { return nil }
+        defer { latchkey_EVP_CIPHER_CTX_free(context) }
+        let initialize = encrypt ? latchkey_EVP_EncryptInit_ex : latchkey_EVP_DecryptInit_ex
         guard initialize(context, cipher, nil, nil, nil) == 1,
-            EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_iv_length(), Int32(iv.count), nil) == 1
+            latchkey_EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_iv_length(), Int32(iv.count), nil) == 1
         else { return nil }
         let keyed = key.withUnsafeBytes { raw in
             initialize(context, nil, nil, raw.bindMemory(to: UInt8.self).baseAddress, iv) == 1
         }
         guard keyed else { return nil }
-        let update = encrypt ? EVP_EncryptUpdate : EVP_DecryptUpdate
+        let update = encrypt ? latchkey_EVP_EncryptUpdate : latchkey_EVP_DecryptUpdate
         var length: Int32 = 0
         if let aad, !aad.isEmpty {
             let ok = aad.withUnsafeBytes { raw in
@@ -53,19 +53,24 @@ extension OpenSSL {
             guard ok else { return nil }
         }
         if var expected = tag.map(Array.init) {
-            guard expected.count == 16, EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_tag(), 16, &expected) == 1 else {
+            guard expected.count == 16,
+                latchkey_EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_set_tag(), 16, &expected) == 1
+            else {
                 return nil
             }
         }
         var final: Int32 = 0
         let finished = output.withUnsafeMutableBufferPointer { buffer in
-            (encrypt ? EVP_EncryptFinal_ex : EVP_DecryptFinal_ex)(context, buffer.baseAddress! + Int(written), &final)
+            (encrypt ? latchkey_EVP_EncryptFinal_ex : latchkey_EVP_DecryptFinal_ex)(
+                context, buffer.baseAddress! + Int(written), &final)
                 == 1
         }
         guard finished else { return nil }
         var producedTag = [UInt8](repeating: 0, count: 16)
         if encrypt {
-            guard EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_get_tag(), 16, &producedTag) == 1 else { return nil }
+            guard latchkey_EVP_CIPHER_CTX_ctrl(context, latchkey_gcm_get_tag(), 16, &producedTag) == 1 else {
+                return nil
+            }
         }
         return (Data(output.prefix(Int(written + final))), Data(producedTag))
     }

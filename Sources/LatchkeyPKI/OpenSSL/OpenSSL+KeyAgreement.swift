@@ -1,21 +1,22 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // Key agreement: ECDH (`EVP_PKEY_derive`) and finite-field Diffie-Hellman's modular exponentiation.
 extension OpenSSL {
     /// ECDH (`EVP_PKEY_derive`): the shared X coordinate of `key` (private) and `peer` (public).
     static func derive(_ key: PKeyHandle, peer: PKeyHandle) -> SecureBytes? {
-        defer { ERR_clear_error() }
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
-        defer { EVP_PKEY_CTX_free(context) }
+        defer { latchkey_ERR_clear_error() }
+        guard let context = latchkey_EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { return nil }
+        defer { latchkey_EVP_PKEY_CTX_free(context) }
         var length = 0
-        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pointer) == 1,
-            EVP_PKEY_derive(context, nil, &length) == 1, length > 0
+        guard latchkey_EVP_PKEY_derive_init(context) == 1,
+            latchkey_EVP_PKEY_derive_set_peer(context, peer.pointer) == 1,
+            latchkey_EVP_PKEY_derive(context, nil, &length) == 1, length > 0
         else { return nil }
         return secureBytes(count: length, lifetime: .transient) { buffer in
             var written = length
-            return EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1
+            return latchkey_EVP_PKEY_derive(context, buffer.bindMemory(to: UInt8.self).baseAddress, &written) == 1
                 && written == length
         }
     }
@@ -24,30 +25,35 @@ extension OpenSSL {
     /// on the left to the modulus's length; nil when `base` is not in 2…modulus − 2 (a peer's public value
     /// of 0, 1 or p − 1 would give away the result).
     static func modularExponent(base: Data, exponent: SecureBytes, modulus: Data) -> SecureBytes? {
-        defer { ERR_clear_error() }
-        guard let context = BN_CTX_new() else { return nil }
-        defer { BN_CTX_free(context) }
+        defer { latchkey_ERR_clear_error() }
+        guard let context = latchkey_BN_CTX_new() else { return nil }
+        defer { latchkey_BN_CTX_free(context) }
         func number(_ bytes: Data) -> OpaquePointer? {
-            bytes.withUnsafeBytes { BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
+            bytes.withUnsafeBytes {
+                latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil)
+            }
         }
         guard let p = number(modulus), let g = number(base) else { return nil }
         defer {
-            BN_free(p)
-            BN_free(g)
+            latchkey_BN_free(p)
+            latchkey_BN_free(g)
         }
-        let x = exponent.withUnsafeBytes { BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil) }
-        guard let x, let result = BN_new(), let limit = BN_dup(p) else { return nil }
+        let x = exponent.withUnsafeBytes {
+            latchkey_BN_bin2bn($0.bindMemory(to: UInt8.self).baseAddress, Int32($0.count), nil)
+        }
+        guard let x, let result = latchkey_BN_new(), let limit = latchkey_BN_dup(p) else { return nil }
         defer {
-            BN_clear_free(x)
-            BN_clear_free(result)
-            BN_free(limit)
+            latchkey_BN_clear_free(x)
+            latchkey_BN_clear_free(result)
+            latchkey_BN_free(limit)
         }
-        BN_set_flags(x, BN_FLG_CONSTTIME)
-        guard BN_sub_word(limit, 1) == 1, BN_cmp(g, BN_value_one()) > 0, BN_cmp(g, limit) < 0,
-            BN_mod_exp_mont_consttime(result, g, x, p, context, nil) == 1
+        latchkey_BN_set_flags(x, BN_FLG_CONSTTIME)
+        guard latchkey_BN_sub_word(limit, 1) == 1, latchkey_BN_cmp(g, latchkey_BN_value_one()) > 0,
+            latchkey_BN_cmp(g, limit) < 0,
+            latchkey_BN_mod_exp_mont_consttime(result, g, x, p, context, nil) == 1
         else { return nil }
         return secureBytes(count: modulus.count, lifetime: .transient) { buffer in
-            BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count))
+            latchkey_BN_bn2binpad(result, buffer.bindMemory(to: UInt8.self).baseAddress, Int32(buffer.count))
                 == Int32(buffer.count)
         }
     }

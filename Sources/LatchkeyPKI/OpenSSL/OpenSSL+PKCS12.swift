@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 // PKCS #12 files: the cost of their key derivations, opening one, making one.
@@ -54,20 +54,21 @@ extension OpenSSL {
     /// Why decrypting a PKCS #12 file (whose MAC was checked) would cost too much — each encrypted safe's and
     /// each encrypted key's derivation, checked before it is used — or nil.
     private static func excessiveCost(_ file: OpaquePointer, password: String?) -> String? {
-        guard let safes = PKCS12_unpack_authsafes(file) else { return nil }  // PKCS12_parse says what is wrong.
+        // PKCS12_parse says what is wrong.
+        guard let safes = latchkey_PKCS12_unpack_authsafes(file) else { return nil }
         defer { latchkey_pkcs7_free_all(safes) }
         for index in 0..<latchkey_pkcs7_count(safes) {
             guard let safe = latchkey_pkcs7_at(safes, index) else { continue }
             let bags: OpaquePointer?
             switch latchkey_pkcs7_nid(safe) {
-            case NID_pkcs7_data: bags = PKCS12_unpack_p7data(safe)
+            case NID_pkcs7_data: bags = latchkey_PKCS12_unpack_p7data(safe)
             case NID_pkcs7_encrypted:
                 if let excess = PasswordCost.excess(
                     latchkey_pkcs7_encryption(safe), "an encrypted part of the PKCS #12 file")
                 {
                     return excess
                 }
-                bags = PKCS12_unpack_p7encdata(safe, password, password.map { Int32($0.utf8.count) } ?? 0)
+                bags = latchkey_PKCS12_unpack_p7encdata(safe, password, password.map { Int32($0.utf8.count) } ?? 0)
             default: continue
             }
             guard let bags else { continue }
@@ -81,13 +82,15 @@ extension OpenSSL {
     private static func excessiveCost(bags: OpaquePointer) -> String? {
         for index in 0..<latchkey_safebag_count(bags) {
             guard let bag = latchkey_safebag_at(bags, index) else { continue }
-            switch PKCS12_SAFEBAG_get_nid(bag) {
+            switch latchkey_PKCS12_SAFEBAG_get_nid(bag) {
             case NID_pkcs8ShroudedKeyBag:
                 var algorithm: UnsafePointer<X509_ALGOR>?
-                X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, nil)
+                latchkey_X509_SIG_get0(latchkey_PKCS12_SAFEBAG_get0_pkcs8(bag), &algorithm, nil)
                 if let excess = PasswordCost.excess(algorithm, "the PKCS #12 file's private key") { return excess }
             case NID_safeContentsBag:
-                if let inner = PKCS12_SAFEBAG_get0_safes(bag), let excess = excessiveCost(bags: inner) { return excess }
+                if let inner = latchkey_PKCS12_SAFEBAG_get0_safes(bag), let excess = excessiveCost(bags: inner) {
+                    return excess
+                }
             default: continue
             }
         }
@@ -97,8 +100,9 @@ extension OpenSSL {
     /// Loads OpenSSL's "legacy" provider (beside "default") once, so files made by older tools — RC2-40 and
     /// Triple DES — decrypt. It only makes those algorithms available; Latchkey chooses its own explicitly.
     private static let legacyProviders: LoadedProviders = {
-        defer { ERR_clear_error() }
-        return LoadedProviders(legacy: OSSL_PROVIDER_load(nil, "legacy"), standard: OSSL_PROVIDER_load(nil, "default"))
+        defer { latchkey_ERR_clear_error() }
+        return LoadedProviders(
+            legacy: latchkey_OSSL_PROVIDER_load(nil, "legacy"), standard: latchkey_OSSL_PROVIDER_load(nil, "default"))
     }()
 
     /// The providers' handles, kept for the process's life (never unloaded).
@@ -111,31 +115,33 @@ extension OpenSSL {
     /// `d2i_PKCS12`, `PKCS12_verify_mac`, `PKCS12_parse`: the key, the certificate, the other certificates,
     /// and the certificate's friendly name and local key ID.
     static func parsePKCS12(_ der: Data, passphrase: String) -> Result<PKCS12Contents, PKCS12Failure> {
-        defer { ERR_clear_error() }
+        defer { latchkey_ERR_clear_error() }
         _ = legacyProviders  // Without them only modern files open; their import still works.
         return der.withUnsafeBytes { raw -> Result<PKCS12Contents, PKCS12Failure> in
             guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else {
                 return .failure(.malformed)
             }
             var cursor: UnsafePointer<UInt8>? = base
-            guard let file = d2i_PKCS12(nil, &cursor, raw.count) else { return .failure(.malformed) }
-            defer { PKCS12_free(file) }  // Before any other check: a file followed by junk is freed too.
+            guard let file = latchkey_d2i_PKCS12(nil, &cursor, raw.count) else { return .failure(.malformed) }
+            defer { latchkey_PKCS12_free(file) }  // Before any other check: a file followed by junk is freed too.
             guard cursor == base + raw.count else { return .failure(.malformed) }
             // The MAC's cost before the MAC is computed (the rest once the passphrase is known to be right).
             var macIterations: UnsafePointer<ASN1_INTEGER>?
-            PKCS12_get0_mac(nil, nil, nil, &macIterations, file)
+            latchkey_PKCS12_get0_mac(nil, nil, nil, &macIterations, file)
             if let macIterations {
                 var count: UInt64 = 0
-                guard ASN1_INTEGER_get_uint64(&count, macIterations) == 1 else { return .failure(.malformed) }
+                guard latchkey_ASN1_INTEGER_get_uint64(&count, macIterations) == 1 else { return .failure(.malformed) }
                 if let excess = PasswordCost.iterations(count, "the PKCS #12 file's MAC") {
                     return .failure(.tooCostly(excess))
                 }
             }
             // A file without a MAC is not checked; an empty passphrase may have been given to the MAC as none.
             let password: String?
-            if PKCS12_mac_present(file) != 1 || PKCS12_verify_mac(file, passphrase, Int32(passphrase.utf8.count)) == 1 {
+            if latchkey_PKCS12_mac_present(file) != 1
+                || latchkey_PKCS12_verify_mac(file, passphrase, Int32(passphrase.utf8.count)) == 1
+            {
                 password = passphrase
-            } else if passphrase.isEmpty && PKCS12_verify_mac(file, nil, 0) == 1 {
+            } else if passphrase.isEmpty && latchkey_PKCS12_verify_mac(file, nil, 0) == 1 {
                 password = nil
             } else {
                 return .failure(.wrongPassphrase)
@@ -144,9 +150,11 @@ extension OpenSSL {
             var key: OpaquePointer?
             var certificate: OpaquePointer?
             var others: OpaquePointer?
-            guard PKCS12_parse(file, password, &key, &certificate, &others) == 1 else { return .failure(.malformed) }
+            guard latchkey_PKCS12_parse(file, password, &key, &certificate, &others) == 1 else {
+                return .failure(.malformed)
+            }
             defer {
-                if let certificate { X509_free(certificate) }
+                if let certificate { latchkey_X509_free(certificate) }
                 if let others { latchkey_certificates_free(others) }
             }
             var contents = PKCS12Contents()
@@ -154,11 +162,11 @@ extension OpenSSL {
             if let certificate {
                 contents.certificate = encode(certificate)
                 var length: Int32 = 0
-                if let alias = X509_alias_get0(certificate, &length), length > 0 {
+                if let alias = latchkey_X509_alias_get0(certificate, &length), length > 0 {
                     contents.friendlyName = String(
                         decoding: UnsafeBufferPointer(start: alias, count: Int(length)), as: UTF8.self)
                 }
-                if let keyID = X509_keyid_get0(certificate, &length), length > 0 {
+                if let keyID = latchkey_X509_keyid_get0(certificate, &length), length > 0 {
                     contents.localKeyID = Data(bytes: keyID, count: Int(length))
                 }
             }
@@ -177,20 +185,22 @@ extension OpenSSL {
     static func makePKCS12(key: PKeyHandle, certificate: Data, chain: [Data], passphrase: String, name: String?)
         -> Data?
     {
-        defer { ERR_clear_error() }
+        defer { latchkey_ERR_clear_error() }
         guard let leaf = loadCertificate(certificate) else { return nil }
-        defer { X509_free(leaf) }
+        defer { latchkey_X509_free(leaf) }
         guard let others = latchkey_certificates_new() else { return nil }
         defer { latchkey_certificates_free(others) }
         for der in chain {
             guard let other = loadCertificate(der) else { return nil }
             guard latchkey_certificates_push(others, other) > 0 else {
-                X509_free(other)
+                latchkey_X509_free(other)
                 return nil
             }
         }
-        guard let file = PKCS12_create(passphrase, name, key.pointer, leaf, others, 0, 0, 0, 0, 0) else { return nil }
-        defer { PKCS12_free(file) }
-        return encodeDER { i2d_PKCS12(file, $0) }
+        guard let file = latchkey_PKCS12_create(passphrase, name, key.pointer, leaf, others, 0, 0, 0, 0, 0) else {
+            return nil
+        }
+        defer { latchkey_PKCS12_free(file) }
+        return encodeDER { latchkey_i2d_PKCS12(file, $0) }
     }
 }

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 // Trust: `X509_verify_cert` and Apple's statuses for its errors.
 extension OpenSSL {
@@ -27,49 +27,54 @@ extension OpenSSL {
     /// /etc/ssl/certs) unless only anchors count; anchors may be intermediate certificates (partial chains
     /// are allowed, as Apple trusts any anchor). Nil when a certificate does not load.
     static func verify(_ request: VerificationRequest) -> Verification? {
-        defer { ERR_clear_error() }
-        guard let store = X509_STORE_new() else { return nil }
-        defer { X509_STORE_free(store) }
-        if !request.anchorsOnly { _ = X509_STORE_set_default_paths(store) }  // A missing store leaves only the anchors.
+        defer { latchkey_ERR_clear_error() }
+        guard let store = latchkey_X509_STORE_new() else { return nil }
+        defer { latchkey_X509_STORE_free(store) }
+        // A missing store leaves only the anchors.
+        if !request.anchorsOnly { _ = latchkey_X509_STORE_set_default_paths(store) }
         for anchor in request.anchors {
             guard let certificate = loadCertificate(anchor) else { return nil }
-            defer { X509_free(certificate) }
-            _ = X509_STORE_add_cert(store, certificate)  // Fails only for a duplicate, which changes nothing.
+            defer { latchkey_X509_free(certificate) }
+            _ = latchkey_X509_STORE_add_cert(store, certificate)  // Fails only for a duplicate, which changes nothing.
         }
         guard let leaf = loadCertificate(request.leaf) else { return nil }
-        defer { X509_free(leaf) }
+        defer { latchkey_X509_free(leaf) }
         guard let untrusted = latchkey_certificates_new() else { return nil }
         defer { latchkey_certificates_free(untrusted) }
         for intermediate in request.intermediates {
             guard let certificate = loadCertificate(intermediate) else { return nil }
             guard latchkey_certificates_push(untrusted, certificate) > 0 else {
-                X509_free(certificate)
+                latchkey_X509_free(certificate)
                 return nil
             }
         }
-        guard let context = X509_STORE_CTX_new() else { return nil }
-        defer { X509_STORE_CTX_free(context) }
-        guard X509_STORE_CTX_init(context, store, leaf, untrusted) == 1,
-            let parameters = X509_STORE_CTX_get0_param(context)
+        guard let context = latchkey_X509_STORE_CTX_new() else { return nil }
+        defer { latchkey_X509_STORE_CTX_free(context) }
+        guard latchkey_X509_STORE_CTX_init(context, store, leaf, untrusted) == 1,
+            let parameters = latchkey_X509_STORE_CTX_get0_param(context)
         else { return nil }
-        if !request.anchors.isEmpty { _ = X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
+        if !request.anchors.isEmpty {
+            _ = latchkey_X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        }
         if let date = request.date {
-            X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970.rounded(.down)))
+            latchkey_X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970.rounded(.down)))
         }
         if let server = request.sslServer {
-            guard X509_STORE_CTX_set_purpose(context, server ? X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT) == 1
+            guard
+                latchkey_X509_STORE_CTX_set_purpose(context, server ? X509_PURPOSE_SSL_SERVER : X509_PURPOSE_SSL_CLIENT)
+                    == 1
             else { return nil }
         }
         if let host = request.hostname, !host.isEmpty {
-            let isAddress = X509_VERIFY_PARAM_set1_ip_asc(parameters, host) == 1
+            let isAddress = latchkey_X509_VERIFY_PARAM_set1_ip_asc(parameters, host) == 1
             if !isAddress {
-                ERR_clear_error()
-                guard X509_VERIFY_PARAM_set1_host(parameters, host, host.utf8.count) == 1 else { return nil }
+                latchkey_ERR_clear_error()
+                guard latchkey_X509_VERIFY_PARAM_set1_host(parameters, host, host.utf8.count) == 1 else { return nil }
             }
         }
-        let verified = X509_verify_cert(context) == 1
+        let verified = latchkey_X509_verify_cert(context) == 1
         var chain: [Data] = []
-        if let built = X509_STORE_CTX_get1_chain(context) {
+        if let built = latchkey_X509_STORE_CTX_get1_chain(context) {
             defer { latchkey_certificates_free(built) }
             for index in 0..<latchkey_certificates_count(built) {
                 if let certificate = latchkey_certificate_at(built, index), let der = encode(certificate) {
@@ -78,8 +83,8 @@ extension OpenSSL {
             }
         }
         if verified { return Verification(chain: chain, error: nil) }
-        let code = X509_STORE_CTX_get_error(context)
-        let message = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+        let code = latchkey_X509_STORE_CTX_get_error(context)
+        let message = latchkey_X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
         return Verification(chain: chain, error: (code, message))
     }
 

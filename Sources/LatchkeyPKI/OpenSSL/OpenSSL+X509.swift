@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// What OpenSSL decodes of a certificate for Latchkey.
 struct X509Fields: Sendable {
@@ -23,30 +23,30 @@ extension OpenSSL {
     /// the certificate, or when a field Latchkey needs is missing. OpenSSL's error queue is cleared either
     /// way, so no failure leaks into a later call.
     static func decodeCertificate(_ der: Data) -> X509Fields? {
-        defer { ERR_clear_error() }
+        defer { latchkey_ERR_clear_error() }
         return der.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> X509Fields? in
             guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return nil }
             var cursor: UnsafePointer<UInt8>? = base
-            guard let certificate = d2i_X509(nil, &cursor, raw.count) else { return nil }
-            defer { X509_free(certificate) }
+            guard let certificate = latchkey_d2i_X509(nil, &cursor, raw.count) else { return nil }
+            defer { latchkey_X509_free(certificate) }
             guard cursor == base + raw.count else { return nil }
-            let version = Int(X509_get_version(certificate)) + 1
+            let version = Int(latchkey_X509_get_version(certificate)) + 1
             guard (1...3).contains(version),
-                let bits = X509_get0_pubkey_bitstr(certificate),
-                let notBefore = date(X509_get0_notBefore(certificate)),
-                let notAfter = date(X509_get0_notAfter(certificate))
+                let bits = latchkey_X509_get0_pubkey_bitstr(certificate),
+                let notBefore = date(latchkey_X509_get0_notBefore(certificate)),
+                let notAfter = date(latchkey_X509_get0_notAfter(certificate))
             else { return nil }
             // X509_get0_subject_key_id also caches the extensions; a malformed one marks the certificate
             // invalid, which Latchkey then refuses as Apple's parser does.
-            let keyID = X509_get0_subject_key_id(certificate).map(bytes)
-            guard X509_get_extension_flags(certificate) & UInt32(EXFLAG_INVALID) == 0 else { return nil }
+            let keyID = latchkey_X509_get0_subject_key_id(certificate).map(bytes)
+            guard latchkey_X509_get_extension_flags(certificate) & UInt32(EXFLAG_INVALID) == 0 else { return nil }
             var fields = X509Fields(
                 version: version, subjectKeyID: keyID, publicKeyBits: bytes(bits), notValidBefore: notBefore,
                 notValidAfter: notAfter, emailNames: [], dnsNames: [])
             var critical: Int32 = 0
-            if let names = X509_get_ext_d2i(certificate, NID_subject_alt_name, &critical, nil) {
+            if let names = latchkey_X509_get_ext_d2i(certificate, NID_subject_alt_name, &critical, nil) {
                 let list = OpaquePointer(names)
-                defer { GENERAL_NAMES_free(list) }
+                defer { latchkey_GENERAL_NAMES_free(list) }
                 for index in 0..<latchkey_general_names_count(list) {
                     var text: UnsafePointer<ASN1_STRING>?
                     let type = latchkey_general_name_at(list, index, &text)
@@ -62,8 +62,8 @@ extension OpenSSL {
     }
 
     private static func bytes(_ string: UnsafePointer<ASN1_STRING>) -> Data {
-        let count = Int(ASN1_STRING_length(string))
-        guard count > 0, let start = ASN1_STRING_get0_data(string) else { return Data() }
+        let count = Int(latchkey_ASN1_STRING_length(string))
+        guard count > 0, let start = latchkey_ASN1_STRING_get0_data(string) else { return Data() }
         return Data(bytes: start, count: count)
     }
 
@@ -75,7 +75,7 @@ extension OpenSSL {
     private static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date? {
         guard let time else { return nil }
         var parts = tm()
-        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        guard latchkey_ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
         let days = daysFromCivil(
             year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
         let seconds = days * 86_400 + Int(parts.tm_hour) * 3_600 + Int(parts.tm_min) * 60 + Int(parts.tm_sec)
@@ -95,9 +95,9 @@ extension OpenSSL {
     /// Whether `d2i_X509` takes `der` as one whole certificate: the parse alone, the benchmark's floor for
     /// decoding a certificate.
     static func parsesAsCertificate(_ der: Data) -> Bool {
-        defer { ERR_clear_error() }
+        defer { latchkey_ERR_clear_error() }
         guard let certificate = loadCertificate(der) else { return false }
-        X509_free(certificate)
+        latchkey_X509_free(certificate)
         return true
     }
 
@@ -106,9 +106,9 @@ extension OpenSSL {
         der.withUnsafeBytes { raw -> OpaquePointer? in
             guard let base = raw.bindMemory(to: UInt8.self).baseAddress, raw.count > 0 else { return nil }
             var cursor: UnsafePointer<UInt8>? = base
-            guard let certificate = d2i_X509(nil, &cursor, raw.count) else { return nil }
+            guard let certificate = latchkey_d2i_X509(nil, &cursor, raw.count) else { return nil }
             guard cursor == base + raw.count else {
-                X509_free(certificate)
+                latchkey_X509_free(certificate)
                 return nil
             }
             return certificate
@@ -116,5 +116,5 @@ extension OpenSSL {
     }
 
     /// `i2d_X509`.
-    static func encode(_ certificate: OpaquePointer) -> Data? { encodeDER { i2d_X509(certificate, $0) } }
+    static func encode(_ certificate: OpaquePointer) -> Data? { encodeDER { latchkey_i2d_X509(certificate, $0) } }
 }

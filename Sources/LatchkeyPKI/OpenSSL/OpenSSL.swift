@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 
 /// Every raw OpenSSL (libcrypto) call of Latchkey lives in the files of LatchkeyPKI/OpenSSL/, one concern each:

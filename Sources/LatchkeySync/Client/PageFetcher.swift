@@ -1,4 +1,4 @@
-internal import Foundation
+internal import FoundationEssentials
 internal import LatchkeyEngine
 
 /// What a pull needs to fetch a page and make it ready to write, free of the client (so it runs on another

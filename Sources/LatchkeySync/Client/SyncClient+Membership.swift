@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 internal import LatchkeyCrypto
 package import LatchkeyEngine
 internal import LatchkeyPOSIX

@@ -1,4 +1,4 @@
-internal import Foundation
+internal import FoundationEssentials
 internal import LatchkeyCrypto
 package import LatchkeyEngine
 internal import LatchkeyPOSIX
@@ -65,7 +65,7 @@ extension SyncClient {
         if let horizon {
             _ = try serverCall { try server.collectTombstones(vault: configuration.vault, horizonSeconds: horizon) }
         }
-        try keychain.sync.setValues(["last-sync": Data(ISO8601DateFormatter().string(from: Date()).utf8)])
+        try keychain.sync.setValues(["last-sync": Data(Date().formatted(.iso8601).utf8)])
         return report
     }
 

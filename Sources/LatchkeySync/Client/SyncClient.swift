@@ -1,6 +1,7 @@
-internal import Foundation
+internal import FoundationEssentials
 internal import LatchkeyCrypto
 package import LatchkeyEngine
+internal import LatchkeyPOSIX
 
 /// Sync for one keychain: set up a vault, join one, approve devices, push and pull, resolve conflicts,
 /// remove a device. Each method that talks to the server connects when it has no connection; a lost
@@ -130,7 +131,7 @@ package final class SyncClient {
                 guard dropped, server == nil, retries < Self.retriesAfterDrop else { throw error }
                 retries += 1
                 trace("connection dropped (\(error.message)); again, attempt \(retries + 1)")
-                Thread.sleep(forTimeInterval: 0.1 * Double(1 << (retries - 1)))
+                CurrentThread.sleep(for: .milliseconds(100 << (retries - 1)))
             }
         }
     }
@@ -153,12 +154,11 @@ package final class SyncClient {
 }
 
 /// With LATCHKEY_SYNC_TRACE=FILE, what each round does (ids and versions, never content), appended to FILE.
-private let traceFile: FileHandle? = ProcessInfo.processInfo.environment["LATCHKEY_SYNC_TRACE"].flatMap { path in
-    guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-        return nil
-    }
-    return FileHandle(forWritingAtPath: path)
+/// A file that cannot be opened traces nothing (tracing is a debugging aid, never a reason to fail a sync).
+private let traceFile: FileDescriptor? = CurrentProcess.environment["LATCHKEY_SYNC_TRACE"].flatMap { path in
+    try? Files.openTruncated(path)
 }
 func trace(_ message: @autoclosure () -> String) {
-    traceFile?.write(Data("sync: \(message())\n".utf8))
+    // A trace line that cannot be written is dropped, for the same reason.
+    try? traceFile?.writeAll(Array("sync: \(message())\n".utf8))
 }

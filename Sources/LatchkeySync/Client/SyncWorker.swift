@@ -1,4 +1,4 @@
-internal import Foundation
+internal import FoundationEssentials
 import LatchkeyCrypto
 package import LatchkeyEngine
 internal import LatchkeyPOSIX
@@ -35,9 +35,7 @@ package final class SyncWorker: Sendable {
 
     /// Starts the worker's thread; it runs for the life of the process.
     package func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "latchkey-sync"
-        thread.start()
+        DetachedThread.start(name: "latchkey-sync") { [self] in run() }
     }
 
     private func run() {
@@ -47,7 +45,7 @@ package final class SyncWorker: Sendable {
         var seenChange = (try? keychain.lastChangeSequence) ?? 0
         var listening: ObjectIdentifier?
         var cadence =
-            SyncPollCadence.fromEnvironment(ProcessInfo.processInfo.environment["LATCHKEY_SYNC_POLL"])
+            SyncPollCadence.fromEnvironment(CurrentProcess.environment["LATCHKEY_SYNC_POLL"])
             ?? SyncPollCadence()
         while true {
             if client == nil {
@@ -64,7 +62,7 @@ package final class SyncWorker: Sendable {
                     )
                 } catch {
                     // Not set up for sync (or not readable yet): look again in a minute, whatever rings meanwhile.
-                    Thread.sleep(forTimeInterval: 60)
+                    CurrentThread.sleep(for: .seconds(60))
                     doorbell.read.drain()
                     continue
                 }

@@ -1,5 +1,5 @@
 internal import CPostgres
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyEngine
 package import LatchkeyPOSIX
 
@@ -305,7 +305,7 @@ package final class PostgresConnection: @unchecked Sendable {
 
     private static func trimmed(_ message: UnsafeMutablePointer<CChar>?) -> String {
         guard let message else { return "unknown error" }
-        return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(cString: message).trimmingWhitespace()
     }
 }
 

@@ -1,4 +1,4 @@
-internal import Foundation
+internal import FoundationEssentials
 
 /// How a device reaches its sync server.
 package enum SyncConnectionMode: String, Sendable, CaseIterable {
@@ -93,7 +93,7 @@ package struct SyncConnectionString: Sendable, Equatable {
         for parameter in text[text.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false) {
             let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if let name = parts.first.map(String.init), keywords.contains(name) {
-                values[name] = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+                values[name] = parts.count > 1 ? (String(parts[1]).percentDecoded ?? String(parts[1])) : ""
             } else {
                 kept.append(parameter)
             }
@@ -146,6 +146,6 @@ package struct SyncConnectionString: Sendable, Equatable {
                 kept += String(characters[start..<index])
             }
         }
-        return (kept.trimmingCharacters(in: .whitespaces), values)
+        return (kept.trimmingWhitespace(newlines: false), values)
     }
 }
