@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 internal import LatchkeyStorage
 
 /// What the new items of a bulk write (a batch add, a page of sync) leave to its end: their change-feed
