@@ -72,6 +72,37 @@ package final class DatabasePool: @unchecked Sendable {
         }
     }
 
+    /// How many WAL frames (pages) a commit made by `bulkWrite` leaves before it checkpoints: 16,384 pages
+    /// of 4 KiB, 64 MiB. Every other commit checkpoints at SQLite's default, 1,000.
+    package static let bulkCheckpointFrames = 16_384
+    /// SQLite's default auto-checkpoint threshold, which the writer keeps outside `bulkWrite`.
+    package static let checkpointFrames = 1_000
+
+    /// As `write`, for a transaction of thousands of rows (a batch add, a page of sync) that more are likely
+    /// to follow: its commit checkpoints the WAL only once it holds `bulkCheckpointFrames`, not 1,000. The
+    /// pages that keys in random order (ids, digests) rewrite in every transaction are then copied into the
+    /// file once per few transactions instead of after each, and the transaction is as durable as any (the
+    /// WAL is synced at every commit; a checkpoint only moves committed pages into the main file). The next
+    /// ordinary commit, a `checkpoint()` or the last connection's close moves the rest.
+    package func bulkWrite<T>(_ body: (Connection) throws -> T) throws -> T {
+        try BusyRetry.run(deadline: busyDeadline) {
+            try writerLock.withLock {
+                try writer.execute("PRAGMA wal_autocheckpoint = \(Self.bulkCheckpointFrames)")
+                defer {
+                    // Setting the threshold only stores a number in the connection: it cannot fail on an open one.
+                    try? writer.execute("PRAGMA wal_autocheckpoint = \(Self.checkpointFrames)")
+                }
+                return try writer.transaction(writing: true) { try body(writer) }
+            }
+        }
+    }
+
+    /// Copies what the WAL holds into the main file as far as readers allow (`PRAGMA wal_checkpoint(PASSIVE)`,
+    /// which waits for no one): after a run of `bulkWrite`s, so the next small write does not pay for them.
+    package func checkpoint() throws {
+        try withWriter { db in _ = try db.integer("PRAGMA wal_checkpoint(PASSIVE)") }
+    }
+
     /// Runs `body` with the writer outside any transaction (pragmas, checkpoints).
     package func withWriter<T>(_ body: (Connection) throws -> T) throws -> T {
         try BusyRetry.run(deadline: busyDeadline) { try writerLock.withLock { try body(writer) } }

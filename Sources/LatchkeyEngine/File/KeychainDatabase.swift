@@ -245,9 +245,12 @@ public final class KeychainDatabase: Sendable {
             }
         }
         // A 32 MiB page cache: large keychains keep their index pages in memory instead of re-reading them.
+        // The WAL file is cut back to 8 MiB once checkpointed: a bulk write (`DatabasePool.bulkWrite`) lets it
+        // grow to 64 MiB, and SQLite would otherwise keep that size on disk for as long as the file is open.
         try connection.execute(
             """
             PRAGMA cache_size = -32768;
+            PRAGMA journal_size_limit = 8388608;
             PRAGMA synchronous = FULL;
             PRAGMA secure_delete = ON;
             PRAGMA temp_store = MEMORY;

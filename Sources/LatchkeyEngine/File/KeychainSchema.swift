@@ -36,6 +36,12 @@ internal import LatchkeyStorage
 /// - `sync_rejected`: rows the server sent that failed verification, with the reason (no content);
 /// - `sync_dirty`: the ids of synchronizable items written since sync last looked at them, kept by
 ///   triggers on `items`, so a push examines what changed rather than every item.
+///
+/// Format v5:
+/// - no trigger on inserts into `items`: the one code that inserts item rows (`ItemStore`) marks a new
+///   synchronizable item in `sync_dirty` itself, unless sync wrote it as the server has it (a pulled item,
+///   which the trigger marked only for the same transaction to clear again). Updates and deletions are still
+///   marked by their triggers.
 enum KeychainSchema {
     /// `PRAGMA application_id`: "LKCH". A SQLite file without it is not a Latchkey keychain.
     static let applicationID: Int64 = 0x4C4B_4348
@@ -146,6 +152,9 @@ enum KeychainSchema {
                     recorded INTEGER NOT NULL
                 );
                 """)
+        },
+        Migrator.Step(version: 5) { db in
+            try db.execute("DROP TRIGGER items_sync_dirty_insert")
         },
     ])
 

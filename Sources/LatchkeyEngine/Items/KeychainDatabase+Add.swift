@@ -44,21 +44,25 @@ extension KeychainDatabase {
         // their primary-key digest, then every index entry of the batch sorted by its digest.
         let orderKeys = sealed.map { ItemDigests.orderKey($0.1.primaryKeyDigest) }
         let order = sealed.indices.sorted { orderKeys[$0] < orderKeys[$1] }
+        // The change feed's entries and the dirty marks are written at the end too, many to a statement.
         try mappingStorageErrors {
-            try pool.write { db in
+            try pool.bulkWrite { db in
                 var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
                 entries.reserveCapacity(sealed.count * 4)
+                let deferred = DeferredItemWrites()
                 // Tombstones are rare: looked up per item only when the file holds any.
                 let tombstones = try ItemTable.hasTombstones(in: db)
                 for position in order {
                     let (prepared, row) = sealed[position]
                     let stored = try prepared.insert(
-                        row, into: db, origin: .request, indexingLater: true, checkTombstones: tombstones)
+                        row, into: db, origin: .request, indexingLater: true, checkTombstones: tombstones,
+                        deferred: deferred)
                     guard let rowID = stored.rowID else {
                         throw KeychainError(.internal, "an inserted item has no row")
                     }
                     for digest in stored.indexDigests { entries.append((ItemDigests.orderKey(digest), digest, rowID)) }
                 }
+                try deferred.flush(in: db)
                 entries.sort { $0.key < $1.key }
                 try IndexTable.insert(entries.map { ($0.digest, $0.rowID) }, in: db)
             }
@@ -128,14 +132,14 @@ extension KeychainDatabase {
         func sealedFresh() -> ItemRow { sealed(id: SecureRandom.bytes(16), version: 1, rowID: nil) }
 
         /// Stores `fresh` (made by `sealedFresh()`). `indexingLater`: the caller inserts the returned row's
-        /// index entries itself (a batch sorts them).
+        /// index entries itself (a batch sorts them); `deferred`: its change-feed entry and dirty mark go there.
         func insert(
             _ fresh: ItemRow, into db: Connection, origin: KeychainChange.Origin, indexingLater: Bool = false,
-            checkTombstones: Bool = true
+            checkTombstones: Bool = true, deferred: DeferredItemWrites? = nil
         ) throws -> ItemRow {
             try ItemStore.add(
                 fresh, reseal: sealed, origin: origin, in: db, indexingLater: indexingLater,
-                checkTombstones: checkTombstones)
+                checkTombstones: checkTombstones, deferred: deferred)
         }
 
         func sealed(id: Data, version: Int64, rowID: Int64?) -> ItemRow {

@@ -54,16 +54,46 @@ public struct KeychainChange: Hashable, Sendable, CustomStringConvertible {
 /// The `changes` table: every mutation of an item, appended in the transaction that makes it, so the feed
 /// and the items never disagree — not across processes, not after a crash.
 enum ChangeLog {
+    /// The columns of one change, in the order of `record`'s statement.
+    static let columnCount = 7
+
     static func record(
         _ kind: KeychainChange.Kind, _ row: ItemRow, rowID: Int64, origin: KeychainChange.Origin,
         in db: Connection
     ) throws {
-        try db.run(
-            "INSERT INTO changes (item, row, class, kind, version, sync, origin) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                .blob(row.id), .integer(rowID), .text(row.itemClass.rawValue), .integer(Int64(kind.rawValue)),
-                .integer(row.version), .integer(row.synchronizable ? 1 : 0), .integer(Int64(origin.rawValue)),
-            ])
+        try db.run(singleInsertion, values(kind, row, rowID: rowID, origin: origin))
+    }
+
+    /// `insertion(rows: 1)`, made once.
+    private static let singleInsertion = insertion(rows: 1)
+
+    /// One change's values (`columnCount` of them), for `record` or `recordAll`.
+    static func values(_ kind: KeychainChange.Kind, _ row: ItemRow, rowID: Int64, origin: KeychainChange.Origin)
+        -> [SQLValue]
+    {
+        [
+            .blob(row.id), .integer(rowID), .text(row.itemClass.rawValue), .integer(Int64(kind.rawValue)),
+            .integer(row.version), .integer(row.synchronizable ? 1 : 0), .integer(Int64(origin.rawValue)),
+        ]
+    }
+
+    /// Appends many changes in the order given (`values`: `columnCount` values each, one after another), in
+    /// statements of 256, 128, … or 1 rows, so a handful of statement texts is prepared once and reused. The
+    /// same rows, in the same order, as `record` one at a time; `seq` still numbers them in that order.
+    static func recordAll(_ values: [SQLValue], in db: Connection) throws {
+        var start = 0
+        while start < values.count {
+            let remaining = (values.count - start) / columnCount
+            let rows = min(256, 1 << (Int.bitWidth - 1 - remaining.leadingZeroBitCount))
+            try db.run(insertion(rows: rows), Array(values[start..<(start + rows * columnCount)]))
+            start += rows * columnCount
+        }
+    }
+
+    /// `INSERT INTO changes` of `rows` rows.
+    private static func insertion(rows: Int) -> String {
+        "INSERT INTO changes (item, row, class, kind, version, sync, origin) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
     }
 
     /// The changes after `sequence`, oldest first, at most `limit`.

@@ -8,29 +8,63 @@ enum ItemStore {
     /// item id with the next version (one history for sync); otherwise it is a new row. A live item with the
     /// same primary key is `errSecDuplicateItem`. `indexingLater`: the caller inserts the index entries
     /// itself (a batch sorts all of them). `checkTombstones` false skips the tombstone lookup when the caller
-    /// knows there is none. Returns the row as stored (with its number).
+    /// knows there is none. `deferred`: the change-feed entry and the dirty mark go there, for the caller to
+    /// write with those of the other items of its transaction. A new synchronizable item is marked in
+    /// `sync_dirty` (format v5 has no trigger on inserts). Returns the row as stored (with its number).
     static func add(
         _ fresh: ItemRow, reseal: (Data, Int64, Int64?) -> ItemRow, origin: KeychainChange.Origin, in db: Connection,
-        indexingLater: Bool = false, checkTombstones: Bool = true
+        indexingLater: Bool = false, checkTombstones: Bool = true, deferred: DeferredItemWrites? = nil
     ) throws -> ItemRow {
         if checkTombstones, let tombstone = try ItemTable.sibling(of: fresh, tombstone: true, in: db) {
             if try ItemTable.sibling(of: fresh, tombstone: false, in: db) != nil { throw KeychainError(.duplicateItem) }
             let row = reseal(tombstone.id, tombstone.version + 1, tombstone.rowID)
+            // An update of the row: its trigger marks a synchronizable item.
             try ItemTable.replace(row, in: db)
             if !indexingLater { try IndexTable.insert(row, rowID: tombstone.rowID, in: db) }
-            try ChangeLog.record(.added, row, rowID: tombstone.rowID, origin: origin, in: db)
+            try record(.added, row, rowID: tombstone.rowID, origin: origin, in: db, deferred: deferred)
             return row
         }
-        var stored = fresh
+        return try insert(
+            fresh, origin: origin, markDirty: fresh.synchronizable, in: db, indexingLater: indexingLater,
+            deferred: deferred)
+    }
+
+    /// Inserts a new row with its index entries (unless `indexingLater`), its change-feed entry and — with
+    /// `markDirty` — its dirty mark, the last two into `deferred` when given. A live item with the same
+    /// primary key is `errSecDuplicateItem` (the unique index covers live items only).
+    private static func insert(
+        _ row: ItemRow, origin: KeychainChange.Origin, markDirty: Bool, in db: Connection, indexingLater: Bool,
+        deferred: DeferredItemWrites?
+    ) throws -> ItemRow {
+        var stored = row
         do {
-            stored.rowID = try ItemTable.insert(fresh, in: db)
+            stored.rowID = try ItemTable.insert(row, in: db)
         } catch let error as StorageError where error.isConstraintViolation {
-            // The unique index covers live items only: this is a duplicate.
             throw KeychainError(.duplicateItem)
         }
-        if !indexingLater { try IndexTable.insert(stored, rowID: stored.rowID!, in: db) }
-        try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: origin, in: db)
+        let rowID = stored.rowID!
+        if !indexingLater { try IndexTable.insert(stored, rowID: rowID, in: db) }
+        try record(.added, stored, rowID: rowID, origin: origin, in: db, deferred: deferred)
+        if markDirty {
+            if let deferred {
+                deferred.markDirty(row.id)
+            } else {
+                try db.run("INSERT OR IGNORE INTO sync_dirty (item) VALUES (?)", [.blob(row.id)])
+            }
+        }
         return stored
+    }
+
+    /// Records a change now, or into `deferred`.
+    private static func record(
+        _ kind: KeychainChange.Kind, _ row: ItemRow, rowID: Int64, origin: KeychainChange.Origin, in db: Connection,
+        deferred: DeferredItemWrites?
+    ) throws {
+        if let deferred {
+            deferred.record(kind, row, rowID: rowID, origin: origin)
+        } else {
+            try ChangeLog.record(kind, row, rowID: rowID, origin: origin, in: db)
+        }
     }
 
     /// Rewrites an item (`old` as it was read, `new` with the same row number and a higher version). Onto
@@ -61,21 +95,18 @@ enum ItemStore {
 
     /// Stores an item another device made, under its own id and version (never over a tombstone's id, as
     /// `add` does: sync names items by id). A live item with the same primary key is `errSecDuplicateItem`.
-    /// `indexingLater`: the caller inserts the returned row's index entries itself (a page sorts them).
+    /// `indexingLater`: the caller inserts the returned row's index entries itself (a page sorts them);
+    /// `deferred`: its change-feed entry goes there. Written by sync (`origin` `.sync`), the item is as the
+    /// server has it and gets no dirty mark; otherwise (a conflict restored here) it is marked, to be pushed.
     static func addSynced(
-        _ row: ItemRow, origin: KeychainChange.Origin = .sync, in db: Connection, indexingLater: Bool = false
+        _ row: ItemRow, origin: KeychainChange.Origin = .sync, in db: Connection, indexingLater: Bool = false,
+        deferred: DeferredItemWrites? = nil
     ) throws
         -> ItemRow
     {
-        var stored = row
-        do {
-            stored.rowID = try ItemTable.insert(row, in: db)
-        } catch let error as StorageError where error.isConstraintViolation {
-            throw KeychainError(.duplicateItem)
-        }
-        if !indexingLater { try IndexTable.insert(stored, rowID: stored.rowID!, in: db) }
-        try ChangeLog.record(.added, stored, rowID: stored.rowID!, origin: origin, in: db)
-        return stored
+        try insert(
+            row, origin: origin, markDirty: row.synchronizable && origin != .sync, in: db,
+            indexingLater: indexingLater, deferred: deferred)
     }
 
     /// Turns a synchronizable item into its tombstone (`tombstone`: the same row, sealed again without its

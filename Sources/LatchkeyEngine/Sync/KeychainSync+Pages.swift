@@ -32,6 +32,17 @@ extension KeychainSync {
         -> [SyncPreparedRow]
     {
         let keys = database.vault.snapshot()
+        // A page's items share a few access groups: each group's digest is computed once, not per item.
+        var digests: [String: Data] = [:]
+        if let indexKey = keys.indexKey {
+            for row in rows {
+                guard case .success(let record) = row.opened, let group = record.attributes[.accessGroup]?.stringValue,
+                    digests[group] == nil
+                else { continue }
+                digests[group] = ItemDigests.group(group, key: indexKey)
+            }
+        }
+        let groupDigests = digests
         // The transform never throws: a row that does not make an item carries its error.
         let sealed: [Result<ItemRow, KeychainError>?]
         do throws(KeychainError) {
@@ -41,7 +52,7 @@ extension KeychainSync {
                 }
                 do throws(KeychainError) {
                     return .success(
-                        try prepareSynced(record, keys: keys).sealed(
+                        try prepareSynced(record, keys: keys, groupDigests: groupDigests).sealed(
                             id: record.itemID, version: record.version, rowID: nil))
                 } catch {
                     return .failure(error)
@@ -74,38 +85,41 @@ extension KeychainSync {
     ) throws(KeychainError) -> [SyncWrittenRow] {
         let keys = database.vault.snapshot()
         return try mappingStorageErrors {
-            try database.pool.write { db in
+            try database.pool.bulkWrite { db in
                 var written: [SyncWrittenRow] = []
                 written.reserveCapacity(rows.count)
                 // Older rows of an item wait in the inbox only when the keychain was locked: looked at once.
                 let inboxHolds = try cursor == nil || db.integer("SELECT EXISTS (SELECT 1 FROM sync_inbox)") == 1
                 // New items' index entries are inserted at the end, sorted (each index walked once, as a batch
                 // add does) — for items that appear once in the page; a second version of one is indexed at once.
-                var counts: [Data: Int] = [:]
-                for row in rows { counts[row.envelope.itemID, default: 0] += 1 }
+                let singles = Self.appearingOnce(rows.map(\.envelope.itemID))
                 var entries: [(key: UInt64, digest: Data, rowID: Int64)] = []
                 var removedRows: Set<Int64> = []
                 // For items that appear once in the page, what the file holds of them is read for the whole page
                 // at once: only rows of an item change what is known of it or add a row with its id (a row that
                 // went since — another item's clash — is found gone by the general path). New items'
-                // bookkeeping (their known version, their dirty mark cleared) is written at the end, or before
-                // any other kind of row.
-                let once = counts.compactMap { $0.value == 1 ? $0.key : nil }
+                // bookkeeping (their change-feed entry, their known version, any dirty mark of their id cleared)
+                // is written at the end, or before any other kind of row.
+                let once = rows.indices.compactMap { singles[$0] ? rows[$0].envelope.itemID : nil }
                 let knownOnce = try Self.known(once, in: db)
                 let presentOnce = try ItemTable.existing(ids: once, in: db)
-                var deferred = DeferredBookkeeping()
-                for row in rows {
-                    let envelope = row.envelope
-                    let single = counts[envelope.itemID] == 1
+                var deferred = DeferredBookkeeping(
+                    marksBefore: try db.integer("SELECT EXISTS (SELECT 1 FROM sync_dirty)") == 1)
+                // By index, not `for row in rows`: a copy of each row (a dozen buffers to retain and release)
+                // cost more than a new item's bookkeeping.
+                for index in rows.indices {
+                    let envelope = rows[index].envelope
+                    let single = singles[index]
                     let known = try single ? knownOnce[envelope.itemID] : Self.known(envelope.itemID, in: db)
-                    let action = decide(row, known)
+                    let action = decide(rows[index], known)
                     if single, !inboxHolds, !presentOnce.contains(envelope.itemID), case .apply(let record) = action,
-                        !record.deleted, case .success(let item)? = row.sealed
+                        !record.deleted, case .success(let item)? = rows[index].sealed
                     {
                         // A new item, the common case: its insert alone, unless another item holds its primary key.
                         do {
                             try Self.addSynced(
-                                item, index: { entries.append((ItemDigests.orderKey($0), $0, $1)) }, in: db)
+                                item, index: { entries.append((ItemDigests.orderKey($0), $0, $1)) }, in: db,
+                                deferred: deferred.writes)
                             deferred.add(record.itemID, version: record.version)
                             written.append(SyncWrittenRow(action: action, outcome: .applied))
                             continue
@@ -124,7 +138,7 @@ extension KeychainSync {
                     case .reject(let why):
                         reason = why
                     case .apply(let record):
-                        var sealed = row.sealed
+                        var sealed = rows[index].sealed
                         if sealed == nil, !record.deleted {
                             // Not sealed ahead (a row `prepare` skipped): sealed now.
                             do throws(KeychainError) {
@@ -191,6 +205,22 @@ extension KeychainSync {
         }
     }
 
+    /// For each of `ids`, whether no other of them is the same: found by sorting their positions by a 64-bit
+    /// prefix of the id (then the whole id), so equal ids end up side by side — hashing each 16-byte `Data`
+    /// into a dictionary cost several times more.
+    static func appearingOnce(_ ids: [Data]) -> [Bool] {
+        let keys = ids.map(ItemDigests.orderKey)
+        let order = ids.indices.sorted {
+            keys[$0] != keys[$1] ? keys[$0] < keys[$1] : ids[$0].lexicographicallyPrecedes(ids[$1])
+        }
+        var once = [Bool](repeating: true, count: ids.count)
+        for (a, b) in zip(order, order.dropFirst()) where keys[a] == keys[b] && ids[a] == ids[b] {
+            once[a] = false
+            once[b] = false
+        }
+        return once
+    }
+
     /// The known versions of many items, read in a few statements (for a page's items).
     static func known(_ itemIDs: [Data], in db: Connection) throws -> [Data: (version: Int64, deleted: Bool)] {
         var known: [Data: (version: Int64, deleted: Bool)] = [:]
@@ -217,33 +247,56 @@ extension KeychainSync {
         }
     }
 
-    /// What a page's new items leave to its end: their known versions (which later rows of the page read
-    /// here first) and the dirty marks their inserts set, to clear — written in a few statements, and before
-    /// any other kind of row, so the order of the page's writes to each item holds.
+    /// What a page's new items leave to its end: their change-feed entries, their known versions (which later
+    /// rows of the page read here first) and any dirty mark left of their ids, to clear — written in a few
+    /// statements, and before any other kind of row, so the order of the page's writes (and of its changes
+    /// in the feed) holds.
     struct DeferredBookkeeping {
-        private var versions: [Data: Int64] = [:]
-        private var order: [Data] = []
+        /// The new items' change-feed entries.
+        let writes = DeferredItemWrites()
+        /// Whether `sync_dirty` held any mark when the page started. A new item's id appears once in the page
+        /// and has no row, so only a mark from before the page (left by a deletion) can name it: with none,
+        /// there is nothing to clear.
+        let marksBefore: Bool
+        private var items: [(key: UInt64, id: Data, version: Int64)] = []
 
-        /// A new item written as the server has it (version `version`): nothing of it is left to push.
+        init(marksBefore: Bool) { self.marksBefore = marksBefore }
+
+        /// A new item written as the server has it (version `version`): nothing of it is left to push. Each
+        /// item once (the fast path takes only items that appear once in the page).
         mutating func add(_ itemID: Data, version: Int64) {
-            if versions.updateValue(version, forKey: itemID) == nil { order.append(itemID) }
+            items.append((ItemDigests.orderKey(itemID), itemID, version))
         }
 
-        /// Writes what is deferred.
+        /// Writes what is deferred: the known versions in id order (the table's key: one walk of it).
         mutating func flush(in db: Connection) throws {
-            guard !order.isEmpty else { return }
-            for chunk in KeychainSync.chunks(of: order) {
-                let placeholders = Array(repeating: "(?, ?, 0)", count: chunk.count).joined(separator: ", ")
+            try writes.flush(in: db)
+            guard !items.isEmpty else { return }
+            items.sort { $0.key < $1.key }
+            var start = 0
+            while start < items.count {
+                // As `chunks(of:)` cuts them: at most 256, padded to a power of two with the last item again.
+                let real = min(256, items.count - start)
+                let size = real == 1 ? 1 : 1 << (Int.bitWidth - (real - 1).leadingZeroBitCount)
                 var arguments: [SQLValue] = []
-                arguments.reserveCapacity(chunk.count * 2)
-                for id in chunk { arguments += [.blob(id), .integer(versions[id] ?? 0)] }
+                arguments.reserveCapacity(size * 2)
+                var ids: [SQLValue] = []
+                ids.reserveCapacity(size)
+                for offset in 0..<size {
+                    let item = items[start + min(offset, real - 1)]
+                    arguments += [.blob(item.id), .integer(item.version)]
+                    ids.append(.blob(item.id))
+                }
+                let placeholders = Array(repeating: "(?, ?, 0)", count: size).joined(separator: ", ")
                 try db.run(
                     "INSERT OR REPLACE INTO sync_items (item, version, deleted) VALUES \(placeholders)", arguments)
-                let list = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                try db.run("DELETE FROM sync_dirty WHERE item IN (\(list))", chunk.map { .blob($0) })
+                if marksBefore {
+                    let list = Array(repeating: "?", count: size).joined(separator: ", ")
+                    try db.run("DELETE FROM sync_dirty WHERE item IN (\(list))", ids)
+                }
+                start += real
             }
-            versions.removeAll(keepingCapacity: true)
-            order.removeAll(keepingCapacity: true)
+            items.removeAll(keepingCapacity: true)
         }
     }
 

@@ -183,6 +183,12 @@ package struct KeychainSync: Sendable {
         return Self.decodeInteger(stored)
     }
 
+    /// Moves the pages a run of `write`s left in the WAL into the main file (they commit without the usual
+    /// checkpoint: `DatabasePool.bulkWrite`), so the next small write does not pay for them. After a pull.
+    package func checkpoint() throws(KeychainError) {
+        try mappingStorageErrors { try database.pool.checkpoint() }
+    }
+
     /// How many rows wait in the inbox.
     package func inboxCount() throws(KeychainError) -> Int {
         try mappingStorageErrors {
@@ -240,8 +246,11 @@ package struct KeychainSync: Sendable {
     }
 
     /// A synced record's add, validated and sealed (errSecDecode when it lacks what every synced item has).
-    /// `modified` replaces the record's modification date (a restored conflict is changed now).
-    func prepareSynced(_ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil)
+    /// `modified` replaces the record's modification date (a restored conflict is changed now);
+    /// `groupDigests` holds the digests of access groups already computed (a page's few groups, once).
+    func prepareSynced(
+        _ record: SyncRecord, keys: KeyVault.Snapshot, modified now: Date? = nil, groupDigests: [String: Data] = [:]
+    )
         throws(KeychainError)
         -> PreparedAdd
     {
@@ -257,7 +266,7 @@ package struct KeychainSync: Sendable {
         let caller = CallerIdentity(applicationIdentifier: "com.latchkey.sync", accessGroups: [group])
         return try database.prepareAdd(
             NewItem(record.itemClass, attributes: attributes, data: record.data), caller: caller,
-            dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: [:]))
+            dates: (created, modified), batch: BatchContext(keys: keys, groupDigests: groupDigests))
     }
 
     /// Applies one verified record in the caller's write transaction. `sealed` is its add sealed as a row
@@ -348,9 +357,12 @@ package struct KeychainSync: Sendable {
         return outcome
     }
 
-    /// Stores a new synced row, its index entries handed to `index` when given (inserted at once otherwise).
-    static func addSynced(_ row: ItemRow, index: ((Data, Int64) -> Void)?, in db: Connection) throws {
-        let stored = try ItemStore.addSynced(row, in: db, indexingLater: index != nil)
+    /// Stores a new synced row, its index entries handed to `index` when given (inserted at once otherwise),
+    /// its change-feed entry into `deferred` when given.
+    static func addSynced(
+        _ row: ItemRow, index: ((Data, Int64) -> Void)?, in db: Connection, deferred: DeferredItemWrites? = nil
+    ) throws {
+        let stored = try ItemStore.addSynced(row, in: db, indexingLater: index != nil, deferred: deferred)
         if let index, let rowID = stored.rowID { for digest in stored.indexDigests { index(digest, rowID) } }
     }
 

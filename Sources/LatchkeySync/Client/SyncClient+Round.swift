@@ -119,12 +119,17 @@ extension SyncClient {
     /// transaction (rows that cannot be written yet — the keychain is locked — wait in the inbox). The next
     /// page is fetched, verified, decrypted and sealed again on another thread while the current one is
     /// written. A device whose cursor is below the collected tombstones resynchronises in full.
+    ///
+    /// The first page is `batchSize * 4` rows, so a round with a little to pull starts writing at once; each
+    /// later one twice the one before, up to `batchSize * 16`: a long pull commits four times less often,
+    /// and each commit rewrites the leaves its random keys (item ids, primary-key and index digests) touch
+    /// once for more rows.
     private func pull(into report: inout SyncReport) throws(KeychainError) {
         let server = try connection()
         var source = try readConnection()
         let vault = configuration.vault
         var cursor = try keychain.sync.cursor()
-        let limit = batchSize * 4
+        var limit = batchSize * 4
         let fetcher = PageFetcher(
             vault: vault, device: configuration.device, keyring: configuration.keyring, sync: keychain.sync)
         // The first page says whether the server went back or collected tombstones this device missed.
@@ -170,11 +175,12 @@ extension SyncClient {
             let total = max(Int(page.newest - start), done + page.count)
             if done == 0 { progress?(OperationProgress(.writing, completed: 0, total: total)) }
             // The next page is fetched and made ready while this one is written.
+            let nextLimit = min(limit * 2, max(limit, batchSize * 16))
             let next =
                 page.count < limit
                 ? nil
                 : Ahead { () throws(KeychainError) -> Result<PageFetcher.Page, PostgresError> in
-                    try fetcher.fetch(from: reader, after: last, limit: limit)
+                    try fetcher.fetch(from: reader, after: last, limit: nextLimit)
                 }
             do {
                 try write(page.rows, cursor: last, into: &report)
@@ -187,10 +193,13 @@ extension SyncClient {
             progress?(OperationProgress(.writing, completed: done, total: max(total, done)))
             cursor = last
             guard let next else { break }
+            limit = nextLimit
             let waiting = ContinuousClock.now
             page = try serverCall { try next.value().get() }
             trace("waited \(ContinuousClock.now - waiting) for the next page")
         }
+        // Pages commit without moving the WAL into the file each time; after more than one, move it now.
+        if done > batchSize * 4 { try keychain.sync.checkpoint() }
         try serverCall { try server.reportCursor(vault: vault, device: configuration.device, cursor: cursor) }
     }
 
