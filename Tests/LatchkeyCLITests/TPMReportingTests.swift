@@ -63,7 +63,7 @@ import Testing
         #expect(
             info.stdout == """
                 path: \(sandbox.defaultKeychain)
-                format: 4 (this Latchkey reads up to 4)
+                format: 5 (this Latchkey reads up to 5)
                 key derivation: Argon2id, 19 MiB, 2 passes
                 items: 1
                 device key: sealed by the TPM
