@@ -54,6 +54,7 @@ struct AgentConversation {
         } catch {
             return nil
         }
+        stream.spinNanoseconds = AgentFrame.helloSpinNanoseconds
     }
 
     /// The credentials every message must carry: those of the process that connected.

@@ -264,12 +264,16 @@ public final class AgentServer: Sendable {
                         )
                     }
                 })
-            let thread = Thread { [connections] in
-                handler.run()
+            guard let conversation = handler.greet() else {
+                connections.remove(id)
+                continue
+            }
+            // A thread per connection, started with pthread_create itself: Foundation's `Thread` took tens of
+            // microseconds more to start, which a client waits for on every connection.
+            DetachedThread.start(name: "latchkeyd-conn", stackBytes: 1 << 20) { [connections] in
+                handler.run(conversation)
                 connections.remove(id)
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
     }
 

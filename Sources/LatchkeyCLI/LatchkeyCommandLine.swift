@@ -10,15 +10,49 @@ public enum LatchkeyCommandLine {
     /// Exit status when an item is not found: errSecItemNotFound's low byte, as `security` exits.
     public static let notFoundStatus: Int32 = 44
 
-    static let commands: [Command] =
-        KeychainCommands.all + PasswordCommands.all + CertificateCommands.all + IdentityCommands.all
-        + ApplicationCommands.all + [
-            SSHKeyCommands.command, TPMCommands.command, DumpCommand.command, BackupCommands.export,
-            BackupCommands.import_, DoctorCommand.command, SyncCommands.command,
-            ToolCommands.completion, ToolCommands.manual,
-        ]
+    /// Every command by name, in the order `help` lists them, each built only when asked for: a run builds
+    /// the one it runs, not the table of all (a tenth of a find's start; docs/DESIGN-NOTES.md, "The CLI's
+    /// start"). `CommandTableTests` checks that each name is its command's.
+    static let commandTable: [(name: String, command: @Sendable () -> Command)] = [
+        ("create-keychain", { KeychainCommands.create }),
+        ("delete-keychain", { KeychainCommands.delete }),
+        ("list-keychains", { KeychainCommands.list }),
+        ("default-keychain", { KeychainCommands.defaultKeychain }),
+        ("show-keychain-info", { KeychainCommands.showInfo }),
+        ("set-keychain-password", { KeychainCommands.setPassword }),
+        ("lock-keychain", { KeychainCommands.lock }),
+        ("unlock-keychain", { KeychainCommands.unlock }),
+        ("set-keychain-settings", { KeychainCommands.setSettings }),
+        ("add-generic-password", { PasswordCommands.add(.generic) }),
+        ("find-generic-password", { PasswordCommands.find(.generic) }),
+        ("delete-generic-password", { PasswordCommands.delete(.generic) }),
+        ("add-internet-password", { PasswordCommands.add(.internet) }),
+        ("find-internet-password", { PasswordCommands.find(.internet) }),
+        ("delete-internet-password", { PasswordCommands.delete(.internet) }),
+        ("add-certificates", { CertificateCommands.add }),
+        ("find-certificate", { CertificateCommands.find }),
+        ("delete-certificate", { CertificateCommands.delete }),
+        ("find-identity", { IdentityCommands.findIdentity }),
+        ("verify-cert", { IdentityCommands.verifyCertificate }),
+        ("create-keypair", { IdentityCommands.createKeypair }),
+        ("register-application", { ApplicationCommands.register }),
+        ("unregister-application", { ApplicationCommands.unregister }),
+        ("list-applications", { ApplicationCommands.list }),
+        ("ssh-key", { SSHKeyCommands.command }),
+        ("tpm", { TPMCommands.command }),
+        ("dump-keychain", { DumpCommand.command }),
+        ("export", { BackupCommands.export }),
+        ("import", { BackupCommands.import_ }),
+        ("doctor", { DoctorCommand.command }),
+        ("sync", { SyncCommands.command }),
+        ("completion", { ToolCommands.completion }),
+        ("manual", { ToolCommands.manual }),
+    ]
 
-    static func command(named name: String) -> Command? { commands.first { $0.name == name } }
+    /// Every command, built.
+    static var commands: [Command] { commandTable.map { $0.command() } }
+
+    static func command(named name: String) -> Command? { commandTable.first { $0.name == name }?.command() }
 
     /// Runs the tool as the `latchkey` process: with this process's arguments and environment, no core
     /// files (a crash must not write a passphrase or a secret to disk), and a process that makes itself not

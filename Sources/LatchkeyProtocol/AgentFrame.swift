@@ -19,6 +19,11 @@ package enum AgentFrame {
     /// How long the agent polls a connection for the client's next request after answering one: a program
     /// that makes several requests in a row (a listing, then a read) sends the next within microseconds.
     package static let requestSpinNanoseconds = 100_000
+    /// How long the agent polls a new connection for the client's hello after greeting it: a client answers
+    /// at once, in the time its first use of the protocol's code takes (tens of microseconds in a process
+    /// just started), which a sleeping thread would add its wake-up to (docs/DESIGN-NOTES.md, "The CLI's
+    /// start").
+    package static let helloSpinNanoseconds = 250_000
 }
 
 /// Why a message from the other side of the agent socket was refused.

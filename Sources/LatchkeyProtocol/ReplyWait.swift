@@ -10,7 +10,7 @@ import FoundationEssentials
 package struct ReplyWait: Sendable {
     /// What makes two requests alike: the operation and, for a held key's use, the key and what is done with
     /// it (a P-256 signature and an RSA decryption take very different times).
-    package struct Kind: Hashable, Sendable {
+    package struct Kind: Equatable, Sendable {
         let operation: UInt8
         let detail: Int
     }
@@ -24,8 +24,11 @@ package struct ReplyWait: Sendable {
     /// uses many keys in turn from growing the table.
     static let kindLimit = 64
 
-    /// A smoothed reply time per kind, in nanoseconds.
-    private var typical: [Kind: Int] = [:]
+    /// A smoothed reply time per kind, in nanoseconds. A short list searched in order rather than a
+    /// dictionary: a program asks of a few kinds, and a dictionary keyed by `Kind` would cost a new process
+    /// the runtime's scan of every protocol conformance in the binary before its first request (about
+    /// 230,000 instructions; docs/DESIGN-NOTES.md, "The CLI's start").
+    private var typical: [(kind: Kind, nanoseconds: Int)] = []
 
     package init() {}
 
@@ -33,7 +36,9 @@ package struct ReplyWait: Sendable {
     /// until one has been timed; then a quarter more than its typical time, plus 50 µs — at least the default,
     /// and `AgentFrame.replySpinNanoseconds` again when that typical time is beyond `longestSpin`.
     package func spin(for kind: Kind) -> Int {
-        guard let typical = typical[kind] else { return AgentFrame.replySpinNanoseconds }
+        guard let typical = typical.first(where: { $0.kind == kind })?.nanoseconds else {
+            return AgentFrame.replySpinNanoseconds
+        }
         let wanted = typical + typical / 4 + 50_000
         guard wanted <= Self.longestSpin else { return AgentFrame.replySpinNanoseconds }
         return max(wanted, AgentFrame.replySpinNanoseconds)
@@ -42,11 +47,11 @@ package struct ReplyWait: Sendable {
     /// Records that a request of `kind` was answered in `nanoseconds`.
     package mutating func record(_ kind: Kind, nanoseconds: Int) {
         let sample = min(max(nanoseconds, 0), Self.longestSample)
-        if let old = typical[kind] {
-            typical[kind] = (3 * old + sample) / 4
+        if let index = typical.firstIndex(where: { $0.kind == kind }) {
+            typical[index].nanoseconds = (3 * typical[index].nanoseconds + sample) / 4
         } else {
             if typical.count >= Self.kindLimit { typical.removeAll(keepingCapacity: true) }
-            typical[kind] = sample
+            typical.append((kind, sample))
         }
     }
 }

@@ -38,7 +38,8 @@ import Testing
     @Test func standardizingMatchesFoundation() {
         for path in [
             "/a/b/c", "/a/./b", "/a/../b", "/a/b/../../c", "/../a", "/a//b", "/a/b/", "/", "relative/file", "./x",
-            "../up", "/tmp/latchkey/agent.sock", "/a/b/..", "/a/.hidden/./f",
+            "../up", "/tmp/latchkey/agent.sock", "/a/b/..", "/a/.hidden/./f", "/a/...", "/a/..b/c", "/a/.b/../c",
+            "//", "///a///b//", "/é/../ü/ß", "/日本/./語/..", "/a/b/../../../..", ".", "..",
         ] {
             #expect(
                 FileSystem.standardizedPath(path) == URL(fileURLWithPath: path).standardizedFileURL.path,

@@ -20,14 +20,26 @@ package final class AgentClient: Sendable {
         var timeout = AgentFrame.replySeconds
         /// How long to poll for each kind of reply, from how long they took.
         var wait = ReplyWait()
+        /// The agent's answer to the status request sent with the hello, until another request is sent.
+        var statusAtHello: StatusAtHello?
+    }
+    /// The status the agent gave in answer to the request that went with the hello, or why it gave none.
+    private enum StatusAtHello {
+        case status(KeychainServiceStatus)
+        case failure(KeychainError)
     }
     private let state: Mutex<State>
 
-    private init(keychainPath: String, socketPath: String, stream: AgentStream) {
+    private init(keychainPath: String, socketPath: String, greeted: Greeted) {
         self.keychainPath = keychainPath
         self.socketPath = socketPath
-        self.state = Mutex(State(stream: stream, owner: CurrentProcess.id, nextID: 2))
+        self.state = Mutex(
+            State(stream: greeted.stream, owner: CurrentProcess.id, nextID: Self.firstID, statusAtHello: greeted.status)
+        )
     }
+
+    /// The id of the first request after the hello (1) and the status sent with it (2).
+    private static let firstID: UInt32 = 3
 
     /// Connects and says hello; nil when no agent runs there or it serves another keychain. Before sending
     /// anything it checks the socket (see `AgentLocation`): a socket in a directory another user could
@@ -39,14 +51,24 @@ package final class AgentClient: Sendable {
     {
         let socket = AgentLocation.socketPath(environment: environment)
         guard try AgentLocation.inspect(socket) == .trusted,
-            let stream = try hello(socket: socket, keychainPath: keychainPath)
+            let greeted = try hello(socket: socket, keychainPath: keychainPath)
         else { return nil }
-        return AgentClient(keychainPath: keychainPath, socketPath: socket, stream: stream)
+        return AgentClient(keychainPath: keychainPath, socketPath: socket, greeted: greeted)
     }
 
-    /// Connects, checks who listens, answers the agent's greeting with hello; nil when no usable agent
-    /// answers (nobody listens, another keychain, another protocol).
-    private static func hello(socket: String, keychainPath: String) throws(KeychainError) -> AgentStream? {
+    /// A connection the agent has greeted and taken the hello on, with its answer to the status request
+    /// sent along.
+    private struct Greeted {
+        let stream: AgentStream
+        let status: StatusAtHello
+    }
+
+    /// Connects, checks who listens, answers the agent's greeting with hello and, in the same turn, asks
+    /// for the status — a connection's first question is almost always who the agent takes this program
+    /// for (`AgentRouting`), and asking it before the hello is answered saves a round trip (the agent
+    /// answers in order; after a refused hello it closes the connection and drops the question). Nil when
+    /// no usable agent answers (nobody listens, another keychain, another protocol).
+    private static func hello(socket: String, keychainPath: String) throws(KeychainError) -> Greeted? {
         guard let stream = AgentStream.connect(path: socket) else { return nil }
         try AgentLocation.verifyListener(stream.descriptor, socketPath: socket)
         stream.spinNanoseconds = AgentFrame.replySpinNanoseconds
@@ -54,9 +76,17 @@ package final class AgentClient: Sendable {
             let greeting = try AgentGreeting.decode(try stream.receive())
             try stream.send(
                 AgentRequest.hello(keychainPath: keychainPath, challenge: greeting.challenge).encoded(id: 1))
+            try stream.send(AgentRequest.keychain(.status).encoded(id: 2))
             let response = try AgentResponse.decode(try stream.receive())
             guard case .success = response.outcome else { return nil }
-            return stream
+            let answer = try AgentResponse.decode(try stream.receive())
+            guard answer.id == 2 else { return nil }
+            do throws(KeychainError) {
+                guard case .status(let status) = try answer.reply() else { return nil }
+                return Greeted(stream: stream, status: .status(status))
+            } catch {
+                return Greeted(stream: stream, status: .failure(error))
+            }
         } catch {
             return nil  // No usable agent: the caller falls back to opening the keychain itself.
         }
@@ -64,7 +94,10 @@ package final class AgentClient: Sendable {
 
     /// Sends a request and returns the agent's reply, or its failure as a `KeychainError`.
     package func send(_ request: AgentRequest) throws(KeychainError) -> KeychainReply {
-        let outcome: Result<AgentResponse, KeychainError> = state.withLock { state in
+        // Typed throws through the lock rather than a `Result`: a new process would otherwise pay the
+        // runtime's conformance scan for `Result<AgentResponse, KeychainError>` on its first request
+        // (docs/DESIGN-NOTES.md, "The CLI's start").
+        let response: AgentResponse = try state.withLock { state throws(KeychainError) in
             if state.owner != CurrentProcess.id {
                 // A forked child: the connection belongs to the parent.
                 state.stream = nil
@@ -72,21 +105,17 @@ package final class AgentClient: Sendable {
             }
             for attempt in 0..<2 {
                 if state.stream == nil {
-                    let stream: AgentStream?
-                    do throws(KeychainError) {
-                        stream = try Self.hello(socket: socketPath, keychainPath: keychainPath)
-                    } catch {
-                        return .failure(error)
+                    guard let greeted = try Self.hello(socket: socketPath, keychainPath: keychainPath) else {
+                        throw KeychainError(.notAvailable, "the Latchkey agent is not running")
                     }
-                    guard let stream else {
-                        return .failure(KeychainError(.notAvailable, "the Latchkey agent is not running"))
-                    }
-                    state.stream = stream
-                    state.nextID = 2
+                    state.stream = greeted.stream
+                    state.nextID = Self.firstID
                     state.timeout = AgentFrame.replySeconds
                 }
+                state.statusAtHello = nil  // Answered before this request: no longer the current one.
                 let id = state.nextID
                 state.nextID &+= 1
+                let response: AgentResponse
                 do {
                     var message = request.encoded(id: id)
                     defer { message.resetBytes(in: 0..<message.count) }  // It may hold a passphrase or a secret.
@@ -106,23 +135,23 @@ package final class AgentClient: Sendable {
                     state.wait.record(
                         kind,
                         nanoseconds: Int(elapsed.seconds) * 1_000_000_000 + Int(elapsed.attoseconds / 1_000_000_000))
-                    let response = try AgentResponse.decode(received)
-                    guard response.id == id || response.id == 0 else {
-                        return .failure(
-                            KeychainError(.internal, "the agent answered request \(response.id) instead of \(id)"))
-                    }
-                    return .success(response)
+                    response = try AgentResponse.decode(received)
                 } catch {
                     // The agent went away (or restarted): reconnect once.
                     state.stream = nil
                     if attempt == 1 {
-                        return .failure(KeychainError(.notAvailable, "the connection to the Latchkey agent broke"))
+                        throw KeychainError(.notAvailable, "the connection to the Latchkey agent broke")
                     }
+                    continue
                 }
+                guard response.id == id || response.id == 0 else {
+                    throw KeychainError(.internal, "the agent answered request \(response.id) instead of \(id)")
+                }
+                return response
             }
-            return .failure(KeychainError(.notAvailable, "the Latchkey agent is not running"))
+            throw KeychainError(.notAvailable, "the Latchkey agent is not running")
         }
-        return try outcome.get().reply()
+        return try response.reply()
     }
 
     /// Whether the agent has closed this connection (or it broke, or this is a forked child): checked without
@@ -136,8 +165,18 @@ package final class AgentClient: Sendable {
         }
     }
 
-    /// The agent's view of this client and of the keychain.
+    /// The agent's view of this client and of the keychain: the answer that came with the hello when no
+    /// other request has been sent since, else asked now.
     package func status() throws(KeychainError) -> KeychainServiceStatus {
+        let atHello = state.withLock { state in
+            defer { state.statusAtHello = nil }
+            return state.owner == CurrentProcess.id ? state.statusAtHello : nil
+        }
+        switch atHello {
+        case .status(let status): return status
+        case .failure(let error): throw error
+        case nil: break
+        }
         guard case .status(let status) = try send(.keychain(.status)) else { throw KeychainReply.mismatch }
         return status
     }

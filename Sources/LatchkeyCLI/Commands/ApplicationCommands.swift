@@ -4,8 +4,6 @@ import Latchkey
 /// register-application, unregister-application and list-applications: the programs the agent knows, with
 /// their application identifiers and access groups — the Linux counterpart of entitlements.
 enum ApplicationCommands {
-    static let all = [register, unregister, list]
-
     static let register = Command(
         "register-application",
         synopsis: "[--app-id identifier] [--access-group group]... [--wildcard] executable [keychain]",

@@ -5,8 +5,6 @@ import LatchkeyPOSIX
 
 /// add-certificates, find-certificate and delete-certificate, with `security`'s options and output.
 enum CertificateCommands {
-    static let all = [add, find, delete]
-
     /// The certificates in a file: every PEM "CERTIFICATE" block, or the whole file as DER when it has none.
     static func certificates(inFile path: String) throws -> [Certificate] {
         try certificates(in: try readFile(path), path: path)

@@ -3,8 +3,6 @@ import Latchkey
 
 /// find-identity, verify-cert and create-keypair, with `security`'s options and output.
 enum IdentityCommands {
-    static let all = [findIdentity, verifyCertificate, createKeypair]
-
     /// `security`'s CSSM name for a trust failure (what `cssmErrorString` prints).
     static func cssmName(_ status: Int32) -> String {
         switch status {

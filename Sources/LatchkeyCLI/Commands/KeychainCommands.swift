@@ -4,10 +4,6 @@ import Latchkey
 /// Commands that act on keychain files: create, delete, list, default, info, passphrase, lock, unlock,
 /// settings.
 enum KeychainCommands {
-    static let all = [
-        create, delete, list, defaultKeychain, showInfo, setPassword, lock, unlock, setSettings,
-    ]
-
     static let kdfOptions = [
         OptionSpec(
             nil, "kdf-memory", .required, value: "MiB",

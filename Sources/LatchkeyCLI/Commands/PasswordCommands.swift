@@ -12,10 +12,6 @@ enum PasswordCommands {
         var nameKey: AttributeKey { self == .generic ? .service : .server }
     }
 
-    static let all = [
-        add(.generic), find(.generic), delete(.generic), add(.internet), find(.internet), delete(.internet),
-    ]
-
     // MARK: Options
 
     /// The options that match or set attributes, per kind (`security`'s letters).

@@ -18,15 +18,29 @@ package enum FileSystem {
     /// the start path of every command (docs/DESIGN-NOTES.md, "The CLI's start"). Links are not followed.
     package static func standardizedPath(_ path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : (CurrentProcess.workingDirectory ?? "/") + "/" + path
-        var components: [Substring] = []
-        for component in absolute.split(separator: "/") {
-            switch component {
-            case ".": continue
-            case "..": if !components.isEmpty { components.removeLast() }
-            default: components.append(component)
+        // Over the UTF-8 bytes: a slash is one byte and never part of another character, and this runs
+        // several times on every command's start, where Substring comparisons and `joined` cost more than
+        // the whole rest of the path handling (docs/DESIGN-NOTES.md, "The CLI's start").
+        let bytes = Array(absolute.utf8)
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != UInt8(ascii: "/") { end += 1 }
+            let length = end - start
+            if length == 0 || (length == 1 && bytes[start] == UInt8(ascii: ".")) {
+                // An empty component (a repeated slash) or ".": nothing.
+            } else if length == 2 && bytes[start] == UInt8(ascii: ".") && bytes[start + 1] == UInt8(ascii: ".") {
+                while let last = result.popLast(), last != UInt8(ascii: "/") {}
+            } else {
+                result.append(UInt8(ascii: "/"))
+                // A loop, not `append(contentsOf:)`, which runs unspecialized here (a generic lookup per call).
+                for index in start..<end { result.append(bytes[index]) }
             }
+            start = end + 1
         }
-        return "/" + components.joined(separator: "/")
+        return result.isEmpty ? "/" : String(decoding: result, as: UTF8.self)
     }
 
     /// The directory that holds `path`, as `NSString.deletingLastPathComponent` gives it: "/a/b" for
