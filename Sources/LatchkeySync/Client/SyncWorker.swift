@@ -1,7 +1,7 @@
 internal import FoundationEssentials
 import LatchkeyCrypto
 package import LatchkeyEngine
-internal import LatchkeyPOSIX
+package import LatchkeyPOSIX
 internal import Synchronization
 
 /// Sync in the background (the agent runs one): a round after each local change (`nudge`, and the change
@@ -184,9 +184,18 @@ package final class SyncWorker: Sendable {
     /// Waits for the doorbell or the server's notification; true when either rang.
     @discardableResult
     private func wait(milliseconds: Int32, socket connection: PostgresConnection?) -> Bool {
+        Self.wait(milliseconds: milliseconds, doorbell: doorbell.read, connection: connection)
+    }
+
+    /// Waits up to `milliseconds` for `doorbell` or a notification on `connection`; true when either rang.
+    /// A notification that came during the round just run — while the connection was busy with its
+    /// queries — was read off the socket with their results and waits in libpq's queue: it counts at once
+    /// (polling the socket alone left such a change unseen until the next minute's round).
+    package static func wait(milliseconds: Int32, doorbell: FileDescriptor, connection: PostgresConnection?) -> Bool {
+        if let connection, !connection.queuedNotifications().isEmpty { return true }
         let ready = FileDescriptor.waitReadable(
-            [doorbell.read] + (connection.map { [$0.socket] } ?? []), milliseconds: milliseconds)
-        if ready.contains(doorbell.read) { doorbell.read.drain() }
+            [doorbell] + (connection.map { [$0.socket] } ?? []), milliseconds: milliseconds)
+        if ready.contains(doorbell) { doorbell.drain() }
         if let connection, ready.contains(connection.socket) {
             // A closed connection reads as ready too; the next round finds it broken and reconnects.
             _ = try? connection.notifications(waitingUpTo: 0)

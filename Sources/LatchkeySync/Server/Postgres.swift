@@ -243,6 +243,11 @@ package final class PostgresConnection: @unchecked Sendable {
         return channels
     }
 
+    /// The notifications libpq has already read off the socket — with a query's results, when one came
+    /// while the connection was busy — and keeps in its queue: waiting for the socket would not see them.
+    /// Takes them from the queue; no I/O.
+    package func queuedNotifications() -> [String] { drainNotifications() }
+
     private func drainNotifications() -> [String] {
         var channels: [String] = []
         while let notification = pq.notifies(connection) {
