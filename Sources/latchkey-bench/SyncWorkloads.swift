@@ -131,16 +131,21 @@ struct SyncWorkloads {
         let pushing = try time { _ = try made.client.sync() }
         results.pushPerSecond = Double(items) / (pushing / 1e9)
 
-        // The floor: the server hands the same rows over by COPY, as fast as it can.
+        // The floor: the server hands the same rows over by COPY, as fast as it can — the median of three
+        // copies, as one moved by half between runs seconds apart on this machine.
         let floorConnection = try PostgresConnection(server.conninfo)
         var copied = 0
-        let copying = try time {
-            copied = try floorConnection.copyOut(
-                "COPY (SELECT seq, item, version, deleted, key_id, ciphertext, author FROM latchkey.items ORDER BY seq) TO STDOUT (FORMAT binary)"
-            )
+        var copies: [Double] = []
+        for _ in 0..<3 {
+            copies.append(
+                try time {
+                    copied = try floorConnection.copyOut(
+                        "COPY (SELECT seq, item, version, deleted, key_id, ciphertext, author FROM latchkey.items ORDER BY seq) TO STDOUT (FORMAT binary)"
+                    )
+                })
         }
         results.copyBytes = copied
-        results.copyPerSecond = Double(items) / (copying / 1e9)
+        results.copyPerSecond = Double(items) / (copies.sorted()[1] / 1e9)
 
         // Device B joins and syncs everything: pull, verify, decrypt, write.
         let b = try KeychainDatabase.create(
@@ -235,6 +240,17 @@ struct SyncWorkloads {
     static func render(_ results: Results, items: Int, vaults: Int, command: String) -> String {
         let ratio = results.initialSyncPerSecond / results.copyPerSecond
         let latencyGoal = results.latency.median < 100e6 ? "met" : "NOT met"
+        let syncRatio = results.copyPerSecond / results.initialSyncPerSecond
+        let addRatio = results.copyPerSecond / results.batchAddPerSecond
+        // Issue 36's goal, beside the design's own floor in the same run: a sync writes each item as the
+        // batch add does (validate, seal, index, write), then its own bookkeeping.
+        let initialGoal =
+            "Goal (issue 36): the initial sync within 15× of the COPY floor: \(String(format: "%.2f", syncRatio))× — "
+            + (syncRatio <= 15 ? "met" : "**not met**")
+            + "; the engine's batch add of the same items in this run: \(String(format: "%.2f", addRatio))× "
+            + (addRatio > 15
+                ? "(15× is below what writing these items costs the keychain before any sync work)."
+                : "(within 15×).")
         return """
             Sync through PostgreSQL 15 (durable: fsync and synchronous commit on), \(command)
 
@@ -243,6 +259,8 @@ struct SyncWorkloads {
             | initial sync of \(items.formatted()) items to a new device (pull, verify, decrypt, write) | \(formatRate(results.initialSyncPerSecond)) items | \(formatRate(results.copyPerSecond)) rows (COPY TO STDOUT of the same rows, \(results.copyBytes / max(1, items)) B each) | \(String(format: "%.2f", 1 / ratio))× |
             | batch add of the same items on the device that set the vault up (`addAll`, 10,000 a transaction) | \(formatRate(results.batchAddPerSecond)) items | | \(String(format: "%.2f", results.copyPerSecond / results.batchAddPerSecond))× |
             | first push of the same items from the device that set the vault up | \(formatRate(results.pushPerSecond)) items | | |
+
+            \(initialGoal)
 
             | Change to visible on another device (add + push; NOTIFY; pull + write) | median | p99 | goal (median < 100 ms) |
             |---|---|---|---|
