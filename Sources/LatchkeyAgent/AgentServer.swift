@@ -264,14 +264,10 @@ public final class AgentServer: Sendable {
                         )
                     }
                 })
-            guard let conversation = handler.greet() else {
-                connections.remove(id)
-                continue
-            }
             // A thread per connection, started with pthread_create itself: Foundation's `Thread` took tens of
             // microseconds more to start, which a client waits for on every connection.
             DetachedThread.start(name: "latchkeyd-conn", stackBytes: 1 << 20) { [connections] in
-                handler.run(conversation)
+                handler.run()
                 connections.remove(id)
             }
         }

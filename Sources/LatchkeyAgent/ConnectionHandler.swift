@@ -28,15 +28,12 @@ struct ConnectionHandler {
     /// An idle connection is closed after this long (the client reconnects on its next request).
     static let idleSeconds = 600
 
-    /// Identifies the peer and greets it — on the accepting thread, so the greeting is on its way while the
-    /// connection's own thread starts (docs/DESIGN-NOTES.md, "The CLI's start"); nil when the connection is to
-    /// end now.
-    func greet() -> AgentConversation? {
-        AgentConversation(stream: stream, budget: budget, digests: state.digests, log: log)
-    }
-
-    /// Answers the greeted connection's requests until it ends.
-    func run(_ conversation: AgentConversation) {
+    /// Identifies the peer, greets it and answers its requests until the connection ends — all on the
+    /// connection's own thread: identifying a program the agent has not seen digests its executable, which
+    /// must not hold up the connections accepted after it.
+    func run() {
+        guard let conversation = AgentConversation(stream: stream, budget: budget, digests: state.digests, log: log)
+        else { return }
         let peer = conversation.peer
         let sender = conversation.sender
         conversation.run(idleSeconds: Self.idleSeconds, greeted: greeted) { request, id in
