@@ -5,14 +5,25 @@ package enum Hex {
 
     /// `"00ff…"` for the bytes (`"00FF…"` when `uppercase`).
     package static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
-        let digits = uppercase ? uppercaseDigits : lowercaseDigits
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        // Called from other modules unspecialized: contiguous bytes (`Data`, arrays) are encoded from their
+        // buffer in one pass rather than through their iterator a byte at a time.
+        if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0, uppercase: uppercase) }) {
+            return text
         }
-        return String(decoding: text, as: UTF8.self)
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0, uppercase: uppercase) }
+    }
+
+    private static func encode(buffer: UnsafeBufferPointer<UInt8>, uppercase: Bool) -> String {
+        let digits = uppercase ? uppercaseDigits : lowercaseDigits
+        return digits.withUnsafeBufferPointer { digits in
+            String(unsafeUninitializedCapacity: buffer.count * 2) { text in
+                for (offset, byte) in buffer.enumerated() {
+                    text[2 * offset] = digits[Int(byte >> 4)]
+                    text[2 * offset + 1] = digits[Int(byte & 0x0F)]
+                }
+                return buffer.count * 2
+            }
+        }
     }
 
     /// The bytes of hexadecimal text (either case); nil for an odd length or a character that is not a digit.

@@ -1,3 +1,4 @@
+import Foundation
 import LatchkeyCrypto
 import Testing
 
@@ -12,6 +13,21 @@ import Testing
         #expect(Hex.decode("x000fa5ffx".dropFirst().dropLast()) == bytes)
         #expect(Hex.encode([UInt8]()) == "")
         #expect(Hex.decode("") == [])
+    }
+
+    @Test func everyKindOfSequenceEncodesTheSame() {
+        let all = (0...255).map(UInt8.init)
+        let expected = all.map { String(format: "%02x", $0) }.joined()
+        // Contiguous storage (an array, `Data`, a slice of `Data` not starting at 0) and a sequence without it.
+        #expect(Hex.encode(all) == expected)
+        #expect(Hex.encode(Data(all)) == expected)
+        let data = Data([0xEE] + all)
+        #expect(Hex.encode(data.dropFirst()) == expected)
+        #expect(Hex.encode(data[1..<3]) == "0001")
+        #expect(Hex.encode(all.lazy.map { $0 }) == expected)
+        #expect(
+            Hex.encode(stride(from: 250, through: 255, by: 1).lazy.map(UInt8.init), uppercase: true) == "FAFBFCFDFEFF")
+        #expect(Hex.encode(Data()) == "")
     }
 
     @Test func oddLengthsAndNonDigitsAreRefused() {

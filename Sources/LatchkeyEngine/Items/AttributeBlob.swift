@@ -9,9 +9,10 @@ package enum AttributeBlob {
         var writer = ByteWriter(capacity: 256)
         writer.append(format)
         writer.append(UInt32(attributes.count))
-        for key in attributes.keys.sorted() {
+        // Sorted as pairs: looking each sorted key up again would hash every name a second time.
+        for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
             writer.appendField(key.rawValue)
-            switch attributes[key]! {
+            switch value {
             case .string(let text):
                 writer.append(AttributeKind.string.rawValue)
                 writer.appendField(text)

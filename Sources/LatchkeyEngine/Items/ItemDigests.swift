@@ -65,15 +65,18 @@ enum ItemDigests {
         for (name, value) in attributes where !unindexed.contains(name) {
             entries.append(index(itemClass: itemClass, attribute: name, value: value, key: key, using: &writer))
         }
-        return entries.sorted { $0.lexicographicallyPrecedes($1) }
+        return entries.sorted(by: ByteOrder.precedes)
     }
 
     /// The first eight bytes of a digest as a big-endian integer: sorting by it puts digests in SQLite's
     /// BLOB order up to ties of 64 bits, which for keyed digests only cost a little locality. Integer keys
     /// sort far faster than comparing `Data` values.
     static func orderKey(_ digest: Data) -> UInt64 {
-        var key: UInt64 = 0
-        for byte in digest.prefix(8) { key = key << 8 | UInt64(byte) }
-        return key << (8 * UInt64(max(0, 8 - digest.count)))
+        // Through the raw bytes: iterating `Data` itself goes through its iterator a byte at a time.
+        digest.withUnsafeBytes { bytes in
+            var key: UInt64 = 0
+            for byte in bytes.prefix(8) { key = key << 8 | UInt64(byte) }
+            return key << (8 * UInt64(max(0, 8 - bytes.count)))
+        }
     }
 }

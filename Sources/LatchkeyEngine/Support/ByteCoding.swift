@@ -101,3 +101,12 @@ package struct ByteReader {
         return text
     }
 }
+
+/// The order of byte strings SQLite gives BLOBs (memcmp, then the shorter first), on the raw bytes:
+/// `Data`'s own `lexicographicallyPrecedes` walks both through their iterators a byte at a time.
+package enum ByteOrder {
+    /// Whether `a` sorts before `b`.
+    package static func precedes(_ a: Data, _ b: Data) -> Bool {
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in a.lexicographicallyPrecedes(b) } }
+    }
+}

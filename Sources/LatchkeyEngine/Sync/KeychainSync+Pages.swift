@@ -211,7 +211,7 @@ extension KeychainSync {
     static func appearingOnce(_ ids: [Data]) -> [Bool] {
         let keys = ids.map(ItemDigests.orderKey)
         let order = ids.indices.sorted {
-            keys[$0] != keys[$1] ? keys[$0] < keys[$1] : ids[$0].lexicographicallyPrecedes(ids[$1])
+            keys[$0] != keys[$1] ? keys[$0] < keys[$1] : ByteOrder.precedes(ids[$0], ids[$1])
         }
         var once = [Bool](repeating: true, count: ids.count)
         for (a, b) in zip(order, order.dropFirst()) where keys[a] == keys[b] && ids[a] == ids[b] {

@@ -313,7 +313,7 @@ package struct KeychainSync: Sendable {
                 clash = try ItemTable.sibling(of: row, tombstone: false, in: db, excluding: local?.rowID)
             }
             if let clash {
-                if clash.id.lexicographicallyPrecedes(record.itemID) {
+                if ByteOrder.precedes(clash.id, record.itemID) {
                     // The local item has the lower id: it wins here as everywhere; this record is kept.
                     try Self.keepConflict(
                         record, reason: "another item with the same primary key has the lower id",

@@ -78,12 +78,15 @@ package enum VaultCrypto {
                 "its ciphertext failed authentication (altered, or moved from another item, version or vault)")
         }
         defer { content.withUnsafeMutableBytes { wipeBytes($0) } }
-        guard let end = content.lastIndex(where: { $0 != 0 }), content[end] == 0x80 else {
-            throw KeychainError.decode("its content is not padded")
+        // The padding is found on the raw bytes: a `Data` walked from its end checks its storage per byte.
+        let length = content.withUnsafeBytes { bytes -> Int? in
+            guard let end = bytes.lastIndex(where: { $0 != 0 }), bytes[end] == 0x80 else { return nil }
+            return end
         }
+        guard let length else { throw KeychainError.decode("its content is not padded") }
         return try SyncRecord(
             itemID: envelope.itemID, version: envelope.version, deleted: envelope.deleted,
-            content: Data(content[content.startIndex..<end]))
+            content: Data(content.prefix(length)))
     }
 
     // MARK: Vault keys

@@ -259,7 +259,8 @@ package final class PostgresConnection: @unchecked Sendable {
 
     private static func decode(_ bytes: Data, type: UInt32) throws(PostgresError) -> PostgresValue {
         func integer(_ count: Int) -> Int64 {
-            bytes.prefix(count).reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+            // Big-endian, from the raw bytes (not through `Data`'s iterator, a byte at a time).
+            bytes.withUnsafeBytes { $0.prefix(count).reduce(Int64(0)) { ($0 << 8) | Int64($1) } }
         }
         switch type {
         case 20:  // int8
