@@ -32,7 +32,8 @@ struct SyncPageTests {
                     opened: Result<SyncRecord, KeychainError>.success(record)
                 )
             }
-            let rows = device.keychain.sync.prepare(page, except: Data(repeating: 0xAA, count: 16))
+            let rows = device.keychain.sync.prepare(
+                page.map(\.envelope), opened: page.map(\.opened), except: Data(repeating: 0xAA, count: 16))
             let outcomes = try device.keychain.sync.write(rows, cursor: nil, sealer: { _ in (1, Data([1])) }) {
                 row, _ in
                 guard case .success(let record) = row.opened else { return .discard }
@@ -67,7 +68,8 @@ struct SyncPageTests {
                     : .success(record)
             )
         }
-        return device.keychain.sync.prepare(page, except: Data(repeating: 0xAA, count: 16))
+        return device.keychain.sync.prepare(
+            page.map(\.envelope), opened: page.map(\.opened), except: Data(repeating: 0xAA, count: 16))
     }
 
     static func write(_ rows: [SyncPreparedRow], to device: SyncDevice) throws(KeychainError) -> [SyncWrittenRow] {

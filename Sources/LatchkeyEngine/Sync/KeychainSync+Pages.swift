@@ -24,44 +24,46 @@ package struct SyncWrittenRow: Sendable {
 
 extension KeychainSync {
     /// Validates and seals the opened records of a page on every core, without touching the database
-    /// (so it can run while another page is written). Rows by `author` — this device's own pushes coming
-    /// back, which are acknowledged or dropped, never applied — and deletions are not sealed.
+    /// (so it can run while another page is written): `opened[i]` is what the sync layer opened from
+    /// `envelopes[i]`. Rows by `author` — this device's own pushes coming back, which are acknowledged or
+    /// dropped, never applied — and deletions are not sealed. Each row is copied once, into its place in the
+    /// result (a copy retains a dozen buffers).
     package func prepare(
-        _ rows: [(envelope: SyncEnvelope, opened: Result<SyncRecord, KeychainError>)], except author: Data
+        _ envelopes: [SyncEnvelope], opened: [Result<SyncRecord, KeychainError>], except author: Data
     )
         -> [SyncPreparedRow]
     {
+        precondition(envelopes.count == opened.count, "one opened record per row")
         let keys = database.vault.snapshot()
         // A page's items share a few access groups: each group's digest is computed once, not per item.
         var digests: [String: Data] = [:]
         if let indexKey = keys.indexKey {
-            for row in rows {
-                guard case .success(let record) = row.opened, let group = record.attributes[.accessGroup]?.stringValue,
-                    digests[group] == nil
-                else { continue }
+            for case .success(let record) in opened {
+                guard let group = record.attributes[.accessGroup]?.stringValue, digests[group] == nil else { continue }
                 digests[group] = ItemDigests.group(group, key: indexKey)
             }
         }
         let groupDigests = digests
         // The transform never throws: a row that does not make an item carries its error.
-        let sealed: [Result<ItemRow, KeychainError>?]
         do throws(KeychainError) {
-            sealed = try ParallelMap.map(rows) { (row) throws(KeychainError) -> Result<ItemRow, KeychainError>? in
-                guard row.envelope.author != author, case .success(let record) = row.opened, !record.deleted else {
-                    return nil
+            return try ParallelMap.map(Array(envelopes.indices)) { (index) throws(KeychainError) -> SyncPreparedRow in
+                var sealed: Result<ItemRow, KeychainError>?
+                if envelopes[index].author != author, case .success(let record) = opened[index], !record.deleted {
+                    do throws(KeychainError) {
+                        sealed = .success(
+                            try prepareSynced(record, keys: keys, groupDigests: groupDigests).sealed(
+                                id: record.itemID, version: record.version, rowID: nil))
+                    } catch {
+                        sealed = .failure(error)
+                    }
                 }
-                do throws(KeychainError) {
-                    return .success(
-                        try prepareSynced(record, keys: keys, groupDigests: groupDigests).sealed(
-                            id: record.itemID, version: record.version, rowID: nil))
-                } catch {
-                    return .failure(error)
-                }
+                return SyncPreparedRow(envelope: envelopes[index], opened: opened[index], sealed: sealed)
             }
         } catch {
-            sealed = rows.map { _ in .failure(error) }
+            return envelopes.indices.map {
+                SyncPreparedRow(envelope: envelopes[$0], opened: opened[$0], sealed: .failure(error))
+            }
         }
-        return zip(rows, sealed).map { SyncPreparedRow(envelope: $0.envelope, opened: $0.opened, sealed: $1) }
     }
 
     /// Writes a page in one transaction, in the server's order. For each row `decide` — given the version
@@ -105,89 +107,94 @@ extension KeychainSync {
                 let presentOnce = try ItemTable.existing(ids: once, in: db)
                 var deferred = DeferredBookkeeping(
                     marksBefore: try db.integer("SELECT EXISTS (SELECT 1 FROM sync_dirty)") == 1)
-                // By index, not `for row in rows`: a copy of each row (a dozen buffers to retain and release)
-                // cost more than a new item's bookkeeping.
-                for index in rows.indices {
-                    let envelope = rows[index].envelope
-                    let single = singles[index]
-                    let known = try single ? knownOnce[envelope.itemID] : Self.known(envelope.itemID, in: db)
-                    let action = decide(rows[index], known)
-                    if single, !inboxHolds, !presentOnce.contains(envelope.itemID), case .apply(let record) = action,
-                        !record.deleted, case .success(let item)? = rows[index].sealed
-                    {
-                        // A new item, the common case: its insert alone, unless another item holds its primary key.
-                        do {
-                            try Self.addSynced(
-                                item, index: { entries.append((ItemDigests.orderKey($0), $0, $1)) }, in: db,
-                                deferred: deferred.writes)
-                            deferred.add(record.itemID, version: record.version)
-                            written.append(SyncWrittenRow(action: action, outcome: .applied))
-                            continue
-                        } catch KeychainError.duplicateItem {
-                            // The general path below sorts it out.
-                        }
-                    }
-                    try deferred.flush(in: db)
-                    var outcome: SyncApplyOutcome?
-                    var reason: String?
-                    switch action {
-                    case .discard:
-                        break
-                    case .acknowledge:
-                        try Self.setKnown(envelope.itemID, version: envelope.version, deleted: envelope.deleted, in: db)
-                    case .reject(let why):
-                        reason = why
-                    case .apply(let record):
-                        var sealed = rows[index].sealed
-                        if sealed == nil, !record.deleted {
-                            // Not sealed ahead (a row `prepare` skipped): sealed now.
-                            do throws(KeychainError) {
-                                sealed = .success(
-                                    try prepareSynced(record, keys: keys).sealed(
-                                        id: record.itemID, version: record.version, rowID: nil))
-                            } catch {
-                                sealed = .failure(error)
+                // By index through the buffer, not `for row in rows` or `rows[index]`: either copies the row (a
+                // dozen buffers to retain and release, more than a new item's bookkeeping costs); the buffer's
+                // elements are borrowed where they are.
+                try rows.withUnsafeBufferPointer { rows in
+                    for index in rows.indices {
+                        let envelope = rows[index].envelope
+                        let single = singles[index]
+                        let known = try single ? knownOnce[envelope.itemID] : Self.known(envelope.itemID, in: db)
+                        let action = decide(rows[index], known)
+                        if single, !inboxHolds, !presentOnce.contains(envelope.itemID),
+                            case .apply(let record) = action,
+                            !record.deleted, case .success(let item)? = rows[index].sealed
+                        {
+                            // A new item, the common case: its insert alone, unless another item holds its primary key.
+                            do {
+                                try Self.addSynced(
+                                    item, index: { entries.append((ItemDigests.orderKey($0), $0, $1)) }, in: db,
+                                    deferred: deferred.writes)
+                                deferred.add(record.itemID, version: record.version)
+                                written.append(SyncWrittenRow(action: action, outcome: .applied))
+                                continue
+                            } catch KeychainError.duplicateItem {
+                                // The general path below sorts it out.
                             }
                         }
-                        switch sealed {
-                        case .failure(let error) where error.status == .interactionNotAllowed:
-                            outcome = .locked
-                        case .failure(let error):
-                            reason = "its content is not a valid item: \(error.detail ?? error.message)"
-                        case .success(let item):
-                            outcome = try apply(
-                                record, sealed: item, known: known, keys: keys, sealer: sealer, in: db,
-                                index: single ? { entries.append((ItemDigests.orderKey($0), $0, $1)) } : nil,
-                                removed: { removedRows.insert($0) })
-                        case nil:
-                            outcome = try apply(
-                                record, sealed: nil, known: known, keys: keys, sealer: sealer, in: db)
+                        try deferred.flush(in: db)
+                        var outcome: SyncApplyOutcome?
+                        var reason: String?
+                        switch action {
+                        case .discard:
+                            break
+                        case .acknowledge:
+                            try Self.setKnown(
+                                envelope.itemID, version: envelope.version, deleted: envelope.deleted, in: db)
+                        case .reject(let why):
+                            reason = why
+                        case .apply(let record):
+                            var sealed = rows[index].sealed
+                            if sealed == nil, !record.deleted {
+                                // Not sealed ahead (a row `prepare` skipped): sealed now.
+                                do throws(KeychainError) {
+                                    sealed = .success(
+                                        try prepareSynced(record, keys: keys).sealed(
+                                            id: record.itemID, version: record.version, rowID: nil))
+                                } catch {
+                                    sealed = .failure(error)
+                                }
+                            }
+                            switch sealed {
+                            case .failure(let error) where error.status == .interactionNotAllowed:
+                                outcome = .locked
+                            case .failure(let error):
+                                reason = "its content is not a valid item: \(error.detail ?? error.message)"
+                            case .success(let item):
+                                outcome = try apply(
+                                    record, sealed: item, known: known, keys: keys, sealer: sealer, in: db,
+                                    index: single ? { entries.append((ItemDigests.orderKey($0), $0, $1)) } : nil,
+                                    removed: { removedRows.insert($0) })
+                            case nil:
+                                outcome = try apply(
+                                    record, sealed: nil, known: known, keys: keys, sealer: sealer, in: db)
+                            }
                         }
+                        if let reason {
+                            try db.run(
+                                "INSERT INTO sync_rejected (seq, item, version, reason, recorded) VALUES (?, ?, ?, ?, ?)",
+                                [
+                                    .integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
+                                    .text(reason), .integer(Int64(Date().timeIntervalSince1970)),
+                                ])
+                        }
+                        if outcome == .applied || outcome == .appliedOverConflict {
+                            // Written as the server has it: nothing of this item is left to push.
+                            try db.run("DELETE FROM sync_dirty WHERE item = ?", [.blob(envelope.itemID)])
+                        }
+                        if outcome == .locked {
+                            if cursor != nil { try Self.keepInInbox(envelope, in: db) }
+                        } else if case .apply(let record) = action, inboxHolds {
+                            // Its own row too, when it came from the inbox (the same item and version: the record opened
+                            // from it says so), in one statement.
+                            try db.run(
+                                "DELETE FROM sync_inbox WHERE item = ? AND version <= ?",
+                                [.blob(record.itemID), .integer(record.version)])
+                        } else if cursor == nil {
+                            try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
+                        }
+                        written.append(SyncWrittenRow(action: action, outcome: outcome))
                     }
-                    if let reason {
-                        try db.run(
-                            "INSERT INTO sync_rejected (seq, item, version, reason, recorded) VALUES (?, ?, ?, ?, ?)",
-                            [
-                                .integer(envelope.sequence), .blob(envelope.itemID), .integer(envelope.version),
-                                .text(reason), .integer(Int64(Date().timeIntervalSince1970)),
-                            ])
-                    }
-                    if outcome == .applied || outcome == .appliedOverConflict {
-                        // Written as the server has it: nothing of this item is left to push.
-                        try db.run("DELETE FROM sync_dirty WHERE item = ?", [.blob(envelope.itemID)])
-                    }
-                    if outcome == .locked {
-                        if cursor != nil { try Self.keepInInbox(envelope, in: db) }
-                    } else if case .apply(let record) = action, inboxHolds {
-                        // Its own row too, when it came from the inbox (the same item and version: the record opened
-                        // from it says so), in one statement.
-                        try db.run(
-                            "DELETE FROM sync_inbox WHERE item = ? AND version <= ?",
-                            [.blob(record.itemID), .integer(record.version)])
-                    } else if cursor == nil {
-                        try db.run("DELETE FROM sync_inbox WHERE seq = ?", [.integer(envelope.sequence)])
-                    }
-                    written.append(SyncWrittenRow(action: action, outcome: outcome))
                 }
                 try deferred.flush(in: db)
                 // A row added in this page and then removed by a later item of it (a lower id with its primary key)

@@ -36,9 +36,11 @@ struct PageFetcher: Sendable {
         }
         let rows = pulled.rows
         // This device's own pushes coming back at the version it knows need nothing: it wrote them.
-        let own = rows.filter { $0.author == device }
-        let known = own.isEmpty ? [:] : try sync.knownVersions(own.map(\.itemID))
-        let incoming = rows.filter { $0.author != device || known[$0.itemID]?.version != $0.version }
+        // The rows are filtered only when there are any (a filter copies every row it keeps).
+        let own = rows.compactMap { $0.author == device ? $0.itemID : nil }
+        let known = own.isEmpty ? [:] : try sync.knownVersions(own)
+        let incoming =
+            own.isEmpty ? rows : rows.filter { $0.author != device || known[$0.itemID]?.version != $0.version }
         let fetched = clock.now
         let prepared = try prepare(incoming)
         trace("fetched \(rows.count) rows in \(fetched - started), prepared in \(clock.now - fetched)")
@@ -54,12 +56,9 @@ struct PageFetcher: Sendable {
         let vault = vault
         let keyring = keyring
         let opened = try ParallelMap.map(envelopes) {
-            (envelope) throws(KeychainError) -> (envelope: SyncEnvelope, opened: Result<SyncRecord, KeychainError>) in
-            (
-                envelope,
-                Result { () throws(KeychainError) in try VaultCrypto.open(envelope, vault: vault, keyring: keyring) }
-            )
+            (envelope) throws(KeychainError) -> Result<SyncRecord, KeychainError> in
+            Result { () throws(KeychainError) in try VaultCrypto.open(envelope, vault: vault, keyring: keyring) }
         }
-        return sync.prepare(opened, except: device)
+        return sync.prepare(envelopes, opened: opened, except: device)
     }
 }

@@ -158,6 +158,9 @@ package final class SyncClient {
 private let traceFile: FileDescriptor? = CurrentProcess.environment["LATCHKEY_SYNC_TRACE"].flatMap { path in
     try? Files.openTruncated(path)
 }
+/// Whether LATCHKEY_SYNC_TRACE names a file being traced to.
+var isTracing: Bool { traceFile != nil }
+
 func trace(_ message: @autoclosure () -> String) {
     // A trace line that cannot be written is dropped, for the same reason.
     try? traceFile?.writeAll(Array("sync: \(message())\n".utf8))
