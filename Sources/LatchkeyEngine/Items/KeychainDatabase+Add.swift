@@ -35,14 +35,16 @@ extension KeychainDatabase {
             for group in caller.accessGroups { groupDigests[group] = ItemDigests.group(group, key: indexKey) }
         }
         let context = BatchContext(keys: keys, groupDigests: groupDigests)
-        let sealed = try ParallelMap.map(items) { (item) throws(KeychainError) -> (PreparedAdd, ItemRow) in
+        let sealed = try ParallelMap.map(items) {
+            (item) throws(KeychainError) -> (prepared: PreparedAdd, row: ItemRow, orderKey: UInt64) in
             let prepared = try prepareAdd(item, caller: caller, batch: context)
-            return (prepared, prepared.sealedFresh())
+            let row = prepared.sealedFresh()
+            return (prepared, row, ItemDigests.orderKey(row.primaryKeyDigest))
         }
         // Keyed digests are uniformly random, so inserting in the caller's order visits a random leaf of each
         // index per item. In digest order, each index is walked once from one end to the other: the items by
         // their primary-key digest, then every index entry of the batch sorted by its digest.
-        let orderKeys = sealed.map { ItemDigests.orderKey($0.1.primaryKeyDigest) }
+        let orderKeys = sealed.map(\.orderKey)
         let order = sealed.indices.sorted { orderKeys[$0] < orderKeys[$1] }
         // The change feed's entries and the dirty marks are written at the end too, many to a statement.
         try mappingStorageErrors {
@@ -52,15 +54,20 @@ extension KeychainDatabase {
                 let deferred = DeferredItemWrites()
                 // Tombstones are rare: looked up per item only when the file holds any.
                 let tombstones = try ItemTable.hasTombstones(in: db)
-                for position in order {
-                    let (prepared, row) = sealed[position]
-                    let stored = try prepared.insert(
-                        row, into: db, origin: .request, indexingLater: true, checkTombstones: tombstones,
-                        deferred: deferred)
-                    guard let rowID = stored.rowID else {
-                        throw KeychainError(.internal, "an inserted item has no row")
+                // Through the buffer: `let (prepared, row) = sealed[position]` copied both (a dozen buffers to
+                // retain and release); the buffer's elements are borrowed where they are.
+                try sealed.withUnsafeBufferPointer { sealed in
+                    for position in order {
+                        let stored = try sealed[position].prepared.insert(
+                            sealed[position].row, into: db, origin: .request, indexingLater: true,
+                            checkTombstones: tombstones, deferred: deferred)
+                        guard let rowID = stored.rowID else {
+                            throw KeychainError(.internal, "an inserted item has no row")
+                        }
+                        for digest in stored.indexDigests {
+                            entries.append((ItemDigests.orderKey(digest), digest, rowID))
+                        }
                     }
-                    for digest in stored.indexDigests { entries.append((ItemDigests.orderKey(digest), digest, rowID)) }
                 }
                 try deferred.flush(in: db)
                 entries.sort { $0.key < $1.key }
