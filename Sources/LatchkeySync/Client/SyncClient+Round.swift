@@ -199,7 +199,11 @@ extension SyncClient {
             trace("waited \(ContinuousClock.now - waiting) for the next page")
         }
         // Pages commit without moving the WAL into the file each time; after more than one, move it now.
-        if done > batchSize * 4 { try keychain.sync.checkpoint() }
+        if done > batchSize * 4 {
+            let checkpointing = ContinuousClock.now
+            try keychain.sync.checkpoint()
+            trace("checkpointed in \(ContinuousClock.now - checkpointing)")
+        }
         try serverCall { try server.reportCursor(vault: vault, device: configuration.device, cursor: cursor) }
     }
 
