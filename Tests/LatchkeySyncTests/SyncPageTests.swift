@@ -35,8 +35,8 @@ struct SyncPageTests {
             let rows = device.keychain.sync.prepare(
                 page.map(\.envelope), opened: page.map(\.opened), except: Data(repeating: 0xAA, count: 16))
             let outcomes = try device.keychain.sync.write(rows, cursor: nil, sealer: { _ in (1, Data([1])) }) {
-                row, _ in
-                guard case .success(let record) = row.opened else { return .discard }
+                _, opened, _ in
+                guard case .success(let record) = opened else { return .discard }
                 return .apply(record)
             }.map(\.outcome)
             #expect(
@@ -73,8 +73,8 @@ struct SyncPageTests {
     }
 
     static func write(_ rows: [SyncPreparedRow], to device: SyncDevice) throws(KeychainError) -> [SyncWrittenRow] {
-        try device.keychain.sync.write(rows, cursor: 4, sealer: { _ in (1, Data([1])) }) { row, _ in
-            switch row.opened {
+        try device.keychain.sync.write(rows, cursor: 4, sealer: { _ in (1, Data([1])) }) { _, opened, _ in
+            switch opened {
             case .success(let record): .apply(record)
             case .failure(let error): .reject(error.detail ?? error.message)
             }

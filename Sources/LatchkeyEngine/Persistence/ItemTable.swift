@@ -154,7 +154,11 @@ enum IndexTable {
             let placeholders = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
             var arguments: [SQLValue] = []
             arguments.reserveCapacity(chunk.count * 2)
-            for entry in chunk { arguments += [.blob(entry.digest), .integer(entry.rowID)] }
+            // Appended one by one: `+= [a, b]` allocates an array per entry.
+            for entry in chunk {
+                arguments.append(.blob(entry.digest))
+                arguments.append(.integer(entry.rowID))
+            }
             try db.run("INSERT OR IGNORE INTO item_index (digest, item) VALUES \(placeholders)", arguments)
             start += chunk.count
         }

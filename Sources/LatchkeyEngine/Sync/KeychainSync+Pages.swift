@@ -66,8 +66,9 @@ extension KeychainSync {
         }
     }
 
-    /// Writes a page in one transaction, in the server's order. For each row `decide` — given the version
-    /// of its item the server holds as far as this device knows at that point of the page — says what to do:
+    /// Writes a page in one transaction, in the server's order. For each row `decide` — given its envelope,
+    /// the record opened from it, and the version of its item the server holds as far as this device knows
+    /// at that point of the page — says what to do:
     /// drop it (`discard`: a version this device has), record it as this device's own push
     /// (`acknowledge`), refuse it with its reason (`reject`, recorded with no content), or apply it.
     ///
@@ -83,7 +84,9 @@ extension KeychainSync {
     /// becomes a tombstone that is pushed). A deletion removes the local item.
     package func write(
         _ rows: [SyncPreparedRow], cursor: Int64?, sealer: SyncConflictSealer,
-        decide: (SyncPreparedRow, _ known: (version: Int64, deleted: Bool)?) -> SyncInboxAction
+        decide: (
+            SyncEnvelope, _ opened: Result<SyncRecord, KeychainError>, _ known: (version: Int64, deleted: Bool)?
+        ) -> SyncInboxAction
     ) throws(KeychainError) -> [SyncWrittenRow] {
         let keys = database.vault.snapshot()
         return try mappingStorageErrors {
@@ -115,7 +118,8 @@ extension KeychainSync {
                         let envelope = rows[index].envelope
                         let single = singles[index]
                         let known = try single ? knownOnce[envelope.itemID] : Self.known(envelope.itemID, in: db)
-                        let action = decide(rows[index], known)
+                        // Not the whole row: passed to a closure, it was copied (its sealed item too).
+                        let action = decide(envelope, rows[index].opened, known)
                         if single, !inboxHolds, !presentOnce.contains(envelope.itemID),
                             case .apply(let record) = action,
                             !record.deleted, case .success(let item)? = rows[index].sealed
@@ -291,7 +295,8 @@ extension KeychainSync {
                 ids.reserveCapacity(size)
                 for offset in 0..<size {
                     let item = items[start + min(offset, real - 1)]
-                    arguments += [.blob(item.id), .integer(item.version)]
+                    arguments.append(.blob(item.id))
+                    arguments.append(.integer(item.version))
                     ids.append(.blob(item.id))
                 }
                 let placeholders = Array(repeating: "(?, ?, 0)", count: size).joined(separator: ", ")

@@ -241,8 +241,8 @@ extension SyncClient {
         }
         let clock = ContinuousClock()
         let started = clock.now
-        let written = try keychain.sync.write(rows, cursor: cursor, sealer: sealer) { row, known in
-            Self.action(for: row, known: known, device: device)
+        let written = try keychain.sync.write(rows, cursor: cursor, sealer: sealer) { envelope, opened, known in
+            Self.action(for: envelope, opened: opened, known: known, device: device)
         }
         trace("page of \(rows.count): write \(clock.now - started)")
         // By index, and the row looked at only when tracing: a copy of each row costs a dozen retains.
@@ -281,16 +281,16 @@ extension SyncClient {
     /// dropped (verified first); this device's own push whose acknowledgement was lost is recorded as the
     /// server's version; anything else is applied.
     private static func action(
-        for row: SyncPreparedRow, known: (version: Int64, deleted: Bool)?, device: Data
+        for envelope: SyncEnvelope, opened: Result<SyncRecord, KeychainError>,
+        known: (version: Int64, deleted: Bool)?, device: Data
     ) -> SyncInboxAction {
-        let envelope = row.envelope
         if let known, envelope.version < known.version {
             return .reject(
                 "version \(envelope.version) is older than version \(known.version) this device has: replayed or rolled back"
             )
         }
         let record: SyncRecord
-        switch row.opened {
+        switch opened {
         case .success(let opened): record = opened
         case .failure(let error): return .reject(error.detail ?? error.message)
         }
