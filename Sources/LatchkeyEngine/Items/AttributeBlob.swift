@@ -7,6 +7,12 @@ package enum AttributeBlob {
 
     package static func encode(_ attributes: [AttributeKey: AttributeValue]) -> Data {
         var writer = ByteWriter(capacity: 256)
+        encode(attributes, into: &writer)
+        return writer.data
+    }
+
+    /// The blob appended to `writer` (to seal it straight from the writer's bytes, with no `Data` copy).
+    package static func encode(_ attributes: [AttributeKey: AttributeValue], into writer: inout ByteWriter) {
         writer.append(format)
         writer.append(UInt32(attributes.count))
         // Sorted as pairs: looking each sorted key up again would hash every name a second time.
@@ -30,7 +36,6 @@ package enum AttributeBlob {
                 writer.append(flag ? 1 as UInt8 : 0)
             }
         }
-        return writer.data
     }
 
     package static func decode(_ data: Data) -> [AttributeKey: AttributeValue]? {

@@ -75,9 +75,15 @@ enum ItemSealing {
     /// Seals the attributes into `row.sealedAttributes`, wiping the plaintext encoding afterwards. Use it
     /// alone only when the secret's ciphertext stays as it is.
     static func seal(attributes: [AttributeKey: AttributeValue], into row: inout ItemRow, itemKey: SecureBytes) {
-        var plaintext = AttributeBlob.encode(attributes)
-        row.sealedAttributes = AEAD.seal(plaintext, key: itemKey, associatedData: attributesAssociatedData(row))
-        plaintext.withUnsafeMutableBytes { wipeBytes($0) }
+        // Sealed from the writer's own bytes, which are then wiped: before, a `Data` copy of them was sealed and
+        // wiped and the writer's buffer freed as it was. (A buffer the writer outgrows is still freed unwiped.)
+        var plaintext = ByteWriter(capacity: 256)
+        AttributeBlob.encode(attributes, into: &plaintext)
+        let associatedData = attributesAssociatedData(row)
+        row.sealedAttributes = plaintext.bytes.withUnsafeBytes { bytes in
+            associatedData.withUnsafeBytes { AEAD.seal(bytes, key: itemKey, associatedData: $0) }
+        }
+        plaintext.wipe()
     }
 
     static func unwrapKey(_ row: ItemRow, classKey: SecureBytes) throws(KeychainError) -> SecureBytes {

@@ -195,6 +195,9 @@ extension KeychainDatabase {
         let schema = validated.schema
         let now = Date()
         var attributes = validated.attributes
+        // Room for what is added below, so the copy this first change makes is the only one (not a copy and
+        // then a resize).
+        attributes.reserveCapacity(attributes.count + schema.primaryKey.count + 5)
         for name in schema.primaryKey where attributes[name] == nil {
             attributes[name] = schema.defaultValue(for: name)
         }

@@ -1,4 +1,5 @@
 package import FoundationEssentials
+internal import LatchkeyCrypto
 
 /// Appends fixed-width little-endian integers and length-prefixed fields: the building block of the
 /// encrypted attribute blob, the keybag records and the associated data. Backed by `[UInt8]`, which
@@ -15,6 +16,9 @@ package struct ByteWriter {
 
     /// Empties the writer, keeping its storage for the next use.
     package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
+    /// Overwrites the bytes written with zeros (when they were plaintext to seal).
+    package mutating func wipe() { bytes.withUnsafeMutableBytes { wipeBytes($0) } }
 
     package mutating func append(_ value: UInt32) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
