@@ -28,6 +28,16 @@ import Testing
             ciphertext: AEAD.seal(content, key: key, associatedData: ad), author: author)
     }
 
+    /// The layout every device seals under: "LKS1", vault, item, version (big-endian), deleted, key id
+    /// (big-endian), author.
+    @Test func theAssociatedDataIsTheRowsIdentityInOrder() {
+        let ad = VaultCrypto.associatedData(
+            vault: Data([1, 2]), itemID: Data([3]), version: 0x0102_0304_0506_0708, deleted: true, keyID: 0x0A0B_0C0D,
+            author: Data([9, 9]))
+        #expect(
+            ad == Array("LKS1".utf8) + [1, 2, 3, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0x0A, 0x0B, 0x0C, 0x0D, 9, 9])
+    }
+
     @Test(arguments: [0, 1, 50, 62, 63, 64, 200])
     func aRecordOfAnyLengthOpensToItself(secretLength: Int) throws {
         let record = SyncRecord(

@@ -75,8 +75,15 @@ struct ItemRow: Sendable {
 
     /// Digests as one blob, in order.
     static func indexBlob(_ digests: [Data]) -> Data {
-        var blob = Data(capacity: digests.count * ItemDigests.shortLength)
-        for digest in digests { blob.append(digest) }
+        // One allocation, filled through its bytes: `Data.append(Data)` cost about a thousand instructions each.
+        var blob = Data(count: digests.reduce(0) { $0 + $1.count })
+        blob.withUnsafeMutableBytes { out in
+            var offset = 0
+            for digest in digests {
+                digest.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[offset...]).copyMemory(from: $0) }
+                offset += digest.count
+            }
+        }
         return blob
     }
 }

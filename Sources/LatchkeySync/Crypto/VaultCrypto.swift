@@ -30,15 +30,18 @@ package enum VaultCrypto {
     /// server cannot move a row to another item or vault, replay it as another version, turn it into a
     /// deletion (or back), or claim another author without the open failing.
     static func associatedData(vault: Data, itemID: Data, version: Int64, deleted: Bool, keyID: Int32, author: Data)
-        -> Data
+        -> [UInt8]
     {
-        var data = Data("LKS1".utf8)
-        data.append(vault)
-        data.append(itemID)
+        // Bytes, not `Data`: appending one `Data` to another cost more than the AEAD open it is made for.
+        var data: [UInt8] = []
+        data.reserveCapacity(4 + vault.count + itemID.count + 8 + 1 + 4 + author.count)
+        data.append(contentsOf: "LKS1".utf8)
+        vault.withUnsafeBytes { data.append(contentsOf: $0) }
+        itemID.withUnsafeBytes { data.append(contentsOf: $0) }
         withUnsafeBytes(of: version.bigEndian) { data.append(contentsOf: $0) }
         data.append(deleted ? 1 : 0)
         withUnsafeBytes(of: keyID.bigEndian) { data.append(contentsOf: $0) }
-        data.append(author)
+        author.withUnsafeBytes { data.append(contentsOf: $0) }
         return data
     }
 
