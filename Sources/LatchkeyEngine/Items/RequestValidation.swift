@@ -154,6 +154,8 @@ enum RequestValidation {
         _ given: [AttributeKey: AttributeValue], schema: ItemSchema, caller: CallerIdentity, datesAllowed: Bool
     ) throws(KeychainError) -> Classified {
         var classified = Classified()
+        // Sized once: grown one attribute at a time it was rehashed four times for an item's dozen.
+        classified.attributes.reserveCapacity(given.count)
         let freeForm = given.keys.count(where: AttributeKey.isSecretServiceAttribute)
         guard freeForm <= ItemLimits.maximumSecretServiceAttributes else {
             throw KeychainError.param(
