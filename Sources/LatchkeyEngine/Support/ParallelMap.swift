@@ -64,7 +64,7 @@ package enum ParallelMap {
             initializedCount = 0
         }
         // The chunks before the first failing one finished, so its error is the first in element order.
-        if let failure = failures.first(where: { $0 != nil }), let failure { throw failure }
+        if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
         return results
     }
 }
