@@ -66,6 +66,7 @@ struct AgentConversation {
     func run(idleSeconds: Int, greeted: () -> Void, answer: (AgentRequest, UInt32) -> AgentResponse?) {
         var saidHello = false
         var lastID: UInt32 = 0
+        var answeredAfterHello = 0
         while true {
             guard var message = receive(saidHello: saidHello) else { return }
             defer { message.resetBytes(in: 0..<message.count) }  // A passphrase or a secret may be in it.
@@ -91,7 +92,10 @@ struct AgentConversation {
                 saidHello = true
                 greeted()
                 stream.setTimeout(seconds: idleSeconds)
-                stream.spinNanoseconds = AgentFrame.requestSpinNanoseconds
+                stream.spinNanoseconds = AgentFrame.firstRequestSpinNanoseconds
+            } else {
+                answeredAfterHello += 1
+                if answeredAfterHello == 2 { stream.spinNanoseconds = AgentFrame.requestSpinNanoseconds }
             }
             var encoded = response.encoded()
             defer { encoded.resetBytes(in: 0..<encoded.count) }

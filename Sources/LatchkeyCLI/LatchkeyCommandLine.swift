@@ -74,9 +74,9 @@ public enum LatchkeyCommandLine {
             } ?? []
         }
         let arguments: [String]
-        switch decodeArguments(raw) {
-        case .success(let decoded): arguments = decoded
-        case .failure(let error):
+        do {
+            arguments = try decodeArguments(raw)
+        } catch {
             stderr.line(
                 "latchkey: \(raw.first.flatMap { String(validating: $0, as: UTF8.self) } ?? "latchkey"): \(error.message)"
             )
@@ -89,16 +89,18 @@ public enum LatchkeyCommandLine {
     }
 
     /// The arguments as text; an argument that is not valid UTF-8 is `errSecParam` — never repaired into
-    /// U+FFFD, which would make `$'\\xff'`, `$'\\xfe'` and "\u{FFFD}" one and the same account.
-    static func decodeArguments(_ raw: [[UInt8]]) -> Result<[String], KeychainError> {
+    /// U+FFFD, which would make `$'\\xff'`, `$'\\xfe'` and "\u{FFFD}" one and the same account. Typed
+    /// throws, not a `Result`: every start would otherwise pay the runtime's scan of all conformance records
+    /// for `Result<[String], KeychainError>` (docs/DESIGN-NOTES.md, "The CLI's start").
+    static func decodeArguments(_ raw: [[UInt8]]) throws(KeychainError) -> [String] {
         var arguments: [String] = []
         for (index, bytes) in raw.enumerated() {
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                return .failure(KeychainError.param("argument \(index + 1) is not valid UTF-8"))
+                throw KeychainError.param("argument \(index + 1) is not valid UTF-8")
             }
             arguments.append(text)
         }
-        return .success(arguments)
+        return arguments
     }
 
     /// Runs the tool with `arguments` (without the program name) in this process, without the hardening of

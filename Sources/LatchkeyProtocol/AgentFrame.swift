@@ -19,6 +19,12 @@ package enum AgentFrame {
     /// How long the agent polls a connection for the client's next request after answering one: a program
     /// that makes several requests in a row (a listing, then a read) sends the next within microseconds.
     package static let requestSpinNanoseconds = 100_000
+    /// How long the agent polls for a connection's first requests after the hello (the status a client sends
+    /// with it, then its first real request), before `requestSpinNanoseconds` applies: a process just started
+    /// takes 90–230 µs between the status's answer and its first request here — the first run of the code that
+    /// routes and encodes it — and an agent asleep by then adds its wake-up to that request's answer
+    /// (docs/DESIGN-NOTES.md, "The CLI's start"). Once per connection.
+    package static let firstRequestSpinNanoseconds = 400_000
     /// How long the agent polls a new connection for the client's hello after greeting it: a client answers
     /// at once, in the time its first use of the protocol's code takes (tens of microseconds in a process
     /// just started), which a sleeping thread would add its wake-up to (docs/DESIGN-NOTES.md, "The CLI's

@@ -138,7 +138,8 @@ import Testing
         #expect(output.status == Int32(status))
         #expect(output.stdout == (status == 0 ? "built\n" : ""))
         #expect(
-            output.stderr == "swift build -c release --static-swift-stdlib --product latchkey-demo NO_COLOR=1\n"
+            output.stderr
+                == "swift build -c release --static-swift-stdlib --disable-local-rpath --product latchkey-demo NO_COLOR=1\n"
                 + "Sources/x.swift:1:1: warning: ours, kept\n")
     }
 }

@@ -8,10 +8,13 @@ swift_build() {
     NO_COLOR=1 swift build "$@"
 }
 
-# A release build with the Swift runtime linked statically, its output on standard error. A static link
-# warns "the use of `mktemp' is dangerous": the Swift toolchain's static FoundationEssentials calls mktemp
-# (createTemporaryFile), Latchkey never does, so that one line says nothing about this code and is dropped;
-# everything else the build prints passes as it comes, and a failed build fails.
+# A release build with the Swift runtime linked statically and without SwiftPM's $ORIGIN run path (the programs
+# load no library from beside themselves, and with it the loader first looks for libc, libm, libstdc++ and
+# libgcc_s there, in eleven directories, at every start: 26 system calls more, 24 of them failing;
+# docs/DESIGN-NOTES.md, "The CLI's start"), its output on standard error. A static link warns "the use of
+# `mktemp' is dangerous": the Swift toolchain's static FoundationEssentials calls mktemp (createTemporaryFile),
+# Latchkey never does, so that one line says nothing about this code and is dropped; everything else the build
+# prints passes as it comes, and a failed build fails.
 static_build() {
-    swift_build -c release --static-swift-stdlib "$@" 2>&1 | { grep --line-buffered -v "warning: the use of \`mktemp' is dangerous" || true; } >&2
+    swift_build -c release --static-swift-stdlib --disable-local-rpath "$@" 2>&1 | { grep --line-buffered -v "warning: the use of \`mktemp' is dangerous" || true; } >&2
 }

@@ -33,6 +33,11 @@ package struct ByteWriter {
     package mutating func append(_ value: Int32) { append(UInt32(bitPattern: value)) }
 
     package mutating func appendRaw(_ raw: Data) { raw.withUnsafeBytes { bytes.append(contentsOf: $0) } }
+    // Concrete overloads for the callers in other modules (the agent protocol's header, the sync
+    // configuration): there the generic one below runs unspecialized, and its first call in a process costs the
+    // runtime a scan of every protocol conformance record (docs/DESIGN-NOTES.md, "The CLI's start").
+    package mutating func appendRaw(_ raw: [UInt8]) { bytes.append(contentsOf: raw) }
+    package mutating func appendRaw(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
     package mutating func appendRaw(_ raw: some Sequence<UInt8>) { bytes.append(contentsOf: raw) }
 
     /// A 32-bit length followed by the bytes.
