@@ -92,8 +92,11 @@ let package = Package(
         // The Secret Service provider (org.freedesktop.secrets) that latchkeyd runs with --secret-service.
         // End-to-end-encrypted sync through PostgreSQL: the only importer of libpq (CPostgres).
         .target(name: "LatchkeySync", dependencies: ["CPostgres", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPOSIX"]),
-        .target(name: "LatchkeySecretService", dependencies: ["LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyPOSIX"]),
-        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync", "LatchkeySSH"]),
+        // The gate every front end passes a caller through: the process pinned, and who it is attested as
+        // (sandbox app ID, LSM label, executable, or unidentified); the policy stays in the agent.
+        .target(name: "LatchkeyCaller", dependencies: ["LatchkeyPOSIX", "LatchkeyCrypto"]),
+        .target(name: "LatchkeySecretService", dependencies: ["LatchkeyCaller", "LatchkeyEngine", "LatchkeyDBus", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyPOSIX"]),
+        .target(name: "LatchkeyAgent", dependencies: ["LatchkeyCaller", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCrypto", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeyPKI", "LatchkeySecretService", "LatchkeySync", "LatchkeySSH"]),
         .executableTarget(name: "latchkeyd", dependencies: ["LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyPOSIX"]),
 
         // The git and docker credential helpers: each protocol translated to the one seam and back (no engine
@@ -156,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyAgentTests",
             dependencies: [
-                "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeySecretService", "LatchkeyPOSIX", "LatchkeyCrypto",
+                "Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyAgent", "LatchkeyCaller", "LatchkeySecretService", "LatchkeyPOSIX", "LatchkeyCrypto",
                 "LatchkeyTestSupport", "latchkeyd", "latchkey", "latchkey-test-client-a", "latchkey-test-client-b",
             ]),
         .testTarget(

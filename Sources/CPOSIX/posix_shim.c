@@ -233,6 +233,70 @@ long latchkey_unix_sockets(struct latchkey_unix_socket *sockets, size_t capacity
     return count;
 }
 
+int latchkey_unix_socket_peer(unsigned int inode, unsigned int *peer) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -1;
+    struct {
+        struct nlmsghdr header;
+        struct unix_diag_req request;
+    } ask;
+    memset(&ask, 0, sizeof ask);
+    ask.header.nlmsg_len = sizeof ask;
+    ask.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    ask.header.nlmsg_flags = NLM_F_REQUEST;
+    ask.request.sdiag_family = AF_UNIX;
+    ask.request.udiag_ino = inode;
+    ask.request.udiag_show = UDIAG_SHOW_PEER;
+    /* No cookie: any socket with this inode (an inode names one socket while it is open). */
+    ask.request.udiag_cookie[0] = ~0U;
+    ask.request.udiag_cookie[1] = ~0U;
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &ask, sizeof ask, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    char buffer[1024] __attribute__((aligned(NLMSG_ALIGNTO)));
+    ssize_t received;
+    do {
+        received = recv(fd, buffer, sizeof buffer, 0);
+    } while (received < 0 && errno == EINTR);
+    int saved = errno;
+    close(fd);
+    if (received < 0) {
+        errno = saved;
+        return -1;
+    }
+    struct nlmsghdr *header = (struct nlmsghdr *)buffer;
+    if (!NLMSG_OK(header, (size_t)received)) {
+        errno = EPROTO;
+        return -1;
+    }
+    if (header->nlmsg_type == NLMSG_ERROR) {
+        struct nlmsgerr *failure = NLMSG_DATA(header);
+        errno = failure->error < 0 ? -failure->error : EPROTO;
+        return -1;
+    }
+    if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY) {
+        errno = EPROTO;
+        return -1;
+    }
+    struct unix_diag_msg *entry = NLMSG_DATA(header);
+    if (entry->udiag_ino != inode) {
+        errno = ENOENT;
+        return -1;
+    }
+    *peer = 0;
+    long length = (long)header->nlmsg_len - (long)NLMSG_LENGTH(sizeof *entry);
+    for (struct rtattr *attribute = (struct rtattr *)(entry + 1); RTA_OK(attribute, length);
+         attribute = RTA_NEXT(attribute, length)) {
+        if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof(unsigned int))
+            memcpy(peer, RTA_DATA(attribute), sizeof(unsigned int));
+    }
+    return 0;
+}
+
 static char latchkey_fatal_name[64];
 static size_t latchkey_fatal_name_length;
 

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCaller
 import LatchkeyCrypto
 import LatchkeyEngine
 import LatchkeyPOSIX
@@ -13,8 +14,10 @@ struct AgentConversation {
     let stream: AgentStream
     let budget: ByteBudget
     let log: @Sendable (String) -> Void
-    /// Who connected (read before the greeting).
-    let peer: PeerIdentity
+    /// Who connected, as the gate attested it (read before the greeting).
+    let caller: AttestedCaller
+    /// The process that connected, pinned.
+    var peer: PeerIdentity { caller.peer }
     private let challenge: [UInt8]
 
     /// A client must say hello within this long after connecting.
@@ -33,10 +36,12 @@ struct AgentConversation {
             return nil
         }
         stream.setTimeout(seconds: Self.helloSeconds)
-        guard let peer = PeerIdentity.of(socket: stream.descriptor, digests: digests) else {
+        guard let caller = CallerGate.attest(streamPeer: stream.descriptor, frontEnd: .agentSocket, digests: digests)
+        else {
             Self.refuse(stream, id: 0, KeychainError(.internal, "the agent cannot read the peer's credentials"))
             return nil
         }
+        let peer = caller.peer
         guard peer.uid == CurrentProcess.effectiveUserID else {
             log("refused pid \(peer.pid): uid \(peer.uid) is not the agent's user")
             Self.refuse(
@@ -44,8 +49,10 @@ struct AgentConversation {
             )
             return nil
         }
-        if let reason = peer.untrusted { log("unidentified connection: \(reason); served as an unregistered program") }
-        self.peer = peer
+        if case .unidentified(let reason) = caller.attestation {
+            log("unidentified connection: \(reason); served as an unregistered program")
+        }
+        self.caller = caller
         // Identified first, challenged second: whatever the client sends back was written after the
         // identification above.
         challenge = Array(SecureRandom.bytes(AgentGreeting.challengeLength))

@@ -44,14 +44,18 @@ public final class AgentServer: Sendable {
         /// Whether to unlock at start through the keychain's unattended TPM unlock (a service at boot); when the
         /// TPM refuses, the agent says why on standard error and serves the keychain locked.
         public var unlockUnattended: Bool
+        /// Which attestations tell programs apart on every front end (`--program-identity`).
+        public var programIdentity: ProgramIdentity
 
         /// Creates options.
         public init(
             keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil,
             secretService: Bool = false,
             isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
-            lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil, unlockUnattended: Bool = false
+            lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil, unlockUnattended: Bool = false,
+            programIdentity: ProgramIdentity = .executable
         ) {
+            self.programIdentity = programIdentity
             self.waitForKeychainSeconds = waitForKeychainSeconds
             self.unlockUnattended = unlockUnattended
             self.sshAgentSocketPath = sshAgentSocketPath
@@ -126,7 +130,8 @@ public final class AgentServer: Sendable {
         let state: AgentState
         do {
             state = try AgentState(
-                keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync)
+                keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync,
+                programIdentity: options.programIdentity)
         } catch {
             // The socket the waiting room listened on is not left behind for clients to find.
             // Failing anyway.

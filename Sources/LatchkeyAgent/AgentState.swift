@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCaller
 import LatchkeyEngine
 import LatchkeySync
 import Synchronization
@@ -17,13 +18,16 @@ final class AgentState: Sendable {
     private let log: @Sendable (String) -> Void
     /// Background sync, when the agent runs it (it idles until the keychain is set up for sync).
     let sync: SyncWorker?
+    /// Which attestations tell programs apart (`latchkeyd --program-identity`).
+    let programIdentity: ProgramIdentity
 
     init(
         keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void,
-        sync: Bool = false
+        sync: Bool = false, programIdentity: ProgramIdentity = .executable
     )
         throws(KeychainError)
     {
+        self.programIdentity = programIdentity
         self.keychainPath = keychainPath
         self.presence = presence
         self.keychain = try KeychainDatabase.open(at: keychainPath)

@@ -1,7 +1,20 @@
 import Foundation
+import LatchkeyCaller
 import LatchkeyEngine
 
-/// How the agent turns a peer into a caller identity — its entitlements.
+/// Which attestations tell programs apart (`latchkeyd --program-identity`).
+public enum ProgramIdentity: String, Sendable, CaseIterable {
+    /// Sandboxed and confined programs by what the platform attests, unconfined ones by their executable
+    /// (path and digest), as registered (the default).
+    case executable
+    /// Only what the platform attests: per-program items only for sandboxed or LSM-confined callers; every
+    /// unconfined program is treated as the user — not told apart from the others (docs/LATCHKEY-SECURITY.md,
+    /// "Who is calling: one gate").
+    case platform
+}
+
+/// How the agent turns an attested caller (`CallerGate`) into what it may do — its entitlements. The one
+/// place the policy lives, for every front end.
 ///
 /// - A registered executable (same path and same digest as when registered) gets its registration's
 ///   application identifier and access groups.
@@ -10,10 +23,10 @@ import LatchkeyEngine
 ///   library falls back to opening the keychain itself, which needs the passphrase — exactly what it would
 ///   need without an agent. No identity is ever derived from a file name: a copy of a program, or a program
 ///   named after an application, an access group or the wildcard `*`, gets nothing from the agent.
-/// - A process whose executable the agent cannot read (it made itself not dumpable before connecting) cannot
-///   be told apart from any other program: refused the same way.
-/// - A process the agent cannot trust to be who the kernel says (`PeerIdentity.untrusted`: another user or
-///   pid namespace, a deleted executable) is unidentified: served as an unregistered program, whatever it runs.
+/// - A caller the gate could not attest (`Attestation.unidentified`: another user or pid namespace, a
+///   deleted or unreadable executable) is served as an unregistered program, whatever it runs.
+/// - A sandboxed or confined program has no registration on the agent's socket (registrations name
+///   executables); under `--program-identity platform` neither has an unconfined one.
 ///
 /// Limits, stated honestly: interpreters (python3, node, bash) are one executable, so registering one
 /// registers every script it runs; a program the same user can ptrace or whose binary the user can replace
@@ -22,8 +35,9 @@ import LatchkeyEngine
 enum CallerPolicy {
     enum Standing: Equatable {
         case registered(ApplicationRegistration)
+        /// Not a registered program, and why (the refusal's words).
         case unregistered(String)
-        /// Not to be trusted as any program, and why (`PeerIdentity.untrusted`).
+        /// Not to be trusted as any program, and why (`Attestation.unidentified`).
         case unidentified(String)
         case refused(KeychainError)
 
@@ -37,24 +51,36 @@ enum CallerPolicy {
         }
     }
 
-    static func standing(of peer: PeerIdentity, registrations: [ApplicationRegistration]) -> Standing {
-        if let reason = peer.untrusted { return .unidentified(reason) }
-        guard let path = peer.executablePath, let digest = peer.executableDigest else {
-            return .refused(
-                KeychainError(
-                    .missingEntitlement,
-                    "the agent cannot tell which program pid \(peer.pid) runs (its executable cannot be read)"))
+    static func standing(
+        of caller: AttestedCaller, registrations: [ApplicationRegistration], identity: ProgramIdentity
+    ) -> Standing {
+        switch caller.attestation {
+        case .unidentified(let reason):
+            return .unidentified(reason)
+        case .sandbox, .confined:
+            return .unregistered(
+                "\(caller.attestation.summary) has no registration on \(caller.frontEnd.rawValue) "
+                    + "(registrations name executables); it reaches its own items through the Secret Service")
+        case .executable(let path, let digest):
+            guard identity == .executable else {
+                return .unregistered(
+                    "\(path) is an unconfined program, which this agent does not tell apart from the user "
+                        + "(latchkeyd --program-identity platform); let it open the keychain with the passphrase")
+            }
+            guard let registration = registrations.first(where: { $0.executablePath == path }) else {
+                return .unregistered(
+                    "\(path) is not registered with the agent; register it with `latchkey register-application \(path)`, "
+                        + "or let it open the keychain with the passphrase")
+            }
+            guard digest == registration.executableDigest else {
+                return .refused(
+                    KeychainError(
+                        .missingEntitlement,
+                        "\(path) changed since it was registered; register it again with `latchkey register-application`"
+                    ))
+            }
+            return .registered(registration)
         }
-        guard let registration = registrations.first(where: { $0.executablePath == path }) else {
-            return .unregistered(path)
-        }
-        guard digest == registration.executableDigest else {
-            return .refused(
-                KeychainError(
-                    .missingEntitlement,
-                    "\(path) changed since it was registered; register it again with `latchkey register-application`"))
-        }
-        return .registered(registration)
     }
 
     /// The refusal an unidentified program gets for an item request.
@@ -64,11 +90,6 @@ enum CallerPolicy {
             "\(reason); the agent serves it as an unregistered program: let it open the keychain with the passphrase")
     }
 
-    /// The refusal an unregistered program gets for an item request.
-    static func notRegistered(_ path: String) -> KeychainError {
-        KeychainError(
-            .missingEntitlement,
-            "\(path) is not registered with the agent; register it with `latchkey register-application \(path)`, "
-                + "or let it open the keychain with the passphrase")
-    }
+    /// The refusal an unregistered program gets for an item request (`Standing.unregistered`'s words).
+    static func notRegistered(_ reason: String) -> KeychainError { KeychainError(.missingEntitlement, reason) }
 }

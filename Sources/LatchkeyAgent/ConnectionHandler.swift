@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCaller
 import LatchkeyCrypto
 import LatchkeyEngine
 import LatchkeyPKI
@@ -34,7 +35,8 @@ struct ConnectionHandler {
     func run() {
         guard let conversation = AgentConversation(stream: stream, budget: budget, digests: state.digests, log: log)
         else { return }
-        let peer = conversation.peer
+        let caller = conversation.caller
+        let peer = caller.peer
         let sender = conversation.sender
         conversation.run(idleSeconds: Self.idleSeconds, greeted: greeted) { request, id in
             state.touch()
@@ -43,14 +45,14 @@ struct ConnectionHandler {
                 log("refused pid \(peer.pid): \(mismatch); closing the connection")
                 return nil  // Not answered: the answer could reach another program than the one identified.
             }
-            return respond(to: request, id: id, peer: peer)
+            return respond(to: request, id: id, caller: caller)
         }
     }
 
-    func respond(to request: AgentRequest, id: UInt32, peer: PeerIdentity) -> AgentResponse {
+    func respond(to request: AgentRequest, id: UInt32, caller: AttestedCaller) -> AgentResponse {
         do throws(KeychainError) {
             return AgentResponse(
-                id: id, operation: request.operation, outcome: .success(try perform(request, peer: peer)))
+                id: id, operation: request.operation, outcome: .success(try perform(request, caller: caller)))
         } catch {
             return AgentResponse(id: id, operation: request.operation, failure: error)
         }
@@ -60,7 +62,7 @@ struct ConnectionHandler {
     /// seam — item requests in the service of the peer's registration, the rest in the agent's own, with the
     /// agent's bookkeeping around them (the throttle on every passphrase, registrations and settings applied
     /// at once, background sync told of changes).
-    private func perform(_ request: AgentRequest, peer: PeerIdentity) throws(KeychainError) -> KeychainReply {
+    private func perform(_ request: AgentRequest, caller: AttestedCaller) throws(KeychainError) -> KeychainReply {
         switch request {
         case .hello(let path, _):
             try AgentConversation.checkHello(path: path, servedPath: state.keychainPath)
@@ -69,14 +71,15 @@ struct ConnectionHandler {
             try state.unlockUnattended()
             return .none
         case .keychain(let request):
-            return try perform(request, peer: peer)
+            return try perform(request, caller: caller)
         }
     }
 
-    private func perform(_ request: KeychainRequest, peer: PeerIdentity) throws(KeychainError) -> KeychainReply {
+    private func perform(_ request: KeychainRequest, caller: AttestedCaller) throws(KeychainError) -> KeychainReply {
+        let peer = caller.peer
         switch request {
         case .status:
-            return .status(status(peer))
+            return .status(status(caller))
         case .unlock(let passphrase):
             try state.unlock(passphrase)
             return .none
@@ -84,9 +87,13 @@ struct ConnectionHandler {
             state.lock(reason: "requested by pid \(peer.pid)")
             return .none
         case .listRegistrations:
+            // Who else the agent serves, and as what, is for registered programs only (`latchkey
+            // list-applications` from any other program opens the keychain with the passphrase).
             guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
+            _ = try registeredStanding(caller, for: "the list of registered programs")
             return .registrations(registrations)
         case .settings:
+            _ = try registeredStanding(caller, for: "the keychain's settings")
             return try state.administration.perform(request)
         case .register:
             let reply = try state.checkingPassphrase("a registration") { () throws(KeychainError) in
@@ -110,7 +117,7 @@ struct ConnectionHandler {
             state.apply(settings)
             return reply
         case .createHeldKey(let held, _):
-            var service = try service(peer)
+            var service = try service(caller)
             service.holderEnded = peer.hasEnded  // An ephemeral key goes when the process it was made for ends.
             let made = try service.perform(request)
             log(
@@ -118,7 +125,7 @@ struct ConnectionHandler {
             )
             return made
         case .add, .copyMatching, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey, .releaseHeldKey:
-            let service = try service(peer)
+            let service = try service(caller)
             defer { if request.changesItems { state.changed() } }
             return try service.perform(request)
         }
@@ -131,35 +138,49 @@ struct ConnectionHandler {
         )
     }
 
-    /// The service a peer's item requests run in: its registration's identity.
-    private func service(_ peer: PeerIdentity) throws(KeychainError) -> LocalKeychainService {
+    /// The service a caller's item requests run in: its registration's identity.
+    private func service(_ caller: AttestedCaller) throws(KeychainError) -> LocalKeychainService {
+        let registration = try registeredStanding(caller, for: "an item request")
+        return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
+    }
+
+    /// The caller's registration, or the refusal (logged) an unregistered, unidentified or refused caller gets
+    /// for `what`.
+    private func registeredStanding(_ caller: AttestedCaller, for what: String) throws(KeychainError)
+        -> ApplicationRegistration
+    {
         guard let registrations = state.currentRegistrations else { throw notYetUnlocked }
-        switch CallerPolicy.standing(of: peer, registrations: registrations) {
+        switch CallerPolicy.standing(of: caller, registrations: registrations, identity: state.programIdentity) {
         case .registered(let registration):
-            return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
+            return registration
         case .refused(let error):
             refused()
             throw error
-        case .unregistered(let path):
+        case .unregistered(let reason):
             refused()
-            log("refused an item request of pid \(peer.pid): \(path) is not registered")
-            throw CallerPolicy.notRegistered(path)
+            log("refused \(what) of pid \(caller.pid): \(reason)")
+            throw CallerPolicy.notRegistered(reason)
         case .unidentified(let reason):
             refused()
+            log("refused \(what) of pid \(caller.pid): \(reason)")
             throw CallerPolicy.notIdentified(reason)
         }
     }
 
-    private func status(_ peer: PeerIdentity) -> KeychainServiceStatus {
+    private func status(_ attested: AttestedCaller) -> KeychainServiceStatus {
         let caller: CallerStanding
         if let registrations = state.currentRegistrations {
-            switch CallerPolicy.standing(of: peer, registrations: registrations) {
+            switch CallerPolicy.standing(of: attested, registrations: registrations, identity: state.programIdentity) {
             case .registered(let registration): caller = .registered(registration.caller)
             case .unregistered, .unidentified: caller = .unregistered
             case .refused(let error): caller = .refused(error.detail ?? error.message)
             }
         } else {
-            caller = peer.untrusted == nil ? .unknownUntilFirstUnlock : .unregistered
+            if case .executable = attested.attestation, state.programIdentity == .executable {
+                caller = .unknownUntilFirstUnlock
+            } else {
+                caller = .unregistered
+            }
         }
         if !caller.agentServes { refused() }
         return KeychainServiceStatus(

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LatchkeyCaller
 import LatchkeyCrypto
 import LatchkeyEngine
 import LatchkeyPOSIX

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCaller
 import LatchkeyEngine
 import LatchkeyPOSIX
 import LatchkeyProtocol
@@ -107,21 +108,24 @@ final class SSHAgentServer: Sendable {
             return
         }
         stream.setTimeout(seconds: Self.idleSeconds)
-        guard let peer = PeerIdentity.of(socket: stream.descriptor, digests: state.digests) else {
+        guard let caller = CallerGate.attest(streamPeer: stream.descriptor, frontEnd: .sshAgent, digests: state.digests)
+        else {
             log("SSH agent: cannot read a peer's credentials; closing the connection")
             return
         }
+        let peer = caller.peer
         guard peer.uid == CurrentProcess.effectiveUserID else {
             log("SSH agent: refused pid \(peer.pid): uid \(peer.uid) is not the agent's user")
             return
         }
-        if let reason = peer.untrusted {
+        if case .unidentified(let reason) = caller.attestation {
             log("SSH agent: unidentified connection: \(reason); it may use only keys open to any program")
         }
         let program = peer.executablePath ?? "an unknown program"
         let tree = ProcessTree.of(peer.handle)
         let session = SSHAgentSession(
-            hooks: hooks(for: peer, program: program, tree: tree), peer: "pid \(peer.pid) (\(peer.executableName))")
+            hooks: hooks(for: caller, connection: stream.descriptor, program: program, tree: tree),
+            peer: "pid \(peer.pid) (\(peer.executableName))")
         let sender = UnixSocket.Credentials(pid: peer.pid, uid: peer.uid, gid: 0)
         while true {
             var message: Data
@@ -155,7 +159,16 @@ final class SSHAgentServer: Sendable {
     }
 
     /// What a connection's program may do: the keys open to it, and the confirmations of `ssh-add -c` keys.
-    private func hooks(for peer: PeerIdentity, program: String, tree: ProcessTree?) -> SSHAgentSession.Hooks {
+    ///
+    /// A key open only to registered programs is used only when the request is the registered program's own:
+    /// it came from the process the gate attested, which still runs that file (checked for every message) and
+    /// holds this connection as a close-on-exec descriptor now (`CallerGate.holdsConnection`). SSH clients
+    /// write their first request before the agent has identified them, so that request may predate an `exec`;
+    /// a connection the program running now did not open fails the hold check, whatever the order.
+    private func hooks(
+        for caller: AttestedCaller, connection: FileDescriptor, program: String, tree: ProcessTree?
+    ) -> SSHAgentSession.Hooks {
+        let peer = caller.peer
         let state = state
         let approvals = approvals
         let lock = lock
@@ -164,9 +177,15 @@ final class SSHAgentServer: Sendable {
         let mayUse: @Sendable (SSHKeySettings) -> Bool = { settings in
             guard case .registered(let allowed) = settings.programs else { return true }
             guard let registrations = state.currentRegistrations,
-                case .registered(let registration) = CallerPolicy.standing(of: peer, registrations: registrations)
+                case .registered(let registration) = CallerPolicy.standing(
+                    of: caller, registrations: registrations, identity: state.programIdentity)
             else { return false }
-            return allowed.isEmpty || allowed.contains(registration.applicationIdentifier)
+            guard allowed.isEmpty || allowed.contains(registration.applicationIdentifier) else { return false }
+            if let reason = CallerGate.holdsConnection(peer, ourEnd: connection) {
+                log("SSH agent: refused a key open to registered programs to pid \(peer.pid): \(reason)")
+                return false
+            }
+            return true
         }
         let authorize: SSHKeyAuthorization = { (use) throws(KeychainError) in
             let (lockState, keychainEpoch) = state.keychain.lockStateAndEpoch

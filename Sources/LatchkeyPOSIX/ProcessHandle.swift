@@ -173,6 +173,13 @@ package final class ProcessHandle: Sendable {
         return (group, session)
     }
 
+    /// The pids of the children its main thread started (`task/<pid>/children`); empty when there are none
+    /// or they cannot be read.
+    package var children: [Int32] {
+        guard let bytes = readSmall("task/\(pid)/children", limit: 65_536) else { return [] }
+        return bytes.split(separator: UInt8(ascii: " ")).compactMap { Int32(String(decoding: $0, as: UTF8.self)) }
+    }
+
     /// The process's start time in clock ticks after boot (`stat`, field 22), read through the directory.
     package var startTime: UInt64? { statLine().flatMap(Processes.startTime(statLine:)) }
 

@@ -37,6 +37,19 @@ package struct SocketTable: Sendable {
         }
     }
 
+    /// The inode of the socket that socket `inode` is connected to (the kernel's exact query for one socket);
+    /// nil when it is not connected. Throws `ENOENT` when no socket of this network namespace has that inode.
+    package static func peer(of inode: UInt32) throws(Errno) -> UInt32? {
+        var peer: UInt32 = 0
+        guard latchkey_unix_socket_peer(inode, &peer) == 0 else { throw Errno.current }
+        return peer == 0 ? nil : peer
+    }
+
+    /// The inode of the socket descriptor `fd` is, for `peer(of:)`; nil when it cannot be read.
+    package static func inode(of fd: FileDescriptor) -> UInt32? {
+        FileStatus.of(descriptor: fd).map { UInt32(truncatingIfNeeded: $0.inode) }
+    }
+
     /// The address of the socket `inode` is connected to; nil when it is not connected or not listed.
     package func peerAddress(of inode: UInt32) -> [UInt8]? {
         guard let peer = entries[inode]?.peer, peer != 0 else { return nil }

@@ -91,6 +91,20 @@ package enum UnixSocket {
         return ProcessHandle(adopting: FileDescriptor(rawValue: pidfd))
     }
 
+    /// The LSM label of the process at the other end, as it was when it connected (`SO_PEERSEC`): an AppArmor
+    /// profile and mode (`name (enforce)`) or an SELinux context; nil when no LSM labels sockets.
+    package static func peerSecurityLabel(_ fd: FileDescriptor) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        var length = socklen_t(buffer.count)
+        let status = buffer.withUnsafeMutableBytes {
+            getsockopt(fd.rawValue, SOL_SOCKET, SO_PEERSEC, $0.baseAddress, &length)
+        }
+        guard status == 0, length > 0 else { return nil }
+        var label = Array(buffer.prefix(Int(min(length, socklen_t(buffer.count)))))
+        while label.last == 0 { label.removeLast() }
+        return label.isEmpty ? nil : label
+    }
+
     /// From now on every message received on `fd` carries its sender's credentials (`SO_PASSCRED`); the
     /// kernel fills them in and an unprivileged sender cannot forge them.
     package static func enableSenderCredentials(_ fd: FileDescriptor) throws(Errno) {

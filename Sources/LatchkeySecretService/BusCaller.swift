@@ -1,5 +1,6 @@
 package import LatchkeyDBus
 package import LatchkeyEngine
+package import LatchkeyPOSIX
 
 /// What the provider knows of a connection at its first call under the isolated policy, for the agent to
 /// say who it is (`SecretServiceProvider.Configuration.identify`).
@@ -8,15 +9,19 @@ package struct BusCaller: Sendable {
     package let credentials: Bus.PeerCredentials
     /// How many connections on the bus the daemon attributes to that process now.
     package let connectionsOfProcess: Int
-    /// The address the bus daemon listens on (what the provider's own socket is connected to), for telling
-    /// which of the process's sockets are bus connections; nil when the daemon's socket has none.
-    package let busAddress: [UInt8]?
+    /// The bus daemon's own process (`CallerGate.busDaemon`), whose sockets tell which of the caller's
+    /// sockets are connections to this bus; nil when it could not be found.
+    package let busDaemon: ProcessHandle?
+
+    /// Who every program is under the shared policy — the user, seeing the shared items — and what an
+    /// unconfined program is under `latchkeyd --program-identity platform`.
+    package static let asTheUser = SecretStore.shared
 
     /// A caller as the provider saw it.
-    package init(credentials: Bus.PeerCredentials, connectionsOfProcess: Int, busAddress: [UInt8]?) {
+    package init(credentials: Bus.PeerCredentials, connectionsOfProcess: Int, busDaemon: ProcessHandle?) {
         self.credentials = credentials
         self.connectionsOfProcess = connectionsOfProcess
-        self.busAddress = busAddress
+        self.busDaemon = busDaemon
     }
 }
 

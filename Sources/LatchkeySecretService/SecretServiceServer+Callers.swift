@@ -77,7 +77,7 @@ extension SecretServiceServer {
         var rounds = 0
         repeat {
             outcome = configuration.identify(
-                BusCaller(credentials: credentials, connectionsOfProcess: counted, busAddress: busAddress))
+                BusCaller(credentials: credentials, connectionsOfProcess: counted, busDaemon: busDaemon))
             let recount = try connections(of: credentials.pid)
             if recount == counted { break }
             counted = recount
@@ -136,14 +136,5 @@ extension SecretServiceServer {
         peers[name] = nil
         standings[name] = nil
         processOfPeer[name] = nil
-    }
-
-    /// What the provider's own bus socket is connected to: the daemon's listening address.
-    static func listeningAddress(of bus: Bus) -> [UInt8]? {
-        guard let fd = bus.socketDescriptor, let inode = FileStatus.of(descriptor: fd)?.inode,
-            let table = try? SocketTable.read()  // Unreadable: no address, and every isolated caller is refused.
-        else { return nil }
-        let address = table.peerAddress(of: UInt32(truncatingIfNeeded: inode))
-        return address?.isEmpty == false ? address : nil
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
+import LatchkeyCaller
 import LatchkeyDBus
 import LatchkeyEngine
 import LatchkeyPKI
+import LatchkeyPOSIX
 import Synchronization
 
 /// Answers the method calls of the Secret Service's objects (the service, the `login` collection and its
@@ -49,8 +51,8 @@ final class SecretServiceServer {
     /// Under isolation: the process the daemon recorded for each connection on the bus (to count a
     /// process's connections); learned as connections come and forgotten as they go.
     var processOfPeer: [String: Int32] = [:]
-    /// The address the bus daemon listens on, read once.
-    lazy var busAddress: [UInt8]? = Self.listeningAddress(of: bus)
+    /// The bus daemon's process, found once (`CallerGate.busDaemon`).
+    lazy var busDaemon: ProcessHandle? = bus.socketDescriptor.flatMap { CallerGate.busDaemon(connectedThrough: $0) }
 
     /// Every collection, as the sender of `message` sees them.
     func collections(for message: BusMessage) throws -> [String: any SecretCollection] {

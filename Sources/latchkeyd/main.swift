@@ -32,6 +32,18 @@ var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
 var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
 var unlockUnattended = ProcessInfo.processInfo.environment["LATCHKEY_UNLOCK_UNATTENDED"] == "1"
+/// `--program-identity` and LATCHKEY_PROGRAM_IDENTITY take `executable` or `platform`; else exits 64.
+func programIdentity(_ text: String, from source: String) -> ProgramIdentity {
+    guard let identity = ProgramIdentity(rawValue: text) else {
+        FileHandle.standardError.write(Data("latchkeyd: \(source) is executable or platform, not \"\(text)\"\n".utf8))
+        exit(64)
+    }
+    return identity
+}
+var identity =
+    ProcessInfo.processInfo.environment["LATCHKEY_PROGRAM_IDENTITY"].flatMap { text in
+        text.isEmpty ? nil : programIdentity(text, from: "LATCHKEY_PROGRAM_IDENTITY")
+    } ?? .executable
 /// Whole seconds from 1 to 3600, as --wait-for-keychain and LATCHKEY_WAIT_FOR_KEYCHAIN take them; else exits 64.
 func waitSeconds(_ text: String, from source: String) -> Int {
     guard let seconds = Int(text), (1...3600).contains(seconds) else {
@@ -59,6 +71,8 @@ while let argument = arguments.first {
     case "--unlock-unattended": unlockUnattended = true
     case "--wait-for-keychain" where !arguments.isEmpty:
         waitForKeychain = waitSeconds(arguments.removeFirst(), from: "--wait-for-keychain")
+    case "--program-identity" where !arguments.isEmpty:
+        identity = programIdentity(arguments.removeFirst(), from: "--program-identity")
     case "--secret-service-policy" where !arguments.isEmpty:
         switch arguments.removeFirst() {
         case "shared": isolatedSecretService = false
@@ -111,7 +125,8 @@ let options = AgentServer.Options(
     keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry, secretService: secretService,
     isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync,
     sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
-    lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended)
+    lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended,
+    programIdentity: identity)
 
 /// The server, or the exit with its error's status (the low byte of the OSStatus).
 @Sendable func makeServer(_ options: AgentServer.Options) -> AgentServer {

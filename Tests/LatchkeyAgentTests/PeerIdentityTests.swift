@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LatchkeyCaller
 import LatchkeyPOSIX
 import LatchkeyTestSupport
 import Testing

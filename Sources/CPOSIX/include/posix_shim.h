@@ -44,6 +44,11 @@ struct latchkey_unix_socket {
    with room for them all — or -1 with errno set. */
 long latchkey_unix_sockets(struct latchkey_unix_socket *sockets, size_t capacity);
 
+/* The peer of one Unix socket of this network namespace, by its inode (sock_diag's exact query, with
+   UDIAG_SHOW_PEER): the inode of the socket it is connected to into `peer` (0 when it is not connected).
+   Returns 0, or -1 with errno set (ENOENT when no socket has that inode). */
+int latchkey_unix_socket_peer(unsigned int inode, unsigned int *peer);
+
 /* Replaces the handlers of the signals a crash raises (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP,
    SIGSYS) — Swift's backtracer among them, which prints the memory each register points at, a passphrase or a
    secret included — with one that writes "<name>: fatal signal <n>" and a reason to standard error and ends

@@ -1,7 +1,5 @@
-import Foundation
-import LatchkeyCrypto
-import LatchkeyPOSIX
-import Synchronization
+package import Foundation
+package import LatchkeyPOSIX
 
 /// Who is on the other end of a connection: the user and the process (from the kernel: `SO_PEERCRED`, and
 /// `SO_PEERPIDFD` where the kernel has it), the process's start time (so a reused pid is told apart), the
@@ -20,30 +18,30 @@ import Synchronization
 /// - one whose namespaces cannot be read (it ended, or made itself not dumpable);
 /// - one that runs a deleted executable (`<path> (deleted)`: an upgrade replaced it, and the path now names
 ///   another file, or none).
-struct PeerIdentity: Sendable {
-    let uid: UInt32
-    let pid: Int32
+package struct PeerIdentity: Sendable {
+    package let uid: UInt32
+    package let pid: Int32
     /// When the process started (clock ticks after boot); nil when it could not be read, or when the pid
     /// was reused while the agent looked (the process that connected is gone).
-    let startTime: UInt64?
+    package let startTime: UInt64?
     /// A pidfd on the process: from `SO_PEERPIDFD` (the very process that connected), else opened at
     /// identification and checked against the start time. "Still the process that connected" is then one
     /// `poll` per request instead of a read of `/proc/<pid>/stat`. Nil where the kernel has no pidfds.
-    let handle: ProcessHandle?
+    package let handle: ProcessHandle?
     /// The executable's path as text (`PeerIdentity.text(ofPath:)`: exact, never lossy); nil when it cannot
     /// be read (the process ended, or is not dumpable).
-    let executablePath: String?
+    package let executablePath: String?
     /// BLAKE2b-256 of the executable; nil when it cannot be read.
-    let executableDigest: Data?
+    package let executableDigest: Data?
     /// The executable file (device, inode, change time) at identification: a later request checks that the
     /// process still runs this very file with one `stat`.
-    let executableFile: FileIdentity?
+    package let executableFile: FileIdentity?
     /// Why the agent cannot trust who this peer is, or nil when it can.
-    let untrusted: String?
+    package let untrusted: String?
 
     /// The peer of a connected Unix socket: pinned with `SO_PEERPIDFD` where the kernel has it (Linux 6.5),
     /// else by its pid and start time.
-    static func of(socket fd: FileDescriptor, digests: DigestCache) -> PeerIdentity? {
+    package static func of(socket fd: FileDescriptor, digests: DigestCache) -> PeerIdentity? {
         guard let peer = UnixSocket.peerCredentials(fd) else { return nil }
         if let handle = UnixSocket.peerProcess(fd) {
             return identify(handle: handle, uid: peer.uid, digests: digests)
@@ -54,7 +52,7 @@ struct PeerIdentity: Sendable {
     /// Reads a process's identity now, from its pid (older kernels, and D-Bus peers, whose pid is all the bus
     /// gives): the pidfd opened now names the process that had the pid only if its start time is still the
     /// one read before.
-    static func identify(pid: Int32, uid: UInt32, digests: DigestCache?) -> PeerIdentity {
+    package static func identify(pid: Int32, uid: UInt32, digests: DigestCache?) -> PeerIdentity {
         let started = Processes.startTime(of: pid)
         let handle = ProcessHandle(pid: pid)
         let stillSame = started != nil && handle?.startTime == started
@@ -92,7 +90,7 @@ struct PeerIdentity: Sendable {
     /// A path's bytes as text that names no other path: UTF-8 without a backslash as it is; any other path
     /// with every backslash and every byte outside printable ASCII as `\xHH` (so `/opt/\xff/tool` and
     /// `/opt/\xfe/tool`, which a lossy decoding makes one name, stay two).
-    static func text(ofPath bytes: [UInt8]) -> String {
+    package static func text(ofPath bytes: [UInt8]) -> String {
         if !bytes.contains(UInt8(ascii: "\\")), let text = String(validating: bytes, as: UTF8.self) { return text }
         var escaped = ""
         for byte in bytes {
@@ -110,7 +108,7 @@ struct PeerIdentity: Sendable {
     /// not have been replaced by another with the same pid (its pidfd, else its start time), nor have turned
     /// into another program (when its executable can still be looked at, it must be the file identified at
     /// connection).
-    func mismatch(sender: UnixSocket.Credentials, digests: DigestCache) -> String? {
+    package func mismatch(sender: UnixSocket.Credentials, digests: DigestCache) -> String? {
         guard sender.pid == pid, sender.uid == uid else {
             return "a message came from pid \(sender.pid) (uid \(sender.uid)), not from pid \(pid), which connected"
         }
@@ -129,77 +127,16 @@ struct PeerIdentity: Sendable {
 
     /// Whether the process that connected has ended (its pidfd, else its start time; a process whose start
     /// time could not be read counts as ended). Also what an ephemeral key made for it lives as long as.
-    @Sendable func hasEnded() -> Bool {
+    @Sendable package func hasEnded() -> Bool {
         guard let startTime else { return true }
         if let handle { return handle.hasExited }
         return Processes.startTime(of: pid) != startTime
     }
 
     /// The executable's file name.
-    var executableName: String { executablePath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "" }
-}
-
-/// Whether a process runs in the agent's own user and pid namespaces, where the kernel's word on who sends a
-/// message holds (a process can name only its own pid there, without privilege over the namespace).
-enum NamespaceCheck {
-    /// The agent's own namespaces, read once.
-    private static let own: [Namespace.Kind: Namespace] = {
-        var own: [Namespace.Kind: Namespace] = [:]
-        for kind in [Namespace.Kind.user, .pid] { own[kind] = Namespace.current(kind) }
-        return own
-    }()
-
-    /// Why the process of `handle` cannot be trusted to be who it seems, or nil when it can.
-    static func reason(for handle: ProcessHandle) -> String? {
-        for kind in [Namespace.Kind.user, .pid] {
-            guard let mine = own[kind] else { return "the agent cannot read its own \(kind.link) namespace" }
-            guard let theirs = handle.namespace(kind) else {
-                return
-                    "the agent cannot read the \(kind) namespace of pid \(handle.pid) (it ended, or may not be looked at)"
-            }
-            if theirs != mine {
-                return "pid \(handle.pid) runs in another \(kind) namespace than the agent (a container or a sandbox), "
-                    + "where the credentials its messages carry cannot be trusted"
-            }
-        }
-        return nil
-    }
+    package var executableName: String { executablePath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "" }
 }
 
 private extension String {
     func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
-}
-
-/// A file as the kernel names it: device, inode and change time (which no program can set, and which changes
-/// whenever the file is replaced or written).
-struct FileIdentity: Hashable, Sendable {
-    let device: UInt64, inode: UInt64, size: Int64, changed: Int64, changedNanoseconds: Int64
-
-    init(_ status: FileStatus) {
-        device = status.device
-        inode = status.inode
-        size = status.size
-        changed = status.changeSeconds
-        changedNanoseconds = status.changeNanoseconds
-    }
-}
-
-/// Digests of executables, keyed by device, inode, size and change time, so a program that connects a
-/// thousand times is read once — and a rebuilt one is read again.
-final class DigestCache: Sendable {
-    /// The inode's change time (which no program can set) changes whenever the file is replaced or
-    /// written, even when the size and the modification time are kept.
-    private let cache = Mutex<[FileIdentity: Data]>([:])
-
-    func digest(of path: String) -> Data? {
-        guard let info = FileStatus.of(path: path, followingLinks: true) else { return nil }
-        let key = FileIdentity(info)
-        if let known = cache.withLock({ $0[key] }) { return known }
-        guard let digest = FileDigest.of(path: path) else { return nil }
-        cache.withLock { cache in
-            if cache.count > 1_024 { cache.removeAll() }
-            cache[key] = digest
-        }
-        return digest
-    }
 }
