@@ -78,16 +78,27 @@ enum ApplicationCommands {
         options: passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
-        let registrations: [ApplicationRegistration]
         let (service, agent) = try administration(path, context: context)
-        if !agent {
-            // Here the registrations are read with the keychain unlocked by the passphrase.
-            try service.unlock(
+        // The agent lists the registrations to registered programs only; anyone else reads them here, with
+        // the keychain unlocked by the passphrase.
+        var registrations: [ApplicationRegistration]?
+        if agent {
+            do {
+                registrations = try service.registrations()
+            } catch KeychainError.missingEntitlement {
+                registrations = nil
+            }
+        }
+        if registrations == nil {
+            let local = LocalKeychainService(
+                database: try KeychainDatabase.open(at: path),
+                caller: commandLineCaller(group: nil, environment: context.environment))
+            try local.unlock(
                 with: context.passphrase(
                     arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): "))
+            registrations = try local.registrations()
         }
-        registrations = try service.registrations()
-        for registration in registrations.sorted(by: { $0.applicationIdentifier < $1.applicationIdentifier }) {
+        for registration in (registrations ?? []).sorted(by: { $0.applicationIdentifier < $1.applicationIdentifier }) {
             context.stdout.line(registration.description)
         }
         return 0
