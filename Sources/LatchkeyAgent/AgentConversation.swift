@@ -42,14 +42,19 @@ struct AgentConversation {
             return nil
         }
         let peer = caller.peer
-        guard peer.uid == CurrentProcess.effectiveUserID else {
+        // Root may hand over the login password (pam_latchkey's session step connects as root, so the agent
+        // can tell its hand-over from any program of the user's); it is served as an unregistered program.
+        let byRoot = peer.uid == 0 && CurrentProcess.effectiveUserID != 0
+        guard peer.uid == CurrentProcess.effectiveUserID || byRoot else {
             log("refused pid \(peer.pid): uid \(peer.uid) is not the agent's user")
             Self.refuse(
                 stream, id: 0, KeychainError(.authFailed, "connections from another user (uid \(peer.uid)) are refused")
             )
             return nil
         }
-        if case .unidentified(let reason) = caller.attestation {
+        if byRoot {
+            log("root connected (pid \(peer.pid)): served as an unregistered program; its unlock is the login's")
+        } else if case .unidentified(let reason) = caller.attestation {
             log("unidentified connection: \(reason); served as an unregistered program")
         }
         self.caller = caller

@@ -110,6 +110,7 @@ public final class AgentServer: Sendable {
         instanceLock = try Self.claim(keychainPath: keychainPath, socketPath: options.socketPath)
         var earlyListener: FileDescriptor?
         var handedOver: Passphrase?
+        var handedOverByRoot = false
         if let waitSeconds {
             log("no keychain at \(keychainPath) yet: waiting up to \(waitSeconds) s for it")
             let listener = try Self.takeListener(socketPath: options.socketPath, log: log)
@@ -117,6 +118,7 @@ public final class AgentServer: Sendable {
             let room = KeychainWaitingRoom(
                 keychainPath: keychainPath, listener: listener, seconds: waitSeconds, budget: budget, log: log)
             handedOver = room.wait()
+            handedOverByRoot = room.handedOverByRoot
             log(room.keychainExists ? "the keychain appeared" : "no keychain appeared within \(waitSeconds) s")
         }
         // pinentry gets the agent's environment (its display, its terminal) but never a passphrase variable.
@@ -142,7 +144,7 @@ public final class AgentServer: Sendable {
         if options.secretService {
             let configuration = SecretServiceProvider.Configuration(
                 database: state.keychain,
-                unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase) },
+                unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase, as: .dialog) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
                 policy: options.isolatedSecretService ? .isolated : .shared,
                 identify: { caller in BusCallerPolicy.pin(caller, state: state) }, log: log)
@@ -169,7 +171,7 @@ public final class AgentServer: Sendable {
         }
         if let passphrase = handedOver {
             do {
-                try state.unlock(passphrase)
+                try state.unlock(passphrase, as: handedOverByRoot ? .login : .others)
                 log("unlocked with the password handed over while waiting")
             } catch {
                 log(

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyCaller
 import LatchkeyEngine
+import LatchkeyPOSIX
 import LatchkeySync
 import Synchronization
 
@@ -50,13 +51,38 @@ final class AgentState: Sendable {
     /// Slows down passphrase guesses (`UnlockThrottle`): every passphrase the agent checks goes through it.
     let throttle: UnlockThrottle
 
-    /// Runs `body`, which checks a passphrase, through the throttle.
-    func checkingPassphrase<T>(_ what: String, _ body: () throws(KeychainError) -> T) throws(KeychainError) -> T {
-        try throttle.attempt(what, body)
+    /// Runs `body`, which checks a passphrase, through the throttle, counted against `bucket`.
+    func checkingPassphrase<T>(
+        _ what: String, as bucket: UnlockThrottle.Bucket, _ body: () throws(KeychainError) -> T
+    ) throws(KeychainError) -> T {
+        try throttle.attempt(what, as: bucket, body)
     }
 
-    func unlock(_ passphrase: Passphrase) throws(KeychainError) {
-        try throttle.attempt("an unlock") { () throws(KeychainError) in try keychain.unlock(with: passphrase) }
+    /// The `latchkey` tool installed beside this agent: one of the owner's tools (`throttleBucket(for:)`).
+    static let ownTool: String? = CurrentProcess.executablePath.map {
+        URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("latchkey").path
+    }
+
+    /// Whose guesses a caller's passphrases count as (`UnlockThrottle.Bucket`): root's hand-over of the login
+    /// password (when the agent is not root's), the owner's tools (the `latchkey` beside the agent, a
+    /// registered program), or everyone else's.
+    func throttleBucket(for caller: AttestedCaller) -> UnlockThrottle.Bucket {
+        if caller.uid == 0 && CurrentProcess.effectiveUserID != 0 { return .login }
+        guard case .executable(let path, _) = caller.attestation else { return .others }
+        if path == Self.ownTool { return .tool(path) }
+        if let registrations = currentRegistrations,
+            case .registered = CallerPolicy.standing(
+                of: caller, registrations: registrations, identity: programIdentity)
+        {
+            return .tool(path)
+        }
+        return .others
+    }
+
+    func unlock(_ passphrase: Passphrase, as bucket: UnlockThrottle.Bucket) throws(KeychainError) {
+        try throttle.attempt("an unlock", as: bucket) { () throws(KeychainError) in
+            try keychain.unlock(with: passphrase)
+        }
         try reloadRegistrations()
         let current = try keychain.settings
         settings.withLock { $0 = current }

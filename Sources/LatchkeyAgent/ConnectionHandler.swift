@@ -81,7 +81,7 @@ struct ConnectionHandler {
         case .status:
             return .status(status(caller))
         case .unlock(let passphrase):
-            try state.unlock(passphrase)
+            try state.unlock(passphrase, as: state.throttleBucket(for: caller))
             return .none
         case .lock:
             state.lock(reason: "requested by pid \(peer.pid)")
@@ -96,7 +96,8 @@ struct ConnectionHandler {
             _ = try registeredStanding(caller, for: "the keychain's settings")
             return try state.administration.perform(request)
         case .register:
-            let reply = try state.checkingPassphrase("a registration") { () throws(KeychainError) in
+            let reply = try state.checkingPassphrase("a registration", as: state.throttleBucket(for: caller)) {
+                () throws(KeychainError) in
                 try state.administration.perform(request)
             }
             try state.reloadRegistrationsIfReadable()
@@ -104,14 +105,16 @@ struct ConnectionHandler {
             registrationsChanged()
             return reply
         case .unregister:
-            let reply = try state.checkingPassphrase("an unregistration") { () throws(KeychainError) in
+            let reply = try state.checkingPassphrase("an unregistration", as: state.throttleBucket(for: caller)) {
+                () throws(KeychainError) in
                 try state.administration.perform(request)
             }
             try state.reloadRegistrationsIfReadable()
             if reply == .flag(true) { registrationsChanged() }
             return reply
         case .updateSettings(let settings, _):
-            let reply = try state.checkingPassphrase("a change of settings") { () throws(KeychainError) in
+            let reply = try state.checkingPassphrase("a change of settings", as: state.throttleBucket(for: caller)) {
+                () throws(KeychainError) in
                 try state.administration.perform(request)
             }
             state.apply(settings)

@@ -27,6 +27,8 @@ final class KeychainWaitingRoom: Sendable {
 
     private struct Held: ~Copyable {
         var passphrase: Passphrase?
+        /// Whether root handed the passphrase over (pam_latchkey's session step): tried as the login's.
+        var fromRoot = false
         /// Set once the room handed its passphrase over: a late unlock cannot be held any more.
         var closed = false
     }
@@ -46,6 +48,10 @@ final class KeychainWaitingRoom: Sendable {
 
     /// Whether the keychain file is there.
     var keychainExists: Bool { FileStatus.of(path: keychainPath) != nil }
+
+    /// Whether the passphrase `wait()` returned was root's hand-over (the login's password, which the
+    /// throttle never refuses); read after `wait()`.
+    var handedOverByRoot: Bool { held.withLock { $0.fromRoot } }
 
     /// Serves until the keychain file appears or the time is up, then closes its connections and returns the
     /// passphrase handed over (nil when none was, or when the time is up: it is wiped then).
@@ -116,7 +122,8 @@ final class KeychainWaitingRoom: Sendable {
             idleSeconds: ConnectionHandler.idleSeconds, greeted: { [connections] in connections.markGreeted(id) }
         ) { request, number in
             connections.touch(id)
-            return AgentResponse(id: number, operation: request.operation, outcome: answer(request, pid: peer.pid))
+            return AgentResponse(
+                id: number, operation: request.operation, outcome: answer(request, pid: peer.pid, uid: peer.uid))
         }
     }
 
@@ -127,7 +134,7 @@ final class KeychainWaitingRoom: Sendable {
         return left.components.seconds + (left.components.attoseconds > 0 ? 1 : 0)
     }
 
-    private func answer(_ request: AgentRequest, pid: Int32) -> Result<KeychainReply, KeychainError> {
+    private func answer(_ request: AgentRequest, pid: Int32, uid: UInt32) -> Result<KeychainReply, KeychainError> {
         switch request {
         case .hello(let path, _):
             do {
@@ -141,6 +148,7 @@ final class KeychainWaitingRoom: Sendable {
                 guard !held.closed else { return (false, false) }
                 let replaced = held.passphrase != nil
                 held.passphrase = passphrase
+                held.fromRoot = uid == 0 && CurrentProcess.effectiveUserID != 0
                 return (true, replaced)
             }
             guard outcome.held else {

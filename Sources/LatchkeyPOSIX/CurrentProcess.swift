@@ -9,6 +9,8 @@ package enum CurrentProcess {
     /// `getpid()`.
     package static var id: Int32 { getpid() }
     /// The memory page size (`sysconf(_SC_PAGESIZE)`), the unit `mlock` works in.
+    /// The path of the executable this process runs (`/proc/self/exe`); nil when it cannot be read.
+    package static var executablePath: String? { Processes.executablePath(of: getpid()) }
     package static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     /// The home directory the user database gives the effective user (`getpwuid_r`), for when `HOME` is not

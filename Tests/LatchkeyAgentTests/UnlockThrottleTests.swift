@@ -109,3 +109,71 @@ import Testing
         #expect(sandbox.agentLog.contains("refused an unlock without trying it: 3 wrong passphrases in a row"))
     }
 }
+
+/// The third review's point 6 (issue 50): any peer could run up the throttle and keep the owner from
+/// unlocking. Guesses now count against whose they are: every program that is not one of the owner's tools
+/// shares one count, the owner's `latchkey` and each registered program have their own, the agent's dialog
+/// its own, and root's hand-over of the login password is never refused.
+@Suite(.serialized, .dedicatedThreads) struct UnlockThrottleBucketTests {
+    typealias Clock = UnlockThrottleTests.Clock
+
+    @Test func eachBucketCountsItsOwnGuessesAndTheLoginIsNeverRefused() throws {
+        let directory = TemporaryDirectory()
+        let clock = Clock()
+        func throttle() -> UnlockThrottle {
+            UnlockThrottle(keychainPath: directory.file("k.keychain"), log: { _ in }, now: { clock.now })
+        }
+        func attempt(_ throttle: UnlockThrottle, _ bucket: UnlockThrottle.Bucket, right: Bool) -> KeychainError? {
+            do throws(KeychainError) {
+                try throttle.attempt("an unlock", as: bucket) { () throws(KeychainError) in
+                    if !right { throw UnlockThrottleTests.wrong }
+                }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let first = throttle()
+        for _ in 0..<3 { #expect(attempt(first, .others, right: false) == UnlockThrottleTests.wrong) }
+        #expect(attempt(first, .others, right: true)?.detail?.hasPrefix("not tried: 3 wrong passphrases") == true)
+        // The owner's tool, the dialog and the login are not held back by the others' guesses.
+        #expect(attempt(first, .tool("/usr/bin/latchkey"), right: true) == nil)
+        #expect(attempt(first, .dialog, right: true) == nil)
+        for _ in 0..<5 { #expect(attempt(first, .login, right: false) == UnlockThrottleTests.wrong) }
+        #expect(attempt(first, .login, right: true) == nil)
+        // The tool's own wrong guesses hold the tool back, and are remembered by bucket across a restart.
+        for _ in 0..<3 {
+            #expect(attempt(first, .tool("/usr/bin/latchkey"), right: false) == UnlockThrottleTests.wrong)
+        }
+        #expect(
+            try String(contentsOfFile: directory.file("k.keychain.unlock-failures"), encoding: .utf8)
+                == "3 1800000000000\n3 1800000000000 tool /usr/bin/latchkey\n")
+        let second = throttle()
+        #expect(
+            attempt(second, .tool("/usr/bin/latchkey"), right: true)?.detail
+                == "not tried: 3 wrong passphrases in a row; try again in 5 s")
+        #expect(
+            attempt(second, .others, right: true)?.detail == "not tried: 3 wrong passphrases in a row; try again in 5 s"
+        )
+        #expect(attempt(second, .dialog, right: true) == nil)
+    }
+
+    /// The attack as the review ran it: an unregistered program guesses through the agent's socket until the
+    /// throttle refuses; the owner's `latchkey unlock-keychain` with the right passphrase still unlocks.
+    @Test func anotherProgramsGuessesDoNotLockTheOwnerOut() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        // The operation code of `unlock` (LatchkeyProtocol's `AgentOperation`), with a wrong passphrase.
+        let guesses = (0..<4).map { "3:wrong guess \($0)" }
+        let asked = try HelperProcess.run(
+            "/usr/bin/python3", [AgentHardeningTests.tools + "/agent-ask.py", sandbox.socketPath] + guesses,
+            environment: sandbox.environment)
+        // errSecAuthFailed four times: three tried, the fourth refused untried.
+        #expect(asked.stdout == "3 -25293\n3 -25293\n3 -25293\n3 -25293\n", "\(asked.stderr)")
+        #expect(sandbox.agentLog.contains("refused an unlock without trying it: 3 wrong passphrases in a row"))
+        let unlocked = try sandbox.cli("unlock-keychain")
+        #expect(unlocked.status == 0, "\(unlocked.stderr)\n\(sandbox.agentLog)")
+        #expect(try sandbox.cli("show-keychain-info").status == 0)
+        #expect(sandbox.agentLog.contains("unlocked"))
+    }
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Asks latchkeyd, as whichever program runs this (python3: unregistered unless registered), for requests
-that carry no argument, one after another, and prints each answer's status (for AgentAdministrationTests).
+that carry no argument or one text field, one after another, and prints each answer's status (for
+AgentAdministrationTests and UnlockThrottleTests).
 
-Usage: agent-ask.py SOCKET OPERATION-CODE...
+Usage: agent-ask.py SOCKET OPERATION-CODE[:TEXT]...
 Prints one line per request: "<operation> <status>".
 """
 import socket
@@ -11,7 +12,7 @@ import sys
 
 import agentframes
 
-path, codes = sys.argv[1], [int(code) for code in sys.argv[2:]]
+path, requests = sys.argv[1], [word.split(":", 1) for word in sys.argv[2:]]
 connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 connection.connect(path)
 greeting = agentframes.read_frame(connection)
@@ -26,5 +27,6 @@ def ask(identifier, code, body):
 
 
 ask(1, 1, agentframes.field(b"") + agentframes.field(challenge))
-for number, code in enumerate(codes):
-    print(code, ask(2 + number, code, b""))
+for number, words in enumerate(requests):
+    body = agentframes.field(words[1].encode()) if len(words) == 2 else b""
+    print(words[0], ask(2 + number, int(words[0]), body))
