@@ -234,7 +234,20 @@ import Testing
             "\(extra.stderr)")
     }
 
-    /// On a terminal enroll asks, when the TPM's lockout authorization is empty; the answer decides.
+    @Test func settingAndLeavingItTogetherIsAUsageError() throws {
+        let sandbox = try Self.sandbox()
+        let output = try sandbox.run(
+            ["tpm", "enroll", "--set-lockout-auth", "--leave-lockout-auth"],
+            environment: TPMEnrollmentTests.environment(sandbox, nil))
+        #expect(output.status == 64)
+        #expect(
+            output.stderr.hasPrefix(
+                "latchkey: tpm: --set-lockout-auth and --leave-lockout-auth cannot go together\n"),
+            "\(output.stderr)")
+    }
+
+    /// On a terminal enroll asks, when the TPM's lockout authorization is empty; the answer decides (no answer:
+    /// no). --leave-lockout-auth does not ask.
     @Test func enrollAsksOnATerminal() throws {
         for (answer, authSet) in [("", false), ("y", true)] {
             let tpm = try SoftwareTPM(maxTries: 3)
@@ -254,5 +267,15 @@ import Testing
                     authSet ? "lockout authorization is set now" : "warning: the TPM's lockout authorization is empty"),
                 "\(enroll.transcript)")
         }
+        // --leave-lockout-auth: no question, the authorization as it was, and the warning.
+        let tpm = try SoftwareTPM(maxTries: 3)
+        let sandbox = try Self.sandbox()
+        let leave = try PseudoTerminalSession(
+            executable: sandbox.binary, arguments: ["tpm", "enroll", "--leave-lockout-auth"],
+            environment: TPMEnrollmentTests.environment(sandbox, tpm))
+        #expect(leave.wait() == 0, "\(leave.transcript)")
+        #expect(!leave.transcript.contains("[y/N]"), "\(leave.transcript)")
+        #expect(leave.transcript.contains("warning: the TPM's lockout authorization is empty"), "\(leave.transcript)")
+        #expect(try !tpm.lockoutState().lockoutAuthSet)
     }
 }

@@ -110,6 +110,9 @@ enum TPMCommands {
             guard !arguments.has("policy-key") || arguments.has("unattended") else {
                 throw UsageError(message: "--policy-key goes with --unattended --pcrs")
             }
+            guard !(arguments.has("set-lockout-auth") && arguments.has("leave-lockout-auth")) else {
+                throw UsageError(message: "--set-lockout-auth and --leave-lockout-auth cannot go together")
+            }
             let policyKey = try arguments.value("policy-key").map { file in try readKey(file, isPrivate: false) }
             let passphrase = try context.passphrase(
                 arguments, prompt: "password to unlock \(context.keychainName(name)): ")

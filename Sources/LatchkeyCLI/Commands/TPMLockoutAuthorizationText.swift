@@ -53,9 +53,6 @@ enum TPMLockoutAuthorizationText {
     /// without either, on a terminal and when the TPM's is empty, the user's answer to the question (no
     /// answer, no terminal: no).
     static func setting(_ arguments: ParsedArguments, context: CLIContext) throws -> Bool {
-        guard !(arguments.has("set-lockout-auth") && arguments.has("leave-lockout-auth")) else {
-            throw UsageError(message: "--set-lockout-auth and --leave-lockout-auth cannot go together")
-        }
         if arguments.has("set-lockout-auth") { return true }
         guard context.interactive, !arguments.has("leave-lockout-auth"), FileDescriptor.standardInput.isTerminal,
             try TPMLockoutAuthorization.current == .empty
