@@ -289,4 +289,16 @@ static inline TSS2_RC latchkey_Esys_Sign(ESYS_CONTEXT *esysContext, ESYS_TR keyH
 
 // MARK: End of the keys made in the TPM.
 
+// MARK: The lockout authorization (issue 50): TPM2_HierarchyChangeAuth of the lockout hierarchy, which gives
+// the TPM a lockout authValue so that no one without it can reset the dictionary-attack counter.
+
+static inline TSS2_RC latchkey_Esys_HierarchyChangeAuth(ESYS_CONTEXT *esysContext, ESYS_TR authHandle, ESYS_TR shandle1, ESYS_TR shandle2, ESYS_TR shandle3, const TPM2B_AUTH *newAuth) {
+    static void *cache;
+    __typeof__(Esys_HierarchyChangeAuth) *function = (__typeof__(Esys_HierarchyChangeAuth) *)latchkey_tss2_function(0, "Esys_HierarchyChangeAuth", &cache);
+    if (function == NULL) return LATCHKEY_TSS2_NOT_INSTALLED;
+    return function(esysContext, authHandle, shandle1, shandle2, shandle3, newAuth);
+}
+
+// MARK: End of the lockout authorization.
+
 #endif

@@ -119,6 +119,9 @@ package struct TPMLockoutState: Sendable, Equatable {
     package var recoveryInterval: Int
     /// Whether the TPM is in lockout now.
     package var inLockout: Bool
+    /// Whether the lockout hierarchy has an authValue (TPMA_PERMANENT's lockoutAuthSet). While it has none,
+    /// anyone who can send the TPM commands can reset `failedTries` to 0 (TPM2_DictionaryAttackLockReset).
+    package var lockoutAuthSet: Bool
 
     /// Seconds until the lockout lifts (one try becomes available again): 0 when not locked out.
     package var secondsUntilTry: Int { inLockout || failedTries >= maxTries ? recoveryInterval : 0 }

@@ -26,6 +26,7 @@ import Testing
         #expect(
             enrolled.stderr
                 == "latchkey: tpm: the keychain is bound to the TPM at \(tpm.tcti); write the recovery code down, it is shown only now and opens the keychain without the TPM\n"
+                + "latchkey: tpm: warning: the TPM's lockout authorization is empty: anyone who can run TPM commands on this machine can reset its count of failed passphrase attempts, so the TPM bounds passphrase guesses only as long as nobody does; latchkey tpm set-lockout-auth sets a random one that no one keeps\n"
         )
         let code = String(enrolled.stdout.dropFirst("recovery code: ".count).dropLast())
         return (sandbox, code)
@@ -64,7 +65,7 @@ import Testing
                 sealed to this TPM: yes
                 lockout: not locked out, 0 of 5 failed attempts counted, one forgiven every 1000 s
 
-                """)
+                """ + TPMLockoutAuthorizationTests.emptyStatus)
     }
 
     @Test func anEnrolledKeychainDoesNotOpenWithoutTheTPM() throws {
@@ -236,6 +237,7 @@ import Testing
         #expect(
             status.stdout
                 == "tpm: \(tpm.tcti) (present)\nenrolled: no\nlockout: not locked out, 0 of 5 failed attempts counted, one forgiven every 1000 s\n"
+                + TPMLockoutAuthorizationTests.emptyStatus
         )
         let none = try sandbox.run(["tpm", "status"], environment: Self.environment(sandbox, nil))
         #expect(none.status == 0)

@@ -15,8 +15,9 @@ import Testing
         #expect(
             doctor.stdout.contains(
                 """
-                ok       TPM: the keychain is bound to the TPM at \(tpm.tcti); every passphrase guess is counted by the TPM
+                ok       TPM: the keychain is bound to the TPM at \(tpm.tcti); every passphrase guess is checked by the TPM
                 ok       TPM lockout: not locked out, 0 of 2 failed attempts counted, one forgiven every 1000 s
+                warning  TPM lockout authorization: empty: anyone who can run TPM commands on this machine can reset its count of failed passphrase attempts, so the TPM bounds passphrase guesses only as long as nobody does (tpm2_dictionarylockout -c); `latchkey tpm set-lockout-auth` sets a random one that no one keeps (a lockout then lifts only with time, or by clearing the TPM from the firmware, which destroys every key it sealed)
                 ok       device key sealed by the TPM: items readable at any time open without the passphrase, on this machine only
 
                 """), "\(doctor.stdout)")

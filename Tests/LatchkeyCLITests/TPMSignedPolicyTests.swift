@@ -388,7 +388,8 @@ import Testing
         #expect(output.status == 64, "\(output.stderr)")
         #expect(
             output.stderr.hasSuffix(
-                "Usage: latchkey tpm enroll|status|remove|recover|sign-policy|add-policy [options] [FILE] [keychain]\n"),
+                "Usage: latchkey tpm enroll|status|remove|recover|sign-policy|add-policy|set-lockout-auth [options] [FILE] [keychain]\n"
+            ),
             "\(output.stderr)")
     }
 }

@@ -113,7 +113,8 @@ import Testing
         #expect(output.status == 64)
         #expect(
             output.stderr.hasSuffix(
-                "Usage: latchkey tpm enroll|status|remove|recover|sign-policy|add-policy [options] [FILE] [keychain]\n"),
+                "Usage: latchkey tpm enroll|status|remove|recover|sign-policy|add-policy|set-lockout-auth [options] [FILE] [keychain]\n"
+            ),
             "\(output.stderr)")
         #expect(
             try sandbox.run(["tpm", "status"], environment: TPMEnrollmentTests.environment(sandbox, tpm)).stdout

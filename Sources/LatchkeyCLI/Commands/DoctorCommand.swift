@@ -186,12 +186,12 @@ enum DoctorCommand {
                 )
             ]
         }
-        var findings = [
-            (
-                "ok",
-                "TPM: the keychain is bound to the TPM at \(tpm.address); every passphrase guess is counted by the TPM"
-            )
-        ]
+        // Counted, and bounded only while no one can reset the count (the lockout authorization is set).
+        let bounded =
+            tpm.lockout?.lockoutAuthSet == true
+            ? "every passphrase guess is counted by the TPM, and only whoever holds its lockout authorization can reset the count"
+            : "every passphrase guess is checked by the TPM"
+        var findings = [("ok", "TPM: the keychain is bound to the TPM at \(tpm.address); \(bounded)")]
         if let lockout = tpm.lockout {
             let counted =
                 "\(lockout.failedTries) of \(lockout.maxTries) failed attempts counted, one forgiven every \(lockout.recoveryInterval) s"
@@ -202,6 +202,9 @@ enum DoctorCommand {
                         "TPM lockout: locked out (\(counted)); no passphrase opens the keychain until it lifts, in about \(lockout.recoveryInterval) s; the recovery code opens it meanwhile"
                     )
                     : ("ok", "TPM lockout: not locked out, \(counted)"))
+            if let warning = TPMLockoutAuthorizationText.doctorWarning(set: lockout.lockoutAuthSet) {
+                findings.append(warning)
+            }
         }
         return findings
     }

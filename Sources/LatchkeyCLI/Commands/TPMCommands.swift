@@ -4,12 +4,14 @@ import LatchkeyCrypto
 import LatchkeyPOSIX
 
 /// `latchkey tpm enroll|status|remove|recover [keychain]`: binding a keychain to this machine's TPM 2.0;
-/// `tpm sign-policy` and `tpm add-policy FILE`: signed PCR policies for the unattended unlock.
+/// `tpm sign-policy` and `tpm add-policy FILE`: signed PCR policies for the unattended unlock;
+/// `tpm set-lockout-auth`: a lockout authorization no one keeps, so no one can reset the guess counter.
 enum TPMCommands {
-    static let actions = ["enroll", "status", "remove", "recover", "sign-policy", "add-policy"]
+    static let actions = ["enroll", "status", "remove", "recover", "sign-policy", "add-policy", "set-lockout-auth"]
 
     static let command = Command(
-        "tpm", synopsis: "enroll|status|remove|recover|sign-policy|add-policy [options] [FILE] [keychain]",
+        "tpm",
+        synopsis: "enroll|status|remove|recover|sign-policy|add-policy|set-lockout-auth [options] [FILE] [keychain]",
         summary: "Bind a keychain to this machine's TPM, show the binding, undo it or recover without the TPM.",
         details: """
             `tpm enroll` binds the keychain to the TPM 2.0 of this machine: from then on its keys need, besides the \
@@ -27,8 +29,16 @@ enum TPMCommands {
             expected ones --pcr gives, such as those a firmware update will measure), and `tpm add-policy FILE` \
             gives it to the keychain (no passphrase needed); the unattended unlock opens while the PCRs hold the \
             values of a policy it holds, so an expected update needs no recovery. \
+            The TPM bounds passphrase guesses only while no one can reset its count of failed attempts, which \
+            anyone who can run TPM commands on the machine can do while the TPM's lockout authorization is empty \
+            (as on swtpm and most Linux PCs that Windows never provisioned): `tpm enroll --set-lockout-auth`, or \
+            `tpm set-lockout-auth` at any time, gives it a random one that Latchkey keeps nowhere, so no one can \
+            reset the count (nor change the TPM's lockout parameters) — a lockout then lifts only with time, or by \
+            clearing the TPM from the firmware, which destroys every key it sealed; one someone else set is left \
+            as it is. On a terminal, enroll asks when the TPM's is empty (--leave-lockout-auth: do not ask). \
             `tpm status` shows where the TPM is, whether the keychain is enrolled, whether \
-            the TPM is the one it is sealed to and its lockout state; it needs no passphrase. `tpm remove` undoes the \
+            the TPM is the one it is sealed to, its lockout state and whether its lockout authorization is set; \
+            it needs no passphrase. `tpm remove` undoes the \
             binding (the passphrase alone opens the keychain again). `tpm recover` opens the keychain with its \
             recovery code (asked for, or read from --recovery-code-fd), sets the passphrase (asked for twice, or read \
             from --passphrase-fd, --passphrase-file or LATCHKEY_PASSPHRASE) and binds it to the TPM that answers now, printing a new recovery code; with \
@@ -61,6 +71,12 @@ enum TPMCommands {
                 nil, "recovery-code-fd", .required, value: "fd",
                 "With recover: read the recovery code from this file descriptor."),
             OptionSpec(nil, "no-tpm", "With recover: do not bind the keychain to a TPM again."),
+            OptionSpec(
+                nil, "set-lockout-auth",
+                "With enroll: give the TPM a random lockout authorization that no one keeps, when its own is empty."),
+            OptionSpec(
+                nil, "leave-lockout-auth",
+                "With enroll: leave the TPM's lockout authorization as it is, and do not ask on a terminal."),
         ] + passphraseOptions,
         positionals: 1...3
     ) { arguments, context in
@@ -69,6 +85,13 @@ enum TPMCommands {
             throw UsageError(message: "unknown tpm action '\(action)'; one of: \(actions.joined(separator: ", "))")
         }
         if action == "sign-policy" { return try signPolicy(arguments, context: context) }
+        if action == "set-lockout-auth" {
+            guard arguments.positionals.count == 1 else {
+                throw UsageError(message: "tpm set-lockout-auth takes no keychain: the authorization is the TPM's")
+            }
+            TPMLockoutAuthorizationText.report(try TPMLockoutAuthorization.setRandomIfEmpty(), context: context)
+            return 0
+        }
         let takesFile = action == "add-policy"
         guard arguments.positionals.count >= (takesFile ? 2 : 1) else {
             throw UsageError(message: "tpm add-policy needs the signed policy's file")
@@ -87,21 +110,29 @@ enum TPMCommands {
             guard !arguments.has("policy-key") || arguments.has("unattended") else {
                 throw UsageError(message: "--policy-key goes with --unattended --pcrs")
             }
+            guard !(arguments.has("set-lockout-auth") && arguments.has("leave-lockout-auth")) else {
+                throw UsageError(message: "--set-lockout-auth and --leave-lockout-auth cannot go together")
+            }
             let policyKey = try arguments.value("policy-key").map { file in try readKey(file, isPrivate: false) }
             let passphrase = try context.passphrase(
                 arguments, prompt: "password to unlock \(context.keychainName(name)): ")
-            let code: RecoveryCode?
+            let settingLockoutAuthorization = try TPMLockoutAuthorizationText.setting(arguments, context: context)
+            let result: TPMEnrollmentResult
             if let list = arguments.value("pcrs") {
-                code = try keychain.enrollUnattended(passphrase: passphrase, pcrs: try pcrs(list), policyKey: policyKey)
+                result = try keychain.enrollUnattended(
+                    passphrase: passphrase, pcrs: try pcrs(list), policyKey: policyKey,
+                    settingLockoutAuthorization: settingLockoutAuthorization)
             } else {
-                code = try keychain.enrollTPM(passphrase: passphrase)
+                result = try keychain.enrollTPM(
+                    passphrase: passphrase, settingLockoutAuthorization: settingLockoutAuthorization)
             }
-            if let code {
+            if let code = result.recoveryCode {
                 context.stdout.line("recovery code: \(code.text)")
                 context.stderr.line(
                     "latchkey: tpm: the keychain is bound to the TPM at \(TPMAddress.current); write the recovery code down, it is shown only now and opens the keychain without the TPM"
                 )
             }
+            TPMLockoutAuthorizationText.report(result.lockoutAuthorization, context: context)
             if let list = arguments.value("pcrs"), policyKey == nil {
                 context.stderr.line(
                     "latchkey: tpm: the keychain opens with no passphrase while PCR \(list) keep their present values")
@@ -279,6 +310,7 @@ enum TPMCommands {
             lines.append(
                 "lockout: \(lockout.inLockout ? "locked out" : "not locked out"), \(lockout.failedTries) of \(lockout.maxTries) failed attempts counted, one forgiven every \(lockout.recoveryInterval) s"
             )
+            lines.append(TPMLockoutAuthorizationText.statusLine(set: lockout.lockoutAuthSet))
         }
         return lines
     }

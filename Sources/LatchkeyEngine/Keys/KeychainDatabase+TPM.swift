@@ -40,6 +40,9 @@ public struct TPMLockoutReport: Sendable, Equatable {
     public var recoveryInterval: Int
     /// Whether the TPM is in lockout now.
     public var inLockout: Bool
+    /// Whether the TPM's lockout authorization is set (TPMA_PERMANENT's lockoutAuthSet): while it is not,
+    /// anyone who can run TPM commands on the machine can reset `failedTries` (`TPMLockoutAuthorization`).
+    public var lockoutAuthSet: Bool
 }
 
 extension KeychainDatabase {
@@ -51,7 +54,14 @@ extension KeychainDatabase {
     /// it once: it opens the keychain without the TPM). One transaction: a process killed meanwhile leaves
     /// the keychain as it was. `errSecAuthFailed` for a wrong passphrase; `errSecDuplicateItem` when the
     /// keychain is already enrolled.
-    public func enrollTPM(passphrase: Passphrase) throws(KeychainError) -> RecoveryCode {
+    ///
+    /// With `settingLockoutAuthorization`, once the passphrase is checked and before anything is sealed, a
+    /// TPM whose lockout authorization is empty gets a random one that is kept nowhere
+    /// (`TPMLockoutAuthorization`); one someone else set is left as it is. The result says which; a TPM that
+    /// refuses to set it fails the enrolment with the TPM's error, the keychain as it was.
+    public func enrollTPM(passphrase: Passphrase, settingLockoutAuthorization: Bool = false) throws(KeychainError)
+        -> TPMEnrollmentResult
+    {
         guard let path else { throw KeychainError(.unimplemented, "an in-memory keychain cannot be bound to a TPM") }
         let meta = try readKeyMeta()
         guard meta.tpm == nil else {
@@ -60,13 +70,14 @@ extension KeychainDatabase {
         }
         let material = try Self.openKeybag(meta, passphrase: passphrase)
         let device = try deviceKey(meta, material: material)
+        let lockout = try TPMLockoutAuthorization.establish(setting: settingLockoutAuthorization)
         let code = RecoveryCode()
         try seal(
             material, meta: meta, passphrase: passphrase,
             recoveryKeybag: recoveryKeybag(material, code: code, keychainID: meta.keychainID),
             deviceKey: device.key, deviceKeybag: device.keybag)
         removeDeviceKeyFile(path)
-        return code
+        return TPMEnrollmentResult(recoveryCode: code, lockoutAuthorization: lockout)
     }
 
     /// Unbinds the keychain from the TPM: the passphrase alone opens it again (the TPM must release its
@@ -156,7 +167,7 @@ extension KeychainDatabase {
                 let state = try connection.lockoutState()
                 binding.lockout = TPMLockoutReport(
                     failedTries: state.failedTries, maxTries: state.maxTries, recoveryInterval: state.recoveryInterval,
-                    inLockout: state.inLockout)
+                    inLockout: state.inLockout, lockoutAuthSet: state.lockoutAuthSet)
                 if let mask = meta.tpm?.unattended?.pcrMask, binding.policyKeyFingerprint != nil {
                     binding.pcrValuesNow = try connection.readPCRs(mask: mask)
                 }

@@ -22,22 +22,34 @@ extension KeychainDatabase {
     /// key's owner signed (`TPMSignedPolicy`) and the keychain was given (`addSignedPolicy`), so an expected
     /// firmware or kernel update needs no recovery. Enrolling again with the same key and PCRs keeps the
     /// signed policies.
-    public func enrollUnattended(passphrase: Passphrase, pcrs: [Int], policyKey: AsymmetricKey? = nil)
-        throws(KeychainError) -> RecoveryCode?
-    {
+    ///
+    /// `settingLockoutAuthorization` as for `enrollTPM`: on a keychain enrolled already, once the passphrase
+    /// has opened its keybag.
+    public func enrollUnattended(
+        passphrase: Passphrase, pcrs: [Int], policyKey: AsymmetricKey? = nil, settingLockoutAuthorization: Bool = false
+    ) throws(KeychainError) -> TPMEnrollmentResult {
         guard !pcrs.isEmpty, pcrs.allSatisfy({ (0..<24).contains($0) }) else {
             throw KeychainError.param("PCRs are numbers from 0 to 23, at least one")
         }
         let mask = TPMPolicyDigest.mask(pcrs)
         let signer = try policyKey.map { key throws(KeychainError) in try TPMPolicyKey(key) }
-        var code: RecoveryCode?
-        if try readKeyMeta().tpm == nil { code = try enrollTPM(passphrase: passphrase) }
+        var result: TPMEnrollmentResult?
+        if try readKeyMeta().tpm == nil {
+            result = try enrollTPM(passphrase: passphrase, settingLockoutAuthorization: settingLockoutAuthorization)
+        }
         let meta = try readKeyMeta()
         guard var enrollment = meta.tpm, enrollment != .malformed else {
             throw KeychainError.decode(
                 "the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
         }
         let material = try Self.openKeybag(meta, passphrase: passphrase)
+        let lockout: TPMLockoutAuthorization
+        if let result {
+            lockout = result.lockoutAuthorization
+        } else {
+            lockout = try TPMLockoutAuthorization.establish(
+                setting: settingLockoutAuthorization, pinned: enrollment.primaryName)
+        }
         let key = SecureBytes(randomCount: AEAD.keyLength)
         let object = try TPMGuard.with(pinned: enrollment.primaryName) { connection throws(TPMError) in
             let trial = try connection.startPolicySession(trial: true)
@@ -67,7 +79,7 @@ extension KeychainDatabase {
                 try MetaTable.set(.unattendedKeybag, keybag, in: db)
             }
         }
-        return code
+        return TPMEnrollmentResult(recoveryCode: result?.recoveryCode, lockoutAuthorization: lockout)
     }
 
     /// Unlocks with no passphrase through the unattended unlock: the TPM releases its key only while the
