@@ -68,7 +68,11 @@ import Testing
         #expect(
             replies.count <= bound, "\(replies.count) wrong guesses answered in \(window) s, at most \(bound) allowed")
         #expect(!ssh.agent.agentLog.contains("unlocked the SSH agent"))
-        // The lock still opens with its passphrase, once the guesses still waiting have been answered.
+        // The lock still opens with its passphrase, and every connection's guesses were taken (each one's first
+        // at least, read while the agent was locked), however long the delays made them wait.
         #expect(locker.exchange([23] + SSHAgentWire.string("the right passphrase")) == [6])
+        try waitUntil("every connection's first guess to be answered", seconds: 60) {
+            ssh.agent.agentLog.components(separatedBy: "gave a wrong passphrase to unlock the SSH agent").count - 1 >= 8
+        }
     }
 }
