@@ -91,7 +91,7 @@ import Testing
         ("http://[fe80::1%25eth0]:5000", "http://[fe80::1%25eth0]:5000"),
         ("https://registry.example.com/v2/library/a-b_c.d~e", "https://registry.example.com/v2/library/a-b_c.d~e"),
         ("https://registry.example.com/v2/%41?x=1&y=%2F#top", "https://registry.example.com/v2/A"),
-        ("https://registry.example.com:/v2/!$&'()*+,;=:@", "https://registry.example.com/v2/!$&'()*+,;=:@"),
+        ("https://registry.example.com:/v2/!$&'()*+,;=:@", "https://registry.example.com/v2/!$&'()*+,%3B=:@"),
         ("HTTPS://Registry.Example.com", "https://Registry.Example.com"),
         ("//registry.example.com", "https://registry.example.com"),
     ])
