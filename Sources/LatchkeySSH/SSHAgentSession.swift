@@ -304,6 +304,14 @@ package final class SSHAgentSession {
                 hooks.log("\(peer): may not replace an SSH key it may not use")
                 return SSHAgentReply.failure
             }
+            // Replacing a key's settings from afar could delete it (`ssh-add -t 1`) or loosen it (no `-c`, no
+            // `-h`): a forwarded host may add keys, not change one the keychain holds.
+            guard !isRemote else {
+                hooks.log(
+                    "\(peer): refused to replace an SSH key of the keychain for a connection bound to a session (a forwarded agent)"
+                )
+                return SSHAgentReply.failure
+            }
             settings.programs = current.programs
             settings.approvalSeconds = current.approvalSeconds
             settings.approvalScope = current.approvalScope

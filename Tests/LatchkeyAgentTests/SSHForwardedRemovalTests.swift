@@ -4,7 +4,8 @@ import Testing
 
 /// A host the agent is forwarded to cannot delete keys from the keychain: `ssh-add -d` and `-D` run there are
 /// refused (`SSH_AGENT_FAILURE`) on any connection that sent `session-bind@openssh.com` — what OpenSSH calls a
-/// remote socket —, and every key stays in the keychain. The same commands on this computer still delete.
+/// remote socket —, and so is adding again a key the keychain holds (with `-t 1` it would go a second later);
+/// every key stays in the keychain. The same commands on this computer still delete.
 @Suite(.serialized, .dedicatedThreads) struct SSHForwardedRemovalTests {
     @Test func aForwardedHostsRemovalsDeleteNothing() throws {
         let ssh = try SSHSandbox()
@@ -20,6 +21,11 @@ import Testing
         let one = try server.ssh(ssh, identity: first, command: "ssh-add -d '\(second).pub'", extra: ["-A"])
         #expect(one.status == 1)
         #expect(one.stderr == "Could not remove identity \"\(second).pub\": agent refused operation\n")
+        // Nor can it make a key go by adding it again with a lifetime (or change it otherwise).
+        let again = try server.ssh(ssh, identity: first, command: "ssh-add -t 1 '\(second)'", extra: ["-A"])
+        #expect(again.status == 1)
+        #expect(again.stderr == "Could not add identity \"\(second)\": agent refused operation\n")
+        Thread.sleep(forTimeInterval: 2)
         // The host still sees and uses the keys it may use: they are all there.
         let seen = try server.ssh(ssh, identity: first, command: "ssh-add -l", extra: ["-A"])
         #expect(seen.stdout == listing)
