@@ -2,8 +2,10 @@ import Foundation
 import LatchkeySSH
 
 /// The text pinentry shows before an SSH key is used: which key, for what — `user@host` with the host key's
-/// fingerprint and the forwarding path for a login (from `session-bind@openssh.com`), "git commit signature"
-/// for SSHSIG's `git` namespace — which program asks, and what one approval covers.
+/// fingerprint and the forwarding path for a login the agent could check against the session bound last
+/// (from `session-bind@openssh.com`), "git commit signature" for SSHSIG's `git` namespace — which program
+/// asks, and what one approval covers. Names a peer chose (the user, an SSHSIG namespace) are shown escaped
+/// (`SSHDisplay`): none can start a line of its own.
 enum SSHUsePrompt {
     static func text(for use: SSHKeyUse, program: String, pid: Int32) -> String {
         let name = use.identity.comment.isEmpty ? "" : " \"\(use.identity.comment)\""
@@ -31,11 +33,13 @@ enum SSHUsePrompt {
     private static func purpose(_ use: SSHKeyUse) -> String {
         switch use.signed {
         case .userAuthentication(let authentication):
-            return "logging in as "
-                + (use.destination?.userAtHost
-                    ?? "\(authentication.user) on a host the agent cannot name (the client did not bind its session)")
+            if let destination = use.destination { return "logging in as " + destination.userAtHost }
+            return "logging in as " + authentication.userShown
+                + (use.isUnchecked
+                    ? " to a host the agent could not check (the login is not for the session this connection last bound)"
+                    : " on a host the agent cannot name (the client did not bind its session)")
         case .sshsig(let namespace) where namespace == "git": return "a git commit signature"
-        case .sshsig(let namespace): return "a signature in the namespace \"\(namespace)\""
+        case .sshsig(let namespace): return "a signature in the namespace \"\(SSHDisplay.escaped(namespace))\""
         case .other: return "signing data that is neither an SSH login nor an SSHSIG signature"
         }
     }

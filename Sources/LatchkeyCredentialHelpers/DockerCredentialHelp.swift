@@ -31,5 +31,9 @@ extension DockerCredentialHelper {
         "no credentials username" for a request without them, and a message for input that is not JSON,
         holds a key other than ServerURL, Username and Secret, or is over 1 MiB.
 
+        Server URLs are read strictly, so that no two readers disagree on the host: user information (an @
+        before the host), a backslash, a space or any character RFC 3986 does not allow, a percent sign in
+        the host, and a malformed escape, port or IPv6 literal are refused.
+
         """
 }

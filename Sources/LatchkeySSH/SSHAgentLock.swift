@@ -5,8 +5,13 @@ import Synchronization
 
 /// The SSH agent's own lock (`ssh-add -x` / `-X`, `SSH_AGENTC_LOCK` / `UNLOCK`): while it is locked the agent
 /// lists no key and signs nothing, whatever the keychain's state. The passphrase is kept only as a keyed
-/// digest under a random key made at the lock; a wrong one at unlock delays that connection's answer, 0.1 s
-/// longer each time up to 10 s (as `ssh-agent` does).
+/// digest under a random key made at the lock; a wrong one at unlock is answered after a delay, 0.1 s longer
+/// at each failure up to 10 s (as `ssh-agent` does).
+///
+/// Lock and unlock attempts are taken one at a time across every connection, and a failure's delay is slept
+/// before the next attempt is looked at — as in `ssh-agent`, whose one thread sleeps — so guesses on many
+/// connections at once come no faster than on one. Only attempts wait: whether the agent is locked is read
+/// at once, so other requests are answered meanwhile (while locked: no key).
 package final class SSHAgentLock: Sendable {
     private struct State: ~Copyable {
         var digestKey: SecureBytes?
@@ -15,6 +20,8 @@ package final class SSHAgentLock: Sendable {
         var epoch = 0
     }
     private let state = Mutex(State())
+    /// Held for a whole lock or unlock attempt, its failure delay included: one attempt at a time.
+    private let attempts = Mutex(())
     /// Called after every lock (approvals end there).
     private let onLock: @Sendable () -> Void
 
@@ -26,9 +33,14 @@ package final class SSHAgentLock: Sendable {
     /// Counts locks: what was allowed before one no longer is.
     package var epoch: Int { state.withLock { $0.epoch } }
 
-    /// Locks with `passphrase`; false when already locked or the passphrase is empty.
+    /// Locks with `passphrase`; false when already locked or the passphrase is empty. Waits for an attempt
+    /// under way (and its delay) to end first.
     package func lock(_ passphrase: SecureBytes) -> Bool {
         guard passphrase.count > 0 else { return false }
+        return attempts.withLock { _ in lockNow(passphrase) }
+    }
+
+    private func lockNow(_ passphrase: SecureBytes) -> Bool {
         let locked = state.withLock { state -> Bool in
             guard state.digest == nil else { return false }
             let key = SecureBytes(randomCount: KeyedDigest.keyLength)
@@ -41,8 +53,13 @@ package final class SSHAgentLock: Sendable {
         return locked
     }
 
-    /// Unlocks when `passphrase` is the lock's; false otherwise (after the delay for failed attempts).
+    /// Unlocks when `passphrase` is the lock's; false otherwise, after the delay for failed attempts. Waits
+    /// for the attempts before it (and their delays) to end first.
     package func unlock(_ passphrase: SecureBytes) -> Bool {
+        attempts.withLock { _ in unlockNow(passphrase) }
+    }
+
+    private func unlockNow(_ passphrase: SecureBytes) -> Bool {
         let outcome = state.withLock { state -> (Bool, Int) in
             guard let key = state.digestKey, let digest = state.digest, passphrase.count > 0 else { return (false, 0) }
             if KeyedDigest.secureDigest(of: passphrase, key: key).constantTimeEquals(digest) {

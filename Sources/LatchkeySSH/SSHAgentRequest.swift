@@ -76,6 +76,10 @@ package enum SSHAgentRequest: Sendable {
     case lock(SecureBytes)
     case unlock(SecureBytes)
     case sessionBind(SSHSessionBinding)
+    /// A `session-bind@openssh.com` whose body cannot be read (cut short, a host key of a kind this agent does
+    /// not read, …): still a binding attempted — the connection is a remote one from then on, and its
+    /// destination-constrained keys are unusable (OpenSSH's agent marks the attempt before it parses too).
+    case unreadableSessionBind(SSHWireError)
     /// The `query` extension: which extensions the agent supports.
     case queryExtensions
     case unknownExtension(String)
@@ -114,7 +118,12 @@ package enum SSHAgentRequest: Sendable {
         case SSHAgentMessageNumber.extension:
             let name = try reader.text("the extension's name")
             switch name {
-            case "session-bind@openssh.com": return .sessionBind(try SSHSessionBinding.read(&reader))
+            case "session-bind@openssh.com":
+                do {
+                    return .sessionBind(try SSHSessionBinding.read(&reader))
+                } catch {
+                    return .unreadableSessionBind(error)
+                }
             case "query":
                 try reader.expectEnd("the query")
                 return .queryExtensions

@@ -29,17 +29,36 @@ package struct SSHKeyUse: Sendable {
     package let settings: SSHKeySettings
     /// What is signed.
     package let signed: SSHSignedData
-    /// Where a login goes, when the connection is bound to a session; nil for other signatures, and for a
-    /// login on a connection that was never bound (a client that does not send `session-bind@openssh.com`).
+    /// Where a login goes, when the agent could check it: the login is for the very session the connection
+    /// bound last (the same session identifier and, when the login names one, the same host key), that
+    /// binding is for a login (not a forwarding) and no binding on the connection failed. Nil for other
+    /// signatures, and for a login it could not check.
     package let destination: SSHDestination?
+    /// For a login without `destination` on a connection that sent `session-bind@openssh.com`: the agent
+    /// could not check where it goes (a relayed login — for another session than the one bound last — or
+    /// one after a failed binding). False on a connection never bound (the client did not bind its session).
+    package let isUnchecked: Bool
+
+    package init(
+        identity: SSHKeyStore.Identity, settings: SSHKeySettings, signed: SSHSignedData, destination: SSHDestination?,
+        isUnchecked: Bool = false
+    ) {
+        self.identity = identity
+        self.settings = settings
+        self.signed = signed
+        self.destination = destination
+        self.isUnchecked = isUnchecked
+    }
 
     /// What an approval of this use covers besides the key and the program: the destination (user, host key
     /// and forwarding path) of a login, the namespace of an SSHSIG signature.
     package var scope: String {
         if settings.approvalScope == .processTree { return "any use" }
         switch signed {
-        case .userAuthentication:
-            guard let destination else { return "login to an unbound session" }
+        case .userAuthentication(let authentication):
+            guard let destination else {
+                return "login " + authentication.userShown + (isUnchecked ? " unchecked" : " unbound")
+            }
             return "login " + destination.user + " " + destination.hostKeyFingerprint + " via "
                 + destination.through.joined(separator: ",")
         case .sshsig(let namespace): return "sshsig " + namespace
@@ -81,8 +100,16 @@ package final class SSHAgentSession {
     private let hooks: Hooks
     /// The sessions this connection is bound to, the first hop first.
     package private(set) var bindings: [SSHSessionBinding] = []
-    /// Whether a binding was attempted (one that failed leaves constrained keys unusable here).
+    /// Whether the connection sent `session-bind@openssh.com`, readable or not: then it serves a session with
+    /// a host — ssh's own, or a host's the agent is forwarded to — and is what OpenSSH calls a remote socket.
     private var bindAttempted = false
+    /// Whether a binding failed (unreadable, not signed by the host, against the rules): then no hop after it
+    /// can be vouched for, and the connection's destination-constrained keys are unusable — stricter than
+    /// OpenSSH, which refuses them only while no binding has succeeded.
+    private var bindFailed = false
+
+    /// OpenSSH's `socket_is_remote`: the connection sent a binding, so it serves a session with another host.
+    package var isRemote: Bool { bindAttempted || !bindings.isEmpty }
     /// Who the connection is, for the log.
     private let peer: String
 
@@ -111,6 +138,7 @@ package final class SSHAgentSession {
                 )
                 return unlocked ? SSHAgentReply.success : SSHAgentReply.failure
             case .sessionBind(let binding): return bind(binding)
+            case .unreadableSessionBind(let error): return refuseUnreadable(error)
             default: return SSHAgentReply.failure
             }
         }
@@ -127,11 +155,13 @@ package final class SSHAgentSession {
                 guard let (identity, settings) = try usable(blob), isPermitted(settings.destinations, user: nil) else {
                     return SSHAgentReply.failure
                 }
+                guard !isRemote else { return refuseRemoteRemoval() }
                 try hooks.store.remove(identity)
                 hooks.log("\(peer): removed the SSH key \(identity.publicKey.fingerprint) from the keychain")
                 return SSHAgentReply.success
             case .removeAll(let version1):
                 guard !version1 else { return SSHAgentReply.success }  // No SSH-1 keys: none to remove.
+                guard !isRemote else { return refuseRemoteRemoval() }
                 var removed = 0
                 for (identity, settings) in try usableIdentities() where isPermitted(settings.destinations, user: nil) {
                     try hooks.store.remove(identity)
@@ -147,6 +177,8 @@ package final class SSHAgentSession {
                 return SSHAgentReply.failure  // Not locked.
             case .sessionBind(let binding):
                 return bind(binding)
+            case .unreadableSessionBind(let error):
+                return refuseUnreadable(error)
             case .queryExtensions:
                 return SSHAgentReply.extensions(["session-bind@openssh.com"])
             case .unknownExtension(let name):
@@ -198,10 +230,16 @@ package final class SSHAgentSession {
         }
         let signed = SSHSignedData.parse(data, key: identity.publicKey)
         var destination: SSHDestination?
+        var isUnchecked = false
         if case .userAuthentication(let authentication) = signed {
-            destination = describe(user: authentication.user, settings: settings)
+            destination = checkedDestination(of: authentication, settings: settings)
+            isUnchecked = destination == nil && isRemote
         }
         if !settings.destinations.isEmpty {
+            guard !bindFailed else {
+                hooks.log("\(peer): refused a destination-constrained key: a session binding failed on this connection")
+                return SSHAgentReply.failure
+            }
             guard case .userAuthentication(let authentication) = signed, let last = bindings.last else {
                 hooks.log(
                     "\(peer): refused a destination-constrained key for \(bindings.isEmpty ? "a connection not bound to a session" : "a signature that is not a login")"
@@ -227,13 +265,23 @@ package final class SSHAgentSession {
                 return SSHAgentReply.failure
             }
         }
-        try hooks.authorize(SSHKeyUse(identity: identity, settings: settings, signed: signed, destination: destination))
+        try hooks.authorize(
+            SSHKeyUse(
+                identity: identity, settings: settings, signed: signed, destination: destination,
+                isUnchecked: isUnchecked))
         return SSHAgentReply.signature(try hooks.store.sign(identity, data: data, flags: flags))
     }
 
-    /// The destination of a login on this connection: the last bound host, the hosts before it.
-    private func describe(user: String, settings: SSHKeySettings) -> SSHDestination? {
-        guard let last = bindings.last else { return nil }
+    /// Where a login on this connection goes — the last bound host, the hosts before it — when the agent can
+    /// tell: the login is for the session bound last (its identifier, and its host key when the login names
+    /// one), bound for a login rather than a forwarding, and no binding failed. Otherwise nil: a dialog names
+    /// no host for a login it could not check (a relayed login would otherwise show the bound host's name).
+    private func checkedDestination(of authentication: SSHUserAuthentication, settings: SSHKeySettings)
+        -> SSHDestination?
+    {
+        guard !bindFailed, let last = bindings.last, !last.isForwarding, authentication.sessionID == last.sessionID
+        else { return nil }
+        if let hostKey = authentication.hostKey, !hostKey.isSameKey(as: last.hostKey) { return nil }
         func name(_ key: SSHHostKey) -> String? {
             settings.destinations.first { $0.to.matches(key) }?.to.hostname
         }
@@ -241,8 +289,8 @@ package final class SSHAgentSession {
             (name(binding.hostKey).map { $0 + " " } ?? "") + binding.hostKey.key.fingerprint
         }
         return SSHDestination(
-            user: user, hostName: name(last.hostKey), hostKeyFingerprint: last.hostKey.key.fingerprint, through: through
-        )
+            user: authentication.userShown, hostName: name(last.hostKey),
+            hostKeyFingerprint: last.hostKey.key.fingerprint, through: through)
     }
 
     private func add(_ request: SSHKeyToAdd) throws(KeychainError) -> Data {
@@ -254,6 +302,14 @@ package final class SSHAgentSession {
             guard let current = existing.settings, hooks.mayUse(current), isPermitted(current.destinations, user: nil)
             else {
                 hooks.log("\(peer): may not replace an SSH key it may not use")
+                return SSHAgentReply.failure
+            }
+            // Replacing a key's settings from afar could delete it (`ssh-add -t 1`) or loosen it (no `-c`, no
+            // `-h`): a forwarded host may add keys, not change one the keychain holds.
+            guard !isRemote else {
+                hooks.log(
+                    "\(peer): refused to replace an SSH key of the keychain for a connection bound to a session (a forwarded agent)"
+                )
                 return SSHAgentReply.failure
             }
             settings.programs = current.programs
@@ -270,47 +326,68 @@ package final class SSHAgentSession {
     }
 
     /// `session-bind@openssh.com`: the host must have signed the session; a connection bound for a login takes
-    /// no other binding; a session already bound to another key is refused; at most 16 bindings.
+    /// no other binding; a session already bound to another key is refused; at most 16 bindings. Any refusal
+    /// is a failed binding (`bindFailed`).
     private func bind(_ binding: SSHSessionBinding) -> Data {
         bindAttempted = true
         guard binding.isSignedByHost else {
-            hooks.log("\(peer): refused a session binding whose signature is not the host key's")
-            return SSHAgentReply.extensionFailure
+            return refuseBinding("refused a session binding whose signature is not the host key's")
         }
         for earlier in bindings {
             guard earlier.isForwarding else {
-                hooks.log("\(peer): refused a session binding on a connection already bound for a login")
-                return SSHAgentReply.extensionFailure
+                return refuseBinding("refused a session binding on a connection already bound for a login")
             }
             if earlier.sessionID == binding.sessionID {
                 guard earlier.hostKey.isSameKey(as: binding.hostKey) else {
-                    hooks.log("\(peer): refused a session binding of a session already bound to another host key")
-                    return SSHAgentReply.extensionFailure
+                    return refuseBinding("refused a session binding of a session already bound to another host key")
                 }
                 return SSHAgentReply.success  // Already recorded.
             }
         }
         guard bindings.count < SSHAgentLimits.maximumSessionBindings else {
-            hooks.log("\(peer): refused a session binding: \(SSHAgentLimits.maximumSessionBindings) already")
-            return SSHAgentReply.extensionFailure
+            return refuseBinding("refused a session binding: \(SSHAgentLimits.maximumSessionBindings) already")
         }
         bindings.append(binding)
+        let certificate = binding.hostKey.certificate.map { " (a host certificate for \($0.principalsShown))" } ?? ""
         hooks.log(
-            "\(peer): bound to a session with host key \(binding.hostKey.key.fingerprint)\(binding.isForwarding ? " (forwarding)" : "")"
+            "\(peer): bound to a session with host key \(binding.hostKey.key.fingerprint)\(certificate)\(binding.isForwarding ? " (forwarding)" : "")"
         )
         return SSHAgentReply.success
     }
 
+    /// A `session-bind@openssh.com` whose body could not be read: attempted and failed all the same.
+    private func refuseUnreadable(_ error: SSHWireError) -> Data {
+        bindAttempted = true
+        return refuseBinding("refused a session binding that cannot be read (\(error))")
+    }
+
+    /// Records a failed binding and answers `SSH_AGENT_EXTENSION_FAILURE`, as OpenSSH does.
+    private func refuseBinding(_ reason: String) -> Data {
+        bindFailed = true
+        hooks.log("\(peer): \(reason); destination-constrained keys are unusable on this connection")
+        return SSHAgentReply.extensionFailure
+    }
+
+    /// `ssh-add -d` or `-D` on a remote connection (a host the agent is forwarded to): the keychain is the
+    /// user's own store, so nothing there is deleted from afar. OpenSSH's agent would forget its keys; a
+    /// keychain key is not a copy to forget, so the request is refused instead.
+    private func refuseRemoteRemoval() -> Data {
+        hooks.log(
+            "\(peer): refused to delete SSH keys from the keychain for a connection bound to a session (a forwarded agent)"
+        )
+        return SSHAgentReply.failure
+    }
+
     /// OpenSSH's `identity_permitted`: whether every hop this connection's bindings record is one the
     /// constraints allow (as `user` at the last, when a login is asked). Unconstrained keys are allowed; a
-    /// connection never bound is local use, allowed; one whose binding failed is not.
-    package func isPermitted(_ destinations: [SSHDestinationConstraint], user: String?) -> Bool {
+    /// connection never bound is local use, allowed; one where any binding failed is not.
+    package func isPermitted(_ destinations: [SSHDestinationConstraint], user: Data?) -> Bool {
         guard !destinations.isEmpty else { return true }
-        if bindAttempted && bindings.isEmpty { return false }
+        if bindFailed || (bindAttempted && bindings.isEmpty) { return false }
         guard let last = bindings.last else { return true }
         var from: SSHHostKey?
         for (index, binding) in bindings.enumerated() {
-            var testUser: String?
+            var testUser: Data?
             if index == bindings.count - 1 {
                 testUser = user
                 if binding.isForwarding && user != nil { return false }  // A login on a forwarding hop.

@@ -12,8 +12,9 @@ package struct SSHCertificate: Sendable, Hashable {
     package let key: SSHPublicKey
     /// User (1) or host (2).
     package let type: UInt32
-    /// The names it is valid for (host names for a host certificate); none means any.
-    package let principals: [String]
+    /// The names it is valid for (host names for a host certificate); none means any. Bytes, as OpenSSH reads
+    /// them: any but NUL, UTF-8 or not (`SSHDisplay` shows them).
+    package let principals: [Data]
     /// Valid from this time (seconds since 1970) …
     package let validAfter: UInt64
     /// … until before this one.
@@ -63,8 +64,8 @@ package struct SSHCertificate: Sendable, Hashable {
         type = try reader.uint32("the certificate type")
         _ = try reader.string("the key id")
         var names = try reader.nested("the principals")
-        var principals: [String] = []
-        while !names.isAtEnd { principals.append(try names.text("a principal")) }
+        var principals: [Data] = []
+        while !names.isAtEnd { principals.append(try names.cString("a principal")) }
         self.principals = principals
         validAfter = try reader.uint64("the start of validity")
         validBefore = try reader.uint64("the end of validity")
@@ -84,14 +85,23 @@ package struct SSHCertificate: Sendable, Hashable {
         }
     }
 
-    /// Whether this is a host certificate valid now for `host` (a pattern, as OpenSSH matches a constraint's
-    /// host name against each principal): of the host type, within its validity, without critical options.
+    /// Whether this is a host certificate valid now for `host` (a pattern, as OpenSSH 9.2 matches a
+    /// constraint's host name against each principal, byte by byte): of the host type, within its validity,
+    /// without critical options.
     package func isValidHostCertificate(for host: String, now: Date = Date()) -> Bool {
         let seconds = UInt64(max(0, now.timeIntervalSince1970))
         guard type == Self.hostType, seconds >= validAfter, seconds < validBefore, !hasCriticalOptions else {
             return false
         }
-        return principals.isEmpty || principals.contains { SSHPattern.matches($0, pattern: host) }
+        return principals.isEmpty || principals.contains { SSHPattern.matches($0, pattern: host.utf8) }
+    }
+
+    /// The principals for a log line: each quoted and escaped (`SSHDisplay`), at most eight; "any name" for
+    /// none.
+    package var principalsShown: String {
+        guard !principals.isEmpty else { return "any name" }
+        let shown = principals.prefix(8).map { "\"" + SSHDisplay.escaped($0) + "\"" }.joined(separator: ", ")
+        return principals.count > 8 ? shown + " and \(principals.count - 8) more" : shown
     }
 }
 
@@ -121,24 +131,27 @@ package struct SSHHostKey: Sendable, Hashable {
     package func isSameKey(as other: SSHHostKey) -> Bool { key.blob == other.key.blob }
 }
 
-/// OpenSSH's `match_pattern`: `*` matches any run of characters, `?` any one; everything else itself.
+/// OpenSSH's `match_pattern`, on bytes as OpenSSH's C strings are: `*` matches any run of bytes, `?` any one;
+/// every other byte itself.
 package enum SSHPattern {
-    /// Whether `text` matches `pattern`.
-    package static func matches(_ text: String, pattern: String) -> Bool {
-        matches(Array(text.unicodeScalars), Array(pattern.unicodeScalars))
+    /// Whether `text` matches `pattern`, byte by byte.
+    package static func matches(_ text: some Sequence<UInt8>, pattern: some Sequence<UInt8>) -> Bool {
+        matches(Array(text), Array(pattern))
     }
 
-    private static func matches(_ text: [Unicode.Scalar], _ pattern: [Unicode.Scalar]) -> Bool {
+    private static func matches(_ text: [UInt8], _ pattern: [UInt8]) -> Bool {
+        let asterisk = UInt8(ascii: "*")
+        let question = UInt8(ascii: "?")
         // Iterative wildcard matching with one backtracking point (the last `*`).
         var t = 0
         var p = 0
         var star: Int?
         var resume = 0
         while t < text.count {
-            if p < pattern.count && (pattern[p] == "?" || pattern[p] == text[t]) {
+            if p < pattern.count && (pattern[p] == question || pattern[p] == text[t]) {
                 t += 1
                 p += 1
-            } else if p < pattern.count && pattern[p] == "*" {
+            } else if p < pattern.count && pattern[p] == asterisk {
                 star = p
                 resume = t
                 p += 1
@@ -150,7 +163,7 @@ package enum SSHPattern {
                 return false
             }
         }
-        while p < pattern.count && pattern[p] == "*" { p += 1 }
+        while p < pattern.count && pattern[p] == asterisk { p += 1 }
         return p == pattern.count
     }
 }

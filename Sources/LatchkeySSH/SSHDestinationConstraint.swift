@@ -94,15 +94,15 @@ package struct SSHDestinationConstraint: Codable, Hashable, Sendable {
     }
 
     /// Whether this hop is the one from `from` (nil: this machine) to `to` (nil: any host, when only where
-    /// the key may go next is asked) as `user` (nil: not asked).
-    func permits(from fromKey: SSHHostKey?, to toKey: SSHHostKey?, user: String?) -> Bool {
+    /// the key may go next is asked) as `user` (bytes; nil: not asked).
+    func permits(from fromKey: SSHHostKey?, to toKey: SSHHostKey?, user: Data?) -> Bool {
         if let fromKey {
             guard from.matches(fromKey) else { return false }
         } else if from.hostname != nil || !from.keys.isEmpty {
             return false
         }
         if let toKey, !to.matches(toKey) { return false }
-        if let pattern = to.user, let user, !SSHPattern.matches(user, pattern: pattern) { return false }
+        if let pattern = to.user, let user, !SSHPattern.matches(user, pattern: pattern.utf8) { return false }
         return true
     }
 
@@ -116,7 +116,7 @@ package struct SSHDestinationConstraint: Codable, Hashable, Sendable {
 extension [SSHDestinationConstraint] {
     /// OpenSSH's `permitted_by_dest_constraints`: the host name of the first constraint that allows the hop,
     /// or nil when none does.
-    func permittedHop(from: SSHHostKey?, to: SSHHostKey?, user: String?) -> String?? {
+    func permittedHop(from: SSHHostKey?, to: SSHHostKey?, user: Data?) -> String?? {
         for constraint in self where constraint.permits(from: from, to: to, user: user) {
             return .some(constraint.to.hostname)
         }

@@ -33,7 +33,7 @@ package enum SSHSignedData: Sendable, Equatable {
     /// "…"` for another namespace, `user@host` for a user authentication (with the host named by the binding).
     package var summary: String {
         switch self {
-        case .userAuthentication(let authentication): "logging in as \(authentication.user)"
+        case .userAuthentication(let authentication): "logging in as \(authentication.userShown)"
         case .sshsig(let namespace) where namespace == "git": "git commit signature"
         case .sshsig(let namespace): "a signature in namespace \"\(namespace)\""
         case .other: "data that is neither an SSH login nor an SSHSIG signature"
@@ -45,8 +45,11 @@ package enum SSHSignedData: Sendable, Equatable {
 package struct SSHUserAuthentication: Sendable, Equatable {
     /// The session it authenticates (the exchange hash).
     package let sessionID: Data
-    /// The user it logs in as.
-    package let user: String
+    /// The user it logs in as: bytes, as OpenSSH reads them (any but NUL); matched byte by byte against a
+    /// constraint's user pattern.
+    package let user: Data
+    /// The user as a log line or a dialog shows it (`SSHDisplay`: escaped).
+    package var userShown: String { SSHDisplay.escaped(user) }
     /// The server's host key, when the client bound it in (`publickey-hostbound-v00@openssh.com`).
     package let hostKey: SSHHostKey?
 
@@ -60,7 +63,7 @@ package struct SSHUserAuthentication: Sendable, Equatable {
         do throws(SSHWireError) {
             let session = try reader.string("the session identifier")
             guard !session.isEmpty, try reader.byte("the message number") == Self.messageNumber else { return nil }
-            let user = try reader.text("the user")
+            let user = try reader.cString("the user")
             let service = try reader.text("the service")
             let method = try reader.text("the method")
             let signatureFollows = try reader.byte("whether a signature follows")

@@ -77,6 +77,14 @@ package struct SSHReader {
         return text
     }
 
+    /// A `string` OpenSSH reads as a C string (`sshbuf_get_cstring`): any bytes but NUL, UTF-8 or not — a
+    /// certificate's principals, the user of a login. Compare it as bytes; show it through `SSHDisplay`.
+    package mutating func cString(_ what: String = "a string") throws(SSHWireError) -> Data {
+        let raw = try string(what)
+        guard !raw.contains(0) else { throw SSHWireError("\(what) holds a NUL byte") }
+        return raw
+    }
+
     /// An `mpint` that must not be negative, as its magnitude: big-endian, without leading zeros.
     package mutating func positiveInteger(_ what: String = "an mpint") throws(SSHWireError) -> Data {
         let raw = try string(what)
@@ -175,4 +183,29 @@ extension SSHReader {
             _ = bytes[from..<end].copyBytes(to: buffer.bindMemory(to: UInt8.self))
         }
     }
+}
+
+/// How bytes a peer chose (a certificate's principal, a login's user, an SSHSIG namespace) are shown in a log
+/// line or a dialog: printable ASCII as it is, and every other byte — a control character, a byte of UTF-8 or
+/// not — as `\xNN` (a backslash as `\\`, a quote as `\"`), so no name can end a line, fake another, or pass
+/// for another by its looks.
+package enum SSHDisplay {
+    /// `bytes`, escaped.
+    package static func escaped(_ bytes: some Sequence<UInt8>) -> String {
+        var shown = ""
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\\"): shown += "\\\\"
+            case UInt8(ascii: "\""): shown += "\\\""
+            case 0x20...0x7E: shown.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16)
+                shown += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return shown
+    }
+
+    /// `text`'s UTF-8 bytes, escaped.
+    package static func escaped(_ text: String) -> String { escaped(text.utf8) }
 }

@@ -221,14 +221,40 @@ final class SSHServer {
     let user = String(cString: getpwuid(getuid()).pointee.pw_name)
     /// The host key's public line.
     let hostKey: String
+    /// The host certificate's public line, when the server shows one (`hostCertificatePrincipal`).
+    let hostCertificate: String?
 
-    init(in sandbox: SSHSandbox, authorizedKeys: [String], name: String = "sshd") throws {
+    /// With `hostCertificatePrincipal`, the server also shows a host certificate of its key for that one
+    /// principal (any bytes but NUL), signed by an authority of its own (`host_ca`) that no known_hosts names:
+    /// ssh, finding no authority for it, checks the plain key instead and connects.
+    init(
+        in sandbox: SSHSandbox, authorizedKeys: [String], name: String = "sshd",
+        hostCertificatePrincipal: [UInt8]? = nil
+    ) throws {
         directory = sandbox.directory.file(name)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let made = try sandbox.run(
             "ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "host", "-f", directory + "/host_ed25519"])
         #expect(made.status == 0, "\(made.stderr)")
         hostKey = try sandbox.publicKey(directory + "/host_ed25519")
+        var certificate: String?
+        if let principal = hostCertificatePrincipal {
+            let authority = try sandbox.run(
+                "ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "host-ca", "-f", directory + "/host_ca"])
+            #expect(authority.status == 0, "\(authority.stderr)")
+            // The principal through printf's octal escapes: an argument of any bytes, UTF-8 or not.
+            let escaped = principal.map { "\\" + String($0, radix: 8) }.joined()
+            let signed = try sandbox.run(
+                "sh",
+                [
+                    "-c",
+                    "exec ssh-keygen -q -s \"$0/host_ca\" -I host -h -n \"$(printf '\(escaped)')\" \"$0/host_ed25519.pub\"",
+                    directory,
+                ])
+            #expect(signed.status == 0, "\(signed.stderr)")
+            certificate = try sandbox.publicKey(directory + "/host_ed25519-cert")
+        }
+        hostCertificate = certificate
         try (authorizedKeys.joined(separator: "\n") + "\n").write(
             toFile: directory + "/authorized_keys", atomically: true, encoding: .utf8)
         if getuid() == 0, !FileManager.default.fileExists(atPath: "/run/sshd") {
@@ -240,6 +266,7 @@ final class SSHServer {
             Port \(port)
             ListenAddress 127.0.0.1
             HostKey \(directory)/host_ed25519
+            \(hostCertificatePrincipal == nil ? "" : "HostCertificate \(directory)/host_ed25519-cert.pub")
             AuthorizedKeysFile \(directory)/authorized_keys
             StrictModes no
             UsePAM no
