@@ -15,19 +15,23 @@ import Testing
             agentArguments: ["--secret-service-policy", "isolated", "--program-identity", "platform"],
             user: TestTools.nobody)
         try desktop.sandbox.unlock()
-        let stored = try desktop.secretTool("store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret")
+        let stored = try desktop.secretTool(
+            "store", "--label=Mail", "service", "mail", "user", "alice", input: "s3cret")
         #expect(stored.status == 0, "\(stored.stderr)")
         // Another unconfined program — python3 — is the same user: it sees secret-tool's item.
         let seen = try desktop.python(
-            "import secretstorage; print(len(list(secretstorage.search_items(secretstorage.dbus_init(), {'service': 'mail'}))))")
+            "import secretstorage; print(len(list(secretstorage.search_items(secretstorage.dbus_init(), {'service': 'mail'}))))"
+        )
         #expect(seen.stdout == "1\n", "\(seen.stderr)")
         #expect(desktop.sandbox.agentLog.contains(", an unconfined program, as the user (--program-identity platform)"))
         // A Flatpak app sees none of them, and its own item is its own.
-        #expect(try Isolation.inFlatpak(desktop, app: "org.example.Notes", Isolation.countOwned, ["notes"]).stdout == "0\n")
+        #expect(
+            try Isolation.inFlatpak(desktop, app: "org.example.Notes", Isolation.countOwned, ["notes"]).stdout == "0\n")
         let mine = try Isolation.inFlatpak(desktop, app: "org.example.Notes", Isolation.storeOwned, ["notes"])
         #expect(mine.status == 0, "\(mine.stderr)")
         #expect(try desktop.python(Isolation.countOwned, "notes").stdout == "0\n")
-        #expect(try Isolation.inFlatpak(desktop, app: "org.example.Notes", Isolation.countOwned, ["notes"]).stdout == "1\n")
+        #expect(
+            try Isolation.inFlatpak(desktop, app: "org.example.Notes", Isolation.countOwned, ["notes"]).stdout == "1\n")
     }
 
     @Test func aRegisteredUnconfinedProgramGetsNothingFromTheAgentsSocket() throws {
@@ -35,13 +39,24 @@ import Testing
         try sandbox.start(HelperProcess.product("latchkeyd"), ["--verbose", "--program-identity", "platform"])
         try sandbox.unlock()
         try sandbox.registerClients()
-        let set = try sandbox.client("a", ["set", "k", "v"])
-        #expect(set.status != 0)
-        let path = URL(fileURLWithPath: AgentSandbox.clientPath("a")).resolvingSymlinksInPath().path
+        // The agent says it does not serve the registered client; the client then needs the passphrase, and
+        // without one (none in its environment, no terminal) stores nothing.
+        #expect(try sandbox.client("a", "status") == "unlocked unregistered - \n")
+        let set = try HelperProcess.run(
+            HelperProcess.product("latchkey-test-client-a"), ["set", "k", "v"], environment: sandbox.environment)
+        #expect(set.status != 0, "\(set.stdout)")
+        #expect(try sandbox.cli("find-generic-password", "-a", "k").status == 44)
+    }
+
+    /// Under the default, the same registered client is served: the option is what changed it.
+    @Test func theDefaultServesTheRegisteredProgram() throws {
+        let sandbox = try AgentSandbox()
+        try sandbox.start()
+        try sandbox.unlock()
+        try sandbox.registerClients()
         #expect(
-            sandbox.agentLog.contains(
-                "\(path) is an unconfined program, which this agent does not tell apart from the user (latchkeyd --program-identity platform)"),
-            "\(sandbox.agentLog)")
+            try sandbox.client("a", "status")
+                == "unlocked registered latchkey-test-client-a latchkey-test-client-a\n")
     }
 
     @Test func aWrongValueIsAUsageError() throws {
