@@ -143,7 +143,7 @@ public final class AgentServer: Sendable {
         self.state = state
         if options.secretService {
             let configuration = SecretServiceProvider.Configuration(
-                database: state.keychain,
+                service: { caller in state.service(for: caller) },
                 unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase, as: .dialog) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
                 policy: options.isolatedSecretService ? .isolated : .shared,

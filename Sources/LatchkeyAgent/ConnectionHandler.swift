@@ -120,17 +120,15 @@ struct ConnectionHandler {
             state.apply(settings)
             return reply
         case .createHeldKey(let held, _):
-            var service = try service(caller)
-            service.holderEnded = peer.hasEnded  // An ephemeral key goes when the process it was made for ends.
-            let made = try service.perform(request)
+            // An ephemeral key goes when the process it was made for ends.
+            let made = try service(caller, holderEnded: peer.hasEnded).perform(request)
             log(
                 "made a key held by the agent for pid \(peer.pid) (\(held.type == .rsa ? "RSA" : "EC") \(held.bits) bits)"
             )
             return made
-        case .add, .copyMatching, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey, .releaseHeldKey:
-            let service = try service(caller)
-            defer { if request.changesItems { state.changed() } }
-            return try service.perform(request)
+        case .add, .copyMatching, .locate, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey,
+            .releaseHeldKey:
+            return try service(caller).perform(request)
         }
     }
 
@@ -141,10 +139,13 @@ struct ConnectionHandler {
         )
     }
 
-    /// The service a caller's item requests run in: its registration's identity.
-    private func service(_ caller: AttestedCaller) throws(KeychainError) -> LocalKeychainService {
+    /// The service a caller's item requests run in: its registration's identity, through the agent's
+    /// bookkeeping (`ServedKeychainService`).
+    private func service(_ caller: AttestedCaller, holderEnded: (@Sendable () -> Bool)? = nil) throws(KeychainError)
+        -> ServedKeychainService
+    {
         let registration = try registeredStanding(caller, for: "an item request")
-        return LocalKeychainService(database: state.keychain, caller: registration.caller, presence: state.presence)
+        return state.service(for: registration.caller, holderEnded: holderEnded)
     }
 
     /// The caller's registration, or the refusal (logged) an unregistered, unidentified or refused caller gets

@@ -231,6 +231,12 @@ extension ByteWriter {
                 append(match.certificate)
                 append(match.key)
             }
+        case .located(let found):
+            append(UInt32(found.count))
+            for entry in found {
+                appendField(entry.reference)
+                append(entry.isAvailable ? 1 as UInt8 : 0)
+            }
         }
     }
 
@@ -463,6 +469,13 @@ extension ByteReader {
                 matches.append(IdentityMatch(certificate: try readItemResult(), key: try readItemResult()))
             }
             return .identities(matches)
+        case .located:
+            let count = try AgentCoding.count(&self)
+            var found: [LocatedItem] = []
+            for _ in 0..<count {
+                found.append(LocatedItem(reference: try AgentCoding.field(&self), isAvailable: try flag()))
+            }
+            return .located(found)
         }
     }
 

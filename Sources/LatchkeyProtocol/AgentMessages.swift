@@ -8,11 +8,12 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1
     case status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
         listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey,
-        unlockUnattended
+        unlockUnattended, locate
 
     /// The shape of a successful reply's value.
     package enum ReplyShape: Sendable {
-        case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities
+        case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities,
+            located
     }
 
     /// The operation's table row: its reply's shape, and whether the agent must know exactly which program
@@ -25,6 +26,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
         case .add, .createHeldKey: (.item, true)
         case .useHeldKey: (.bytes, true)
         case .copyMatching: (.items, true)
+        case .locate: (.located, true)
         case .copyIdentities: (.identities, true)
         case .update, .delete: (.count, true)
         case .addOrUpdate: (.flag, true)
@@ -96,7 +98,7 @@ package enum AgentRequest: Sendable {
         case .add(let item, let returning):
             writer.append(item)
             writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
-        case .copyMatching(let query), .delete(let query): writer.append(query)
+        case .copyMatching(let query), .delete(let query), .locate(let query): writer.append(query)
         case .update(let query, let changes):
             writer.append(query)
             writer.append(changes)
@@ -146,6 +148,7 @@ package enum AgentRequest: Sendable {
                     item, returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() }))
                 )
             case .copyMatching: request = .copyMatching(try reader.readItemQuery())
+            case .locate: request = .locate(try reader.readItemQuery())
             case .update: request = .update(try reader.readItemQuery(), try reader.readItemChanges())
             case .delete: request = .delete(try reader.readItemQuery())
             case .addOrUpdate: request = .addOrUpdate(try reader.readNewItem())
@@ -194,6 +197,7 @@ extension KeychainRequest {
         case .lock: .lock
         case .add: .add
         case .copyMatching: .copyMatching
+        case .locate: .locate
         case .update: .update
         case .delete: .delete
         case .addOrUpdate: .addOrUpdate
@@ -224,6 +228,7 @@ extension KeychainReply {
         case .settings: .settings
         case .bytes: .bytes
         case .identities: .identities
+        case .located: .located
         }
     }
 }

@@ -7,7 +7,8 @@ import LatchkeyEngine
 /// (`kSecAttrAccessibleAfterFirstUnlock`) so a locked keychain still lists them. Their items are the
 /// keychain items of service `org.freedesktop.secrets/<id>`.
 struct CollectionRegistry {
-    let database: KeychainDatabase
+    /// The keychain as a caller sees it (`SecretServiceProvider.Configuration.service`).
+    let services: @Sendable (CallerIdentity) -> any KeychainService
     static let service = "org.freedesktop.secrets.collections"
     static let reserved: Set<String> = ["login", "session"]
     private let caller = SecretStore.shared
@@ -25,10 +26,10 @@ struct CollectionRegistry {
     func list() -> [Entry] {
         let found: [ItemResult]
         do {
-            found = try database.copyMatching(
+            found = try services(caller).copyMatching(
                 ItemQuery(
                     .genericPassword, matching: [.service: .string(Self.service)], limit: .all,
-                    returning: .attributes), caller: caller)
+                    returning: .attributes))
         } catch {
             return []  // None made (itemNotFound), or not readable before the first unlock: only login and session.
         }
@@ -58,7 +59,7 @@ struct CollectionRegistry {
             .service: .string(Self.service), .account: .string(id), .label: .string(label), .accessible: .string("ck"),
         ]
         if let alias, !alias.isEmpty { attributes[AttributeKey.secretService("alias")] = .string(alias) }
-        try database.add(NewItem(.genericPassword, attributes: attributes, data: Data()), caller: caller)
+        _ = try services(caller).add(NewItem(.genericPassword, attributes: attributes, data: Data()), returning: [])
         return id
     }
 
@@ -75,10 +76,10 @@ struct CollectionRegistry {
     func loginLabel() -> String? {
         let found: [ItemResult]
         do {
-            found = try database.copyMatching(
+            found = try services(caller).copyMatching(
                 ItemQuery(
                     .genericPassword, matching: [.service: .string(Self.labelService), .account: .string("login")],
-                    returning: .attributes), caller: caller)
+                    returning: .attributes))
         } catch {
             return nil  // Never renamed (itemNotFound), or not readable before the first unlock: its built-in label.
         }
@@ -87,38 +88,35 @@ struct CollectionRegistry {
 
     /// Relabels the `login` collection (kept across restarts, backups and imports of the keychain).
     func renameLogin(label: String) throws(KeychainError) {
-        _ = try database.addOrUpdate(
+        _ = try services(caller).addOrUpdate(
             NewItem(
                 .genericPassword,
                 attributes: [
                     .service: .string(Self.labelService), .account: .string("login"), .label: .string(label),
                     .accessible: .string("ck"),
-                ], data: Data()), caller: caller)
+                ], data: Data()))
     }
 
     /// Relabels a collection.
     func rename(_ id: String, label: String) throws(KeychainError) {
-        _ = try database.update(entryQuery(id), with: ItemChanges(attributes: [.label: .string(label)]), caller: caller)
+        _ = try services(caller).update(entryQuery(id), with: ItemChanges(attributes: [.label: .string(label)]))
     }
 
     /// Gives a collection an alias (taking it from another collection that had it).
     func setAlias(_ alias: String, to id: String) throws(KeychainError) {
         for entry in list() where entry.alias == alias && entry.id != id {
-            _ = try database.update(
-                entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
-                caller: caller)
+            _ = try services(caller).update(
+                entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]))
         }
-        _ = try database.update(
-            entryQuery(id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string(alias)]),
-            caller: caller)
+        _ = try services(caller).update(
+            entryQuery(id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string(alias)]))
     }
 
     /// Takes an alias from whichever collection has it.
     func removeAlias(_ alias: String) throws(KeychainError) {
         for entry in list() where entry.alias == alias {
-            _ = try database.update(
-                entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]),
-                caller: caller)
+            _ = try services(caller).update(
+                entryQuery(entry.id), with: ItemChanges(attributes: [AttributeKey.secretService("alias"): .string("")]))
         }
     }
 
@@ -141,7 +139,7 @@ struct CollectionRegistry {
 
     private func count(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> Int {
         do {
-            return try database.copyMatching(query, caller: caller).count
+            return try services(caller).copyMatching(query).count
         } catch KeychainError.itemNotFound {
             return 0
         }
@@ -164,7 +162,7 @@ struct CollectionRegistry {
     func alias(_ name: String, of caller: CallerIdentity) -> String? {
         let found: [ItemResult]
         do {
-            found = try database.copyMatching(aliasQuery(name), caller: caller)
+            found = try services(caller).copyMatching(aliasQuery(name))
         } catch {
             // None set (itemNotFound), or not readable before the first unlock: the alias names nothing of its own.
             return nil
@@ -178,32 +176,30 @@ struct CollectionRegistry {
     /// Points `caller`'s alias `name` at collection `id`, or removes it (nil).
     func setAlias(_ name: String, to id: String?, for caller: CallerIdentity) throws(KeychainError) {
         do {
-            _ = try database.delete(
-                ItemQuery(.genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)]),
-                caller: caller)
+            _ = try services(caller).delete(
+                ItemQuery(.genericPassword, matching: [.service: .string(Self.aliasService), .account: .string(name)]))
         } catch KeychainError.itemNotFound {
             // It had none.
         }
         guard let id else { return }
-        try database.add(
+        _ = try services(caller).add(
             NewItem(
                 .genericPassword,
                 attributes: [
                     .service: .string(Self.aliasService), .account: .string(name), .accessible: .string("ck"),
                     AttributeKey.secretService("collection"): .string(id),
-                ], data: Data()), caller: caller)
+                ], data: Data()), returning: [])
     }
 
     /// Deletes a collection and its items (in every program's group).
     func delete(_ id: String) throws(KeychainError) {
         do {
-            _ = try database.delete(
-                ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all),
-                caller: everyGroup)
+            _ = try services(everyGroup).delete(
+                ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all))
         } catch KeychainError.itemNotFound {
             // An empty collection: only its entry goes.
         }
-        _ = try database.delete(entryQuery(id), caller: caller)
+        _ = try services(caller).delete(entryQuery(id))
     }
 }
 

@@ -62,30 +62,32 @@ enum SecretPortal {
     }
 
     /// The app's secret, made now if it has none; `made` says whether it was.
-    static func secret(for appID: String, in database: KeychainDatabase) throws(KeychainError) -> (
-        secret: Data, made: Bool
-    ) {
+    static func secret(for appID: String, in services: (CallerIdentity) -> any KeychainService)
+        throws(KeychainError) -> (secret: Data, made: Bool)
+    {
+        let service = services(caller)
         do {
-            if let found = try database.copyMatching(query(appID, returning: .data), caller: caller).first?.data {
+            if let found = try service.copyMatching(query(appID, returning: .data)).first?.data {
                 return (found, false)
             }
         } catch KeychainError.itemNotFound {
             // None yet: made below.
         }
         let secret = Data(SecureRandom.bytes(secretLength))
-        _ = try database.add(
+        _ = try service.add(
             NewItem(
                 .genericPassword,
                 attributes: [
-                    .service: .string(service), .account: .string(appID), .label: .string("Secret portal: \(appID)"),
-                ], data: secret), caller: caller)
+                    .service: .string(Self.service), .account: .string(appID),
+                    .label: .string("Secret portal: \(appID)"),
+                ], data: secret), returning: [])
         return (secret, true)
     }
 
     /// Removes a secret made for a request that then failed (nothing stays of it).
-    static func forget(_ appID: String, in database: KeychainDatabase) {
+    static func forget(_ appID: String, in services: (CallerIdentity) -> any KeychainService) {
         do {
-            _ = try database.delete(query(appID, returning: []), caller: caller)
+            _ = try services(caller).delete(query(appID, returning: []))
         } catch {
             // Nothing to undo if it is gone already; the request's own error is what the caller sees.
         }

@@ -12,8 +12,9 @@ import Synchronization
 package enum SecretServiceProvider {
     /// What the provider needs from the agent.
     package struct Configuration: Sendable {
-        /// The keychain.
-        package let database: KeychainDatabase
+        /// The keychain as `caller` sees it: the agent's service for that caller — the same road, with the
+        /// same bookkeeping (background sync told of a change at once), as its own socket's requests take.
+        package let service: @Sendable (CallerIdentity) -> any KeychainService
         /// Unlocks it (the agent's own unlock: keys, registrations, settings).
         package let unlock: @Sendable (Passphrase) throws(KeychainError) -> Void
         /// Locks it.
@@ -31,12 +32,13 @@ package enum SecretServiceProvider {
 
         /// A configuration.
         package init(
-            database: KeychainDatabase, unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
+            service: @escaping @Sendable (CallerIdentity) -> any KeychainService,
+            unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
             lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
             identify: @escaping @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>,
             log: @escaping @Sendable (String) -> Void
         ) {
-            self.database = database
+            self.service = service
             self.unlock = unlock
             self.lock = lock
             self.presence = presence

@@ -62,12 +62,13 @@ final class SecretServiceServer {
     /// Every collection, as `caller` sees them.
     func collections(caller: CallerIdentity) -> [String: any SecretCollection] {
         var collections: [String: any SecretCollection] = [
-            SecretPaths.collection: SecretStore(database: configuration.database, caller: caller, label: loginLabel),
+            SecretPaths.collection: SecretStore(
+                service: configuration.service(caller), caller: caller, label: loginLabel),
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
         ]
         for entry in registry.list() {
             collections[SecretPaths.collection(id: entry.id)] = SecretStore(
-                database: configuration.database, caller: caller,
+                service: configuration.service(caller), caller: caller,
                 collectionID: entry.id, label: entry.label)
         }
         return collections
@@ -82,13 +83,14 @@ final class SecretServiceServer {
     /// The collection at `path` as `caller` sees it, or `NoSuchObject`.
     func collection(at path: String, caller: CallerIdentity) throws -> any SecretCollection {
         if path == SecretPaths.collection {
-            return SecretStore(database: configuration.database, caller: caller, label: loginLabel)
+            return SecretStore(service: configuration.service(caller), caller: caller, label: loginLabel)
         }
         if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
         guard let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == path }) else {
             throw SecretServiceError.noSuchObject("no collection \(path)")
         }
-        return SecretStore(database: configuration.database, caller: caller, collectionID: entry.id, label: entry.label)
+        return SecretStore(
+            service: configuration.service(caller), caller: caller, collectionID: entry.id, label: entry.label)
     }
 
     /// The collections' paths in the order they are listed: login, session, then the others by id.
@@ -97,14 +99,16 @@ final class SecretServiceServer {
         return fixed + collections.keys.filter { !fixed.contains($0) }.sorted()
     }
 
-    var registry: CollectionRegistry { CollectionRegistry(database: configuration.database) }
+    var registry: CollectionRegistry { CollectionRegistry(services: configuration.service) }
 
     /// The `login` collection's label, read once after the first unlock (before it, the registry cannot be
     /// read and the built-in "Login" stands in); `Set` updates it.
     var cachedLoginLabel: String?
     var loginLabel: String {
         if let cachedLoginLabel { return cachedLoginLabel }
-        guard configuration.database.lockState.isProtectedDataAvailable else { return "Login" }
+        // A status that cannot be read (the agent's in-process service's never fails) counts as not yet unlocked.
+        guard (try? configuration.service(SecretStore.shared).status().lockState.isProtectedDataAvailable) == true
+        else { return "Login" }
         let label = registry.loginLabel() ?? "Login"
         cachedLoginLabel = label
         return label

@@ -20,7 +20,8 @@ import LatchkeyPOSIX
 /// Under the shared policy every program of the user acts as one caller of group `org.freedesktop.secrets`;
 /// under isolation each acts as itself (`SecretServicePolicy`), and its items go to its first access group.
 struct SecretStore {
-    let database: KeychainDatabase
+    /// The keychain, as `caller` (`SecretServiceProvider.Configuration.service`).
+    let service: any KeychainService
     /// Who the operations run for.
     let caller: CallerIdentity
     /// The collection's id: `login` (the keychain's own), or one made by `CreateCollection`.
@@ -59,9 +60,8 @@ struct SecretStore {
     /// The items whose attributes include every pair of `attributes` (all of them for none), split into those
     /// readable now and those locked.
     func search(_ attributes: [String: String]) throws(KeychainError) -> (unlocked: [Data], locked: [Data]) {
-        let found = try database.locate(
-            ItemQuery(.genericPassword, matching: matching(attributes), limit: .all), caller: caller)
-        return (found.filter(\.available).map(\.reference), found.filter { !$0.available }.map(\.reference))
+        let found = try service.locate(ItemQuery(.genericPassword, matching: matching(attributes), limit: .all))
+        return (found.filter(\.isAvailable).map(\.reference), found.filter { !$0.isAvailable }.map(\.reference))
     }
 
     /// Whether the item is sealed now, from the index alone (its class key gone): no decryption, for the
@@ -69,12 +69,15 @@ struct SecretStore {
     func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {
         let query = ItemQuery(
             .genericPassword, matching: [.service: .string(itemService)], persistentReference: reference, limit: .all)
-        guard let found = try database.locate(query, caller: caller).first else { throw KeychainError(.itemNotFound) }
-        return !found.available
+        guard let found = try service.locate(query).first else { throw KeychainError(.itemNotFound) }
+        return !found.isAvailable
     }
 
     /// Whether the keychain is locked (its `…WhenUnlocked` class keys are gone).
-    var isLocked: Bool { database.lockState != .unlocked }
+    var isLocked: Bool {
+        // A status that cannot be read (this in-process service's never fails) counts as locked.
+        (try? service.status().lockState) != .unlocked
+    }
 
     /// The item a reference names, if it is one of this collection's.
     private func query(_ reference: Data, returning: ReturnOptions) -> ItemQuery {
@@ -86,8 +89,7 @@ struct SecretStore {
 
     /// One item's attributes: `errSecItemNotFound` when it is gone, `errSecInteractionNotAllowed` when locked.
     func item(_ reference: Data) throws(KeychainError) -> Item {
-        guard let found = try database.copyMatching(query(reference, returning: .attributes), caller: caller).first
-        else {
+        guard let found = try service.copyMatching(query(reference, returning: .attributes)).first else {
             throw KeychainError(.itemNotFound)
         }
         return Self.item(found)
@@ -113,8 +115,7 @@ struct SecretStore {
     /// One item's secret and content type.
     func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String) {
         guard
-            let found = try database.copyMatching(query(reference, returning: [.attributes, .data]), caller: caller)
-                .first
+            let found = try service.copyMatching(query(reference, returning: [.attributes, .data])).first
         else {
             throw KeychainError(.itemNotFound)
         }
@@ -141,16 +142,15 @@ struct SecretStore {
         fields[.label] = .string(label)
         fields[.itemDescription] = .string(contentType)
         guard
-            let added = try database.add(
-                NewItem(.genericPassword, attributes: fields, data: secret), caller: caller,
-                returning: .persistentReference)
+            let added = try service.add(
+                NewItem(.genericPassword, attributes: fields, data: secret), returning: .persistentReference)
         else { throw KeychainError(.internal, "the new item did not come back") }
         return added.persistentReference
     }
 
     /// Changes one item.
     func update(_ reference: Data, changes: ItemChanges) throws(KeychainError) {
-        _ = try database.update(query(reference, returning: []), with: changes, caller: caller)
+        _ = try service.update(query(reference, returning: []), with: changes)
     }
 
     /// Replaces one item's attribute map (every `ss.` attribute it had goes, the new ones come).
@@ -166,6 +166,6 @@ struct SecretStore {
 
     /// Deletes one item.
     func delete(_ reference: Data) throws(KeychainError) {
-        _ = try database.delete(query(reference, returning: []), caller: caller)
+        _ = try service.delete(query(reference, returning: []))
     }
 }

@@ -164,6 +164,9 @@ struct DictionaryKeychainService: KeychainService {
         case .addOrUpdate(let item): return .flag(try addOrUpdate(item))
         case .copyIdentities(let certificates, let keys, let limit):
             return .identities(try joinedIdentities(certificates: certificates, keys: keys, limit: limit))
+        case .locate:
+            throw KeychainError(
+                .unimplemented, "a dictionary backend has no index to list items by without opening them")
         case .createHeldKey:
             throw KeychainError(
                 .unimplemented, "a dictionary backend makes held keys with SecKeyCreateRandomKey, not as typed requests"

@@ -8,6 +8,11 @@ public enum KeychainRequest: Sendable {
     case add(NewItem, returning: ReturnOptions)
     /// Finds items (`SecItemCopyMatching`); replies `.items`, or fails with `errSecItemNotFound`.
     case copyMatching(ItemQuery)
+    /// Lists the items a query names without opening any — through the index alone, so a locked keychain's
+    /// matches are listed as locked rather than hidden (the Secret Service's `SearchItems`); only indexed
+    /// attributes can be matched (`errSecParam` otherwise). Replies `.located`, empty when none match. An
+    /// entry is unproven until the item is read (`copyMatching`).
+    case locate(ItemQuery)
     /// Updates every match (`SecItemUpdate`); replies `.count`.
     case update(ItemQuery, ItemChanges)
     /// Deletes every match (`SecItemDelete`); replies `.count`.
@@ -52,6 +57,21 @@ public enum KeychainRequest: Sendable {
     }
 }
 
+/// An item `KeychainRequest.locate` listed: its persistent reference, and whether its class key is available
+/// now (false: the Secret Service calls it locked).
+public struct LocatedItem: Sendable, Hashable {
+    /// The item's persistent reference.
+    public let reference: Data
+    /// Whether its class key is available now.
+    public let isAvailable: Bool
+
+    /// An entry.
+    public init(reference: Data, isAvailable: Bool) {
+        self.reference = reference
+        self.isAvailable = isAvailable
+    }
+}
+
 /// What a `KeychainRequest` answers on success; each request's documentation names its case.
 public enum KeychainReply: Sendable, Equatable {
     /// Nothing (unlock, lock, a release, new settings).
@@ -62,6 +82,8 @@ public enum KeychainReply: Sendable, Equatable {
     case item(ItemResult?)
     /// The items found.
     case items([ItemResult])
+    /// The items `locate` listed.
+    case located([LocatedItem])
     /// How many items changed or went.
     case count(Int)
     /// A yes or no (added rather than updated; a registration removed).

@@ -34,6 +34,13 @@ extension KeychainService {
         return items
     }
 
+    /// Lists the items `query` names without opening any (`KeychainRequest.locate`): each with whether it is
+    /// readable now.
+    public func locate(_ query: ItemQuery) throws(KeychainError) -> [LocatedItem] {
+        guard case .located(let found) = try perform(.locate(query)) else { throw KeychainReply.mismatch }
+        return found
+    }
+
     /// Updates every match (`SecItemUpdate`); returns how many changed.
     public func update(_ query: ItemQuery, with changes: ItemChanges) throws(KeychainError) -> Int {
         guard case .count(let count) = try perform(.update(query, changes)) else { throw KeychainReply.mismatch }

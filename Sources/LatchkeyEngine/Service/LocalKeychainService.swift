@@ -27,6 +27,11 @@ public struct LocalKeychainService: KeychainService {
             return .item(try database.add(item, caller: caller, returning: returning))
         case .copyMatching(let query):
             return .items(try database.copyMatching(query, caller: caller, presence: presence))
+        case .locate(let query):
+            return .located(
+                try database.locate(query, caller: caller).map {
+                    LocatedItem(reference: $0.reference, isAvailable: $0.available)
+                })
         case .update(let query, let changes):
             return .count(try database.update(query, with: changes, caller: caller, presence: presence))
         case .delete(let query):
