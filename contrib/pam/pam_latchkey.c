@@ -40,9 +40,10 @@
  *    tool then takes its effective group as its real one (LatchkeyCommandLine.main);
  *  - the agent gets the password only when the root parent vouches for the process that answers on the
  *    socket: the sender of every byte received (SO_PASSCRED) is one process, which runs the configured
- *    latchkeyd, maps only files of root's that nobody else may write, is not traced nor dumpable, runs as
- *    the user and holds the connection's other end (NETLINK_SOCK_DIAG) — checked after the greeting, with
- *    nothing waiting behind it, and again after the hello's answer;
+ *    latchkeyd, maps code (and anything private) only from files of root's that nobody else may write, is
+ *    not traced nor dumpable, runs as the user and holds the connection's other end (NETLINK_SOCK_DIAG) —
+ *    checked after the greeting, with nothing waiting behind it, and again after the hello's answer. A stack
+ *    run by a program of the user (a screen locker) cannot look at the agent and does not vouch;
  *  - the root parent bounds each child itself (a pidfd, then SIGKILL to the child's session), so a child
  *    or tool the user stops holds neither the login nor the password.
  */
@@ -242,7 +243,7 @@ static void close_from(int lowest) {
  * reach the tool): 0-2 become /dev/null, `channel` becomes LK_CHANNEL_FD (close-on-exec), the rest closes. */
 static int settle_descriptors(int channel) {
     int moved = fcntl(channel, F_DUPFD_CLOEXEC, LK_CHANNEL_FD + 7); /* out of the way of 0-3 */
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    int null = open("/dev/null", O_RDWR); /* not close-on-exec: it may itself be 0, 1 or 2 */
     if (moved < 0 || null < 0) return -1;
     if (dup2(null, 0) != 0 || dup2(null, 1) != 1 || dup2(null, 2) != 2) return -1;
     if (dup3(moved, LK_CHANNEL_FD, O_CLOEXEC) != LK_CHANNEL_FD) return -1;
