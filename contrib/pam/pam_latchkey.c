@@ -543,11 +543,25 @@ static int secret_descriptor(const char *secret, int target) {
  * kernel's secureexec, also AT_SECURE) leaves it not dumpable from its first instruction, its /proc
  * entries root's. So the tool starts with the spare group as its real group; it takes its effective
  * group back as its real one first thing, which leaves it not dumpable. A child that was not started by
- * root has no spare group to give and runs no tool. */
+ * root has no spare group to give, and under fs.suid_dumpable 1 the exec would leave the tool dumpable:
+ * neither runs a tool. */
+/* Whether an exec that changes privilege leaves a process not dumpable: fs.suid_dumpable 0 or 2, not 1 (a
+ * debugging setting under which such a process stays dumpable, and every setuid program with it). */
+static int privileged_exec_not_dumpable(void) {
+    int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+    char value = '1';
+    if (fd >= 0) {
+        if (read(fd, &value, 1) != 1) value = '1';
+        close(fd);
+    }
+    return value == '0' || value == '2';
+}
+
 static int run_tool(const struct user *user, unsigned seconds, const char *tool, const char *const *arguments,
                     const char *first, const char *second) {
     gid_t real, effective, saved;
-    if (getresgid(&real, &effective, &saved) != 0 || saved != user->spare_gid || user->spare_gid == user->gid)
+    if (getresgid(&real, &effective, &saved) != 0 || saved != user->spare_gid || user->spare_gid == user->gid ||
+        !privileged_exec_not_dumpable())
         return OUTCOME_SETUP;
     pid_t child = fork();
     if (child < 0) return OUTCOME_SETUP;
