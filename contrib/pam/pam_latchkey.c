@@ -535,16 +535,6 @@ static int secret_descriptor(const char *secret, int target) {
     return 0;
 }
 
-/* Runs the latchkey tool as the user (already become) with the secrets on descriptors 3 and 4 and no other
- * descriptor but 0-2 (/dev/null); returns its outcome. `first`/`second` may be NULL.
- *
- * The tool must not be dumpable at any moment it holds a secret, and execve makes a process dumpable
- * again — unless the exec changes privilege: an effective group other than the real one at exec (the
- * kernel's secureexec, also AT_SECURE) leaves it not dumpable from its first instruction, its /proc
- * entries root's. So the tool starts with the spare group as its real group; it takes its effective
- * group back as its real one first thing, which leaves it not dumpable. A child that was not started by
- * root has no spare group to give, and under fs.suid_dumpable 1 the exec would leave the tool dumpable:
- * neither runs a tool. */
 /* Whether an exec that changes privilege leaves a process not dumpable: fs.suid_dumpable 0 or 2, not 1 (a
  * debugging setting under which such a process stays dumpable, and every setuid program with it). */
 static int privileged_exec_not_dumpable(void) {
@@ -557,6 +547,16 @@ static int privileged_exec_not_dumpable(void) {
     return value == '0' || value == '2';
 }
 
+/* Runs the latchkey tool as the user (already become) with the secrets on descriptors 3 and 4 and no other
+ * descriptor but 0-2 (/dev/null); returns its outcome. `first`/`second` may be NULL.
+ *
+ * The tool must not be dumpable at any moment it holds a secret, and execve makes a process dumpable
+ * again — unless the exec changes privilege: an effective group other than the real one at exec (the
+ * kernel's secureexec, also AT_SECURE) leaves it not dumpable from its first instruction, its /proc
+ * entries root's. So the tool starts with the spare group as its real group; it takes its effective
+ * group back as its real one first thing, which leaves it not dumpable. A child that was not started by
+ * root has no spare group to give, and under fs.suid_dumpable 1 the exec would leave the tool dumpable:
+ * neither runs a tool. */
 static int run_tool(const struct user *user, unsigned seconds, const char *tool, const char *const *arguments,
                     const char *first, const char *second) {
     gid_t real, effective, saved;
