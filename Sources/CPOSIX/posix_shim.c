@@ -22,6 +22,13 @@ int latchkey_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
 int latchkey_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 
+int latchkey_adopt_effective_group(void) {
+    gid_t real, effective, saved;
+    if (getresgid(&real, &effective, &saved) != 0) return -1;
+    if (real == effective && saved == effective) return 0;
+    return setresgid(effective, effective, effective);
+}
+
 int latchkey_peer_credentials(int socket, struct latchkey_credentials *credentials) {
     struct ucred peer;
     socklen_t length = sizeof peer;

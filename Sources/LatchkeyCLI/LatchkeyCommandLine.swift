@@ -61,6 +61,14 @@ public enum LatchkeyCommandLine {
         Processes.disableCoreDumps()
         let stderr = FileSink(FileDescriptor.standardError)
         do {
+            // pam_latchkey runs the tool with another real group, so that it is not dumpable from its exec:
+            // the tool's own group is taken back before anything else, which keeps it not dumpable.
+            try Processes.adoptEffectiveGroup()
+        } catch {
+            stderr.line("latchkey: cannot take its effective group as its real group (\(error))")
+            return exitStatus(for: .writePermission)
+        }
+        do {
             try Signals.exitQuietlyOnCrash(name: "latchkey")
         } catch {
             stderr.line("latchkey: warning: a crash could print memory that holds secrets (\(error))")

@@ -42,6 +42,15 @@ package enum Processes {
         guard latchkey_set_not_dumpable() == 0 else { throw Errno.current }
     }
 
+    /// Makes this process's real and saved groups its effective group when they differ. pam_latchkey starts
+    /// the `latchkey` tool with another real group, so that the kernel leaves it not dumpable from its exec
+    /// (an exec whose effective group is not the real one changes privilege); the tool takes its own group
+    /// back first thing. That keeps it not dumpable: only a change of an effective id touches the flag.
+    /// Throws the error of `setresgid` (a process may always take its effective group).
+    package static func adoptEffectiveGroup() throws(Errno) {
+        guard latchkey_adopt_effective_group() == 0 else { throw Errno.current }
+    }
+
     /// The Yama LSM's `kernel.yama.ptrace_scope` (0: a process may trace any process of its user; 1: only
     /// its descendants; 2: only with CAP_SYS_PTRACE; 3: none), read from `file`; nil when Yama is not enabled
     /// or the value cannot be read.

@@ -183,16 +183,24 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let home = TemporaryDirectory()
-        // The service starts ~/.local/bin/latchkeyd, as its comment says to install it.
-        try FileManager.default.createDirectory(atPath: home.file(".local/bin"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(
-            atPath: home.file(".local/bin/latchkeyd"), withDestinationPath: HelperProcess.product("latchkeyd"))
         try FileManager.default.createDirectory(
             atPath: home.file("run"), withIntermediateDirectories: false,
             attributes: [.posixPermissions: 0o700])
-        let units = ["latchkeyd.socket", "latchkeyd.service"].map {
-            root.appendingPathComponent("contrib/systemd/" + $0).path
-        }
+        // The service starts /usr/local/bin/latchkeyd, root's (pam_latchkey's default agent); the copy verified
+        // here starts the built one instead, which is all that differs (verify wants the executable to exist).
+        let shipped = try String(
+            contentsOf: root.appendingPathComponent("contrib/systemd/latchkeyd.service"), encoding: .utf8)
+        #expect(shipped.contains("\nExecStart=/usr/local/bin/latchkeyd "))
+        try Data(
+            shipped.replacingOccurrences(
+                of: "\nExecStart=/usr/local/bin/latchkeyd ", with: "\nExecStart=\(HelperProcess.product("latchkeyd")) "
+            ).utf8
+        ).write(to: URL(fileURLWithPath: home.file("latchkeyd.service")))
+        // The socket unit beside it, so that verify finds this service by its name, not the shipped one.
+        try FileManager.default.copyItem(
+            atPath: root.appendingPathComponent("contrib/systemd/latchkeyd.socket").path,
+            toPath: home.file("latchkeyd.socket"))
+        let units = [home.file("latchkeyd.socket"), home.file("latchkeyd.service")]
         let output = try HelperProcess.run(
             "/usr/bin/systemd-analyze", ["--user", "verify"] + units,
             environment: ["HOME": home.path, "XDG_RUNTIME_DIR": home.file("run"), "PATH": "/usr/bin:/bin"])

@@ -121,7 +121,8 @@ struct PAMModuleTests {
             Int32(
                 String(contentsOfFile: sandbox.home + "/hanging.pid", encoding: .utf8)
                     .trimmingCharacters(in: .whitespacesAndNewlines)))
-        // Its own alarm ends the tool as well (it may linger a moment, or as a zombie nobody reaps yet).
+        // The module kills the child's whole session at the bound: the tool goes too (it may linger a moment,
+        // or as a zombie nobody reaps yet).
         #expect(Self.ends(pid, within: .seconds(10)), "the hanging tool (pid \(pid)) still runs")
         #expect(!FileManager.default.fileExists(atPath: sandbox.keychainPath))
     }

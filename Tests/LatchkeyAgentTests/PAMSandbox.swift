@@ -41,7 +41,8 @@ final class PAMSandbox: @unchecked Sendable {
     private(set) var agent: SpawnedProcess?
 
     /// A user and a service whose stack is `stack`, where `MODULE` stands for pam_latchkey.so followed by
-    /// `latchkey=<the built tool>`, `SERVICE` for the service's own name and `HOME/` for the user's home.
+    /// `latchkey=<the built tool>` and `latchkeyd=<the built agent>` (the agent it vouches for),
+    /// `SERVICE` for the service's own name and `HOME/` for the user's home.
     init(stack: String) throws {
         name = "lkpam" + String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
         password = "login password " + String(UInt64.random(in: 1 << 40...1 << 48), radix: 36)
@@ -61,7 +62,8 @@ final class PAMSandbox: @unchecked Sendable {
         chmod(work.path, 0o755)  // The module is loaded by root, but the user's tools run from beside it.
         let built = try HelperProcess.run(Self.root.appendingPathComponent("script/build-pam").path, [module])
         guard built.status == 0 else { throw Failure("script/build-pam: \(built.stderr)") }
-        let line = "\(module) latchkey=\(HelperProcess.product("latchkey"))"
+        let line =
+            "\(module) latchkey=\(HelperProcess.product("latchkey")) latchkeyd=\(HelperProcess.product("latchkeyd"))"
         try Data(
             stack.replacingOccurrences(of: "MODULE", with: line).replacingOccurrences(of: "SERVICE", with: service)
                 .replacingOccurrences(of: "HOME/", with: home + "/").utf8

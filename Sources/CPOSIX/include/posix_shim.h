@@ -63,6 +63,10 @@ int latchkey_set_not_dumpable(void);
 /* prctl(PR_GET_DUMPABLE): 1 when dumpable, 0 when not, -1 with errno set. */
 int latchkey_dumpable(void);
 
+/* Makes the real and saved group ids the effective one when they differ (setresgid); 0, or -1 with errno set.
+   pam_latchkey starts the `latchkey` tool with another real group so that its exec leaves it not dumpable. */
+int latchkey_adopt_effective_group(void);
+
 /* getsockopt(SO_PEERCRED): the credentials of the process that connected (or listened). 0 or -1/errno. */
 int latchkey_peer_credentials(int socket, struct latchkey_credentials *credentials);
 
