@@ -307,7 +307,8 @@ struct PAMModuleTests {
         // The agent stopped: the module's child waits for its greeting, so the step can be looked at.
         kill(agent.pid, SIGSTOP)
         let pamtester = try sandbox.startPamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
-        try waitUntil("pam_latchkey's child runs as the user") { !sandbox.userProcesses().isEmpty }
+        // (The hand-over's child runs as root: the agent knows the login's unlock by it.)
+        try waitUntil("pam_latchkey's child waits for the agent") { !PAMSandbox.children(of: pamtester.pid).isEmpty }
         var leaks: [String] = []
         let needle = Data(sandbox.password.utf8)
         for entry in (try FileManager.default.contentsOfDirectory(atPath: "/proc")) where pid_t(entry) != nil {
@@ -337,7 +338,8 @@ struct PAMModuleTests {
         guard let agent = sandbox.agent else { return }
         kill(agent.pid, SIGSTOP)
         let pamtester = try sandbox.startPamtester(["authenticate", "open_session"], input: sandbox.password + "\n")
-        try waitUntil("pam_latchkey's child runs as the user") { !sandbox.userProcesses().isEmpty }
+        // (The hand-over's child runs as root: the agent knows the login's unlock by it.)
+        try waitUntil("pam_latchkey's child waits for the agent") { !PAMSandbox.children(of: pamtester.pid).isEmpty }
         kill(agent.pid, SIGKILL)
         try waitUntil("pamtester ends", seconds: 60) { !pamtester.isRunning }
         #expect(pamtester.exitStatus == 0, "the login goes on")

@@ -196,6 +196,18 @@ final class PAMSandbox: @unchecked Sendable {
         return found
     }
 
+    /// The pids of the children of process `parent` (pam_latchkey's forked children, of pamtester's).
+    static func children(of parent: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
+        }
+    }
+
     /// The pids of the user's processes other than the agent (pam_latchkey's children, the tools they run).
     func userProcesses() -> [pid_t] {
         let agentPid = agent.map { $0.pid }

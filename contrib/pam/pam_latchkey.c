@@ -32,8 +32,10 @@
  * Every entry point returns PAM_SUCCESS or PAM_IGNORE: a failure is logged (pam_syslog) and the login goes on.
  * The password never reaches argv, the environment or a file, and no other program of the user can see it
  * (issue 50; docs/LOGIN.md, "What no other program of the user sees"):
- *  - it is copied into a forked child that becomes the user and is not dumpable from then on (its effective
- *    ids changed), and that child keeps none of the login process's descriptors (close_range);
+ *  - it is copied into a forked child that is not dumpable and keeps none of the login process's descriptors
+ *    (close_range); the child that hands it to the agent stays root (so the agent knows the login's unlock,
+ *    which its throttle never holds back), every other becomes the user (its effective ids changed, which
+ *    leaves it not dumpable);
  *  - the `latchkey` tool runs with a real group other than its effective one (the spare group, nogroup),
  *    so the kernel treats its exec as a change of privilege and leaves it not dumpable from its first
  *    instruction — its /proc/<pid>/fd, mem and a ptrace attach stay closed to the user's programs; the
@@ -53,6 +55,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
@@ -396,30 +399,52 @@ static int request(int fd, uint32_t id, unsigned char operation, const unsigned 
 /* Connects to the user's agent after checking its directory and socket, then its listener. Every message
  * received on it carries its sender's pid (SO_PASSCRED, set before connecting). */
 static int connect_agent(const struct user *user, int *descriptor) {
-    char directory[1100], path[1200];
+    char directory[1100];
     snprintf(directory, sizeof directory, "%s/latchkey", user->runtime);
-    snprintf(path, sizeof path, "%s/agent.sock", directory);
+    /* Looked up without following any link (openat2's RESOLVE_NO_SYMLINKS), then checked and connected to
+     * through the descriptors themselves: the child may be root here (the session step connects as root, so
+     * the agent can tell the login's hand-over from any program of the user's), and a directory or socket
+     * the user swaps for a link after the check must not take root's connection elsewhere. */
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    int folder = (int)syscall(SYS_openat2, AT_FDCWD, directory, &how, sizeof how);
+    if (folder < 0) return errno == ELOOP ? OUTCOME_UNTRUSTED : OUTCOME_NO_AGENT;
     struct stat status;
-    if (lstat(directory, &status) != 0) return OUTCOME_NO_AGENT;
-    if (!S_ISDIR(status.st_mode) || status.st_uid != user->uid || (status.st_mode & 077) != 0) return OUTCOME_UNTRUSTED;
-    if (lstat(path, &status) != 0) return OUTCOME_NO_AGENT;
-    if (!S_ISSOCK(status.st_mode) || status.st_uid != user->uid) return OUTCOME_UNTRUSTED;
+    if (fstat(folder, &status) != 0 || !S_ISDIR(status.st_mode) || status.st_uid != user->uid ||
+        (status.st_mode & 077) != 0) {
+        close(folder);
+        return OUTCOME_UNTRUSTED;
+    }
+    int node = openat(folder, "agent.sock", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    close(folder);
+    if (node < 0) return errno == ELOOP ? OUTCOME_UNTRUSTED : OUTCOME_NO_AGENT;
+    if (fstat(node, &status) != 0 || !S_ISSOCK(status.st_mode) || status.st_uid != user->uid) {
+        close(node);
+        return OUTCOME_UNTRUSTED;
+    }
     struct sockaddr_un address;
     memset(&address, 0, sizeof address);
     address.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof address.sun_path) return OUTCOME_NO_AGENT;
-    memcpy(address.sun_path, path, strlen(path));
+    snprintf(address.sun_path, sizeof address.sun_path, "/proc/self/fd/%d", node);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return OUTCOME_BROKEN;
+    if (fd < 0) {
+        close(node);
+        return OUTCOME_BROKEN;
+    }
     int on = 1;
     struct timeval timeout = {.tv_sec = LK_TIMEOUT_SECONDS, .tv_usec = 0};
     if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
         close(fd);
+        close(node);
         return OUTCOME_BROKEN;
     }
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    int joined = connect(fd, (struct sockaddr *)&address, sizeof address);
+    close(node);
+    if (joined != 0) {
         close(fd);
         return OUTCOME_NO_AGENT;
     }
@@ -601,6 +626,14 @@ static void marker_path(const struct user *user, char *out, size_t size) {
 
 static int child_task(const struct user *user, const struct options *options, enum task task, const char *old,
                       const char *new) {
+    /* The hand-over to the agent runs as root where the module is root: the agent then knows it is the
+     * login's (it never holds root's unlock back for other programs' wrong guesses, docs/LOGIN.md), and the
+     * user cannot trace this child. It writes nothing into the user's paths, and connects only through
+     * descriptors looked up without following links (connect_agent). Everything else runs as the user. */
+    if (task == TASK_UNLOCK && geteuid() == 0) {
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        return unlock_agent(user, new);
+    }
     if (become_user(user) != 0) return OUTCOME_SETUP;
     /* Already so (become_user changed the effective ids); said again for a child that was the user. */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
