@@ -10,6 +10,7 @@
 // aborts — what the dynamic loader would have done at start had it been linked, but only on the path that
 // needs it. The prototypes are the library's own (`__typeof__`).
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,6 +42,7 @@ static inline void *latchkey_load_libcrypto(const char *name, void **cache) {
     __atomic_store_n(cache, function, __ATOMIC_RELEASE);
     return function;
 }
+
 
 static inline int latchkey_ASN1_INTEGER_get_uint64(uint64_t *pr, const ASN1_INTEGER *a) {
     static void *cache;

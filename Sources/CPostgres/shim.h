@@ -1,5 +1,7 @@
 #ifndef LATCHKEY_CPOSTGRES_SHIM_H
 #define LATCHKEY_CPOSTGRES_SHIM_H
-/* Declarations only: nothing links libpq; LatchkeySync loads it at run time (see Postgres.swift). */
 #include <postgresql/libpq-fe.h>
+// libpq is loaded on first use: Swift calls its functions as `latchkey_<function>` (loader.h), after
+// `latchkey_cpostgres_unavailable()` said it can.
+#include "loader.h"
 #endif

@@ -10,6 +10,7 @@
 // aborts — what the dynamic loader would have done at start had it been linked, but only on the path that
 // needs it. The prototypes are the library's own (`__typeof__`).
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,6 +42,7 @@ static inline void *latchkey_load_libsqlite3(const char *name, void **cache) {
     __atomic_store_n(cache, function, __ATOMIC_RELEASE);
     return function;
 }
+
 
 static inline int latchkey_sqlite3_bind_blob64(sqlite3_stmt *argument0, int argument1, const void *argument2, sqlite3_uint64 argument3, __typeof__(void (*)(void *)) argument4) {
     static void *cache;

@@ -10,6 +10,7 @@
 // aborts — what the dynamic loader would have done at start had it been linked, but only on the path that
 // needs it. The prototypes are the library's own (`__typeof__`).
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,6 +42,7 @@ static inline void *latchkey_load_libsodium(const char *name, void **cache) {
     __atomic_store_n(cache, function, __ATOMIC_RELEASE);
     return function;
 }
+
 
 static inline int latchkey_crypto_aead_xchacha20poly1305_ietf_decrypt(unsigned char *m, unsigned long long *mlen_p, unsigned char *nsec, const unsigned char *c, unsigned long long clen, const unsigned char *ad, unsigned long long adlen, const unsigned char *npub, const unsigned char *k) {
     static void *cache;

@@ -60,23 +60,32 @@ import Testing
             "\(create.stderr)")
     }
 
-    @Test func aLibraryThatIsNotThereIsTheLoadersMessage() throws {
-        #expect(throws: DynamicLibraryError.self) { _ = try DynamicLibrary("liblatchkey-no-such-library.so.1") }
-        do {
-            _ = try DynamicLibrary("liblatchkey-no-such-library.so.1")
-        } catch {
-            #expect(
-                error.message
-                    == "liblatchkey-no-such-library.so.1: cannot open shared object file: No such file or directory")
-        }
-    }
-
-    @Test func aLoadedFunctionIsCalledThroughItsDeclaredType() throws {
-        let libc = try DynamicLibrary("libc.so.6")
-        let getpid: @convention(c) () -> Int32 = try libc.function("getpid")
-        #expect(getpid() == ProcessInfo.processInfo.processIdentifier)
-        #expect(throws: DynamicLibraryError.self) {
-            let _: @convention(c) () -> Int32 = try libc.function("latchkey_no_such_function")
-        }
+    /// With an optional library hidden, the command that needs it says so in its own words — an error, or
+    /// `tpm status`'s report that the TPM is absent — naming the library, its Debian package and the loader's
+    /// message (`latchkey_<module>_unavailable()`), and aborts nothing.
+    @Test(arguments: [
+        (
+            "libtss2-esys.so.0", ["tpm", "status"],
+            "tpm: swtpm:host=127.0.0.1,port=1 (absent: tpm2-tss is not installed: libtss2-esys.so.0 (Debian's "
+                + "libtss2-esys-3.0.2-0): libtss2-esys.so.0: cannot open shared object file: No such file or directory)\n"
+        ),
+        (
+            "libsystemd.so.0", ["import", "--from-secret-service"],
+            "libsystemd.so.0 (Debian's libsystemd0): "
+        ),
+    ])
+    func anOptionalLibraryThatCannotBeLoadedIsTheCommandsError(_ library: String, _ words: [String], _ message: String)
+        throws
+    {
+        let sandbox = CLISandbox()
+        try sandbox.createKeychain()
+        let path = URL(fileURLWithPath: "/lib/x86_64-linux-gnu/" + library).resolvingSymlinksInPath().path
+        let hidden = ["--unshare-user", "--die-with-parent", "--bind", "/", "/", "--ro-bind", "/dev/null", path]
+        var environment = sandbox.unattended
+        environment["LATCHKEY_TPM_TCTI"] = "swtpm:host=127.0.0.1,port=1"
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+        let run = try HelperProcess.run("/usr/bin/bwrap", hidden + [sandbox.binary] + words, environment: environment)
+        #expect(run.status != 128 + SIGABRT, "\(run.stderr)")
+        #expect((run.stdout + run.stderr).contains(message), "\(run.stdout)\(run.stderr)")
     }
 }

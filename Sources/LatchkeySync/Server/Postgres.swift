@@ -60,50 +60,50 @@ package struct PostgresError: Error, Sendable, CustomStringConvertible {
 package final class PostgresConnection: @unchecked Sendable {
     // @unchecked: the PGconn is used by the one thread that owns this object at a time (the sync client's).
     private let connection: OpaquePointer
-    private let pq: LibPQ
 
     /// Connects with a libpq connection string or URI (`postgresql://…`, `host=… dbname=…`); the `PG*`
     /// environment variables fill in what it leaves out. Refuses a server older than PostgreSQL 12.
     package init(_ conninfo: String) throws(PostgresError) {
-        let pq = try LibPQ.shared.get()
-        self.pq = pq
+        try LibPQ.loaded.get()
         // Parsed first, so a string libpq cannot read is told apart from a server it cannot reach.
         var parseError: UnsafeMutablePointer<CChar>?
-        guard let options = pq.conninfoParse(conninfo, &parseError) else {
-            defer { pq.freemem(parseError) }
+        guard let options = latchkey_PQconninfoParse(conninfo, &parseError) else {
+            defer { latchkey_PQfreemem(parseError) }
             throw PostgresError(
                 state: nil, message: parseError == nil ? "out of memory" : Self.trimmed(parseError),
                 connectionLost: false, malformedConnectionString: parseError != nil)
         }
-        pq.conninfoFree(options)
-        guard let connection = pq.connectdb(conninfo) else {
+        latchkey_PQconninfoFree(options)
+        guard let connection = latchkey_PQconnectdb(conninfo) else {
             throw PostgresError(state: nil, message: "out of memory", connectionLost: true)
         }
         // From here on deinit finishes the connection, on failure too.
         self.connection = connection
-        guard pq.status(connection) == CONNECTION_OK else {
-            throw PostgresError(state: nil, message: Self.trimmed(pq.errorMessage(connection)), connectionLost: true)
+        guard latchkey_PQstatus(connection) == CONNECTION_OK else {
+            throw PostgresError(
+                state: nil, message: Self.trimmed(latchkey_PQerrorMessage(connection)), connectionLost: true)
         }
-        guard pq.serverVersion(connection) >= 120_000 else {
+        guard latchkey_PQserverVersion(connection) >= 120_000 else {
             throw PostgresError(state: nil, message: "the server is older than PostgreSQL 12", connectionLost: false)
         }
         // The server's notices (NOTICE: … already exists) are not for the user's terminal.
-        _ = pq.setNoticeProcessor(connection, { _, _ in }, nil)  // The previous processor (the default) is not kept.
+        // The previous processor (the default) is not kept.
+        _ = latchkey_PQsetNoticeProcessor(connection, { _, _ in }, nil)
     }
 
-    deinit { pq.finish(connection) }
+    deinit { latchkey_PQfinish(connection) }
 
     /// Whether the connection is still usable.
-    package var isHealthy: Bool { pq.status(connection) == CONNECTION_OK }
+    package var isHealthy: Bool { latchkey_PQstatus(connection) == CONNECTION_OK }
 
     /// The socket, for waiting on notifications.
-    package var socket: FileDescriptor { FileDescriptor(rawValue: pq.socket(connection)) }
+    package var socket: FileDescriptor { FileDescriptor(rawValue: latchkey_PQsocket(connection)) }
 
     /// Runs one or more statements without parameters (schema scripts, LISTEN, transactions).
     package func execute(_ sql: String) throws(PostgresError) {
-        guard let result = pq.exec(connection, sql) else { throw failure(nil) }
-        defer { pq.clear(result) }
-        let status = pq.resultStatus(result)
+        guard let result = latchkey_PQexec(connection, sql) else { throw failure(nil) }
+        defer { latchkey_PQclear(result) }
+        let status = latchkey_PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
     }
 
@@ -155,31 +155,31 @@ package final class PostgresConnection: @unchecked Sendable {
         let result = values.withUnsafeBufferPointer { valuePointers in
             lengths.withUnsafeBufferPointer { lengthPointers in
                 formats.withUnsafeBufferPointer { formatPointers in
-                    pq.execParams(
+                    latchkey_PQexecParams(
                         connection, sql, Int32(parameters.count), nil, valuePointers.baseAddress,
                         lengthPointers.baseAddress, formatPointers.baseAddress, 1)
                 }
             }
         }
         guard let result else { throw failure(nil) }
-        defer { pq.clear(result) }
-        let status = pq.resultStatus(result)
+        defer { latchkey_PQclear(result) }
+        let status = latchkey_PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
-        let rows = pq.ntuples(result)
-        let columns = pq.nfields(result)
+        let rows = latchkey_PQntuples(result)
+        let columns = latchkey_PQnfields(result)
         var table: [[PostgresValue]] = []
         table.reserveCapacity(Int(rows))
         for row in 0..<rows {
             var values: [PostgresValue] = []
             values.reserveCapacity(Int(columns))
             for column in 0..<columns {
-                if pq.getisnull(result, row, column) != 0 {
+                if latchkey_PQgetisnull(result, row, column) != 0 {
                     values.append(.null)
                     continue
                 }
-                let length = Int(pq.getlength(result, row, column))
-                let bytes = pq.getvalue(result, row, column).map { Data(bytes: $0, count: length) } ?? Data()
-                values.append(try Self.decode(bytes, type: pq.ftype(result, column)))
+                let length = Int(latchkey_PQgetlength(result, row, column))
+                let bytes = latchkey_PQgetvalue(result, row, column).map { Data(bytes: $0, count: length) } ?? Data()
+                values.append(try Self.decode(bytes, type: latchkey_PQftype(result, column)))
             }
             table.append(values)
         }
@@ -191,14 +191,14 @@ package final class PostgresConnection: @unchecked Sendable {
     /// device sends every few seconds, the least the server and the pooler can be asked to do. Only for
     /// SQL built from the caller's own values (hex digits, numbers), never from anything it was given.
     package func simpleQuery(_ sql: String) throws(PostgresError) -> [[String?]] {
-        guard let result = pq.exec(connection, sql) else { throw failure(nil) }
-        defer { pq.clear(result) }
-        let status = pq.resultStatus(result)
+        guard let result = latchkey_PQexec(connection, sql) else { throw failure(nil) }
+        defer { latchkey_PQclear(result) }
+        let status = latchkey_PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw failure(result) }
-        return (0..<pq.ntuples(result)).map { row in
-            (0..<pq.nfields(result)).map { column in
-                pq.getisnull(result, row, column) != 0
-                    ? nil : pq.getvalue(result, row, column).map { String(cString: $0) }
+        return (0..<latchkey_PQntuples(result)).map { row in
+            (0..<latchkey_PQnfields(result)).map { column in
+                latchkey_PQgetisnull(result, row, column) != 0
+                    ? nil : latchkey_PQgetvalue(result, row, column).map { String(cString: $0) }
             }
         }
     }
@@ -206,28 +206,28 @@ package final class PostgresConnection: @unchecked Sendable {
     /// Runs a `COPY … TO STDOUT` and returns how many bytes it sent (the benchmark's floor: the server's
     /// fastest way to hand over rows).
     package func copyOut(_ sql: String) throws(PostgresError) -> Int {
-        guard let started = pq.exec(connection, sql) else { throw failure(nil) }
-        let status = pq.resultStatus(started)
+        guard let started = latchkey_PQexec(connection, sql) else { throw failure(nil) }
+        let status = latchkey_PQresultStatus(started)
         guard status == PGRES_COPY_OUT else {
-            defer { pq.clear(started) }
+            defer { latchkey_PQclear(started) }
             throw failure(started)
         }
-        pq.clear(started)
+        latchkey_PQclear(started)
         var total = 0
         while true {
             var buffer: UnsafeMutablePointer<CChar>?
-            let count = pq.getCopyData(connection, &buffer, 0)
+            let count = latchkey_PQgetCopyData(connection, &buffer, 0)
             if count > 0 {
                 total += Int(count)
-                pq.freemem(buffer)
+                latchkey_PQfreemem(buffer)
                 continue
             }
             guard count == -1 else { throw failure(nil) }
             break
         }
-        while let result = pq.getResult(connection) {
-            defer { pq.clear(result) }
-            guard pq.resultStatus(result) == PGRES_COMMAND_OK else { throw failure(result) }
+        while let result = latchkey_PQgetResult(connection) {
+            defer { latchkey_PQclear(result) }
+            guard latchkey_PQresultStatus(result) == PGRES_COMMAND_OK else { throw failure(result) }
         }
         return total
     }
@@ -238,7 +238,7 @@ package final class PostgresConnection: @unchecked Sendable {
         var channels = drainNotifications()
         if !channels.isEmpty { return channels }
         guard socket.waitReadable(milliseconds: milliseconds) else { return [] }
-        guard pq.consumeInput(connection) == 1 else { throw failure(nil) }
+        guard latchkey_PQconsumeInput(connection) == 1 else { throw failure(nil) }
         channels = drainNotifications()
         return channels
     }
@@ -250,9 +250,9 @@ package final class PostgresConnection: @unchecked Sendable {
 
     private func drainNotifications() -> [String] {
         var channels: [String] = []
-        while let notification = pq.notifies(connection) {
+        while let notification = latchkey_PQnotifies(connection) {
             channels.append(String(cString: notification.pointee.relname))
-            pq.freemem(notification)
+            latchkey_PQfreemem(notification)
         }
         return channels
     }
@@ -280,15 +280,15 @@ package final class PostgresConnection: @unchecked Sendable {
     private func failure(_ result: OpaquePointer?) -> PostgresError {
         var error: PostgresError
         if let result {
-            let state = pq.resultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            let primary = pq.resultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+            let state = latchkey_PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let primary = latchkey_PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             error = PostgresError(
-                state: state, message: primary ?? Self.trimmed(pq.resultErrorMessage(result)),
-                connectionLost: pq.status(connection) != CONNECTION_OK)
+                state: state, message: primary ?? Self.trimmed(latchkey_PQresultErrorMessage(result)),
+                connectionLost: latchkey_PQstatus(connection) != CONNECTION_OK)
         } else {
             error = PostgresError(
-                state: nil, message: Self.trimmed(pq.errorMessage(connection)),
-                connectionLost: pq.status(connection) != CONNECTION_OK)
+                state: nil, message: Self.trimmed(latchkey_PQerrorMessage(connection)),
+                connectionLost: latchkey_PQstatus(connection) != CONNECTION_OK)
         }
         // A connection exception or a server going down ends the session even when libpq has not noticed
         // yet (a pooler may say so and close the connection after).
@@ -315,87 +315,17 @@ package final class PostgresConnection: @unchecked Sendable {
     }
 }
 
-/// libpq's functions, loaded from `libpq.so.5` at the first connection rather than linked: only sync needs
-/// it, and a linked libpq (with the Kerberos, LDAP and TLS libraries it needs) cost every `latchkey` command
-/// and every process linking `LatchkeySync` about 6 ms at start. Each type is the C declaration's.
-private struct LibPQ: @unchecked Sendable {
-    // @unchecked: immutable function pointers into a library that stays loaded.
-    let connectdb: @convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?
-    let status: @convention(c) (OpaquePointer?) -> ConnStatusType
-    let errorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-    let serverVersion: @convention(c) (OpaquePointer?) -> Int32
-    let setNoticeProcessor:
-        @convention(c) (OpaquePointer?, PQnoticeProcessor?, UnsafeMutableRawPointer?) -> PQnoticeProcessor?
-    let finish: @convention(c) (OpaquePointer?) -> Void
-    let socket: @convention(c) (OpaquePointer?) -> Int32
-    let exec: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> OpaquePointer?
-    let execParams:
-        @convention(c) (
-            OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?,
-            UnsafePointer<Int32>?, UnsafePointer<Int32>?, Int32
-        ) -> OpaquePointer?
-    let clear: @convention(c) (OpaquePointer?) -> Void
-    let resultStatus: @convention(c) (OpaquePointer?) -> ExecStatusType
-    let ntuples: @convention(c) (OpaquePointer?) -> Int32
-    let nfields: @convention(c) (OpaquePointer?) -> Int32
-    let getisnull: @convention(c) (OpaquePointer?, Int32, Int32) -> Int32
-    let getlength: @convention(c) (OpaquePointer?, Int32, Int32) -> Int32
-    let getvalue: @convention(c) (OpaquePointer?, Int32, Int32) -> UnsafeMutablePointer<CChar>?
-    let ftype: @convention(c) (OpaquePointer?, Int32) -> Oid
-    let getCopyData:
-        @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, Int32) -> Int32
-    let freemem: @convention(c) (UnsafeMutableRawPointer?) -> Void
-    let getResult: @convention(c) (OpaquePointer?) -> OpaquePointer?
-    let consumeInput: @convention(c) (OpaquePointer?) -> Int32
-    let notifies: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<PGnotify>?
-    let resultErrorField: @convention(c) (OpaquePointer?, Int32) -> UnsafeMutablePointer<CChar>?
-    let resultErrorMessage: @convention(c) (OpaquePointer?) -> UnsafeMutablePointer<CChar>?
-    let conninfoParse:
-        @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?)
-            -> UnsafeMutablePointer<PQconninfoOption>?
-    let conninfoFree: @convention(c) (UnsafeMutablePointer<PQconninfoOption>?) -> Void
-
-    /// The library's file name (Debian's `libpq5` package).
-    static let libraryName = "libpq.so.5"
-
-    /// Loaded once per process; a failure is every connection's error (the library is not installed).
-    static let shared: Result<LibPQ, PostgresError> = {
-        do throws(DynamicLibraryError) {
-            return .success(try LibPQ(DynamicLibrary(libraryName)))
-        } catch {
-            return .failure(
-                PostgresError(
-                    state: nil, message: "sync needs libpq (Debian package libpq5), which cannot be loaded: \(error)",
-                    connectionLost: true))
-        }
+/// libpq, loaded from `libpq.so.5` at the first connection rather than linked: only sync needs it, and a
+/// linked libpq (with the Kerberos, LDAP and TLS libraries it needs) cost every `latchkey` command and every
+/// process linking `LatchkeySync` about 6 ms at start. The calls are CPostgres's generated `latchkey_PQ…`
+/// wrappers (tools/generate-loaders), as every C library's are.
+private enum LibPQ {
+    /// Checked once per process; a failure is every connection's error (the library is not installed).
+    static let loaded: Result<Void, PostgresError> = {
+        guard let reason = latchkey_cpostgres_unavailable() else { return .success(()) }
+        return .failure(
+            PostgresError(
+                state: nil, message: "sync needs libpq, which cannot be loaded: \(String(cString: reason))",
+                connectionLost: true))
     }()
-
-    private init(_ library: DynamicLibrary) throws(DynamicLibraryError) {
-        connectdb = try library.function("PQconnectdb")
-        status = try library.function("PQstatus")
-        errorMessage = try library.function("PQerrorMessage")
-        serverVersion = try library.function("PQserverVersion")
-        setNoticeProcessor = try library.function("PQsetNoticeProcessor")
-        finish = try library.function("PQfinish")
-        socket = try library.function("PQsocket")
-        exec = try library.function("PQexec")
-        execParams = try library.function("PQexecParams")
-        clear = try library.function("PQclear")
-        resultStatus = try library.function("PQresultStatus")
-        ntuples = try library.function("PQntuples")
-        nfields = try library.function("PQnfields")
-        getisnull = try library.function("PQgetisnull")
-        getlength = try library.function("PQgetlength")
-        getvalue = try library.function("PQgetvalue")
-        ftype = try library.function("PQftype")
-        getCopyData = try library.function("PQgetCopyData")
-        freemem = try library.function("PQfreemem")
-        getResult = try library.function("PQgetResult")
-        consumeInput = try library.function("PQconsumeInput")
-        notifies = try library.function("PQnotifies")
-        resultErrorField = try library.function("PQresultErrorField")
-        resultErrorMessage = try library.function("PQresultErrorMessage")
-        conninfoParse = try library.function("PQconninfoParse")
-        conninfoFree = try library.function("PQconninfoFree")
-    }
 }
