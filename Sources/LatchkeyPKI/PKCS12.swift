@@ -1,17 +1,17 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// What a PKCS #12 file (`.p12`, `.pfx`) holds, as `SecPKCS12Import` hands it out: the identity (the
 /// certificate with its private key), the certificate chain (the identity's certificate first), the
 /// certificate's friendly name and local key ID.
-public struct PKCS12Contents: Sendable {
+package struct PKCS12Contents: Sendable {
     /// The identity, when the file holds a private key and its certificate.
-    public let identity: Identity?
+    package let identity: Identity?
     /// The certificates: the identity's first, then the others in the file's order.
-    public let certificates: [Certificate]
+    package let certificates: [Certificate]
     /// The friendly name (`kSecImportItemLabel`).
-    public let label: String?
+    package let label: String?
     /// The local key ID (`kSecImportItemKeyID`).
-    public let keyID: Data?
+    package let keyID: Data?
 
     /// Decodes and decrypts a PKCS #12 file with OpenSSL (files from older tools — RC2-40, Triple DES —
     /// through its legacy provider).
@@ -20,7 +20,7 @@ public struct PKCS12Contents: Sendable {
     ///   for more work than `OpenSSL.PasswordCost` allows (checked before any is run), `.decode` for bytes that are not PKCS #12 or
     ///   hold no certificate, or a key Latchkey cannot use (a curve other than P-256, P-384, P-521; a key
     ///   that is not the certificate's).
-    public init(_ data: Data, passphrase: String) throws(KeyError) {
+    package init(_ data: Data, passphrase: String) throws(KeyError) {
         let contents: OpenSSL.PKCS12Contents
         switch OpenSSL.parsePKCS12(data, passphrase: passphrase) {
         case .success(let parsed): contents = parsed
@@ -62,7 +62,7 @@ extension Identity {
     /// A PKCS #12 file of this identity and `chain` (certificates after its own), encrypted with
     /// `passphrase` as OpenSSL 3 does by default (AES-256-CBC with PBKDF2, an HMAC-SHA-256 MAC), under the
     /// friendly name `label`.
-    public func pkcs12(chain: [Certificate] = [], passphrase: String, label: String? = nil) throws(KeyError) -> Data {
+    package func pkcs12(chain: [Certificate] = [], passphrase: String, label: String? = nil) throws(KeyError) -> Data {
         guard
             let data = OpenSSL.makePKCS12(
                 key: privateKey.handle, certificate: certificate.derRepresentation,

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// What a certificate must be trusted for (`SecPolicy`).
 public enum TrustPolicy: Sendable, Hashable {
@@ -10,42 +10,42 @@ public enum TrustPolicy: Sendable, Hashable {
 }
 
 /// Why a chain is not trusted: Apple's status (as its number) and OpenSSL's reason.
-public struct TrustFailure: Error, Sendable, Hashable, CustomStringConvertible {
+package struct TrustFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// Apple's status: `errSecNotTrusted` (−67843), `errSecCertificateExpired` (−67818),
     /// `errSecCertificateNotValidYet` (−67819), `errSecHostNameMismatch` (−67602),
     /// `errSecNoBasicConstraintsCA` (−67605), `errSecPathLengthConstraintExceeded` (−67611),
     /// `errSecInvalidExtendedKeyUsage` (−67609), `errSecCertificateRevoked` (−67820).
-    public let status: Int32
+    package let status: Int32
     /// What OpenSSL found, naming the certificate's place in the chain.
-    public let reason: String
+    package let reason: String
 
-    public var description: String { reason }
+    package var description: String { reason }
 }
 
 /// One trust evaluation (`SecTrust`): the certificates to trust (leaf first, then any intermediates), the
 /// policies, the anchors and the date.
-public struct TrustEvaluation: Sendable {
+package struct TrustEvaluation: Sendable {
     /// The leaf, then certificates that may help build the chain.
-    public var certificates: [Certificate]
+    package var certificates: [Certificate]
     /// The policies every one of which must hold.
-    public var policies: [TrustPolicy]
+    package var policies: [TrustPolicy]
     /// Certificates to trust as anchors (`SecTrustSetAnchorCertificates`); empty: the system's store only.
-    public var anchors: [Certificate] = []
+    package var anchors: [Certificate] = []
     /// Whether only `anchors` count (`SecTrustSetAnchorCertificatesOnly`; true once anchors are set, as on
     /// Apple's platforms).
-    public var anchorsOnly = true
+    package var anchorsOnly = true
     /// The date to verify at (`SecTrustSetVerifyDate`); nil: now.
-    public var date: Date?
+    package var date: Date?
 
     /// An evaluation of `certificates` (the leaf first) under `policies`.
-    public init(certificates: [Certificate], policies: [TrustPolicy]) {
+    package init(certificates: [Certificate], policies: [TrustPolicy]) {
         self.certificates = certificates
         self.policies = policies
     }
 
     /// Evaluates with OpenSSL against the system's CA store (Debian's /etc/ssl/certs) and the anchors:
     /// the chain built (leaf first) and, when it is not trusted, why.
-    public func evaluate() -> (chain: [Certificate], failure: TrustFailure?) {
+    package func evaluate() -> (chain: [Certificate], failure: TrustFailure?) {
         guard let leaf = certificates.first else {
             return ([], TrustFailure(status: Self.notTrusted, reason: "there is no certificate to evaluate"))
         }

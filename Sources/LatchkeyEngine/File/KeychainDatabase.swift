@@ -192,7 +192,7 @@ public final class KeychainDatabase: Sendable {
     package static func deviceKeyPath(of path: String) -> String { DeviceKeyFile.path(forKeychain: path) }
 
     /// The files that belong to a keychain besides the database itself.
-    public static func companionPaths(of path: String) -> [String] {
+    package static func companionPaths(of path: String) -> [String] {
         [path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path), path + ".agent-lock"]
     }
 

@@ -26,7 +26,7 @@ extension KeychainDatabase {
     /// Adds many items in one transaction: all of them, or — on the first failure (a duplicate, a locked
     /// class, bad input) — none of them. One disk sync for the whole batch. Validation and encryption run
     /// on every core before the transaction starts; only the inserts hold the write lock.
-    public func addAll(_ items: [NewItem], caller: CallerIdentity) throws(KeychainError) {
+    package func addAll(_ items: [NewItem], caller: CallerIdentity) throws(KeychainError) {
         // One view of the keys for the whole batch (it is added under one lock state), and the digests of
         // the caller's groups computed once rather than per item.
         let keys = vault.snapshot()

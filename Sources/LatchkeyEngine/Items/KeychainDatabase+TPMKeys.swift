@@ -101,7 +101,7 @@ extension KeychainDatabase {
 extension KeychainDatabase {
     /// How many keys the keychain holds live where (`lkst`; keys made before it existed count as software),
     /// for `latchkey doctor`. Reads attributes only: needs the keychain unlocked, asks no user.
-    public func heldKeyStorage() throws(KeychainError) -> [KeyStorage: Int] {
+    package func heldKeyStorage() throws(KeychainError) -> [KeyStorage: Int] {
         let everything = CallerIdentity(
             applicationIdentifier: "latchkey.doctor", accessGroups: [CallerIdentity.wildcardGroup])
         var counts: [KeyStorage: Int] = [:]

@@ -1,48 +1,48 @@
-public import FoundationEssentials
+package import FoundationEssentials
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
 internal import LatchkeyTPM
 
 /// How a keychain is bound to this machine's TPM, as `latchkey tpm status`, `doctor` and
 /// `show-keychain-info` report it.
-public struct TPMBinding: Sendable, Equatable {
+package struct TPMBinding: Sendable, Equatable {
     /// Where the TPM was looked for (`LATCHKEY_TPM_TCTI`, else `device:/dev/tpmrm0`).
-    public var address: String
+    package var address: String
     /// Whether the keybag needs the TPM (the keychain is enrolled).
-    public var enrolled: Bool
+    package var enrolled: Bool
     /// Whether the device key is sealed by the TPM (no device key file beside the keychain).
-    public var deviceKeySealed: Bool = false
+    package var deviceKeySealed: Bool = false
     /// The PCRs an unattended unlock is sealed to (empty: none).
-    public var unattendedPCRs: [Int] = []
+    package var unattendedPCRs: [Int] = []
     /// With a signed-policy unattended unlock: SHA-256 of the policy key (its SubjectPublicKeyInfo DER).
-    public var policyKeyFingerprint: Data?
+    package var policyKeyFingerprint: Data?
     /// The signed policies the keychain holds, oldest first.
-    public var signedPolicies: [TPMSignedPolicy] = []
+    package var signedPolicies: [TPMSignedPolicy] = []
     /// The values of the unattended unlock's PCRs now, when the TPM answered (which signed policy matches).
-    public var pcrValuesNow: [Int: Data] = [:]
+    package var pcrValuesNow: [Int: Data] = [:]
     /// Whether a TPM answered there.
-    public var present: Bool = false
+    package var present: Bool = false
     /// For an enrolled keychain: whether the TPM that answered is the one it is sealed to (nil: no TPM).
-    public var sameTPM: Bool?
+    package var sameTPM: Bool?
     /// The TPM's dictionary-attack state, when it answered.
-    public var lockout: TPMLockoutReport?
+    package var lockout: TPMLockoutReport?
     /// Why the TPM could not be used, when it could not.
-    public var problem: String?
+    package var problem: String?
 }
 
 /// The TPM's dictionary-attack protection as it stands.
-public struct TPMLockoutReport: Sendable, Equatable {
+package struct TPMLockoutReport: Sendable, Equatable {
     /// Wrong authorizations counted now.
-    public var failedTries: Int
+    package var failedTries: Int
     /// Wrong authorizations after which the TPM locks out.
-    public var maxTries: Int
+    package var maxTries: Int
     /// Seconds after which one counted failure is forgiven.
-    public var recoveryInterval: Int
+    package var recoveryInterval: Int
     /// Whether the TPM is in lockout now.
-    public var inLockout: Bool
+    package var inLockout: Bool
     /// Whether the TPM's lockout authorization is set (TPMA_PERMANENT's lockoutAuthSet): while it is not,
     /// anyone who can run TPM commands on the machine can reset `failedTries` (`TPMLockoutAuthorization`).
-    public var lockoutAuthSet: Bool
+    package var lockoutAuthSet: Bool
 }
 
 extension KeychainDatabase {
@@ -59,7 +59,7 @@ extension KeychainDatabase {
     /// TPM whose lockout authorization is empty gets a random one that is kept nowhere
     /// (`TPMLockoutAuthorization`); one someone else set is left as it is. The result says which; a TPM that
     /// refuses to set it fails the enrolment with the TPM's error, the keychain as it was.
-    public func enrollTPM(passphrase: Passphrase, settingLockoutAuthorization: Bool = false) throws(KeychainError)
+    package func enrollTPM(passphrase: Passphrase, settingLockoutAuthorization: Bool = false) throws(KeychainError)
         -> TPMEnrollmentResult
     {
         guard let path else { throw KeychainError(.unimplemented, "an in-memory keychain cannot be bound to a TPM") }
@@ -83,7 +83,7 @@ extension KeychainDatabase {
     /// Unbinds the keychain from the TPM: the passphrase alone opens it again (the TPM must release its
     /// secret one last time, so the passphrase is checked by it), and the device key is a file beside the
     /// keychain again. The recovery code is void afterwards.
-    public func removeTPM(passphrase: Passphrase) throws(KeychainError) {
+    package func removeTPM(passphrase: Passphrase) throws(KeychainError) {
         guard let path else { throw KeychainError(.unimplemented, "an in-memory keychain cannot be bound to a TPM") }
         let meta = try readKeyMeta()
         guard meta.tpm != nil else { throw KeychainError(.itemNotFound, "the keychain is not bound to a TPM") }
@@ -105,7 +105,7 @@ extension KeychainDatabase {
     /// (or after a TPM clear) their classes get new keys and the old items stay unreadable
     /// (`errSecDecode`), as ThisDeviceOnly items never move to another device. `errSecAuthFailed` for a
     /// wrong code.
-    public func recoverTPM(code: RecoveryCode, passphrase: Passphrase, reenroll: Bool) throws(KeychainError)
+    package func recoverTPM(code: RecoveryCode, passphrase: Passphrase, reenroll: Bool) throws(KeychainError)
         -> RecoveryCode?
     {
         guard let path else { throw KeychainError(.unimplemented, "an in-memory keychain cannot be bound to a TPM") }
@@ -151,7 +151,7 @@ extension KeychainDatabase {
     }
 
     /// Whether the keychain is bound to a TPM, and what the TPM says (no passphrase needed).
-    public var tpmBinding: TPMBinding {
+    package var tpmBinding: TPMBinding {
         get throws(KeychainError) {
             let meta = try readKeyMeta()
             var binding = TPMBinding(address: TPMAddress.current, enrolled: meta.tpm != nil)

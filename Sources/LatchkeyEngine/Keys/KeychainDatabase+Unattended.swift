@@ -1,12 +1,12 @@
 import FoundationEssentials
 internal import LatchkeyCrypto
-public import LatchkeyPKI
+package import LatchkeyPKI
 internal import LatchkeyStorage
 internal import LatchkeyTPM
 
 extension KeychainDatabase {
     /// The PCRs an unattended unlock is sealed to (empty when there is none).
-    public var unattendedPCRs: [Int] {
+    package var unattendedPCRs: [Int] {
         get throws(KeychainError) { try readKeyMeta().tpm?.unattended?.pcrs ?? [] }
     }
 
@@ -25,7 +25,7 @@ extension KeychainDatabase {
     ///
     /// `settingLockoutAuthorization` as for `enrollTPM`: on a keychain enrolled already, once the passphrase
     /// has opened its keybag.
-    public func enrollUnattended(
+    package func enrollUnattended(
         passphrase: Passphrase, pcrs: [Int], policyKey: AsymmetricKey? = nil, settingLockoutAuthorization: Bool = false
     ) throws(KeychainError) -> TPMEnrollmentResult {
         guard !pcrs.isEmpty, pcrs.allSatisfy({ (0..<24).contains($0) }) else {
@@ -86,7 +86,7 @@ extension KeychainDatabase {
     /// PCRs hold the values they had at enrollment — or, with a policy key, the values of a signed policy the
     /// keychain holds. `errSecInteractionNotAllowed` naming the PCRs after a change (open with the passphrase
     /// or the recovery code then); `errSecItemNotFound` when the keychain has no unattended unlock.
-    public func unlockUnattended() throws(KeychainError) {
+    package func unlockUnattended() throws(KeychainError) {
         let meta = try readKeyMeta()
         guard let tpm = meta.tpm, let unattended = tpm.unattended, let sealed = meta.unattendedKeybag else {
             throw KeychainError(
@@ -173,7 +173,7 @@ extension KeychainDatabase {
     /// `TPMUnattended.maximumPolicies` the oldest goes. `errSecItemNotFound` when the unattended unlock takes
     /// no signed policies (enrolled without a policy key); `errSecAuthFailed` for a policy signed by another
     /// key, or whose signature does not verify; `errSecParam` for one over other PCRs than the keychain's.
-    public func addSignedPolicy(_ policy: TPMSignedPolicy) throws(KeychainError) {
+    package func addSignedPolicy(_ policy: TPMSignedPolicy) throws(KeychainError) {
         let meta = try readKeyMeta()
         guard var enrollment = meta.tpm, enrollment != .malformed, var unattended = enrollment.unattended,
             let signer = unattended.policyKey

@@ -43,7 +43,7 @@ extension KeychainDatabase {
 
     /// Forgets every key in memory, the device tier's included (the agent does this when it exits). The
     /// handle is then as if never unlocked, without even the always-available classes.
-    public func forgetAllKeys() { vault.wipeAll() }
+    package func forgetAllKeys() { vault.wipeAll() }
 
     func readKeyMeta() throws(KeychainError) -> KeyMeta {
         let rows = try mappingStorageErrors { try pool.read { db in try MetaTable.all(in: db) } }

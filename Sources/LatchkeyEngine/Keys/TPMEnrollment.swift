@@ -128,18 +128,18 @@ struct TPMUnattended: Equatable {
 
 /// Where the TPM is: `LATCHKEY_TPM_TCTI` (a tpm2-tss TCTI string such as `swtpm:host=127.0.0.1,port=2321`),
 /// else the kernel's resource manager `device:/dev/tpmrm0`.
-public enum TPMAddress {
+package enum TPMAddress {
     /// The environment variable that names the TPM.
-    public static let environmentVariable = "LATCHKEY_TPM_TCTI"
+    package static let environmentVariable = "LATCHKEY_TPM_TCTI"
     /// Where Linux's kernel resource manager serves the TPM.
-    public static let defaultAddress = "device:/dev/tpmrm0"
+    package static let defaultAddress = "device:/dev/tpmrm0"
 
     /// The TPM the operations of this task use instead of the environment's: tests and the bench, which talk
     /// to several software TPMs from one process, set it around what they run (`$scoped.withValue`).
     @TaskLocal package static var scoped: String?
 
     /// The TPM this process uses (this task's `scoped` one, when set).
-    public static var current: String {
+    package static var current: String {
         if let scoped { return scoped }
         let value = CurrentProcess.environment[environmentVariable] ?? ""
         return value.isEmpty ? defaultAddress : value
@@ -148,7 +148,7 @@ public enum TPMAddress {
 
 /// A recovery code: 160 random bits as 32 base-32 letters and digits in eight groups of four, which opens a
 /// TPM-enrolled keychain without its TPM. Not `CustomStringConvertible` with its content.
-public struct RecoveryCode: Sendable, CustomStringConvertible {
+package struct RecoveryCode: Sendable, CustomStringConvertible {
     let bytes: SecureBytes
 
     private static let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789".utf8)  // no l, o, 0, 1
@@ -158,7 +158,7 @@ public struct RecoveryCode: Sendable, CustomStringConvertible {
     init(bytes: SecureBytes) { self.bytes = bytes }
 
     /// Parses a typed code: case, spaces and dashes are ignored; nil when it is not 40 letters of the alphabet.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var values: [UInt8] = []
         for character in text.utf8 {
             if character == UInt8(ascii: "-") || character == UInt8(ascii: " ") || character == UInt8(ascii: "\n") {
@@ -181,7 +181,7 @@ public struct RecoveryCode: Sendable, CustomStringConvertible {
     }
 
     /// The code to show once: `xxxxx-xxxxx-…` (32 characters in 8 groups of 4).
-    public var text: String {
+    package var text: String {
         bytes.withUnsafeBytes { raw in
             var characters: [Character] = []
             for index in 0..<32 {
@@ -201,5 +201,5 @@ public struct RecoveryCode: Sendable, CustomStringConvertible {
     var wrapKey: SecureBytes { KeyedDigest.subkey(of: bytes, label: "latchkey/v1/recovery-wrap") }
 
     /// `RecoveryCode(redacted)`.
-    public var description: String { "RecoveryCode(redacted)" }
+    package var description: String { "RecoveryCode(redacted)" }
 }

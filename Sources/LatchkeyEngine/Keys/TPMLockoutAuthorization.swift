@@ -16,7 +16,7 @@ internal import LatchkeyTPM
 /// passphrase's speed, at the price of a machine-wide credential written on paper. So a lockout is waited out
 /// (one attempt comes back every recovery interval), or the TPM is cleared from the firmware, which destroys
 /// every key it sealed. One that someone else set is never touched.
-public enum TPMLockoutAuthorization: Sendable, Equatable {
+package enum TPMLockoutAuthorization: Sendable, Equatable {
     /// Empty: anyone who can run TPM commands on this machine can reset the failed-attempt counter.
     case empty
     /// Set before (by Windows, an administrator, an earlier `set-lockout-auth`): only whoever holds it can
@@ -26,14 +26,14 @@ public enum TPMLockoutAuthorization: Sendable, Equatable {
     case setNow
 
     /// The lockout authorization of the TPM this process uses (`TPMAddress.current`): `.empty` or `.set`.
-    public static var current: TPMLockoutAuthorization {
+    package static var current: TPMLockoutAuthorization {
         get throws(KeychainError) { try establish(setting: false) }
     }
 
     /// Gives the TPM this process uses (`TPMAddress.current`) a random lockout authorization that is kept
     /// nowhere, when its own is empty: `.setNow`; `.set` when someone had set one (left as it is). A refusal
     /// names the TPM's error and changes nothing.
-    public static func setRandomIfEmpty() throws(KeychainError) -> TPMLockoutAuthorization {
+    package static func setRandomIfEmpty() throws(KeychainError) -> TPMLockoutAuthorization {
         try establish(setting: true)
     }
 
@@ -80,9 +80,9 @@ public enum TPMLockoutAuthorization: Sendable, Equatable {
 }
 
 /// What `enrollTPM` and `enrollUnattended` did.
-public struct TPMEnrollmentResult: Sendable {
+package struct TPMEnrollmentResult: Sendable {
     /// The recovery code, to show once; nil when the keychain was enrolled already (`enrollUnattended` again).
-    public var recoveryCode: RecoveryCode?
+    package var recoveryCode: RecoveryCode?
     /// The TPM's lockout authorization after the enrolment: `.setNow` when the enrolment set it.
-    public var lockoutAuthorization: TPMLockoutAuthorization
+    package var lockoutAuthorization: TPMLockoutAuthorization
 }

@@ -1,6 +1,6 @@
-public import FoundationEssentials
+package import FoundationEssentials
 internal import LatchkeyCrypto
-public import LatchkeyPKI
+package import LatchkeyPKI
 internal import LatchkeyTPM
 
 /// A signed PCR policy: the SHA-256 PCR values a machine is expected to measure (the firmware, shim and
@@ -20,14 +20,14 @@ internal import LatchkeyTPM
 ///   "signature" : "<ECDSA P-256 r ‖ s over SHA-256(policy ‖ \"latchkey/v1/pcr-policy\"), base64>"
 /// }
 /// ```
-public struct TPMSignedPolicy: Sendable, Equatable {
+package struct TPMSignedPolicy: Sendable, Equatable {
     /// The expected SHA-256 PCR values, by PCR number.
-    public let pcrValues: [Int: Data]
+    package let pcrValues: [Int: Data]
     /// The approved policy: TPM2_PolicyPCR's digest over those values (`TPMPolicyDigest.pcr`).
-    public let policyDigest: Data
+    package let policyDigest: Data
     /// SHA-256 of the signer's public key (its SubjectPublicKeyInfo DER, as `openssl pkey -pubin -outform
     /// DER | sha256sum` prints it).
-    public let keyFingerprint: Data
+    package let keyFingerprint: Data
     /// The ECDSA signature, r ‖ s (32 bytes each).
     let signature: Data
 
@@ -35,7 +35,7 @@ public struct TPMSignedPolicy: Sendable, Equatable {
     static let format = "latchkey-tpm-pcr-policy/1"
 
     /// The PCR numbers the policy covers, ascending.
-    public var pcrs: [Int] { pcrValues.keys.sorted() }
+    package var pcrs: [Int] { pcrValues.keys.sorted() }
 
     var pcrMask: UInt32 { TPMPolicyDigest.mask(pcrValues.keys) }
 
@@ -48,7 +48,7 @@ public struct TPMSignedPolicy: Sendable, Equatable {
 
     /// Signs a policy for the SHA-256 PCR values `pcrValues` (PCR numbers 0 to 23, 32-byte values) with
     /// `key`, a P-256 private key. `errSecParam` for any other key or a value that is not 32 bytes.
-    public static func sign(pcrValues: [Int: Data], key: AsymmetricKey) throws(KeychainError) -> TPMSignedPolicy {
+    package static func sign(pcrValues: [Int: Data], key: AsymmetricKey) throws(KeychainError) -> TPMSignedPolicy {
         guard key.isPrivate, key.type == .ellipticCurve, key.sizeInBits == 256 else {
             throw KeychainError.param("a policy is signed with an EC P-256 private key")
         }
@@ -73,7 +73,7 @@ public struct TPMSignedPolicy: Sendable, Equatable {
     /// The SHA-256 values the TPM's PCRs `pcrs` hold now (the TPM `LATCHKEY_TPM_TCTI` names), for signing a
     /// policy for this machine as it is. `errSecNotAvailable` when no TPM answers (a signer's machine has
     /// none: give the expected values instead).
-    public static func currentPCRValues(_ pcrs: [Int]) throws(KeychainError) -> [Int: Data] {
+    package static func currentPCRValues(_ pcrs: [Int]) throws(KeychainError) -> [Int: Data] {
         guard !pcrs.isEmpty, pcrs.allSatisfy({ (0..<24).contains($0) }) else {
             throw KeychainError.param("PCRs are numbers from 0 to 23, at least one")
         }
@@ -93,7 +93,7 @@ public struct TPMSignedPolicy: Sendable, Equatable {
 
     /// SHA-256 of `key`'s public half as a SubjectPublicKeyInfo DER (what `key` in a policy file holds and
     /// `tpm status` shows). `errSecParam` for a key that is not EC P-256.
-    public static func fingerprint(of key: AsymmetricKey) throws(KeychainError) -> Data {
+    package static func fingerprint(of key: AsymmetricKey) throws(KeychainError) -> Data {
         try TPMPolicyKey(key).fingerprint
     }
 
@@ -123,7 +123,7 @@ public struct TPMSignedPolicy: Sendable, Equatable {
 
     /// Reads a policy file. `errSecDecode` when it is not one (not JSON, another format, a field missing or
     /// of the wrong size, or a policy digest that is not the digest of its PCR values).
-    public init(fileContents: Data) throws(KeychainError) {
+    package init(fileContents: Data) throws(KeychainError) {
         let file: File
         do {
             file = try JSONDecoder().decode(File.self, from: fileContents)
@@ -159,7 +159,7 @@ public struct TPMSignedPolicy: Sendable, Equatable {
     }
 
     /// The policy file (JSON, keys sorted, one field a line).
-    public var fileContents: Data {
+    package var fileContents: Data {
         let file = File(
             format: Self.format, key: "sha256:" + Hex.encode(keyFingerprint),
             pcrs: Dictionary(uniqueKeysWithValues: pcrValues.map { (String($0.key), Hex.encode($0.value)) }),

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 internal import LatchkeyCrypto
 
 /// An encrypted backup of keychain items, for moving them to another machine (`latchkey export` and
@@ -9,18 +9,18 @@ internal import LatchkeyCrypto
 /// Layout: `"LKBACKUP"`, format version (1 byte), KDF record (33 bytes), sealed payload. The payload is the
 /// item count, then for each item its class, its attributes (the encoding of the keychain's own attribute
 /// blob, with `agrp`, `pdmn`, `sync`, `cdat`, `mdat`) and its data.
-public enum KeychainBackup {
+package enum KeychainBackup {
     /// One item in a backup.
-    public struct Item: Sendable, Hashable {
+    package struct Item: Sendable, Hashable {
         /// The class.
-        public let itemClass: ItemClass
+        package let itemClass: ItemClass
         /// Every attribute, bookkeeping ones included.
-        public let attributes: [AttributeKey: AttributeValue]
+        package let attributes: [AttributeKey: AttributeValue]
         /// The secret.
-        public let data: Data?
+        package let data: Data?
 
         /// Creates an item.
-        public init(itemClass: ItemClass, attributes: [AttributeKey: AttributeValue], data: Data?) {
+        package init(itemClass: ItemClass, attributes: [AttributeKey: AttributeValue], data: Data?) {
             self.itemClass = itemClass
             self.attributes = attributes
             self.data = data
@@ -30,10 +30,10 @@ public enum KeychainBackup {
     private static let magic = Array("LKBACKUP".utf8)
     private static let format: UInt8 = 1
     /// A backup larger than this is refused (it would not fit a keychain's limits anyway).
-    public static let maximumBytes = 1 << 31
+    package static let maximumBytes = 1 << 31
 
     /// Seals `items` under `passphrase`.
-    public static func seal(_ items: [Item], passphrase: Passphrase, keyDerivation: KeyDerivation = .default)
+    package static func seal(_ items: [Item], passphrase: Passphrase, keyDerivation: KeyDerivation = .default)
         throws(KeychainError) -> Data
     {
         guard passphrase.byteCount > 0 else { throw KeychainError.param("the backup passphrase must not be empty") }
@@ -52,7 +52,7 @@ public enum KeychainBackup {
 
     /// Opens a backup: `errSecAuthFailed` for a wrong passphrase or a damaged file (the two cannot be told
     /// apart), `errSecDecode` for a file that is not a Latchkey backup, `errSecParam` for absurd sizes.
-    public static func open(_ backup: Data, passphrase: Passphrase) throws(KeychainError) -> [Item] {
+    package static func open(_ backup: Data, passphrase: Passphrase) throws(KeychainError) -> [Item] {
         let (header, kdf) = try parseHeader(backup)
         let key = try kdf.deriveMasterKey(from: passphrase).wrapKey
         var payload: Data
@@ -67,7 +67,7 @@ public enum KeychainBackup {
 
     /// The key derivation a backup asks for, read from its header without deriving anything — so a caller
     /// can refuse (or ask before) spending more memory and time on it than its own keychain needs.
-    public static func keyDerivation(of backup: Data) throws(KeychainError) -> KeyDerivation {
+    package static func keyDerivation(of backup: Data) throws(KeychainError) -> KeyDerivation {
         KeyDerivation(try parseHeader(backup).kdf.parameters)
     }
 

@@ -1,37 +1,37 @@
-public import FoundationEssentials
+package import FoundationEssentials
 internal import LatchkeyCrypto
 internal import LatchkeyStorage
 
 /// What `verifyIntegrity()` found.
-public struct IntegrityReport: Hashable, Sendable, CustomStringConvertible {
+package struct IntegrityReport: Hashable, Sendable, CustomStringConvertible {
     /// One item that failed verification.
-    public struct DamagedItem: Hashable, Sendable {
+    package struct DamagedItem: Hashable, Sendable {
         /// The item's persistent reference (delete it with `kSecValuePersistentRef`).
-        public let persistentReference: Data
+        package let persistentReference: Data
         /// The item class.
-        public let itemClass: ItemClass
+        package let itemClass: ItemClass
         /// What failed (never a value).
-        public let reason: String
+        package let reason: String
     }
 
     /// Rows in the file, tombstones included.
-    public let rows: Int
+    package let rows: Int
     /// Items whose key, attributes, data, digests and index entries all verified.
-    public let verified: Int
+    package let verified: Int
     /// Tombstones (deleted synchronizable items).
-    public let tombstones: Int
+    package let tombstones: Int
     /// Items that could not be checked because their class key is unavailable (locked).
-    public let unavailable: Int
+    package let unavailable: Int
     /// Items that failed verification.
-    public let damaged: [DamagedItem]
+    package let damaged: [DamagedItem]
     /// SQLite's own structural check (`PRAGMA integrity_check`, which also compares every index with its
     /// table): "ok" or its first complaint.
-    public let structure: String
+    package let structure: String
 
     /// Whether nothing is damaged and SQLite's structure check passed.
-    public var isHealthy: Bool { damaged.isEmpty && structure == "ok" }
+    package var isHealthy: Bool { damaged.isEmpty && structure == "ok" }
 
-    public var description: String {
+    package var description: String {
         "\(rows) rows: \(verified) verified, \(damaged.count) damaged, \(unavailable) unavailable (locked), "
             + "\(tombstones) tombstones; structure: \(structure)"
     }
@@ -41,7 +41,7 @@ extension KeychainDatabase {
     /// Checks every item: unwraps its key, authenticates its attributes and data, and recomputes its
     /// digests and index entries. Damage is reported per item; nothing is changed. `progress` hears of
     /// the rows checked.
-    public func verifyIntegrity(progress: ProgressHandler? = nil) throws(KeychainError) -> IntegrityReport {
+    package func verifyIntegrity(progress: ProgressHandler? = nil) throws(KeychainError) -> IntegrityReport {
         let keys = vault.snapshot()
         let indexKey = try indexKey(keys)
         return try mappingStorageErrors {

@@ -2,7 +2,7 @@ import FoundationEssentials
 internal import LatchkeyStorage
 
 /// What to do when a restored item's primary key is already taken.
-public enum ConflictPolicy: String, CaseIterable, Sendable {
+package enum ConflictPolicy: String, CaseIterable, Sendable {
     /// Keep the existing item.
     case skip
     /// Overwrite the existing item with the restored one.
@@ -12,13 +12,13 @@ public enum ConflictPolicy: String, CaseIterable, Sendable {
 }
 
 /// What a restore did.
-public struct RestoreSummary: Hashable, Sendable {
+package struct RestoreSummary: Hashable, Sendable {
     /// Items added.
-    public var added = 0
+    package var added = 0
     /// Existing items overwritten.
-    public var updated = 0
+    package var updated = 0
     /// Items not restored because an item with the same primary key was kept.
-    public var skipped = 0
+    package var skipped = 0
 }
 
 extension KeychainDatabase {
@@ -27,7 +27,7 @@ extension KeychainDatabase {
     /// is settled by `policy`. Replacing an item whose access control asks for the user does not ask: a
     /// restore is the keychain owner's operation on an unlocked keychain, and it reads no secret.
     /// `progress` hears of the items prepared, then of the items written.
-    public func restore(
+    package func restore(
         _ items: [KeychainBackup.Item], onConflict policy: ConflictPolicy, caller: CallerIdentity,
         progress: ProgressHandler? = nil
     ) throws(KeychainError) -> RestoreSummary {

@@ -4,58 +4,58 @@ internal import LatchkeyStorage
 
 /// What a keychain file looks like from the outside, read without the passphrase and without writing:
 /// for `latchkey doctor` and `show-keychain-info`.
-public struct KeychainFileReport: Sendable {
+package struct KeychainFileReport: Sendable {
     /// The file.
-    public let path: String
+    package let path: String
     /// Permission bits of the file, its directory and its device key (nil when missing).
-    public let fileMode: Int?, directoryMode: Int?, deviceKeyMode: Int?
+    package let fileMode: Int?, directoryMode: Int?, deviceKeyMode: Int?
     /// Whether the file belongs to the current user (or the current user is root).
-    public let ownedByCurrentUser: Bool
+    package let ownedByCurrentUser: Bool
     /// Why the file cannot be opened, when it cannot (not a keychain, truncated, newer, unsafe permissions).
-    public let problem: KeychainError?
+    package let problem: KeychainError?
     /// The format version written in the file.
-    public let formatVersion: Int?
+    package let formatVersion: Int?
     /// The newest format this Latchkey reads.
-    public let supportedFormatVersion: Int
+    package let supportedFormatVersion: Int
     /// The Argon2id parameters.
-    public let keyDerivation: KeyDerivation?
+    package let keyDerivation: KeyDerivation?
     /// Rows in the file (tombstones included).
-    public let rows: Int?
+    package let rows: Int?
     /// Whether the device key beside the file opens the device keybag.
-    public let deviceKeyWorks: Bool
+    package let deviceKeyWorks: Bool
     /// The bytes of the WAL beside the file (0 when there is none).
-    public let walBytes: Int64
+    package let walBytes: Int64
     /// The durability settings in force on a connection the engine opens: the journal mode (`wal`),
     /// `synchronous` (2, FULL: every commit is synced before it is acknowledged) and `secure_delete`.
-    public let durability: Durability?
+    package let durability: Durability?
     /// The TPM binding of an enrolled keychain, with what the TPM says now (nil when not enrolled: then no
     /// TPM is asked).
-    public let tpm: TPMBinding?
+    package let tpm: TPMBinding?
 
     /// What `PRAGMA journal_mode`, `synchronous` and `secure_delete` answer on an engine connection.
-    public struct Durability: Sendable, Equatable {
+    package struct Durability: Sendable, Equatable {
         /// `wal` for a keychain.
-        public let journalMode: String
+        package let journalMode: String
         /// 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
-        public let synchronous: Int
+        package let synchronous: Int
         /// Whether freed pages are zeroed.
-        public let secureDelete: Bool
+        package let secureDelete: Bool
 
         /// Settings as read from a connection.
-        public init(journalMode: String, synchronous: Int, secureDelete: Bool) {
+        package init(journalMode: String, synchronous: Int, secureDelete: Bool) {
             self.journalMode = journalMode
             self.synchronous = synchronous
             self.secureDelete = secureDelete
         }
 
         /// Whether an acknowledged write survives a power cut and freed pages are zeroed.
-        public var isDurable: Bool { journalMode == "wal" && synchronous >= 2 && secureDelete }
+        package var isDurable: Bool { journalMode == "wal" && synchronous >= 2 && secureDelete }
     }
 }
 
 extension KeychainDatabase {
     /// Inspects a keychain file without unlocking it or writing to it.
-    public static func inspect(at path: String) -> KeychainFileReport {
+    package static func inspect(at path: String) -> KeychainFileReport {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let devicePath = DeviceKeyFile.path(forKeychain: path)
         let info = FileSystem.status(path)

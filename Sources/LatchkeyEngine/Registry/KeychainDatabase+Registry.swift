@@ -5,7 +5,7 @@ internal import LatchkeyStorage
 extension KeychainDatabase {
     /// The registered applications. They are sealed under a key derived from the after-first-unlock class key,
     /// so only someone who knew the passphrase can have written them; reading needs a first unlock.
-    public func registeredApplications() throws(KeychainError) -> [ApplicationRegistration] {
+    package func registeredApplications() throws(KeychainError) -> [ApplicationRegistration] {
         try registeredApplications(key: try registryKey())
     }
 
@@ -30,7 +30,7 @@ extension KeychainDatabase {
     /// Registers an application (replacing any registration of the same executable path). Needs the
     /// keychain passphrase, checked here even when the keychain is unlocked — and enough on its own: the
     /// registrations' key comes from it, so a locked keychain can be registered with too (it stays locked).
-    public func register(_ registration: ApplicationRegistration, passphrase: Passphrase) throws(KeychainError) {
+    package func register(_ registration: ApplicationRegistration, passphrase: Passphrase) throws(KeychainError) {
         try ApplicationRegistration.validate(
             applicationIdentifier: registration.applicationIdentifier, accessGroups: registration.accessGroups)
         let key = try registryKey(passphrase: passphrase)
@@ -42,7 +42,7 @@ extension KeychainDatabase {
     /// Removes the registration of the executable at `path`; returns whether there was one. Needs the
     /// passphrase, as `register` does.
     @discardableResult
-    public func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
+    package func unregister(executablePath path: String, passphrase: Passphrase) throws(KeychainError) -> Bool {
         let key = try registryKey(passphrase: passphrase)
         let all = try registeredApplications(key: key)
         let kept = all.filter { $0.executablePath != path }
