@@ -127,7 +127,7 @@ struct ConnectionHandler {
             )
             return made
         case .add, .copyMatching, .locate, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey,
-            .releaseHeldKey:
+            .releaseHeldKey, .importHeldKey:
             return try service(caller).perform(request)
         }
     }

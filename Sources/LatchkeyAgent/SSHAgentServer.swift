@@ -69,7 +69,7 @@ final class SSHAgentServer: Sendable {
                 Thread.sleep(forTimeInterval: 1)
                 if state.keychain.lockState != .unlocked { approvals.clear() }
                 do {
-                    for comment in try SSHKeyStore(database: state.keychain).removeExpired() {
+                    for comment in try SSHKeyStore(service: state.service(for: SSHKeyStore.caller)).removeExpired() {
                         log("removed the SSH key \"\(comment)\" from the keychain: its lifetime is over")
                     }
                 } catch {
@@ -210,6 +210,7 @@ final class SSHAgentServer: Sendable {
                 keyLabel: label, tree: tree, scope: use.scope, seconds: use.settings.approvalSeconds, epochs: epochs)
         }
         return SSHAgentSession.Hooks(
-            store: SSHKeyStore(database: state.keychain), lock: lock, mayUse: mayUse, authorize: authorize, log: log)
+            store: SSHKeyStore(service: state.service(for: SSHKeyStore.caller)), lock: lock, mayUse: mayUse,
+            authorize: authorize, log: log)
     }
 }

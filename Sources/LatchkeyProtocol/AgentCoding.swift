@@ -1,6 +1,6 @@
 package import FoundationEssentials
 package import LatchkeyEngine
-internal import LatchkeyPKI
+package import LatchkeyPKI
 
 /// The byte layout of the agent's typed messages, over the engine's `ByteWriter`/`ByteReader`: attribute
 /// dictionaries travel in the encoding of the encrypted attribute blob (`AttributeBlob`), everything else
@@ -240,6 +240,16 @@ extension ByteWriter {
         }
     }
 
+    /// A private key to hold: its type, its external representation (wiped with the frame, as every secret
+    /// in a message is) and its item's attributes.
+    package mutating func appendImportedKey(_ key: AsymmetricKey, attributes: [AttributeKey: AttributeValue]) {
+        appendField(key.type.rawValue)
+        // A key that cannot be encoded goes as no bytes, which the agent refuses as no key of its type.
+        let bytes = (try? key.externalRepresentation()).map { [UInt8]($0.copiedData()) } ?? []
+        appendField(Data(bytes))
+        appendField(AttributeBlob.encode(attributes))
+    }
+
     package mutating func append(_ request: HeldKeyRequest) {
         appendField(request.type.rawValue)
         append(UInt32(clamping: request.bits))
@@ -477,6 +487,22 @@ extension ByteReader {
             }
             return .located(found)
         }
+    }
+
+    /// What `appendImportedKey` wrote: the private key, checked as any key from outside is, and attributes.
+    package mutating func readImportedKey() throws(AgentProtocolError) -> (
+        AsymmetricKey, [AttributeKey: AttributeValue]
+    ) {
+        guard let type = KeyType(rawValue: try AgentCoding.text(&self)) else { throw .malformed("unknown key type") }
+        var bytes = try AgentCoding.field(&self)
+        defer { bytes.resetBytes(in: 0..<bytes.count) }
+        let key: AsymmetricKey
+        do {
+            key = try AsymmetricKey(externalRepresentation: bytes, type: type, isPrivate: true)
+        } catch {
+            throw .malformed("the key to hold is not a private \(type.name) key")
+        }
+        return (key, try attributes())
     }
 
     package mutating func readHeldKeyRequest() throws(AgentProtocolError) -> HeldKeyRequest {

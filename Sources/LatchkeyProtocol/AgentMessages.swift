@@ -8,7 +8,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1
     case status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
         listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey,
-        unlockUnattended, locate
+        unlockUnattended, locate, importHeldKey
 
     /// The shape of a successful reply's value.
     package enum ReplyShape: Sendable {
@@ -23,7 +23,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
         case .hello, .unlock, .lock, .updateSettings, .unlockUnattended: (.none, false)
         case .releaseHeldKey: (.none, true)
         case .status: (.status, false)
-        case .add, .createHeldKey: (.item, true)
+        case .add, .createHeldKey, .importHeldKey: (.item, true)
         case .useHeldKey: (.bytes, true)
         case .copyMatching: (.items, true)
         case .locate: (.located, true)
@@ -120,6 +120,9 @@ package enum AgentRequest: Sendable {
         case .useHeldKey(let reference, let use):
             writer.appendField(reference)
             writer.append(use)
+        case .importHeldKey(let key, let attributes, let returning):
+            writer.appendImportedKey(key, attributes: attributes)
+            writer.append(UInt32(truncatingIfNeeded: returning.rawValue))
         case .releaseHeldKey(let reference):
             writer.appendField(reference)
         case .copyIdentities(let certificates, let keys, let limit):
@@ -177,6 +180,11 @@ package enum AgentRequest: Sendable {
                 request = .useHeldKey(reference: reference, use: try reader.readKeyUse())
             case .releaseHeldKey:
                 request = .releaseHeldKey(reference: try AgentCoding.field(&reader))
+            case .importHeldKey:
+                let (key, attributes) = try reader.readImportedKey()
+                request = .importHeldKey(
+                    key, attributes: attributes,
+                    returning: ReturnOptions(rawValue: Int(try AgentCoding.read(&reader) { try $0.readUInt32() })))
             case .copyIdentities:
                 let certificates = try reader.readItemQuery()
                 let keys = try reader.readItemQuery()
@@ -210,6 +218,7 @@ extension KeychainRequest {
         case .useHeldKey: .useHeldKey
         case .copyIdentities: .copyIdentities
         case .releaseHeldKey: .releaseHeldKey
+        case .importHeldKey: .importHeldKey
         }
     }
 }

@@ -54,24 +54,18 @@ package struct SSHKeyStore: Sendable {
         }
     }
 
-    /// Where the operations run.
+    /// Where the operations run: every one a `KeychainRequest`, the agent's own and the command line's alike.
     let service: any KeychainService
-    /// Stores a private key made elsewhere as a held key (`KeychainDatabase.addHeldKey`); nil where that
-    /// cannot be done (through the agent's own protocol, which has no such request).
-    let addHeldKey: (@Sendable (AsymmetricKey, [AttributeKey: AttributeValue]) throws(KeychainError) -> Void)?
 
     /// The store of the keychain `database` as `caller` (the agent's SSH caller by default).
     package init(database: KeychainDatabase, caller: CallerIdentity = SSHKeyStore.caller) {
         service = LocalKeychainService(database: database, caller: caller)
-        addHeldKey = { (key, attributes) throws(KeychainError) in
-            _ = try database.addHeldKey(key, attributes: attributes, caller: caller, returning: [])
-        }
     }
 
-    /// The store through a service (the agent's, for the command line); `add` is then refused.
+    /// The store through a service: the agent's, with its bookkeeping, or the agent's socket, for the command
+    /// line.
     package init(service: any KeychainService) {
         self.service = service
-        addHeldKey = nil
     }
 
     private var groupFilter: [AttributeKey: AttributeValue] { [.accessGroup: .string(Self.accessGroup)] }
@@ -221,13 +215,12 @@ package struct SSHKeyStore: Sendable {
         if let existing = try identity(blob: key.publicKey.blob) {
             try rename(existing, to: comment)
         } else {
-            guard let addHeldKey else {
-                throw KeychainError(
-                    .unimplemented, "a private key is stored here only in the keychain opened with its passphrase")
-            }
-            try addHeldKey(
-                key.key,
-                [.label: .string(comment), .accessGroup: .string(Self.accessGroup), .tokenID: .string(tokenID)])
+            _ = try service.perform(
+                .importHeldKey(
+                    key.key,
+                    attributes: [
+                        .label: .string(comment), .accessGroup: .string(Self.accessGroup), .tokenID: .string(tokenID),
+                    ], returning: []))
         }
         try store(settings, forLabel: label)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyPKI
 import LatchkeyPOSIX
 import LatchkeyProtocol
 import LatchkeyTestSupport
@@ -74,7 +75,20 @@ import Testing
         .releaseHeldKey(reference: Data("lke1".utf8) + Data(repeating: 7, count: 28)),
         .releaseHeldKey(reference: Data()),
         .copyMatching(hostQuery),
+        .locate(ItemQuery(.genericPassword, matching: [.service: .string("org.freedesktop.secrets")], limit: .all)),
+        .importHeldKey(
+            heldKey, attributes: [.label: .string("ssh"), .accessGroup: .string("com.latchkey.ssh")],
+            returning: [.persistentReference]),
     ]
+
+    /// A private key to hold (an SSH key `ssh-add` hands over): made once.
+    static let heldKey: AsymmetricKey = {
+        do {
+            return try AsymmetricKey.generate(.ellipticCurve, bits: 256)
+        } catch {
+            fatalError("P-256 generation failed: \(error)")
+        }
+    }()
 
     /// A search of internet passwords by host or subdomain (`kSecMatchHostOrSubdomainOfHost`).
     static var hostQuery: ItemQuery {
@@ -125,6 +139,14 @@ import Testing
                                 persistentReference: Data([8])))
                     ]))),
             AgentResponse(id: 14, operation: .copyIdentities, outcome: .success(.identities([]))),
+            AgentResponse(
+                id: 15, operation: .locate,
+                outcome: .success(
+                    .located([
+                        LocatedItem(reference: Data([1, 2]), isAvailable: true),
+                        LocatedItem(reference: Data([3]), isAvailable: false),
+                    ]))),
+            AgentResponse(id: 16, operation: .locate, outcome: .success(.located([]))),
         ]
         for response in responses {
             #expect(try AgentResponse.decode(response.encoded()) == response)

@@ -171,6 +171,9 @@ struct DictionaryKeychainService: KeychainService {
             throw KeychainError(
                 .unimplemented, "a dictionary backend makes held keys with SecKeyCreateRandomKey, not as typed requests"
             )
+        case .importHeldKey:
+            throw KeychainError(
+                .unimplemented, "a dictionary backend stores keys with SecItemAdd, not as typed requests")
         case .useHeldKey:
             throw KeychainError(
                 .unimplemented, "a dictionary backend uses held keys through SecKey, not as typed requests")

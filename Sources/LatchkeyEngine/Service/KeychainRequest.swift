@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import LatchkeyPKI
 
 /// One keychain operation as a value: what `KeychainService.perform(_:)` runs. The friendly API, the
 /// `SecItem…` functions and the command line all end up here — in this process (`LocalKeychainService`) or
@@ -25,6 +26,10 @@ public enum KeychainRequest: Sendable {
     case copyIdentities(certificates: ItemQuery, keys: ItemQuery, limit: Int?)
     /// Makes a private key the keychain holds and never hands out; replies `.item` (its data: the public key).
     case createHeldKey(HeldKeyRequest, returning: ReturnOptions)
+    /// Stores a private key made elsewhere (an SSH key `ssh-add` hands over, one read from a key file) as a key
+    /// the keychain holds from then on, as `createHeldKey`'s are: used where the keychain runs, never handed
+    /// out. `attributes` as `HeldKeyRequest.attributes`; replies `.item` with what `returning` asks for.
+    case importHeldKey(AsymmetricKey, attributes: [AttributeKey: AttributeValue], returning: ReturnOptions)
     /// Signs, decrypts or derives with the held key a persistent reference names; replies `.bytes`.
     case useHeldKey(reference: Data, use: KeyUse)
     /// Forgets an ephemeral held key now; replies `.none`.
@@ -51,7 +56,7 @@ public enum KeychainRequest: Sendable {
     /// Whether the request changes the keychain's items (the agent then tells background sync).
     public var changesItems: Bool {
         switch self {
-        case .add, .update, .delete, .addOrUpdate: true
+        case .add, .update, .delete, .addOrUpdate, .importHeldKey: true
         default: false
         }
     }

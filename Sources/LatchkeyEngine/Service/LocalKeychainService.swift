@@ -43,6 +43,8 @@ public struct LocalKeychainService: KeychainService {
         case .createHeldKey(let held, let returning):
             return .item(
                 try database.createHeldKey(held, caller: caller, returning: returning, holderEnded: holderEnded))
+        case .importHeldKey(let key, let attributes, let returning):
+            return .item(try database.addHeldKey(key, attributes: attributes, caller: caller, returning: returning))
         case .useHeldKey(let reference, let use):
             return .bytes(try database.useHeldKey(reference, for: use, caller: caller, presence: presence))
         case .releaseHeldKey(let reference):
