@@ -57,11 +57,6 @@ package struct SSHKeyStore: Sendable {
     /// Where the operations run: every one a `KeychainRequest`, the agent's own and the command line's alike.
     let service: any KeychainService
 
-    /// The store of the keychain `database` as `caller` (the agent's SSH caller by default).
-    package init(database: KeychainDatabase, caller: CallerIdentity = SSHKeyStore.caller) {
-        service = LocalKeychainService(database: database, caller: caller)
-    }
-
     /// The store through a service: the agent's, with its bookkeeping, or the agent's socket, for the command
     /// line.
     package init(service: any KeychainService) {

@@ -133,8 +133,9 @@ enum SSHKeyCommands {
         let keychain = try context.openUnlocked(
             keychainPath, displayName: arguments.value("k") ?? "default", arguments: arguments)
         let keys = SSHKeyStore(
-            database: keychain,
-            caller: commandLineCaller(group: SSHKeyStore.accessGroup, environment: context.environment))
+            service: LocalKeychainService(
+                database: keychain,
+                caller: commandLineCaller(group: SSHKeyStore.accessGroup, environment: context.environment)))
         let existing = try keys.identity(blob: opened.key.publicKey.blob)
         let settings = try SSHKeyCommands.settings(arguments, base: existing?.settings ?? SSHKeySettings())
         try keys.add(opened.key, comment: opened.comment, settings: settings)
