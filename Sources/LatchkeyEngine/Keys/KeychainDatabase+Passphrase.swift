@@ -30,22 +30,14 @@ extension KeychainDatabase {
                 parameters: parameters, keepUnattended: true)
             return
         }
+        // Not enrolled: the same transaction as an enrolled keychain's (`write`, with its check that no other
+        // process changed the passphrase meanwhile), every other row kept as it is.
         let kdf = KDFRecord.fresh(.argon2id13, parameters: parameters)
-        let master = try kdf.deriveMasterKey(from: new)
-        let keybag = AEAD.seal(
-            KeybagFormat.encodeFull(material), key: master.wrapKey,
-            associatedData: Self.keybagAssociatedData(keychainID: meta.keychainID, kdf: kdf))
-        try mappingStorageErrors {
-            try pool.write { db in
-                // Another process may have changed the passphrase since we read the keybag.
-                guard try MetaTable.value(.kdf, in: db) == meta.kdf.encoded() else {
-                    throw KeychainError(.authFailed, "the passphrase was changed by another process meanwhile")
-                }
-                try MetaTable.set(.kdf, kdf.encoded(), in: db)
-                try MetaTable.set(.keyCheck, master.keyCheck, in: db)
-                try MetaTable.set(.keybag, keybag, in: db)
-            }
-        }
+        try write(
+            meta: meta, material: material, kdf: kdf, master: try kdf.deriveMasterKey(from: new),
+            protection: Protection(
+                enrollment: meta.tpm, recoveryKeybag: meta.recoveryKeybag, deviceOnlyKeybag: meta.deviceOnlyKeybag,
+                deviceKeybag: nil, unattendedKeybag: meta.unattendedKeybag))
     }
 
     /// The Argon2id parameters the keychain uses.
