@@ -241,18 +241,7 @@ public final class AgentServer: Sendable {
         idle.start()
         SleepWatcher.start(state: state, lockOnSessionLock: options.lockOnSessionLock, log: log)
         sshAgent?.start()
-        while true {
-            let client: FileDescriptor
-            do {
-                client = try UnixSocket.accept(listener)
-            } catch {
-                if error.isOutOfDescriptors {
-                    log("accept failed: \(error); waiting for connections to close")
-                }
-                Thread.sleep(forTimeInterval: 0.05)
-                continue
-            }
-            let stream = AgentStream(descriptor: client)
+        ConnectionListener.acceptForever(listener, log: log) { stream in
             let (id, evicted) = connections.admit(stream)
             if let evicted {
                 log("\(Self.maximumConnections) connections open: closed the one idle the longest for a new one")
@@ -271,9 +260,7 @@ public final class AgentServer: Sendable {
                         )
                     }
                 })
-            // A thread per connection, started with pthread_create itself: Foundation's `Thread` took tens of
-            // microseconds more to start, which a client waits for on every connection.
-            DetachedThread.start(name: "latchkeyd-conn", stackBytes: 1 << 20) { [connections] in
+            return { [connections] in
                 handler.run()
                 connections.remove(id)
             }

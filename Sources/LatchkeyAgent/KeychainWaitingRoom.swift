@@ -92,25 +92,15 @@ final class KeychainWaitingRoom: Sendable {
     }
 
     private func admit() {
-        let client: FileDescriptor
-        do {
-            client = try UnixSocket.accept(listener)
-        } catch {
-            if error.isOutOfDescriptors { log("accept failed: \(error); waiting for connections to close") }
-            Thread.sleep(forTimeInterval: 0.05)
-            return
-        }
-        let stream = AgentStream(descriptor: client)
+        guard let stream = ConnectionListener.acceptOne(listener, log: log) else { return }
         let (id, evicted) = connections.admit(stream)
         evicted?.shutDown()
         serving.enter()
-        let thread = Thread { [self] in
+        ConnectionListener.serveOnItsOwnThread { [self] in
             serve(stream, id: id)
             connections.remove(id)
             serving.leave()
         }
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     private func serve(_ stream: AgentStream, id: Int) {

@@ -80,22 +80,9 @@ final class SSHAgentServer: Sendable {
         reaper.start()
     }
 
-    private func acceptForever() {
-        while true {
-            let client: FileDescriptor
-            do {
-                client = try UnixSocket.accept(listener)
-            } catch {
-                if error.isOutOfDescriptors {
-                    log("SSH agent: accept failed: \(error); waiting for connections to close")
-                }
-                Thread.sleep(forTimeInterval: 0.05)
-                continue
-            }
-            let stream = AgentStream(descriptor: client)
-            let thread = Thread { [self] in serve(stream) }
-            thread.stackSize = 1 << 20
-            thread.start()
+    private func acceptForever() -> Never {
+        ConnectionListener.acceptForever(listener, label: "SSH agent: ", log: log) { stream in
+            { [self] in serve(stream) }
         }
     }
 
