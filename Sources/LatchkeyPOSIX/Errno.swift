@@ -1,18 +1,21 @@
 import Glibc
 
 /// A failed system call's `errno`, with the C library's text for it (swift-system's `Errno`, in small).
-package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
-    /// The `errno` value.
-    package let code: Int32
+package struct Errno: RawRepresentable, Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The `errno` value (named as `FileDescriptor.rawValue` is: the C value a Swift type wraps).
+    package let rawValue: Int32
 
     /// Wraps an `errno` value.
-    package init(_ code: Int32) { self.code = code }
+    package init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// Wraps an `errno` value.
+    package init(_ rawValue: Int32) { self.rawValue = rawValue }
 
     /// The calling thread's `errno` now.
     package static var current: Errno { Errno(errno) }
 
     /// `strerror`'s text, such as "Permission denied".
-    package var description: String { String(cString: strerror(code)) }
+    package var description: String { String(cString: strerror(rawValue)) }
 
     /// `ENOENT`.
     package static let noSuchFile = Errno(ENOENT)
@@ -39,7 +42,7 @@ package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConverti
     /// `ECONNREFUSED`.
     package static let connectionRefused = Errno(ECONNREFUSED)
     /// `EMFILE` / `ENFILE`: out of descriptors.
-    package var isOutOfDescriptors: Bool { code == EMFILE || code == ENFILE }
+    package var isOutOfDescriptors: Bool { rawValue == EMFILE || rawValue == ENFILE }
 }
 
 /// Retries a call that failed with `EINTR`; returns its result, or throws the `errno` of a failure.

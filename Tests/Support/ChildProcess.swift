@@ -62,7 +62,7 @@ public enum ChildProcess {
         do {
             return try Spawn.start(path, arguments, environment: environment, options: options)
         } catch {
-            throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO)
+            throw POSIXError(POSIXErrorCode(rawValue: error.rawValue) ?? .EIO)
         }
     }
 }
@@ -74,7 +74,7 @@ extension ChildProcess {
             let ends = try Pipes.make()
             return [ends.read.rawValue, ends.write.rawValue]
         } catch {
-            throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO)
+            throw POSIXError(POSIXErrorCode(rawValue: error.rawValue) ?? .EIO)
         }
     }
 }

@@ -90,14 +90,14 @@ extension Bus {
         code = latchkey_sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "h")), &descriptor)
         guard code > 0, descriptor >= 0 else {
             throw BusError(
-                operation: operation, code: code < 0 ? code : -Errno.badMessage.code,
+                operation: operation, code: code < 0 ? code : -Errno.badMessage.rawValue,
                 detail: "the reply holds no file descriptor")
         }
         // The descriptor belongs to the reply, which is freed on return.
         do throws(Errno) {
             return try FileDescriptor(rawValue: descriptor).duplicate()
         } catch {
-            throw BusError(operation: operation, code: -error.code, detail: nil)
+            throw BusError(operation: operation, code: -error.rawValue, detail: nil)
         }
     }
 }

@@ -36,7 +36,7 @@ extension Bus {
             let key = try reply.readString()
             guard let (type, contents) = try reply.peek(), type == "v" else {
                 throw BusError(
-                    operation: "GetConnectionCredentials", code: -Errno.badMessage.code, detail: "no variant")
+                    operation: "GetConnectionCredentials", code: -Errno.badMessage.rawValue, detail: "no variant")
             }
             _ = try reply.enter("v", contents)
             switch (key, contents) {
@@ -55,7 +55,7 @@ extension Bus {
         try reply.exit()
         guard let uid, let pid, pid <= UInt32(Int32.max) else {
             throw BusError(
-                operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
+                operation: "asking who \(peer) is", code: -Errno.badMessage.rawValue, detail: "the bus did not say")
         }
         return PeerCredentials(uid: uid, pid: Int32(pid), securityLabel: label)
     }
@@ -98,7 +98,7 @@ extension Bus {
         var pid: pid_t = 0
         guard latchkey_sd_bus_creds_get_euid(creds, &uid) >= 0, latchkey_sd_bus_creds_get_pid(creds, &pid) >= 0 else {
             throw BusError(
-                operation: "asking who \(peer) is", code: -Errno.badMessage.code, detail: "the bus did not say")
+                operation: "asking who \(peer) is", code: -Errno.badMessage.rawValue, detail: "the bus did not say")
         }
         return (uid, pid)
     }

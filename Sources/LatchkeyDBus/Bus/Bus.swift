@@ -168,7 +168,7 @@ package final class Bus {
             guard processed >= 0 else { throw BusError(operation: "reading the bus", code: processed, detail: nil) }
             if processed > 0 { continue }
             let waited = latchkey_sd_bus_wait(bus, intervalMicroseconds)
-            guard waited >= 0 || waited == -Errno.interrupted.code else {
+            guard waited >= 0 || waited == -Errno.interrupted.rawValue else {
                 throw BusError(operation: "waiting on the bus", code: waited, detail: nil)
             }
         }
@@ -181,7 +181,7 @@ package final class Bus {
             guard processed >= 0 else { throw BusError(operation: "reading the bus", code: processed, detail: nil) }
             if processed > 0 { continue }
             let waited = latchkey_sd_bus_wait(bus, UInt64.max)
-            guard waited >= 0 || waited == -Errno.interrupted.code else {
+            guard waited >= 0 || waited == -Errno.interrupted.rawValue else {
                 throw BusError(operation: "waiting on the bus", code: waited, detail: nil)
             }
         }

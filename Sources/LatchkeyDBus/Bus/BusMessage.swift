@@ -28,7 +28,7 @@ package final class BusMessage {
 
     func failed(_ what: String, _ code: Int32) -> BusError {
         BusError(
-            operation: "reading \(what) of \(member)", code: code < 0 ? code : -Errno.badMessage.code,
+            operation: "reading \(what) of \(member)", code: code < 0 ? code : -Errno.badMessage.rawValue,
             detail: code < 0 ? nil : "the message has no \(what) here")
     }
 
@@ -74,12 +74,12 @@ package final class BusMessage {
         var descriptor: Int32 = -1
         let code = latchkey_sd_bus_message_read_basic(message, Self.code("h"), &descriptor)
         guard code > 0, descriptor >= 0 else {
-            throw failed("a file descriptor", code < 0 ? code : -Errno.badMessage.code)
+            throw failed("a file descriptor", code < 0 ? code : -Errno.badMessage.rawValue)
         }
         do throws(Errno) {
             return try FileDescriptor(rawValue: descriptor).duplicate()
         } catch {
-            throw failed("a copy of the file descriptor", -error.code)
+            throw failed("a copy of the file descriptor", -error.rawValue)
         }
     }
 
