@@ -59,11 +59,10 @@ public final class SecKey: NSObject, KeyConvertible, @unchecked Sendable {
     }
 }
 
-/// Sets Apple's out-parameter error (`NSOSStatusErrorDomain`, the status as code) and returns nil.
+/// Sets Apple's out-parameter error (`NSOSStatusErrorDomain`, the status as code, the message as its
+/// description: `SecurityError`) and returns nil.
 func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ status: OSStatus, _ message: String) -> T? {
-    error?.pointee = Unmanaged.passRetained(
-        NSError(
-            domain: NSOSStatusErrorDomain, code: Int(status), userInfo: [NSLocalizedDescriptionKey: message]))
+    error?.pointee = Unmanaged.passRetained(SecurityError(status, message))
     return nil
 }
 

@@ -83,7 +83,7 @@ import Testing
             #expect(made == nil)
             #expect(error.map(CFErrorGetCode) == CFIndex(errSecParam))
             #expect(error.map { CFErrorGetDomain($0) as String } == NSOSStatusErrorDomain)
-            #expect(error.map { CFErrorCopyDescription($0) as String } == "RSA public key creation from data failed")
+            #expect(error?.userInfo["NSDescription"] as? String == "RSA public key creation from data failed")
         }
     }
 
