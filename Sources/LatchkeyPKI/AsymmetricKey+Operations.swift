@@ -199,10 +199,13 @@ extension AsymmetricKey {
         case .rsaPKCS1Encryption, .rsaOAEP:
             let padding: RSAPadding =
                 if case .rsaOAEP(let digest) = spec { .oaep(digest: digest.rawValue) } else { .pkcs1 }
-            guard ciphertext.count == blockSize,
-                let plaintext = OpenSSL.rsaDecrypt(handle, ciphertext, padding: padding)
-            else {
-                throw KeyError(.param, "\(algorithm.rawValue): the ciphertext does not decrypt with this key")
+            guard ciphertext.count == blockSize else {
+                throw KeyError(.param, "\(algorithm.rawValue): the ciphertext is not \(blockSize) bytes")
+            }
+            guard let plaintext = OpenSSL.rsaDecrypt(handle, ciphertext, padding: padding) else {
+                // Apple's message (SecKeyAdaptors.m), with corecrypto's CCRSA_PRIVATE_OP_ERROR: the padding
+                // check failed, which is all that may be said.
+                throw KeyError(.param, "RSAdecrypt wrong input (err -27)")
             }
             return plaintext.withUnsafeBytes { Data($0) }
         case .rsaOAEPAESGCM(let digest):

@@ -61,15 +61,12 @@ public func CFGetTypeID(_ cf: CFTypeRef!) -> CFTypeID {
     }
 }
 
-/// `CFGetTypeID` of a `CFNumber`: `CFNumberGetTypeID()` (`CFBooleanGetTypeID()` for one made from a `Bool`).
-public func CFGetTypeID(_ cf: CFNumber) -> CFTypeID { CFGetTypeID(cf.number) }
-
 /// `CFStringGetTypeID`.
 public func CFStringGetTypeID() -> CFTypeID { TypeIdentifier.string }
 /// `CFNumberGetTypeID`.
 public func CFNumberGetTypeID() -> CFTypeID { TypeIdentifier.number }
-/// `CFBooleanGetTypeID`: differs from `CFNumberGetTypeID()`, as on Apple platforms, though both are
-/// `NSNumber` on Linux.
+/// `CFBooleanGetTypeID`: differs from `CFNumberGetTypeID()`, as on Apple platforms, though `CFBoolean` and
+/// `CFNumber` are both `NSNumber`: `CFGetTypeID` gives it for a number made from a `Bool`.
 public func CFBooleanGetTypeID() -> CFTypeID { TypeIdentifier.boolean }
 /// `CFDataGetTypeID`.
 public func CFDataGetTypeID() -> CFTypeID { TypeIdentifier.data }

@@ -18,8 +18,8 @@ public typealias CFDate = NSDate
 /// `CFSet` (a bridged `NSSet`).
 public typealias CFSet = NSSet
 /// `CFBoolean`: an `NSNumber` made from a `Bool` (`kCFBooleanTrue`, `kCFBooleanFalse`, `true as CFBoolean`),
-/// so that `as? Bool` reads it, as on Apple platforms. `CFNumber` is a type of its own (see there), so that
-/// code may give each its own conformances.
+/// so that `as? Bool` reads it and `value as! CFBoolean` then `as! Bool` works on any number, as on Apple
+/// platforms. `CFNumber` is `NSNumber` too (see there); `CFGetTypeID` tells the two apart.
 public typealias CFBoolean = NSNumber
 /// `CFTypeRef`.
 public typealias CFTypeRef = AnyObject

@@ -76,9 +76,7 @@ public func SecAccessControlCreateWithFlags(
     _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecAccessControl? {
     func fail(_ detail: String) -> SecAccessControl? {
-        error?.pointee = Unmanaged.passRetained(
-            NSError(
-                domain: NSOSStatusErrorDomain, code: Int(errSecParam), userInfo: [NSLocalizedDescriptionKey: detail]))
+        error?.pointee = Unmanaged.passRetained(SecurityError(errSecParam, detail))
         return nil
     }
     guard let code = protection as? String, let accessibility = Accessibility(rawValue: code) else {

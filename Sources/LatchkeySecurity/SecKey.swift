@@ -59,11 +59,10 @@ public final class SecKey: NSObject, KeyConvertible, @unchecked Sendable {
     }
 }
 
-/// Sets Apple's out-parameter error (`NSOSStatusErrorDomain`, the status as code) and returns nil.
+/// Sets Apple's out-parameter error (`NSOSStatusErrorDomain`, the status as code, the message as its
+/// description: `SecurityError`) and returns nil.
 func failing<T>(_ error: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ status: OSStatus, _ message: String) -> T? {
-    error?.pointee = Unmanaged.passRetained(
-        NSError(
-            domain: NSOSStatusErrorDomain, code: Int(status), userInfo: [NSLocalizedDescriptionKey: message]))
+    error?.pointee = Unmanaged.passRetained(SecurityError(status, message))
     return nil
 }
 
@@ -206,7 +205,9 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
 /// ECDSA value "43" — as a number or its decimal text) and `kSecAttrKeyClass` (public or private) say what
 /// the bytes are; `kSecAttrKeySizeInBits` and every other attribute are ignored, whatever they say (the size
 /// follows from the key). A symmetric class is `errSecUnimplemented`; another type or class, or bytes that
-/// are not such a key, `errSecParam` with Apple's message. With `kSecAttrTokenID` Apple makes a
+/// are not such a key, `errSecParam` with Apple's message. An RSA public key must be one corecrypto imports
+/// (`RSAPublicKeyImportRule`: non-negative integers, an odd modulus of 3 to 8192 bits, an exponent no wider
+/// than the modulus), whatever its size. With `kSecAttrTokenID` Apple makes a
 /// CryptoTokenKit token's key, which Linux has none of: `errSecUnimplemented`.
 public func SecKeyCreateWithData(
     _ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
@@ -241,9 +242,13 @@ public func SecKeyCreateWithData(
         return failing(
             error, errSecParam, "Unsupported \(isPrivate ? "private" : "public") key type: \(describe(typeValue))")
     }
+    let bytes = Data(referencing: keyData)
     do {
-        return SecKey(
-            try AsymmetricKey(externalRepresentation: Data(referencing: keyData), type: type, isPrivate: isPrivate))
+        // An RSA public key is what corecrypto takes (`RSAPublicKeyImportRule`), which OpenSSL does not check.
+        if type == .rsa && !isPrivate, let reason = RSAPublicKeyImportRule.refusal(bytes) {
+            throw KeyError(.param, reason)
+        }
+        return SecKey(try AsymmetricKey(externalRepresentation: bytes, type: type, isPrivate: isPrivate))
     } catch _ {
         // Apple's messages, its slip included: an EC private key's failure says "public" too.
         let message =

@@ -13,11 +13,12 @@ import Testing
         #expect(CFErrorGetCode(failure) == CFIndex(errSecParam))
         #expect(CFErrorGetDomain(failure) as String? == NSOSStatusErrorDomain)
         #expect(
-            (CFErrorCopyUserInfo(failure) as? [String: Any])?[NSLocalizedDescriptionKey] as? String
+            (CFErrorCopyUserInfo(failure) as? [String: Any])?["NSDescription"] as? String
                 == "the protection must be one of the kSecAttrAccessible constants")
         #expect(
             CFErrorCopyDescription(failure) as String?
-                == "the protection must be one of the kSecAttrAccessible constants")
+                == "The operation couldn’t be completed. (OSStatus error -50 - "
+                + "the protection must be one of the kSecAttrAccessible constants)")
         #expect(CFErrorGetCode(nil) == 0)
     }
 

@@ -19,4 +19,15 @@ import Testing
         ]
         #expect((query as CFDictionary).count == 2)
     }
+
+    /// The Core Foundation names Apple code uses beside Security come with it, as CoreFoundation comes with
+    /// Apple's Security: a number read as `CFNumber` and converted, a bundle's identifier read by its key.
+    @Test func coreFoundationNamesComeWithIt() {
+        let values: [String: Any] = ["creator": NSNumber(value: 0x6143_7274), "flag": true]
+        #expect(values["creator"] as! CFNumber as! UInt == 0x6143_7274)
+        #expect(values["flag"] as! CFBoolean as! Bool)
+        #expect(kCFBundleIdentifierKey as String == "CFBundleIdentifier")
+        #expect(
+            Bundle.main.infoDictionary?[kCFBundleIdentifierKey as String] as? String == Bundle.main.bundleIdentifier)
+    }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Latchkey ports harness: builds ten Swift libraries that use Apple's Security — the five most used keychain
-# wrappers against LatchkeySecurity, five that go beyond passwords against the Security product with their
+# Latchkey ports harness: builds twelve Swift libraries that use Apple's Security — the five most used keychain
+# wrappers against LatchkeySecurity, seven that go beyond them against the Security product with their
 # `import Security` unchanged (IMPORT_SECURITY) — and runs their own XCTest suites, changing nothing in their
 # sources but import lines (and, in the patch mode, what a documented patch says).
 #
@@ -19,7 +19,9 @@
 #                       shims  - as asis, plus the stub declarations in shims/<name>/*.swift compiled as a
 #                                separate module LatchkeyShims that the library and test targets import
 #                                implicitly (-Xfrontend -import-module); only the compile errors they answer
-#                                are stubbed, to learn which tests fail after that
+#                                are stubbed, to learn which tests fail after that. A module the library
+#                                names (`CryptoKit.AES`) is shims/<name>/modules/<Module>/*.swift, a target
+#                                of that name it depends on (its `import` then compiles)
 #                       patch  - as shims, plus the source patch patches/<name>.sh for what no shim can
 #                                answer (Valet's `@objc`, which cannot compile on Linux; a Foundation gap in
 #                                one SimpleKeychain test). NOT an import-only port: labelled "shims+patch".
@@ -41,7 +43,9 @@
 #   3. `import LocalAuthentication`, `UIKit`, `CommonCrypto`, `CryptoKit`, … (Apple-only modules) are wrapped in
 #      `#if canImport(…)`; what a library needs of them comes from its shims, never from Latchkey.
 # Test data read beside the test sources (TEST_DATA) is copied with them, bundle resources (BUNDLE_RESOURCES)
-# next to the test binary, where swift-corelibs-foundation's main bundle looks.
+# next to the test binary, where swift-corelibs-foundation's main bundle looks. Library files built on a UI
+# framework no test uses are left out (LIB_EXCLUDE), and where SwiftPM's test discovery on Linux cannot list a
+# suite (tests inherited from a generic XCTestCase), entrypoints/<name>.swift is its Tests/LinuxMain.swift.
 # Every rewrite is listed in results/<name>.log.
 #
 # Test environment (the Linux stand-in for an Apple test host app):
@@ -73,11 +77,15 @@ TEST_TIMEOUT="${TEST_TIMEOUT:-900}"
 JOBS="${JOBS:-2}"
 
 ALL_LIBS=(keychain-swift SwiftKeychainWrapper SimpleKeychain KeychainAccess Valet
-          SwiftyRSA CertificateSigningRequest JWTSwift Heimdall EllipticCurveKeyPair)
+          SwiftyRSA CertificateSigningRequest JWTSwift Heimdall EllipticCurveKeyPair
+          JOSESwift SwiftyKeychainKit)
 # Round three (issue 32): Security beyond passwords, built with `import Security` unchanged against the
 # `Security` product (the rest against `LatchkeySecurity`, their import rewritten).
+# Round four (issue 55): JOSESwift (RSA and EC keys from JWKs, SecKeyCopyAttributes casts) and SwiftyKeychainKit
+# (result dictionaries read with `as! CFNumber`, `as! CFString`, `as! Bool`), also with `import Security` kept.
 declare -A IMPORT_SECURITY=(
   [SwiftyRSA]=1 [CertificateSigningRequest]=1 [JWTSwift]=1 [Heimdall]=1 [EllipticCurveKeyPair]=1
+  [JOSESwift]=1 [SwiftyKeychainKit]=1
 )
 declare -A REPO=(
   [keychain-swift]=evgenyneu/keychain-swift
@@ -90,25 +98,28 @@ declare -A REPO=(
   [JWTSwift]=Alpha-Coders/JWTSwift
   [Heimdall]=henrinormak/Heimdall
   [EllipticCurveKeyPair]=agens-no/EllipticCurveKeyPair
+  [JOSESwift]=airsidemobile/JOSESwift
+  [SwiftyKeychainKit]=andriyslyusar/SwiftyKeychainKit
 )
 declare -A MODULE=(
   [keychain-swift]=KeychainSwift [SwiftKeychainWrapper]=SwiftKeychainWrapper [SimpleKeychain]=SimpleKeychain
   [KeychainAccess]=KeychainAccess [Valet]=Valet
   [SwiftyRSA]=SwiftyRSA [CertificateSigningRequest]=CertificateSigningRequest [JWTSwift]=JWTSwift [Heimdall]=Heimdall
-  [EllipticCurveKeyPair]=EllipticCurveKeyPair
+  [EllipticCurveKeyPair]=EllipticCurveKeyPair [JOSESwift]=JOSESwift [SwiftyKeychainKit]=SwiftyKeychainKit
 )
 # Library sources and test sources inside the checkout (every *.swift file below them is copied).
 declare -A LIB_DIR=(
   [keychain-swift]=Sources [SwiftKeychainWrapper]=SwiftKeychainWrapper [SimpleKeychain]=SimpleKeychain
   [KeychainAccess]=Lib/KeychainAccess [Valet]=Sources/Valet
   [SwiftyRSA]=Source [CertificateSigningRequest]=Sources/CertificateSigningRequest [JWTSwift]=Sources/JWTSwift
-  [Heimdall]=Heimdall [EllipticCurveKeyPair]=Sources
+  [Heimdall]=Heimdall [EllipticCurveKeyPair]=Sources [JOSESwift]=JOSESwift/Sources [SwiftyKeychainKit]=Sources
 )
 declare -A TEST_DIR=(
   [keychain-swift]=Tests/KeychainSwiftTests [SwiftKeychainWrapper]=SwiftKeychainWrapperTests
   [SimpleKeychain]=SimpleKeychainTests [KeychainAccess]=Lib/KeychainAccessTests [Valet]=Tests
   [SwiftyRSA]=Tests [CertificateSigningRequest]=Tests/CertificateSigningRequestTests [JWTSwift]=Tests/JWTTests
-  [Heimdall]=HeimdallTests [EllipticCurveKeyPair]=Tests/EllipticCurveKeyPairTests
+  [Heimdall]=HeimdallTests [EllipticCurveKeyPair]=Tests/EllipticCurveKeyPairTests [JOSESwift]=Tests
+  [SwiftyKeychainKit]=Tests/Sources
 )
 # Test data read by a path relative to the test sources (#file), copied beside them (relative to TEST_DIR).
 declare -A TEST_DATA=(
@@ -117,7 +128,12 @@ declare -A TEST_DATA=(
 # Test resources read from the test bundle (Bundle(for:), Bundle.main): copied next to the .xctest binary,
 # where swift-corelibs-foundation's main bundle looks (relative to the checkout; space-separated globs).
 declare -A BUNDLE_RESOURCES=(
-  [SwiftyRSA]="Tests/keys/*"
+  [SwiftyRSA]="Tests/keys/*" [JOSESwift]="Tests/TestKeys.plist"
+)
+# Library files left out, relative to the library directory (space-separated): a file built on a UI framework
+# Linux has no counterpart for, which no test uses. Each is explained in REPORT.md.
+declare -A LIB_EXCLUDE=(
+  [SwiftyKeychainKit]="AppKeychainStorage.swift"
 )
 # Files left out, relative to the test directory (space-separated). Each is explained in REPORT.md.
 declare -A TEST_EXCLUDE=(
@@ -134,6 +150,7 @@ declare -A BUNDLE_ID=(
   [Valet]=com.squareup.Valet-iOS-Test-Host-App
   [SwiftyRSA]=com.scoop.SwiftyRSA [CertificateSigningRequest]=com.cbaker6.CertificateSigningRequest
   [JWTSwift]=com.alpha-coders.JWTSwift [Heimdall]=com.henrinormak.Heimdall [EllipticCurveKeyPair]=no.agens.EllipticCurveKeyPair
+  [JOSESwift]=com.airsidemobile.Tests [SwiftyKeychainKit]=com.swifty.keychain.tests.host.TestsHost
 )
 declare -A APP_ID=(
   [keychain-swift]=com.marketplacer.KeychainSwiftDemo
@@ -143,6 +160,7 @@ declare -A APP_ID=(
   [Valet]=9XUJ7M53NG.com.squareup.Valet-iOS-Test-Host-App
   [SwiftyRSA]=com.scoop.SwiftyRSA [CertificateSigningRequest]=com.cbaker6.CertificateSigningRequest
   [JWTSwift]=com.alpha-coders.JWTSwift [Heimdall]=com.henrinormak.Heimdall [EllipticCurveKeyPair]=no.agens.EllipticCurveKeyPair
+  [JOSESwift]=com.airsidemobile.Tests [SwiftyKeychainKit]=NS8HLGG733.com.swifty.keychain.tests.host.TestsHost
 )
 declare -A ACCESS_GROUPS=(
   [keychain-swift]=""
@@ -151,6 +169,7 @@ declare -A ACCESS_GROUPS=(
   [KeychainAccess]="27AEDK3C9F.shared"
   [Valet]="9XUJ7M53NG.com.squareup.Valet-iOS-Test-Host-App2,group.valet.test"
   [SwiftyRSA]="" [CertificateSigningRequest]="" [JWTSwift]="" [Heimdall]="" [EllipticCurveKeyPair]=""
+  [JOSESwift]="" [SwiftyKeychainKit]=""
 )
 
 log() { printf '%s\n' "$*" | tee -a "$LOG"; }
@@ -164,7 +183,8 @@ import json, os, re, sys, glob, html
 SEC_NAMES = re.compile(r'\b(kSec\w+|errSec\w+|Sec[A-Z]\w+|kCF\w+|CF[A-Z]\w+|OSStatus|noErr)\b')
 IMPORT_SECURITY = re.compile(r'^(\s*(?:@[\w()]+\s+)*)import\s+Security\s*(//.*)?$')
 IMPORT_REEXPORTER = re.compile(r'^(\s*(?:@[\w()]+\s+)*)import\s+(Foundation|XCTest)\s*(//.*)?$')
-APPLE_ONLY = ('LocalAuthentication', 'UIKit', 'AppKit', 'WatchKit', 'AuthenticationServices', 'CommonCrypto', 'CryptoKit')
+APPLE_ONLY = ('LocalAuthentication', 'UIKit', 'AppKit', 'WatchKit', 'AuthenticationServices', 'CommonCrypto', 'CryptoKit',
+              'Compression', 'SwiftUI')
 # The module that stands for Apple's Security: LatchkeySecurity (its import rewritten), or Security itself (the
 # `Security` product, `import Security` kept as it is).
 SECURITY_MODULE = os.environ.get('PORTS_SECURITY_MODULE', 'LatchkeySecurity')
@@ -513,6 +533,16 @@ ensure_source() {
 write_manifest() {
   local name="$1" module="${MODULE[$1]}" dir="$PKG/$1" shims="$2" product=LatchkeySecurity
   [[ -n "${IMPORT_SECURITY[$1]:-}" ]] && product=Security
+  # Shim modules a library imports by name (shims/<name>/modules/<Module>/, copied to ShimModules/): a target
+  # each, which the library and its tests depend on in the shims modes.
+  local named="" named_targets=""
+  if [[ "$shims" == 1 && -d "$dir/ShimModules" ]]; then
+    for m in "$dir"/ShimModules/*/; do
+      m="$(basename "$m")"
+      named+=", \"$m\""
+      named_targets+="    targets.append(.target(name: \"$m\", path: \"ShimModules/$m\"))"$'\n'
+    done
+  fi
   cat > "$dir/Package.swift" <<EOF
 // swift-tools-version:6.0
 // Generated by tools/ports/run.sh — $name ported to Linux over $product. Do not edit by hand.
@@ -526,7 +556,7 @@ let useShims = (Context.environment["LATCHKEY_PORTS_SHIMS"] ?? "0") == "1"
 
 let implicitShims: [SwiftSetting] = useShims
     ? [.unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "LatchkeyShims"])] : []
-let shimDependency: [Target.Dependency] = useShims ? ["LatchkeyShims"] : []
+let shimDependency: [Target.Dependency] = useShims ? ["LatchkeyShims"$named] : []
 
 var targets: [Target] = [
     .target(
@@ -545,7 +575,7 @@ if useShims {
         name: "LatchkeyShims",
         dependencies: [.product(name: "$product", package: "Latchkey")],
         path: "Shims"))
-}
+$named_targets}
 
 let package = Package(
     name: "$name-latchkey-port",
@@ -607,15 +637,28 @@ run_one() {
   log "== $name — mode $tag — $(date -u +%FT%TZ)"
   log "=================================================================================================="
   local import_mode=asis; [[ "$mode" == strict ]] && import_mode=strict
-  rm -rf "$dir/Sources" "$dir/Tests" "$dir/Shims" "$dir/.ports-linemap.json"; mkdir -p "$dir"
+  rm -rf "$dir/Sources" "$dir/Tests" "$dir/Shims" "$dir/ShimModules" "$dir/.ports-linemap.json"; mkdir -p "$dir"
   if [[ -n "${IMPORT_SECURITY[$name]:-}" ]]; then export PORTS_SECURITY_MODULE=Security; else export PORTS_SECURITY_MODULE=LatchkeySecurity; fi
-  pyh copy "$src/${LIB_DIR[$name]}" "$dir/Sources/$module" "$import_mode" "" "$dir" "${LIB_DIR[$name]}" | tee -a "$LOG"
+  pyh copy "$src/${LIB_DIR[$name]}" "$dir/Sources/$module" "$import_mode" "${LIB_EXCLUDE[$name]:-}" "$dir" "${LIB_DIR[$name]}" | tee -a "$LOG"
   pyh copy "$src/${TEST_DIR[$name]}" "$dir/Tests/${module}Tests" "$import_mode" "${TEST_EXCLUDE[$name]:-}" "$dir" "${TEST_DIR[$name]}" | tee -a "$LOG"
   [[ -n "${TEST_DATA[$name]:-}" ]] && pyh copy-data "$src/${TEST_DIR[$name]}" "$dir/Tests/${module}Tests" "${TEST_DATA[$name]}" | tee -a "$LOG"
+  # A test entry point of the harness's (entrypoints/<name>.swift) replaces SwiftPM's discovery where that cannot
+  # find a suite's tests: it becomes Tests/LinuxMain.swift, which SwiftPM then builds the test runner from.
+  if [[ -f "$PORTS/entrypoints/$name.swift" ]]; then
+    cp "$PORTS/entrypoints/$name.swift" "$dir/Tests/LinuxMain.swift"
+    log "test entry point: entrypoints/$name.swift (SwiftPM's discovery cannot list this suite's tests)"
+  fi
   local use_shims=0
   if [[ "$mode" == shims || "$mode" == patch ]]; then
     use_shims=1; mkdir -p "$dir/Shims"
     for f in "$SHIMS/$name"/*.swift; do cp "$f" "$dir/Shims/"; shims_used+=("shims/$name/$(basename "$f")"); done
+    for m in "$SHIMS/$name"/modules/*/; do
+      [[ -d "$m" ]] || continue
+      mkdir -p "$dir/ShimModules/$(basename "$m")"
+      for f in "$m"*.swift; do
+        cp "$f" "$dir/ShimModules/$(basename "$m")/"; shims_used+=("shims/$name/modules/$(basename "$m")/$(basename "$f")")
+      done
+    done
     log "shims: ${shims_used[*]}"
     if [[ "$tag" == "shims+patch" ]]; then
       patch_used="patches/$name.sh"
