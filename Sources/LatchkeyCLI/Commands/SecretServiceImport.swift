@@ -78,9 +78,12 @@ enum SecretServiceImport {
     }
 
     /// Whether an item with the same attributes, label and secret is in the keychain already.
+    /// GNOME Keyring adds `xdg:schema` where the creator gave none — also to items it loads from its file after
+    /// a restart — so an item is the same with or without it (as the export's check has it).
     static func present(_ item: SourceItem, store: CommandKeychain) throws -> Bool {
+        let compared = item.attributes.filter { $0.key != "xdg:schema" }
         var matching: [AttributeKey: AttributeValue] = [.service: .string("org.freedesktop.secrets")]
-        for (key, value) in item.attributes { matching[AttributeKey.secretService(key)] = .string(value) }
+        for (key, value) in compared { matching[AttributeKey.secretService(key)] = .string(value) }
         let found: [ItemResult]
         do throws(KeychainError) {
             found = try store.service.copyMatching(
@@ -92,8 +95,9 @@ enum SecretServiceImport {
         return found.contains { result in
             let attributes = result.attributes.filter {
                 AttributeKey.isSecretServiceAttribute($0.key) && $0.value != .string("")
+                    && $0.key != AttributeKey.secretService("xdg:schema")
             }
-            return attributes.count == item.attributes.count && result[.label] == .string(item.label)
+            return attributes.count == compared.count && result[.label] == .string(item.label)
                 && result.data == item.secret
         }
     }
