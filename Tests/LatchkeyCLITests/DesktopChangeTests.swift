@@ -12,7 +12,8 @@ import Testing
     func text(_ name: String) -> String? { FileManager.default.textIfRegularFile(directory.file(name)) }
 
     @Test func aSettingInTheUsersOwnFileIsRestoredWithItsNeighbours() throws {
-        let original = "# mine\n[preferred]\ndefault=gnome;gtk;\norg.freedesktop.impl.portal.Secret=gnome-keyring\n\n[other]\nkey=value\n"
+        let original =
+            "# mine\n[preferred]\ndefault=gnome;gtk;\norg.freedesktop.impl.portal.Secret=gnome-keyring\n\n[other]\nkey=value\n"
         try original.write(toFile: directory.file("portals.conf"), atomically: true, encoding: .utf8)
         var change = DesktopChange(
             kind: .setting, path: directory.file("portals.conf"), content: "latchkey", section: "preferred",
@@ -20,7 +21,8 @@ import Testing
         #expect(try change.apply())
         #expect(
             text("portals.conf")
-                == "# mine\n[preferred]\ndefault=gnome;gtk;\norg.freedesktop.impl.portal.Secret=latchkey\n\n[other]\nkey=value\n")
+                == "# mine\n[preferred]\ndefault=gnome;gtk;\norg.freedesktop.impl.portal.Secret=latchkey\n\n[other]\nkey=value\n"
+        )
         #expect(try !change.apply(), "in place already: nothing done")
         #expect(try change.undo())
         #expect(text("portals.conf") == original)
@@ -60,7 +62,8 @@ import Testing
         #expect(try change.undo())
         #expect(text("org.freedesktop.secrets.service")?.contains("Exec=/home/me/bin/mine") == true)
 
-        var drop = DesktopChange(kind: .file, path: directory.file("unit.d/latchkey.conf"), content: "[Unit]\n", why: "x")
+        var drop = DesktopChange(
+            kind: .file, path: directory.file("unit.d/latchkey.conf"), content: "[Unit]\n", why: "x")
         #expect(try drop.apply())
         try "[Unit]\n# the user's own line\n".write(toFile: drop.path, atomically: true, encoding: .utf8)
         #expect(try !drop.undo(), "changed since: left as it is")
@@ -73,7 +76,8 @@ import Testing
         let system = TemporaryDirectory()
         try FileManager.default.createDirectory(
             atPath: system.file("usr/lib/systemd/user"), withIntermediateDirectories: true)
-        try "[Unit]\n".write(toFile: system.file("usr/lib/systemd/user/oo7-daemon.service"), atomically: true, encoding: .utf8)
+        try "[Unit]\n".write(
+            toFile: system.file("usr/lib/systemd/user/oo7-daemon.service"), atomically: true, encoding: .utf8)
         let paths = DesktopPaths(environment: ["HOME": directory.path, "LATCHKEY_SYSTEM_ROOT": system.path])
         let describe = { (peer: DesktopPeer) in
             peer.changes(paths, agentUnit: "/usr/lib/systemd/user/latchkeyd.service").map(\.description)

@@ -93,6 +93,9 @@ import Testing
             PAMStack.words("auth\t[success=1 default=ignore]  pam_unix.so nullok")
                 == ["auth", "[success=1 default=ignore]", "pam_unix.so", "nullok"])
         let stack = try #require(PAMStack(service: "gdm-password", directory: Self.debian))
-        #expect(stack.lines("session").map(\.module).suffix(3) == ["pam_systemd.so", "pam_latchkey.so", "pam_gnome_keyring.so"])
+        #expect(
+            stack.lines("session").map(\.module).suffix(3) == [
+                "pam_systemd.so", "pam_latchkey.so", "pam_gnome_keyring.so",
+            ])
     }
 }

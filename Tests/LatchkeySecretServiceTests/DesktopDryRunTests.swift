@@ -15,12 +15,14 @@ import Testing
             .filter { $0.hasPrefix("write ") || $0.hasPrefix("link ") || $0.hasPrefix("set ") }
         #expect(
             DesktopSwitchTests.withoutPIDs(enable.stdout)
-                == (["dry run: nothing is changed",
-                    "copy 3 items from GNOME Keyring (pid N, /usr/bin/gnome-keyring-daemon) into the keychain"]
-                    + changes.map(String.init) + [
-                        "copy what GNOME Keyring stored meanwhile, then stop it (pid N, /usr/bin/gnome-keyring-daemon)",
-                        "no systemd user manager answers here: latchkeyd takes org.freedesktop.secrets when it next starts with the Secret Service (log in again)",
-                    ]).joined(separator: "\n") + "\n")
+                == ([
+                    "dry run: nothing is changed",
+                    "copy 3 items from GNOME Keyring (pid N, /usr/bin/gnome-keyring-daemon) into the keychain",
+                ]
+                + changes.map(String.init) + [
+                    "copy what GNOME Keyring stored meanwhile, then stop it (pid N, /usr/bin/gnome-keyring-daemon)",
+                    "no systemd user manager answers here: latchkeyd takes org.freedesktop.secrets when it next starts with the Secret Service (log in again)",
+                ]).joined(separator: "\n") + "\n")
         #expect(fixture.userFiles() == before)
         #expect(try fixture.owner() == "gnome-keyring-daemon")
         let dump = try fixture.desktop.sandbox.cli("dump-keychain")

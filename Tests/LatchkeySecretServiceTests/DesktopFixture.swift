@@ -45,7 +45,8 @@ final class DesktopFixture {
             try manager.createDirectory(atPath: system + "/" + directory, withIntermediateDirectories: true)
         }
         for unit in ["gnome-keyring-daemon.service", "gnome-keyring-daemon.socket"] {
-            try manager.copyItem(atPath: "/usr/lib/systemd/user/" + unit, toPath: system + "/usr/lib/systemd/user/" + unit)
+            try manager.copyItem(
+                atPath: "/usr/lib/systemd/user/" + unit, toPath: system + "/usr/lib/systemd/user/" + unit)
         }
         try manager.copyItem(
             atPath: "/etc/xdg/autostart/gnome-keyring-secrets.desktop",

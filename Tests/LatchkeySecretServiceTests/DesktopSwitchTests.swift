@@ -74,7 +74,8 @@ import Testing
             let served = try fixture.items()
             #expect(
                 served == expected,
-                "round \(round): Latchkey serves every item; missing \(Set(expected).subtracting(served).sorted()), more \(Set(served).subtracting(expected).sorted())")
+                "round \(round): Latchkey serves every item; missing \(Set(expected).subtracting(served).sorted()), more \(Set(served).subtracting(expected).sorted())"
+            )
             try fixture.store(5, prefix: "latchkey \(round)")
             expected = try fixture.items()
             #expect(expected.count == 50 + 5 * round)
@@ -90,7 +91,8 @@ import Testing
             let plain = DesktopFixture.plain(expected)
             #expect(
                 back == plain,
-                "round \(round): GNOME Keyring has every item; missing \(Set(plain).subtracting(back).sorted()), more \(Set(back).subtracting(plain).sorted())")
+                "round \(round): GNOME Keyring has every item; missing \(Set(plain).subtracting(back).sorted()), more \(Set(back).subtracting(plain).sorted())"
+            )
             #expect(fixture.userFiles() == before, "round \(round): the user's files as they were")
         }
         // Run again, each is a no-op.

@@ -6,7 +6,8 @@ import LatchkeyPOSIX
 /// doctor: checks the environment and the keychain, and says what to fix.
 enum DoctorCommand {
     static let command = Command(
-        "doctor", synopsis: "[--no-unlock] [keychain] | --desktop [--json]", summary: "Check the keychain and its environment, or the desktop's use of it.",
+        "doctor", synopsis: "[--no-unlock] [keychain] | --desktop [--json]",
+        summary: "Check the keychain and its environment, or the desktop's use of it.",
         details: """
             Checks the environment (where keychains live, whether a passphrase sits in the environment) and the \
             keychain: that it exists and is a Latchkey keychain, its permissions and those of its directory and \

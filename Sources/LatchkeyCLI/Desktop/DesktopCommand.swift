@@ -38,12 +38,16 @@ enum DesktopCommand {
         options: [
             OptionSpec(nil, "dry-run", "Print each step without doing it."),
             OptionSpec(
-                "k", nil, .required, value: "keychain", "The keychain to move items into and out of (the default keychain)."),
+                "k", nil, .required, value: "keychain",
+                "The keychain to move items into and out of (the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...1,
         exitStatuses: [
             (0, "Done, or nothing to do."),
-            (1, "A step failed or is left to do (locked items, a provider that is not there yet); the output says which."),
+            (
+                1,
+                "A step failed or is left to do (locked items, a provider that is not there yet); the output says which."
+            ),
         ]
     ) { arguments, context in
         let action = arguments.positionals[0]
@@ -97,7 +101,8 @@ enum DesktopStatus {
         }
         let from = record.peer.flatMap(DesktopPeer.named).map { " from \($0.name)" } ?? ""
         out.line(
-            "latchkey desktop: enabled\(from), \(DesktopCommand.items(record.copiedIn)) copied in (record \(paths.record))")
+            "latchkey desktop: enabled\(from), \(DesktopCommand.items(record.copiedIn)) copied in (record \(paths.record))"
+        )
         if record.movingBack {
             out.line("latchkey desktop: disable has not finished moving the items back; run it again")
         }

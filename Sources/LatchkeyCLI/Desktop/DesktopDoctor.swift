@@ -74,11 +74,16 @@ struct DesktopDoctor {
         do {
             owner = try session.owner()
         } catch {
-            add("owner", "error", "the session bus cannot be reached (\(error))", fix: "run it inside the desktop session")
+            add(
+                "owner", "error", "the session bus cannot be reached (\(error))",
+                fix: "run it inside the desktop session")
             return
         }
         guard let owner else {
-            add("owner", "ok", "org.freedesktop.secrets: no one holds it now; the bus starts the first activation file's provider on the first request")
+            add(
+                "owner", "ok",
+                "org.freedesktop.secrets: no one holds it now; the bus starts the first activation file's provider on the first request"
+            )
             return
         }
         let provider = owner.isLatchkey ? "Latchkey" : owner.peer?.name ?? "unknown"
@@ -87,7 +92,9 @@ struct DesktopDoctor {
             add(
                 "owner", "error",
                 "org.freedesktop.secrets: \(provider) holds it (\(owner.description)), though `latchkey desktop enable` switched this user to Latchkey",
-                fix: "systemctl --user stop \(owner.unit ?? "it") && systemctl --user restart latchkeyd.service, or log in again; `latchkey desktop enable` puts back a change that went missing")
+                fix:
+                    "systemctl --user stop \(owner.unit ?? "it") && systemctl --user restart latchkeyd.service, or log in again; `latchkey desktop enable` puts back a change that went missing"
+            )
         } else {
             add("owner", "ok", "org.freedesktop.secrets: \(provider) holds it (\(owner.description))")
         }
@@ -96,17 +103,23 @@ struct DesktopDoctor {
     mutating func checkActivation() {
         let files = DesktopBusFiles.activationFiles(paths)
         guard let first = files.first else {
-            add("activation", report.enabled ? "error" : "ok", "no activation file names org.freedesktop.secrets",
+            add(
+                "activation", report.enabled ? "error" : "ok", "no activation file names org.freedesktop.secrets",
                 fix: report.enabled ? "latchkey desktop enable" : nil)
             return
         }
         for (index, file) in files.enumerated() {
             let starts = file.systemdService.map { "the unit \($0)" } ?? file.exec
-            add("activation", "ok", "activation file \(file.path) starts \(starts)\(index == 0 ? " (the first: the bus uses it)" : " (shadowed by the first)")")
+            add(
+                "activation", "ok",
+                "activation file \(file.path) starts \(starts)\(index == 0 ? " (the first: the bus uses it)" : " (shadowed by the first)")"
+            )
         }
         let latchkeys = first.systemdService == "latchkeyd.service" || first.exec.contains("latchkeyd")
         if report.enabled && !latchkeys {
-            add("activation", "error", "the bus starts \(first.exec) for org.freedesktop.secrets, not latchkeyd", fix: "latchkey desktop enable")
+            add(
+                "activation", "error", "the bus starts \(first.exec) for org.freedesktop.secrets, not latchkeyd",
+                fix: "latchkey desktop enable")
         }
     }
 
@@ -129,9 +142,11 @@ struct DesktopDoctor {
                     add("peer", "ok", state + (held ? ", kept from starting by latchkey desktop's drop-in" : ""))
                 }
             }
-            for entry in peer.autostart where FileManager.default.fileExists(atPath: paths.systemAutostart + "/" + entry) {
+            for entry in peer.autostart
+            where FileManager.default.fileExists(atPath: paths.systemAutostart + "/" + entry) {
                 let hidden = DesktopBusFiles.isHidden(paths, entry)
-                let state = "\(peer.name)'s autostart entry \(paths.systemAutostart)/\(entry) is \(hidden ? "hidden for this user" : "active")"
+                let state =
+                    "\(peer.name)'s autostart entry \(paths.systemAutostart)/\(entry) is \(hidden ? "hidden for this user" : "active")"
                 if report.enabled && !hidden {
                     add("peer", "error", state, fix: "latchkey desktop enable")
                 } else {
@@ -153,36 +168,50 @@ struct DesktopDoctor {
             guard let stack = PAMStack(service: service, directory: paths.system("/etc/pam.d")) else { continue }
             let verdict = DesktopLogins.verdict(stack, name: name, unattendedTPM: unattended)
             report.logins.append(verdict)
-            add("login", verdict.level, "\(name) (/etc/pam.d/\(service)): \(verdict.outcome.rawValue): \(verdict.reason)", fix: verdict.fix)
+            add(
+                "login", verdict.level,
+                "\(name) (/etc/pam.d/\(service)): \(verdict.outcome.rawValue): \(verdict.reason)", fix: verdict.fix)
         }
     }
 
     mutating func checkPortal() {
         let directory = paths.system("/usr/share/xdg-desktop-portal/portals")
         let backends = FileManager.default.contentsOfDirectoryIfPresent(directory).sorted().filter { name in
-            guard name.hasSuffix(".portal"), let text = FileManager.default.textIfRegularFile(directory + "/" + name) else {
+            guard name.hasSuffix(".portal"), let text = FileManager.default.textIfRegularFile(directory + "/" + name)
+            else {
                 return false
             }
-            return KeyValueFile(text: text).value("portal", "Interfaces")?.contains("org.freedesktop.impl.portal.Secret") == true
+            return KeyValueFile(text: text).value("portal", "Interfaces")?.contains(
+                "org.freedesktop.impl.portal.Secret") == true
         }
         report.xdgDesktopPortal = Self.debianVersion("xdg-desktop-portal", status: paths.system("/var/lib/dpkg/status"))
-        let version = report.xdgDesktopPortal.map { "xdg-desktop-portal \($0)" } ?? "xdg-desktop-portal not installed (or not a Debian package)"
+        let version =
+            report.xdgDesktopPortal.map { "xdg-desktop-portal \($0)" }
+            ?? "xdg-desktop-portal not installed (or not a Debian package)"
         let preferred = KeyValueFile(text: FileManager.default.textIfRegularFile(paths.portalsConf) ?? "")
             .value("preferred", "org.freedesktop.impl.portal.Secret")
         let routing = preferred.map { "portals.conf prefers \($0)" } ?? "no portals.conf preference for it"
-        add("portal", "ok", "secret portal backends: \(backends.isEmpty ? "none" : backends.joined(separator: ", ")); \(version); \(routing); before 1.17 the portal calls whoever holds org.freedesktop.secrets")
+        add(
+            "portal", "ok",
+            "secret portal backends: \(backends.isEmpty ? "none" : backends.joined(separator: ", ")); \(version); \(routing); before 1.17 the portal calls whoever holds org.freedesktop.secrets"
+        )
         if report.enabled && !backends.contains("latchkey.portal") {
-            add("portal", "error", "latchkey.portal is not in \(directory)", fix: "reinstall the package (sudo apt install --reinstall latchkey)")
+            add(
+                "portal", "error", "latchkey.portal is not in \(directory)",
+                fix: "reinstall the package (sudo apt install --reinstall latchkey)")
         }
         if report.enabled && preferred != "latchkey" {
-            add("portal", "error", "the secret portal is not routed to Latchkey in \(paths.portalsConf)", fix: "latchkey desktop enable")
+            add(
+                "portal", "error", "the secret portal is not routed to Latchkey in \(paths.portalsConf)",
+                fix: "latchkey desktop enable")
         }
     }
 
     mutating func checkAgent() {
         let keychain = context.keychainPath(nil)
         guard FileManager.default.fileExists(atPath: keychain) else {
-            add("agent", report.enabled ? "error" : "warning", "no keychain at \(keychain) yet",
+            add(
+                "agent", report.enabled ? "error" : "warning", "no keychain at \(keychain) yet",
                 fix: "log in with your password (pam_latchkey's create), or `latchkey create-keychain`")
             return
         }
@@ -193,14 +222,19 @@ struct DesktopDoctor {
                 if status.lockState == .unlocked {
                     add("agent", "ok", "latchkeyd (pid \(pid)) serves \(keychain), unlocked")
                 } else {
-                    add("agent", "warning", "latchkeyd (pid \(pid)) serves \(keychain), \(status.lockState)", fix: "latchkey unlock-keychain")
+                    add(
+                        "agent", "warning", "latchkeyd (pid \(pid)) serves \(keychain), \(status.lockState)",
+                        fix: "latchkey unlock-keychain")
                 }
             } else {
-                add("agent", report.enabled ? "error" : "warning", "latchkeyd does not run for \(keychain)",
+                add(
+                    "agent", report.enabled ? "error" : "warning", "latchkeyd does not run for \(keychain)",
                     fix: "systemctl --user start latchkeyd.socket latchkeyd.service")
             }
         } catch {
-            add("agent", "error", "an agent socket is there but the agent cannot be asked: \(error)", fix: "systemctl --user restart latchkeyd.service")
+            add(
+                "agent", "error", "an agent socket is there but the agent cannot be asked: \(error)",
+                fix: "systemctl --user restart latchkeyd.service")
         }
     }
 

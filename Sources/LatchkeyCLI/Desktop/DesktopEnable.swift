@@ -147,7 +147,8 @@ struct DesktopEnable {
             changes.append(
                 DesktopChange(
                     kind: .file, path: activation,
-                    content: "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=/bin/false\nSystemdService=latchkeyd.service\n",
+                    content:
+                        "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=/bin/false\nSystemdService=latchkeyd.service\n",
                     why: "the bus starts latchkeyd.service for org.freedesktop.secrets, before the system's files"))
         }
         changes.append(

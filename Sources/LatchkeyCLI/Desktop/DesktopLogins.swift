@@ -66,18 +66,22 @@ enum DesktopLogins {
         }
         guard let password else {
             if unattendedTPM {
-                return verdict(.unlockThroughTPM, "this login types no password; the keychain is enrolled for the TPM's unattended unlock", "ok")
+                return verdict(
+                    .unlockThroughTPM,
+                    "this login types no password; the keychain is enrolled for the TPM's unattended unlock", "ok")
             }
             return verdict(
                 .lockedWithMessage,
                 "this login types no password (no pam_unix.so or other password module in its auth stack), so "
                     + "pam_latchkey says the keychain stays locked",
                 "warning",
-                "latchkey tpm enroll --unattended --pcrs 7 lets it unlock through the TPM; else `latchkey unlock-keychain` after it")
+                "latchkey tpm enroll --unattended --pcrs 7 lets it unlock through the TPM; else `latchkey unlock-keychain` after it"
+            )
         }
         guard let latchkeyAuth else {
             return verdict(
-                .lockedWithMessage, "no pam_latchkey auth line: libpam wipes the password before the session step", "error",
+                .lockedWithMessage, "no pam_latchkey auth line: libpam wipes the password before the session step",
+                "error",
                 "add `auth optional pam_latchkey.so` after \(auth[password].module) (\(auth[password].location))")
         }
         if latchkeyAuth < password {
@@ -87,7 +91,8 @@ enum DesktopLogins {
                     + "(\(auth[password].location)): no password is typed yet", "error",
                 "move `auth optional pam_latchkey.so` after \(auth[password].module)")
         }
-        var reason = "\(auth[password].module) takes the password, pam_latchkey keeps it (\(auth[latchkeyAuth].location)) and unlocks at the session step (\(session[latchkeySession].location))"
+        var reason =
+            "\(auth[password].module) takes the password, pam_latchkey keeps it (\(auth[latchkeyAuth].location)) and unlocks at the session step (\(session[latchkeySession].location))"
         if let systemd = session.firstIndex(where: { $0.module == "pam_systemd.so" }), systemd > latchkeySession {
             reason += "; its session line comes before pam_systemd's, so it uses /run/user/<uid> for XDG_RUNTIME_DIR"
         }

@@ -20,7 +20,8 @@ struct DesktopRecord: Codable {
         do {
             return try JSONDecoder().decode(DesktopRecord.self, from: data)
         } catch {
-            throw CommandFailure(message: "the record \(paths.record) cannot be read (\(error)); move it away to start again")
+            throw CommandFailure(
+                message: "the record \(paths.record) cannot be read (\(error)); move it away to start again")
         }
     }
 

@@ -37,7 +37,8 @@ struct DesktopSession {
         do {
             reply = try bus.call(
                 "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "NameHasOwner") { (message) throws(BusError) in try message.append(Self.busName) }
+                member: "NameHasOwner"
+            ) { (message) throws(BusError) in try message.append(Self.busName) }
         }
         guard try reply.readBool() else { return nil }
         let pid = try bus.processID(of: Self.busName)
@@ -77,7 +78,8 @@ struct DesktopSession {
         if let unit = owner.unit, hasUserManager {
             try systemctl(["stop", unit])
             guard waitForOwner(seconds: 15, { $0?.pid != owner.pid }) else {
-                throw CommandFailure(message: "\(owner.description) still holds \(Self.busName) after `systemctl --user stop \(unit)`")
+                throw CommandFailure(
+                    message: "\(owner.description) still holds \(Self.busName) after `systemctl --user stop \(unit)`")
             }
             return "stopped \(unit) (\(owner.description))"
         }

@@ -83,7 +83,9 @@ struct KeyValueFile {
         guard !trimmed.hasPrefix("#"), !trimmed.hasPrefix(";"), let equals = trimmed.firstIndex(of: "=") else {
             return nil
         }
-        return (String(trimmed[..<equals]).trimmingSpaces, String(trimmed[trimmed.index(after: equals)...]).trimmingSpaces)
+        return (
+            String(trimmed[..<equals]).trimmingSpaces, String(trimmed[trimmed.index(after: equals)...]).trimmingSpaces
+        )
     }
 }
 

@@ -37,10 +37,12 @@ struct PAMStack {
         visited.insert(path)
         defer { visited.remove(path) }
         var result: [Line] = []
-        for (number, raw) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            .enumerated()
-        {
-            let text = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        for (number, raw) in String(decoding: data, as: UTF8.self).split(
+            separator: "\n", omittingEmptySubsequences: false
+        )
+        .enumerated() {
+            let text =
+                raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
                 ?? ""
             let words = Self.words(text)
             guard let first = words.first else { continue }
