@@ -25,7 +25,16 @@ import Testing
             .write(
                 toFile: root + "/usr/share/xdg-desktop-portal/portals/gnome-keyring.portal", atomically: true,
                 encoding: .utf8)
-        try "Package: xdg-desktop-portal\nStatus: install ok installed\nVersion: 1.16.0-2\n\n".write(
+        try """
+        Package: xdg-desktop-portal
+        Status: install ok installed
+        Maintainer: Debian GNOME Maintainers <pkg-gnome-maintainers@lists.alioth.debian.org>
+        Architecture: amd64
+        Version: 1.16.0-2
+        Description: desktop integration portal for Flatpak and Snap
+
+
+        """.write(
             toFile: root + "/var/lib/dpkg/status", atomically: true, encoding: .utf8)
     }
 

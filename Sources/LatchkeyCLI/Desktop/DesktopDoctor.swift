@@ -184,7 +184,7 @@ struct DesktopDoctor {
             return KeyValueFile(text: text).value("portal", "Interfaces")?.contains(
                 "org.freedesktop.impl.portal.Secret") == true
         }
-        report.xdgDesktopPortal = Self.debianVersion("xdg-desktop-portal", status: paths.system("/var/lib/dpkg/status"))
+        report.xdgDesktopPortal = debianVersion("xdg-desktop-portal")
         let version =
             report.xdgDesktopPortal.map { "xdg-desktop-portal \($0)" }
             ?? "xdg-desktop-portal not installed (or not a Debian package)"
@@ -238,16 +238,20 @@ struct DesktopDoctor {
         }
     }
 
-    /// A package's version in dpkg's status file; nil when it is not installed.
-    static func debianVersion(_ package: String, status: String) -> String? {
-        guard let text = FileManager.default.textIfRegularFile(status) else { return nil }
-        for paragraph in text.split(separator: "\n\n") {
-            let lines = paragraph.split(separator: "\n")
-            guard lines.contains(where: { $0 == "Package: \(package)" }),
-                lines.contains(where: { $0.hasPrefix("Status: ") && $0.hasSuffix(" installed") })
-            else { continue }
-            return lines.first { $0.hasPrefix("Version: ") }.map { String($0.dropFirst("Version: ".count)) }
+    /// A package's installed version, as `dpkg-query` tells it (under the system root when there is one); nil
+    /// when it is not installed, or there is no dpkg.
+    func debianVersion(_ package: String) -> String? {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-query") else { return nil }
+        let root = paths.systemRoot.isEmpty ? [] : ["--root=" + paths.systemRoot]
+        let answer: (Int32, String)
+        do {
+            answer = try DesktopSession.run(
+                "/usr/bin/dpkg-query", root + ["-W", "-f=${db:Status-Status} ${Version}", package],
+                environment: ["PATH": "/usr/bin:/bin", "LC_ALL": "C"], errors: false)
+        } catch {
+            return nil  // dpkg-query could not be started: the version is not known, as on a system without dpkg.
         }
-        return nil
+        guard answer.0 == 0, answer.1.hasPrefix("installed ") else { return nil }
+        return String(answer.1.dropFirst("installed ".count))
     }
 }

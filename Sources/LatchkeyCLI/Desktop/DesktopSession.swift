@@ -111,13 +111,15 @@ struct DesktopSession {
         }
     }
 
-    /// Runs a program to its end, with no input; its exit status and what it printed on both outputs.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (
-        Int32, String
-    ) {
+    /// Runs a program to its end, with no input; its exit status and what it printed on standard output, and on
+    /// standard error unless `errors` is false (then discarded).
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String], errors: Bool = true)
+        throws -> (Int32, String)
+    {
         let pipe = try Pipes.make()
         var options = Spawn.Options(newSession: true, closeInheritedDescriptors: true)
         options.standardOutput = .descriptor(pipe.write)
+        if !errors { options.standardError = .null }
         let pid: Int32
         do {
             pid = try Spawn.start(executable, arguments, environment: environment, options: options)
