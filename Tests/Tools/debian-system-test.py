@@ -41,7 +41,7 @@ def login(user, password):
     console.expect(PROMPT)
     run("owner() { pid=$(busctl --user call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus "
         "GetConnectionUnixProcessID s org.freedesktop.secrets 2>/dev/null | cut -d' ' -f2); "
-        "if [ -n \"$pid\" ]; then basename \"$(readlink /proc/$pid/exe)\"; else echo none; fi; }")
+        "if [ -n \"$pid\" ]; then ps -o comm= -p \"$pid\"; else echo none; fi; }")
 
 
 def logout():
@@ -67,14 +67,10 @@ def lookups(first, last, label):
     return check(label, output.strip().endswith("looked up") and "missing" not in output, output)
 
 
-# 1. GNOME Keyring, unlocked by the console login's PAM lines (GDM's), gets 50 items.
-console.expect("login: ", timeout=300)
+# 1. GNOME Keyring, holding 50 items, unlocked by the console login's PAM lines (GDM's).
 login("alice", ALICE_PASSWORD)
-output, status = run("for i in $(seq 1 50); do printf 'secret %s' $i | timeout 20 secret-tool store "
-                     "--label=\"Item $i\" test item n $i || echo failed $i; done; echo stored")
-check("GNOME Keyring stores 50 items", status == 0 and "failed" not in output, output)
 check("GNOME Keyring holds org.freedesktop.secrets", owner() == "gnome-keyring-daemon", owner())
-lookups(1, 50, "GNOME Keyring serves the 50 items")
+lookups(1, 50, "the login unlocked GNOME Keyring: it serves the 50 items")
 logout()
 
 # 2. The package.

@@ -42,7 +42,20 @@ struct DesktopSession {
         }
         guard try reply.readBool() else { return nil }
         let pid = try bus.processID(of: Self.busName)
-        return Owner(pid: pid, program: Processes.executablePath(of: pid) ?? "?", unit: Self.unit(of: pid))
+        return Owner(pid: pid, program: Self.program(of: pid), unit: Self.unit(of: pid))
+    }
+
+    /// A process's program: its executable, else — for a process that is not dumpable, such as latchkeyd, whose
+    /// `/proc/<pid>/exe` only root may read — the first word of its command line, else its name ("?" when gone).
+    static func program(of pid: Int32) -> String {
+        if let executable = Processes.executablePath(of: pid) { return executable }
+        if let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+            let first = data.split(separator: 0).first, !first.isEmpty
+        {
+            return String(decoding: first, as: UTF8.self)
+        }
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/comm") else { return "?" }
+        return String(decoding: data, as: UTF8.self).trimmingSpaces.split(separator: "\n").first.map(String.init) ?? "?"
     }
 
     /// The systemd user unit (`….service`) a process runs in, from its cgroup.
