@@ -41,7 +41,7 @@ def login(user, password):
     console.expect(PROMPT)
     run("owner() { pid=$(busctl --user call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus "
         "GetConnectionUnixProcessID s org.freedesktop.secrets 2>/dev/null | cut -d' ' -f2); "
-        "if [ -n \"$pid\" ]; then ps -o comm= -p \"$pid\"; else echo none; fi; }")
+        "if [ -n \"$pid\" ]; then basename \"$(ps -o args= -p \"$pid\" | cut -d' ' -f1)\"; else echo none; fi; }")
 
 
 def logout():

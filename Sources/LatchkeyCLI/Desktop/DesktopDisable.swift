@@ -38,7 +38,15 @@ struct DesktopDisable {
             record.movingBack = peer != nil
             try record.save(paths)
         }
-        // 3. The name handed back.
+        // 3. The name handed back, the bus reading the activation files again first.
+        if !dryRun {
+            do throws(BusError) {
+                try session.reloadBus()
+            } catch {
+                out.line(
+                    "the session bus did not read its activation files again (\(error)); it will at the next login")
+            }
+        }
         try handBack(to: peer)
         // 4. The items moved back.
         if let peer {

@@ -63,6 +63,7 @@ struct DesktopEnable {
                 out.line(change.description)
             }
         }
+        if !dryRun { reload() }
         // 3. The running provider replaced by latchkeyd.
         if let running, let peer = running.peer {
             if dryRun {
@@ -162,6 +163,16 @@ struct DesktopEnable {
                 why: "xdg-desktop-portal 1.17 and later send the secret portal to Latchkey; earlier ones call "
                     + "whoever holds org.freedesktop.secrets"))
         return changes
+    }
+
+    /// The bus reads the activation files again; a bus that cannot is said, not fatal (the next login's bus reads
+    /// them at its start).
+    private func reload() {
+        do throws(BusError) {
+            try session.reloadBus()
+        } catch {
+            out.line("the session bus did not read its activation files again (\(error)); it will at the next login")
+        }
     }
 
     /// latchkeyd restarted with its Secret Service through the user manager, and waited for on the bus.

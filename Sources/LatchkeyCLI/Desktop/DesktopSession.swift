@@ -103,6 +103,16 @@ struct DesktopSession {
         return "stopped \(owner.description) (SIGTERM)"
     }
 
+    /// Asks the session bus to read its activation files again (`ReloadConfig`): a user directory of services
+    /// made after the bus started is not watched, so without it the bus would go on starting the provider it
+    /// read at its start.
+    func reloadBus() throws(BusError) {
+        let bus = try Bus(.session)
+        _ = try bus.call(
+            "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "ReloadConfig")
+    }
+
     /// Asks the bus to start whoever its activation files name now (`StartServiceByName`).
     func activate() throws(BusError) {
         let bus = try Bus(.session)
