@@ -70,7 +70,16 @@ struct DesktopDisable {
             do throws(BusError) {
                 report = try SecretServiceExport.write(items, to: DesktopSession.busName)
             } catch {
-                throw CommandFailure(message: "cannot write to \(peer.name): \(error)")
+                // GNOME Keyring started by its unit, not by a login, has its login keyring locked: its PAM module
+                // unlocks it at the next login, when this is run again.
+                guard "\(error)".contains("org.freedesktop.Secret.Error.IsLocked") else {
+                    throw CommandFailure(message: "cannot write to \(peer.name): \(error)")
+                }
+                out.line(
+                    "\(peer.name) (\(owner.description)) keeps its collection locked (it started without your login "
+                        + "password), so \(DesktopCommand.items(items.count)) wait in the keychain: log in again, then "
+                        + "run `latchkey desktop disable` again")
+                return 1
             }
             out.line(
                 "copied \(DesktopCommand.items(report.copied)) into \(peer.name) (\(owner.description)), "
