@@ -44,6 +44,7 @@ public enum LatchkeyCommandLine {
         ("export", { BackupCommands.export }),
         ("import", { BackupCommands.import_ }),
         ("doctor", { DoctorCommand.command }),
+        ("desktop", { DesktopCommand.command }),
         ("sync", { SyncCommands.command }),
         ("completion", { ToolCommands.completion }),
         ("manual", { ToolCommands.manual }),

@@ -25,9 +25,9 @@ import Testing
         init(
             pinentryAnswer: String? = nil, startingTheAgent: Bool = true, agentArguments: [String] = [],
             busDirectory: String? = nil,
-            busPolicy: String = "", user: (uid: uid_t, gid: gid_t)? = nil
+            busPolicy: String = "", user: (uid: uid_t, gid: gid_t)? = nil, sandbox existing: AgentSandbox? = nil
         ) throws {
-            sandbox = try AgentSandbox(user: user)
+            sandbox = try existing ?? AgentSandbox(user: user)
             socketPath = (busDirectory ?? sandbox.directory.path) + "/session-bus"
             let configuration = sandbox.directory.file("session-bus.conf")
             try """

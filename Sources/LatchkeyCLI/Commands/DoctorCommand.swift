@@ -6,7 +6,8 @@ import LatchkeyPOSIX
 /// doctor: checks the environment and the keychain, and says what to fix.
 enum DoctorCommand {
     static let command = Command(
-        "doctor", synopsis: "[--no-unlock] [keychain]", summary: "Check the keychain and its environment.",
+        "doctor", synopsis: "[--no-unlock] [keychain] | --desktop [--json]",
+        summary: "Check the keychain and its environment, or the desktop's use of it.",
         details: """
             Checks the environment (where keychains live, whether a passphrase sits in the environment) and the \
             keychain: that it exists and is a Latchkey keychain, its permissions and those of its directory and \
@@ -15,11 +16,29 @@ enum DoctorCommand {
             "error" with what to do about it, and a check that could not run as "skipped" with the reason (the \
             integrity check needs the passphrase: without a terminal, --passphrase-fd, --passphrase-file or \
             LATCHKEY_PASSPHRASE it is skipped, not failed; on a terminal, standard error shows its progress). \
-            The exit status is 0 when there is no error and 1 otherwise.
+            The exit status is 0 when there is no error and 1 otherwise. \
+            With --desktop it checks the desktop instead: who holds org.freedesktop.secrets (pid and program) and \
+            which activation files name it; the other providers' units and autostart entries; for each login \
+            screen present (GDM's password, fingerprint and autologin stacks, SDDM, LightDM, greetd, console login, \
+            sshd) what the next login will do — unlock, unlock through the TPM, or leave the keychain locked with \
+            pam_latchkey's message or without a word — read from its PAM files, includes and module order; the \
+            secret portal's backends, its routing and xdg-desktop-portal's version; whether the agent runs and is \
+            unlocked. Each problem is followed by a line "fix:" saying what to do; with --json the findings and \
+            each login's verdict are printed as JSON. Its exit status is 1 when there is an error.
             """,
-        options: [OptionSpec(nil, "no-unlock", "Skip the checks that need the passphrase (item integrity).")]
-            + passphraseOptions
+        options: [
+            OptionSpec(nil, "no-unlock", "Skip the checks that need the passphrase (item integrity)."),
+            OptionSpec(nil, "desktop", "Check the desktop's Secret Service, login screens, portal and agent instead."),
+            OptionSpec(nil, "json", "With --desktop: print the findings as JSON."),
+        ] + passphraseOptions
     ) { arguments, context in
+        if arguments.has("desktop") {
+            guard arguments.positionals.isEmpty else {
+                throw UsageError(message: "--desktop checks the default keychain; it takes no keychain argument")
+            }
+            return try DesktopDoctor.run(arguments, context: context)
+        }
+        if arguments.has("json") { throw UsageError(message: "--json goes with --desktop") }
         var errors = 0
         func report(_ level: String, _ message: String) {
             if level == "error" { errors += 1 }

@@ -17,28 +17,7 @@ enum SecretServiceExport {
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
         let store = try CommandKeychain.open(
             arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
-        let found: [ItemResult]
-        do {
-            found = try store.run {
-                try store.service.copyMatching(
-                    ItemQuery(.genericPassword, limit: .all, returning: [.attributes, .data]))
-            }
-        } catch let error as KeychainError where error.status == .itemNotFound {
-            found = []
-        }
-        let items = found.compactMap { item -> SecretServiceImport.SourceItem? in
-            guard let service = item[.service]?.stringValue,
-                service == "org.freedesktop.secrets" || service.hasPrefix("org.freedesktop.secrets/")
-            else { return nil }
-            var attributes: [String: String] = [:]
-            for (key, value) in item.attributes where AttributeKey.isSecretServiceAttribute(key) {
-                guard let text = value.stringValue, !text.isEmpty else { continue }
-                attributes[String(key.rawValue.dropFirst(AttributeKey.secretServicePrefix.count))] = text
-            }
-            return SecretServiceImport.SourceItem(
-                label: item[.label]?.stringValue ?? "", attributes: attributes, secret: item.data ?? Data(),
-                contentType: item[.itemDescription]?.stringValue ?? "text/plain")
-        }
+        let items = try self.items(in: store)
         let report: (copied: Int, present: Int, locked: Int)
         do throws(BusError) {
             report = try write(items, to: name)
@@ -53,6 +32,33 @@ enum SecretServiceExport {
         }
         if !skipped.isEmpty { context.stdout.line("skipped " + skipped.joined(separator: ", ")) }
         return report.locked > 0 ? 1 : 0
+    }
+
+    /// Every item Latchkey's Secret Service keeps in the keychain (`login`'s and the collections'), as a provider
+    /// is given it: label, attributes, secret and content type. `export` and `desktop disable` both use it.
+    static func items(in store: CommandKeychain) throws -> [SecretServiceImport.SourceItem] {
+        let found: [ItemResult]
+        do {
+            found = try store.run {
+                try store.service.copyMatching(
+                    ItemQuery(.genericPassword, limit: .all, returning: [.attributes, .data]))
+            }
+        } catch let error as KeychainError where error.status == .itemNotFound {
+            found = []
+        }
+        return found.compactMap { item -> SecretServiceImport.SourceItem? in
+            guard let service = item[.service]?.stringValue,
+                service == "org.freedesktop.secrets" || service.hasPrefix("org.freedesktop.secrets/")
+            else { return nil }
+            var attributes: [String: String] = [:]
+            for (key, value) in item.attributes where AttributeKey.isSecretServiceAttribute(key) {
+                guard let text = value.stringValue, !text.isEmpty else { continue }
+                attributes[String(key.rawValue.dropFirst(AttributeKey.secretServicePrefix.count))] = text
+            }
+            return SecretServiceImport.SourceItem(
+                label: item[.label]?.stringValue ?? "", attributes: attributes, secret: item.data ?? Data(),
+                contentType: item[.itemDescription]?.stringValue ?? "text/plain")
+        }
     }
 
     static let service = "/org/freedesktop/secrets"

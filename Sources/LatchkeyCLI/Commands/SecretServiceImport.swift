@@ -33,13 +33,28 @@ enum SecretServiceImport {
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
         let store = try CommandKeychain.open(
             arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
-        var report: Report
-        let collections: [(label: String, items: [SourceItem])]
-        do throws(BusError) {
-            (collections, report) = try read(from: name)
-        } catch {
+        let report: Report
+        do {
+            report = try copy(from: name, into: store)
+        } catch let error as BusError {
             throw CommandFailure(message: "cannot read the Secret Service \(name): \(error)")
         }
+        let total = report.copied.values.reduce(0, +)
+        let by = report.copied.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+        context.stdout.line("copied \(total) item\(total == 1 ? "" : "s") from \(name)\(by.isEmpty ? "" : " (\(by))")")
+        var skipped: [String] = []
+        if report.present > 0 { skipped.append("\(report.present) already in the keychain") }
+        if report.locked > 0 { skipped.append("\(report.locked) locked (unlock them in \(name) first)") }
+        if report.unreadable > 0 { skipped.append("\(report.unreadable) whose secret \(name) did not give") }
+        if !skipped.isEmpty { context.stdout.line("skipped " + skipped.joined(separator: ", ")) }
+        return 0
+    }
+
+    /// Copies every readable item of the provider that holds `name` into the keychain (`login`, whatever its
+    /// collection there), skipping those already in it; the counts, by the provider's collection labels.
+    /// `import --from-secret-service` and `desktop enable` both move items in with it.
+    static func copy(from name: String, into store: CommandKeychain) throws -> Report {
+        var (collections, report) = try read(from: name)
         for (label, items) in collections {
             for item in items {
                 if try store.run({ try present(item, store: store) }) {
@@ -59,21 +74,16 @@ enum SecretServiceImport {
                 report.copied[label, default: 0] += 1
             }
         }
-        let total = report.copied.values.reduce(0, +)
-        let by = report.copied.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
-        context.stdout.line("copied \(total) item\(total == 1 ? "" : "s") from \(name)\(by.isEmpty ? "" : " (\(by))")")
-        var skipped: [String] = []
-        if report.present > 0 { skipped.append("\(report.present) already in the keychain") }
-        if report.locked > 0 { skipped.append("\(report.locked) locked (unlock them in \(name) first)") }
-        if report.unreadable > 0 { skipped.append("\(report.unreadable) whose secret \(name) did not give") }
-        if !skipped.isEmpty { context.stdout.line("skipped " + skipped.joined(separator: ", ")) }
-        return 0
+        return report
     }
 
     /// Whether an item with the same attributes, label and secret is in the keychain already.
+    /// GNOME Keyring adds `xdg:schema` where the creator gave none — also to items it loads from its file after
+    /// a restart — so an item is the same with or without it (as the export's check has it).
     static func present(_ item: SourceItem, store: CommandKeychain) throws -> Bool {
+        let compared = item.attributes.filter { $0.key != "xdg:schema" }
         var matching: [AttributeKey: AttributeValue] = [.service: .string("org.freedesktop.secrets")]
-        for (key, value) in item.attributes { matching[AttributeKey.secretService(key)] = .string(value) }
+        for (key, value) in compared { matching[AttributeKey.secretService(key)] = .string(value) }
         let found: [ItemResult]
         do throws(KeychainError) {
             found = try store.service.copyMatching(
@@ -85,8 +95,9 @@ enum SecretServiceImport {
         return found.contains { result in
             let attributes = result.attributes.filter {
                 AttributeKey.isSecretServiceAttribute($0.key) && $0.value != .string("")
+                    && $0.key != AttributeKey.secretService("xdg:schema")
             }
-            return attributes.count == item.attributes.count && result[.label] == .string(item.label)
+            return attributes.count == compared.count && result[.label] == .string(item.label)
                 && result.data == item.secret
         }
     }
