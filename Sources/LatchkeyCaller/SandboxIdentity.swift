@@ -3,11 +3,14 @@ package import LatchkeyPOSIX
 /// What the platform itself says a process is, independently of the program it runs: the app ID of the
 /// Flatpak sandbox it is in, or the LSM label that confines it (docs/LATCHKEY-SECURITY.md, "Who is calling").
 package enum SandboxIdentity {
+    /// This process's own mount namespace, read once (every connection compares with it).
+    private static let ownMount = Namespace.current(.mount)
+
     /// The app ID of a Flatpak sandbox the process runs in: its `/.flatpak-info` (`[Application]` or
     /// `[Runtime]` `name=`), read through its own root, when it is in a mount namespace of its own; nil
     /// otherwise, or when the ID is not a valid one. (As xdg-desktop-portal reads it.)
     package static func flatpakApp(_ handle: ProcessHandle) -> String? {
-        guard let theirs = handle.namespace(.mount), let mine = Namespace.current(.mount), theirs != mine,
+        guard let theirs = handle.namespace(.mount), let mine = ownMount, theirs != mine,
             let bytes = handle.readFile("root/.flatpak-info", limit: 64 << 10), !handle.hasExited
         else { return nil }
         var group = ""
