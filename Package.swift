@@ -85,6 +85,10 @@ let package = Package(
                 ])
             ]),
 
+        // Other programs' files, read and written: GNOME Keyring's keyring files, KeePass's KDBX 4 and 3.1, `pass`
+        // stores and browsers' CSV exports (`import --from`, `export --to`), in Swift over LatchkeyCrypto and
+        // LatchkeyPKI (no C of its own: Argon2d, DEFLATE and KeePass's XML are here).
+        .target(name: "LatchkeyFormats", dependencies: ["LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPKI", "LatchkeyPOSIX"]),
         // The SSH agent protocol and OpenSSH's key formats, over keychain key items: the front end latchkeyd serves
         // on its ssh-agent socket and `latchkey ssh-key` imports through.
         .target(name: "LatchkeySSH", dependencies: ["LatchkeyEngine", "LatchkeyPKI", "LatchkeyCrypto"]),
@@ -176,6 +180,12 @@ let package = Package(
             dependencies: [
                 "LatchkeyCredentialHelpers", "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "git-credential-latchkey",
                 "docker-credential-latchkey", "latchkey", "latchkeyd",
+            ]),
+        .testTarget(
+            name: "LatchkeyFormatsTests",
+            dependencies: [
+                "LatchkeyFormats", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPKI", "LatchkeyPOSIX", "LatchkeyTestSupport",
+                "latchkey",
             ]),
         .testTarget(name: "LatchkeySSHTests", dependencies: ["LatchkeySSH", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyEngine", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport"]),
