@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
-        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync", "LatchkeySSH", "LatchkeyCrypto"]),
+        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync", "LatchkeySSH", "LatchkeyCrypto", "LatchkeyFormats"]),
         .executableTarget(
             name: "latchkey", dependencies: ["LatchkeyCLI", "LatchkeyPOSIX"],
             // The CLI's start (docs/DESIGN-NOTES.md): no exported symbols for the dynamic loader to look

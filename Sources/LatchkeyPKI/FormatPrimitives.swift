@@ -48,4 +48,9 @@ package enum FormatPrimitives {
         }
         return mac
     }
+
+    /// SHA-256 of `parts`, rehashed until `iterations` digests were taken (GNOME Keyring's keyring-file key).
+    package static func iteratedSHA256(_ parts: [UnsafeRawBufferPointer], iterations: UInt32) -> SecureBytes? {
+        OpenSSL.iteratedSHA256(parts, iterations: iterations)
+    }
 }

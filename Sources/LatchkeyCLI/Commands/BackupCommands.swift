@@ -154,8 +154,9 @@ enum BackupCommands {
     static let import_ = Command(
         "import",
         synopsis:
-            "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase] | --from-secret-service [bus-name] [-k keychain]",
-        summary: "Restore items from an encrypted backup, or import certificates or a PKCS #12 identity.",
+            "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase] | --from-secret-service [bus-name] [-k keychain] | --from format [file] [--dry-run] [--key-file path] [--file-passphrase-fd fd] [-k keychain]",
+        summary:
+            "Restore items from an encrypted backup, import certificates or a PKCS #12 identity, or import another program's passwords.",
         details: """
             With a file and no -i, imports as `security` does: certificates (PEM, every block, or DER), PEM keys \
             (public, private, or encrypted private with -P), or a \
@@ -172,7 +173,20 @@ enum BackupCommands {
             costlier key derivation than the keychain's own (or the default, if that is more) is refused unless \
             --allow-expensive-kdf is given or the question on the terminal is answered yes: a crafted file could \
             otherwise tie up gigabytes of memory for minutes. On a terminal, standard error shows how many items \
-            have been prepared and written, the rate and the time left.
+            have been prepared and written, the rate and the time left. \
+            With --from, reads another program's file without that program running and adds its passwords to the \
+            keychain of -k: --from gnome-keyring reads GNOME Keyring's keyring files (the file named, every \
+            .keyring file of the directory named, or of ~/.local/share/keyrings), each with its password, and \
+            stores their items as `import --from-secret-service` does; --from csv reads a password export of \
+            Firefox, Chromium or Bitwarden, told apart by its first row. An entry with a URL becomes an internet \
+            password (server, protocol, port and path from the URL, the user name as the account), one without \
+            a generic password; the label is the entry's groups and title as a path, the notes the comment, other \
+            fields free-form attributes. The file's password comes from --file-passphrase-fd, \
+            LATCHKEY_FILE_PASSPHRASE or a prompt. The whole file is read and decrypted before the keychain is \
+            touched: a wrong password exits with 51 and a damaged file with 93, adding nothing. The import prints \
+            how many items it added of each class, how many the keychain had already, and how many entries it \
+            skipped and why (another item has the same primary key, a row that is not an entry); run twice, the \
+            second run adds nothing. --dry-run prints the same without changing the keychain.
             """,
         options: [
             OptionSpec("i", "input", .required, value: "file", "The backup file to read."),
@@ -184,8 +198,9 @@ enum BackupCommands {
                 nil, "from-secret-service",
                 "Copy every item of another Secret Service provider on the session bus (GNOME Keyring, KeePassXC, KWallet; the positional argument names its bus name, org.freedesktop.secrets by default) into the keychain of -k."
             ),
-        ] + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions
+        ] + FormatImport.options + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
+        if arguments.has("from") { return try FormatImport.run(arguments, context: context) }
         if arguments.has("from-secret-service") { return try SecretServiceImport.run(arguments, context: context) }
         if PKITransfer.isPKIImport(arguments) { return try PKITransfer.runImport(arguments, context: context) }
         guard let input = arguments.value("input") else { throw UsageError(message: "-i file is required") }

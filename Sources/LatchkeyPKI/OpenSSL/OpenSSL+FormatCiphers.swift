@@ -88,4 +88,30 @@ extension OpenSSL {
             return true
         }
     }
+
+    /// SHA-256 of `parts`, then of that digest again, `iterations` times in all: GNOME Keyring's key for a
+    /// keyring file (`egg_symkey_generate_simple`). Nil for no iterations.
+    static func iteratedSHA256(_ parts: [UnsafeRawBufferPointer], iterations: UInt32) -> SecureBytes? {
+        defer { latchkey_ERR_clear_error() }
+        guard iterations >= 1, let context = latchkey_EVP_MD_CTX_new() else { return nil }
+        defer { latchkey_EVP_MD_CTX_free(context) }
+        return secureBytes(count: 32) { buffer in
+            let digest = buffer.bindMemory(to: UInt8.self).baseAddress!
+            var length: UInt32 = 0
+            guard latchkey_EVP_DigestInit_ex(context, latchkey_EVP_sha256(), nil) == 1 else { return false }
+            for part in parts where part.count > 0 {
+                guard latchkey_EVP_DigestUpdate(context, part.baseAddress, part.count) == 1 else { return false }
+            }
+            guard latchkey_EVP_DigestFinal_ex(context, digest, &length) == 1 else { return false }
+            var round: UInt32 = 1
+            while round < iterations {
+                guard latchkey_EVP_DigestInit_ex(context, latchkey_EVP_sha256(), nil) == 1,
+                    latchkey_EVP_DigestUpdate(context, digest, 32) == 1,
+                    latchkey_EVP_DigestFinal_ex(context, digest, &length) == 1
+                else { return false }
+                round += 1
+            }
+            return length == 32
+        }
+    }
 }
