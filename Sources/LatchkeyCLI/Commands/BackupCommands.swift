@@ -93,8 +93,10 @@ enum BackupCommands {
                 nil, "to-secret-service",
                 "Copy the keychain's Secret Service items into the default collection of another provider on the session bus (the positional argument names its bus name, org.freedesktop.secrets by default)."
             ),
-        ] + PKITransfer.exportOptions + backupPassphraseOptions + passphraseOptions
+        ] + FormatExport.options + [FormatImport.filePassphraseOption] + PKITransfer.exportOptions
+            + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
+        if arguments.has("to") { return try FormatExport.run(arguments, context: context) }
         if arguments.has("to-secret-service") { return try SecretServiceExport.run(arguments, context: context) }
         if PKITransfer.isPKIExport(arguments) { return try PKITransfer.runExport(arguments, context: context) }
         guard let output = arguments.value("output") else { throw UsageError(message: "-o file is required") }

@@ -94,6 +94,9 @@ enum FormatImport {
         case "csv":
             guard let path else { throw UsageError(message: "--from csv needs the exported file") }
             source = try csv(path, group: group)
+        case "kdbx":
+            guard let path else { throw UsageError(message: "--from kdbx needs the database file") }
+            source = try kdbx(path, group: group, arguments: arguments, context: context)
         default:
             throw UsageError(message: "--from \(format) is not available yet")
         }
@@ -168,5 +171,27 @@ enum FormatImport {
                 ImportCandidate(
                     item: EntryMapping.item(for: $0, group: group), name: $0.labelPath, identity: .primaryKey)
             }, skipped: skipped, name: "\(path) (\(format.rawValue))")
+    }
+
+    /// A KeePass database (KDBX 4 or 3.1), opened with its password, its key file, or both (an empty password
+    /// with a key file: the key file alone).
+    static func kdbx(_ path: String, group: String, arguments: ParsedArguments, context: CLIContext) throws -> Source {
+        let bytes = try readFile(path)
+        let keyFile = try arguments.value("key-file").map(readFile)
+        let password = try filePassphrase(arguments, context: context, prompt: "password of \(path): ", confirm: false)
+        let database: KDBXDatabase
+        do throws(KeychainError) {
+            database = try KDBXDatabase.read(
+                bytes, password: password.byteCount == 0 && keyFile != nil ? nil : password, keyFile: keyFile,
+                limits: arguments.has("allow-expensive-kdf") ? .relaxed : .default, what: path)
+        } catch {
+            throw error.status == .param && !arguments.has("allow-expensive-kdf")
+                ? KeychainError.param((error.detail ?? "") + "; pass --allow-expensive-kdf to derive it anyway") : error
+        }
+        return Source(
+            candidates: database.entries.map {
+                ImportCandidate(
+                    item: EntryMapping.item(for: $0, group: group), name: $0.labelPath, identity: .primaryKey)
+            }, skipped: database.skipped, name: "\(path) (KDBX \(database.version))")
     }
 }
