@@ -98,7 +98,7 @@ enum FormatImport {
             guard let path else { throw UsageError(message: "--from kdbx needs the database file") }
             source = try kdbx(path, group: group, arguments: arguments, context: context)
         default:
-            throw UsageError(message: "--from \(format) is not available yet")
+            source = try pass(path, group: group, context: context)
         }
         let keychainArgument = arguments.value("k")
         let keychain = try KeychainDatabase.open(at: context.keychainPath(keychainArgument))
@@ -193,5 +193,36 @@ enum FormatImport {
                 ImportCandidate(
                     item: EntryMapping.item(for: $0, group: group), name: $0.labelPath, identity: .primaryKey)
             }, skipped: database.skipped, name: "\(path) (KDBX \(database.version))")
+    }
+
+    /// A `pass` store: the directory named, else PASSWORD_STORE_DIR, else ~/.password-store; each entry
+    /// decrypted by the user's gpg. One that gpg cannot decrypt stops the import before anything is written.
+    static func pass(_ path: String?, group: String, context: CLIContext) throws -> Source {
+        let environment = context.environment
+        let directory =
+            path ?? environment["PASSWORD_STORE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? "") + "/.password-store"
+        let files = try PasswordStore.files(in: directory)
+        guard let gpg = PasswordStore.gpg(path: environment["PATH"] ?? "/usr/bin:/bin") else {
+            throw CommandFailure(message: "gpg is not on the PATH; pass stores are decrypted with it")
+        }
+        let options = (environment["PASSWORD_STORE_GPG_OPTS"] ?? "").split(whereSeparator: \.isWhitespace).map(
+            String.init)
+        let gpgEnvironment = environment.filter { !AgentAccess.secretVariables.contains($0.key) }
+        var source = Source(name: directory)
+        try context.withProgress("decrypting") { progress in
+            for (index, file) in files.enumerated() {
+                var content = try PasswordStore.decrypt(
+                    directory + "/" + file, gpg: gpg, options: options, environment: gpgEnvironment)
+                defer { wipe(&content) }
+                let entry = PasswordStore.entry(relative: file, content: content)
+                source.candidates.append(
+                    ImportCandidate(
+                        item: EntryMapping.item(for: entry, group: group), name: entry.labelPath, identity: .primaryKey)
+                )
+                progress?(OperationProgress(.preparing, completed: index + 1, total: files.count))
+            }
+        }
+        return source
     }
 }
