@@ -72,7 +72,7 @@ import Testing
     @Test func bitwardenFoldersFieldsAndNotesAreKeptAndCardsReported() throws {
         let (format, entries, skipped) = try read(Self.bitwarden)
         #expect(format == .bitwarden)
-        #expect(skipped == [SkippedEntry(name: "Visa", reason: "of a kind other than login or note")])
+        #expect(skipped == [SkippedEntry(name: "Visa", reason: "a kind other than login or note")])
         let mail = EntryMapping.item(for: entries[0], group: "latchkey")
         #expect(mail.attributes[.label] == .string("Work/Mail/Mail"))
         #expect(mail.attributes[AttributeKey.secretService("PIN")] == .string("1234"))
@@ -92,6 +92,6 @@ import Testing
         ) { try read("title,secret\na,b\n") }
         let (_, entries, skipped) = try read("name,url,username,password\na,,b\nc,,d,e\n")
         #expect(entries.count == 1)
-        #expect(skipped == [SkippedEntry(name: "row 2", reason: "with 3 fields where the header has 4")])
+        #expect(skipped == [SkippedEntry(name: "row 2", reason: "a row of another width than the header")])
     }
 }

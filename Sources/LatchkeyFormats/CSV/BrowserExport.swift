@@ -50,7 +50,7 @@ package enum BrowserExport: String, CaseIterable, Sendable {
             guard row.count == header.count else {
                 skipped.append(
                     SkippedEntry(
-                        name: "row \(number)", reason: "with \(row.count) fields where the header has \(header.count)"))
+                        name: "row \(number)", reason: "a row of another width than the header"))
                 continue
             }
             switch format {
@@ -59,7 +59,7 @@ package enum BrowserExport: String, CaseIterable, Sendable {
             case .bitwarden:
                 let type = value("type")
                 guard type == "login" || type == "note" else {
-                    skipped.append(SkippedEntry(name: value("name"), reason: "of a kind other than login or note"))
+                    skipped.append(SkippedEntry(name: value("name"), reason: "a kind other than login or note"))
                     continue
                 }
                 entries.append(bitwarden(value))

@@ -48,8 +48,9 @@ struct HuffmanCode {
     var symbols: [Int] = []
 
     /// The code for `lengths` (0: the symbol is unused); nil for an over-subscribed set, or an incomplete
-    /// one unless it has a single code (which RFC 1951 allows for distances).
-    init?(lengths: ArraySlice<Int>) {
+    /// one unless it has a single code (which RFC 1951 allows for distances) or `incomplete` allows it (the
+    /// fixed distance code: 30 codes of 5 bits).
+    init?(lengths: ArraySlice<Int>, incomplete: Bool = false) {
         for length in lengths { counts[length] += 1 }
         var left = 1
         for length in 1..<16 {
@@ -65,7 +66,7 @@ struct HuffmanCode {
             offsets[length] += 1
         }
         let used = lengths.count - counts[0]
-        if left > 0 && used > 1 { return nil }
+        if left > 0 && used > 1 && !incomplete { return nil }
     }
 }
 
@@ -131,7 +132,11 @@ struct InflateState {
         var lengths = [Int](repeating: 8, count: 288)
         for symbol in 144..<256 { lengths[symbol] = 9 }
         for symbol in 256..<280 { lengths[symbol] = 7 }
-        return (HuffmanCode(lengths: lengths[...])!, HuffmanCode(lengths: [Int](repeating: 5, count: 30)[...])!)
+        // Both are valid codes by RFC 1951's definition: built from constants, they cannot fail.
+        return (
+            HuffmanCode(lengths: lengths[...])!,
+            HuffmanCode(lengths: [Int](repeating: 5, count: 30)[...], incomplete: true)!
+        )
     }()
     static let codeLengthOrder = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
 

@@ -18,7 +18,7 @@ package struct ImportReport: Sendable, Hashable {
     package var importedCount: Int { imported.values.reduce(0, +) - keptAtWrite }
 
     /// The report's lines, as `latchkey import` prints them: what was (or would be) imported, by class;
-    /// what was there already; and each reason for a skip with its count and the first names.
+    /// what was there already; and each reason for a skip with its count and the first five names.
     package func lines(source: String, dryRun: Bool) -> [String] {
         let names: [(ItemClass, String, String)] = [
             (.internetPassword, "internet password", "internet passwords"),
@@ -37,7 +37,7 @@ package struct ImportReport: Sendable, Hashable {
             "skipped: \(skipped.count + keptAtWrite)",
         ]
         if keptAtWrite > 0 {
-            lines.append("  \(keptAtWrite) had by the keychain when written (its items were kept)")
+            lines.append("  the keychain had them when they were written, and kept its own (\(keptAtWrite))")
         }
         var reasons: [String] = []
         var byReason: [String: [String]] = [:]
@@ -49,7 +49,7 @@ package struct ImportReport: Sendable, Hashable {
             let all = byReason[reason]!
             let shown = all.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")
             let more = all.count > 5 ? " and \(all.count - 5) more" : ""
-            lines.append("  \(all.count) \(reason): \(shown)\(more)")
+            lines.append("  \(reason) (\(all.count)): \(shown)\(more)")
         }
         return lines
     }

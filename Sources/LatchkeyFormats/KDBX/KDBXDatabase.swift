@@ -124,7 +124,7 @@ package struct KDBXDatabase: Sendable {
                 left.append(
                     SkippedEntry(
                         name: "\(entry.labelPath) (attachment \(key))",
-                        reason: "attachments, which a keychain item cannot hold"))
+                        reason: "an attachment, which a keychain item cannot hold"))
             }
         }
         let times = element.child("Times")
