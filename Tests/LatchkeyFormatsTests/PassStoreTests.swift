@@ -71,7 +71,8 @@ import Testing
         let again = try store.latchkey(["import", "--from", "pass", store.store, "-k", keychain])
         #expect(again.stdout == "imported 0 items from \(store.store)\nalready in the keychain: 3\nskipped: 0\n")
         let web = try store.latchkey(["find-generic-password", "-s", "web/exämple.com", "-w", keychain])
-        #expect(web.stdout == "70c3a4737377c3b67264\n", "\(web.stderr)")  // "pässwörd": -w prints what is not ASCII in hexadecimal, as security does.
+        // "pässwörd": -w prints a secret that is not ASCII in hexadecimal, as security does.
+        #expect(web.stdout == "70c3a4737377c3b67264\n", "\(web.stderr)")
         let found = try store.latchkey(["find-generic-password", "-s", "web/exämple.com", keychain]).stdout
         #expect(found.contains("\"icmt\"<blob>=0x"), "\(found)")
         #expect(found.contains("login: bob\\012url: https://example.com\""), "\(found)")
