@@ -62,13 +62,13 @@ enum FormatExport {
             }
             for item in found {
                 if itemClass == .certificate || itemClass == .key {
-                    left[itemClass == .key ? "keys" : "certificates", default: 0] += 1
+                    left[itemClass == .key ? "key" : "certificate", default: 0] += 1
                     continue
                 }
                 if let service = item[.service]?.stringValue, bookkeepingServices.contains(service) { continue }
                 let accessibility = item[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:))
                 if accessibility?.isThisDeviceOnly == true && !arguments.has("include-this-device-only") {
-                    left["this-device-only items (--include-this-device-only takes them)", default: 0] += 1
+                    left["this-device-only item", default: 0] += 1
                     continue
                 }
                 items.append(item)
@@ -103,9 +103,13 @@ enum FormatExport {
             "exported \(items.count) item\(items.count == 1 ? "" : "s") to \(output)"
                 + (kinds.isEmpty ? "" : ": " + kinds.joined(separator: ", ")))
         if !left.isEmpty {
-            let what = left.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            let what = left.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)\($0.value == 1 ? "" : "s")" }
+            let why =
+                left.keys.contains("this-device-only item")
+                ? "--include-this-device-only takes this-device-only items; " : ""
             context.stdout.line(
-                "left behind: \(what) (\(format == "kdbx" ? "a KeePass" : "a keyring") file holds passwords only)")
+                "left behind: \(what.joined(separator: ", ")) (\(why)\(format == "kdbx" ? "a KeePass" : "a keyring") file holds passwords only)"
+            )
         }
         if binary > 0 {
             context.stdout.line(

@@ -10,7 +10,7 @@ package struct KDBXHeader: Sendable {
     }
 
     package static let signature: [UInt8] = [0x03, 0xD9, 0xA2, 0x9A, 0x67, 0xFB, 0x4B, 0xB5]
-    static let aes256: [UInt8] = uuid("31c1f2e6bf714350be5805216afc5aff")
+    package static let aes256: [UInt8] = uuid("31c1f2e6bf714350be5805216afc5aff")
     static let chacha20: [UInt8] = uuid("d6038a2b8b6f4cb5a524339a31dbb59a")
     static let twofish: [UInt8] = uuid("ad68f29f576f4bb9a36ad47af965346c")
 

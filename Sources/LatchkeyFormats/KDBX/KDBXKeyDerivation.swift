@@ -49,7 +49,7 @@ package enum KDBXKeyDerivation: Sendable, Hashable {
     }
 
     /// The parameters as KDBX 4 writes them.
-    var variantMap: VariantMap {
+    package var variantMap: VariantMap {
         var map = VariantMap()
         switch self {
         case .aes(let rounds, let seed):
