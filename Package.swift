@@ -114,7 +114,9 @@ let package = Package(
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
         .executableTarget(
-            name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCLI", "LatchkeyPKI", "LatchkeySSH"], path: "Fuzz/latchkey-fuzz"),
+            name: "latchkey-fuzz",
+            dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCLI", "LatchkeyPKI", "LatchkeySSH", "LatchkeyFormats", "LatchkeyCrypto"],
+            path: "Fuzz/latchkey-fuzz"),
 
         // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
         .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),

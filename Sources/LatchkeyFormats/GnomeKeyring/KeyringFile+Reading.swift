@@ -8,7 +8,9 @@ extension KeyringFile {
     /// encrypted part: the format cannot tell them apart), `errSecDecode` for a file that is not one or is
     /// damaged, `errSecParam` for one asking for more than `maximumIterations`. Nothing of the file is kept
     /// when it fails.
-    package static func read(_ bytes: [UInt8], password: Passphrase) throws(KeychainError) -> KeyringFile {
+    package static func read(_ bytes: [UInt8], password: Passphrase, maximumIterations: UInt32 = maximumIterations)
+        throws(KeychainError) -> KeyringFile
+    {
         let what = "the keyring file"
         guard isKeyringFile(bytes) else {
             throw KeychainError.decode(

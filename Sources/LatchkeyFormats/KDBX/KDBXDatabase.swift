@@ -1,5 +1,5 @@
 import FoundationEssentials
-import LatchkeyCrypto
+package import LatchkeyCrypto
 package import LatchkeyEngine
 import LatchkeyPKI
 
@@ -24,9 +24,22 @@ package struct KDBXDatabase: Sendable {
         let composite = try KDBXCompositeKey.make(password: password, keyFile: keyFile)
         var payload = try KDBXPayload.open(file, header: header, composite: composite, limits: limits, what: what)
         defer { payload.xml.withUnsafeMutableBytes { wipeBytes($0) } }
-        let stream = payload.stream
-        let root = try KeePassXML.parse(payload.xml, what: "\(what)'s XML") {
-            (value: inout [UInt8]) throws(KeychainError) in
+        var database = try document(
+            payload.xml, stream: payload.stream, attachments: payload.attachments,
+            headerHash: header.major == 3 ? header.bytes.withUnsafeBytes { FormatPrimitives.sha256([$0]) } : nil,
+            what: what)
+        database.version = "\(header.major).\(header.minor)"
+        database.keyDerivation = header.keyDerivation
+        return database
+    }
+
+    /// The entries of a database's XML (its payload, decrypted): protected values unmasked with `stream`,
+    /// attachments from the inner header's (`attachments`, KDBX 4) or the XML's own pool (3.1), and (3.1) the
+    /// header's SHA-256 checked against the one the XML holds.
+    package static func document(
+        _ xml: [UInt8], stream: InnerStream, attachments inner: [[UInt8]], headerHash: SecureBytes?, what: String
+    ) throws(KeychainError) -> KDBXDatabase {
+        let root = try KeePassXML.parse(xml, what: "\(what)'s XML") { (value: inout [UInt8]) throws(KeychainError) in
             guard var decoded = Data(base64Encoded: String(decoding: value, as: UTF8.self)).map(Array.init) else {
                 throw KeychainError.decode("\(what) has a protected value that is not base64")
             }
@@ -39,14 +52,13 @@ package struct KDBXDatabase: Sendable {
         else {
             throw KeychainError.decode("\(what)'s XML is not a KeePass file (no KeePassFile, Meta and Root/Group)")
         }
-        if header.major == 3, let hash = meta.child("HeaderHash")?.text, !hash.isEmpty {
-            let computed = header.bytes.withUnsafeBytes { FormatPrimitives.sha256([$0]) }.withUnsafeBytes { Data($0) }
-            guard Data(base64Encoded: hash) == computed else {
+        if let headerHash, let hash = meta.child("HeaderHash")?.text, !hash.isEmpty {
+            guard Data(base64Encoded: hash) == headerHash.withUnsafeBytes({ Data($0) }) else {
                 throw KeychainError.decode(
                     "\(what)'s header does not match the hash its payload holds (the file is damaged)")
             }
         }
-        let attachments = payload.attachments.map { Data($0) }
+        let attachments = inner.map { Data($0) }
         var byID: [String: Data] = [:]
         for binary in meta.child("Binaries")?.children("Binary") ?? [] {
             var data =
@@ -60,8 +72,8 @@ package struct KDBXDatabase: Sendable {
         let recycleBin =
             meta.child("RecycleBinEnabled")?.text.lowercased() != "false" ? meta.child("RecycleBinUUID")?.text : nil
         var database = KDBXDatabase(
-            name: meta.child("DatabaseName")?.text ?? "", version: "\(header.major).\(header.minor)",
-            keyDerivation: header.keyDerivation, entries: [], skipped: [])
+            name: meta.child("DatabaseName")?.text ?? "", version: "", keyDerivation: .aes(rounds: 0, seed: []),
+            entries: [], skipped: [])
         func walk(_ group: XMLElement, path: [String], recycled: Bool) {
             for element in group.children {
                 switch element.name {

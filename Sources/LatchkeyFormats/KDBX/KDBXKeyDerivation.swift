@@ -142,6 +142,16 @@ package struct KDBXLimits: Sendable, Hashable {
     package var argon2Lanes: UInt32
     package var aesRounds: UInt64
 
+    package init(
+        argon2Memory: UInt64, argon2Iterations: UInt64, argon2Work: UInt64, argon2Lanes: UInt32, aesRounds: UInt64
+    ) {
+        self.argon2Memory = argon2Memory
+        self.argon2Iterations = argon2Iterations
+        self.argon2Work = argon2Work
+        self.argon2Lanes = argon2Lanes
+        self.aesRounds = aesRounds
+    }
+
     package static let `default` = KDBXLimits(
         argon2Memory: 1 << 30, argon2Iterations: 1_000, argon2Work: 16 << 30, argon2Lanes: 64, aesRounds: 100_000_000)
     package static let relaxed = KDBXLimits(
