@@ -120,7 +120,10 @@ package struct Argon2: Sendable, Hashable {
         }
         // The final block: the XOR of each lane's last block, hashed to the tag's length.
         let final = memory.finalBlockBytes()
-        defer { wipe(final) }
+        defer {
+            wipe(final)
+            final.deallocate()
+        }
         return SecureBytes(count: tagLength, lifetime: .transient) { tag in
             Self.variableHash(UnsafeRawBufferPointer(final), into: tag)
         }

@@ -110,7 +110,8 @@ extension KeyringFile {
         let low = UInt64(try reader.uint32BE(field))
         // Seconds since 1970 as a signed 64-bit time_t; anything beyond year 9999 is read as 1970.
         let seconds = Int64(bitPattern: high << 32 | low)
-        return Date(timeIntervalSince1970: abs(seconds) < 253_402_300_800 ? Double(seconds) : 0)
+        let bound: Int64 = 253_402_300_800
+        return Date(timeIntervalSince1970: seconds > -bound && seconds < bound ? Double(seconds) : 0)
     }
 
     /// Attributes: their count, then per attribute its name, its type (0 text, 1 a 32-bit integer) and value.
