@@ -6,7 +6,8 @@ import LatchkeyPOSIX
 /// `latchkey-bench --import [--items N] [--samples N]`: importing N items from each format `latchkey import
 /// --from` reads — a Chromium CSV export, a GNOME Keyring keyring file (4,095 hash iterations, the most
 /// gnome-keyring writes), a KeePass database saved by keepassxc-cli with Latchkey's default Argon2d
-/// (KeePassXC's: 64 MiB, 10 iterations, 2 lanes; gzip-compressed, as KeePassXC writes), and a `pass` store
+/// (KeePassXC's: 64 MiB, 10 iterations, 2 lanes; uncompressed, as Latchkey wrote it: KeePassXC keeps a
+/// database's compression), and a `pass` store
 /// (one gpg file per entry, a throwaway key) — beside copying the file (the floor: read it, write a copy,
 /// fsync), and beside reading it in this process without a keychain (decrypting, decompressing, parsing).
 /// `latchkey import` runs as a process on a new keychain each time (its unlock, an Argon2id of 64 MiB, is in
@@ -15,6 +16,8 @@ struct ImportWorkloads {
     let items: Int
     let samples: Int
     let binDirectory: String
+    /// The formats measured (`--formats csv,pass`; all by default).
+    var formats: Set<String> = ["csv", "gnome-keyring", "kdbx", "pass"]
 
     struct Row {
         let format: String
@@ -45,7 +48,18 @@ struct ImportWorkloads {
         let entries = entries()
         var rows: [Row] = []
 
-        // CSV, as Chromium writes it.
+        if formats.contains("csv") { try csvRow(entries, directory: directory, rows: &rows) }
+        if formats.contains("gnome-keyring") { try keyringRow(entries, directory: directory, rows: &rows) }
+        if formats.contains("kdbx") { try kdbxRow(entries, directory: directory, rows: &rows) }
+        // A pass store, when gpg and pass are installed.
+        if formats.contains("pass") && FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg") {
+            rows.append(try passRow(entries, directory: directory))
+        }
+        return rows
+    }
+
+    /// CSV, as Chromium writes it.
+    func csvRow(_ entries: [PasswordEntry], directory: String, rows: inout [Row]) throws {
         func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
         let csv = directory + "/passwords.csv"
         try Data(
@@ -59,8 +73,10 @@ struct ImportWorkloads {
             try measure("csv", csv, note: "Chromium's columns", directory: directory) {
                 _ = try BrowserExport.read(try Files.read(csv, limit: 1 << 30), what: csv)
             })
+    }
 
-        // A keyring file: Secret Service items as secret-tool stores them.
+    /// A keyring file: Secret Service items as secret-tool stores them.
+    func keyringRow(_ entries: [PasswordEntry], directory: String, rows: inout [Row]) throws {
         let keyringPath = directory + "/bench.keyring"
         let keyring = KeyringFile(
             name: "Bench", created: Date(), modified: Date(),
@@ -79,8 +95,10 @@ struct ImportWorkloads {
                 _ = try KeyringFile.read(
                     try Files.read(keyringPath, limit: 1 << 30), password: Passphrase(Self.password))
             })
+    }
 
-        // KDBX 4, saved again by keepassxc-cli when it is installed (compressed, as KeePassXC writes).
+    /// KDBX 4, saved again by keepassxc-cli when it is installed.
+    func kdbxRow(_ entries: [PasswordEntry], directory: String, rows: inout [Row]) throws {
         let kdbx = directory + "/bench.kdbx"
         try Data(
             try KDBXWriter.write(name: "Bench", entries: entries, password: Passphrase(Self.password), keyFile: nil)
@@ -98,12 +116,6 @@ struct ImportWorkloads {
                 _ = try KDBXDatabase.read(
                     try Files.read(kdbx, limit: 1 << 30), password: Passphrase(Self.password), keyFile: nil)
             })
-
-        // A pass store, when gpg and pass are installed.
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/gpg") {
-            rows.append(try passRow(entries, directory: directory))
-        }
-        return rows
     }
 
     /// A pass store of the entries under a throwaway key (no passphrase), four gpg processes at a time.

@@ -10,7 +10,7 @@
 //                  (N simulated devices on one PostgreSQL, directly and through PgBouncer)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
 //   latchkey-bench --tpm [--samples N]   (unlock with and without a TPM, on a swtpm it starts and stops)
-//   latchkey-bench --import [--items N] [--samples N]   (N items from a CSV export, a keyring file, a KDBX database
+//   latchkey-bench --import [--items N] [--samples N] [--formats csv,gnome-keyring,kdbx,pass]   (N items from a CSV export, a keyring file, a KDBX database
 //                  and a pass store through `latchkey import --from`, beside copying the file)
 //   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
 //                  Keyring; also part of --peers)
@@ -49,7 +49,7 @@ let usage = """
            latchkey-bench --login [--samples N] [--login-script PATH] [--build-pam PATH]   (as root)
            (--secret-service, --session-lock and --login, alone or within --peers: [--system-python PATH])
            latchkey-bench --tpm [--samples N]
-           latchkey-bench --import [--items N] [--samples N]
+           latchkey-bench --import [--items N] [--samples N] [--formats csv,gnome-keyring,kdbx,pass]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
@@ -58,6 +58,7 @@ let valueOptions: Set<String> = [
     "--sync-items", "--sync-vaults", "--items", "--secret-service-script", "--system-python", "--session-lock-script",
     "--fake-logind", "--login-script", "--build-pam",
     "--sync-fleet", "--sync-fleet-worker", "--fleet-conninfo", "--fleet-mode", "--fleet-idle", "--fleet-busy",
+    "--formats",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -187,9 +188,10 @@ let executableDirectory = URL(
 ).deletingLastPathComponent().path  // No /proc: the path it was started by.
 if arguments.contains("--import") {
     // Importing other programs' files beside copying them; nothing else is measured.
-    let workloads = ImportWorkloads(
+    var workloads = ImportWorkloads(
         items: Int(option("--items") ?? "10000") ?? 10_000, samples: Int(option("--samples") ?? "3") ?? 3,
         binDirectory: executableDirectory)
+    if let formats = option("--formats") { workloads.formats = Set(formats.split(separator: ",").map(String.init)) }
     print(
         ImportWorkloads.render(
             try workloads.run(), items: workloads.items, command: "latchkey-bench " + arguments.joined(separator: " ")))

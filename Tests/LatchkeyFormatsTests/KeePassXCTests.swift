@@ -212,4 +212,53 @@ import Testing
                 "Cipher: ChaCha20 256-bit\n"))
         #expect(comparable(try read(path).entries) == comparable(Self.expected))
     }
+
+    /// `latchkey import --from kdbx` on keepassxc-cli's database: the report, a second run, a wrong password
+    /// (51, nothing written), and a key derivation beyond the limits refused with what to do about it.
+    @Test func theCommandImportsKeePassXCsDatabaseOnce() throws {
+        let sandbox = try FormatsSandbox()
+        let cli = KeePassXCCLI(sandbox: sandbox)
+        let path = sandbox.directory.file("four.kdbx")
+        try cli.importXML(Self.xml, to: path, password: Self.password)
+        let arguments = ["import", "--from", "kdbx", path, "-k", sandbox.keychain]
+        let before = try sandbox.dump()
+        let wrong = try sandbox.latchkey(arguments, ["LATCHKEY_FILE_PASSPHRASE": "not it"])
+        #expect(wrong.status == 51)
+        #expect(
+            wrong.stderr
+                == "latchkey: import: The user name or passphrase you entered is not correct. (wrong password or key file for \(path))\n"
+        )
+        #expect(try sandbox.dump() == before)
+        let first = try sandbox.latchkey(arguments, ["LATCHKEY_FILE_PASSPHRASE": Self.password])
+        #expect(
+            first.stdout == """
+                imported 2 items from \(path) (KDBX 4.0): 1 internet password, 1 generic password
+                already in the keychain: 0
+                skipped: 2
+                  an attachment, which a keychain item cannot hold (1): "Internet/Mail/Work (attachment notes.txt)"
+                  in the recycle bin (1): "Recycle Bin/Old"
+
+                """, "\(first.stderr)")
+        let second = try sandbox.latchkey(arguments, ["LATCHKEY_FILE_PASSPHRASE": Self.password])
+        #expect(second.stdout.hasPrefix("imported 0 items from \(path) (KDBX 4.0)\nalready in the keychain: 2\n"))
+        let work = try sandbox.latchkey(["find-internet-password", "-s", "mail.example.com", "-g", sandbox.keychain])
+        #expect(work.stdout.contains("\"port\"<uint32>=0x000020FB"), "\(work.stdout)")
+        #expect(work.stdout.contains("\"path\"<blob>=\"/inbox?x=1\""), "\(work.stdout)")
+        #expect(work.stderr == "password: \"w0rk\"\n")
+        // A database asking for 8 GiB of Argon2 memory: refused before any work, with the way round it.
+        let costly = sandbox.directory.file("costly.kdbx")
+        try Data(
+            HostileKDBXTests.header(
+                .argon2(
+                    Argon2(variant: .d, iterations: 1, memoryKiB: 8 << 20, parallelism: 1),
+                    salt: [UInt8](repeating: 1, count: 32)))
+        ).write(to: URL(fileURLWithPath: costly))
+        let refused = try sandbox.latchkey(
+            ["import", "--from", "kdbx", costly, "-k", sandbox.keychain], ["LATCHKEY_FILE_PASSPHRASE": Self.password])
+        #expect(refused.status == 206)
+        #expect(
+            refused.stderr
+                == "latchkey: import: One or more parameters passed to a function were not valid. (\(costly) asks for a key derivation of Argon2d, 8192 MiB, 1 iterations, 1 lanes; at most 1024 MiB of Argon2 memory are derived; pass --allow-expensive-kdf to derive it anyway)\n"
+        )
+    }
 }

@@ -210,18 +210,16 @@ enum FormatImport {
             String.init)
         let gpgEnvironment = environment.filter { !AgentAccess.secretVariables.contains($0.key) }
         var source = Source(name: directory)
-        try context.withProgress("decrypting") { progress in
-            for (index, file) in files.enumerated() {
-                var content = try PasswordStore.decrypt(
-                    directory + "/" + file, gpg: gpg, options: options, environment: gpgEnvironment)
-                defer { wipe(&content) }
-                let entry = PasswordStore.entry(relative: file, content: content)
-                source.candidates.append(
-                    ImportCandidate(
-                        item: EntryMapping.item(for: entry, group: group), name: entry.labelPath, identity: .primaryKey)
-                )
-                progress?(OperationProgress(.preparing, completed: index + 1, total: files.count))
-            }
+        // gpg runs once per entry, as pass runs it: on every core at once (gpg-agent answers them in turn).
+        var contents = try ParallelMap.map(files) { (file) throws(KeychainError) in
+            try PasswordStore.decrypt(directory + "/" + file, gpg: gpg, options: options, environment: gpgEnvironment)
+        }
+        defer { for index in contents.indices { wipe(&contents[index]) } }
+        for (index, file) in files.enumerated() {
+            let entry = PasswordStore.entry(relative: file, content: contents[index])
+            source.candidates.append(
+                ImportCandidate(
+                    item: EntryMapping.item(for: entry, group: group), name: entry.labelPath, identity: .primaryKey))
         }
         return source
     }
