@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "LatchkeyTesting", dependencies: ["Latchkey", "LatchkeySecurity"]),
 
         // The command-line tool: the commands live in a library so tests and fuzzers can run them in-process.
-        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync", "LatchkeySSH", "LatchkeyCrypto"]),
+        .target(name: "LatchkeyCLI", dependencies: ["Latchkey", "LatchkeyPOSIX", "LatchkeyDBus", "LatchkeySync", "LatchkeySSH", "LatchkeyCrypto", "LatchkeyFormats"]),
         .executableTarget(
             name: "latchkey", dependencies: ["LatchkeyCLI", "LatchkeyPOSIX"],
             // The CLI's start (docs/DESIGN-NOTES.md): no exported symbols for the dynamic loader to look
@@ -85,6 +85,10 @@ let package = Package(
                 ])
             ]),
 
+        // Other programs' files, read and written: GNOME Keyring's keyring files, KeePass's KDBX 4 and 3.1, `pass`
+        // stores and browsers' CSV exports (`import --from`, `export --to`), in Swift over LatchkeyCrypto and
+        // LatchkeyPKI (no C of its own: Argon2d, DEFLATE and KeePass's XML are here).
+        .target(name: "LatchkeyFormats", dependencies: ["LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPKI", "LatchkeyPOSIX"]),
         // The SSH agent protocol and OpenSSH's key formats, over keychain key items: the front end latchkeyd serves
         // on its ssh-agent socket and `latchkey ssh-key` imports through.
         .target(name: "LatchkeySSH", dependencies: ["LatchkeyEngine", "LatchkeyPKI", "LatchkeyCrypto"]),
@@ -106,11 +110,13 @@ let package = Package(
         .executableTarget(name: "docker-credential-latchkey", dependencies: ["LatchkeyCredentialHelpers"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
-        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync", "LatchkeyTPM"]),
+        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync", "LatchkeyTPM", "LatchkeyFormats"]),
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
         .executableTarget(
-            name: "latchkey-fuzz", dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCLI", "LatchkeyPKI", "LatchkeySSH"], path: "Fuzz/latchkey-fuzz"),
+            name: "latchkey-fuzz",
+            dependencies: ["Latchkey", "LatchkeyEngine", "LatchkeyProtocol", "LatchkeyCLI", "LatchkeyPKI", "LatchkeySSH", "LatchkeyFormats", "LatchkeyCrypto"],
+            path: "Fuzz/latchkey-fuzz"),
 
         // The four keychain managers of the seed articles, ported to Swift over LatchkeySecurity.
         .target(name: "SeedManagers", dependencies: ["LatchkeySecurity"], path: "Examples/SeedManagers"),
@@ -176,6 +182,12 @@ let package = Package(
             dependencies: [
                 "LatchkeyCredentialHelpers", "Latchkey", "LatchkeyProtocol", "LatchkeyTestSupport", "git-credential-latchkey",
                 "docker-credential-latchkey", "latchkey", "latchkeyd",
+            ]),
+        .testTarget(
+            name: "LatchkeyFormatsTests",
+            dependencies: [
+                "LatchkeyFormats", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPKI", "LatchkeyPOSIX", "LatchkeyTestSupport",
+                "latchkey",
             ]),
         .testTarget(name: "LatchkeySSHTests", dependencies: ["LatchkeySSH", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyEngine", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport"]),

@@ -9,9 +9,11 @@ import LatchkeySSH
 /// The fuzz targets. Each takes the fuzzer's bytes, must never crash, hang or leak, and checks the
 /// invariants it can (a decoded message re-encodes to the same bytes).
 enum FuzzTargets {
-    static let names = ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem", "ssh", "tpm-policy"]
+    static let names =
+        ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem", "ssh", "tpm-policy"] + formatNames
 
     static func run(_ name: String, _ data: Data) {
+        if runFormat(name, data) { return }
         switch name {
         case "query": query(data)
         case "backup": backup(data)

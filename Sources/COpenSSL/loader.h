@@ -680,6 +680,12 @@ static inline const EVP_CIPHER *latchkey_EVP_aes_256_ctr(void) {
     return function();
 }
 
+static inline const EVP_CIPHER *latchkey_EVP_aes_256_ecb(void) {
+    static void *cache;
+    __typeof__(EVP_aes_256_ecb) *function = (__typeof__(EVP_aes_256_ecb) *)latchkey_load_libcrypto("EVP_aes_256_ecb", &cache);
+    return function();
+}
+
 static inline const EVP_CIPHER *latchkey_EVP_aes_256_gcm(void) {
     static void *cache;
     __typeof__(EVP_aes_256_gcm) *function = (__typeof__(EVP_aes_256_gcm) *)latchkey_load_libcrypto("EVP_aes_256_gcm", &cache);

@@ -116,6 +116,18 @@ static inline int latchkey_crypto_pwhash(unsigned char *const out, unsigned long
     return function(out, outlen, passwd, passwdlen, salt, opslimit, memlimit, alg);
 }
 
+static inline int latchkey_crypto_stream_chacha20_ietf_xor_ic(unsigned char *c, const unsigned char *m, unsigned long long mlen, const unsigned char *n, uint32_t ic, const unsigned char *k) {
+    static void *cache;
+    __typeof__(crypto_stream_chacha20_ietf_xor_ic) *function = (__typeof__(crypto_stream_chacha20_ietf_xor_ic) *)latchkey_load_libsodium("crypto_stream_chacha20_ietf_xor_ic", &cache);
+    return function(c, m, mlen, n, ic, k);
+}
+
+static inline int latchkey_crypto_stream_salsa20_xor_ic(unsigned char *c, const unsigned char *m, unsigned long long mlen, const unsigned char *n, uint64_t ic, const unsigned char *k) {
+    static void *cache;
+    __typeof__(crypto_stream_salsa20_xor_ic) *function = (__typeof__(crypto_stream_salsa20_xor_ic) *)latchkey_load_libsodium("crypto_stream_salsa20_xor_ic", &cache);
+    return function(c, m, mlen, n, ic, k);
+}
+
 static inline void latchkey_randombytes_buf(void *const buf, const size_t size) {
     static void *cache;
     __typeof__(randombytes_buf) *function = (__typeof__(randombytes_buf) *)latchkey_load_libsodium("randombytes_buf", &cache);

@@ -132,20 +132,30 @@ enum Sodium {
 
     /// `crypto_generichash_init/update/final`: an unkeyed 32-byte BLAKE2b digest of what `feed` provides.
     static func blake2bStream(_ feed: ((UnsafeRawBufferPointer) -> Void) -> Void) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        out.withUnsafeMutableBytes { blake2bStream(output: $0, feed) }
+        return out
+    }
+
+    /// `crypto_generichash_init/update/final`: an unkeyed BLAKE2b digest of `output.count` bytes (1...64) of
+    /// what `feed` provides, written to `output`.
+    static func blake2bStream(
+        output: UnsafeMutableRawBufferPointer, _ feed: ((UnsafeRawBufferPointer) -> Void) -> Void
+    ) {
         requireInitialized()
+        precondition((1...64).contains(output.count))
         // The state is an over-aligned C struct Swift imports as opaque: allocate it by its size.
         let memory = UnsafeMutableRawPointer.allocate(
             byteCount: latchkey_crypto_generichash_statebytes(), alignment: 64)
         defer { memory.deallocate() }
         let state = OpaquePointer(memory)
-        latchkey_crypto_generichash_init(state, nil, 0, 32)
+        latchkey_crypto_generichash_init(state, nil, 0, output.count)
         feed { chunk in
             _ = latchkey_crypto_generichash_update(
                 state, chunk.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(chunk.count))
         }
-        var out = [UInt8](repeating: 0, count: 32)
-        latchkey_crypto_generichash_final(state, &out, 32)
-        return out
+        latchkey_crypto_generichash_final(state, output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count)
+        latchkey_sodium_memzero(memory, latchkey_crypto_generichash_statebytes())
     }
 
     static let genericHashKeyBytes = Int(crypto_generichash_KEYBYTES)
@@ -200,5 +210,37 @@ enum Sodium {
             box.baseAddress!.assumingMemoryBound(to: UInt8.self),
             UInt64(box.count), publicKey.baseAddress!.assumingMemoryBound(to: UInt8.self),
             secretKey.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+    }
+
+    // MARK: Stream ciphers (other programs' files: KeePass's KDBX)
+
+    /// `crypto_stream_chacha20_ietf_xor_ic`: XORs `buffer` in place with ChaCha20's keystream (RFC 8439: a
+    /// 32-byte key, a 12-byte nonce, a 32-bit block counter starting at `counter`).
+    static func chacha20Xor(
+        _ buffer: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        counter: UInt32
+    ) {
+        requireInitialized()
+        precondition(key.count == 32 && nonce.count == 12)
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        _ = latchkey_crypto_stream_chacha20_ietf_xor_ic(
+            bytes, bytes, UInt64(buffer.count), nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), counter,
+            key.baseAddress!.assumingMemoryBound(to: UInt8.self))  // Fails only for lengths checked above.
+    }
+
+    /// `crypto_stream_salsa20_xor_ic`: XORs `buffer` in place with Salsa20's keystream (a 32-byte key, an
+    /// 8-byte nonce, a 64-bit block counter starting at `counter`).
+    static func salsa20Xor(
+        _ buffer: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        counter: UInt64
+    ) {
+        requireInitialized()
+        precondition(key.count == 32 && nonce.count == 8)
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        _ = latchkey_crypto_stream_salsa20_xor_ic(
+            bytes, bytes, UInt64(buffer.count), nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), counter,
+            key.baseAddress!.assumingMemoryBound(to: UInt8.self))  // Fails only for lengths checked above.
     }
 }

@@ -10,6 +10,8 @@
 //                  (N simulated devices on one PostgreSQL, directly and through PgBouncer)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
 //   latchkey-bench --tpm [--samples N]   (unlock with and without a TPM, on a swtpm it starts and stops)
+//   latchkey-bench --import [--items N] [--samples N] [--formats csv,gnome-keyring,kdbx,pass]   (N items from a CSV export, a keyring file, a KDBX database
+//                  and a pass store through `latchkey import --from`, beside copying the file)
 //   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
 //                  Keyring; also part of --peers)
 //   latchkey-bench --session-lock [--samples N]   (logind's Lock signal to the keys wiped; also part of --peers)
@@ -47,6 +49,7 @@ let usage = """
            latchkey-bench --login [--samples N] [--login-script PATH] [--build-pam PATH]   (as root)
            (--secret-service, --session-lock and --login, alone or within --peers: [--system-python PATH])
            latchkey-bench --tpm [--samples N]
+           latchkey-bench --import [--items N] [--samples N] [--formats csv,gnome-keyring,kdbx,pass]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
@@ -55,6 +58,7 @@ let valueOptions: Set<String> = [
     "--sync-items", "--sync-vaults", "--items", "--secret-service-script", "--system-python", "--session-lock-script",
     "--fake-logind", "--login-script", "--build-pam",
     "--sync-fleet", "--sync-fleet-worker", "--fleet-conninfo", "--fleet-mode", "--fleet-idle", "--fleet-busy",
+    "--formats",
 ]
 if arguments.contains("--help") || arguments.contains("-h") {
     print(usage)
@@ -68,7 +72,7 @@ while position < arguments.count {
     } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync"
         || argument == "--ssh"
         || argument == "--secret-service" || argument == "--tpm" || argument == "--session-lock"
-        || argument == "--login"
+        || argument == "--login" || argument == "--import"
     {
         position += 1
     } else {
@@ -182,6 +186,17 @@ let executableDirectory = URL(
     fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         ?? CommandLine.arguments[0]
 ).deletingLastPathComponent().path  // No /proc: the path it was started by.
+if arguments.contains("--import") {
+    // Importing other programs' files beside copying them; nothing else is measured.
+    var workloads = ImportWorkloads(
+        items: Int(option("--items") ?? "10000") ?? 10_000, samples: Int(option("--samples") ?? "3") ?? 3,
+        binDirectory: executableDirectory)
+    if let formats = option("--formats") { workloads.formats = Set(formats.split(separator: ",").map(String.init)) }
+    print(
+        ImportWorkloads.render(
+            try workloads.run(), items: workloads.items, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
 if arguments.contains("--ssh") {
     // SSH signatures through latchkeyd, ssh-agent and gpg-agent; nothing else is measured.
     let results = try SSHAgentWorkloads(

@@ -37,10 +37,13 @@ import Testing
         #expect(try keychain.copyMatching(query(["xdg:schema": "org.gnome.Mail"]), caller: Self.caller).count == 2)
         #expect(
             status { _ = try keychain.copyMatching(query(["user": "carol"]), caller: Self.caller) } == .itemNotFound)
-        // Only generic passwords have them, and a bare prefix is no attribute.
-        #expect(throws: KeychainError(.noSuchAttribute, "attribute 'ss.user' does not exist in class inet")) {
+        // Only passwords have them (an imported login keeps its custom fields), and a bare prefix is no attribute.
+        try keychain.add(
+            NewItem(.internetPassword, attributes: [AttributeKey.secretService("user"): .string("x")]),
+            caller: Self.caller)
+        #expect(throws: KeychainError(.noSuchAttribute, "attribute 'ss.user' does not exist in class cert")) {
             try keychain.add(
-                NewItem(.internetPassword, attributes: [AttributeKey.secretService("user"): .string("x")]),
+                NewItem(.certificate, attributes: [AttributeKey.secretService("user"): .string("x")]),
                 caller: Self.caller)
         }
         #expect(throws: KeychainError(.noSuchAttribute, "attribute 'ss.' does not exist in class genp")) {

@@ -65,8 +65,9 @@ enum BackupCommands {
     static let export = Command(
         "export",
         synopsis:
-            "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain] | -t type [-f format] [-P passphrase] [-o file] [-k keychain] | --to-secret-service [bus-name] [-k keychain]",
-        summary: "Write an encrypted backup of a keychain, or export certificates or an identity.",
+            "-o file [--include-this-device-only] [--backup-passphrase-fd fd] [keychain] | -t type [-f format] [-P passphrase] [-o file] [-k keychain] | --to-secret-service [bus-name] [-k keychain] | --to kdbx|gnome-keyring -o file [--kdf-memory MiB] [--kdf-passes count] [--file-passphrase-fd fd] [--include-this-device-only] [-k keychain]",
+        summary:
+            "Write an encrypted backup of a keychain, export certificates or an identity, or write its passwords for another program.",
         details: """
             With -t, exports as `security` does: -t certs writes every certificate as PEM (-f pemseq, the \
             default) or the only one as DER (-f x509); -t identities writes the keychain's identity — its \
@@ -84,7 +85,18 @@ enum BackupCommands {
             have been read, the rate and the time left. \
             With --to-secret-service, copies every Secret Service item of the keychain into the default \
             collection of the provider on the session bus (GNOME Keyring, back from `import --from-secret-service`), \
-            skipping those it already has; it exits with 1 when that collection is locked.
+            skipping those it already has; it exits with 1 when that collection is locked. \
+            With --to, writes the keychain's passwords (internet and generic, in every access group) to -o's new \
+            file, encrypted under the file's own password (from --file-passphrase-fd, LATCHKEY_FILE_PASSPHRASE or \
+            asked for twice): --to kdbx a KeePass database (KDBX 4, AES-256, Argon2d with --kdf-memory MiB and \
+            --kdf-passes iterations, by default KeePassXC's 64 and 10) that KeePassXC opens, each label's path as \
+            groups and title, the account as user name, the comment as notes, free-form attributes as custom \
+            fields, and a secret that is not text as the attachment latchkey-secret.bin; --to gnome-keyring a \
+            keyring file that gnome-keyring-daemon unlocks with that password (saved as \
+            ~/.local/share/keyrings/login.keyring with the login password, it is the login keyring), Secret \
+            Service items as they were and the others under GNOME Keyring's network-password or generic schema. \
+            It prints how many items it wrote of each class, and what it left behind: certificates and keys, \
+            which these files do not hold, and this-device-only items unless --include-this-device-only is given.
             """,
         options: [
             OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
@@ -93,8 +105,10 @@ enum BackupCommands {
                 nil, "to-secret-service",
                 "Copy the keychain's Secret Service items into the default collection of another provider on the session bus (the positional argument names its bus name, org.freedesktop.secrets by default)."
             ),
-        ] + PKITransfer.exportOptions + backupPassphraseOptions + passphraseOptions
+        ] + FormatExport.options + [FormatImport.filePassphraseOption] + PKITransfer.exportOptions
+            + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
+        if arguments.has("to") { return try FormatExport.run(arguments, context: context) }
         if arguments.has("to-secret-service") { return try SecretServiceExport.run(arguments, context: context) }
         if PKITransfer.isPKIExport(arguments) { return try PKITransfer.runExport(arguments, context: context) }
         guard let output = arguments.value("output") else { throw UsageError(message: "-o file is required") }
@@ -154,8 +168,9 @@ enum BackupCommands {
     static let import_ = Command(
         "import",
         synopsis:
-            "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase] | --from-secret-service [bus-name] [-k keychain]",
-        summary: "Restore items from an encrypted backup, or import certificates or a PKCS #12 identity.",
+            "-i file [--on-conflict skip|replace|newer] [--backup-passphrase-fd fd] [keychain] | file [-k keychain] [-f format] [-P passphrase] | --from-secret-service [bus-name] [-k keychain] | --from format [file] [--dry-run] [--key-file path] [--file-passphrase-fd fd] [-k keychain]",
+        summary:
+            "Restore items from an encrypted backup, import certificates or a PKCS #12 identity, or import another program's passwords.",
         details: """
             With a file and no -i, imports as `security` does: certificates (PEM, every block, or DER), PEM keys \
             (public, private, or encrypted private with -P), or a \
@@ -172,20 +187,42 @@ enum BackupCommands {
             costlier key derivation than the keychain's own (or the default, if that is more) is refused unless \
             --allow-expensive-kdf is given or the question on the terminal is answered yes: a crafted file could \
             otherwise tie up gigabytes of memory for minutes. On a terminal, standard error shows how many items \
-            have been prepared and written, the rate and the time left.
+            have been prepared and written, the rate and the time left. \
+            With --from, reads another program's file without that program running and adds its passwords to the \
+            keychain of -k: --from gnome-keyring reads GNOME Keyring's keyring files (the file named, every \
+            .keyring file of the directory named, or of ~/.local/share/keyrings), each with its password, and \
+            stores their items as `import --from-secret-service` does; --from kdbx reads a KeePass database \
+            (KDBX 4 or 3.1, as KeePassXC writes them) with its password, --key-file, or both, leaving out the \
+            recycle bin and reporting attachments; --from pass reads a pass store (the directory named, else \
+            PASSWORD_STORE_DIR, else ~/.password-store), decrypting each entry with gpg as pass does, its first \
+            line the password and the rest the notes; --from csv reads a password export of Firefox, Chromium or \
+            Bitwarden, told apart by its first row. A KeePass database whose key derivation costs more than 1 GiB \
+            of memory, 1,000 Argon2 iterations, 16 GiB over all iterations or 100 million AES-KDF rounds is \
+            refused unless --allow-expensive-kdf is given. An entry with a URL becomes an internet \
+            password (server, protocol, port and path from the URL, the user name as the account), one without \
+            a generic password; the label is the entry's groups and title as a path, the notes the comment, other \
+            fields free-form attributes. The file's password comes from --file-passphrase-fd, \
+            LATCHKEY_FILE_PASSPHRASE or a prompt. The whole file is read and decrypted before the keychain is \
+            touched: a wrong password (or gpg unable to decrypt) exits with 51 and a damaged file with 93, adding \
+            nothing. The import prints \
+            how many items it added of each class, how many the keychain had already, and how many entries it \
+            skipped and why (another item has the same primary key, a row that is not an entry); run twice, the \
+            second run adds nothing. --dry-run prints the same without changing the keychain.
             """,
         options: [
             OptionSpec("i", "input", .required, value: "file", "The backup file to read."),
             OptionSpec(nil, "on-conflict", .required, value: "policy", "skip (the default), replace, or newer."),
             OptionSpec(
                 nil, "allow-expensive-kdf",
-                "Derive the backup's key even when it asks for more memory or passes than the keychain's own."),
+                "Derive the backup's key even when it asks for more memory or passes than the keychain's own, or a KeePass database's beyond the limits above."
+            ),
             OptionSpec(
                 nil, "from-secret-service",
                 "Copy every item of another Secret Service provider on the session bus (GNOME Keyring, KeePassXC, KWallet; the positional argument names its bus name, org.freedesktop.secrets by default) into the keychain of -k."
             ),
-        ] + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions
+        ] + FormatImport.options + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
+        if arguments.has("from") { return try FormatImport.run(arguments, context: context) }
         if arguments.has("from-secret-service") { return try SecretServiceImport.run(arguments, context: context) }
         if PKITransfer.isPKIImport(arguments) { return try PKITransfer.runImport(arguments, context: context) }
         guard let input = arguments.value("input") else { throw UsageError(message: "-i file is required") }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
 import LatchkeyDBus
+import LatchkeyFormats
 import LatchkeyPOSIX
 
 /// `latchkey import --from-secret-service [BUS-NAME]`: copies every item another Secret Service provider
@@ -61,12 +62,8 @@ enum SecretServiceImport {
                     report.present += 1
                     continue
                 }
-                var attributes: [AttributeKey: AttributeValue] = [
-                    .service: .string("org.freedesktop.secrets"), .accessGroup: .string("org.freedesktop.secrets"),
-                    .account: .string(RandomText.hex(16)), .label: .string(item.label),
-                    .itemDescription: .string(item.contentType),
-                ]
-                for (key, value) in item.attributes { attributes[AttributeKey.secretService(key)] = .string(value) }
+                let attributes = SecretServiceMapping.attributes(
+                    label: item.label, attributes: item.attributes, contentType: item.contentType)
                 _ = try store.run {
                     try store.service.add(
                         NewItem(.genericPassword, attributes: attributes, data: item.secret), returning: [])
@@ -97,7 +94,9 @@ enum SecretServiceImport {
                 AttributeKey.isSecretServiceAttribute($0.key) && $0.value != .string("")
                     && $0.key != AttributeKey.secretService("xdg:schema")
             }
-            return attributes.count == compared.count && result[.label] == .string(item.label)
+            // An empty value is no value: the keychain gives none back for it (an item stored with `user ""`).
+            return attributes.count == compared.count(where: { !$0.value.isEmpty })
+                && result[.label] == .string(item.label)
                 && result.data == item.secret
         }
     }
@@ -199,13 +198,5 @@ enum SecretServiceImport {
         }
         _ = try reply.enter("v", type)
         return reply
-    }
-}
-
-/// Random hexadecimal text (an item's account; the system's CSPRNG, getrandom).
-enum RandomText {
-    static func hex(_ bytes: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }

@@ -24,7 +24,9 @@ enum AgentAccess {
     }
 
     /// Variables the agent must never start with: it gets the passphrase over its socket, once.
-    static let secretVariables = [PassphraseSource.environmentVariable, "LATCHKEY_BACKUP_PASSPHRASE"]
+    static let secretVariables = [
+        PassphraseSource.environmentVariable, "LATCHKEY_BACKUP_PASSPHRASE", "LATCHKEY_FILE_PASSPHRASE",
+    ]
 
     /// Starts `latchkeyd` for `path` in its own session (detached from this terminal, holding none of this
     /// command's descriptors, without the passphrase variables) and waits for it to listen.

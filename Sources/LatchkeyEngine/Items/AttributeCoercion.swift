@@ -3,7 +3,11 @@ import FoundationEssentials
 extension ItemSchema {
     /// The kind of `key` in this class; `errSecNoSuchAttr` when the class has no such attribute.
     func kind(of key: AttributeKey) throws(KeychainError) -> SchemaKind {
-        if itemClass == .genericPassword, AttributeKey.isSecretServiceAttribute(key) { return .string }
+        // Free-form attributes: the Secret Service's on generic passwords, and a password manager's custom fields
+        // on a site's login (an imported entry with a URL is an internet password; docs/IMPORT-EXPORT.md).
+        if itemClass == .genericPassword || itemClass == .internetPassword, AttributeKey.isSecretServiceAttribute(key) {
+            return .string
+        }
         guard let kind = kinds[key] else {
             throw KeychainError(
                 .noSuchAttribute, "attribute '\(key.rawValue)' does not exist in class \(itemClass.rawValue)")
