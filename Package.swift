@@ -189,6 +189,9 @@ let package = Package(
                 "LatchkeyFormats", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPKI", "LatchkeyPOSIX", "LatchkeyTestSupport",
                 "latchkey",
             ]),
+        .testTarget(
+            name: "LatchkeyTPMTests",
+            dependencies: ["LatchkeyTPM", "CTSS2", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeySSHTests", dependencies: ["LatchkeySSH", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyEngine", "LatchkeyTestSupport"]),
         .testTarget(name: "LatchkeySyncTests", dependencies: ["LatchkeySync", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyTestSupport"]),
         .testTarget(
