@@ -189,6 +189,7 @@ let package = Package(
                 "LatchkeyFormats", "LatchkeyEngine", "LatchkeyCrypto", "LatchkeyPKI", "LatchkeyPOSIX", "LatchkeyTestSupport",
                 "latchkey",
             ]),
+        .testTarget(name: "LatchkeyDBusTests", dependencies: ["LatchkeyDBus", "LatchkeyTestSupport"]),
         .testTarget(
             name: "LatchkeyTPMTests",
             dependencies: ["LatchkeyTPM", "CTSS2", "LatchkeyPKI", "LatchkeyCrypto", "LatchkeyTestSupport"]),

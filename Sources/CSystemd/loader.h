@@ -53,7 +53,7 @@ static inline const char *latchkey_csystemd_unavailable(void) {
         snprintf(reason, sizeof reason, "libsystemd.so.0 (Debian's libsystemd0): %s", message ? message : "cannot be loaded");
         return reason;
     }
-    static const char *const libsystemd_functions[] = {"sd_bus_add_fallback", "sd_bus_add_match", "sd_bus_call", "sd_bus_creds_get_euid", "sd_bus_creds_get_pid", "sd_bus_creds_unref", "sd_bus_error_free", "sd_bus_error_set", "sd_bus_flush_close_unref", "sd_bus_get_fd", "sd_bus_get_name_creds", "sd_bus_get_unique_name", "sd_bus_message_append_array", "sd_bus_message_append_basic", "sd_bus_message_close_container", "sd_bus_message_enter_container", "sd_bus_message_exit_container", "sd_bus_message_get_interface", "sd_bus_message_get_member", "sd_bus_message_get_path", "sd_bus_message_get_sender", "sd_bus_message_get_signature", "sd_bus_message_new_method_call", "sd_bus_message_new_method_return", "sd_bus_message_new_signal", "sd_bus_message_open_container", "sd_bus_message_peek_type", "sd_bus_message_read_array", "sd_bus_message_read_basic", "sd_bus_message_ref", "sd_bus_message_skip", "sd_bus_message_unref", "sd_bus_open_system", "sd_bus_open_user", "sd_bus_process", "sd_bus_reply_method_error", "sd_bus_request_name", "sd_bus_send", "sd_bus_wait"};
+    static const char *const libsystemd_functions[] = {"sd_bus_add_fallback", "sd_bus_add_match", "sd_bus_call", "sd_bus_creds_get_euid", "sd_bus_creds_get_pid", "sd_bus_creds_unref", "sd_bus_error_free", "sd_bus_error_set", "sd_bus_flush_close_unref", "sd_bus_get_fd", "sd_bus_get_name_creds", "sd_bus_get_unique_name", "sd_bus_message_append_array", "sd_bus_message_append_basic", "sd_bus_message_close_container", "sd_bus_message_enter_container", "sd_bus_message_exit_container", "sd_bus_message_get_interface", "sd_bus_message_get_member", "sd_bus_message_get_path", "sd_bus_message_get_sender", "sd_bus_message_get_signature", "sd_bus_message_new_method_call", "sd_bus_message_new_method_return", "sd_bus_message_new_signal", "sd_bus_message_open_container", "sd_bus_message_peek_type", "sd_bus_message_read_array", "sd_bus_message_read_basic", "sd_bus_message_ref", "sd_bus_message_skip", "sd_bus_message_unref", "sd_bus_new", "sd_bus_open_system", "sd_bus_open_user", "sd_bus_process", "sd_bus_reply_method_error", "sd_bus_request_name", "sd_bus_send", "sd_bus_set_address", "sd_bus_set_bus_client", "sd_bus_start", "sd_bus_wait"};
     for (size_t index = 0; index < sizeof libsystemd_functions / sizeof *libsystemd_functions; index++) {
         if (dlsym(libsystemd, libsystemd_functions[index]) == NULL) {
             snprintf(reason, sizeof reason, "libsystemd.so.0 (Debian's libsystemd0) has no %s", libsystemd_functions[index]);
@@ -256,6 +256,12 @@ static inline sd_bus_message *latchkey_sd_bus_message_unref(sd_bus_message *m) {
     return function(m);
 }
 
+static inline int latchkey_sd_bus_new(sd_bus **ret) {
+    static void *cache;
+    __typeof__(sd_bus_new) *function = (__typeof__(sd_bus_new) *)latchkey_load_libsystemd("sd_bus_new", &cache);
+    return function(ret);
+}
+
 static inline int latchkey_sd_bus_open_system(sd_bus **ret) {
     static void *cache;
     __typeof__(sd_bus_open_system) *function = (__typeof__(sd_bus_open_system) *)latchkey_load_libsystemd("sd_bus_open_system", &cache);
@@ -290,6 +296,24 @@ static inline int latchkey_sd_bus_send(sd_bus *bus, sd_bus_message *m, uint64_t 
     static void *cache;
     __typeof__(sd_bus_send) *function = (__typeof__(sd_bus_send) *)latchkey_load_libsystemd("sd_bus_send", &cache);
     return function(bus, m, cookie);
+}
+
+static inline int latchkey_sd_bus_set_address(sd_bus *bus, const char *address) {
+    static void *cache;
+    __typeof__(sd_bus_set_address) *function = (__typeof__(sd_bus_set_address) *)latchkey_load_libsystemd("sd_bus_set_address", &cache);
+    return function(bus, address);
+}
+
+static inline int latchkey_sd_bus_set_bus_client(sd_bus *bus, int b) {
+    static void *cache;
+    __typeof__(sd_bus_set_bus_client) *function = (__typeof__(sd_bus_set_bus_client) *)latchkey_load_libsystemd("sd_bus_set_bus_client", &cache);
+    return function(bus, b);
+}
+
+static inline int latchkey_sd_bus_start(sd_bus *bus) {
+    static void *cache;
+    __typeof__(sd_bus_start) *function = (__typeof__(sd_bus_start) *)latchkey_load_libsystemd("sd_bus_start", &cache);
+    return function(bus);
 }
 
 static inline int latchkey_sd_bus_wait(sd_bus *bus, uint64_t timeout_usec) {

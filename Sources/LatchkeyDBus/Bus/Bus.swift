@@ -40,6 +40,25 @@ package final class Bus {
         bus = opened
     }
 
+    /// Connects as a client to the bus at `address` (a D-Bus address: `unix:path=/run/…/bus`): a bus named
+    /// explicitly rather than through the environment (a sandbox's, a test's private one).
+    package init(address: String) throws(BusError) {
+        if case .failure(let error) = SDBus.loaded {
+            throw BusError(operation: "loading libsystemd", code: -79, detail: error.message)
+        }
+        var made: OpaquePointer?
+        var code = latchkey_sd_bus_new(&made)
+        guard code >= 0, let made else { throw BusError(operation: "making a bus connection", code: code, detail: nil) }
+        code = latchkey_sd_bus_set_address(made, address)
+        if code >= 0 { code = latchkey_sd_bus_set_bus_client(made, 1) }
+        if code >= 0 { code = latchkey_sd_bus_start(made) }
+        guard code >= 0 else {
+            _ = latchkey_sd_bus_flush_close_unref(made)
+            throw BusError(operation: "connecting to the bus at \(address)", code: code, detail: nil)
+        }
+        bus = made
+    }
+
     deinit {
         _ = latchkey_sd_bus_flush_close_unref(bus)
         for handler in handlers { handler.release() }

@@ -28,7 +28,8 @@ package final class BusMessage {
 
     func failed(_ what: String, _ code: Int32) -> BusError {
         BusError(
-            operation: "reading \(what) of \(member)", code: code < 0 ? code : -Errno.badMessage.rawValue,
+            operation: "reading \(what) of \(member.isEmpty ? "a reply" : member)",
+            code: code < 0 ? code : -Errno.badMessage.rawValue,
             detail: code < 0 ? nil : "the message has no \(what) here")
     }
 
