@@ -31,6 +31,10 @@ public final class AgentServer: Sendable {
         /// Whether each program sees only its own Secret Service items and its groups' (else every program
         /// of the user sees them all, as with GNOME Keyring).
         public var isolatedSecretService: Bool
+        /// Whether the items the Secret Service stores are synchronizable, so that they go to the vault's
+        /// other devices with the keychain's sync (`--secret-service-sync`); it shows synchronizable items
+        /// either way.
+        public var synchronizableSecretService: Bool
         /// Whether to sync in the background when the keychain is set up for sync.
         public var backgroundSync: Bool
         /// Where to serve the OpenSSH agent protocol (`SSH_AUTH_SOCK`); nil for nowhere.
@@ -53,8 +57,9 @@ public final class AgentServer: Sendable {
             secretService: Bool = false,
             isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
             lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil, unlockUnattended: Bool = false,
-            programIdentity: ProgramIdentity = .executable
+            programIdentity: ProgramIdentity = .executable, synchronizableSecretService: Bool = false
         ) {
+            self.synchronizableSecretService = synchronizableSecretService
             self.programIdentity = programIdentity
             self.waitForKeychainSeconds = waitForKeychainSeconds
             self.unlockUnattended = unlockUnattended
@@ -147,9 +152,10 @@ public final class AgentServer: Sendable {
                 unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase, as: .dialog) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
                 policy: options.isolatedSecretService ? .isolated : .shared,
-                identify: { caller in BusCallerPolicy.pin(caller, state: state) }, log: log)
+                identify: { caller in BusCallerPolicy.pin(caller, state: state) },
+                synchronizable: options.synchronizableSecretService, log: log)
             log(
-                "Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")"
+                "Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")\(options.synchronizableSecretService ? "; new ones sync to the vault's other devices" : "")"
             )
             do {
                 try SecretServiceProvider.start(configuration)

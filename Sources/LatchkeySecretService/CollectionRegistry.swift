@@ -125,7 +125,8 @@ struct CollectionRegistry {
     /// never deletes another's items: docs/LATCHKEY-SECURITY.md, "The Secret Service").
     func delete(_ id: String, as caller: CallerIdentity) throws(KeychainError) {
         let items = ItemQuery(
-            .genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all, returning: [])
+            .genericPassword, matching: [.service: .string(SecretStore.service(of: id))], synchronizable: .any,
+            limit: .all, returning: [])
         let everyone = try count(items, caller: everyGroup)
         let own = try count(items, caller: caller)
         guard everyone == own else {
@@ -195,7 +196,9 @@ struct CollectionRegistry {
     func delete(_ id: String) throws(KeychainError) {
         do {
             _ = try services(everyGroup).delete(
-                ItemQuery(.genericPassword, matching: [.service: .string(SecretStore.service(of: id))], limit: .all))
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string(SecretStore.service(of: id))], synchronizable: .any,
+                    limit: .all))
         } catch KeychainError.itemNotFound {
             // An empty collection: only its entry goes.
         }

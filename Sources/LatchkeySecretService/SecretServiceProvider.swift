@@ -29,6 +29,10 @@ package enum SecretServiceProvider {
         /// first call, for one that was there before the provider), or why it is refused; the pin then says who
         /// it acts as — an attested sandbox app, a registration, else its executable's own.
         package let identify: @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>
+        /// Whether the items it stores are synchronizable (`kSecAttrSynchronizable`): they then go to the
+        /// vault's other devices with the keychain's sync. Either way it shows the synchronizable items of its
+        /// collections beside the others — those another device stored through its Secret Service.
+        package let synchronizable: Bool
 
         /// A configuration.
         package init(
@@ -36,8 +40,9 @@ package enum SecretServiceProvider {
             unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
             lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
             identify: @escaping @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>,
-            log: @escaping @Sendable (String) -> Void
+            synchronizable: Bool = false, log: @escaping @Sendable (String) -> Void
         ) {
+            self.synchronizable = synchronizable
             self.service = service
             self.unlock = unlock
             self.lock = lock

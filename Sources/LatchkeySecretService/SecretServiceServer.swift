@@ -63,13 +63,14 @@ final class SecretServiceServer {
     func collections(caller: CallerIdentity) -> [String: any SecretCollection] {
         var collections: [String: any SecretCollection] = [
             SecretPaths.collection: SecretStore(
-                service: configuration.service(caller), caller: caller, label: loginLabel),
+                service: configuration.service(caller), caller: caller, label: loginLabel,
+                synchronizable: configuration.synchronizable),
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
         ]
         for entry in registry.list() {
             collections[SecretPaths.collection(id: entry.id)] = SecretStore(
                 service: configuration.service(caller), caller: caller,
-                collectionID: entry.id, label: entry.label)
+                collectionID: entry.id, label: entry.label, synchronizable: configuration.synchronizable)
         }
         return collections
     }
@@ -83,14 +84,17 @@ final class SecretServiceServer {
     /// The collection at `path` as `caller` sees it, or `NoSuchObject`.
     func collection(at path: String, caller: CallerIdentity) throws -> any SecretCollection {
         if path == SecretPaths.collection {
-            return SecretStore(service: configuration.service(caller), caller: caller, label: loginLabel)
+            return SecretStore(
+                service: configuration.service(caller), caller: caller, label: loginLabel,
+                synchronizable: configuration.synchronizable)
         }
         if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
         guard let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == path }) else {
             throw SecretServiceError.noSuchObject("no collection \(path)")
         }
         return SecretStore(
-            service: configuration.service(caller), caller: caller, collectionID: entry.id, label: entry.label)
+            service: configuration.service(caller), caller: caller, collectionID: entry.id, label: entry.label,
+            synchronizable: configuration.synchronizable)
     }
 
     /// The collections' paths in the order they are listed: login, session, then the others by id.

@@ -28,6 +28,9 @@ struct SecretStore {
     var collectionID = "login"
     /// Its label.
     var label = "Login"
+    /// Whether the items it stores are synchronizable (`SecretServiceProvider.Configuration.synchronizable`);
+    /// its searches see synchronizable items either way.
+    var synchronizable = false
     static let group = "org.freedesktop.secrets"
     static let service = "org.freedesktop.secrets"
 
@@ -60,7 +63,8 @@ struct SecretStore {
     /// The items whose attributes include every pair of `attributes` (all of them for none), split into those
     /// readable now and those locked.
     func search(_ attributes: [String: String]) throws(KeychainError) -> (unlocked: [Data], locked: [Data]) {
-        let found = try service.locate(ItemQuery(.genericPassword, matching: matching(attributes), limit: .all))
+        let found = try service.locate(
+            ItemQuery(.genericPassword, matching: matching(attributes), synchronizable: .any, limit: .all))
         return (found.filter(\.isAvailable).map(\.reference), found.filter { !$0.isAvailable }.map(\.reference))
     }
 
@@ -68,7 +72,8 @@ struct SecretStore {
     /// `Locked` property clients read before every secret.
     func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {
         let query = ItemQuery(
-            .genericPassword, matching: [.service: .string(itemService)], persistentReference: reference, limit: .all)
+            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
+            persistentReference: reference, limit: .all)
         guard let found = try service.locate(query).first else { throw KeychainError(.itemNotFound) }
         return !found.isAvailable
     }
@@ -82,8 +87,8 @@ struct SecretStore {
     /// The item a reference names, if it is one of this collection's.
     private func query(_ reference: Data, returning: ReturnOptions) -> ItemQuery {
         ItemQuery(
-            .genericPassword, matching: [.service: .string(itemService)], persistentReference: reference,
-            returning: returning,
+            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
+            persistentReference: reference, returning: returning,
             authenticationUI: .fail)
     }
 
@@ -141,6 +146,7 @@ struct SecretStore {
         fields[.account] = .string(Hex.encode(SecureRandom.bytes(16)))
         fields[.label] = .string(label)
         fields[.itemDescription] = .string(contentType)
+        if synchronizable { fields[.synchronizable] = .bool(true) }
         guard
             let added = try service.add(
                 NewItem(.genericPassword, attributes: fields, data: secret), returning: .persistentReference)

@@ -36,6 +36,11 @@ enum AgentOptions {
                 "Which Secret Service items a program sees: all of them (shared, the default, as GNOME Keyring), or those it created and those of the access groups it is registered for (isolated; also LATCHKEY_SECRET_SERVICE_POLICY)."
         ),
         AgentOption(
+            name: "secret-service-sync", value: nil,
+            help:
+                "Make the items stored through the Secret Service synchronizable, so they go to the vault's other devices when the keychain is set up for sync (also LATCHKEY_SECRET_SERVICE_SYNC=1). Without it they stay on this device, as items stored without kSecAttrSynchronizable do; the Secret Service shows synchronizable items either way."
+        ),
+        AgentOption(
             name: "program-identity", value: "executable|platform",
             help:
                 "How programs are told apart on every front end: sandboxed and confined programs by what the platform attests, unconfined ones by their executable's path and digest (executable, the default); or only what the platform attests (platform; also LATCHKEY_PROGRAM_IDENTITY): per-program items only for Flatpak apps and LSM-confined programs, every unconfined program treated as the user, since another program of the user can trace it or start it with LD_PRELOAD."

@@ -27,6 +27,7 @@ var pinentry: String?
 // The setting for the socket-activated service (contrib/systemd reads it from latchkeyd.env).
 var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE"] == "1"
 var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
+var synchronizableSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_SYNC"] == "1"
 var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
 var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
@@ -64,6 +65,7 @@ while let argument = arguments.first {
     case "--pinentry" where !arguments.isEmpty: pinentry = arguments.removeFirst()
     case "--verbose", "-v": verbose = true
     case "--secret-service": secretService = true
+    case "--secret-service-sync": synchronizableSecretService = true
     case "--no-sync": backgroundSync = false
     case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
     case "--no-ssh-agent": sshAgent = false
@@ -126,7 +128,7 @@ let options = AgentServer.Options(
     isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync,
     sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
     lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended,
-    programIdentity: identity)
+    programIdentity: identity, synchronizableSecretService: synchronizableSecretService)
 
 /// The server, or the exit with its error's status (the low byte of the OSStatus).
 @Sendable func makeServer(_ options: AgentServer.Options) -> AgentServer {

@@ -69,6 +69,10 @@ package final class SyncWorker: Sendable {
             }
             guard let active = client else { continue }
             do throws(KeychainError) {
+                // LISTEN before the round, not after it: a change committed after the LISTEN rings, and one
+                // committed before it is pulled by the round, so none falls between (a change another device
+                // pushed while the first round ran went unseen until the minute's round).
+                if active.connectionMode != .pooled { try listen(active, &listening) }
                 let report = try active.sync()
                 rounds.add(1, ordering: .releasing)
                 if report != SyncReport() {
@@ -96,14 +100,9 @@ package final class SyncWorker: Sendable {
                     continue
                 }
                 let server = try active.connection()
-                if listening != ObjectIdentifier(server.connection) {
-                    do throws(PostgresError) {
-                        try server.listen(vault: active.configuration.vault)
-                        listening = ObjectIdentifier(server.connection)
-                    } catch {
-                        throw error.keychainError
-                    }
-                }
+                // The round reconnected (the server went away meanwhile): listen on the new connection, then
+                // a round again, for what changed between.
+                guard listening == ObjectIdentifier(server.connection) else { continue }
                 seenChange = try keychain.lastChangeSequence
                 // Until something happens: the server rings, a nudge, a local change, or a minute passes.
                 var waited: Int32 = 0
@@ -135,6 +134,18 @@ package final class SyncWorker: Sendable {
                     backoff = min(backoff * 2, 60_000)
                 }
             }
+        }
+    }
+
+    /// LISTENs for the vault's notifications on the client's connection, unless it does already.
+    private func listen(_ client: SyncClient, _ listening: inout ObjectIdentifier?) throws(KeychainError) {
+        let server = try client.connection()
+        guard listening != ObjectIdentifier(server.connection) else { return }
+        do throws(PostgresError) {
+            try server.listen(vault: client.configuration.vault)
+            listening = ObjectIdentifier(server.connection)
+        } catch {
+            throw error.keychainError
         }
     }
 
