@@ -110,7 +110,7 @@ let package = Package(
         .executableTarget(name: "docker-credential-latchkey", dependencies: ["LatchkeyCredentialHelpers"]),
 
         // Benchmarks: Latchkey beside the raw SQLite + libsodium floor and beside peer tools.
-        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync", "LatchkeyTPM", "LatchkeyFormats"]),
+        .executableTarget(name: "latchkey-bench", dependencies: ["Latchkey", "LatchkeyCrypto", "LatchkeyStorage", "LatchkeyPKI", "LatchkeyProtocol", "LatchkeyPOSIX", "LatchkeySync", "LatchkeyTPM", "LatchkeyFormats", "LatchkeyDBus"]),
 
         // libFuzzer targets (script/fuzz); built normally, a replayer of the committed corpus for the tests.
         .executableTarget(

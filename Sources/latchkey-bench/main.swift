@@ -6,6 +6,8 @@
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
 //   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
+//   latchkey-bench --sync-paths [--samples N]   (change to visible on a second device, by the agent's socket, the
+//                  Secret Service, and around the agent)
 //   latchkey-bench --sync-fleet 100,1000,10000 [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
 //                  (N simulated devices on one PostgreSQL, directly and through PgBouncer)
 //   latchkey-bench --ssh [--samples N]   (latchkeyd's SSH agent beside ssh-agent and gpg-agent; also part of --peers)
@@ -42,6 +44,7 @@ let usage = """
            latchkey-bench --plot DIR --from FILE [--reliability FILE]
            latchkey-bench --pki [--samples N]
            latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
+           latchkey-bench --sync-paths [--samples N]
            latchkey-bench --sync-fleet N[,N…] [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
            latchkey-bench --ssh [--samples N]
            latchkey-bench --secret-service [--samples N] [--items N] [--secret-service-script PATH]
@@ -70,7 +73,7 @@ while position < arguments.count {
     if valueOptions.contains(argument) {
         position += 2
     } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync"
-        || argument == "--ssh"
+        || argument == "--ssh" || argument == "--sync-paths"
         || argument == "--secret-service" || argument == "--tpm" || argument == "--session-lock"
         || argument == "--login" || argument == "--import"
     {
@@ -186,6 +189,15 @@ let executableDirectory = URL(
     fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         ?? CommandLine.arguments[0]
 ).deletingLastPathComponent().path  // No /proc: the path it was started by.
+if arguments.contains("--sync-paths") {
+    // A change's way to another device by the road it took; nothing else is measured.
+    let count = Int(option("--samples") ?? "30") ?? 30
+    print(
+        SyncPathsWorkload.render(
+            try SyncPathsWorkload(samples: count, binDirectory: executableDirectory).run(), samples: count,
+            command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
 if arguments.contains("--import") {
     // Importing other programs' files beside copying them; nothing else is measured.
     var workloads = ImportWorkloads(
