@@ -57,7 +57,10 @@ package enum SecretServiceProvider {
     package static let busName = "org.freedesktop.secrets"
 
     /// Connects to the session bus, takes the name and serves it on a new thread; throws when the bus cannot
-    /// be reached or another provider owns the name (GNOME Keyring, KWallet, KeePassXC).
+    /// be reached. When another provider owns the name (GNOME Keyring, KWallet, KeePassXC still running in
+    /// the session being switched), it says which and waits in the bus's queue for the name, which the bus
+    /// hands over when that provider leaves — the agent meanwhile serves everything else (exiting instead
+    /// would make a socket-activated agent fail again at every start until systemd gave up on it).
     package static func start(_ configuration: Configuration) throws(BusError) {
         final class Outcome: Sendable {
             let result = Mutex<Result<Void, BusError>?>(nil)
@@ -68,15 +71,30 @@ package enum SecretServiceProvider {
             let server: SecretServiceServer
             do throws(BusError) {
                 bus = try Bus(.session)
-                try bus.requestName(busName)
                 server = SecretServiceServer(bus: bus, configuration: configuration)
                 try server.install()
+                // Signals are handled on this thread, in `run` below: the flag needs no lock.
+                final class Queued { var waiting = false }
+                let queued = Queued()
+                try bus.onNameAcquired(busName) {
+                    guard queued.waiting else { return }  // The name was ours at once (said below).
+                    queued.waiting = false
+                    configuration.log(
+                        "serving the Secret Service (\(busName)) on the session bus: the provider that held it left")
+                }
+                if try bus.requestNameOrQueue(busName) {
+                    configuration.log("serving the Secret Service (\(busName)) on the session bus")
+                } else {
+                    queued.waiting = true
+                    configuration.log(
+                        "another provider holds \(busName) (\(holder(of: busName, on: bus))): the Secret Service waits for the name and takes it when that provider leaves"
+                    )
+                }
             } catch {
                 ready.result.withLock { $0 = .failure(error) }
                 return
             }
             ready.result.withLock { $0 = .success(()) }
-            configuration.log("serving the Secret Service (\(busName)) on the session bus")
             do {
                 try bus.run(intervalMicroseconds: 50_000) { server.drainCompletedPrompts() }
             } catch {
@@ -89,6 +107,20 @@ package enum SecretServiceProvider {
             if let result = ready.result.withLock({ $0 }) { return try result.get() }
             Thread.sleep(forTimeInterval: 0.005)
         }
+    }
+}
+
+/// Who owns `name` on `bus`, for a log line: its unique name and process, as far as the bus says.
+private func holder(of name: String, on bus: Bus) -> String {
+    do throws(BusError) {
+        let owner = try bus.owner(of: name)
+        let pid = try bus.processID(of: owner)
+        // Another user's process (GNOME Keyring started by another session) cannot be read: shown as "?".
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? "?"
+        return "\(owner), pid \(pid), \(executable)"
+    } catch {
+        // It left between the request and these questions: the bus hands the name over now.
+        return "gone since"
     }
 }
 

@@ -920,23 +920,39 @@ import Testing
         #expect(desktop.sandbox.agentLog.contains("is not the agent's user"))
     }
 
-    @Test func anotherProviderOnTheBusStopsTheAgentWithAReason() throws {
+    /// Another provider holding the name (GNOME Keyring still running in the session being switched) no
+    /// longer stops the agent: it serves its socket, says who holds the name, waits in the bus's queue, and
+    /// provides the Secret Service as soon as that provider leaves.
+    @Test func anotherProviderOnTheBusKeepsTheNameUntilItLeaves() throws {
         let desktop = try Desktop()
-        _ = try KeychainDatabase.create(
-            at: desktop.sandbox.directory.file("other.keychain"), passphrase: Passphrase("other"),
-            keyDerivation: .minimum)
-        let second = try HelperProcess.run(
-            HelperProcess.product("latchkeyd"),
-            [
-                "--secret-service", "--keychain", desktop.sandbox.directory.file("other.keychain"),
-                "--socket", desktop.sandbox.directory.file("run/other.sock"),
-            ],
-            environment: desktop.environment.merging([
-                "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + desktop.sandbox.directory.file("none")
-            ]) { _, new in new })
-        #expect(second.status != 0)
+        try desktop.sandbox.unlock()
+        #expect(try desktop.secretTool("store", "--label=First", "owner", "first", input: "one").status == 0)
+        let second = try AgentSandbox()
+        second.agentEnvironment["DBUS_SESSION_BUS_ADDRESS"] = desktop.address
+        try second.start(HelperProcess.product("latchkeyd"), ["--verbose", "--secret-service"])
+        try second.unlock()
+        let firstPID = try #require(desktop.sandbox.agent?.pid)
+        let executable = HelperProcess.product("latchkeyd")
         #expect(
-            second.stderr.contains("cannot provide the Secret Service: taking the name org.freedesktop.secrets"),
-            "\(second.stderr)")
+            second.agentLog.range(
+                of:
+                    #"another provider holds org\.freedesktop\.secrets \(:1\.[0-9]+, pid \#(firstPID), \#(executable)\): the Secret Service waits for the name and takes it when that provider leaves\n"#,
+                options: .regularExpression) != nil, "\(second.agentLog)")
+        #expect(!second.agentLog.contains("serving the Secret Service"))
+        // Its own socket serves meanwhile.
+        #expect(try second.cli("add-generic-password", "-a", "a", "-s", "s", "-w", "w").status == 0)
+        #expect(try desktop.secretTool("lookup", "owner", "first").stdout == "one")
+
+        desktop.sandbox.stop()
+        try waitUntil("the name handed over") {
+            second.agentLog.contains(
+                "serving the Secret Service (org.freedesktop.secrets) on the session bus: the provider that held it left\n"
+            )
+        }
+        // Now the second keychain answers: the first one's item is not in it, and a new one goes there.
+        #expect(try desktop.secretTool("lookup", "owner", "first").status == 1)
+        #expect(try desktop.secretTool("store", "--label=Second", "owner", "second", input: "two").status == 0)
+        #expect(try desktop.secretTool("lookup", "owner", "second").stdout == "two")
+        #expect(try second.cli("dump-keychain").stdout.contains(#""ss.owner"<blob>="second""#))
     }
 }

@@ -69,6 +69,15 @@ extension Bus {
         return Int32(truncatingIfNeeded: try reply.readUInt32())
     }
 
+    /// The unique name (`:1.42`) of the connection that owns the well-known `name` (`GetNameOwner`).
+    package func owner(of name: String) throws(BusError) -> String {
+        let reply = try call(
+            "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetNameOwner"
+        ) { (message) throws(BusError) in try message.append(name) }
+        return try reply.readString()
+    }
+
     /// Every name on the bus, unique (`:1.42`) and well-known (`ListNames`).
     package func names() throws(BusError) -> [String] {
         let reply = try call(

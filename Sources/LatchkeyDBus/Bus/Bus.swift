@@ -71,6 +71,23 @@ package final class Bus {
         guard code >= 0 else { throw BusError(operation: "taking the name \(name)", code: code, detail: nil) }
     }
 
+    /// Takes a well-known name, or — when another connection owns it — waits in the bus's queue for it
+    /// (`SD_BUS_NAME_QUEUE`): the bus hands it over when the owner leaves, and says so with `NameAcquired`
+    /// (`onNameAcquired`). True when the name is this connection's now.
+    package func requestNameOrQueue(_ name: String) throws(BusError) -> Bool {
+        let code = latchkey_sd_bus_request_name(bus, name, UInt64(SD_BUS_NAME_QUEUE))
+        guard code >= 0 else { throw BusError(operation: "taking the name \(name)", code: code, detail: nil) }
+        return code > 0
+    }
+
+    /// Calls `handler` when the bus gives this connection `name` (`NameAcquired`), as after waiting in its
+    /// queue.
+    package func onNameAcquired(_ name: String, _ handler: @escaping () -> Void) throws(BusError) {
+        let rule =
+            "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameAcquired',arg0='\(name)'"
+        try addMatch(rule, during: "watching for the name \(name)") { _ in handler() }
+    }
+
     /// This connection's unique name (":1.42").
     package var uniqueName: String? {
         var name: UnsafePointer<CChar>?
