@@ -1,5 +1,6 @@
 package import FoundationEssentials
 package import LatchkeyCrypto
+import LatchkeyEngine
 
 /// Why bytes from an SSH peer could not be read: what was expected, never the bytes.
 package struct SSHWireError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -13,7 +14,8 @@ package struct SSHWireError: Error, Equatable, Sendable, CustomStringConvertible
 
 /// Reads the SSH wire types of RFC 4251 §5 — `byte`, `boolean`, `uint32`, `uint64`, `string`, `mpint`,
 /// `name-list` — from a buffer, checking every length against what is left, so a malformed message is an
-/// error and never a read past its end.
+/// error and never a read past its end. The bytes are read by the project's one codec (`ByteReader`); this
+/// type adds SSH's types and its errors, which name the field.
 package struct SSHReader {
     fileprivate let bytes: Data
     fileprivate(set) var position: Data.Index
@@ -35,11 +37,30 @@ package struct SSHReader {
         return Data(bytes[position...])
     }
 
+    /// One read of the codec from the current position; `failure` is the error when the bytes run out.
+    private mutating func read<Value>(
+        failure: @autoclosure () -> SSHWireError, _ body: (inout ByteReader) throws(ByteReader.Truncated) -> Value
+    ) throws(SSHWireError) -> Value {
+        let start = position - bytes.startIndex
+        let read = bytes.withUnsafeBytes { raw -> (value: Value, end: Int)? in
+            var reader = ByteReader(raw, offset: start)
+            do throws(ByteReader.Truncated) {
+                let value = try body(&reader)
+                return (value, reader.offset)
+            } catch {
+                return nil  // Truncated: said by the caller's `failure`, which names the field.
+            }
+        }
+        guard let read else { throw failure() }
+        position = bytes.startIndex + read.end
+        return read.value
+    }
+
     /// `byte`.
     package mutating func byte(_ what: String = "a byte") throws(SSHWireError) -> UInt8 {
-        guard remaining >= 1 else { throw SSHWireError("\(what) is missing") }
-        defer { position += 1 }
-        return bytes[position]
+        try read(failure: SSHWireError("\(what) is missing")) { (reader) throws(ByteReader.Truncated) in
+            try reader.readByte()
+        }
     }
 
     /// `boolean`: any byte but 0 is true (RFC 4251 §5).
@@ -47,25 +68,24 @@ package struct SSHReader {
 
     /// `uint32`, big-endian.
     package mutating func uint32(_ what: String = "a uint32") throws(SSHWireError) -> UInt32 {
-        guard remaining >= 4 else { throw SSHWireError("\(what) is cut short") }
-        var value: UInt32 = 0
-        for index in position..<position + 4 { value = value << 8 | UInt32(bytes[index]) }
-        position += 4
-        return value
+        try read(failure: SSHWireError("\(what) is cut short")) { (reader) throws(ByteReader.Truncated) in
+            try reader.readBigEndianUInt32()
+        }
     }
 
     /// `uint64`, big-endian.
     package mutating func uint64(_ what: String = "a uint64") throws(SSHWireError) -> UInt64 {
-        let high = UInt64(try uint32(what))
-        return high << 32 | UInt64(try uint32(what))
+        try read(failure: SSHWireError("\(what) is cut short")) { (reader) throws(ByteReader.Truncated) in
+            try reader.readBigEndianUInt64()
+        }
     }
 
     /// `string`: a uint32 length and that many bytes.
     package mutating func string(_ what: String = "a string") throws(SSHWireError) -> Data {
         let length = Int(try uint32(what))
-        guard length <= remaining else { throw SSHWireError("\(what) is longer than the message (\(length) bytes)") }
-        defer { position += length }
-        return Data(bytes[position..<position + length])
+        return try read(failure: SSHWireError("\(what) is longer than the message (\(length) bytes)")) {
+            (reader) throws(ByteReader.Truncated) in Data(try reader.readRawBuffer(length))
+        }
     }
 
     /// A `string` that must be UTF-8 text without NUL (names, comments, user names).
@@ -104,36 +124,31 @@ package struct SSHReader {
     }
 }
 
-/// Writes the SSH wire types (see `SSHReader`).
+/// Writes the SSH wire types (see `SSHReader`) through the project's one codec (`ByteWriter`).
 package struct SSHWriter {
-    /// What was written.
-    package private(set) var data = Data()
+    private var writer = ByteWriter()
 
     package init() {}
 
+    /// What was written.
+    package var data: Data { writer.data }
+
     /// `byte`.
-    package mutating func byte(_ value: UInt8) { data.append(value) }
+    package mutating func byte(_ value: UInt8) { writer.append(value) }
 
     /// `boolean`.
-    package mutating func boolean(_ value: Bool) { data.append(value ? 1 : 0) }
+    package mutating func boolean(_ value: Bool) { writer.append(value ? 1 as UInt8 : 0) }
 
     /// `uint32`.
-    package mutating func uint32(_ value: UInt32) {
-        data.append(contentsOf: [
-            UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF),
-        ])
-    }
+    package mutating func uint32(_ value: UInt32) { writer.appendBigEndian(value) }
 
     /// `uint64`.
-    package mutating func uint64(_ value: UInt64) {
-        uint32(UInt32(value >> 32))
-        uint32(UInt32(value & 0xFFFF_FFFF))
-    }
+    package mutating func uint64(_ value: UInt64) { writer.appendBigEndian(value) }
 
     /// `string`.
     package mutating func string(_ value: some Collection<UInt8>) {
         uint32(UInt32(value.count))
-        data.append(contentsOf: value)
+        writer.appendRaw(value)
     }
 
     /// `string` of UTF-8 text.
@@ -151,37 +166,35 @@ package struct SSHWriter {
     }
 
     /// Raw bytes, as they are.
-    package mutating func raw(_ bytes: some Collection<UInt8>) { data.append(contentsOf: bytes) }
+    package mutating func raw(_ bytes: some Collection<UInt8>) { writer.appendRaw(bytes) }
 
     /// Wipes what was written (it held key material).
-    package mutating func wipe() { data.resetBytes(in: 0..<data.count) }
+    package mutating func wipe() { writer.wipe() }
 }
 
 extension SSHReader {
     /// A `string` that holds a secret, copied straight into a zeroizing buffer (never into another `Data`).
     package mutating func secretString(_ what: String) throws(SSHWireError) -> SecureBytes {
         let length = Int(try uint32(what))
-        guard length <= remaining else { throw SSHWireError("\(what) is longer than the message (\(length) bytes)") }
-        let start = position
-        position += length
-        return SecureBytes(count: length, lifetime: .transient) { buffer in
-            _ = bytes[start..<start + length].copyBytes(to: buffer.bindMemory(to: UInt8.self))
+        return try read(failure: SSHWireError("\(what) is longer than the message (\(length) bytes)")) {
+            (reader) throws(ByteReader.Truncated) in
+            let raw = try reader.readRawBuffer(length)
+            return SecureBytes(count: raw.count, lifetime: .transient) { $0.copyMemory(from: raw) }
         }
     }
 
     /// A non-negative `mpint` that holds a secret, as its magnitude in a zeroizing buffer.
     package mutating func secretInteger(_ what: String) throws(SSHWireError) -> SecureBytes {
         let length = Int(try uint32(what))
-        guard length <= remaining else { throw SSHWireError("\(what) is longer than the message (\(length) bytes)") }
-        var start = position
-        position += length
-        let end = start + length
-        if start < end, bytes[start] & 0x80 != 0 { throw SSHWireError("\(what) is negative") }
-        while start < end, bytes[start] == 0 { start += 1 }
-        let from = start
-        return SecureBytes(count: end - from, lifetime: .transient) { buffer in
-            _ = bytes[from..<end].copyBytes(to: buffer.bindMemory(to: UInt8.self))
+        let magnitude = try read(failure: SSHWireError("\(what) is longer than the message (\(length) bytes)")) {
+            (reader) throws(ByteReader.Truncated) -> SecureBytes? in
+            let raw = try reader.readRawBuffer(length)
+            if let first = raw.first, first & 0x80 != 0 { return nil }  // Negative: said below.
+            let digits = UnsafeRawBufferPointer(rebasing: raw.drop(while: { $0 == 0 }))
+            return SecureBytes(count: digits.count, lifetime: .transient) { $0.copyMemory(from: digits) }
         }
+        guard let magnitude else { throw SSHWireError("\(what) is negative") }
+        return magnitude
     }
 }
 

@@ -1,11 +1,14 @@
 package import FoundationEssentials
 internal import LatchkeyCrypto
 
-/// Appends fixed-width little-endian integers and length-prefixed fields: the building block of the
-/// encrypted attribute blob, the keybag records and the associated data. Backed by `[UInt8]`, which
-/// appends much faster than `Data`.
+/// Appends fixed-width integers and length-prefixed fields: the building block of the encrypted attribute
+/// blob, the keybag records and the associated data (little-endian, Latchkey's own formats), and under the
+/// SSH wire types (`SSHWriter`) and other programs' files (`FieldWriter`), big-endian where those formats
+/// are. The project's one byte codec, with `ByteReader`. Backed by `[UInt8]`, which appends much faster than
+/// `Data`.
 package struct ByteWriter {
-    private(set) var bytes: [UInt8] = []
+    /// What was written.
+    package private(set) var bytes: [UInt8] = []
 
     package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
@@ -32,6 +35,23 @@ package struct ByteWriter {
 
     package mutating func append(_ value: Int32) { append(UInt32(bitPattern: value)) }
 
+    package mutating func append(_ value: UInt16) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Big-endian, as SSH's wire types and KeePass's and GNOME Keyring's files write some integers.
+    package mutating func appendBigEndian(_ value: UInt16) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func appendBigEndian(_ value: UInt32) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func appendBigEndian(_ value: UInt64) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
     package mutating func appendRaw(_ raw: Data) { raw.withUnsafeBytes { bytes.append(contentsOf: $0) } }
     // Concrete overloads for the callers in other modules (the agent protocol's header, the sync
     // configuration): there the generic one below runs unspecialized, and its first call in a process costs the
@@ -57,14 +77,23 @@ package struct ByteWriter {
 }
 
 /// Reads what `ByteWriter` wrote, straight from a buffer; every read checks bounds and throws
-/// `ByteReader.Truncated`. Use it inside `withUnsafeBytes`.
+/// `ByteReader.Truncated`, so a declared length past the end is an error before anything is copied or
+/// allocated. Use it inside `withUnsafeBytes`. `SSHReader` and `FieldReader` read through it and name the
+/// field in their own errors.
 package struct ByteReader {
     package struct Truncated: Error { package init() {} }
 
     private let buffer: UnsafeRawBufferPointer
-    private var offset = 0
+    /// Where the next read starts.
+    package private(set) var offset = 0
 
     package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    /// A reader that starts `offset` bytes in (at most the buffer's end).
+    package init(_ buffer: UnsafeRawBufferPointer, offset: Int) {
+        self.buffer = buffer
+        self.offset = min(max(0, offset), buffer.count)
+    }
 
     package var isAtEnd: Bool { offset == buffer.count }
 
@@ -86,6 +115,26 @@ package struct ByteReader {
     }
 
     package mutating func readInt64() throws(Truncated) -> Int64 { Int64(bitPattern: try readUInt64()) }
+
+    package mutating func readUInt16() throws(Truncated) -> UInt16 {
+        UInt16(littleEndian: try readRawBuffer(2).loadUnaligned(as: UInt16.self))
+    }
+
+    /// Big-endian reads (SSH's wire types; fields of KeePass's and GNOME Keyring's files).
+    package mutating func readBigEndianUInt16() throws(Truncated) -> UInt16 {
+        UInt16(bigEndian: try readRawBuffer(2).loadUnaligned(as: UInt16.self))
+    }
+
+    package mutating func readBigEndianUInt32() throws(Truncated) -> UInt32 {
+        UInt32(bigEndian: try readRawBuffer(4).loadUnaligned(as: UInt32.self))
+    }
+
+    package mutating func readBigEndianUInt64() throws(Truncated) -> UInt64 {
+        UInt64(bigEndian: try readRawBuffer(8).loadUnaligned(as: UInt64.self))
+    }
+
+    /// Passes over `count` bytes.
+    package mutating func skip(_ count: Int) throws(Truncated) { _ = try readRawBuffer(count) }
 
     package mutating func readRawBuffer(_ count: Int) throws(Truncated) -> UnsafeRawBufferPointer {
         guard count >= 0, buffer.count - offset >= count else { throw Truncated() }

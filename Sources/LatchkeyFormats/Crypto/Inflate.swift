@@ -7,7 +7,7 @@ package import LatchkeyEngine
 package enum Inflate {
     /// The decompressed bytes of a gzip member (`1F 8B`), its CRC-32 and length checked.
     package static func gunzip(_ input: [UInt8], limit: Int, what: String) throws(KeychainError) -> [UInt8] {
-        var reader = ByteReader(input, what: what)
+        var reader = FieldReader(input, what: what)
         guard try reader.byte("the gzip magic") == 0x1F, try reader.byte("the gzip magic") == 0x8B,
             try reader.byte("the gzip method") == 8
         else { throw KeychainError.decode("\(what) is not gzip-compressed DEFLATE data") }
@@ -22,7 +22,7 @@ package enum Inflate {
         if flags & 0x02 != 0 { try reader.skip(2, "the gzip header checksum") }
         var output: [UInt8] = []
         let consumed = try inflate(input, from: reader.offset, into: &output, limit: limit, what: what)
-        var trailer = ByteReader(input, offset: consumed, what: what)
+        var trailer = FieldReader(input, offset: consumed, what: what)
         let crc = try trailer.uint32LE("the gzip CRC-32")
         let size = try trailer.uint32LE("the gzip length")
         guard crc == CRC32.checksum(output), size == UInt32(truncatingIfNeeded: output.count) else {

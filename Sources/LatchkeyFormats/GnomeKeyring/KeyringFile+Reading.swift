@@ -16,7 +16,7 @@ extension KeyringFile {
             throw KeychainError.decode(
                 "\(what) is not a GNOME Keyring keyring file (it does not start with GnomeKeyring)")
         }
-        var reader = ByteReader(bytes, offset: magic.count, what: what)
+        var reader = FieldReader(bytes, offset: magic.count, what: what)
         let version = try reader.take(4, "the version")
         guard version.allSatisfy({ $0 == 0 }) else {
             throw KeychainError.decode(
@@ -65,7 +65,7 @@ extension KeyringFile {
         guard constantTimeEqual(checksum, Data(decrypted[0..<16])) else {
             throw KeychainError(.authFailed, "wrong password for \(what) (or its encrypted part is damaged)")
         }
-        var inner = ByteReader(decrypted, offset: 16, what: "\(what)'s encrypted part")
+        var inner = FieldReader(decrypted, offset: 16, what: "\(what)'s encrypted part")
         var items: [Item] = []
         for index in 0..<count {
             let item = "item \(index + 1)'s"
@@ -87,7 +87,7 @@ extension KeyringFile {
     }
 
     /// A string: nil for none; `errSecDecode` for a length past the end, a NUL or text that is not UTF-8.
-    static func string(_ reader: inout ByteReader, _ field: String) throws(KeychainError) -> String? {
+    static func string(_ reader: inout FieldReader, _ field: String) throws(KeychainError) -> String? {
         let length = try reader.uint32BE(field)
         if length == 0xFFFF_FFFF { return nil }
         guard length < 0x7FFF_FFFF, Int(length) <= reader.remaining else { throw reader.truncated(field) }
@@ -98,14 +98,14 @@ extension KeyringFile {
         return text
     }
 
-    static func byteArray(_ reader: inout ByteReader, _ field: String) throws(KeychainError) -> Data {
+    static func byteArray(_ reader: inout FieldReader, _ field: String) throws(KeychainError) -> Data {
         let length = try reader.uint32BE(field)
         if length == 0xFFFF_FFFF { return Data() }
         guard length < 0x7FFF_FFFF, Int(length) <= reader.remaining else { throw reader.truncated(field) }
         return Data(try reader.take(Int(length), field))
     }
 
-    static func time(_ reader: inout ByteReader, _ field: String) throws(KeychainError) -> Date {
+    static func time(_ reader: inout FieldReader, _ field: String) throws(KeychainError) -> Date {
         let high = UInt64(try reader.uint32BE(field))
         let low = UInt64(try reader.uint32BE(field))
         // Seconds since 1970 as a signed 64-bit time_t; anything beyond year 9999 is read as 1970.
@@ -115,7 +115,7 @@ extension KeyringFile {
     }
 
     /// Attributes: their count, then per attribute its name, its type (0 text, 1 a 32-bit integer) and value.
-    static func attributes(_ reader: inout ByteReader, _ field: String) throws(KeychainError) -> [String: String] {
+    static func attributes(_ reader: inout FieldReader, _ field: String) throws(KeychainError) -> [String: String] {
         let count = Int(try reader.uint32BE(field))
         guard count <= reader.remaining / 8 else {
             throw KeychainError.decode("\(field): \(count) declared, more than the file holds")
@@ -135,7 +135,7 @@ extension KeyringFile {
     }
 
     /// An item's access list (gnome-keyring 2's per-application grants, no longer used): skipped.
-    static func skipAccessList(_ reader: inout ByteReader, _ field: String) throws(KeychainError) {
+    static func skipAccessList(_ reader: inout FieldReader, _ field: String) throws(KeychainError) {
         let count = Int(try reader.uint32BE(field))
         guard count <= reader.remaining / 20 else {
             throw KeychainError.decode("\(field): \(count) entries declared, more than the file holds")

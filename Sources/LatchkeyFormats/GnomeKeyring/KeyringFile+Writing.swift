@@ -16,7 +16,7 @@ extension KeyringFile {
     {
         var salt = [UInt8](repeating: 0, count: 8)
         salt.withUnsafeMutableBytes { SecureRandom.fill($0) }
-        var header = ByteWriter()
+        var header = FieldWriter()
         header.append(Self.magic)
         header.append([0, 0, 0, 0])
         try Self.append(name, to: &header, "the keyring's name")
@@ -40,7 +40,7 @@ extension KeyringFile {
                 try Self.append(Hex.encode(hashed), to: &header, "a hash")
             }
         }
-        var inner = ByteWriter()
+        var inner = FieldWriter()
         defer { inner.wipe() }
         inner.append([UInt8](repeating: 0, count: 16))
         for (index, (item, attributes)) in sortedItems.enumerated() {
@@ -77,7 +77,7 @@ extension KeyringFile {
         return header.bytes
     }
 
-    static func append(_ text: String, to writer: inout ByteWriter, _ field: String) throws(KeychainError) {
+    static func append(_ text: String, to writer: inout FieldWriter, _ field: String) throws(KeychainError) {
         let bytes = Array(text.utf8)
         guard !bytes.contains(0) else { throw KeychainError.param("\(field) holds a NUL character") }
         guard bytes.count < 0x7FFF_FFFF else { throw KeychainError.param("\(field) is too long") }
@@ -85,7 +85,7 @@ extension KeyringFile {
         writer.append(bytes)
     }
 
-    static func append(_ date: Date, to writer: inout ByteWriter) {
+    static func append(_ date: Date, to writer: inout FieldWriter) {
         let seconds = UInt64(bitPattern: Int64(date.timeIntervalSince1970.rounded(.down)))
         writer.uint32BE(UInt32(truncatingIfNeeded: seconds >> 32))
         writer.uint32BE(UInt32(truncatingIfNeeded: seconds))

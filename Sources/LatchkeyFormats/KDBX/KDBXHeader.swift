@@ -39,7 +39,7 @@ package struct KDBXHeader: Sendable {
         guard file.starts(with: signature) else {
             throw KeychainError.decode("\(what) is not a KeePass database (KDBX)")
         }
-        var reader = ByteReader(file, offset: 8, what: what)
+        var reader = FieldReader(file, offset: 8, what: what)
         let minor = try reader.uint16LE("the version")
         let major = try reader.uint16LE("the version")
         guard major == 3 || major == 4 else {

@@ -21,7 +21,7 @@ struct KDBXPayload {
             transformed.withUnsafeBytes { FormatPrimitives.sha256([seed, $0]) }
         }
         let wrong = KeychainError(.authFailed, "wrong password or key file for \(what)")
-        var reader = ByteReader(file, offset: header.bytes.count, what: what)
+        var reader = FieldReader(file, offset: header.bytes.count, what: what)
         var ciphertext: [UInt8] = []
         if header.major == 4 {
             let digest = try reader.take(32, "the header's SHA-256")
@@ -89,7 +89,7 @@ struct KDBXPayload {
                 xml: content, stream: try InnerStream(id: header.innerStream, key: header.protectedStreamKey),
                 attachments: [])
         }
-        var inner = ByteReader(content, what: "\(what)'s inner header")
+        var inner = FieldReader(content, what: "\(what)'s inner header")
         var streamID: UInt32?
         var streamKey: [UInt8] = []
         var attachments: [[UInt8]] = []
@@ -132,7 +132,7 @@ struct KDBXPayload {
 
     /// KDBX 3.1's hashed blocks after the start bytes: index, SHA-256, size, data, to a block of size 0.
     static func hashedBlocks(_ content: [UInt8], what: String) throws(KeychainError) -> [UInt8] {
-        var reader = ByteReader(content, offset: 32, what: what)
+        var reader = FieldReader(content, offset: 32, what: what)
         var output: [UInt8] = []
         var expected: UInt32 = 0
         while true {

@@ -24,7 +24,7 @@ package enum KDBXWriter {
         let composite = try KDBXCompositeKey.make(password: password, keyFile: keyFile)
         let masterSeed = Array(SecureRandom.bytes(32))
         let iv = Array(SecureRandom.bytes(cipher == .chacha20 ? 12 : 16))
-        var header = ByteWriter()
+        var header = FieldWriter()
         header.append(KDBXHeader.signature)
         header.uint16LE(0)
         header.uint16LE(4)
@@ -54,7 +54,7 @@ package enum KDBXWriter {
         var xml = KDBXXMLWriter(stream: try InnerStream(id: 3, key: streamKey))
         defer { xml.wipe() }
         xml.document(name: name, entries: entries, now: now)
-        var inner = ByteWriter()
+        var inner = FieldWriter()
         defer { inner.wipe() }
         func innerField(_ type: UInt8, _ value: some Collection<UInt8>) {
             inner.append(type)

@@ -28,7 +28,7 @@ package struct VariantMap: Sendable, Hashable {
     }
 
     package static func read(_ bytes: ArraySlice<UInt8>, what: String) throws(KeychainError) -> VariantMap {
-        var reader = ByteReader(Array(bytes), what: what)
+        var reader = FieldReader(Array(bytes), what: what)
         let version = try reader.uint16LE("the version")
         guard version >> 8 <= 1 else { throw KeychainError.decode("\(what) has version \(version >> 8), not 1") }
         var map = VariantMap()
@@ -61,7 +61,7 @@ package struct VariantMap: Sendable, Hashable {
     }
 
     package func written() -> [UInt8] {
-        var writer = ByteWriter()
+        var writer = FieldWriter()
         writer.uint16LE(0x0100)
         for name in order {
             guard let value = values[name] else { continue }
