@@ -246,34 +246,9 @@ final class SecretServiceWriter {
             Self.name, path: Self.path + "/collection/login", interface: "org.freedesktop.Secret.Collection",
             member: "CreateItem"
         ) { (message) throws(BusError) in
-            try message.open("a", "{sv}")
-            try message.open("e", "sv")
-            try message.append("org.freedesktop.Secret.Item.Label")
-            try message.open("v", "s")
-            try message.append(label)
-            try message.close()
-            try message.close()
-            try message.open("e", "sv")
-            try message.append("org.freedesktop.Secret.Item.Attributes")
-            try message.open("v", "a{ss}")
-            try message.open("a", "{ss}")
-            for (key, value) in attributes {
-                try message.open("e", "ss")
-                try message.append(key)
-                try message.append(value)
-                try message.close()
-            }
-            try message.close()
-            try message.close()
-            try message.close()
-            try message.close()
-            try message.open("r", "oayays")
-            try message.append(session, as: "o")
-            try message.append(bytes: [])
-            try message.append(bytes: Array("x".utf8))
-            try message.append("text/plain")
-            try message.close()
-            try message.append(false)
+            try message.appendCreateItem(
+                label: label, attributes: attributes, session: session, secret: Array("x".utf8),
+                contentType: "text/plain", replace: false)
         }
     }
 }

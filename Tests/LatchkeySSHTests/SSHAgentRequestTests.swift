@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 import LatchkeySSH
 import Testing
 
@@ -9,16 +10,7 @@ import Testing
     static let seed: [UInt8] = hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
     static let publicKey: [UInt8] = hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
 
-    static func hex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            bytes.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
+    static func hex(_ text: String) -> [UInt8] { Hex.decode(text)! }
 
     static func message(_ type: UInt8, _ build: (inout SSHWriter) -> Void = { _ in }) -> Data {
         var writer = SSHWriter()

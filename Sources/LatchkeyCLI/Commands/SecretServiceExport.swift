@@ -78,36 +78,10 @@ enum SecretServiceExport {
             }
             let reply = try bus.call(
                 name, path: defaultCollection, interface: "org.freedesktop.Secret.Collection", member: "CreateItem"
-            ) {
-                (message) throws(BusError) in
-                try message.open("a", "{sv}")
-                try message.open("e", "sv")
-                try message.append("org.freedesktop.Secret.Item.Label")
-                try message.open("v", "s")
-                try message.append(item.label)
-                try message.close()
-                try message.close()
-                try message.open("e", "sv")
-                try message.append("org.freedesktop.Secret.Item.Attributes")
-                try message.open("v", "a{ss}")
-                try message.open("a", "{ss}")
-                for (key, value) in item.attributes.sorted(by: { $0.key < $1.key }) {
-                    try message.open("e", "ss")
-                    try message.append(key)
-                    try message.append(value)
-                    try message.close()
-                }
-                try message.close()
-                try message.close()
-                try message.close()
-                try message.close()
-                try message.open("r", "oayays")
-                try message.append(session, as: "o")
-                try message.append(bytes: [])
-                try message.append(bytes: Array(item.secret))
-                try message.append(item.contentType)
-                try message.close()
-                try message.append(false)
+            ) { (message) throws(BusError) in
+                try message.appendCreateItem(
+                    label: item.label, attributes: item.attributes, session: session, secret: Array(item.secret),
+                    contentType: item.contentType, replace: false)
             }
             let made = try reply.readString("o")
             if made == "/" { report.locked += 1 } else { report.copied += 1 }
