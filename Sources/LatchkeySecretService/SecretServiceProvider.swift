@@ -73,22 +73,20 @@ package enum SecretServiceProvider {
                 bus = try Bus(.session)
                 server = SecretServiceServer(bus: bus, configuration: configuration)
                 try server.install()
-                // Signals are handled on this thread, in `run` below: the flag needs no lock.
-                final class Queued { var waiting = false }
-                let queued = Queued()
-                try bus.onNameAcquired(busName) {
-                    guard queued.waiting else { return }  // The name was ours at once (said below).
-                    queued.waiting = false
-                    configuration.log(
-                        "serving the Secret Service (\(busName)) on the session bus: the provider that held it left")
-                }
                 if try bus.requestNameOrQueue(busName) {
                     configuration.log("serving the Secret Service (\(busName)) on the session bus")
                 } else {
-                    queued.waiting = true
                     configuration.log(
                         "another provider holds \(busName) (\(holder(of: busName, on: bus))): the Secret Service waits for the name and takes it when that provider leaves"
                     )
+                    // Watched only when queued (no round trip at a cold start). A NameAcquired that came before
+                    // the watch waits in sd-bus's queue and reaches it in `run` below: the bus sends it to this
+                    // connection whatever its match rules.
+                    try bus.onNameAcquired(busName) {
+                        configuration.log(
+                            "serving the Secret Service (\(busName)) on the session bus: the provider that held it left"
+                        )
+                    }
                 }
             } catch {
                 ready.result.withLock { $0 = .failure(error) }
