@@ -5,10 +5,18 @@ struct ParsedArguments: Sendable, Equatable {
     var values: [String: [String]] = [:]
     var prompts: Set<String> = []
     var positionals: [String] = []
+    /// The long name of each option that has a letter too: results are kept under the long name, and a
+    /// command may ask by either (`-k` of `-k, --keychain` was once asked for by its letter and never found).
+    var aliases: [String: String] = [:]
 
-    func has(_ key: String) -> Bool { flags[key] != nil || values[key] != nil || prompts.contains(key) }
-    func value(_ key: String) -> String? { values[key]?.last }
-    func allValues(_ key: String) -> [String] { values[key] ?? [] }
+    private func key(_ name: String) -> String { aliases[name] ?? name }
+
+    func has(_ name: String) -> Bool {
+        let key = key(name)
+        return flags[key] != nil || values[key] != nil || prompts.contains(key)
+    }
+    func value(_ name: String) -> String? { values[key(name)]?.last }
+    func allValues(_ name: String) -> [String] { values[key(name)] ?? [] }
 }
 
 /// A usage error: the message names the option or word that was wrong.
@@ -25,6 +33,9 @@ struct UsageError: Error, Equatable, Sendable {
 enum ArgumentParser {
     static func parse(_ words: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
         var result = ParsedArguments()
+        for spec in options {
+            if let short = spec.short, let long = spec.long { result.aliases[String(short)] = long }
+        }
         var index = 0
         while index < words.count {
             let word = words[index]
