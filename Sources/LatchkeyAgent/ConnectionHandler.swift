@@ -119,6 +119,25 @@ struct ConnectionHandler {
             }
             state.apply(settings)
             return reply
+        case .accessLists:
+            // What other programs may read is for registered programs (`latchkey access list` from any other
+            // program opens the keychain with the passphrase), as the registrations are.
+            _ = try registeredStanding(caller, for: "items' access lists")
+            return try state.administration.perform(request)
+        case .grantAccess(let program, _, _), .revokeAccess(let program, _, _):
+            let granting: Bool
+            if case .grantAccess = request { granting = true } else { granting = false }
+            let reply = try state.checkingPassphrase(
+                granting ? "a grant of access" : "a revocation of access", as: state.throttleBucket(for: caller)
+            ) { () throws(KeychainError) in
+                try state.administration.perform(request)
+            }
+            if reply == .flag(true) {
+                log("\(granting ? "granted" : "revoked") access to an item for \(program) (by pid \(peer.pid))")
+            }
+            return reply
+        case .copyMatching(let query):
+            return try copyMatching(query, caller: caller)
         case .createHeldKey(let held, _):
             // An ephemeral key goes when the process it was made for ends.
             let made = try service(caller, holderEnded: peer.hasEnded).perform(request)
@@ -126,9 +145,31 @@ struct ConnectionHandler {
                 "made a key held by the agent for pid \(peer.pid) (\(held.type == .rsa ? "RSA" : "EC") \(held.bits) bits)"
             )
             return made
-        case .add, .copyMatching, .locate, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey,
+        case .add, .locate, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey,
             .releaseHeldKey, .importHeldKey:
             return try service(caller).perform(request)
+        }
+    }
+
+    /// A read: in the caller's access groups first; when they hold no match, or the agent does not serve the
+    /// caller's groups at all (an unregistered program), among the items whose access lists name the caller
+    /// (`CallerPolicy.program(of:identity:)`). What the groups' read threw stands when no listed item
+    /// matches either, so an unregistered program still hears that the agent does not serve it.
+    private func copyMatching(_ query: ItemQuery, caller: AttestedCaller) throws(KeychainError) -> KeychainReply {
+        let refusal: KeychainError
+        do {
+            return try service(caller).perform(.copyMatching(query))
+        } catch {
+            refusal = error
+        }
+        guard refusal.status == .itemNotFound || refusal.status == .missingEntitlement,
+            state.currentRegistrations != nil,
+            let program = CallerPolicy.program(of: caller, identity: state.programIdentity)
+        else { throw refusal }
+        do {
+            return .items(try state.keychain.copyMatching(query, listedFor: program, presence: state.presence))
+        } catch {
+            throw error.status == .itemNotFound ? refusal : error
         }
     }
 
