@@ -16,7 +16,9 @@ final class AgentState: Sendable {
     private let registrations = Mutex<[ApplicationRegistration]?>(nil)
     private let settings: Mutex<KeychainSettings>
     private let lastActivity = Mutex(ContinuousClock.now)
-    private let log: @Sendable (String) -> Void
+    let log: @Sendable (String) -> Void
+    /// Whether item requests are written to the access log (`latchkeyd --no-access-log` turns it off).
+    let accessLog: Bool
     /// Background sync, when the agent runs it (it idles until the keychain is set up for sync).
     let sync: SyncWorker?
     /// Which attestations tell programs apart (`latchkeyd --program-identity`).
@@ -24,11 +26,12 @@ final class AgentState: Sendable {
 
     init(
         keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void,
-        sync: Bool = false, programIdentity: ProgramIdentity = .executable
+        sync: Bool = false, programIdentity: ProgramIdentity = .executable, accessLog: Bool = true
     )
         throws(KeychainError)
     {
         self.programIdentity = programIdentity
+        self.accessLog = accessLog
         self.keychainPath = keychainPath
         self.presence = presence
         self.keychain = try KeychainDatabase.open(at: keychainPath)

@@ -136,29 +136,63 @@ struct ConnectionHandler {
                 log("\(granting ? "granted" : "revoked") access to an item for \(program) (by pid \(peer.pid))")
             }
             return reply
-        case .copyMatching(let query):
-            return try copyMatching(query, caller: caller)
+        case .copyMatching:
+            let groups = { (request: KeychainRequest) throws(KeychainError) -> KeychainReply in
+                try service(caller).perform(request)
+            }
+            guard let recorder = state.recorder(for: AccessLogEntry.Caller(caller)) else {
+                return try served(request, caller: caller).0
+            }
+            return try recorder.perform(request, listing: groups) { (request) throws(KeychainError) in
+                try served(request, caller: caller)
+            }
         case .createHeldKey(let held, _):
             // An ephemeral key goes when the process it was made for ends.
-            let made = try service(caller, holderEnded: peer.hasEnded).perform(request)
+            let made = try logged(request, caller: caller) { (request) throws(KeychainError) in
+                try service(caller, holderEnded: peer.hasEnded).perform(request)
+            }
             log(
                 "made a key held by the agent for pid \(peer.pid) (\(held.type == .rsa ? "RSA" : "EC") \(held.bits) bits)"
             )
             return made
         case .add, .locate, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey,
             .releaseHeldKey, .importHeldKey:
-            return try service(caller).perform(request)
+            return try logged(request, caller: caller) { (request) throws(KeychainError) in
+                try service(caller).perform(request)
+            }
         }
+    }
+
+    /// Runs an item request in the caller's groups, writing the access log (unless the agent keeps none).
+    private func logged(
+        _ request: KeychainRequest, caller: AttestedCaller,
+        _ serve: (KeychainRequest) throws(KeychainError) -> KeychainReply
+    ) throws(KeychainError) -> KeychainReply {
+        guard let recorder = state.recorder(for: AccessLogEntry.Caller(caller)) else { return try serve(request) }
+        return try recorder.perform(request, reason: "its access groups", serve)
+    }
+
+    /// A find (`served` runs any other request in the caller's groups), and how it was allowed.
+    private func served(_ request: KeychainRequest, caller: AttestedCaller) throws(KeychainError) -> (
+        KeychainReply, String
+    ) {
+        guard case .copyMatching(let query) = request else {
+            return (try service(caller).perform(request), "its access groups")
+        }
+        return try copyMatching(query, caller: caller)
     }
 
     /// A read: in the caller's access groups first; when they hold no match, or the agent does not serve the
     /// caller's groups at all (an unregistered program), among the items whose access lists name the caller
     /// (`CallerPolicy.program(of:identity:)`). What the groups' read threw stands when no listed item
-    /// matches either, so an unregistered program still hears that the agent does not serve it.
-    private func copyMatching(_ query: ItemQuery, caller: AttestedCaller) throws(KeychainError) -> KeychainReply {
+    /// matches either, so an unregistered program still hears that the agent does not serve it. Says how
+    /// the read was allowed.
+    private func copyMatching(_ query: ItemQuery, caller: AttestedCaller) throws(KeychainError) -> (
+        KeychainReply, String
+    ) {
         let refusal: KeychainError
         do {
-            return try service(caller).perform(.copyMatching(query))
+            return (try service(caller).perform(.copyMatching(query)), "its access groups")
         } catch {
             refusal = error
         }
@@ -167,7 +201,10 @@ struct ConnectionHandler {
             let program = CallerPolicy.program(of: caller, identity: state.programIdentity)
         else { throw refusal }
         do {
-            return .items(try state.keychain.copyMatching(query, listedFor: program, presence: state.presence))
+            return (
+                .items(try state.keychain.copyMatching(query, listedFor: program, presence: state.presence)),
+                "the item's access list"
+            )
         } catch {
             throw error.status == .itemNotFound ? refusal : error
         }

@@ -39,6 +39,7 @@ public enum LatchkeyCommandLine {
         ("unregister-application", { ApplicationCommands.unregister }),
         ("list-applications", { ApplicationCommands.list }),
         ("access", { AccessCommands.command }),
+        ("log", { LogCommand.command }),
         ("ssh-key", { SSHKeyCommands.command }),
         ("tpm", { TPMCommands.command }),
         ("dump-keychain", { DumpCommand.command }),

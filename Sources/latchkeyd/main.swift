@@ -28,6 +28,7 @@ var pinentry: String?
 var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE"] == "1"
 var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
 var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
+var accessLog = ProcessInfo.processInfo.environment["LATCHKEY_ACCESS_LOG"] != "0"
 var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
 var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
@@ -65,6 +66,7 @@ while let argument = arguments.first {
     case "--verbose", "-v": verbose = true
     case "--secret-service": secretService = true
     case "--no-sync": backgroundSync = false
+    case "--no-access-log": accessLog = false
     case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
     case "--no-ssh-agent": sshAgent = false
     case "--no-lock-on-session-lock": lockOnSessionLock = false
@@ -123,7 +125,7 @@ for signalNumber in Signals.termination {
 
 let options = AgentServer.Options(
     keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry, secretService: secretService,
-    isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync,
+    isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync, accessLog: accessLog,
     sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
     lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended,
     programIdentity: identity)
