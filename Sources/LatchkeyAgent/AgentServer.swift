@@ -138,7 +138,8 @@ public final class AgentServer: Sendable {
         do {
             state = try AgentState(
                 keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync,
-                programIdentity: options.programIdentity, accessLog: options.accessLog)
+                programIdentity: options.programIdentity, accessLog: options.accessLog,
+                prompter: AccessPrompter(presence: presence, log: log))
         } catch {
             // The socket the waiting room listened on is not left behind for clients to find.
             // Failing anyway.

@@ -206,8 +206,60 @@ struct ConnectionHandler {
                 "the item's access list"
             )
         } catch {
-            throw error.status == .itemNotFound ? refusal : error
+            guard error.status == .itemNotFound else { throw error }
         }
+        guard let asked = try askTheUser(query, program: program, caller: caller, refusal: refusal) else {
+            throw refusal
+        }
+        return asked
+    }
+
+    /// Every group: what the agent itself uses to find the item a program would be asked about.
+    private static let everyGroup = CallerIdentity(
+        applicationIdentifier: "latchkeyd", accessGroups: [CallerIdentity.wildcardGroup])
+
+    /// The question (`AccessPrompter`): the first item `query` matches in any group, which the caller may not
+    /// read — named, never read, until the user allows it — and then, allowed once or always, that item read
+    /// as the query asks. Nil when no item matches at all, or the caller is never asked: it holds the
+    /// wildcard group (it sees every group, so nothing is kept from it), or it is a registered program whose
+    /// executable changed (its refusal says to register it again). Throws the refusal when the user
+    /// denies, or cannot or may not be asked.
+    private func askTheUser(_ query: ItemQuery, program: TrustedProgram, caller: AttestedCaller, refusal: KeychainError)
+        throws(KeychainError) -> (KeychainReply, String)?
+    {
+        if let registrations = state.currentRegistrations {
+            switch CallerPolicy.standing(of: caller, registrations: registrations, identity: state.programIdentity) {
+            case .registered(let registration) where registration.caller.hasWildcard: return nil
+            case .refused: return nil  // A registered program that changed: registering it again is the remedy.
+            default: break
+            }
+        }
+        var find = query
+        find.returning = .attributes
+        find.limit = .one
+        let candidate: ItemResult
+        do {
+            guard let found = try state.keychain.copyMatching(find, caller: Self.everyGroup).first else { return nil }
+            candidate = found
+        } catch {
+            return nil  // Nothing to ask about (nothing matches, or what matches cannot be read now).
+        }
+        let question = AccessPrompter.Question(
+            program: program, pid: caller.pid, parent: AccessPrompter.parent(of: caller.pid),
+            reference: candidate.persistentReference, itemClass: candidate.itemClass,
+            names: ItemAccessList.summary(of: candidate.attributes),
+            storedBy: candidate.attributes[.accessGroup]?.stringValue)
+        let answer = try state.prompter.ask(question, epoch: state.keychain.lockStateAndEpoch.epoch, refusal: refusal)
+        if answer == .alwaysAllow {
+            try state.keychain.grantAccess(to: program, onItem: candidate.persistentReference, origin: .answer)
+        }
+        var one = query
+        one.persistentReference = candidate.persistentReference
+        one.limit = .one
+        let items = try state.keychain.copyMatching(one, caller: Self.everyGroup, presence: state.presence)
+        return (
+            .items(items), answer == .alwaysAllow ? "the user's answer: always allow" : "the user's answer: allow once"
+        )
     }
 
     private var notYetUnlocked: KeychainError {

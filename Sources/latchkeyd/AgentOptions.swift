@@ -60,7 +60,7 @@ enum AgentOptions {
         AgentOption(
             name: "no-access-log", value: nil,
             help:
-                "Do not write the access log (who read, changed or deleted which item; latchkey log shows it; also LATCHKEY_ACCESS_LOG=0). Refusals still go to the agent's log."
+                "Do not write the access log (who read, changed or deleted which item; latchkey log shows it; also LATCHKEY_ACCESS_LOG=0). The agent's log still says when it refuses a program it does not serve."
         ),
         AgentOption(
             name: "wait-for-keychain", value: "seconds",
