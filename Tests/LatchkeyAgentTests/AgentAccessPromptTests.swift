@@ -1,6 +1,7 @@
 import Foundation
 import Latchkey
 import LatchkeyCrypto
+import LatchkeyProtocol
 import LatchkeyTestSupport
 import Testing
 
@@ -118,6 +119,29 @@ import Testing
         #expect(registered.status == 0, "\(registered.stderr)")
         #expect(try sandbox.client("b", "get", "mail", "k") == "secret one\n")
         #expect(try sandbox.client("b", "get", "mail", "nothing") == "<nil>\n")
+        #expect(questions == 0)
+    }
+
+    @Test func anExecRaceIsNeverAsked() throws {
+        _ = try startWithItem()
+        try answer("confirm")
+        let query = AgentRequest.keychain(
+            .copyMatching(
+                ItemQuery(
+                    .genericPassword, matching: [.service: .string("mail"), .account: .string("k")], returning: .data)))
+        let queryHex = query.encoded(id: 2).map { String(format: "%02x", $0) }.joined()
+        // A process says hello, execs client b, and a child that kept the socket asks: not answered at all.
+        let result = sandbox.directory.file("race")
+        let output = try HelperProcess.run(
+            "/usr/bin/python3",
+            [
+                AgentHardeningTests.tools + "/exec-race.py", "child", sandbox.socketPath, sandbox.keychainPath, Self.b,
+                queryHex, result,
+            ],
+            environment: sandbox.environment)
+        #expect(output.status == 0, "\(output.stderr)")
+        try waitUntil("the attacker's result") { FileManager.default.fileExists(atPath: result) }
+        #expect(try String(contentsOfFile: result, encoding: .utf8) == "closed\n")
         #expect(questions == 0)
     }
 
