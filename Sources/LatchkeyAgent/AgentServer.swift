@@ -149,15 +149,17 @@ public final class AgentServer: Sendable {
         self.state = state
         if options.secretService {
             let configuration = SecretServiceProvider.Configuration(
-                // The bus caller's process is pinned by the Secret Service module; the log names it by the
-                // identity it acts as (its app ID, label, path or registration).
-                service: { caller in
+                // The log names a bus caller by the identity it acts as (its app ID, label, path or
+                // registration) and, where the provider knows it, its process.
+                service: { caller, requester in
                     state.service(
                         for: caller,
                         logged: AccessLogEntry.Caller(
                             program: caller.applicationIdentifier,
-                            identity: "acting as \(caller.accessGroups.joined(separator: ", "))",
-                            pid: nil, uid: nil, frontEnd: FrontEnd.secretService.rawValue))
+                            identity: "acting as \(caller.accessGroups.joined(separator: ", "))"
+                                + (requester?.summary.flatMap { $0 == caller.applicationIdentifier ? nil : ", \($0)" }
+                                    ?? ""),
+                            pid: requester?.pid, uid: requester?.uid, frontEnd: FrontEnd.secretService.rawValue))
                 },
                 unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase, as: .dialog) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
