@@ -82,6 +82,34 @@ import Testing
         #expect(try sandbox.run("access", "add", String(gone), "/usr/bin/env").status == 44, "no such item")
     }
 
+    @Test func anItemIsNamedByItsServiceOrServerAndAccount() throws {
+        try sandbox.createKeychain()
+        for account in ["alice", "bob"] {
+            try sandbox.run("add-generic-password", "-a", account, "-s", "mail", "--password-stdin", input: "pw")
+        }
+        try sandbox.run("add-internet-password", "-a", "carol", "-s", "example.com", "--password-stdin", input: "pw")
+        let alice = try reference("mail")  // The first of the two (alice's).
+        let env = URL(fileURLWithPath: "/usr/bin/env").resolvingSymlinksInPath().path
+        #expect(
+            try sandbox.run("access", "add", "-s", "mail", "-a", "alice", "/usr/bin/env").stdout
+                == "\(env) may now read item \(alice)\n")
+        let listed = try sandbox.run("access", "list", "-s", "mail", "-a", "alice").stdout
+        #expect(listed.hasPrefix("\(alice) genp label=mail service=mail account=alice\n    executable \(env) "))
+        let several = try sandbox.run("access", "add", "-s", "mail", "/usr/bin/env")
+        #expect(several.status == 64)
+        #expect(
+            several.stderr.contains(
+                "that names 2 items; add -a, or name the item by its reference (latchkey access list)"))
+        #expect(try sandbox.run("access", "add", "--server", "example.com", "flatpak:org.example.App").status == 0)
+        #expect(try sandbox.run("access", "list").stdout.contains(" inet "))
+        #expect(try sandbox.run("access", "add", "-s", "nothing", "/usr/bin/env").status == 44)
+        #expect(try sandbox.run("access", "add", "-a", "alice", alice, "/usr/bin/env").status == 64)
+        #expect(try sandbox.run("access", "add", "-s", "mail", "-a", "alice", alice, "/usr/bin/env").status == 64)
+        #expect(
+            try sandbox.run("access", "remove", "-s", "mail", "-a", "alice", "/usr/bin/env").stdout
+                == "\(env) may no longer read item \(alice)\n")
+    }
+
     @Test func exportAndImportCarryTheList() throws {
         try sandbox.createKeychain()
         try sandbox.run("add-generic-password", "-a", "alice", "-s", "mail", "--password-stdin", input: "pw")

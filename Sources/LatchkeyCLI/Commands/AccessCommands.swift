@@ -10,14 +10,17 @@ enum AccessCommands {
 
     static let command = Command(
         "access",
-        synopsis: "list [item] | add item program | remove item program [-k keychain]",
+        synopsis:
+            "list [item] | add [item] program | remove [item] program [-s service | --server server] [-a account] [-k keychain]",
         summary: "Show or change which programs may read an item besides its access group.",
         details: """
             An item's access list names programs that may read it besides the programs of its access group: \
             an executable by its absolute path (recorded with a digest of its contents, so a rebuilt or \
             replaced program is another program), a Flatpak app as flatpak:<app ID>, a confined program by its \
             label as apparmor:<profile> or selinux:<type> — the identities the agent attests. An item is named \
-            by its persistent reference in hex, as `access list` and `latchkey log` print it. \
+            by its persistent reference in hex, as `access list` and `latchkey log` print it, or instead by -s \
+            (a generic password's service) or --server (an internet password's server), with -a for its \
+            account, which must name exactly one item. \
             `access list` prints every item whose list names a program, each with its class and names (label, \
             service or server, account; never the secret) and then its programs, when and how each was added; \
             `access list ITEM` prints that item's. `access add ITEM PROGRAM` adds the program (as it is now) \
@@ -26,7 +29,12 @@ enum AccessCommands {
             need the keychain passphrase. The lists are this machine's: a backup carries them, sync does not.
             """,
         options: [
-            OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain).")
+            OptionSpec(
+                "s", "service", .required, value: "service", "Name the item by its service (a generic password)."),
+            OptionSpec(
+                nil, "server", .required, value: "server", "Name the item by its server (an internet password)."),
+            OptionSpec("a", "account", .required, value: "account", "With -s or --server: the item's account."),
+            OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...3
     ) { arguments, context in
@@ -34,16 +42,82 @@ enum AccessCommands {
         guard actions.contains(action) else {
             throw UsageError(message: "unknown access action '\(action)'; one of: \(actions.joined(separator: ", "))")
         }
-        let words = Array(arguments.positionals.dropFirst())
+        let session = Session(arguments: arguments, context: context)
+        var words = Array(arguments.positionals.dropFirst())
+        let selected = arguments.has("service") || arguments.has("server")
+        if arguments.has("account") && !selected {
+            throw UsageError(message: "-a names an item's account with -s or --server")
+        }
         switch action {
         case "list":
-            guard words.count <= 1 else { throw UsageError(message: "access list takes at most one item") }
-            return try list(words.first.map(reference(from:)), arguments: arguments, context: context)
+            guard words.count <= (selected ? 0 : 1) else {
+                throw UsageError(message: "access list takes at most one item")
+            }
+            let item = selected ? try session.namedItem() : try words.first.map(reference(from:))
+            return try list(item, session: session)
         default:
-            guard words.count == 2 else { throw UsageError(message: "access \(action) takes an item and a program") }
-            let item = try reference(from: words[0])
-            let program = try TrustedProgram(naming: words[1], digesting: action == "add")
-            return try change(adding: action == "add", program, item: item, arguments: arguments, context: context)
+            guard words.count == (selected ? 1 : 2) else {
+                throw UsageError(message: "access \(action) takes an item and a program")
+            }
+            let program = try TrustedProgram(naming: words.removeLast(), digesting: action == "add")
+            let item = selected ? try session.namedItem() : try reference(from: words[0])
+            return try change(adding: action == "add", program, item: item, session: session)
+        }
+    }
+
+    /// One run's keychain and passphrase (asked for once, however many times it is needed).
+    final class Session {
+        let arguments: ParsedArguments
+        let context: CLIContext
+        private var given: Passphrase?
+
+        init(arguments: ParsedArguments, context: CLIContext) {
+            self.arguments = arguments
+            self.context = context
+        }
+
+        var path: String { context.keychainPath(arguments.value("keychain")) }
+
+        func passphrase() throws -> Passphrase {
+            if let given { return given }
+            let read = try context.passphrase(
+                arguments, prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): ")
+            given = read
+            return read
+        }
+
+        /// The keychain opened here, unlocked, as the command line (which sees every group).
+        func local() throws -> LocalKeychainService {
+            let local = LocalKeychainService(
+                database: try KeychainDatabase.open(at: path),
+                caller: commandLineCaller(group: nil, environment: context.environment))
+            try local.unlock(with: passphrase())
+            return local
+        }
+
+        /// The one item -s or --server (and -a) name: its persistent reference. `errSecItemNotFound` for
+        /// none; a usage error for several.
+        func namedItem() throws -> Data {
+            var matching: [AttributeKey: AttributeValue] = [:]
+            let itemClass: ItemClass
+            if let server = arguments.value("server") {
+                itemClass = .internetPassword
+                matching[.server] = .string(server)
+            } else {
+                itemClass = .genericPassword
+                matching[.service] = .string(arguments.value("service") ?? "")
+            }
+            if let account = arguments.value("account") { matching[.account] = .string(account) }
+            let found = try local().copyMatching(
+                ItemQuery(
+                    itemClass, matching: matching, synchronizable: .any, limit: .all, returning: .persistentReference))
+            guard found.count == 1, let item = found.first else {
+                throw UsageError(
+                    message:
+                        "that names \(found.count) items; add -a, or name the item by its reference (latchkey access list)"
+                )
+            }
+            return item.persistentReference
         }
     }
 
@@ -55,14 +129,12 @@ enum AccessCommands {
         return Data(bytes)
     }
 
-    static func list(_ reference: Data?, arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
-        let named = arguments.value("keychain")
-        let path = context.keychainPath(named)
-        let (service, agent) = try administration(path, context: context)
+    static func list(_ reference: Data?, session: Session) throws -> Int32 {
+        let (service, agent) = try administration(session.path, context: session.context)
         // The agent shows lists to registered programs only: anyone else reads them here.
         let shown = agent ? try listedByAgent(service, reference) : nil
-        let lists = try shown ?? listedHere(path, reference, arguments: arguments, context: context)
-        for list in lists { context.stdout.write(describe(list)) }
+        let lists = try shown ?? session.local().accessLists(of: reference)
+        for list in lists { session.context.stdout.write(describe(list)) }
         return 0
     }
 
@@ -76,19 +148,6 @@ enum AccessCommands {
         }
         if case .failure(let error) = result, error.status == .missingEntitlement { return nil }
         return try result.get()
-    }
-
-    /// The lists read from the keychain opened here, unlocked with its passphrase.
-    private static func listedHere(
-        _ path: String, _ reference: Data?, arguments: ParsedArguments, context: CLIContext
-    ) throws -> [ItemAccessList] {
-        let local = LocalKeychainService(
-            database: try KeychainDatabase.open(at: path),
-            caller: commandLineCaller(group: nil, environment: context.environment))
-        try local.unlock(
-            with: context.passphrase(
-                arguments, prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): "))
-        return try local.accessLists(of: reference)
     }
 
     /// An item's list as `access list` prints it: the item's line, then one indented line per program.
@@ -106,14 +165,10 @@ enum AccessCommands {
         return text
     }
 
-    static func change(
-        adding: Bool, _ program: TrustedProgram, item: Data, arguments: ParsedArguments, context: CLIContext
-    ) throws -> Int32 {
-        let named = arguments.value("keychain")
-        let path = context.keychainPath(named)
-        let (service, agent) = try administration(path, context: context)
-        let passphrase = try context.passphrase(
-            arguments, prompt: "password to unlock \(context.keychainName(named)): ")
+    static func change(adding: Bool, _ program: TrustedProgram, item: Data, session: Session) throws -> Int32 {
+        let context = session.context
+        let (service, agent) = try administration(session.path, context: context)
+        let passphrase = try session.passphrase()
         if !agent, let local = service as? LocalKeychainService {
             try local.unlock(with: passphrase)  // The lists are sealed under the passphrase.
         }
