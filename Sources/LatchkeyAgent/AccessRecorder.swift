@@ -59,7 +59,9 @@ struct AccessRecorder {
             items = [added]
         case .identities(let matches):
             items = matches.flatMap { [Self.item(of: $0.certificate), Self.item(of: $0.key)] }
-        case .count(let count): items = count > 0 ? before : []
+        case .count(let count):
+            // What the listing named; the request's own words when it could not name them.
+            items = count == 0 ? [] : before.isEmpty ? [plan.subject] : before
         default: items = [plan.subject]
         }
         if case .item(nil) = reply { items = [plan.subject] }

@@ -153,6 +153,14 @@ import Testing
         let reference = try #require(found.first?.persistentReference)
         try keychain.grantAccess(to: Self.tool, onItem: reference, origin: .command)
         #expect(try keychain.itemsListing(Self.tool) == [reference])
+        try keychain.appendToAccessLog([
+            AccessLogEntry(
+                caller: AccessLogEntry.Caller(program: "p", identity: "i", pid: 1, uid: 2, frontEnd: "f"),
+                operation: .read,
+                item: AccessLogEntry.Item(reference: reference, itemClass: .genericPassword, names: nil),
+                allowed: true, reason: "r")
+        ])
+        #expect(try keychain.accessLog().entries.map(\.sequence) == [1])
         #expect(try keychain.verifyIntegrity().isHealthy)
     }
 
