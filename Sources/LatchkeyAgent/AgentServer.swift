@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCaller
 public import LatchkeyEngine
 import LatchkeyPOSIX
 import LatchkeyProtocol
@@ -37,6 +38,8 @@ public final class AgentServer: Sendable {
         public var synchronizableSecretService: Bool
         /// Whether to sync in the background when the keychain is set up for sync.
         public var backgroundSync: Bool
+        /// Whether to write the access log (`--no-access-log` turns it off).
+        public var accessLog: Bool
         /// Where to serve the OpenSSH agent protocol (`SSH_AUTH_SOCK`); nil for nowhere.
         public var sshAgentSocketPath: String?
         /// Whether to lock when one of the user's login sessions locks (logind's `Lock`, `LockedHint`).
@@ -55,7 +58,8 @@ public final class AgentServer: Sendable {
         public init(
             keychainPath: String, socketPath: String, verbose: Bool, pinentry: String? = nil,
             secretService: Bool = false,
-            isolatedSecretService: Bool = false, backgroundSync: Bool = true, sshAgentSocketPath: String? = nil,
+            isolatedSecretService: Bool = false, backgroundSync: Bool = true, accessLog: Bool = true,
+            sshAgentSocketPath: String? = nil,
             lockOnSessionLock: Bool = true, waitForKeychainSeconds: Int? = nil, unlockUnattended: Bool = false,
             programIdentity: ProgramIdentity = .executable, synchronizableSecretService: Bool = false
         ) {
@@ -66,6 +70,7 @@ public final class AgentServer: Sendable {
             self.sshAgentSocketPath = sshAgentSocketPath
             self.lockOnSessionLock = lockOnSessionLock
             self.backgroundSync = backgroundSync
+            self.accessLog = accessLog
             self.keychainPath = keychainPath
             self.socketPath = socketPath
             self.verbose = verbose
@@ -138,7 +143,8 @@ public final class AgentServer: Sendable {
         do {
             state = try AgentState(
                 keychainPath: keychainPath, presence: presence, log: log, sync: options.backgroundSync,
-                programIdentity: options.programIdentity)
+                programIdentity: options.programIdentity, accessLog: options.accessLog,
+                prompter: AccessPrompter(presence: presence, log: log))
         } catch {
             // The socket the waiting room listened on is not left behind for clients to find.
             // Failing anyway.
@@ -148,7 +154,18 @@ public final class AgentServer: Sendable {
         self.state = state
         if options.secretService {
             let configuration = SecretServiceProvider.Configuration(
-                service: { caller in state.service(for: caller) },
+                // The log names a bus caller by the identity it acts as (its app ID, label, path or
+                // registration) and, where the provider knows it, its process.
+                service: { caller, requester in
+                    state.service(
+                        for: caller,
+                        logged: AccessLogEntry.Caller(
+                            program: caller.applicationIdentifier,
+                            identity: "acting as \(caller.accessGroups.joined(separator: ", "))"
+                                + (requester?.summary.flatMap { $0 == caller.applicationIdentifier ? nil : ", \($0)" }
+                                    ?? ""),
+                            pid: requester?.pid, uid: requester?.uid, frontEnd: FrontEnd.secretService.rawValue))
+                },
                 unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase, as: .dialog) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
                 policy: options.isolatedSecretService ? .isolated : .shared,

@@ -16,7 +16,11 @@ final class AgentState: Sendable {
     private let registrations = Mutex<[ApplicationRegistration]?>(nil)
     private let settings: Mutex<KeychainSettings>
     private let lastActivity = Mutex(ContinuousClock.now)
-    private let log: @Sendable (String) -> Void
+    let log: @Sendable (String) -> Void
+    /// Who asks the user whether a program may read an item not on its access list (pinentry's dialog).
+    let prompter: AccessPrompter
+    /// Whether item requests are written to the access log (`latchkeyd --no-access-log` turns it off).
+    let accessLog: Bool
     /// Background sync, when the agent runs it (it idles until the keychain is set up for sync).
     let sync: SyncWorker?
     /// Which attestations tell programs apart (`latchkeyd --program-identity`).
@@ -24,11 +28,14 @@ final class AgentState: Sendable {
 
     init(
         keychainPath: String, presence: (any UserPresenceVerifier)?, log: @escaping @Sendable (String) -> Void,
-        sync: Bool = false, programIdentity: ProgramIdentity = .executable
+        sync: Bool = false, programIdentity: ProgramIdentity = .executable, accessLog: Bool = true,
+        prompter: AccessPrompter? = nil
     )
         throws(KeychainError)
     {
         self.programIdentity = programIdentity
+        self.accessLog = accessLog
+        self.prompter = prompter ?? AccessPrompter(presence: nil, log: log)
         self.keychainPath = keychainPath
         self.presence = presence
         self.keychain = try KeychainDatabase.open(at: keychainPath)

@@ -83,6 +83,19 @@ enum CallerPolicy {
         }
     }
 
+    /// The program an attested caller is as items' access lists name programs (`TrustedProgram`): a sandbox's
+    /// app ID, a confining label, or — under `--program-identity executable` — an unconfined process's
+    /// executable with its digest. Nil for a caller the gate could not attest, and for an unconfined one the
+    /// agent does not tell apart from the user: neither is ever found on a list.
+    static func program(of caller: AttestedCaller, identity: ProgramIdentity) -> TrustedProgram? {
+        switch caller.attestation {
+        case .unidentified: nil
+        case .sandbox(let app): .sandbox(appID: app)
+        case .confined(let label): .confined(label: label)
+        case .executable(let path, let digest): identity == .executable ? .executable(path: path, digest: digest) : nil
+        }
+    }
+
     /// The refusal an unidentified program gets for an item request.
     static func notIdentified(_ reason: String) -> KeychainError {
         KeychainError(

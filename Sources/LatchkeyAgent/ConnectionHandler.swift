@@ -119,17 +119,147 @@ struct ConnectionHandler {
             }
             state.apply(settings)
             return reply
+        case .accessLists:
+            // What other programs may read is for registered programs (`latchkey access list` from any other
+            // program opens the keychain with the passphrase), as the registrations are.
+            _ = try registeredStanding(caller, for: "items' access lists")
+            return try state.administration.perform(request)
+        case .grantAccess(let program, _, _), .revokeAccess(let program, _, _):
+            let granting: Bool
+            if case .grantAccess = request { granting = true } else { granting = false }
+            let reply = try state.checkingPassphrase(
+                granting ? "a grant of access" : "a revocation of access", as: state.throttleBucket(for: caller)
+            ) { () throws(KeychainError) in
+                try state.administration.perform(request)
+            }
+            if reply == .flag(true) {
+                log("\(granting ? "granted" : "revoked") access to an item for \(program) (by pid \(peer.pid))")
+            }
+            return reply
+        case .copyMatching:
+            let groups = { (request: KeychainRequest) throws(KeychainError) -> KeychainReply in
+                try service(caller).perform(request)
+            }
+            guard let recorder = state.recorder(for: AccessLogEntry.Caller(caller)) else {
+                return try served(request, caller: caller).0
+            }
+            return try recorder.perform(request, listing: groups) { (request) throws(KeychainError) in
+                try served(request, caller: caller)
+            }
         case .createHeldKey(let held, _):
             // An ephemeral key goes when the process it was made for ends.
-            let made = try service(caller, holderEnded: peer.hasEnded).perform(request)
+            let made = try logged(request, caller: caller) { (request) throws(KeychainError) in
+                try service(caller, holderEnded: peer.hasEnded).perform(request)
+            }
             log(
                 "made a key held by the agent for pid \(peer.pid) (\(held.type == .rsa ? "RSA" : "EC") \(held.bits) bits)"
             )
             return made
-        case .add, .copyMatching, .locate, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey,
+        case .add, .locate, .update, .delete, .addOrUpdate, .copyIdentities, .useHeldKey,
             .releaseHeldKey, .importHeldKey:
-            return try service(caller).perform(request)
+            return try logged(request, caller: caller) { (request) throws(KeychainError) in
+                try service(caller).perform(request)
+            }
         }
+    }
+
+    /// Runs an item request in the caller's groups, writing the access log (unless the agent keeps none).
+    private func logged(
+        _ request: KeychainRequest, caller: AttestedCaller,
+        _ serve: (KeychainRequest) throws(KeychainError) -> KeychainReply
+    ) throws(KeychainError) -> KeychainReply {
+        guard let recorder = state.recorder(for: AccessLogEntry.Caller(caller)) else { return try serve(request) }
+        return try recorder.perform(request, reason: "its access groups", serve)
+    }
+
+    /// A find (`served` runs any other request in the caller's groups), and how it was allowed.
+    private func served(_ request: KeychainRequest, caller: AttestedCaller) throws(KeychainError) -> (
+        KeychainReply, String
+    ) {
+        guard case .copyMatching(let query) = request else {
+            return (try service(caller).perform(request), "its access groups")
+        }
+        return try copyMatching(query, caller: caller)
+    }
+
+    /// A read: in the caller's access groups first; when they hold no match, or the agent does not serve the
+    /// caller's groups at all (an unregistered program), among the items whose access lists name the caller
+    /// (`CallerPolicy.program(of:identity:)`). What the groups' read threw stands when no listed item
+    /// matches either, so an unregistered program still hears that the agent does not serve it. Says how
+    /// the read was allowed.
+    private func copyMatching(_ query: ItemQuery, caller: AttestedCaller) throws(KeychainError) -> (
+        KeychainReply, String
+    ) {
+        let refusal: KeychainError
+        do {
+            return (try service(caller).perform(.copyMatching(query)), "its access groups")
+        } catch {
+            refusal = error
+        }
+        guard refusal.status == .itemNotFound || refusal.status == .missingEntitlement,
+            state.currentRegistrations != nil,
+            let program = CallerPolicy.program(of: caller, identity: state.programIdentity)
+        else { throw refusal }
+        do {
+            return (
+                .items(try state.keychain.copyMatching(query, listedFor: program, presence: state.presence)),
+                "the item's access list"
+            )
+        } catch {
+            guard error.status == .itemNotFound else { throw error }
+        }
+        guard let asked = try askTheUser(query, program: program, caller: caller, refusal: refusal) else {
+            throw refusal
+        }
+        return asked
+    }
+
+    /// Every group: what the agent itself uses to find the item a program would be asked about.
+    private static let everyGroup = CallerIdentity(
+        applicationIdentifier: "latchkeyd", accessGroups: [CallerIdentity.wildcardGroup])
+
+    /// The question (`AccessPrompter`): the first item `query` matches in any group, which the caller may not
+    /// read — named, never read, until the user allows it — and then, allowed once or always, that item read
+    /// as the query asks. Nil when no item matches at all, or the caller is never asked: it holds the
+    /// wildcard group (it sees every group, so nothing is kept from it), or it is a registered program whose
+    /// executable changed (its refusal says to register it again). Throws the refusal when the user
+    /// denies, or cannot or may not be asked.
+    private func askTheUser(_ query: ItemQuery, program: TrustedProgram, caller: AttestedCaller, refusal: KeychainError)
+        throws(KeychainError) -> (KeychainReply, String)?
+    {
+        if let registrations = state.currentRegistrations {
+            switch CallerPolicy.standing(of: caller, registrations: registrations, identity: state.programIdentity) {
+            case .registered(let registration) where registration.caller.hasWildcard: return nil
+            case .refused: return nil  // A registered program that changed: registering it again is the remedy.
+            default: break
+            }
+        }
+        var find = query
+        find.returning = .attributes
+        find.limit = .one
+        let candidate: ItemResult
+        do {
+            guard let found = try state.keychain.copyMatching(find, caller: Self.everyGroup).first else { return nil }
+            candidate = found
+        } catch {
+            return nil  // Nothing to ask about (nothing matches, or what matches cannot be read now).
+        }
+        let question = AccessPrompter.Question(
+            program: program, pid: caller.pid, parent: AccessPrompter.parent(of: caller.pid),
+            reference: candidate.persistentReference, itemClass: candidate.itemClass,
+            names: ItemAccessList.summary(of: candidate.attributes),
+            storedBy: candidate.attributes[.accessGroup]?.stringValue)
+        let answer = try state.prompter.ask(question, epoch: state.keychain.lockStateAndEpoch.epoch, refusal: refusal)
+        if answer == .alwaysAllow {
+            try state.keychain.grantAccess(to: program, onItem: candidate.persistentReference, origin: .answer)
+        }
+        var one = query
+        one.persistentReference = candidate.persistentReference
+        one.limit = .one
+        let items = try state.keychain.copyMatching(one, caller: Self.everyGroup, presence: state.presence)
+        return (
+            .items(items), answer == .alwaysAllow ? "the user's answer: always allow" : "the user's answer: allow once"
+        )
     }
 
     private var notYetUnlocked: KeychainError {

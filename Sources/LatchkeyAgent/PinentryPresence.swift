@@ -63,6 +63,43 @@ final class PinentryPresence: UserPresenceVerifier {
         log("pinentry allowed an SSH key's use")
     }
 
+    /// Whether pinentry has somewhere to show a dialog: an X11 or Wayland display, or a terminal named by
+    /// `GPG_TTY` (the agent's own standard input is never one: it runs detached).
+    var hasDisplayOrTerminal: Bool {
+        ["DISPLAY", "WAYLAND_DISPLAY", "GPG_TTY"].contains { !(environment[$0] ?? "").isEmpty }
+    }
+
+    /// Which button of a three-button question the user pressed.
+    enum Choice: Equatable {
+        /// The OK button.
+        case ok
+        /// The third button (`SETNOTOK`).
+        case notOK
+    }
+
+    /// Asks a question with three buttons (`CONFIRM` after `SETOK`, `SETNOTOK`, `SETCANCEL`): the user's
+    /// choice, or `errSecUserCanceled` for Cancel (or the window closed), `errSecInteractionNotAllowed` when
+    /// nobody answers in time or pinentry cannot be started. A pinentry older than 0.8 (no third button,
+    /// and its Cancel answers "not confirmed") gets only OK and Cancel: its answer is never `notOK`.
+    func choose(_ description: String, title: String, ok: String, notOK: String, cancel: String) throws(KeychainError)
+        -> Choice
+    {
+        try oneAtATime.withLock { (_: inout ()) throws(KeychainError) in
+            try converse { (session) throws(KeychainError) -> Choice in
+                let threeButtons = session.supportsNotOK()
+                try session.command("SETTITLE " + AssuanSession.escape(title))
+                try session.command("SETDESC " + AssuanSession.escape(description))
+                try session.command("SETOK " + AssuanSession.escape(ok))
+                if threeButtons { try session.command("SETNOTOK " + AssuanSession.escape(notOK)) }
+                try session.command("SETCANCEL " + AssuanSession.escape(cancel))
+                try session.command("SETTIMEOUT \(timeoutSeconds)")
+                let choice = try session.confirmChoosing()
+                session.bye()
+                return threeButtons ? choice : .ok
+            }
+        }
+    }
+
     private func ask(_ request: PresenceRequest) throws(KeychainError) -> [UInt8] {
         let pin = try converse { (session) throws(KeychainError) -> [UInt8] in
             try session.command("SETTITLE Latchkey")
@@ -122,6 +159,8 @@ private struct AssuanSession {
 
     /// GnuPG's error codes (the low 16 bits of an `ERR` code).
     private static let canceled = 99, timedOut = 62, notConfirmed = 114
+    /// The refusal's words for "not confirmed": the third button where there is one (`confirmChoosing`).
+    static let notConfirmedText = "the user refused the protected item (not confirmed)"
 
     /// `%`, CR and LF percent-escaped, as Assuan arguments must be.
     static func escape(_ text: String) -> String {
@@ -161,6 +200,31 @@ private struct AssuanSession {
         return pin
     }
 
+    /// Whether this pinentry has a third button (`SETNOTOK`, pinentry 0.8 and later), by `GETINFO version`.
+    func supportsNotOK() -> Bool {
+        var data: [UInt8] = []
+        do {
+            try send("GETINFO version")
+            try readUntilOK("GETINFO", data: &data)
+        } catch {
+            return false  // An old or unusual pinentry: two buttons only.
+        }
+        let parts = String(decoding: data, as: UTF8.self).split(separator: ".").compactMap { Int($0) }
+        guard parts.count >= 2 else { return false }
+        return parts[0] > 0 || parts[1] >= 8
+    }
+
+    /// `CONFIRM` with three buttons: `.ok`, `.notOK` (GnuPG's "not confirmed", which a pinentry with a
+    /// `SETNOTOK` button answers for it), or `errSecUserCanceled` for Cancel.
+    func confirmChoosing() throws(KeychainError) -> PinentryPresence.Choice {
+        do {
+            try confirm()
+            return .ok
+        } catch  where error.detail == Self.notConfirmedText {
+            return .notOK
+        }
+    }
+
     /// `CONFIRM`: nothing when the user allows, `errSecUserCanceled` when they deny.
     func confirm() throws(KeychainError) {
         try send("CONFIRM")
@@ -196,8 +260,10 @@ private struct AssuanSession {
                 let text = String(decoding: line.dropFirst(4), as: UTF8.self)
                 let code = Int(text.split(separator: " ").first ?? "") ?? 0
                 switch code & 0xFFFF {
-                case Self.canceled, Self.notConfirmed:
+                case Self.canceled:
                     throw KeychainError(.userCanceled, "the user refused the protected item")
+                case Self.notConfirmed:
+                    throw KeychainError(.userCanceled, Self.notConfirmedText)
                 case Self.timedOut: throw KeychainError(.interactionNotAllowed, "nobody answered pinentry in time")
                 default: throw KeychainError(.interactionNotAllowed, "pinentry \(program) refused \(what): \(text)")
                 }

@@ -197,7 +197,8 @@ final class SSHAgentServer: Sendable {
                 keyLabel: label, tree: tree, scope: use.scope, seconds: use.settings.approvalSeconds, epochs: epochs)
         }
         return SSHAgentSession.Hooks(
-            store: SSHKeyStore(service: state.service(for: SSHKeyStore.caller)), lock: lock, mayUse: mayUse,
+            store: SSHKeyStore(service: state.service(for: SSHKeyStore.caller, logged: AccessLogEntry.Caller(caller))),
+            lock: lock, mayUse: mayUse,
             authorize: authorize, log: log)
     }
 }

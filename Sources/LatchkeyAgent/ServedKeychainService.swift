@@ -10,19 +10,37 @@ struct ServedKeychainService: KeychainService {
     let local: LocalKeychainService
     /// The agent, for its bookkeeping.
     let state: AgentState
+    /// Who the access log says asked (nil: the caller logs itself, as the agent's socket does, or nothing is
+    /// logged).
+    var recorder: AccessRecorder?
 
     func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
         defer { if request.changesItems { state.changed() } }
-        return try local.perform(request)
+        guard let recorder else { return try local.perform(request) }
+        return try recorder.perform(request, reason: "its access groups") { (request) throws(KeychainError) in
+            try local.perform(request)
+        }
     }
 }
 
 extension AgentState {
     /// The keychain as `caller` sees it, through the agent's bookkeeping (`ServedKeychainService`); with
     /// `holderEnded`, an ephemeral held key made through it goes when that process ends.
-    func service(for caller: CallerIdentity, holderEnded: (@Sendable () -> Bool)? = nil) -> ServedKeychainService {
+    ///
+    /// With `logged`, the service writes the access log as that caller (the Secret Service's and the SSH
+    /// agent's requests; the agent's socket logs its own, which also reads through access lists).
+    func service(
+        for caller: CallerIdentity, holderEnded: (@Sendable () -> Bool)? = nil,
+        logged: AccessLogEntry.Caller? = nil
+    ) -> ServedKeychainService {
         var local = LocalKeychainService(database: keychain, caller: caller, presence: presence)
         local.holderEnded = holderEnded
-        return ServedKeychainService(local: local, state: self)
+        return ServedKeychainService(
+            local: local, state: self, recorder: logged.flatMap { recorder(for: $0) })
+    }
+
+    /// The access log's writer for `caller`; nil when the agent keeps no log (`latchkeyd --no-access-log`).
+    func recorder(for caller: AccessLogEntry.Caller) -> AccessRecorder? {
+        accessLog ? AccessRecorder(keychain: keychain, caller: caller, log: log) : nil
     }
 }

@@ -38,6 +38,8 @@ public enum LatchkeyCommandLine {
         ("register-application", { ApplicationCommands.register }),
         ("unregister-application", { ApplicationCommands.unregister }),
         ("list-applications", { ApplicationCommands.list }),
+        ("access", { AccessCommands.command }),
+        ("log", { LogCommand.command }),
         ("ssh-key", { SSHKeyCommands.command }),
         ("tpm", { TPMCommands.command }),
         ("dump-keychain", { DumpCommand.command }),

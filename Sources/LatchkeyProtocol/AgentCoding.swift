@@ -237,6 +237,39 @@ extension ByteWriter {
                 appendField(entry.reference)
                 append(entry.isAvailable ? 1 as UInt8 : 0)
             }
+        case .accessLists(let lists):
+            append(UInt32(lists.count))
+            for list in lists { append(list) }
+        }
+    }
+
+    /// A program an access list names: its kind (1 executable, 2 Flatpak app, 3 confined), its name, and an
+    /// executable's digest.
+    package mutating func append(_ program: TrustedProgram) {
+        switch program {
+        case .executable(let path, let digest):
+            append(1 as UInt8)
+            appendField(path)
+            appendField(digest)
+        case .sandbox(let app):
+            append(2 as UInt8)
+            appendField(app)
+        case .confined(let label):
+            append(3 as UInt8)
+            appendField(label)
+        }
+    }
+
+    /// An item's access list: reference, class, summary (optional), then each entry's program, time and origin.
+    package mutating func append(_ list: ItemAccessList) {
+        appendField(list.reference)
+        appendField(list.itemClass.rawValue)
+        appendOptional(list.summary.map { Data($0.utf8) })
+        append(UInt32(list.entries.count))
+        for entry in list.entries {
+            append(entry.program)
+            append(Int64(entry.added.timeIntervalSince1970))
+            append(entry.origin.rawValue)
         }
     }
 
@@ -278,13 +311,15 @@ extension ByteWriter {
         appendOptional(parameters.additionalAuthenticatedData)
     }
 
-    private mutating func appendOptional(_ data: Data?) {
+    package mutating func appendOptional(_ data: Data?) {
         append(data == nil ? 0 as UInt8 : 1)
         if let data { appendField(data) }
     }
 }
 
 extension ByteReader {
+    package mutating func readOptional() throws(AgentProtocolError) -> Data? { try optional() }
+
     private mutating func optional() throws(AgentProtocolError) -> Data? {
         switch try AgentCoding.byte(&self) {
         case 0: return nil
@@ -486,7 +521,43 @@ extension ByteReader {
                 found.append(LocatedItem(reference: try AgentCoding.field(&self), isAvailable: try flag()))
             }
             return .located(found)
+        case .accessLists:
+            let count = try AgentCoding.count(&self)
+            var lists: [ItemAccessList] = []
+            for _ in 0..<count { lists.append(try readAccessList()) }
+            return .accessLists(lists)
         }
+    }
+
+    /// What `append(_: TrustedProgram)` wrote.
+    package mutating func readTrustedProgram() throws(AgentProtocolError) -> TrustedProgram {
+        switch try AgentCoding.byte(&self) {
+        case 1:
+            let path = try AgentCoding.text(&self)
+            return .executable(path: path, digest: try AgentCoding.field(&self))
+        case 2: return .sandbox(appID: try AgentCoding.text(&self))
+        case 3: return .confined(label: try AgentCoding.text(&self))
+        default: throw .malformed("unknown program kind")
+        }
+    }
+
+    /// What `append(_: ItemAccessList)` wrote.
+    private mutating func readAccessList() throws(AgentProtocolError) -> ItemAccessList {
+        let reference = try AgentCoding.field(&self)
+        let itemClass = try self.itemClass()
+        let summary = try optional().map { String(decoding: $0, as: UTF8.self) }
+        let count = try AgentCoding.count(&self)
+        var entries: [AccessListEntry] = []
+        for _ in 0..<count {
+            let program = try readTrustedProgram()
+            let added = try AgentCoding.read(&self) { try $0.readInt64() }
+            guard let origin = AccessListEntry.Origin(rawValue: try AgentCoding.byte(&self)) else {
+                throw .malformed("unknown access list entry origin")
+            }
+            entries.append(
+                AccessListEntry(program: program, added: Date(timeIntervalSince1970: Double(added)), origin: origin))
+        }
+        return ItemAccessList(reference: reference, itemClass: itemClass, summary: summary, entries: entries)
     }
 
     /// What `appendImportedKey` wrote: the private key, checked as any key from outside is, and attributes.

@@ -8,12 +8,12 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1
     case status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
         listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey,
-        unlockUnattended, locate, importHeldKey
+        unlockUnattended, locate, importHeldKey, accessLists, grantAccess, revokeAccess
 
     /// The shape of a successful reply's value.
     package enum ReplyShape: Sendable {
         case none, status, item, items, count, flag, registration, registrations, settings, bytes, identities,
-            located
+            located, accessLists
     }
 
     /// The operation's table row: its reply's shape, and whether the agent must know exactly which program
@@ -31,8 +31,9 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
         case .update, .delete: (.count, true)
         case .addOrUpdate: (.flag, true)
         case .register: (.registration, false)
-        case .unregister: (.flag, false)
+        case .unregister, .grantAccess, .revokeAccess: (.flag, false)
         case .listRegistrations: (.registrations, false)
+        case .accessLists: (.accessLists, false)
         case .settings: (.settings, false)
         }
     }
@@ -111,6 +112,13 @@ package enum AgentRequest: Sendable {
         case .unregister(let path, let passphrase):
             writer.appendField(passphrase)
             writer.appendField(path)
+        case .accessLists(let reference):
+            writer.appendOptional(reference)
+        case .grantAccess(let program, let reference, let passphrase),
+            .revokeAccess(let program, let reference, let passphrase):
+            writer.appendField(passphrase)
+            writer.append(program)
+            writer.appendField(reference)
         case .updateSettings(let settings, let passphrase):
             writer.appendField(passphrase)
             writer.append(settings)
@@ -166,6 +174,15 @@ package enum AgentRequest: Sendable {
                 let passphrase = try AgentCoding.passphrase(&reader)
                 request = .unregister(executablePath: try AgentCoding.text(&reader), passphrase: passphrase)
             case .listRegistrations: request = .listRegistrations
+            case .accessLists: request = .accessLists(reference: try reader.readOptional())
+            case .grantAccess, .revokeAccess:
+                let passphrase = try AgentCoding.passphrase(&reader)
+                let program = try reader.readTrustedProgram()
+                let reference = try AgentCoding.field(&reader)
+                request =
+                    operation == .grantAccess
+                    ? .grantAccess(program, reference: reference, passphrase: passphrase)
+                    : .revokeAccess(program, reference: reference, passphrase: passphrase)
             case .updateSettings:
                 let passphrase = try AgentCoding.passphrase(&reader)
                 request = .updateSettings(try reader.readSettings(), passphrase: passphrase)
@@ -212,6 +229,9 @@ extension KeychainRequest {
         case .register: .register
         case .unregister: .unregister
         case .listRegistrations: .listRegistrations
+        case .accessLists: .accessLists
+        case .grantAccess: .grantAccess
+        case .revokeAccess: .revokeAccess
         case .updateSettings: .updateSettings
         case .settings: .settings
         case .createHeldKey: .createHeldKey
@@ -238,6 +258,7 @@ extension KeychainReply {
         case .bytes: .bytes
         case .identities: .identities
         case .located: .located
+        case .accessLists: .accessLists
         }
     }
 }

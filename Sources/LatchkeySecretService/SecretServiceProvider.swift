@@ -13,8 +13,18 @@ package enum SecretServiceProvider {
     /// What the provider needs from the agent.
     package struct Configuration: Sendable {
         /// The keychain as `caller` sees it: the agent's service for that caller — the same road, with the
-        /// same bookkeeping (background sync told of a change at once), as its own socket's requests take.
-        package let service: @Sendable (CallerIdentity) -> any KeychainService
+        /// same bookkeeping (background sync told of a change at once, the access log written), as its own
+        /// socket's requests take. `requester` is the bus connection's process behind the call being answered
+        /// (nil for the provider's own requests), for the access log.
+        package let service: @Sendable (CallerIdentity, Requester?) -> any KeychainService
+
+        /// The process behind a call, as the provider knows it: its pid and user (from the bus daemon), and
+        /// under isolation what the agent decided it acts as.
+        package struct Requester: Sendable {
+            package let pid: Int32
+            package let uid: UInt32
+            package let summary: String?
+        }
         /// Unlocks it (the agent's own unlock: keys, registrations, settings).
         package let unlock: @Sendable (Passphrase) throws(KeychainError) -> Void
         /// Locks it.
@@ -36,7 +46,7 @@ package enum SecretServiceProvider {
 
         /// A configuration.
         package init(
-            service: @escaping @Sendable (CallerIdentity) -> any KeychainService,
+            service: @escaping @Sendable (CallerIdentity, Requester?) -> any KeychainService,
             unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
             lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
             identify: @escaping @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>,

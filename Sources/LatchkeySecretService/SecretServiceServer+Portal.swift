@@ -48,11 +48,11 @@ extension SecretServiceServer {
         guard fd.isOpenForWriting else {
             throw SecretServiceError.invalidArguments("the file descriptor is not open for writing")
         }
-        guard try configuration.service(SecretPortal.caller).status().lockState == .unlocked else {
+        guard try configuration.service(SecretPortal.caller, nil).status().lockState == .unlocked else {
             throw SecretServiceError.isLocked(
                 "the keychain is locked; unlock it (latchkey unlock-keychain) and ask again")
         }
-        let retrieved = try SecretPortal.secret(for: appID, in: configuration.service)
+        let retrieved = try SecretPortal.secret(for: appID, in: { caller in configuration.service(caller, nil) })
         var secret = retrieved.secret
         let made = retrieved.made
         defer { secret.resetBytes(in: 0..<secret.count) }
@@ -61,7 +61,7 @@ extension SecretServiceServer {
         do throws(Errno) {
             try fd.writeAll(bytes)
         } catch {
-            if made { SecretPortal.forget(appID, in: configuration.service) }
+            if made { SecretPortal.forget(appID, in: { caller in configuration.service(caller, nil) }) }
             throw SecretServiceError.invalidArguments("cannot write the secret to the file descriptor: \(error)")
         }
         if made { configuration.log("made the secret portal's secret for \(appID)") }

@@ -54,6 +54,24 @@ final class SecretServiceServer {
     /// The bus daemon's process, found once (`CallerGate.busDaemon`).
     lazy var busDaemon: ProcessHandle? = bus.socketDescriptor.flatMap { CallerGate.busDaemon(connectedThrough: $0) }
 
+    /// The connection whose call is being answered (set by `handle`), for the access log.
+    var currentSender: String?
+
+    /// The keychain as `caller` sees it, for the call being answered: the agent's service, told which
+    /// process asks (`Configuration.Requester`).
+    func service(for caller: CallerIdentity) -> any KeychainService {
+        configuration.service(caller, currentSender.flatMap(requester(of:)))
+    }
+
+    /// The process behind connection `sender`, as far as the provider has learned it.
+    func requester(of sender: String) -> SecretServiceProvider.Configuration.Requester? {
+        if let known = peers[sender] { return .init(pid: known.pid, uid: known.uid, summary: nil) }
+        guard let pid = processOfPeer[sender] else { return nil }
+        var summary: String?
+        if case .identified(let caller) = standings[sender] { summary = caller.summary }
+        return .init(pid: pid, uid: CurrentProcess.userID, summary: summary)
+    }
+
     /// Every collection, as the sender of `message` sees them.
     func collections(for message: BusMessage) throws -> [String: any SecretCollection] {
         collections(caller: try caller(for: message))
@@ -63,13 +81,13 @@ final class SecretServiceServer {
     func collections(caller: CallerIdentity) -> [String: any SecretCollection] {
         var collections: [String: any SecretCollection] = [
             SecretPaths.collection: SecretStore(
-                service: configuration.service(caller), caller: caller, label: loginLabel,
+                service: service(for: caller), caller: caller, label: loginLabel,
                 synchronizable: configuration.synchronizable),
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
         ]
         for entry in registry.list() {
             collections[SecretPaths.collection(id: entry.id)] = SecretStore(
-                service: configuration.service(caller), caller: caller,
+                service: service(for: caller), caller: caller,
                 collectionID: entry.id, label: entry.label, synchronizable: configuration.synchronizable)
         }
         return collections
@@ -85,7 +103,7 @@ final class SecretServiceServer {
     func collection(at path: String, caller: CallerIdentity) throws -> any SecretCollection {
         if path == SecretPaths.collection {
             return SecretStore(
-                service: configuration.service(caller), caller: caller, label: loginLabel,
+                service: service(for: caller), caller: caller, label: loginLabel,
                 synchronizable: configuration.synchronizable)
         }
         if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
@@ -93,7 +111,7 @@ final class SecretServiceServer {
             throw SecretServiceError.noSuchObject("no collection \(path)")
         }
         return SecretStore(
-            service: configuration.service(caller), caller: caller, collectionID: entry.id, label: entry.label,
+            service: service(for: caller), caller: caller, collectionID: entry.id, label: entry.label,
             synchronizable: configuration.synchronizable)
     }
 
@@ -103,7 +121,11 @@ final class SecretServiceServer {
         return fixed + collections.keys.filter { !fixed.contains($0) }.sorted()
     }
 
-    var registry: CollectionRegistry { CollectionRegistry(services: configuration.service) }
+    var registry: CollectionRegistry {
+        let configuration = configuration
+        let requester = currentSender.flatMap(requester(of:))
+        return CollectionRegistry(services: { caller in configuration.service(caller, requester) })
+    }
 
     /// The `login` collection's label, read once after the first unlock (before it, the registry cannot be
     /// read and the built-in "Login" stands in); `Set` updates it.
@@ -111,7 +133,7 @@ final class SecretServiceServer {
     var loginLabel: String {
         if let cachedLoginLabel { return cachedLoginLabel }
         // A status that cannot be read (the agent's in-process service's never fails) counts as not yet unlocked.
-        guard (try? configuration.service(SecretStore.shared).status().lockState.isProtectedDataAvailable) == true
+        guard (try? configuration.service(SecretStore.shared, nil).status().lockState.isProtectedDataAvailable) == true
         else { return "Login" }
         let label = registry.loginLabel() ?? "Login"
         cachedLoginLabel = label
@@ -134,6 +156,8 @@ final class SecretServiceServer {
 
     /// Answers a call; false for a path or method the provider does not have (sd-bus then says so).
     func handle(_ message: BusMessage) -> Bool {
+        currentSender = message.sender
+        defer { currentSender = nil }
         do {
             guard let reply = try answer(message) else { return false }
             try bus.send(reply)

@@ -278,13 +278,18 @@ final class RunningAgent {
     let process = Process()
     let service: AgentKeychainService
 
-    init(directory: String) throws {
+    /// The keychain the agent serves.
+    let keychainPath: String
+
+    /// Starts latchkeyd with `arguments` besides its keychain and socket (`--no-access-log`).
+    init(directory: String, arguments: [String] = []) throws {
         let keychain = directory + "/agent.keychain"
+        keychainPath = keychain
         let socket = directory + "/agent.sock"
         _ = try KeychainDatabase.create(at: keychain, passphrase: PKIAgentWorkloads.passphrase, keyDerivation: .minimum)
         let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         process.executableURL = URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("latchkeyd")
-        process.arguments = ["--keychain", keychain, "--socket", socket]
+        process.arguments = ["--keychain", keychain, "--socket", socket] + arguments
         // No system bus (no logind) and no pinentry: nothing outside the run is reached.
         process.environment = [
             "HOME": directory, "PATH": "/usr/bin:/bin", "LATCHKEY_PINENTRY": directory + "/no-pinentry",

@@ -5,6 +5,8 @@
 //                  [--peers [--peers-size N] [--peers-samples N]] [--json FILE] [--plot DIR]
 //   latchkey-bench --plot DIR --from FILE [--reliability FILE]
 //   latchkey-bench --pki [--samples N]   (in process, and through a latchkeyd it starts and stops)
+//   latchkey-bench --access-log [--samples N]   (a find through latchkeyd with the access log on and off, and
+//                  how large the log grows)
 //   latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]   (on a PostgreSQL it starts and stops)
 //   latchkey-bench --sync-paths [--samples N]   (change to visible on a second device, by the agent's socket, the
 //                  Secret Service, and around the agent)
@@ -43,6 +45,7 @@ let usage = """
                           [--json FILE] [--plot DIR]
            latchkey-bench --plot DIR --from FILE [--reliability FILE]
            latchkey-bench --pki [--samples N]
+           latchkey-bench --access-log [--samples N]
            latchkey-bench --sync [--sync-items N] [--sync-vaults N] [--samples N]
            latchkey-bench --sync-paths [--samples N]
            latchkey-bench --sync-fleet N[,N…] [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
@@ -75,7 +78,7 @@ while position < arguments.count {
     } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync"
         || argument == "--ssh" || argument == "--sync-paths"
         || argument == "--secret-service" || argument == "--tpm" || argument == "--session-lock"
-        || argument == "--login" || argument == "--import"
+        || argument == "--login" || argument == "--import" || argument == "--access-log"
     {
         position += 1
     } else {
@@ -122,6 +125,14 @@ if let path = option("--echo-socket") {
     exit(0)
 }
 
+if arguments.contains("--access-log") {
+    // The access log's cost on a find through the agent (issue 53); nothing else is measured.
+    print(
+        AccessLogWorkload.render(
+            try AccessLogWorkload(samples: samples).run(),
+            command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
 if arguments.contains("--pki") {
     // Key and certificate operations beside the raw OpenSSL floor; nothing else is measured.
     let rows = try PKIWorkloads(samples: samples).run()

@@ -63,6 +63,11 @@ enum AgentOptions {
                 "Do not sync in the background, though the keychain is set up for sync (latchkey sync now still does; also LATCHKEY_SYNC=0)."
         ),
         AgentOption(
+            name: "no-access-log", value: nil,
+            help:
+                "Do not write the access log (who read, changed or deleted which item; latchkey log shows it; also LATCHKEY_ACCESS_LOG=0). The agent's log still says when it refuses a program it does not serve."
+        ),
+        AgentOption(
             name: "wait-for-keychain", value: "seconds",
             help:
                 "When the keychain does not exist yet, wait this long (1 to 3600 s) for it instead of exiting (also LATCHKEY_WAIT_FOR_KEYCHAIN): the agent listens meanwhile, answers that there is no keychain yet, and holds the password an unlock hands over (pam_latchkey at a login that creates the keychain) to unlock the keychain with once it appears. At the end of the wait the password is wiped and the agent exits as without this option."

@@ -29,6 +29,7 @@ var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE
 var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
 var synchronizableSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_SYNC"] == "1"
 var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
+var accessLog = ProcessInfo.processInfo.environment["LATCHKEY_ACCESS_LOG"] != "0"
 var sshAgentSocket: String?
 var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
 var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
@@ -67,6 +68,7 @@ while let argument = arguments.first {
     case "--secret-service": secretService = true
     case "--secret-service-sync": synchronizableSecretService = true
     case "--no-sync": backgroundSync = false
+    case "--no-access-log": accessLog = false
     case "--ssh-agent-socket" where !arguments.isEmpty: sshAgentSocket = arguments.removeFirst()
     case "--no-ssh-agent": sshAgent = false
     case "--no-lock-on-session-lock": lockOnSessionLock = false
@@ -125,7 +127,7 @@ for signalNumber in Signals.termination {
 
 let options = AgentServer.Options(
     keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry, secretService: secretService,
-    isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync,
+    isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync, accessLog: accessLog,
     sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
     lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended,
     programIdentity: identity, synchronizableSecretService: synchronizableSecretService)

@@ -50,7 +50,7 @@ import Testing
                 ok       keychain file mode 0600
                 ok       directory mode 0700
                 ok       durability: journal mode wal, synchronous FULL, secure_delete on (an acknowledged write survives a power cut)
-                ok       format version 5 (this Latchkey reads up to 5)
+                ok       format version 6 (this Latchkey reads up to 6)
                 warning  key derivation Argon2id, 19 MiB, 2 passes is weaker than the default (Argon2id, 64 MiB, 3 passes); strengthen it with `latchkey set-keychain-password --kdf-memory 64 --kdf-passes 3`
                 ok       TPM: not enrolled (`latchkey tpm enroll` binds the keychain to this machine's TPM)
                 ok       device key present: items readable at any time open without the passphrase
@@ -68,7 +68,7 @@ import Testing
         // No LATCHKEY_PASSPHRASE, no terminal.
         let doctor = try sandbox.run(["doctor"], environment: sandbox.environment)
         #expect(doctor.status == 0, "\(doctor.stderr)")
-        #expect(doctor.stdout.contains("ok       format version 5 (this Latchkey reads up to 5)\n"))
+        #expect(doctor.stdout.contains("ok       format version 6 (this Latchkey reads up to 6)\n"))
         #expect(
             doctor.stdout.hasSuffix(
                 """

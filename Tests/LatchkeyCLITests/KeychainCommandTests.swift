@@ -80,7 +80,7 @@ import Testing
         #expect(
             info.stdout == """
                 path: \(sandbox.defaultKeychain)
-                format: 5 (this Latchkey reads up to 5)
+                format: 6 (this Latchkey reads up to 6)
                 key derivation: Argon2id, 19 MiB, 2 passes
                 items: 0
                 device key: present

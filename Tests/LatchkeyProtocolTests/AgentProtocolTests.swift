@@ -79,6 +79,12 @@ import Testing
         .importHeldKey(
             heldKey, attributes: [.label: .string("ssh"), .accessGroup: .string("com.latchkey.ssh")],
             returning: [.persistentReference]),
+        .accessLists(reference: nil), .accessLists(reference: Data(repeating: 2, count: 32)),
+        .grantAccess(
+            .executable(path: "/usr/bin/tool", digest: Data(repeating: 9, count: 32)),
+            reference: Data(repeating: 2, count: 32), passphrase: Passphrase(bytes: [6])),
+        .grantAccess(.sandbox(appID: "org.example.App"), reference: Data([1]), passphrase: Passphrase(bytes: [6])),
+        .revokeAccess(.confined(label: "apparmor:tool"), reference: Data([1]), passphrase: Passphrase(bytes: [7])),
     ]
 
     /// A private key to hold (an SSH key `ssh-add` hands over): made once.
@@ -147,6 +153,29 @@ import Testing
                         LocatedItem(reference: Data([3]), isAvailable: false),
                     ]))),
             AgentResponse(id: 16, operation: .locate, outcome: .success(.located([]))),
+            AgentResponse(
+                id: 17, operation: .accessLists,
+                outcome: .success(
+                    .accessLists([
+                        ItemAccessList(
+                            reference: Data([1, 2]), itemClass: .genericPassword, summary: "service=mail",
+                            entries: [
+                                AccessListEntry(
+                                    program: .executable(path: "/usr/bin/tool", digest: Data(repeating: 9, count: 32)),
+                                    added: Date(timeIntervalSince1970: 1_700_000_000), origin: .answer),
+                                AccessListEntry(
+                                    program: .sandbox(appID: "org.example.App"),
+                                    added: Date(timeIntervalSince1970: 1_700_000_001), origin: .command),
+                            ]),
+                        ItemAccessList(
+                            reference: Data([3]), itemClass: .internetPassword, summary: nil,
+                            entries: [
+                                AccessListEntry(
+                                    program: .confined(label: "selinux:tool_t"),
+                                    added: Date(timeIntervalSince1970: 5), origin: .backup)
+                            ]),
+                    ]))),
+            AgentResponse(id: 18, operation: .grantAccess, outcome: .success(.flag(true))),
         ]
         for response in responses {
             #expect(try AgentResponse.decode(response.encoded()) == response)

@@ -4,15 +4,18 @@ input and output, logs what it was asked, and answers GETPIN as the test says.
 
 Environment:
   FAKE_PINENTRY_LOG     a file to append one line per command to ("SETDESC <decoded text>", "GETPIN", ...)
+  FAKE_PINENTRY_DELAY   seconds to wait before answering GETPIN or CONFIRM (a user who takes a while)
   FAKE_PINENTRY_ANSWER  a file whose first line says how to answer GETPIN and CONFIRM:
                           pin:<text>   the user typed <text> (GETPIN); pressed Allow (CONFIRM)
                           confirm      the user pressed Allow (CONFIRM; GETPIN gets an empty passphrase)
                           cancel       the user pressed Cancel (ERR 83886179 Operation cancelled)
+                          notok        the user pressed the third button, SETNOTOK's (ERR 83886194 Not confirmed)
                           timeout      nobody answered (ERR 83886142 Timeout)
                           die          pinentry ends without an answer
 """
 import os
 import sys
+import time
 from urllib.parse import unquote
 
 
@@ -40,7 +43,12 @@ for raw in sys.stdin:
     line = raw.rstrip("\n")
     command, _, argument = line.partition(" ")
     log(f"{command} {unquote(argument)}".rstrip())
+    if command == "GETINFO" and argument == "version":
+        say("D 1.2.1")
+        say("OK")
+        continue
     if command in ("GETPIN", "CONFIRM"):
+        time.sleep(float(os.environ.get("FAKE_PINENTRY_DELAY", "0")))
         how = answer()
         if command == "CONFIRM" and (how.startswith("pin:") or how == "confirm"):
             say("OK")
@@ -52,6 +60,8 @@ for raw in sys.stdin:
             say("OK")
         elif how == "cancel":
             say("ERR 83886179 Operation cancelled <Pinentry>")
+        elif how == "notok":
+            say("ERR 83886194 Not confirmed <Pinentry>")
         elif how == "timeout":
             say("ERR 83886142 Timeout <Pinentry>")
         else:

@@ -182,6 +182,8 @@ struct DictionaryKeychainService: KeychainService {
                 .unimplemented, "a dictionary backend releases held keys through SecKey, not as typed requests")
         case .status, .unlock, .lock, .settings, .updateSettings, .listRegistrations, .register, .unregister:
             throw KeychainError(.unimplemented, "a dictionary backend has no lock state, settings or registrations")
+        case .accessLists, .grantAccess, .revokeAccess:
+            throw KeychainError(.unimplemented, "a dictionary backend has no access lists")
         }
     }
 }

@@ -9,11 +9,22 @@ struct AutomaticService: KeychainService {
     let path: String
     let embedded: EmbeddedService
 
-    private func run<T>(_ body: (any KeychainService) throws(KeychainError) -> T) throws(KeychainError) -> T {
+    /// `body` through the agent or here. `listedRead` (a find): a program the agent does not serve still asks
+    /// it first while the keychain is not open here, since an item's access list may name it (issue 53).
+    private func run<T>(listedRead: Bool = false, _ body: (any KeychainService) throws(KeychainError) -> T)
+        throws(KeychainError) -> T
+    {
         guard let client = try AgentRouting.client(for: path) else { return try body(embedded) }
         if let kept = AgentRouting.keptRoute(for: path, client: client) {
             // Decided on this connection already: the agent does not serve this program.
             if case .refused(let reason) = kept.standing { throw KeychainError(.missingEntitlement, reason) }
+            if listedRead && !embedded.isOpen {
+                do {
+                    return try body(AgentKeychainService(client: client))
+                } catch  where error.status == .missingEntitlement {
+                    // Not on any list of a matching item: the keychain opened here, as before.
+                }
+            }
             return try embedded(body, refusal: kept.refusal)
         }
         do {
@@ -62,6 +73,8 @@ struct AutomaticService: KeychainService {
         case .status:
             if let client = try AgentRouting.client(for: path) { return .status(try client.status()) }
             return try embedded.perform(.status)
+        case .copyMatching:
+            return try run(listedRead: true) { (service) throws(KeychainError) in try service.perform(request) }
         default:
             return try run { (service) throws(KeychainError) in try service.perform(request) }
         }

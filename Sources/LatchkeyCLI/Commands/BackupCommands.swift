@@ -121,6 +121,8 @@ enum BackupCommands {
             arguments: arguments)
         let caller = commandLineCaller(group: nil, environment: context.environment)
         var items: [KeychainBackup.Item] = []
+        // Items' access lists go with them (a backup of format 2), by item id.
+        let accessLists = try keychain.allAccessLists()
         var leftBehind = 0
         var heldLeftBehind = 0
         for itemClass in ItemClass.stored {
@@ -129,7 +131,9 @@ enum BackupCommands {
                 found = try context.withProgress("exporting " + classNames[itemClass, default: itemClass.rawValue]) {
                     progress throws(KeychainError) in
                     try keychain.copyMatching(
-                        ItemQuery(itemClass, synchronizable: .any, limit: .all, returning: [.attributes, .data]),
+                        ItemQuery(
+                            itemClass, synchronizable: .any, limit: .all,
+                            returning: [.attributes, .data, .persistentReference]),
                         caller: caller,
                         presence: confirmation, progress: progress)
                 }
@@ -147,8 +151,11 @@ enum BackupCommands {
                     leftBehind += 1
                     continue
                 }
+                let id = PersistentReference.parse(item.persistentReference)?.id
                 items.append(
-                    KeychainBackup.Item(itemClass: item.itemClass, attributes: item.attributes, data: item.data))
+                    KeychainBackup.Item(
+                        itemClass: item.itemClass, attributes: item.attributes, data: item.data,
+                        accessList: id.flatMap { accessLists[$0] } ?? []))
             }
         }
         var backup = try KeychainBackup.seal(

@@ -42,6 +42,14 @@ internal import LatchkeyStorage
 ///   synchronizable item in `sync_dirty` itself, unless sync wrote it as the server has it (a pulled item,
 ///   which the trigger marked only for the same transaction to clear again). Updates and deletions are still
 ///   marked by their triggers.
+///
+/// Format v6 (issue 53: who may read an item besides its access group, and who did):
+/// - `item_access`: items' access lists — one row per (item, program): the item's random id, a keyed digest
+///   of the program's identity (so "which items may this program read" is an index lookup), and the entry
+///   itself sealed under a key derived from the `ck` class key (`KeychainDatabase+AccessLists.swift`).
+///   `ItemStore` drops an item's rows when it deletes the item or turns it into a tombstone;
+/// - `access_log`: the access log — one sealed entry per read, change, deletion or refusal the agent served,
+///   in order (`seq`, never reused), bounded (`KeychainDatabase+AccessLog.swift`).
 enum KeychainSchema {
     /// `PRAGMA application_id`: "LKCH". A SQLite file without it is not a Latchkey keychain.
     static let applicationID: Int64 = 0x4C4B_4348
@@ -155,6 +163,22 @@ enum KeychainSchema {
         },
         Migrator.Step(version: 5) { db in
             try db.execute("DROP TRIGGER items_sync_dirty_insert")
+        },
+        Migrator.Step(version: 6) { db in
+            try db.execute(
+                """
+                CREATE TABLE item_access (
+                    item BLOB NOT NULL,
+                    program BLOB NOT NULL,
+                    sealed BLOB NOT NULL,
+                    PRIMARY KEY (item, program)
+                ) WITHOUT ROWID;
+                CREATE INDEX item_access_by_program ON item_access (program);
+                CREATE TABLE access_log (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    sealed BLOB NOT NULL
+                );
+                """)
         },
     ])
 

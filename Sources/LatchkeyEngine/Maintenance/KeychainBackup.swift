@@ -8,7 +8,9 @@ internal import LatchkeyCrypto
 ///
 /// Layout: `"LKBACKUP"`, format version (1 byte), KDF record (33 bytes), sealed payload. The payload is the
 /// item count, then for each item its class, its attributes (the encoding of the keychain's own attribute
-/// blob, with `agrp`, `pdmn`, `sync`, `cdat`, `mdat`) and its data.
+/// blob, with `agrp`, `pdmn`, `sync`, `cdat`, `mdat`) and its data — and, from format 2 (issue 53), its access
+/// list: the entry count, then each entry as the keychain seals it (`AccessListEntry.encoded()`). Format 1
+/// backups are still read (their items have empty lists).
 package enum KeychainBackup {
     /// One item in a backup.
     package struct Item: Sendable, Hashable {
@@ -18,17 +20,24 @@ package enum KeychainBackup {
         package let attributes: [AttributeKey: AttributeValue]
         /// The secret.
         package let data: Data?
+        /// The programs its access list names (this machine's identities: see `restore`).
+        package let accessList: [AccessListEntry]
 
         /// Creates an item.
-        package init(itemClass: ItemClass, attributes: [AttributeKey: AttributeValue], data: Data?) {
+        package init(
+            itemClass: ItemClass, attributes: [AttributeKey: AttributeValue], data: Data?,
+            accessList: [AccessListEntry] = []
+        ) {
             self.itemClass = itemClass
             self.attributes = attributes
             self.data = data
+            self.accessList = accessList
         }
     }
 
     private static let magic = Array("LKBACKUP".utf8)
-    private static let format: UInt8 = 1
+    /// The format written; format 1 (no access lists) is read too.
+    private static let format: UInt8 = 2
     /// A backup larger than this is refused (it would not fit a keychain's limits anyway).
     package static let maximumBytes = 1 << 31
 
@@ -54,6 +63,7 @@ package enum KeychainBackup {
     /// apart), `errSecDecode` for a file that is not a Latchkey backup, `errSecParam` for absurd sizes.
     package static func open(_ backup: Data, passphrase: Passphrase) throws(KeychainError) -> [Item] {
         let (header, kdf) = try parseHeader(backup)
+        let version = header[header.startIndex + magic.count]
         let key = try kdf.deriveMasterKey(from: passphrase).wrapKey
         var payload: Data
         do {
@@ -62,7 +72,7 @@ package enum KeychainBackup {
             throw KeychainError(.authFailed, "wrong backup passphrase, or the backup is damaged")
         }
         defer { payload.withUnsafeMutableBytes { wipeBytes($0) } }
-        return try parsePayload(payload)
+        return try parsePayload(payload, format: version)
     }
 
     /// The key derivation a backup asks for, read from its header without deriving anything — so a caller
@@ -79,9 +89,9 @@ package enum KeychainBackup {
         guard backup.count >= headerLength + AEAD.overhead, Array(backup.prefix(magic.count)) == magic else {
             throw KeychainError.decode("this is not a Latchkey backup")
         }
-        guard backup[backup.startIndex + magic.count] == format else {
+        guard (1...format).contains(backup[backup.startIndex + magic.count]) else {
             throw KeychainError.decode(
-                "the backup has format \(backup[backup.startIndex + magic.count]); this Latchkey reads format \(format)"
+                "the backup has format \(backup[backup.startIndex + magic.count]); this Latchkey reads formats 1 to \(format)"
             )
         }
         let header = Data(backup.prefix(headerLength))
@@ -100,11 +110,13 @@ package enum KeychainBackup {
             payload.appendField(AttributeBlob.encode(item.attributes))
             payload.append(item.data == nil ? 0 as UInt8 : 1)
             payload.appendField(item.data ?? Data())
+            payload.append(UInt32(item.accessList.count))
+            for entry in item.accessList { payload.appendField(entry.encoded()) }
         }
         return payload
     }
 
-    static func parsePayload(_ payload: Data) throws(KeychainError) -> [Item] {
+    static func parsePayload(_ payload: Data, format: UInt8 = format) throws(KeychainError) -> [Item] {
         let parsed: [Item]? = payload.withUnsafeBytes { buffer -> [Item]? in
             var reader = ByteReader(buffer)
             do {
@@ -119,7 +131,19 @@ package enum KeychainBackup {
                     let hasData = try reader.readByte()
                     let data = try reader.readField()
                     guard hasData <= 1 else { return nil }
-                    items.append(Item(itemClass: itemClass, attributes: attributes, data: hasData == 1 ? data : nil))
+                    var accessList: [AccessListEntry] = []
+                    if format >= 2 {
+                        let entries = Int(try reader.readUInt32())
+                        guard entries <= buffer.count / 8 else { return nil }
+                        for _ in 0..<entries {
+                            guard let entry = AccessListEntry.decode(try reader.readField()) else { return nil }
+                            accessList.append(entry)
+                        }
+                    }
+                    items.append(
+                        Item(
+                            itemClass: itemClass, attributes: attributes, data: hasData == 1 ? data : nil,
+                            accessList: accessList))
                 }
                 return reader.isAtEnd ? items : nil
             } catch {

@@ -26,7 +26,10 @@ extension KeychainDatabase {
     /// access group, accessibility, sync flag, and creation and modification dates; a primary-key clash
     /// is settled by `policy`. Replacing an item whose access control asks for the user does not ask: a
     /// restore is the keychain owner's operation on an unlocked keychain, and it reads no secret.
-    /// `progress` hears of the items prepared, then of the items written.
+    /// `progress` hears of the items prepared, then of the items written. An item's access list comes with
+    /// it, added to the list of the item it becomes (added or replaced; a skipped item's list is left alone),
+    /// each entry marked as restored from a backup: its identities are those of the machine it was made on,
+    /// and name the same program here only where the same executable (path and contents), app ID or label is.
     package func restore(
         _ items: [KeychainBackup.Item], onConflict policy: ConflictPolicy, caller: CallerIdentity,
         progress: ProgressHandler? = nil
@@ -35,6 +38,7 @@ extension KeychainDatabase {
             let add: PreparedAdd
             let update: PreparedUpdate
             let modified: Date
+            let accessList: [AccessListEntry]
         }
         var plans: [Plan] = []
         plans.reserveCapacity(items.count)
@@ -67,7 +71,7 @@ extension KeychainDatabase {
                         limit: .all),
                     with: changes, caller: caller, modified: modified)
                 update.confirmed = true
-                plans.append(Plan(add: add, update: update, modified: modified))
+                plans.append(Plan(add: add, update: update, modified: modified, accessList: item.accessList))
             } catch {
                 throw KeychainError(error.status, "item \(index + 1) of the backup: \(error.message)")
             }
@@ -78,14 +82,16 @@ extension KeychainDatabase {
                 var summary = RestoreSummary()
                 let writing = ProgressReporter(progress, .writing, total: plans.count)
                 for (index, plan) in plans.enumerated() {
-                    let inserted: Bool
+                    var inserted: ItemRow?
                     do {
-                        _ = try plan.add.insert(into: db, origin: .restore)
-                        inserted = true
+                        inserted = try plan.add.insert(into: db, origin: .restore)
                     } catch KeychainError.duplicateItem {
-                        inserted = false  // The primary key is taken: the policy settles it.
+                        inserted = nil  // The primary key is taken: the policy settles it.
                     }
-                    switch (inserted, policy) {
+                    let existing =
+                        try inserted == nil ? plan.update.selection.candidates(db, includeData: false).first : nil
+                    var listed = inserted?.id
+                    switch (inserted != nil, policy) {
                     case (true, _):
                         summary.added += 1
                     case (false, .skip):
@@ -93,8 +99,8 @@ extension KeychainDatabase {
                     case (false, .replace):
                         _ = try plan.update.apply(to: db, origin: .restore)
                         summary.updated += 1
+                        listed = existing?.id
                     case (false, .newer):
-                        let existing = try plan.update.selection.candidates(db, includeData: false).first
                         let current = try existing.flatMap { try plan.update.selection.open($0, attributes: true) }?
                             .attributes?[.modificationDate]?.dateValue
                         if let current, current >= plan.modified {
@@ -102,7 +108,11 @@ extension KeychainDatabase {
                         } else {
                             _ = try plan.update.apply(to: db, origin: .restore)
                             summary.updated += 1
+                            listed = existing?.id
                         }
+                    }
+                    if let listed, !plan.accessList.isEmpty {
+                        try restoreAccessList(plan.accessList, itemID: listed, in: db)
                     }
                     writing.report(index + 1)
                 }

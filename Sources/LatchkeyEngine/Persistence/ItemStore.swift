@@ -2,7 +2,8 @@ import FoundationEssentials
 internal import LatchkeyStorage
 
 /// The one funnel every mutation of an item passes through: the row, its index entries and its entry in
-/// the change feed are written together, in the caller's write transaction.
+/// the change feed are written together, in the caller's write transaction — and a deleted item's access
+/// list goes with it (format v6).
 enum ItemStore {
     /// Stores a new item. Added over a tombstone of the same primary key, it takes that tombstone's row and
     /// item id with the next version (one history for sync); otherwise it is a new row. A live item with the
@@ -90,6 +91,7 @@ enum ItemStore {
     static func delete(_ row: ItemRow, origin: KeychainChange.Origin = .request, in db: Connection) throws {
         try IndexTable.remove(row, in: db)
         try ItemTable.delete(rowID: row.rowID!, in: db)
+        try AccessListTable.removeAll(item: row.id, in: db)
         try ChangeLog.record(.deleted, row, rowID: row.rowID!, origin: origin, in: db)
     }
 
@@ -116,6 +118,7 @@ enum ItemStore {
     ) throws {
         try IndexTable.remove(old, in: db)
         try ItemTable.replace(tombstone, in: db)
+        try AccessListTable.removeAll(item: old.id, in: db)
         try ChangeLog.record(.tombstoned, tombstone, rowID: tombstone.rowID!, origin: origin, in: db)
     }
 }

@@ -52,6 +52,17 @@ public enum KeychainRequest: Sendable {
     /// Removes the registration of the executable at `executablePath` (needs the passphrase); replies `.flag`
     /// (whether there was one).
     case unregister(executablePath: String, passphrase: Passphrase)
+    /// Items' access lists (the programs an item names besides its access group's): with a reference, that
+    /// item's (`errSecItemNotFound` when it names no live item); without, every item's that names a program.
+    /// Readable after the first unlock; replies `.accessLists`.
+    case accessLists(reference: Data?)
+    /// Adds `program` to the access list of the item `reference` names (needs the passphrase); replies
+    /// `.flag` (false when it was listed already).
+    case grantAccess(TrustedProgram, reference: Data, passphrase: Passphrase)
+    /// Removes `program` from the access list of the item `reference` names (needs the passphrase; an
+    /// executable with an empty digest removes every digest of its path); replies `.flag` (whether it was
+    /// listed).
+    case revokeAccess(TrustedProgram, reference: Data, passphrase: Passphrase)
 
     /// Whether the request changes the keychain's items (the agent then tells background sync).
     public var changesItems: Bool {
@@ -103,4 +114,6 @@ public enum KeychainReply: Sendable, Equatable {
     case bytes(Data)
     /// The identities found.
     case identities([IdentityMatch])
+    /// Items' access lists.
+    case accessLists([ItemAccessList])
 }

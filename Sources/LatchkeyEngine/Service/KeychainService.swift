@@ -158,6 +158,32 @@ extension KeychainService {
         }
         return removed
     }
+
+    /// Items' access lists: the item `reference` names, or every item whose list names a program.
+    public func accessLists(of reference: Data? = nil) throws(KeychainError) -> [ItemAccessList] {
+        guard case .accessLists(let lists) = try perform(.accessLists(reference: reference)) else {
+            throw KeychainReply.mismatch
+        }
+        return lists
+    }
+
+    /// Lets `program` read the item `reference` names; needs the passphrase. False when it could already.
+    public func grantAccess(to program: TrustedProgram, onItem reference: Data, passphrase: Passphrase)
+        throws(KeychainError) -> Bool
+    {
+        let request = KeychainRequest.grantAccess(program, reference: reference, passphrase: passphrase)
+        guard case .flag(let added) = try perform(request) else { throw KeychainReply.mismatch }
+        return added
+    }
+
+    /// Takes `program` off the list of the item `reference` names; needs the passphrase. Whether it was on it.
+    public func revokeAccess(of program: TrustedProgram, onItem reference: Data, passphrase: Passphrase)
+        throws(KeychainError) -> Bool
+    {
+        let request = KeychainRequest.revokeAccess(program, reference: reference, passphrase: passphrase)
+        guard case .flag(let removed) = try perform(request) else { throw KeychainReply.mismatch }
+        return removed
+    }
 }
 
 extension KeychainReply {

@@ -77,6 +77,15 @@ public struct LocalKeychainService: KeychainService {
             return .registration(registration)
         case .unregister(let path, let passphrase):
             return .flag(try database.unregister(executablePath: path, passphrase: passphrase))
+        case .accessLists(let reference):
+            return .accessLists(try database.accessLists(of: reference))
+        case .grantAccess(let program, let reference, let passphrase):
+            try program.validate()
+            try database.verifyPassphrase(passphrase)
+            return .flag(try database.grantAccess(to: program, onItem: reference, origin: .command))
+        case .revokeAccess(let program, let reference, let passphrase):
+            try database.verifyPassphrase(passphrase)
+            return .flag(try database.revokeAccess(of: program, onItem: reference))
         }
     }
 }
