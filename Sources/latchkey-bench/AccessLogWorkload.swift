@@ -81,7 +81,7 @@ struct AccessLogWorkload {
             | access log off | \(formatDuration(results.unlogged.median)) | \(p99(results.unlogged)) |
 
             The log's cost per find: \(formatDuration(results.logged.median - results.unlogged.median)) at the \
-            median (one synced commit of the entry before the answer). It grows \
+            median (one commit of the entry before the answer, not waited for on disk: a read's entry). It grows \
             \(String(format: "%.0f", results.bytesPerEntry)) bytes per entry (measured over \(results.entries) \
             entries): \(String(format: "%.1f", perHundredThousand)) MiB per 100,000 accesses — but it keeps only \
             the newest \(KeychainDatabase.accessLogLimit) entries, so it stops growing at about \

@@ -30,6 +30,14 @@ package struct AccessLogEntry: Sendable, Hashable {
             case .use: "use"
             }
         }
+
+        /// Whether the operation changes or deletes items (its entry is synced as the change is).
+        package var changesItems: Bool {
+            switch self {
+            case .read, .use: false
+            case .add, .update, .delete, .addOrUpdate: true
+            }
+        }
     }
 
     /// Who asked: the identity the agent attested, as the user knows it, and its process.

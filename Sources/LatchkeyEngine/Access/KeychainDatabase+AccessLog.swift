@@ -5,9 +5,12 @@ internal import LatchkeyStorage
 /// The access log (format v6, `access_log`): one row per entry, numbered in order (`seq`, never reused), the
 /// entry sealed under a key derived from the `ck` class key with its number as associated data — so the file
 /// shows how many entries there are and when they were written, not who read what, and a row moved or
-/// renumbered does not open. Each append is its own write transaction, synced before it returns (the keychain's
-/// `synchronous = FULL`): the agent answers a request only after its entry is on disk, so a crash loses no
-/// entry of an answered request. The log keeps the newest `limit` entries; the oldest are deleted as new ones
+/// renumbered does not open. Each append is its own write transaction, committed before the agent answers the
+/// request, so a crash of the agent (kill -9) loses no entry of an answered request. An append that records a
+/// change or a deletion is synced as the change was (`synchronous = FULL`); one of reads and refusals only is
+/// not waited for (`DatabasePool.writeWithoutSync`): a power cut may lose the newest of those until the next
+/// synced commit, and in exchange a read through the agent does not wait for the disk (docs/DESIGN-NOTES.md,
+/// "The access log"). The log keeps the newest `limit` entries; the oldest are deleted as new ones
 /// come (`secure_delete` overwrites them), and since numbers are never reused, the number of the oldest entry
 /// kept says how many were dropped.
 extension KeychainDatabase {
@@ -19,8 +22,12 @@ extension KeychainDatabase {
     package func appendToAccessLog(_ entries: [AccessLogEntry], limit: Int = accessLogLimit) throws(KeychainError) {
         guard !entries.isEmpty else { return }
         let key = try accessLogKey()
+        let recordsAChange = entries.contains { $0.allowed && $0.operation.changesItems }
         try mappingStorageErrors {
-            try pool.write { db in
+            let write = { (body: (Connection) throws -> Void) throws in
+                try recordsAChange ? self.pool.write(body) : self.pool.writeWithoutSync(body)
+            }
+            try write { db in
                 var last = try db.integer("SELECT seq FROM sqlite_sequence WHERE name = 'access_log'") ?? 0
                 for entry in entries {
                     last += 1
