@@ -134,6 +134,11 @@ package enum Files {
         guard unlink(path) == 0 || errno == ENOENT else { throw Errno.current }
     }
 
+    /// Removes an empty directory; a missing one is not an error.
+    package static func removeDirectory(_ path: String) throws(Errno) {
+        guard rmdir(path) == 0 || errno == ENOENT else { throw Errno.current }
+    }
+
     /// Creates a directory with `mode` set explicitly (the umask cannot widen it); `EEXIST` when present.
     package static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
         guard mkdir(path, mode_t(mode)) == 0 else { throw Errno.current }

@@ -1,0 +1,106 @@
+import FoundationEssentials
+import Latchkey
+import LatchkeyCrypto
+
+/// `latchkey backup restore --at time [--item ref]`: the keychain, or one item, as a snapshot holds it.
+enum SnapshotRestore {
+    static func run(_ arguments: ParsedArguments, directory: String, path: String, context: CLIContext) throws -> Int32
+    {
+        guard let text = arguments.value("at") else { throw UsageError(message: "backup restore needs --at time") }
+        guard let time = SnapshotTime.parse(text, now: Date()) else {
+            throw UsageError(
+                message:
+                    "--at takes a UTC time such as 2026-12-05T13:40:02Z or 2026-12-05, or a span ago such as 12h or 1d, not '\(text)'"
+            )
+        }
+        let keychain = try KeychainDatabase.open(at: path)
+        let listing = try SnapshotDirectory.listIfPresent(directory, keychainID: try keychain.keychainID)
+        guard let chosen = SnapshotDirectory.latest(in: listing, atOrBefore: time) else {
+            throw KeychainError(
+                .itemNotFound,
+                "no snapshot of this keychain in \(directory) was taken at or before \(SnapshotTime.iso(time))"
+                    + (listing.snapshots.first.map { "; the oldest is of \(SnapshotTime.iso($0.taken))" } ?? ""))
+        }
+        let given = try context.unlock(
+            keychain, arguments: arguments, prompt: "password to unlock \(context.keychainName(arguments.value("k"))): "
+        )
+        let copy = try SnapshotCopy(chosen.path, environment: context.environment)
+        defer { copy.close() }
+        let when = SnapshotTime.iso(copy.snapshot.taken)
+        do throws(KeychainError) {
+            if let given { try copy.keychain.unlock(with: given) } else { try copy.keychain.unlockUnattended() }
+        } catch {
+            guard error.status == .authFailed else { throw error }
+            throw KeychainError(
+                .authFailed,
+                "the snapshot of \(when) opens with the keychain's passphrase of that time, and it is not the one given"
+            )
+        }
+        let presence: any UserPresenceVerifier =
+            given.map { UnlockPassphraseConfirmation(passphrase: $0) } ?? TerminalPresence()
+        let held = try SnapshotCommands.items(
+            of: copy.keychain, returning: [.attributes, .data, .persistentReference], context: context,
+            presence: presence
+        ).filter { $0[.tokenID] == nil }  // A key the keychain holds is never copied out of it.
+        let caller = commandLineCaller(group: nil, environment: context.environment)
+        if let ref = arguments.value("item") {
+            let item = try SnapshotCommands.resolve(ref, among: held, where: "the snapshot of \(when)")
+            let summary = try keychain.restoreVersions([version(item)], caller: caller)
+            context.stdout.line(
+                "restored \(item.itemClass.rawValue) item \(Hex.encode(item.persistentReference)) to its version of \(when)"
+                    + (summary.added > 0 ? " (it had been deleted: it has a new reference)" : ""))
+            return 0
+        }
+        // What changed since the snapshot, by the change feed; a feed behind the snapshot's (a keychain file
+        // put back from elsewhere) cannot say, and then every item is compared.
+        let changed = try changedItems(after: copy.snapshot.sequence, in: keychain)
+        let inSnapshot = Set(held.compactMap { PersistentReference.parse($0.persistentReference)?.id })
+        let live = try SnapshotCommands.items(
+            of: keychain, returning: [.persistentReference], context: context, presence: nil)
+        let restoring = held.filter { item in
+            changed.map { $0.contains(PersistentReference.parse(item.persistentReference)?.id ?? Data()) } ?? true
+        }
+        let removing = live.filter { item in
+            guard let id = PersistentReference.parse(item.persistentReference)?.id, !inSnapshot.contains(id) else {
+                return false
+            }
+            return changed?.contains(id) ?? true
+        }
+        guard !restoring.isEmpty || !removing.isEmpty else {
+            context.stdout.line("the keychain is as it was at \(when): nothing to restore")
+            return 0
+        }
+        let before = try keychain.takeSnapshot(into: directory, keep: Int.max)
+        for item in removing {
+            try keychain.delete(
+                ItemQuery(
+                    item.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all),
+                caller: caller)
+        }
+        let summary = try keychain.restoreVersions(restoring.map(version), caller: caller)
+        context.stdout.line(
+            "restored the keychain to \(when): updated \(summary.updated), added \(summary.added), removed \(removing.count); as it was before: \(before.path)"
+        )
+        return 0
+    }
+
+    static func version(_ item: ItemResult) -> SnapshotItem {
+        SnapshotItem(
+            item: KeychainBackup.Item(itemClass: item.itemClass, attributes: item.attributes, data: item.data),
+            reference: item.persistentReference)
+    }
+
+    /// The ids of the items changed after `sequence`, or nil when the feed is behind it.
+    static func changedItems(after sequence: Int64, in keychain: KeychainDatabase) throws -> Set<Data>? {
+        guard try keychain.lastChangeSequence >= sequence else { return nil }
+        var ids = Set<Data>()
+        var after = sequence
+        while true {
+            let page = try keychain.changes(after: after, limit: 10_000)
+            guard let last = page.last else { break }
+            for change in page { ids.insert(change.itemID) }
+            after = last.sequence
+        }
+        return ids
+    }
+}
