@@ -29,7 +29,12 @@ import Testing
         #expect(try copy.keychain.lastChangeSequence == copy.snapshot.sequence)
         try copy.keychain.unlock(with: Passphrase(AgentSandbox.passphrase))
         let everything = ItemQuery(.genericPassword, limit: .all, returning: [.attributes])
-        let all = copy.snapshot.itemCount == 0 ? [] : try copy.keychain.copyMatching(everything, caller: CallerIdentity(applicationIdentifier: "test", accessGroups: [CallerIdentity.wildcardGroup]))
+        let all =
+            copy.snapshot.itemCount == 0
+            ? []
+            : try copy.keychain.copyMatching(
+                everything,
+                caller: CallerIdentity(applicationIdentifier: "test", accessGroups: [CallerIdentity.wildcardGroup]))
         #expect(all.count == copy.snapshot.itemCount, "the header's count is the snapshot's")
         return (all.count, all.filter { $0[.service]?.stringValue == service }.count)
     }
@@ -47,15 +52,19 @@ import Testing
         let file = sandbox.directory.file("batch.lkb")
         try KeychainBackup.seal(items, passphrase: Passphrase("batch"), keyDerivation: .minimum)
             .write(to: URL(fileURLWithPath: file))
-        let writerEnvironment = sandbox.withPassphrase.merging(["LATCHKEY_BACKUP_PASSPHRASE": "batch"]) { _, new in new }
-        let agentArguments = ["--verbose", "--backup-directory", backups, "--backup-every", "1s", "--backup-keep", "1000"]
+        let writerEnvironment = sandbox.withPassphrase.merging(["LATCHKEY_BACKUP_PASSPHRASE": "batch"]) { _, new in new
+        }
+        let agentArguments = [
+            "--verbose", "--backup-directory", backups, "--backup-every", "1s", "--backup-keep", "1000",
+        ]
         try sandbox.start(HelperProcess.product("latchkeyd"), agentArguments)
         try sandbox.unlock()
         try waitUntil("the first snapshot") { !files(backups).snapshots.isEmpty }
 
         var generator = SystemRandomNumberGenerator()
         for round in 0..<4 {
-            #expect(try sandbox.cli("add-generic-password", "-a", "round \(round)", "-s", "single", "-w", "x").status == 0)
+            #expect(
+                try sandbox.cli("add-generic-password", "-a", "round \(round)", "-s", "single", "-w", "x").status == 0)
             let writer = try SpawnedProcess(
                 HelperProcess.product("latchkey"), ["import", "-i", file], environment: writerEnvironment,
                 log: sandbox.directory.file("writer.log"))
