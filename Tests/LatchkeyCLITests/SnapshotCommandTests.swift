@@ -62,6 +62,11 @@ import Testing
         #expect(try secret("mail") == "mail-one\n")
         #expect(try secret("web") == "web-two\n", "the other item is not touched")
         #expect(masked(try backup("list").stdout) == "<TIME>  change 2  items 2  <DIR>/login.<STAMP>.lksnapshot\n")
+        // Another keychain's snapshots share the directory; each keychain lists only its own.
+        try sandbox.createKeychain("other")
+        let other = try backup("now", "-k", "other")
+        #expect(other.status == 0 && other.stdout.contains("  change 0  items 0  \(backups)/other."), "\(other.stderr)")
+        #expect(try backup("list", "-k", "other").stdout == other.stdout)
     }
 
     @Test func theWholeKeychainGoesBack() throws {

@@ -54,7 +54,7 @@ enum SnapshotCommands {
         let directory =
             arguments.value("directory").map { FileSystem.standardizedPath($0) }
             ?? SnapshotDirectory.defaultPath(environment: context.environment)
-        let path = context.keychainPath(arguments.value("k"))
+        let path = context.keychainPath(arguments.value("keychain"))
         switch action {
         case "now":
             let keep = try arguments.value("keep").map { text -> Int in

@@ -58,7 +58,8 @@ enum SnapshotListing {
     ) throws -> Data {
         if let bytes = Hex.decode(ref), bytes.count == PersistentReference.length { return Data(bytes) }
         _ = try context.unlock(
-            keychain, arguments: arguments, prompt: "password to unlock \(context.keychainName(arguments.value("k"))): "
+            keychain, arguments: arguments,
+            prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): "
         )
         let items = try SnapshotCommands.items(
             of: keychain, returning: [.attributes, .persistentReference], context: context, presence: nil)

@@ -22,7 +22,8 @@ enum SnapshotRestore {
                     + (listing.snapshots.first.map { "; the oldest is of \(SnapshotTime.iso($0.taken))" } ?? ""))
         }
         let given = try context.unlock(
-            keychain, arguments: arguments, prompt: "password to unlock \(context.keychainName(arguments.value("k"))): "
+            keychain, arguments: arguments,
+            prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): "
         )
         let copy = try SnapshotCopy(chosen.path, environment: context.environment)
         defer { copy.close() }
