@@ -57,7 +57,8 @@ enum SnapshotRestore {
         let changed = try changedItems(after: copy.snapshot.sequence, in: keychain)
         let inSnapshot = Set(held.compactMap { PersistentReference.parse($0.persistentReference)?.id })
         let live = try SnapshotCommands.items(
-            of: keychain, returning: [.persistentReference], context: context, presence: nil)
+            of: keychain, returning: [.attributes, .persistentReference], context: context, presence: nil
+        ).filter { $0[.tokenID] == nil }  // A key the keychain holds cannot come back from a snapshot: it stays.
         let restoring = held.filter { item in
             changed.map { $0.contains(PersistentReference.parse(item.persistentReference)?.id ?? Data()) } ?? true
         }
