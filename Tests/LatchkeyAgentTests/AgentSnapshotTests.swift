@@ -94,4 +94,46 @@ import Testing
         #expect(singles == singles.sorted(), "snapshots in the order taken")
         #expect(singles.last == 5)
     }
+
+    @Test func aDirectoryThatCannotBeWrittenIsReportedWithoutVerbose() throws {
+        let sandbox = try AgentSandbox()
+        _ = FileManager.default.createFile(atPath: sandbox.directory.file("plain-file"), contents: Data())
+        let directory = sandbox.directory.file("plain-file") + "/backups"
+        try sandbox.start(
+            HelperProcess.product("latchkeyd"), ["--backup-directory", directory, "--backup-every", "1s"])
+        let expected =
+            "latchkeyd: backup: I/O error. (cannot create directory \(directory): Not a directory); trying again in 1 s\n"
+        try waitUntil("the failure reported twice") { sandbox.agentLog.components(separatedBy: expected).count > 2 }
+        sandbox.stop()
+        #expect(sandbox.agentLog.replacingOccurrences(of: expected, with: "").isEmpty, "\(sandbox.agentLog)")
+    }
+
+    @Test func badScheduleValuesAreUsageErrors() throws {
+        let binary = HelperProcess.product("latchkeyd")
+        let cases: [([String], String)] = [
+            (
+                ["--backup-every", "0"],
+                "latchkeyd: --backup-every takes a span such as 1d, 12h, 30m or 90s, not \"0\"\n"
+            ),
+            (
+                ["--backup-every", "367d"],
+                "latchkeyd: --backup-every takes a span such as 1d, 12h, 30m or 90s, not \"367d\"\n"
+            ),
+            (
+                ["--backup-keep", "0"],
+                "latchkeyd: --backup-keep takes a number of snapshots from 1 to 100000, not \"0\"\n"
+            ),
+        ]
+        for (arguments, message) in cases {
+            let output = try HelperProcess.run(binary, arguments, environment: ["PATH": "/usr/bin:/bin"])
+            #expect(output.status == 64)
+            #expect(output.stderr == message)
+        }
+        let fromEnvironment = try HelperProcess.run(
+            binary, [], environment: ["PATH": "/usr/bin:/bin", "LATCHKEY_BACKUP_EVERY": "soon"])
+        #expect(fromEnvironment.status == 64)
+        #expect(
+            fromEnvironment.stderr
+                == "latchkeyd: LATCHKEY_BACKUP_EVERY takes a span such as 1d, 12h, 30m or 90s, not \"soon\"\n")
+    }
 }

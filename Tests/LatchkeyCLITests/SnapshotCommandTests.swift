@@ -182,4 +182,36 @@ import Testing
         #expect(try secret("mail") == "mail-two\n", "nothing changed")
         #expect(try FileManager.default.contentsOfDirectory(atPath: backups).count == 1, "no snapshot of the refusal")
     }
+
+    @Test func aSnapshotOpensWithThePassphraseOfItsTime() throws {
+        try sandbox.createKeychain()
+        try sandbox.run("add-generic-password", "-a", "alice", "-s", "mail", "-w", "mail-one")
+        try backup("now")
+        try sandbox.run("add-generic-password", "-U", "-a", "alice", "-s", "mail", "-w", "mail-two")
+        let change = try sandbox.run(
+            "set-keychain-password", "--new-passphrase-fd", "0", "--kdf-memory", "19", "--kdf-passes", "2",
+            input: "the new one\n")
+        #expect(change.status == 0, "\(change.stderr)")
+        var renewed = sandbox.environment
+        renewed["LATCHKEY_PASSPHRASE"] = "the new one"
+        let arguments = ["backup", "restore", "--directory", backups, "--at", "0m", "--item", "mail"]
+        let refused = try sandbox.run(arguments, environment: renewed)
+        #expect(refused.status == 51)
+        #expect(
+            masked(refused.stderr)
+                == "latchkey: backup: The user name or passphrase you entered is not correct. (the snapshot of <TIME> opens with the keychain's passphrase of that time, which is not the keychain's now; give it with --snapshot-passphrase-fd or LATCHKEY_SNAPSHOT_PASSPHRASE)\n"
+        )
+        renewed["LATCHKEY_SNAPSHOT_PASSPHRASE"] = "wrong"
+        let wrong = try sandbox.run(arguments, environment: renewed)
+        #expect(wrong.status == 51)
+        #expect(
+            masked(wrong.stderr)
+                == "latchkey: backup: The user name or passphrase you entered is not correct. (the passphrase given for the snapshot of <TIME> does not open it)\n"
+        )
+        renewed["LATCHKEY_SNAPSHOT_PASSPHRASE"] = CLISandbox.passphrase
+        let restored = try sandbox.run(arguments, environment: renewed)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(
+            try sandbox.run(["find-generic-password", "-s", "mail", "-w"], environment: renewed).stdout == "mail-one\n")
+    }
 }

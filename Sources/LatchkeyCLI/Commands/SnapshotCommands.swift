@@ -11,7 +11,7 @@ enum SnapshotCommands {
     static let command = Command(
         "backup",
         synopsis:
-            "now|list|restore [--directory dir] [--keep count] [--at time] [--item ref] [--verify] [-k keychain]",
+            "now|list|restore [--directory dir] [--keep count] [--at time] [--item ref] [--verify] [--snapshot-passphrase-fd fd] [-k keychain]",
         summary: "Take, list and restore the versioned snapshots of a keychain that latchkeyd keeps.",
         details: """
             latchkeyd --backup-directory keeps snapshots of its keychain on a schedule; these actions use the \
@@ -29,7 +29,9 @@ enum SnapshotCommands {
             `backup restore --at time` brings the keychain back to the newest snapshot taken at or before the \
             time: items changed since get the snapshot's version, items deleted since come back and items \
             added since are removed, after a snapshot of the keychain as it was is taken; with --item, only \
-            that item gets its version of that time and no other item is touched. The time is UTC, as \
+            that item gets its version of that time and no other item is touched. The keychain's passphrase \
+            opens the snapshot too, unless --snapshot-passphrase-fd or LATCHKEY_SNAPSHOT_PASSPHRASE gives the one \
+            it had then, or the terminal is asked for it. The time is UTC, as \
             2026-12-05T13:40:02Z, 2026-12-05T13:40Z, with an offset such as +01:00 instead of Z, a date \
             (its end), or a span ago: 90m, 12h, 1d, 2w. \
             An item ref is the item's persistent reference in hex (as `doctor` prints it), or the label, the \
@@ -43,6 +45,10 @@ enum SnapshotCommands {
             OptionSpec(nil, "at", .required, value: "time", "With restore: the time to go back to."),
             OptionSpec(nil, "item", .required, value: "ref", "With list or restore: only this item."),
             OptionSpec(nil, "verify", "With list: read each snapshot whole and check its digest."),
+            OptionSpec(
+                nil, "snapshot-passphrase-fd", .required, value: "fd",
+                "With restore: read the keychain's passphrase of the snapshot's time from this file descriptor (one line), when it has changed since."
+            ),
             OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...1

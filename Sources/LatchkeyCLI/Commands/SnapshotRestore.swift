@@ -28,17 +28,7 @@ enum SnapshotRestore {
         let copy = try SnapshotCopy(chosen.path, environment: context.environment)
         defer { copy.close() }
         let when = SnapshotTime.iso(copy.snapshot.taken)
-        do throws(KeychainError) {
-            if let given { try copy.keychain.unlock(with: given) } else { try copy.keychain.unlockUnattended() }
-        } catch {
-            guard error.status == .authFailed else { throw error }
-            throw KeychainError(
-                .authFailed,
-                "the snapshot of \(when) opens with the keychain's passphrase of that time, and it is not the one given"
-            )
-        }
-        let presence: any UserPresenceVerifier =
-            given.map { UnlockPassphraseConfirmation(passphrase: $0) } ?? TerminalPresence()
+        let presence = try unlock(copy, given: given, arguments: arguments, context: context, when: when)
         let held = try SnapshotCommands.items(
             of: copy.keychain, returning: [.attributes, .data, .persistentReference], context: context,
             presence: presence
@@ -84,6 +74,52 @@ enum SnapshotRestore {
             "restored the keychain to \(when): updated \(summary.updated), added \(summary.added), removed \(removing.count); as it was before: \(before.path)"
         )
         return 0
+    }
+
+    /// Unlocks the snapshot's keychain: with --snapshot-passphrase-fd or LATCHKEY_SNAPSHOT_PASSPHRASE, else
+    /// the keychain's passphrase (`given`; nil when the keychain opened unattended, and then unattended too),
+    /// and when that is not the one of the snapshot's time, with the one the terminal is asked for. Returns
+    /// the confirmation protected items are read with.
+    static func unlock(
+        _ copy: SnapshotCopy, given: Passphrase?, arguments: ParsedArguments, context: CLIContext, when: String
+    ) throws -> any UserPresenceVerifier {
+        var chosen = given
+        var ownSource = false
+        if let fd = arguments.value("snapshot-passphrase-fd") {
+            guard let descriptor = Int32(fd), descriptor >= 0 else {
+                throw UsageError(message: "--snapshot-passphrase-fd needs a file descriptor number, not '\(fd)'")
+            }
+            chosen = try PassphraseSource.fileDescriptor(descriptor).read()
+            ownSource = true
+        } else if let value = context.environment["LATCHKEY_SNAPSHOT_PASSPHRASE"] {
+            chosen = Passphrase(value)
+            ownSource = true
+        }
+        do throws(KeychainError) {
+            if let chosen { try copy.keychain.unlock(with: chosen) } else { try copy.keychain.unlockUnattended() }
+            return chosen.map { UnlockPassphraseConfirmation(passphrase: $0) } ?? TerminalPresence()
+        } catch {
+            guard error.status == .authFailed else { throw error }
+            guard !ownSource else {
+                throw KeychainError(.authFailed, "the passphrase given for the snapshot of \(when) does not open it")
+            }
+        }
+        // The passphrase changed since the snapshot: ask for the one of that time, on the terminal if there is one.
+        var typed: [UInt8]
+        do {
+            typed = try context.prompt(
+                "password of the keychain at \(when): ",
+                alternatives: "--snapshot-passphrase-fd or LATCHKEY_SNAPSHOT_PASSPHRASE")
+        } catch let error as KeychainError where error.status == .interactionNotAllowed {
+            throw KeychainError(
+                .authFailed,
+                "the snapshot of \(when) opens with the keychain's passphrase of that time, which is not the keychain's now; give it with --snapshot-passphrase-fd or LATCHKEY_SNAPSHOT_PASSPHRASE"
+            )
+        }
+        defer { wipe(&typed) }
+        let then = Passphrase(bytes: typed)
+        try copy.keychain.unlock(with: then)
+        return UnlockPassphraseConfirmation(passphrase: then)
     }
 
     static func version(_ item: ItemResult) -> SnapshotItem {
