@@ -164,7 +164,9 @@ var chosenOptions = AgentServer.Options(
     sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
     lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended,
     programIdentity: identity)
-chosenOptions.backupDirectory = backupDirectory.map { FileSystem.standardizedPath($0) }
+chosenOptions.backupDirectory = backupDirectory.map {
+    SnapshotDirectory.resolve($0, environment: ProcessInfo.processInfo.environment)
+}
 chosenOptions.backupInterval = backupEvery ?? chosenOptions.backupInterval
 chosenOptions.backupKeep = backupKeepCount ?? chosenOptions.backupKeep
 let options = chosenOptions

@@ -214,4 +214,22 @@ import Testing
         #expect(
             try sandbox.run(["find-generic-password", "-s", "mail", "-w"], environment: renewed).stdout == "mail-one\n")
     }
+
+    @Test func theDirectoryComesFromTheAgentsEnvironmentFileWhenNotGiven() throws {
+        try sandbox.createKeychain()
+        let config = sandbox.directory.file("config/latchkey")
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try Data("LATCHKEY_SECRET_SERVICE=1\nLATCHKEY_BACKUP_DIRECTORY=~/kept/snapshots\n".utf8).write(
+            to: URL(fileURLWithPath: config + "/latchkeyd.env"))
+        let taken = try sandbox.run("backup", "now")
+        #expect(taken.status == 0, "\(taken.stderr)")
+        #expect(taken.stdout.contains("  \(sandbox.directory.path)/kept/snapshots/login."))
+        // The variable, then --directory, come first.
+        var environment = sandbox.unattended
+        environment["LATCHKEY_BACKUP_DIRECTORY"] = sandbox.directory.file("elsewhere")
+        #expect(try sandbox.run(["backup", "list"], environment: environment).stdout == "")
+        #expect(
+            try sandbox.run(["backup", "list", "--directory", "~/kept/snapshots"], environment: environment).stdout
+                == taken.stdout)
+    }
 }

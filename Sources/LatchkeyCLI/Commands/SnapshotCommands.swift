@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
+import LatchkeyPOSIX
 
 /// `latchkey backup now|list|restore`: the versioned snapshots `latchkeyd --backup-directory` keeps
 /// (docs/BACKUPS.md).
@@ -15,8 +16,9 @@ enum SnapshotCommands {
         summary: "Take, list and restore the versioned snapshots of a keychain that latchkeyd keeps.",
         details: """
             latchkeyd --backup-directory keeps snapshots of its keychain on a schedule; these actions use the \
-            same directory: --directory, else LATCHKEY_BACKUP_DIRECTORY, else $XDG_STATE_HOME/latchkey/backups \
-            (~/.local/state/latchkey/backups). A snapshot is a copy of the keychain's database taken in one \
+            same directory: --directory, else LATCHKEY_BACKUP_DIRECTORY, else the one ~/.config/latchkey/latchkeyd.env \
+            gives the agent, else $XDG_STATE_HOME/latchkey/backups (~/.local/state/latchkey/backups); a leading ~/ \
+            is the home directory. A snapshot is a copy of the keychain's database taken in one \
             read transaction while writers go on, so it is the keychain at one moment; its items stay \
             encrypted as in the keychain and open only with the keychain's passphrase of that time, and a \
             digest ends the file, so a damaged snapshot is found and never restored. \
@@ -58,8 +60,8 @@ enum SnapshotCommands {
             throw UsageError(message: "unknown backup action '\(action)'; one of: \(actions.joined(separator: ", "))")
         }
         let directory =
-            arguments.value("directory").map { FileSystem.standardizedPath($0) }
-            ?? SnapshotDirectory.defaultPath(environment: context.environment)
+            arguments.value("directory").map { SnapshotDirectory.resolve($0, environment: context.environment) }
+            ?? SnapshotDirectory.defaultPath(environment: context.environment, configured: agentsDirectory(context))
         let path = context.keychainPath(arguments.value("keychain"))
         switch action {
         case "now":
@@ -78,6 +80,15 @@ enum SnapshotCommands {
         default:
             return try SnapshotRestore.run(arguments, directory: directory, path: path, context: context)
         }
+    }
+
+    /// The directory latchkeyd.env gives the agent (LATCHKEY_BACKUP_DIRECTORY), so a command run from a
+    /// shell, which does not have that file's variables, finds the snapshots the service takes.
+    static func agentsDirectory(_ context: CLIContext) -> String? {
+        let path = DesktopPaths(environment: context.environment).agentEnvironment
+        guard let bytes = try? Files.read(path, limit: 1 << 16) else { return nil }  // No file: nothing configured.
+        return KeyValueFile(text: String(decoding: bytes, as: UTF8.self)).value(
+            nil, SnapshotDirectory.environmentVariable)
     }
 
     /// `2026-12-05T13:40:02Z  change 12  items 3  /path/login.20261205T134002.123Z.lksnapshot`.

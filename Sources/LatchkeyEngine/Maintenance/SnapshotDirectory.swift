@@ -20,12 +20,24 @@ package enum SnapshotDirectory {
     /// The variable that names the snapshot directory (for `latchkeyd` and `latchkey backup`).
     package static let environmentVariable = "LATCHKEY_BACKUP_DIRECTORY"
 
-    /// `LATCHKEY_BACKUP_DIRECTORY`, else `$XDG_STATE_HOME/latchkey/backups`, else
-    /// `~/.local/state/latchkey/backups`.
-    package static func defaultPath(environment: [String: String]) -> String {
-        if let named = environment[environmentVariable], !named.isEmpty { return FileSystem.standardizedPath(named) }
+    /// `LATCHKEY_BACKUP_DIRECTORY`, else `configured` (latchkeyd.env's), else
+    /// `$XDG_STATE_HOME/latchkey/backups`, else `~/.local/state/latchkey/backups`.
+    package static func defaultPath(environment: [String: String], configured: String? = nil) -> String {
+        if let named = environment[environmentVariable], !named.isEmpty {
+            return resolve(named, environment: environment)
+        }
+        if let configured, !configured.isEmpty { return resolve(configured, environment: environment) }
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/latchkey/backups" }
         return (environment["HOME"] ?? "/") + "/.local/state/latchkey/backups"
+    }
+
+    /// `path` made absolute, a leading `~/` the home directory (so latchkeyd.env, which systemd does not
+    /// expand, can name a directory in the home).
+    package static func resolve(_ path: String, environment: [String: String]) -> String {
+        if path == "~" || path.hasPrefix("~/") {
+            return FileSystem.standardizedPath((environment["HOME"] ?? "/") + "/" + path.dropFirst(min(2, path.count)))
+        }
+        return FileSystem.standardizedPath(path)
     }
 
     /// The snapshots in `directory` of the keychain `keychainID` (of every keychain when nil), oldest first.
