@@ -232,4 +232,21 @@ import Testing
             try sandbox.run(["backup", "list", "--directory", "~/kept/snapshots"], environment: environment).stdout
                 == taken.stdout)
     }
+
+    @Test func aWholeRestoreLeavesSSHKeysAndTheirSettingsAsTheyAre() throws {
+        try sandbox.createKeychain()
+        try sandbox.run("add-generic-password", "-a", "alice", "-s", "mail", "-w", "mail-one")
+        try backup("now")
+        #expect(try sandbox.run("ssh-key", "create", "laptop", "--confirm", "yes").status == 0)
+        let listed = try sandbox.run("ssh-key", "list").stdout
+        #expect(listed.contains("laptop (ECDSA)") && listed.contains("confirm=yes"), "\(listed)")
+        try sandbox.run("add-generic-password", "-U", "-a", "alice", "-s", "mail", "-w", "mail-two")
+        let restored = try backup("restore", "--at", "0m")
+        #expect(
+            masked(restored.stdout)
+                == "restored the keychain to <TIME>: updated 1, added 0, removed 0; as it was before: <DIR>/login.<STAMP>.lksnapshot\n",
+            "\(restored.stderr)")
+        #expect(try secret("mail") == "mail-one\n")
+        #expect(try sandbox.run("ssh-key", "list").stdout == listed, "the key and its confirmation stay")
+    }
 }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Latchkey
 import LatchkeyCrypto
+import LatchkeySSH
 
 /// `latchkey backup restore --at time [--item ref]`: the keychain, or one item, as a snapshot holds it.
 enum SnapshotRestore {
@@ -49,10 +50,13 @@ enum SnapshotRestore {
         let live = try SnapshotCommands.items(
             of: keychain, returning: [.attributes, .persistentReference], context: context, presence: nil
         ).filter { $0[.tokenID] == nil }  // A key the keychain holds cannot come back from a snapshot: it stays.
-        let restoring = held.filter { item in
+        // The SSH key store's records describe keys the keychain holds, which a snapshot does not bring back:
+        // they stay with their keys (a key's confirmation setting is never dropped or rolled back).
+        let own = { (item: ItemResult) in item[.accessGroup]?.stringValue != SSHKeyStore.accessGroup }
+        let restoring = held.filter(own).filter { item in
             changed.map { $0.contains(PersistentReference.parse(item.persistentReference)?.id ?? Data()) } ?? true
         }
-        let removing = live.filter { item in
+        let removing = live.filter(own).filter { item in
             guard let id = PersistentReference.parse(item.persistentReference)?.id, !inSnapshot.contains(id) else {
                 return false
             }
