@@ -52,11 +52,13 @@ final class SnapshotWorker: Sendable {
             let newest = try SnapshotDirectory.listIfPresent(schedule.directory, keychainID: try keychain.keychainID)
                 .snapshots.last
             if let newest {
+                // Nothing changed since the newest (whatever its age, even one a clock set back put in the
+                // future): no copy of it.
+                if try keychain.lastChangeSequence == newest.sequence { return pause }
                 let age = now.timeIntervalSince(newest.taken)
                 if age >= 0 && age < Double(schedule.interval) {
                     return max(1, min(pause, Int((Double(schedule.interval) - age).rounded(.up))))
                 }
-                if try keychain.lastChangeSequence == newest.sequence && age >= 0 { return pause }
             }
             let snapshot = try keychain.takeSnapshot(into: schedule.directory, keep: schedule.keep, now: now)
             log("backup: took \(snapshot.path) (change \(snapshot.sequence), \(snapshot.itemCount) items)")
