@@ -25,7 +25,7 @@ import Testing
             ItemQuery(
                 .genericPassword, synchronizable: .any, limit: .all,
                 returning: [.attributes, .data, .persistentReference]),
-            caller: Fixture.app
+            caller: Fixture.app, presence: Confirming()
         ).map {
             SnapshotItem(
                 item: KeychainBackup.Item(itemClass: $0.itemClass, attributes: $0.attributes, data: $0.data),
@@ -64,6 +64,49 @@ import Testing
         #expect(restored.persistentReference == reference, "the same item, not a copy")
         #expect(restored[.label] == nil, "what it gained since goes")
         #expect(try keychain.changes(after: 4).map(\.origin) == [.restore])
+    }
+
+    /// The keychain passphrase, as `latchkey backup restore` confirms protected items with it.
+    struct Confirming: UserPresenceVerifier {
+        func confirm(_ request: PresenceRequest, verify: (Passphrase) throws(KeychainError) -> Void)
+            throws(KeychainError)
+        { try verify(Passphrase(Fixture.passphrase)) }
+    }
+
+    @Test func protectedThisDeviceOnlyAndSynchronizableItemsGoBackToo() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        let protected = AccessControl(protection: .whenUnlocked, flags: .userPresence)
+        try keychain.add(
+            Fixture.password(
+                service: "s", account: "p", secret: "p-one", extra: [.accessControl: protected.attributeValue]),
+            caller: Fixture.app)
+        try keychain.add(
+            Fixture.password(service: "s", account: "d", secret: "d-one", extra: [.accessible: .string("aku")]),
+            caller: Fixture.app)
+        try keychain.add(
+            Fixture.password(service: "s", account: "y", secret: "y-one", extra: [.synchronizable: .bool(true)]),
+            caller: Fixture.app)
+        let snapshot = try keychain.takeSnapshot(into: snapshots, keep: 5)
+        for (account, sync) in [("p", false), ("d", false), ("y", true)] {
+            var query = Fixture.query(service: "s", account: account, returning: [])
+            query.synchronizable = sync ? .yes : .no
+            _ = try keychain.update(
+                query, with: ItemChanges(data: Data("\(account)-two".utf8)), caller: Fixture.app, presence: Confirming()
+            )
+        }
+        let summary = try keychain.restoreVersions(try versions(snapshot), caller: Fixture.app)
+        #expect(summary == SnapshotRestoreSummary(updated: 3, added: 0, removed: 0))
+        let found = try keychain.copyMatching(
+            ItemQuery(.genericPassword, synchronizable: .any, limit: .all, returning: [.attributes, .data]),
+            caller: Fixture.app, presence: Confirming())
+        let byAccount = Dictionary(uniqueKeysWithValues: found.map { ($0[.account]?.stringValue ?? "", $0) })
+        #expect(
+            byAccount.mapValues { $0.data.map { String(decoding: $0, as: UTF8.self) } } == [
+                "p": "p-one", "d": "d-one", "y": "y-one",
+            ])
+        #expect(byAccount["p"]?[.accessControl].flatMap(AccessControl.init(attributeValue:)) == protected)
+        #expect(byAccount["d"]?[.accessible]?.stringValue == "aku")
+        #expect(byAccount["y"]?[.synchronizable] == .number(1))
     }
 
     @Test func anItemDeletedSinceComesBack() throws {
