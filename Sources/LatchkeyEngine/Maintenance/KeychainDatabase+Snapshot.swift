@@ -34,6 +34,11 @@ extension KeychainDatabase {
         return try KeychainSnapshot.header(of: written)
     }
 
+    /// A copy of the database's pages in one read transaction (what a snapshot holds; the fuzzer's seeds).
+    package func databaseImage() throws(KeychainError) -> [UInt8] {
+        try mappingStorageErrors { try pool.read { db in try db.image() } }
+    }
+
     /// The keychain's id (16 random bytes, the same in each of its snapshots).
     package var keychainID: Data {
         get throws(KeychainError) { try readKeyMeta().keychainID }

@@ -103,16 +103,28 @@ package struct KeychainSnapshot: Hashable, Sendable {
     /// damaged (a changed byte, a truncation) — nothing is restored from it.
     package static func verifiedDatabase(at path: String) throws(KeychainError) -> (KeychainSnapshot, [UInt8]) {
         let snapshot = try header(of: path)
-        let file = try FileSystem.readSmallFile(path, limit: Int(snapshot.size))
-        let body = [UInt8](file.prefix(file.count - digestLength))
-        guard body.count == file.count - digestLength,
-            constantTimeEqual(Data(digest(body)), Data(file.suffix(digestLength)))
-        else {
+        return try verify(try FileSystem.readSmallFile(path, limit: Int(snapshot.size)), path: path)
+    }
+
+    /// Checks a whole snapshot file's header and digest; returns what the header says and the database.
+    static func verify(_ file: Data, path: String) throws(KeychainError) -> (KeychainSnapshot, [UInt8]) {
+        guard file.count >= headerLength + digestLength else {
+            throw KeychainError.decode("\(path) is not a Latchkey snapshot")
+        }
+        let bodyCount = file.count - digestLength
+        // The header is read from the bytes the digest covers: the file may have changed since a first look.
+        let snapshot = try parseHeader(Data(file.prefix(headerLength)), path: path, fileSize: Int64(file.count))
+        var computed = [UInt8](repeating: 0, count: digestLength)
+        file.withUnsafeBytes { raw in
+            computed.withUnsafeMutableBytes {
+                Blake2b.hash([UnsafeRawBufferPointer(rebasing: raw[0..<bodyCount])], into: $0)
+            }
+        }
+        guard constantTimeEqual(Data(computed), Data(file.suffix(digestLength))) else {
             throw KeychainError.decode("\(path) is damaged: its digest does not match its contents; it is not restored")
         }
-        // The header is read again from the verified bytes: the file may have changed since the first look.
-        let verified = try parseHeader(Data(body.prefix(headerLength)), path: path, fileSize: Int64(file.count))
-        return (verified, Array(body.dropFirst(headerLength)))
+        let database = file.withUnsafeBytes { raw in [UInt8](raw[headerLength..<bodyCount]) }
+        return (snapshot, database)
     }
 
     private static func digest(_ bytes: [UInt8]) -> [UInt8] {
