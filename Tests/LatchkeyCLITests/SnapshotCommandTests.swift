@@ -249,4 +249,32 @@ import Testing
         #expect(try secret("mail") == "mail-one\n")
         #expect(try sandbox.run("ssh-key", "list").stdout == listed, "the key and its confirmation stay")
     }
+
+    @Test func aDeletedItemIsFoundByNameInTheNewestSnapshot() throws {
+        try sandbox.createKeychain()
+        try sandbox.run("add-generic-password", "-a", "alice", "-s", "mail", "-w", "mail-one")
+        try backup("now")
+        try sandbox.run("delete-generic-password", "-s", "mail")
+        let versions = try backup("list", "--item", "mail")
+        #expect(versions.status == 0, "\(versions.stderr)")
+        let ref = String(versions.stdout.split(separator: " ")[2].dropLast())
+        #expect(
+            masked(versions.stdout)
+                == """
+                genp item \(ref), from the change feed:
+                  v1  added  change 1
+                  v1  deleted  change 2
+                snapshots:
+                  <TIME>  v1  <DIR>/login.<STAMP>.lksnapshot
+
+                """)
+        let unknown = try backup("list", "--item", "nothing-named-so")
+        #expect(unknown.status == 44)
+        #expect(
+            unknown.stderr
+                == "latchkey: backup: The specified item could not be found in the keychain. (neither the keychain nor its newest snapshot has an item named nothing-named-so (label, service or server))\n"
+        )
+        #expect(try backup("restore", "--at", "0m", "--item", "mail").status == 0)
+        #expect(try secret("mail") == "mail-one\n")
+    }
 }

@@ -117,7 +117,9 @@ enum SnapshotCommands {
 
     /// The one item of `items` that `ref` names: its persistent reference in hex, or its label, service or
     /// server. `errSecItemNotFound` when none does; `errSecParam` when several do.
-    static func resolve(_ ref: String, among items: [ItemResult], where place: String) throws -> ItemResult {
+    static func resolve(_ ref: String, among items: [ItemResult], where place: String) throws(KeychainError)
+        -> ItemResult
+    {
         if let reference = Hex.decode(ref), reference.count == 32 {
             guard let item = items.first(where: { $0.persistentReference == Data(reference) }) else {
                 throw KeychainError(.itemNotFound, "\(place) has no item with the reference \(ref)")

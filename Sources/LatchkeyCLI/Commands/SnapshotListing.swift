@@ -25,7 +25,8 @@ enum SnapshotListing {
             }
             return 0
         }
-        let reference = try itemReference(ref, keychain: keychain, path: path, arguments: arguments, context: context)
+        let reference = try itemReference(
+            ref, keychain: keychain, newest: listing.snapshots.last, arguments: arguments, context: context)
         guard let parsed = PersistentReference.parse(reference) else {
             throw KeychainError.param("\(ref) is not a persistent reference")
         }
@@ -52,18 +53,40 @@ enum SnapshotListing {
     }
 
     /// The persistent reference `ref` stands for: itself in hex, else that of the one live item it names
-    /// (which needs the keychain unlocked).
+    /// (which needs the keychain unlocked), else — an item deleted since — that of the one item it names in
+    /// the newest snapshot.
     static func itemReference(
-        _ ref: String, keychain: KeychainDatabase, path: String, arguments: ParsedArguments, context: CLIContext
+        _ ref: String, keychain: KeychainDatabase, newest: KeychainSnapshot?, arguments: ParsedArguments,
+        context: CLIContext
     ) throws -> Data {
         if let bytes = Hex.decode(ref), bytes.count == PersistentReference.length { return Data(bytes) }
-        _ = try context.unlock(
+        let given = try context.unlock(
             keychain, arguments: arguments,
             prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): "
         )
         let items = try SnapshotCommands.items(
             of: keychain, returning: [.attributes, .persistentReference], context: context, presence: nil)
-        return try SnapshotCommands.resolve(ref, among: items, where: "the keychain").persistentReference
+        do throws(KeychainError) {
+            return try SnapshotCommands.resolve(ref, among: items, where: "the keychain").persistentReference
+        } catch {
+            guard error.status == .itemNotFound, let newest else { throw error }
+            let copy = try SnapshotCopy(newest.path, environment: context.environment)
+            defer { copy.close() }
+            _ = try SnapshotRestore.unlock(
+                copy, given: given, arguments: arguments, context: context, when: SnapshotTime.iso(newest.taken))
+            let held = try SnapshotCommands.items(
+                of: copy.keychain, returning: [.attributes, .persistentReference], context: context, presence: nil)
+            do throws(KeychainError) {
+                return try SnapshotCommands.resolve(
+                    ref, among: held, where: "the snapshot of \(SnapshotTime.iso(newest.taken))"
+                ).persistentReference
+            } catch {
+                guard error.status == .itemNotFound else { throw error }
+                throw KeychainError(
+                    .itemNotFound,
+                    "neither the keychain nor its newest snapshot has an item named \(ref) (label, service or server)")
+            }
+        }
     }
 
     /// Every change of the item `id` in the feed, oldest first.
