@@ -37,7 +37,8 @@ enum SnapshotCommands {
             2026-12-05T13:40:02Z, 2026-12-05T13:40Z, with an offset such as +01:00 instead of Z, a date \
             (its end), or a span ago: 90m, 12h, 1d, 2w. \
             An item ref is the item's persistent reference in hex (as `doctor` prints it), or the label, the \
-            service (generic passwords) or the server (internet passwords) of exactly one item. \
+            service (generic passwords) or the server (internet passwords) of exactly one item: with restore, of \
+            the snapshot; with list, of the keychain, or of its newest snapshot for an item deleted since. \
             A damaged snapshot exits with 93, no snapshot at the time or no such item with 44, a wrong \
             passphrase with 51, and a directory that cannot be written with 220.
             """,
