@@ -31,7 +31,8 @@ enum SnapshotCommands {
             `backup restore --at time` brings the keychain back to the newest snapshot taken at or before the \
             time: items changed since get the snapshot's version, items deleted since come back and items \
             added since are removed, after a snapshot of the keychain as it was is taken; with --item, only \
-            that item gets its version of that time and no other item is touched. The keychain's passphrase \
+            that item gets its version of that time and no other item is touched. Keys the keychain holds (SSH \
+            and TPM keys) and the SSH key store's records of them stay as they are. The keychain's passphrase \
             opens the snapshot too, unless --snapshot-passphrase-fd or LATCHKEY_SNAPSHOT_PASSPHRASE gives the one \
             it had then, or the terminal is asked for it. The time is UTC, as \
             2026-12-05T13:40:02Z, 2026-12-05T13:40Z, with an offset such as +01:00 instead of Z, a date \
@@ -40,7 +41,7 @@ enum SnapshotCommands {
             service (generic passwords) or the server (internet passwords) of exactly one item: with restore, of \
             the snapshot; with list, of the keychain, or of its newest snapshot for an item deleted since. \
             A damaged snapshot exits with 93, no snapshot at the time or no such item with 44, a wrong \
-            passphrase with 51, and a directory that cannot be written with 220.
+            passphrase with 51, an item whose primary key another item took meanwhile with 45, and a directory that cannot be written with 220.
             """,
         options: [
             OptionSpec(nil, "directory", .required, value: "dir", "The directory of the snapshots."),
