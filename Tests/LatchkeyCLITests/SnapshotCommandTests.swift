@@ -180,6 +180,17 @@ import Testing
                 == "latchkey: backup: Unable to decode the provided data. (\(path) is damaged: its digest does not match its contents; it is not restored)\n"
         )
         #expect(try secret("mail") == "mail-two\n", "nothing changed")
+        // A file named as a snapshot that is not one is named on standard error and left out.
+        let foreign = backups + "/login.20000101T000000.000Z.lksnapshot"
+        try Data("not a snapshot at all, but long enough to have a header".utf8).write(
+            to: URL(fileURLWithPath: foreign))
+        let again = try backup("list")
+        #expect(masked(again.stdout) == "<TIME>  change 1  items 1  <DIR>/login.<STAMP>.lksnapshot\n")
+        #expect(
+            again.stderr
+                == "latchkey: backup: warning: Unable to decode the provided data. (\(foreign) is not a Latchkey snapshot)\n"
+        )
+        try FileManager.default.removeItem(atPath: foreign)
         #expect(try FileManager.default.contentsOfDirectory(atPath: backups).count == 1, "no snapshot of the refusal")
     }
 

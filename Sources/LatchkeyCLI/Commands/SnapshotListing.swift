@@ -8,7 +8,7 @@ enum SnapshotListing {
     {
         let keychain = try KeychainDatabase.open(at: path)
         let listing = try SnapshotDirectory.listIfPresent(directory, keychainID: try keychain.keychainID)
-        for damaged in listing.damaged { context.warning("\(damaged.path): \(damaged.reason)") }
+        for damaged in listing.damaged { context.warning(damaged.reason) }  // The reason names the file.
         guard let ref = arguments.value("item") else {
             for snapshot in listing.snapshots {
                 var line = SnapshotCommands.line(snapshot)
