@@ -130,6 +130,36 @@ import Testing
         #expect(try secret(keychain, "a") == "a-new")
     }
 
+    func reference(_ keychain: KeychainDatabase, _ account: String) throws -> Data {
+        try #require(
+            try keychain.copyMatching(
+                Fixture.query(service: "s", account: account, returning: [.persistentReference]), caller: Fixture.app
+            ).first?.persistentReference)
+    }
+
+    @Test func removalsAndRestoresAreOneTransaction() throws {
+        let keychain = try Fixture.newKeychain(in: directory)
+        try keychain.add(Fixture.password(service: "s", account: "a", secret: "a-one"), caller: Fixture.app)
+        let snapshot = try keychain.takeSnapshot(into: snapshots, keep: 5)
+        // Since: a deleted and added again (another item with its primary key), b added.
+        try keychain.delete(Fixture.query(service: "s", account: "a", returning: []), caller: Fixture.app)
+        try keychain.add(Fixture.password(service: "s", account: "a", secret: "a-new"), caller: Fixture.app)
+        try keychain.add(Fixture.password(service: "s", account: "b", secret: "b-new"), caller: Fixture.app)
+        let newA = try reference(keychain, "a")
+        let b = try reference(keychain, "b")
+        let old = try versions(snapshot)
+        // Without removing the new a, the old one cannot come back: nothing changes, b's removal included.
+        #expect(
+            status { _ = try keychain.restoreVersions(old, removing: [b], caller: Fixture.app) } == .duplicateItem)
+        #expect(try secret(keychain, "a") == "a-new" && secret(keychain, "b") == "b-new")
+        let summary = try keychain.restoreVersions(old, removing: [newA, b], caller: Fixture.app)
+        #expect(summary == SnapshotRestoreSummary(updated: 0, added: 1, removed: 2))
+        #expect(try secret(keychain, "a") == "a-one")
+        #expect(status { _ = try secret(keychain, "b") } == .itemNotFound)
+        #expect(try keychain.changes(after: 4).map(\.kind) == [.deleted, .deleted, .added])
+        #expect(try keychain.changes(after: 4).map(\.origin) == [.restore, .restore, .restore])
+    }
+
     @Test func theOldestBeyondKeepAreRemovedAndDeadWritersFilesToo() throws {
         let keychain = try Fixture.newKeychain(in: directory)
         let start = Date(timeIntervalSince1970: 1_800_000_000)

@@ -67,15 +67,10 @@ enum SnapshotRestore {
             return 0
         }
         let before = try keychain.takeSnapshot(into: directory, keep: Int.max)
-        for item in removing {
-            try keychain.delete(
-                ItemQuery(
-                    item.itemClass, synchronizable: .any, persistentReference: item.persistentReference, limit: .all),
-                caller: caller)
-        }
-        let summary = try keychain.restoreVersions(restoring.map(version), caller: caller)
+        let summary = try keychain.restoreVersions(
+            restoring.map(version), removing: removing.map(\.persistentReference), caller: caller)
         context.stdout.line(
-            "restored the keychain to \(when): updated \(summary.updated), added \(summary.added), removed \(removing.count); as it was before: \(before.path)"
+            "restored the keychain to \(when): updated \(summary.updated), added \(summary.added), removed \(summary.removed); as it was before: \(before.path)"
         )
         return 0
     }

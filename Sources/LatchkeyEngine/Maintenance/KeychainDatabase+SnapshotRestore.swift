@@ -37,11 +37,26 @@ extension KeychainDatabase {
     /// Brings back `versions` (read from a snapshot) in one transaction, all or none, touching no other
     /// item: an item that still lives (found by its persistent reference) gets the snapshot's attributes and
     /// secret — those it gained since go — and keeps its identity; one deleted since is added again, with
-    /// its creation and modification dates. An item whose primary key another item has taken meanwhile is
-    /// `errSecDuplicateItem`, and nothing is restored. Each change goes to the change feed as a restore.
-    package func restoreVersions(_ versions: [SnapshotItem], caller: CallerIdentity) throws(KeychainError)
-        -> SnapshotRestoreSummary
-    {
+    /// its creation and modification dates. The items of `removing` (persistent references: those a whole
+    /// restore removes, added since the snapshot) are deleted first, in the same transaction, as `delete`
+    /// deletes them (a synchronizable one leaves its tombstone). An item whose primary key another item has
+    /// taken meanwhile is `errSecDuplicateItem`, and nothing changes. Each change goes to the change feed as
+    /// a restore.
+    package func restoreVersions(
+        _ versions: [SnapshotItem], removing: [Data] = [], caller: CallerIdentity
+    ) throws(KeychainError) -> SnapshotRestoreSummary {
+        var removals: [ItemSelection] = []
+        for reference in removing {
+            guard let parsed = PersistentReference.parse(reference) else {
+                throw KeychainError.param("an item to remove has a malformed persistent reference")
+            }
+            let query = ItemQuery(parsed.itemClass, synchronizable: .any, persistentReference: reference, limit: .all)
+            removals.append(try selection(for: try RequestValidation.validate(query, caller: caller)))
+        }
+        // A removed key's loaded private half (`KeyVault.heldKey`) goes with it.
+        defer {
+            if removing.contains(where: { PersistentReference.parse($0)?.itemClass == .key }) { vault.forgetHeldKeys() }
+        }
         struct Plan {
             let add: PreparedAdd
             let update: PreparedUpdate
@@ -74,6 +89,11 @@ extension KeychainDatabase {
         return try mappingStorageErrors {
             try pool.write { db in
                 var summary = SnapshotRestoreSummary()
+                let now = Date()
+                for removal in removals {
+                    // None: it went meanwhile, which is what was asked.
+                    summary.removed += try Self.deleteMatches(of: removal, in: db, now: now, origin: .restore)
+                }
                 for plan in plans {
                     let updated: Bool
                     do {
