@@ -15,6 +15,7 @@ extension KeychainSnapshot {
         Data(
             encode(
                 database: database, taken: Date(timeIntervalSince1970: 1_800_000_000), sequence: Int64(itemCount),
-                itemCount: itemCount, keychainID: Data(repeating: 7, count: 16)))
+                itemCount: itemCount, keychainID: Data(repeating: 7, count: 16)
+            ).joined())
     }
 }

@@ -34,10 +34,11 @@ package struct KeychainSnapshot: Hashable, Sendable {
     /// A snapshot's database is at most this large (a keychain's backup is, too).
     package static let maximumDatabaseBytes = KeychainBackup.maximumBytes
 
-    /// The whole file: header, database, digest.
+    /// The whole file in three parts — header, database, digest — written one after another (the database,
+    /// the largest, is never copied).
     static func encode(
         database: [UInt8], taken: Date, sequence: Int64, itemCount: Int, keychainID: Data
-    ) -> [UInt8] {
+    ) -> [[UInt8]] {
         var header = ByteWriter(capacity: headerLength)
         header.appendRaw(magic)
         header.append(format)
@@ -46,11 +47,14 @@ package struct KeychainSnapshot: Hashable, Sendable {
         header.append(UInt64(itemCount))
         header.appendRaw(keychainID.prefix(16))
         header.append(UInt64(database.count))
-        var file = header.bytes
-        file.reserveCapacity(headerLength + database.count + digestLength)
-        file.append(contentsOf: database)
-        file.append(contentsOf: digest(file))
-        return file
+        let head = header.bytes
+        var digest = [UInt8](repeating: 0, count: digestLength)
+        head.withUnsafeBytes { first in
+            database.withUnsafeBytes { second in
+                digest.withUnsafeMutableBytes { Blake2b.hash([first, second], into: $0) }
+            }
+        }
+        return [head, database, digest]
     }
 
     /// Reads what the header says (without reading the database): `errSecDecode` when the file is not a
@@ -125,13 +129,5 @@ package struct KeychainSnapshot: Hashable, Sendable {
         }
         let database = file.withUnsafeBytes { raw in [UInt8](raw[headerLength..<bodyCount]) }
         return (snapshot, database)
-    }
-
-    private static func digest(_ bytes: [UInt8]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: digestLength)
-        bytes.withUnsafeBytes { input in
-            output.withUnsafeMutableBytes { Blake2b.hash([input], into: $0) }
-        }
-        return output
     }
 }

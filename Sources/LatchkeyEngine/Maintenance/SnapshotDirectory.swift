@@ -80,16 +80,16 @@ package enum SnapshotDirectory {
             + KeychainSnapshot.fileExtension
     }
 
-    /// Writes `file` as a new snapshot named for `stem` and `taken` (a millisecond later, and so on, when
+    /// Writes `file` (its parts one after another) as a new snapshot named for `stem` and `taken` (a millisecond later, and so on, when
     /// the name is taken). `errSecIO` (`errSecDiskFull` for a full disk) when the directory cannot be written.
-    static func write(_ file: [UInt8], into directory: String, stem: String, taken: Date) throws(KeychainError)
+    static func write(_ file: [[UInt8]], into directory: String, stem: String, taken: Date) throws(KeychainError)
         -> String
     {
         let temporary =
             directory + "/." + stem + KeychainSnapshot.fileExtension + ".writing-\(CurrentProcess.id)-"
             + Hex.encode(SecureRandom.bytes(6))
         do {
-            try Files.createExclusive(temporary, contents: file)
+            try Files.createExclusive(temporary, parts: file)
         } catch {
             throw KeychainError(
                 error == .noSpace ? .diskFull : .io, "cannot write a snapshot in \(directory): \(error)")
