@@ -10,13 +10,15 @@ import LatchkeySSH
 /// invariants it can (a decoded message re-encodes to the same bytes).
 enum FuzzTargets {
     static let names =
-        ["query", "backup", "cli", "agent", "certificate", "pkcs12", "pem", "ssh", "tpm-policy"] + formatNames
+        ["query", "backup", "snapshot", "cli", "agent", "certificate", "pkcs12", "pem", "ssh", "tpm-policy"]
+        + formatNames
 
     static func run(_ name: String, _ data: Data) {
         if runFormat(name, data) { return }
         switch name {
         case "query": query(data)
         case "backup": backup(data)
+        case "snapshot": snapshot(data)
         case "cli": commandLine(data)
         case "agent": agent(data)
         case "certificate": certificate(data)
@@ -109,6 +111,16 @@ enum FuzzTargets {
             try KeychainBackup.fuzzParse(rest, payload: payload)
         } catch {
             precondition([.decode, .param].contains(error.status), "unexpected status \(error.status)")
+        }
+    }
+
+    // MARK: snapshot: a versioned snapshot's header, size and digest, before anything is restored from it
+
+    static func snapshot(_ data: Data) {
+        do throws(KeychainError) {
+            try KeychainSnapshot.fuzzVerify(data)
+        } catch {
+            precondition(error.status == .decode, "unexpected status \(error.status)")
         }
     }
 

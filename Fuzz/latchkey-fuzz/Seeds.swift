@@ -11,7 +11,8 @@ import LatchkeySSH
 enum Seeds {
     static func write(to directory: String) throws {
         let corpus: [String: [Data]] = [
-            "query": query(), "backup": try backup(), "cli": commandLine(), "agent": agent(),
+            "query": query(), "backup": try backup(), "snapshot": try snapshot(), "cli": commandLine(),
+            "agent": agent(),
             "certificate": try certificates(), "pkcs12": try fixtures(ending: ".p12"), "pem": try pemKeys(),
             "ssh": try ssh(), "tpm-policy": try tpmPolicies(),
         ]
@@ -157,6 +158,22 @@ enum Seeds {
             Data([0]) + sealed, Data([1]) + payload, Data([1]) + KeychainBackup.encodedPayload([]),
             Data([0]) + sealed.prefix(60),
         ]
+    }
+
+    /// Snapshots of a keychain with two items and of an empty one, one of them cut short.
+    static func snapshot() throws -> [Data] {
+        let keychain = KeychainDatabase.inMemory()
+        try keychain.unlock(with: Passphrase("latchkey-in-memory"))
+        let empty = KeychainSnapshot.fuzzSeed(database: try keychain.databaseImage(), itemCount: 0)
+        for account in ["alice", "bob"] {
+            try keychain.add(
+                NewItem(
+                    .genericPassword, attributes: [.service: .string("mail"), .account: .string(account)],
+                    data: Data("hunter2".utf8)),
+                caller: CallerIdentity(applicationIdentifier: "app"))
+        }
+        let two = KeychainSnapshot.fuzzSeed(database: try keychain.databaseImage(), itemCount: 2)
+        return [empty, two, two.prefix(two.count / 2)]
     }
 
     static func commandLine() -> [Data] {

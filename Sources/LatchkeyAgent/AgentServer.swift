@@ -53,6 +53,12 @@ public final class AgentServer: Sendable {
         public var unlockUnattended: Bool
         /// Which attestations tell programs apart on every front end (`--program-identity`).
         public var programIdentity: ProgramIdentity
+        /// Where to keep scheduled snapshots of the keychain (`--backup-directory`); nil for none.
+        public var backupDirectory: String?
+        /// Seconds between scheduled snapshots (`--backup-every`; a day by default).
+        public var backupInterval: Int = 86_400
+        /// How many scheduled snapshots to keep (`--backup-keep`; 14 by default).
+        public var backupKeep: Int = 14
 
         /// Creates options.
         public init(
@@ -152,6 +158,13 @@ public final class AgentServer: Sendable {
             throw error
         }
         self.state = state
+        if let directory = options.backupDirectory {
+            SnapshotWorker(
+                keychain: state.keychain,
+                schedule: .init(directory: directory, interval: options.backupInterval, keep: options.backupKeep),
+                log: log
+            ).start()
+        }
         if options.secretService {
             let configuration = SecretServiceProvider.Configuration(
                 // The log names a bus caller by the identity it acts as (its app ID, label, path or

@@ -45,6 +45,7 @@ public enum LatchkeyCommandLine {
         ("dump-keychain", { DumpCommand.command }),
         ("export", { BackupCommands.export }),
         ("import", { BackupCommands.import_ }),
+        ("backup", { SnapshotCommands.command }),
         ("doctor", { DoctorCommand.command }),
         ("desktop", { DesktopCommand.command }),
         ("sync", { SyncCommands.command }),

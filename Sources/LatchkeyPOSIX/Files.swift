@@ -18,12 +18,17 @@ package enum Files {
     package static func createExclusive(_ path: String, contents: some Collection<UInt8>, mode: UInt32 = 0o600)
         throws(Errno)
     {
+        try createExclusive(path, parts: [Array(contents)], mode: mode)
+    }
+
+    /// `createExclusive(_:contents:mode:)` of `parts` one after another, without joining them in memory first.
+    package static func createExclusive(_ path: String, parts: [[UInt8]], mode: UInt32 = 0o600) throws(Errno) {
         let fd = try retryingInterrupts {
             open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
         }
         do throws(Errno) {
             guard fchmod(fd, mode_t(mode)) == 0 else { throw Errno.current }
-            try FileDescriptor(rawValue: fd).writeAll(Array(contents))
+            for part in parts { try FileDescriptor(rawValue: fd).writeAll(part) }
             guard fsync(fd) == 0 else { throw Errno.current }
             close(fd)
         } catch {
@@ -132,6 +137,11 @@ package enum Files {
     /// Removes a file; a missing one is not an error.
     package static func remove(_ path: String) throws(Errno) {
         guard unlink(path) == 0 || errno == ENOENT else { throw Errno.current }
+    }
+
+    /// Removes an empty directory; a missing one is not an error.
+    package static func removeDirectory(_ path: String) throws(Errno) {
+        guard rmdir(path) == 0 || errno == ENOENT else { throw Errno.current }
     }
 
     /// Creates a directory with `mode` set explicitly (the umask cannot widen it); `EEXIST` when present.

@@ -16,6 +16,8 @@
 //   latchkey-bench --tpm [--samples N]   (unlock with and without a TPM, on a swtpm it starts and stops)
 //   latchkey-bench --import [--items N] [--samples N] [--formats csv,gnome-keyring,kdbx,pass]   (N items from a CSV export, a keyring file, a KDBX database
 //                  and a pass store through `latchkey import --from`, beside copying the file)
+//   latchkey-bench --snapshot [--items N] [--samples N]   (a versioned snapshot of an N-item keychain, in process
+//                  and as `latchkey backup now`, beside copying the keychain file)
 //   latchkey-bench --secret-service [--samples N] [--items N]   (cold D-Bus activation and search, beside GNOME
 //                  Keyring; also part of --peers)
 //   latchkey-bench --session-lock [--samples N]   (logind's Lock signal to the keys wiped; also part of --peers)
@@ -56,6 +58,7 @@ let usage = """
            (--secret-service, --session-lock and --login, alone or within --peers: [--system-python PATH])
            latchkey-bench --tpm [--samples N]
            latchkey-bench --import [--items N] [--samples N] [--formats csv,gnome-keyring,kdbx,pass]
+           latchkey-bench --snapshot [--items N] [--samples N]
     """
 let valueOptions: Set<String> = [
     "--sizes", "--samples", "--dir", "--markdown", "--peers-size", "--peers-samples", "--python", "--peers-script",
@@ -78,7 +81,7 @@ while position < arguments.count {
     } else if argument == "--full" || argument == "--peers" || argument == "--pki" || argument == "--sync"
         || argument == "--ssh" || argument == "--sync-paths"
         || argument == "--secret-service" || argument == "--tpm" || argument == "--session-lock"
-        || argument == "--login" || argument == "--import" || argument == "--access-log"
+        || argument == "--login" || argument == "--import" || argument == "--access-log" || argument == "--snapshot"
     {
         position += 1
     } else {
@@ -218,6 +221,16 @@ if arguments.contains("--import") {
     print(
         ImportWorkloads.render(
             try workloads.run(), items: workloads.items, command: "latchkey-bench " + arguments.joined(separator: " ")))
+    exit(0)
+}
+if arguments.contains("--snapshot") {
+    // A snapshot of a keychain beside copying its file; nothing else is measured.
+    let samples = Int(option("--samples") ?? "3") ?? 3
+    let workload = SnapshotWorkload(
+        items: Int(option("--items") ?? "100000") ?? 100_000, samples: samples, binDirectory: executableDirectory)
+    print(
+        SnapshotWorkload.render(
+            try workload.run(), samples: samples, command: "latchkey-bench " + arguments.joined(separator: " ")))
     exit(0)
 }
 if arguments.contains("--ssh") {

@@ -77,6 +77,18 @@ enum AgentOptions {
             help:
                 "At start, unlock the keychain through its unattended TPM unlock (latchkey tpm enroll --unattended --pcrs ...; also LATCHKEY_UNLOCK_UNATTENDED=1), as a service's keychain at boot: no passphrase anywhere. When the TPM refuses (a PCR changed, no TPM, not enrolled) the agent says why on standard error and serves the keychain locked, for its passphrase or recovery code."
         ),
+        AgentOption(
+            name: "backup-directory", value: "path",
+            help:
+                "Keep snapshots of the keychain in this directory, another disk or a synced folder (also LATCHKEY_BACKUP_DIRECTORY): one when the newest there is older than --backup-every and the keychain changed since, taken while clients go on writing, its items encrypted as in the keychain. latchkey backup lists and restores them."
+        ),
+        AgentOption(
+            name: "backup-every", value: "span",
+            help: "Take a snapshot this often: 1d (the default), 12h, 30m or 90s (also LATCHKEY_BACKUP_EVERY)."),
+        AgentOption(
+            name: "backup-keep", value: "count",
+            help:
+                "Keep the newest this many snapshots and remove older ones (14 by default; also LATCHKEY_BACKUP_KEEP)."),
         AgentOption(name: "verbose", value: nil, help: "Log to standard error."),
         AgentOption(name: "manual", value: nil, help: "Print the manual page latchkeyd(1), in roff, and exit."),
         AgentOption(name: "completion", value: "shell", help: "Print shell completions (bash, zsh or fish) and exit."),
@@ -152,8 +164,9 @@ enum AgentOptions {
                     local current="${COMP_WORDS[COMP_CWORD]}" previous="${COMP_WORDS[COMP_CWORD-1]}"
                     case "$previous" in
                         --keychain|--socket|--pinentry|--ssh-agent-socket) COMPREPLY=($(compgen -f -- "$current")); return ;;
+                        --backup-directory) COMPREPLY=($(compgen -d -- "$current")); return ;;
                         --completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$current")); return ;;
-                        --wait-for-keychain) COMPREPLY=(); return ;;
+                        --wait-for-keychain|--backup-every|--backup-keep) COMPREPLY=(); return ;;
                     esac
                     COMPREPLY=($(compgen -W "\(words.joined(separator: " "))" -- "$current"))
                 }
@@ -169,7 +182,8 @@ enum AgentOptions {
                 let value =
                     option.value.map { name in
                         name == "shell"
-                            ? ":shell:(bash zsh fish)" : name == "seconds" ? ":seconds: " : ":\(name):_files"
+                            ? ":shell:(bash zsh fish)"
+                            : ["seconds", "span", "count"].contains(name) ? ":\(name): " : ":\(name):_files"
                     } ?? ""
                 return "'--\(option.name)[\(help)]\(value)'"
             }
@@ -184,7 +198,8 @@ enum AgentOptions {
                 var line = "complete -c latchkeyd -l \(option.name)"
                 if let value = option.value {
                     line +=
-                        option.name == "completion" ? " -x -a 'bash zsh fish'" : value == "seconds" ? " -x" : " -r -F"
+                        option.name == "completion"
+                        ? " -x -a 'bash zsh fish'" : ["seconds", "span", "count"].contains(value) ? " -x" : " -r -F"
                 }
                 lines.append(line + " -d '\(option.help.replacingOccurrences(of: "'", with: "\\'"))'")
             }

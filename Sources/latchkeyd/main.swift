@@ -55,6 +55,38 @@ func waitSeconds(_ text: String, from source: String) -> Int {
     }
     return seconds
 }
+/// A span such as 1d, 12h, 30m or 90s (or whole seconds), from 1 s to 366 days, as --backup-every and
+/// LATCHKEY_BACKUP_EVERY take it; else exits 64.
+func backupInterval(_ text: String, from source: String) -> Int {
+    let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+    let unit = text.last.flatMap { units[$0] }
+    guard let count = Int(unit == nil ? Substring(text) : text.dropLast()), count > 0,
+        count <= 366 * 86_400 / (unit ?? 1)
+    else {
+        FileHandle.standardError.write(
+            Data("latchkeyd: \(source) takes a span such as 1d, 12h, 30m or 90s, not \"\(text)\"\n".utf8))
+        exit(64)
+    }
+    return count * (unit ?? 1)
+}
+/// A number of snapshots from 1 to 100000, as --backup-keep and LATCHKEY_BACKUP_KEEP take it; else exits 64.
+func backupKeep(_ text: String, from source: String) -> Int {
+    guard let count = Int(text), (1...100_000).contains(count) else {
+        FileHandle.standardError.write(
+            Data("latchkeyd: \(source) takes a number of snapshots from 1 to 100000, not \"\(text)\"\n".utf8))
+        exit(64)
+    }
+    return count
+}
+var backupDirectory = ProcessInfo.processInfo.environment[SnapshotDirectory.environmentVariable].flatMap {
+    $0.isEmpty ? nil : $0
+}
+var backupEvery = ProcessInfo.processInfo.environment["LATCHKEY_BACKUP_EVERY"].flatMap { text in
+    text.isEmpty ? nil : backupInterval(text, from: "LATCHKEY_BACKUP_EVERY")
+}
+var backupKeepCount = ProcessInfo.processInfo.environment["LATCHKEY_BACKUP_KEEP"].flatMap { text in
+    text.isEmpty ? nil : backupKeep(text, from: "LATCHKEY_BACKUP_KEEP")
+}
 var waitForKeychain = ProcessInfo.processInfo.environment["LATCHKEY_WAIT_FOR_KEYCHAIN"].flatMap { text in
     text.isEmpty ? nil : waitSeconds(text, from: "LATCHKEY_WAIT_FOR_KEYCHAIN")
 }
@@ -73,6 +105,11 @@ while let argument = arguments.first {
     case "--no-ssh-agent": sshAgent = false
     case "--no-lock-on-session-lock": lockOnSessionLock = false
     case "--unlock-unattended": unlockUnattended = true
+    case "--backup-directory" where !arguments.isEmpty: backupDirectory = arguments.removeFirst()
+    case "--backup-every" where !arguments.isEmpty:
+        backupEvery = backupInterval(arguments.removeFirst(), from: "--backup-every")
+    case "--backup-keep" where !arguments.isEmpty:
+        backupKeepCount = backupKeep(arguments.removeFirst(), from: "--backup-keep")
     case "--wait-for-keychain" where !arguments.isEmpty:
         waitForKeychain = waitSeconds(arguments.removeFirst(), from: "--wait-for-keychain")
     case "--program-identity" where !arguments.isEmpty:
@@ -125,12 +162,18 @@ for signalNumber in Signals.termination {
     sources.append(source)
 }
 
-let options = AgentServer.Options(
+var chosenOptions = AgentServer.Options(
     keychainPath: keychain, socketPath: socketPath, verbose: verbose, pinentry: pinentry, secretService: secretService,
     isolatedSecretService: isolatedSecretService, backgroundSync: backgroundSync, accessLog: accessLog,
     sshAgentSocketPath: sshAgent ? sshAgentSocket ?? AgentLocation.sshSocketPath(agentSocket: socketPath) : nil,
     lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended,
     programIdentity: identity, synchronizableSecretService: synchronizableSecretService)
+chosenOptions.backupDirectory = backupDirectory.map {
+    SnapshotDirectory.resolve($0, environment: ProcessInfo.processInfo.environment)
+}
+chosenOptions.backupInterval = backupEvery ?? chosenOptions.backupInterval
+chosenOptions.backupKeep = backupKeepCount ?? chosenOptions.backupKeep
+let options = chosenOptions
 
 /// The server, or the exit with its error's status (the low byte of the OSStatus).
 @Sendable func makeServer(_ options: AgentServer.Options) -> AgentServer {

@@ -14,7 +14,7 @@ import Testing
     @Test func namesAreUnique() {
         let names = LatchkeyCommandLine.commandTable.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(names.count == 36)
+        #expect(names.count == 37)
     }
 
     @Test func lookUpFindsOnlyTheNamedCommand() {

@@ -135,7 +135,7 @@ import Testing
         let bash = try latchkeyd("--completion", "bash")
         #expect(
             bash.contains(
-                "compgen -W \"--keychain --socket --pinentry --secret-service --secret-service-policy --secret-service-sync --program-identity --ssh-agent-socket --no-ssh-agent --no-lock-on-session-lock --no-sync --no-access-log --wait-for-keychain --unlock-unattended --verbose --manual --completion --version --help\""
+                "compgen -W \"--keychain --socket --pinentry --secret-service --secret-service-policy --secret-service-sync --program-identity --ssh-agent-socket --no-ssh-agent --no-lock-on-session-lock --no-sync --no-access-log --wait-for-keychain --unlock-unattended --backup-directory --backup-every --backup-keep --verbose --manual --completion --version --help\""
             ))
         #expect(try check("/usr/bin/zsh", ["-n"], script: try latchkeyd("--completion", "zsh")).status == 0)
         #expect(try check("/usr/bin/fish", ["--no-execute"], script: try latchkeyd("--completion", "fish")).status == 0)
@@ -143,7 +143,7 @@ import Testing
         let help = try latchkeyd("--help")
         #expect(
             help.hasPrefix(
-                "Usage: latchkeyd [--keychain path] [--socket path] [--pinentry program] [--secret-service] [--secret-service-policy shared|isolated] [--secret-service-sync] [--program-identity executable|platform] [--ssh-agent-socket path] [--no-ssh-agent] [--no-lock-on-session-lock] [--no-sync] [--no-access-log] [--wait-for-keychain seconds] [--unlock-unattended] [--verbose]\n"
+                "Usage: latchkeyd [--keychain path] [--socket path] [--pinentry program] [--secret-service] [--secret-service-policy shared|isolated] [--secret-service-sync] [--program-identity executable|platform] [--ssh-agent-socket path] [--no-ssh-agent] [--no-lock-on-session-lock] [--no-sync] [--no-access-log] [--wait-for-keychain seconds] [--unlock-unattended] [--backup-directory path] [--backup-every span] [--backup-keep count] [--verbose]\n"
             ))
     }
 }

@@ -3,14 +3,15 @@ import LatchkeyTestSupport
 import Testing
 
 /// Every input of the committed fuzz corpus (seeds, and each crash the fuzzer found once fixed) replays
-/// through the fourteen fuzz targets without a crash. The fuzzing itself is `script/fuzz`.
+/// through the fifteen fuzz targets without a crash. The fuzzing itself is `script/fuzz`.
 @Suite(.dedicatedThreads) struct FuzzCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus").path
 
     @Test(
         arguments: [
-            "query", "backup", "cli", "agent", "certificate", "pkcs12", "pem", "ssh", "tpm-policy", "keyring", "kdbx",
+            "query", "backup", "snapshot", "cli", "agent", "certificate", "pkcs12", "pem", "ssh", "tpm-policy",
+            "keyring", "kdbx",
             "kdbx-xml", "inflate", "csv",
         ])
     func theCorpusReplaysCleanly(_ target: String) throws {

@@ -15,48 +15,65 @@ extension KeychainDatabase {
         try Self.requireFilterOnly(query, operation: "delete")
         let validated = try RequestValidation.validate(query, caller: caller)
         let selection = try selection(for: validated)
-        let keys = selection.keys
-        let indexDecides = selection.unindexedFilters.isEmpty
         let now = Date()
         // A deleted key's loaded private half (`KeyVault.heldKey`) goes with it.
         defer { if query.itemClass == .key { vault.forgetHeldKeys() } }
 
         return try mappingStorageErrors {
             try pool.write { db in
-                var deleted = 0
-                for candidate in try selection.candidates(db, includeData: false) {
-                    var opened: ItemSelection.Opened?
-                    if keys.classKey(for: candidate.accessibility) == nil {
-                        guard indexDecides && !candidate.synchronizable else {
-                            throw KeychainError.locked(
-                                "deleting this item needs the class key of accessibility \(candidate.accessibility.rawValue)"
-                            )
-                        }
-                    } else {
-                        do {
-                            guard let match = try selection.open(candidate, attributes: candidate.synchronizable) else {
-                                continue
-                            }
-                            opened = match
-                        } catch KeychainError.decode {
-                            guard indexDecides else { continue }
-                        }
-                    }
-                    if candidate.synchronizable, let opened, var attributes = opened.attributes,
-                        let classKey = keys.classKey(for: candidate.accessibility)
-                    {
-                        attributes[.modificationDate] = .date(now)
-                        let tombstone = Self.tombstoneRow(of: opened.row, attributes: attributes, classKey: classKey)
-                        try ItemStore.tombstone(candidate, as: tombstone, in: db)
-                    } else {
-                        try ItemStore.delete(candidate, in: db)
-                    }
-                    deleted += 1
-                }
+                let deleted = try Self.deleteMatches(of: selection, in: db, now: now)
                 if deleted == 0 { throw KeychainError(.itemNotFound) }
                 return deleted
             }
         }
+    }
+
+    /// Deletes (or tombstones) every item `selection` matches, inside the caller's write transaction;
+    /// returns how many, each recorded in the change feed with `origin`. `delete`'s rules: a locked class key
+    /// still deletes what the index alone decides, except a synchronizable item, whose tombstone must be
+    /// sealed again.
+    static func deleteMatches(
+        of selection: ItemSelection, in db: Connection, now: Date, origin: KeychainChange.Origin = .request
+    ) throws -> Int {
+        let keys = selection.keys
+        let indexDecides = selection.unindexedFilters.isEmpty
+        var deleted = 0
+        for candidate in try selection.candidates(db, includeData: false) {
+            var opened: ItemSelection.Opened?
+            if keys.classKey(for: candidate.accessibility) == nil {
+                guard indexDecides && !candidate.synchronizable else {
+                    throw KeychainError.locked(
+                        "deleting this item needs the class key of accessibility \(candidate.accessibility.rawValue)"
+                    )
+                }
+            } else {
+                var damaged = false
+                var match: ItemSelection.Opened?
+                do throws(KeychainError) {
+                    match = try selection.open(candidate, attributes: candidate.synchronizable)
+                } catch {
+                    guard error.status == .decode else { throw error }
+                    damaged = true
+                }
+                if damaged {
+                    guard indexDecides else { continue }  // A damaged item the index alone matches goes too.
+                } else {
+                    guard let match else { continue }
+                    opened = match
+                }
+            }
+            if candidate.synchronizable, let opened, var attributes = opened.attributes,
+                let classKey = keys.classKey(for: candidate.accessibility)
+            {
+                attributes[.modificationDate] = .date(now)
+                let tombstone = tombstoneRow(of: opened.row, attributes: attributes, classKey: classKey)
+                try ItemStore.tombstone(candidate, as: tombstone, origin: origin, in: db)
+            } else {
+                try ItemStore.delete(candidate, origin: origin, in: db)
+            }
+            deleted += 1
+        }
+        return deleted
     }
 }
 

@@ -53,6 +53,9 @@ extension KeychainDatabase {
         /// Whether the user confirmed their presence for this call (items whose access control asks them
         /// are changed only then).
         var confirmed = false
+        /// Whether the changes are the item's whole attributes (a snapshot's version of it): the attributes
+        /// they do not name go, except its creation date, group, accessibility, sync flag and held key.
+        var replacingAttributes = false
 
         /// Thrown out of the transaction when a match needs the user's confirmation and has not had it
         /// (the caller asks, outside the transaction, and runs the update again).
@@ -83,6 +86,10 @@ extension KeychainDatabase {
                     throw Self.confirmationNeeded
                 }
                 var attributes = opened.attributes ?? [:]
+                if replacingAttributes {
+                    let kept: Set<AttributeKey> = [.creationDate, .accessGroup, .accessible, .synchronizable, .tokenID]
+                    attributes = attributes.filter { kept.contains($0.key) }
+                }
                 attributes.merge(change.attributes) { _, new in new }
                 let group = change.group ?? attributes[.accessGroup]?.stringValue ?? ""
                 let accessibility = change.accessibility ?? opened.row.accessibility
