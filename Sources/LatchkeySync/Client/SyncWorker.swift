@@ -43,7 +43,8 @@ package final class SyncWorker: Sendable {
         var backoff: Int32 = 1_000
         // A feed that cannot be read now is read on the next tick.
         var seenChange = (try? keychain.lastChangeSequence) ?? 0
-        var listening: ObjectIdentifier?
+        // The connection the LISTEN was sent on, held (not its address, which a new connection may reuse).
+        var listening: PostgresConnection?
         var cadence =
             SyncPollCadence.fromEnvironment(CurrentProcess.environment["LATCHKEY_SYNC_POLL"])
             ?? SyncPollCadence()
@@ -102,7 +103,7 @@ package final class SyncWorker: Sendable {
                 let server = try active.connection()
                 // The round reconnected (the server went away meanwhile): listen on the new connection, then
                 // a round again, for what changed between.
-                guard listening == ObjectIdentifier(server.connection) else { continue }
+                guard listening === server.connection else { continue }
                 seenChange = try keychain.lastChangeSequence
                 // Until something happens: the server rings, a nudge, a local change, or a minute passes.
                 var waited: Int32 = 0
@@ -138,12 +139,13 @@ package final class SyncWorker: Sendable {
     }
 
     /// LISTENs for the vault's notifications on the client's connection, unless it does already.
-    private func listen(_ client: SyncClient, _ listening: inout ObjectIdentifier?) throws(KeychainError) {
+    private func listen(_ client: SyncClient, _ listening: inout PostgresConnection?) throws(KeychainError) {
         let server = try client.connection()
-        guard listening != ObjectIdentifier(server.connection) else { return }
+        guard listening !== server.connection else { return }
+        listening = nil  // The one before goes, whatever comes of this LISTEN.
         do throws(PostgresError) {
             try server.listen(vault: client.configuration.vault)
-            listening = ObjectIdentifier(server.connection)
+            listening = server.connection
         } catch {
             throw error.keychainError
         }
