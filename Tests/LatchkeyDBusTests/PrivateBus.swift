@@ -13,20 +13,8 @@ final class PrivateBus {
 
     init() throws {
         let configuration = directory.file("bus.conf")
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:path=\(directory.file("bus"))</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        try PrivateBusConfiguration.text(socketPath: directory.file("bus")).write(
+            toFile: configuration, atomically: true, encoding: .utf8)
         daemon = try SpawnedProcess(
             "/usr/bin/dbus-daemon", ["--config-file=" + configuration, "--nofork", "--nopidfile"],
             environment: ["PATH": "/usr/bin:/bin"], log: directory.file("bus.log"))

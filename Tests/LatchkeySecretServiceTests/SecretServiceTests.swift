@@ -30,21 +30,8 @@ import Testing
             sandbox = try existing ?? AgentSandbox(user: user)
             socketPath = (busDirectory ?? sandbox.directory.path) + "/session-bus"
             let configuration = sandbox.directory.file("session-bus.conf")
-            try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(socketPath)</listen>
-              <auth>EXTERNAL</auth>
-              \(busPolicy)
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            try PrivateBusConfiguration.text(socketPath: socketPath, extraPolicy: busPolicy).write(
+                toFile: configuration, atomically: true, encoding: .utf8)
             let (daemon, words) = sandbox.asUser(
                 "/usr/bin/dbus-daemon", ["--config-file=" + configuration, "--nofork", "--nopidfile"])
             bus = try SpawnedProcess(

@@ -24,20 +24,8 @@ final class GnomeKeyringDesktop {
         self.sandbox = sandbox
         self.password = password
         let configuration = sandbox.directory.file("session-bus.conf")
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:path=\(sandbox.directory.file("session-bus"))</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        try PrivateBusConfiguration.text(socketPath: sandbox.directory.file("session-bus")).write(
+            toFile: configuration, atomically: true, encoding: .utf8)
         bus = try SpawnedProcess(
             "/usr/bin/dbus-daemon", ["--config-file=" + configuration, "--nofork", "--nopidfile"],
             environment: ["PATH": "/usr/bin:/bin"], log: sandbox.directory.file("session-bus.log"))
