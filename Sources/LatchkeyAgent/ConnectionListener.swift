@@ -33,9 +33,10 @@ enum ConnectionListener {
         }
     }
 
-    /// Runs `work` on a thread of its own, started with pthread_create itself: Foundation's `Thread` took tens
-    /// of microseconds more to start, which a client waits for on every connection.
+    /// Runs `work` on a thread of its own: one waiting since its last connection closed, else a new one
+    /// (`ConnectionThreads`), started with pthread_create itself — Foundation's `Thread` took tens of
+    /// microseconds more to start, which a client waits for on every connection.
     static func serveOnItsOwnThread(_ work: @escaping @Sendable () -> Void) {
-        DetachedThread.start(name: "latchkeyd-conn", stackBytes: 1 << 20, work)
+        ConnectionThreads.shared.run(work)
     }
 }
