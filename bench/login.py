@@ -14,9 +14,9 @@ end), a PAM service file this driver writes in /etc/pam.d and removes, and the u
 directory of the driver's, the user's, mode 0700, as pam_systemd makes /run/user/<uid>). The service's stack:
 
     auth     required pam_unix.so
-    auth     optional pam_latchkey.so latchkey=<bin>/latchkey       | pam_gnome_keyring.so
+    auth     optional pam_latchkey.so latchkey=<bin>/latchkey latchkeyd=<bin>/latchkeyd | pam_gnome_keyring.so
     session  required pam_env.so (XDG_RUNTIME_DIR and DBUS_SESSION_BUS_ADDRESS=unix:path=$XDG_RUNTIME_DIR/bus)
-    session  optional pam_latchkey.so create latchkey=<bin>/latchkey | pam_gnome_keyring.so auto_start
+    session  optional pam_latchkey.so create latchkey=<bin>/latchkey latchkeyd=<bin>/latchkeyd | pam_gnome_keyring.so auto_start
 
 pam_env stands in for pam_systemd, which sets both in the session step; at the auth step the runtime
 directory is not in PAM's environment yet, as at a real first login (so both modules only keep the password
@@ -160,7 +160,11 @@ class Login:
             module = os.path.join(self.work, "pam_latchkey.so")
             subprocess.run([self.args.build_pam, module], check=True, stdout=subprocess.DEVNULL)
             tool = os.path.join(self.args.bin, "latchkey")
-            auth, session = f"{module} latchkey={tool}", f"{module} create latchkey={tool}"
+            # latchkeyd= names the agent the module vouches for before the password goes out (issue 50): the
+            # run's own, not the installed one it would expect otherwise.
+            agent = os.path.join(self.args.bin, "latchkeyd")
+            auth = f"{module} latchkey={tool} latchkeyd={agent}"
+            session = f"{module} create latchkey={tool} latchkeyd={agent}"
         else:
             auth, session = "pam_gnome_keyring.so", "pam_gnome_keyring.so auto_start"
         with open(self.pam_file, "w") as file:
