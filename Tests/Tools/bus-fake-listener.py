@@ -19,31 +19,15 @@ got>" or "error <D-Bus error name>".
 import json
 import os
 import signal
-import time
 import socket
 import sys
+
+from stopping import stop_and_wait
 
 from jeepney import DBusAddress, new_method_call
 from jeepney.io.blocking import DBusConnection, prep_socket
 
 
-def stop_and_wait(pid):
-    """SIGSTOP `pid` and wait until every thread of it is stopped: kill() returns before the stop is done, and
-    a thread of the agent still running could accept the connection made next."""
-    os.kill(pid, signal.SIGSTOP)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        states = []
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/stat") as stat:
-                    states.append(stat.read().rsplit(")", 1)[1].split()[0])
-            except FileNotFoundError:
-                continue  # A thread that ended meanwhile.
-        if states and all(state in ("T", "t") for state in states):
-            return
-        time.sleep(0.001)
-    raise SystemExit(f"{pid} did not stop")
 
 result, bus_path, mode, agent_pid, attributes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])
 target = sys.argv[6:]

@@ -17,27 +17,12 @@ import struct
 import sys
 import time
 
+from stopping import stop_and_wait
+
 result, path, agent, mode, kind, blob = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], bytes.fromhex(sys.argv[6])
 target = sys.argv[7:]
 
 
-def stop_and_wait(pid):
-    """SIGSTOP `pid` and wait until every thread of it is stopped: kill() returns before the stop is done, and
-    a thread of the agent still running could accept the connection made next."""
-    os.kill(pid, signal.SIGSTOP)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        states = []
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/stat") as stat:
-                    states.append(stat.read().rsplit(")", 1)[1].split()[0])
-            except FileNotFoundError:
-                continue  # A thread that ended meanwhile.
-        if states and all(state in ("T", "t") for state in states):
-            return
-        time.sleep(0.001)
-    raise SystemExit(f"{pid} did not stop")
 
 
 def string(data):
