@@ -91,6 +91,9 @@ final class AccessPrompter: Sendable {
         self.log = log
     }
 
+    /// Whether a question could be asked now: pinentry, and a display or terminal for it.
+    var canAsk: Bool { presence?.hasDisplayOrTerminal ?? false }
+
     /// Asks the user whether `question.program` may read the item, or throws the refusal: `errSecUserCanceled`
     /// when denied (now or before, until the keychain locks), `errSecInteractionNotAllowed` when nobody can be
     /// or may be asked now (naming the command that grants it). `epoch` is the keychain's lock epoch now.

@@ -244,15 +244,10 @@ struct ConnectionHandler {
         } catch {
             return nil  // Nothing to ask about (nothing matches, or what matches cannot be read now).
         }
-        let question = AccessPrompter.Question(
-            program: program, pid: caller.pid, parent: AccessPrompter.parent(of: caller.pid),
-            reference: candidate.persistentReference, itemClass: candidate.itemClass,
+        let answer = try state.askAccess(
+            program, pid: caller.pid, reference: candidate.persistentReference, itemClass: candidate.itemClass,
             names: ItemAccessList.summary(of: candidate.attributes),
-            storedBy: candidate.attributes[.accessGroup]?.stringValue)
-        let answer = try state.prompter.ask(question, epoch: state.keychain.lockStateAndEpoch.epoch, refusal: refusal)
-        if answer == .alwaysAllow {
-            try state.keychain.grantAccess(to: program, onItem: candidate.persistentReference, origin: .answer)
-        }
+            storedBy: candidate.attributes[.accessGroup]?.stringValue, refusal: refusal)
         var one = query
         one.persistentReference = candidate.persistentReference
         one.limit = .one

@@ -145,6 +145,15 @@ final class SSHAgentServer: Sendable {
         }
     }
 
+    /// Whether the attested process holds this connection now (`CallerGate.holdsConnection`); logs why not.
+    private static func holding(
+        _ caller: AttestedCaller, _ connection: FileDescriptor, log: @Sendable (String) -> Void
+    ) -> Bool {
+        guard let reason = CallerGate.holdsConnection(caller.peer, ourEnd: connection) else { return true }
+        log("SSH agent: refused a key open to registered programs to pid \(caller.peer.pid): \(reason)")
+        return false
+    }
+
     /// What a connection's program may do: the keys open to it, and the confirmations of `ssh-add -c` keys.
     ///
     /// A key open only to registered programs is used only when the request is the registered program's own:
@@ -152,6 +161,11 @@ final class SSHAgentServer: Sendable {
     /// holds this connection as a close-on-exec descriptor now (`CallerGate.holdsConnection`). SSH clients
     /// write their first request before the agent has identified them, so that request may predate an `exec`;
     /// a connection the program running now did not open fails the hold check, whatever the order.
+    ///
+    /// Another program the gate identifies (issue 53) may use such a key when it is on the key item's access
+    /// list; otherwise, when the user can be asked, it sees the key and its first signature asks (Deny, Allow
+    /// once, Always allow — which puts it on the list). It never replaces or removes the key. Without a
+    /// display or terminal to ask on, the key is not there for it, as before.
     private func hooks(
         for caller: AttestedCaller, connection: FileDescriptor, program: String, tree: ProcessTree?
     ) -> SSHAgentSession.Hooks {
@@ -161,18 +175,42 @@ final class SSHAgentServer: Sendable {
         let lock = lock
         let presence = presence
         let log = log
-        let mayUse: @Sendable (SSHKeySettings) -> Bool = { settings in
-            guard case .registered(let allowed) = settings.programs else { return true }
-            guard let registrations = state.currentRegistrations,
-                case .registered(let registration) = CallerPolicy.standing(
-                    of: caller, registrations: registrations, identity: state.programIdentity)
-            else { return false }
-            guard allowed.isEmpty || allowed.contains(registration.applicationIdentifier) else { return false }
-            if let reason = CallerGate.holdsConnection(peer, ourEnd: connection) {
-                log("SSH agent: refused a key open to registered programs to pid \(peer.pid): \(reason)")
-                return false
+        let trusted = CallerPolicy.program(of: caller, identity: state.programIdentity)
+        let standing: @Sendable (SSHKeyStore.Identity, SSHKeySettings) -> SSHKeyStanding = { identity, settings in
+            guard case .registered(let allowed) = settings.programs else { return .usable }
+            var mayBeAsked = true
+            if let registrations = state.currentRegistrations {
+                switch CallerPolicy.standing(of: caller, registrations: registrations, identity: state.programIdentity)
+                {
+                case .registered(let registration):
+                    if allowed.isEmpty || allowed.contains(registration.applicationIdentifier) {
+                        return Self.holding(caller, connection, log: log) ? .usable : .hidden
+                    }
+                    // A program registered --wildcard is never asked: it was given what it was meant to have.
+                    mayBeAsked = !registration.caller.hasWildcard
+                case .refused:
+                    mayBeAsked = false  // A registered program that changed: registering it again is the remedy.
+                case .unregistered, .unidentified:
+                    break
+                }
             }
-            return true
+            // Not registered for the key: a program the gate identifies may still be on the key's access list,
+            // or be asked (issue 53) — never an unidentified one, nor one that does not hold this connection.
+            guard let trusted, mayBeAsked, Self.holding(caller, connection, log: log) else { return .hidden }
+            if state.isListed(trusted, onItem: identity.reference) { return .usable }
+            return state.canAskAboutAccess ? .askFirst : .hidden
+        }
+        let ask: @Sendable (SSHKeyStore.Identity) throws(KeychainError) -> Void = { (identity) throws(KeychainError) in
+            guard let trusted else {
+                throw KeychainError(.missingEntitlement, "the SSH key is open to registered programs only")
+            }
+            let answer = try state.askAccess(
+                trusted, pid: peer.pid, reference: identity.reference, itemClass: .key,
+                names: "the SSH key \(identity.comment) (\(identity.publicKey.fingerprint))", storedBy: nil,
+                refusal: KeychainError(.missingEntitlement, "the SSH key is open to registered programs only"))
+            log(
+                "SSH agent: pid \(peer.pid) may use the SSH key \(identity.publicKey.fingerprint) "
+                    + (answer == .alwaysAllow ? "from now on (on its access list)" : "once"))
         }
         let authorize: SSHKeyAuthorization = { (use) throws(KeychainError) in
             let (lockState, keychainEpoch) = state.keychain.lockStateAndEpoch
@@ -198,7 +236,6 @@ final class SSHAgentServer: Sendable {
         }
         return SSHAgentSession.Hooks(
             store: SSHKeyStore(service: state.service(for: SSHKeyStore.caller, logged: AccessLogEntry.Caller(caller))),
-            lock: lock, mayUse: mayUse,
-            authorize: authorize, log: log)
+            lock: lock, standing: standing, ask: ask, authorize: authorize, log: log)
     }
 }

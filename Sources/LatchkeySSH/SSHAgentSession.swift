@@ -21,6 +21,18 @@ package struct SSHDestination: Sendable, Hashable {
     }
 }
 
+/// How a connection's program stands with one key (`SSHAgentSession.Hooks.standing`).
+package enum SSHKeyStanding: Sendable, Equatable {
+    /// It may list, sign with, replace and remove the key.
+    case usable
+    /// It sees the key and may sign with it once the user allows it (`Hooks.ask`): a key open to registered
+    /// programs only, which this program is neither registered for nor on the access list of (issue 53).
+    /// It may not replace or remove it.
+    case askFirst
+    /// The key is not there for it.
+    case hidden
+}
+
 /// A use of a key a client asks for, for the agent to allow or refuse (`SSHAgentSession.Hooks.authorize`).
 package struct SSHKeyUse: Sendable {
     /// The key.
@@ -78,20 +90,26 @@ package final class SSHAgentSession {
         package let store: SSHKeyStore
         /// The agent's own lock (shared by every connection).
         package let lock: SSHAgentLock
-        /// Whether the connection's program may use (see, remove, sign with) a key of these settings.
-        package let mayUse: @Sendable (SSHKeySettings) -> Bool
+        /// How the connection's program stands with a key of these settings.
+        package let standing: @Sendable (SSHKeyStore.Identity, SSHKeySettings) -> SSHKeyStanding
+        /// Asks the user whether the program may use an `askFirst` key (the access question, issue 53), or
+        /// throws the refusal; returns when it may sign once (or always: then it is on the key's access list).
+        package let ask: SSHKeyQuestion
         /// Allows a signature or throws why not (a refusal by the user, no pinentry, a locked keychain).
         package let authorize: SSHKeyAuthorization
         /// Logs a line (no key material, no data signed).
         package let log: @Sendable (String) -> Void
 
         package init(
-            store: SSHKeyStore, lock: SSHAgentLock, mayUse: @escaping @Sendable (SSHKeySettings) -> Bool,
+            store: SSHKeyStore, lock: SSHAgentLock,
+            standing: @escaping @Sendable (SSHKeyStore.Identity, SSHKeySettings) -> SSHKeyStanding,
+            ask: @escaping SSHKeyQuestion,
             authorize: @escaping SSHKeyAuthorization, log: @escaping @Sendable (String) -> Void
         ) {
             self.store = store
             self.lock = lock
-            self.mayUse = mayUse
+            self.standing = standing
+            self.ask = ask
             self.authorize = authorize
             self.log = log
         }
@@ -145,14 +163,15 @@ package final class SSHAgentSession {
         do throws(KeychainError) {
             switch request {
             case .requestIdentities:
-                let visible = try usableIdentities().filter { isPermitted($0.1.destinations, user: nil) }
+                let visible = try usableIdentities(askFirst: true).filter { isPermitted($0.1.destinations, user: nil) }
                 return SSHAgentReply.identities(visible.map { ($0.0.publicKey.blob, $0.0.comment) })
             case .sign(let blob, let data, let flags):
                 return try sign(blob: blob, data: data, flags: flags)
             case .add(let key):
                 return try add(key)
             case .remove(let blob):
-                guard let (identity, settings) = try usable(blob), isPermitted(settings.destinations, user: nil) else {
+                guard let (identity, settings, _) = try usable(blob), isPermitted(settings.destinations, user: nil)
+                else {
                     return SSHAgentReply.failure
                 }
                 guard !isRemote else { return refuseRemoteRemoval() }
@@ -194,14 +213,19 @@ package final class SSHAgentSession {
         }
     }
 
-    /// The keys this connection's program may use now, with their settings: not expired, settings readable.
-    /// None while the keychain is locked.
-    private func usableIdentities() throws(KeychainError) -> [(SSHKeyStore.Identity, SSHKeySettings)] {
+    /// The keys this connection's program may use now — with `askFirst`, also those it may use once the user
+    /// allows it — with their settings: not expired, settings readable. None while the keychain is locked.
+    private func usableIdentities(askFirst: Bool = false) throws(KeychainError) -> [(
+        SSHKeyStore.Identity, SSHKeySettings
+    )] {
         let now = Date()
         do {
             return try hooks.store.identities().compactMap { identity in
-                guard let settings = identity.settings, !settings.hasExpired(at: now), hooks.mayUse(settings) else {
-                    return nil
+                guard let settings = identity.settings, !settings.hasExpired(at: now) else { return nil }
+                switch hooks.standing(identity, settings) {
+                case .usable: break
+                case .askFirst where askFirst: break
+                case .askFirst, .hidden: return nil
                 }
                 return (identity, settings)
             }
@@ -210,21 +234,25 @@ package final class SSHAgentSession {
         }
     }
 
-    /// The key `blob` names, when this program may use it now.
-    private func usable(_ blob: Data) throws(KeychainError) -> (SSHKeyStore.Identity, SSHKeySettings)? {
+    /// The key `blob` names, when this program may use it now — with `askFirst`, also when it may once the
+    /// user allows it — and how it stands with it.
+    private func usable(_ blob: Data, askFirst: Bool = false) throws(KeychainError) -> (
+        SSHKeyStore.Identity, SSHKeySettings, SSHKeyStanding
+    )? {
         let identity: SSHKeyStore.Identity?
         do {
             identity = try hooks.store.identity(blob: blob)
         } catch KeychainError.interactionNotAllowed {
             return nil
         }
-        guard let identity, let settings = identity.settings, !settings.hasExpired(at: Date()), hooks.mayUse(settings)
-        else { return nil }
-        return (identity, settings)
+        guard let identity, let settings = identity.settings, !settings.hasExpired(at: Date()) else { return nil }
+        let standing = hooks.standing(identity, settings)
+        guard standing == .usable || (askFirst && standing == .askFirst) else { return nil }
+        return (identity, settings, standing)
     }
 
     private func sign(blob: Data, data: Data, flags: UInt32) throws(KeychainError) -> Data {
-        guard let (identity, settings) = try usable(blob) else {
+        guard let (identity, settings, standing) = try usable(blob, askFirst: true) else {
             hooks.log("\(peer): asked to sign with a key it may not use or the keychain does not hold (or is locked)")
             return SSHAgentReply.failure
         }
@@ -265,6 +293,7 @@ package final class SSHAgentSession {
                 return SSHAgentReply.failure
             }
         }
+        if standing == .askFirst { try hooks.ask(identity) }
         try hooks.authorize(
             SSHKeyUse(
                 identity: identity, settings: settings, signed: signed, destination: destination,
@@ -299,7 +328,8 @@ package final class SSHAgentSession {
             expires: request.constraints.lifetimeSeconds.map { Date().addingTimeInterval(Double($0)) },
             destinations: request.constraints.destinations)
         if let existing = try hooks.store.identity(blob: request.privateKey.publicKey.blob) {
-            guard let current = existing.settings, hooks.mayUse(current), isPermitted(current.destinations, user: nil)
+            guard let current = existing.settings, hooks.standing(existing, current) == .usable,
+                isPermitted(current.destinations, user: nil)
             else {
                 hooks.log("\(peer): may not replace an SSH key it may not use")
                 return SSHAgentReply.failure

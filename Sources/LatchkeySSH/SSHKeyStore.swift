@@ -6,6 +6,8 @@ import LatchkeyPOSIX
 
 /// How the agent allows an SSH key's use (`SSHAgentSession.Hooks`): nothing, or the status of why not.
 package typealias SSHKeyAuthorization = @Sendable (SSHKeyUse) throws(KeychainError) -> Void
+/// Asks the user whether a program may use a key it is not yet allowed (`SSHAgentSession.Hooks.ask`).
+package typealias SSHKeyQuestion = @Sendable (SSHKeyStore.Identity) throws(KeychainError) -> Void
 
 /// The SSH keys of a keychain, as the SSH agent and `latchkey ssh-key` see them — the mapping, in one place:
 ///
