@@ -170,7 +170,7 @@ public final class AgentServer: Sendable {
                 // The log names a bus caller by the identity it acts as (its app ID, label, path or
                 // registration) and, where the provider knows it, its process.
                 service: { caller, requester in
-                    state.service(
+                    var service = state.service(
                         for: caller,
                         logged: AccessLogEntry.Caller(
                             program: caller.applicationIdentifier,
@@ -178,12 +178,15 @@ public final class AgentServer: Sendable {
                                 + (requester?.summary.flatMap { $0 == caller.applicationIdentifier ? nil : ", \($0)" }
                                     ?? ""),
                             pid: requester?.pid, uid: requester?.uid, frontEnd: FrontEnd.secretService.rawValue))
+                    if let reason = requester?.reason { service.reason = reason }
+                    return service
                 },
                 unlock: { (passphrase) throws(KeychainError) in try state.unlock(passphrase, as: .dialog) },
                 lock: { state.lock(reason: "requested through the Secret Service") }, presence: presence,
                 policy: options.isolatedSecretService ? .isolated : .shared,
                 identify: { caller in BusCallerPolicy.pin(caller, state: state) },
-                synchronizable: options.synchronizableSecretService, log: log)
+                synchronizable: options.synchronizableSecretService,
+                access: options.isolatedSecretService ? Self.accessQuestions(state) : nil, log: log)
             log(
                 "Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")\(options.synchronizableSecretService ? "; new ones sync to the vault's other devices" : "")"
             )

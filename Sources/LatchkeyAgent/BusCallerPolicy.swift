@@ -45,12 +45,14 @@ enum BusCallerPolicy {
             return .success(
                 PinnedCaller(
                     identity: CallerIdentity(applicationIdentifier: app, accessGroups: ["flatpak:" + app]),
-                    summary: attested.attestation.summary, invalidation: invalidation))
+                    summary: attested.attestation.summary, program: .sandbox(appID: app), invalidation: invalidation))
         case .confined(let group):
             return .success(
                 PinnedCaller(
                     identity: CallerIdentity(applicationIdentifier: group, accessGroups: [group]),
-                    summary: attested.attestation.summary, invalidation: invalidation))
+                    summary: attested.attestation.summary,
+                    program: CallerPolicy.program(of: attested, identity: state.programIdentity),
+                    invalidation: invalidation))
         case .executable(let path, _):
             if state.programIdentity == .platform {
                 return .success(
@@ -68,15 +70,20 @@ enum BusCallerPolicy {
             }
             switch CallerPolicy.standing(of: attested, registrations: registrations, identity: state.programIdentity) {
             case .registered(let registration):
+                // A program registered --wildcard sees every group: it is never asked (issue 53).
                 return .success(
                     PinnedCaller(
                         identity: registration.caller,
-                        summary: "the registered program \(registration.executablePath)", invalidation: invalidation))
+                        summary: "the registered program \(registration.executablePath)",
+                        program: registration.caller.hasWildcard
+                            ? nil : CallerPolicy.program(of: attested, identity: state.programIdentity),
+                        invalidation: invalidation))
             case .unregistered:
                 return .success(
                     PinnedCaller(
                         identity: CallerIdentity(applicationIdentifier: path, accessGroups: ["secret-service:" + path]),
-                        summary: path, invalidation: invalidation))
+                        summary: path, program: CallerPolicy.program(of: attested, identity: state.programIdentity),
+                        invalidation: invalidation))
             case .unidentified(let reason): return .failure(KeychainError(.missingEntitlement, reason))
             case .refused(let error): return .failure(error)
             }

@@ -13,11 +13,13 @@ struct ServedKeychainService: KeychainService {
     /// Who the access log says asked (nil: the caller logs itself, as the agent's socket does, or nothing is
     /// logged).
     var recorder: AccessRecorder?
+    /// Why the caller may do what it does, for the access log.
+    var reason = "its access groups"
 
     func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
         defer { if request.changesItems { state.changed() } }
         guard let recorder else { return try local.perform(request) }
-        return try recorder.perform(request, reason: "its access groups") { (request) throws(KeychainError) in
+        return try recorder.perform(request, reason: reason) { (request) throws(KeychainError) in
             try local.perform(request)
         }
     }

@@ -46,11 +46,18 @@ package struct PinnedCaller: Sendable {
     /// Why the connection may no longer act as `identity` (its process ended, or runs another program than
     /// at the first call), or nil while it may. Checked at every call: one `poll` and one `stat`.
     package let invalidation: @Sendable () -> String?
+    /// The program as items' access lists name it (issue 53), when it may read other programs' items through
+    /// them and be asked about them: nil for one that sees every group, or acts as the user.
+    package let program: TrustedProgram?
 
     /// A pinned caller.
-    package init(identity: CallerIdentity, summary: String, invalidation: @escaping @Sendable () -> String?) {
+    package init(
+        identity: CallerIdentity, summary: String, program: TrustedProgram? = nil,
+        invalidation: @escaping @Sendable () -> String?
+    ) {
         self.identity = identity
         self.summary = summary
+        self.program = program
         self.invalidation = invalidation
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import LatchkeyDBus
 package import LatchkeyEngine
 import LatchkeyPKI
@@ -24,6 +24,9 @@ package enum SecretServiceProvider {
             package let pid: Int32
             package let uid: UInt32
             package let summary: String?
+            /// Why it may read what it reads, for the access log, when not its access groups (an item's access
+            /// list, the user's answer).
+            package var reason: String?
         }
         /// Unlocks it (the agent's own unlock: keys, registrations, settings).
         package let unlock: @Sendable (Passphrase) throws(KeychainError) -> Void
@@ -43,6 +46,32 @@ package enum SecretServiceProvider {
         /// vault's other devices with the keychain's sync. Either way it shows the synchronizable items of its
         /// collections beside the others — those another device stored through its Secret Service.
         package let synchronizable: Bool
+        /// Under isolation, items' access lists and the question that adds to them (issue 53); nil: each
+        /// program reads its own groups' items alone.
+        package let access: AccessQuestions?
+
+        /// What the provider asks the agent about other programs' items under isolation.
+        package struct AccessQuestions: Sendable {
+            /// The persistent references of the items whose access lists name a program.
+            package let listed: @Sendable (TrustedProgram) -> Set<Data>
+            /// Whether the user can be asked now (pinentry, and a display or terminal for it).
+            package let canAsk: @Sendable () -> Bool
+            /// Asks the user whether the program — its process — may read the item; true for Always allow
+            /// (then it is on the item's list), false for Allow once; throws the refusal. Runs on a prompt's
+            /// thread.
+            package let ask: @Sendable (TrustedProgram, Int32, Data) throws(KeychainError) -> Bool
+
+            /// The agent's answers.
+            package init(
+                listed: @escaping @Sendable (TrustedProgram) -> Set<Data>,
+                canAsk: @escaping @Sendable () -> Bool,
+                ask: @escaping @Sendable (TrustedProgram, Int32, Data) throws(KeychainError) -> Bool
+            ) {
+                self.listed = listed
+                self.canAsk = canAsk
+                self.ask = ask
+            }
+        }
 
         /// A configuration.
         package init(
@@ -50,9 +79,10 @@ package enum SecretServiceProvider {
             unlock: @escaping @Sendable (Passphrase) throws(KeychainError) -> Void,
             lock: @escaping @Sendable () -> Void, presence: (any UserPresenceVerifier)?, policy: SecretServicePolicy,
             identify: @escaping @Sendable (BusCaller) -> Result<ProcessPin, KeychainError>,
-            synchronizable: Bool = false, log: @escaping @Sendable (String) -> Void
+            synchronizable: Bool = false, access: AccessQuestions? = nil, log: @escaping @Sendable (String) -> Void
         ) {
             self.synchronizable = synchronizable
+            self.access = access
             self.service = service
             self.unlock = unlock
             self.lock = lock

@@ -134,6 +134,8 @@ extension SecretServiceServer {
 
     func peerLeft(_ name: String) {
         peers[name] = nil
+        offers[name] = nil
+        allowedOnce[name] = nil
         standings[name] = nil
         processOfPeer[name] = nil
     }

@@ -77,12 +77,20 @@ extension SecretServiceServer {
         return secrets
     }
 
-    /// `Unlock`: the objects unlocked at once, or none and a prompt (the `login` collection is locked).
+    /// `Unlock`: the objects unlocked at once, or none and a prompt (the `login` collection is locked). Under
+    /// isolation, other programs' items a search offered the sender are unlocked only by a prompt that asks the
+    /// user (SecretServiceServer+AccessQuestion.swift); the other objects are unlocked at once.
     func unlock(_ objects: [String], login: any SecretCollection, for sender: String) -> (
         unlocked: [String], prompt: String
     ) {
-        if login.isLocked { return ([], makePrompt(owner: sender, objects: objects)) }
-        return (objects, SecretPaths.none)
+        let questions = accessQuestions(in: objects, for: sender)
+        if login.isLocked { return ([], makePrompt(owner: sender, objects: objects, questions: questions)) }
+        guard !questions.isEmpty else { return (objects, SecretPaths.none) }
+        let asked = Set(questions.map(\.path))
+        return (
+            objects.filter { !asked.contains($0) },
+            makePrompt(owner: sender, objects: objects.filter { asked.contains($0) }, questions: questions)
+        )
     }
 
     /// `Lock`: locks the keychain; the objects locked (all of those asked for).

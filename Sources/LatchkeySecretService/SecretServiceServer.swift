@@ -21,15 +21,42 @@ final class SecretServiceServer {
     var sessions = SecretSessions()
     /// The `session` collection's items.
     let sessionItems = SessionItems()
-    /// Prompts made and not yet completed: their owners and the objects they unlock.
-    var prompts: [String: (owner: String, objects: [String])] = [:]
+    /// Prompts made and not yet completed.
+    var prompts: [String: PendingPrompt] = [:]
     var nextPrompt = 1
     /// Prompts completed on their own threads, waiting for the bus thread to emit `Completed`.
     let completed = CompletedPrompts()
 
-    final class CompletedPrompts: Sendable {
-        let queue = Mutex<[(path: String, dismissed: Bool, objects: [String])]>([])
+    /// A prompt `Unlock` made: its owner, the objects it unlocks, and — another program's items offered to the
+    /// owner (issue 53) — the access questions it asks, each an item's reference and path.
+    struct PendingPrompt: Sendable {
+        let owner: String
+        let objects: [String]
+        var questions: [(reference: Data, path: String)] = []
+        /// Who the questions are about: the owner's program and process.
+        var program: TrustedProgram?
+        var pid: Int32 = 0
     }
+
+    /// A prompt that finished: whether it was dismissed, the objects it unlocked, and the items its owner
+    /// was allowed to read once.
+    struct CompletedPrompt: Sendable {
+        let path: String
+        let owner: String
+        let dismissed: Bool
+        let objects: [String]
+        var allowedOnce: [Data] = []
+    }
+
+    final class CompletedPrompts: Sendable {
+        let queue = Mutex<[CompletedPrompt]>([])
+    }
+
+    /// Under isolation (issue 53): other programs' items each connection's searches offered it (bounded by
+    /// `offerLimit`), and those the user allowed it to read once (spent by the read). Forgotten when the
+    /// connection leaves.
+    var offers: [String: Set<Data>] = [:]
+    var allowedOnce: [String: Set<Data>] = [:]
 
     init(bus: Bus, configuration: SecretServiceProvider.Configuration) {
         self.bus = bus
@@ -82,13 +109,14 @@ final class SecretServiceServer {
         var collections: [String: any SecretCollection] = [
             SecretPaths.collection: SecretStore(
                 service: service(for: caller), caller: caller, label: loginLabel,
-                synchronizable: configuration.synchronizable),
+                synchronizable: configuration.synchronizable, reach: otherItems()),
             SecretPaths.sessionCollection: SessionCollection(storage: sessionItems, caller: caller),
         ]
         for entry in registry.list() {
             collections[SecretPaths.collection(id: entry.id)] = SecretStore(
                 service: service(for: caller), caller: caller,
-                collectionID: entry.id, label: entry.label, synchronizable: configuration.synchronizable)
+                collectionID: entry.id, label: entry.label, synchronizable: configuration.synchronizable,
+                reach: otherItems())
         }
         return collections
     }
@@ -104,7 +132,7 @@ final class SecretServiceServer {
         if path == SecretPaths.collection {
             return SecretStore(
                 service: service(for: caller), caller: caller, label: loginLabel,
-                synchronizable: configuration.synchronizable)
+                synchronizable: configuration.synchronizable, reach: otherItems())
         }
         if path == SecretPaths.sessionCollection { return SessionCollection(storage: sessionItems, caller: caller) }
         guard let entry = registry.list().first(where: { SecretPaths.collection(id: $0.id) == path }) else {
@@ -112,7 +140,7 @@ final class SecretServiceServer {
         }
         return SecretStore(
             service: service(for: caller), caller: caller, collectionID: entry.id, label: entry.label,
-            synchronizable: configuration.synchronizable)
+            synchronizable: configuration.synchronizable, reach: otherItems())
     }
 
     /// The collections' paths in the order they are listed: login, session, then the others by id.

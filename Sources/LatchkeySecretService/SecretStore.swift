@@ -31,6 +31,9 @@ struct SecretStore {
     /// Whether the items it stores are synchronizable (`SecretServiceProvider.Configuration.synchronizable`);
     /// its searches see synchronizable items either way.
     var synchronizable = false
+    /// Under isolation, what the caller may read of other programs' items and what it may be asked about
+    /// (issue 53); nil: its own groups' items alone.
+    var reach: OtherItems?
     static let group = "org.freedesktop.secrets"
     static let service = "org.freedesktop.secrets"
 
@@ -62,20 +65,53 @@ struct SecretStore {
 
     /// The items whose attributes include every pair of `attributes` (all of them for none), split into those
     /// readable now and those locked.
+    ///
+    /// Under isolation (`reach`), other programs' items that match are there too: those the caller may read
+    /// (on their access lists, or allowed once) as its own are, and — when the search names an attribute and
+    /// the user can be asked — the others as locked, offered for an `Unlock` that asks the user.
     func search(_ attributes: [String: String]) throws(KeychainError) -> (unlocked: [Data], locked: [Data]) {
-        let found = try service.locate(
-            ItemQuery(.genericPassword, matching: matching(attributes), synchronizable: .any, limit: .all))
-        return (found.filter(\.isAvailable).map(\.reference), found.filter { !$0.isAvailable }.map(\.reference))
+        let query = ItemQuery(.genericPassword, matching: matching(attributes), synchronizable: .any, limit: .all)
+        let found = try service.locate(query)
+        var unlocked = found.filter(\.isAvailable).map(\.reference)
+        var locked = found.filter { !$0.isAvailable }.map(\.reference)
+        guard let reach else { return (unlocked, locked) }
+        let own = Set(found.map(\.reference))
+        var offered: [Data] = []
+        for other in try reach.everyGroup.locate(query) where !own.contains(other.reference) {
+            if reach.mayRead(other.reference) {
+                if other.isAvailable { unlocked.append(other.reference) } else { locked.append(other.reference) }
+            } else if !attributes.isEmpty && reach.mayAsk {
+                offered.append(other.reference)
+            }
+        }
+        reach.offer(offered)
+        locked += offered
+        return (unlocked, locked)
     }
 
     /// Whether the item is sealed now, from the index alone (its class key gone): no decryption, for the
     /// `Locked` property clients read before every secret.
+    /// Another program's item offered to the caller and not yet allowed is locked.
     func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {
         let query = ItemQuery(
             .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
             persistentReference: reference, limit: .all)
-        guard let found = try service.locate(query).first else { throw KeychainError(.itemNotFound) }
-        return !found.isAvailable
+        if let found = try service.locate(query).first { return !found.isAvailable }
+        guard let reach else { throw KeychainError(.itemNotFound) }
+        if reach.mayRead(reference), let found = try reach.everyGroup.locate(query).first { return !found.isAvailable }
+        if reach.isOffered(reference) { return true }
+        throw KeychainError(.itemNotFound)
+    }
+
+    /// Where the caller reads item `reference`: its own service, or — another program's item it may read —
+    /// the every-group service (`other`). Nil for an item it may not read.
+    private func reader(of reference: Data) throws(KeychainError) -> (service: any KeychainService, other: Bool)? {
+        let own = ItemQuery(
+            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
+            persistentReference: reference, limit: .all)
+        guard let reach, try service.locate(own).isEmpty else { return (service, false) }
+        guard reach.mayRead(reference) else { return nil }
+        return (reach.reading(reference), true)
     }
 
     /// Whether the keychain is locked (its `…WhenUnlocked` class keys are gone).
@@ -94,7 +130,9 @@ struct SecretStore {
 
     /// One item's attributes: `errSecItemNotFound` when it is gone, `errSecInteractionNotAllowed` when locked.
     func item(_ reference: Data) throws(KeychainError) -> Item {
-        guard let found = try service.copyMatching(query(reference, returning: .attributes)).first else {
+        guard let reader = try reader(of: reference),
+            let found = try reader.service.copyMatching(query(reference, returning: .attributes)).first
+        else {
             throw KeychainError(.itemNotFound)
         }
         return Self.item(found)
@@ -118,12 +156,19 @@ struct SecretStore {
     }
 
     /// One item's secret and content type.
+    /// Another program's item allowed once is read once: the allowance goes with this read.
     func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String) {
-        guard
-            let found = try service.copyMatching(query(reference, returning: [.attributes, .data])).first
+        guard let reader = try reader(of: reference) else {
+            if reach?.isOffered(reference) == true {
+                throw KeychainError(.interactionNotAllowed, "the item is another program's: Unlock it to ask the user")
+            }
+            throw KeychainError(.itemNotFound)
+        }
+        guard let found = try reader.service.copyMatching(query(reference, returning: [.attributes, .data])).first
         else {
             throw KeychainError(.itemNotFound)
         }
+        if reader.other { reach?.read(reference) }
         return (found.data ?? Data(), found.attributes[.itemDescription]?.stringValue ?? "text/plain")
     }
 
@@ -133,7 +178,10 @@ struct SecretStore {
         throws(KeychainError) -> Data
     {
         if replace {
-            for reference in try search(attributes).unlocked where try item(reference).attributes == attributes {
+            var own = self
+            own.reach = nil  // Only the caller's own items are replaced: another program's it may read, never.
+            for reference in try own.search(attributes).unlocked where try own.item(reference).attributes == attributes
+            {
                 try update(
                     reference,
                     changes: ItemChanges(
@@ -156,7 +204,20 @@ struct SecretStore {
 
     /// Changes one item.
     func update(_ reference: Data, changes: ItemChanges) throws(KeychainError) {
+        try refuseOthers(reference)
         _ = try service.update(query(reference, returning: []), with: changes)
+    }
+
+    /// Another program's item the caller may read (or be asked about) is refused by name for a change or a
+    /// deletion, rather than reported missing: access lists let a program read an item, nothing more.
+    private func refuseOthers(_ reference: Data) throws(KeychainError) {
+        guard let reach, reach.isOffered(reference) || reach.mayRead(reference) else { return }
+        let own = ItemQuery(
+            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
+            persistentReference: reference, limit: .all)
+        guard try service.locate(own).isEmpty else { return }
+        throw KeychainError(
+            .missingEntitlement, "the item is another program's: its access list lets a program read it, not change it")
     }
 
     /// Replaces one item's attribute map (every `ss.` attribute it had goes, the new ones come).
@@ -172,6 +233,7 @@ struct SecretStore {
 
     /// Deletes one item.
     func delete(_ reference: Data) throws(KeychainError) {
+        try refuseOthers(reference)
         _ = try service.delete(query(reference, returning: []))
     }
 }
