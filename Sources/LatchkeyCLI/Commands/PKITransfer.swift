@@ -25,9 +25,12 @@ enum PKITransfer {
         .keyPassphraseFD, .required, value: "fd",
         "Read the PKCS #12 file's or the keys' passphrase from this open file descriptor (one line), instead of -P.")
 
-    /// The passphrase of a PKCS #12 file or of keys: from `--key-passphrase-fd`, else `-P` (warned about),
-    /// else none.
-    static func keyPassphrase(_ arguments: ParsedArguments, context: CLIContext) throws -> String? {
+    /// The passphrase of a PKCS #12 file or of keys: from `--key-passphrase-fd`, else `insecureKey`'s value
+    /// (`-P`, warned about; nil for a command that takes the passphrase only from the descriptor, as
+    /// `tpm sign-policy`), else none.
+    static func keyPassphrase(
+        _ arguments: ParsedArguments, context: CLIContext, insecureKey: OptionKey? = .keyPassphrase
+    ) throws -> String? {
         if let fd = arguments.value(.keyPassphraseFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--key-passphrase-fd needs a file descriptor number, not '\(fd)'")
@@ -38,8 +41,8 @@ enum PKITransfer {
                 String(decoding: $0, as: UTF8.self)
             }
         }
-        guard let value = arguments.value(.keyPassphrase) else { return nil }
-        context.warnVisiblePassphrase("-P", safe: "--key-passphrase-fd")
+        guard let insecureKey, let value = arguments.value(insecureKey) else { return nil }
+        context.warnVisiblePassphrase(insecureKey.spelling, safe: "--key-passphrase-fd")
         return value
     }
 

@@ -201,7 +201,8 @@ enum TPMCommands {
             expected[index] = value
         }
         let key = try readKey(
-            keyFile, isPrivate: true, passphrase: try PKITransfer.keyPassphrase(arguments, context: context) ?? "")
+            keyFile, isPrivate: true,
+            passphrase: try PKITransfer.keyPassphrase(arguments, context: context, insecureKey: nil) ?? "")
         let missing = covered.filter { expected[$0] == nil }
         if !missing.isEmpty {
             for (index, value) in try TPMSignedPolicy.currentPCRValues(missing) { expected[index] = value }

@@ -11,7 +11,7 @@ struct UsageError: Error, Equatable, Sendable {
 /// alone is a word, and every word after `--` is one. Pure: it never reads or prints.
 enum ArgumentParser {
     static func parse(_ words: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
-        var result = ParsedArguments()
+        var result = ParsedArguments(declaring: options)
         var index = 0
         while index < words.count {
             let word = words[index]
