@@ -172,7 +172,7 @@ public enum LatchkeyCommandLine {
         context.commandName = command.name
         do {
             let parsed = try command.parse(Array(arguments.dropFirst()))
-            if parsed.has("help") {
+            if parsed.has(.help) {
                 stdout.write(command.help)
                 return 0
             }

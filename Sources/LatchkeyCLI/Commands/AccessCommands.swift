@@ -30,11 +30,11 @@ enum AccessCommands {
             """,
         options: [
             OptionSpec(
-                "s", "service", .required, value: "service", "Name the item by its service (a generic password)."),
+                .accessService, .required, value: "service", "Name the item by its service (a generic password)."),
             OptionSpec(
-                nil, "server", .required, value: "server", "Name the item by its server (an internet password)."),
-            OptionSpec("a", "account", .required, value: "account", "With -s or --server: the item's account."),
-            OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
+                .accessServer, .required, value: "server", "Name the item by its server (an internet password)."),
+            OptionSpec(.accessAccount, .required, value: "account", "With -s or --server: the item's account."),
+            OptionSpec(.keychain, .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...3
     ) { arguments, context in
@@ -44,8 +44,8 @@ enum AccessCommands {
         }
         let session = Session(arguments: arguments, context: context)
         var words = Array(arguments.positionals.dropFirst())
-        let selected = arguments.has("service") || arguments.has("server")
-        if arguments.has("account") && !selected {
+        let selected = arguments.has(.accessService) || arguments.has(.accessServer)
+        if arguments.has(.accessAccount) && !selected {
             throw UsageError(message: "-a names an item's account with -s or --server")
         }
         switch action {
@@ -76,12 +76,12 @@ enum AccessCommands {
             self.context = context
         }
 
-        var path: String { context.keychainPath(arguments.value("keychain")) }
+        var path: String { context.keychainPath(arguments.value(.keychain)) }
 
         func passphrase() throws -> Passphrase {
             if let given { return given }
             let read = try context.passphrase(
-                arguments, prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): ")
+                arguments, prompt: "password to unlock \(context.keychainName(arguments.value(.keychain))): ")
             given = read
             return read
         }
@@ -100,14 +100,14 @@ enum AccessCommands {
         func namedItem() throws -> Data {
             var matching: [AttributeKey: AttributeValue] = [:]
             let itemClass: ItemClass
-            if let server = arguments.value("server") {
+            if let server = arguments.value(.accessServer) {
                 itemClass = .internetPassword
                 matching[.server] = .string(server)
             } else {
                 itemClass = .genericPassword
-                matching[.service] = .string(arguments.value("service") ?? "")
+                matching[.service] = .string(arguments.value(.accessService) ?? "")
             }
-            if let account = arguments.value("account") { matching[.account] = .string(account) }
+            if let account = arguments.value(.accessAccount) { matching[.account] = .string(account) }
             let found = try local().copyMatching(
                 ItemQuery(
                     itemClass, matching: matching, synchronizable: .any, limit: .all, returning: .persistentReference))

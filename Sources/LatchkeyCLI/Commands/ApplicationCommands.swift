@@ -17,9 +17,9 @@ enum ApplicationCommands {
             registered again. Registering needs the keychain passphrase; it goes through the agent when one runs.
             """,
         options: [
-            OptionSpec(nil, "app-id", .required, value: "identifier", "The application identifier."),
-            OptionSpec(nil, "access-group", .required, value: "group", "An access group (repeat for several)."),
-            OptionSpec(nil, "wildcard", "Also grant the group \"*\" (every group)."),
+            OptionSpec(.appID, .required, value: "identifier", "The application identifier."),
+            OptionSpec(.accessGroup, .required, value: "group", "An access group (repeat for several)."),
+            OptionSpec(.wildcard, "Also grant the group \"*\" (every group)."),
         ] + passphraseOptions,
         positionals: 1...2
     ) { arguments, context in
@@ -27,11 +27,11 @@ enum ApplicationCommands {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw CommandFailure(message: "\(executable) is not an executable file")
         }
-        let identifier = arguments.value("app-id") ?? URL(fileURLWithPath: executable).lastPathComponent
+        let identifier = arguments.value(.appID) ?? URL(fileURLWithPath: executable).lastPathComponent
         // A name taken from a file is checked like a given one: a program called "*" gets no wildcard.
         try CallerIdentity.validate(
-            name: identifier, as: arguments.has("app-id") ? "--app-id" : "the executable's name (give --app-id)")
-        var groups = arguments.allValues("access-group")
+            name: identifier, as: arguments.has(.appID) ? "--app-id" : "the executable's name (give --app-id)")
+        var groups = arguments.allValues(.accessGroup)
         for group in groups {
             guard group != CallerIdentity.wildcardGroup else {
                 throw UsageError(message: "--access-group cannot be \"*\"; --wildcard grants every group")
@@ -39,7 +39,7 @@ enum ApplicationCommands {
             try CallerIdentity.validate(name: group, as: "--access-group")
         }
         if groups.isEmpty { groups = [identifier] }
-        if arguments.has("wildcard") { groups.append(CallerIdentity.wildcardGroup) }
+        if arguments.has(.wildcard) { groups.append(CallerIdentity.wildcardGroup) }
         let path = context.keychainPath(arguments.positionals.dropFirst().first)
         let passphrase = try context.passphrase(
             arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.dropFirst().first)): ")

@@ -7,7 +7,7 @@ import LatchkeyPOSIX
 enum BackupCommands {
     static let backupPassphraseOptions = [
         OptionSpec(
-            nil, "backup-passphrase-fd", .required, value: "fd",
+            .backupPassphraseFD, .required, value: "fd",
             "Read the backup's passphrase from this open file descriptor (one line).")
     ]
 
@@ -15,7 +15,7 @@ enum BackupCommands {
     /// exporting).
     static func backupPassphrase(_ arguments: ParsedArguments, context: CLIContext, confirm: Bool) throws -> Passphrase
     {
-        if let fd = arguments.value("backup-passphrase-fd") {
+        if let fd = arguments.value(.backupPassphraseFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--backup-passphrase-fd needs a file descriptor number, not '\(fd)'")
             }
@@ -99,19 +99,19 @@ enum BackupCommands {
             which these files do not hold, and this-device-only items unless --include-this-device-only is given.
             """,
         options: [
-            OptionSpec("o", "output", .required, value: "file", "The backup file to create."),
-            OptionSpec(nil, "include-this-device-only", "Include items whose accessibility is \"this device only\"."),
+            OptionSpec(.output, .required, value: "file", "The backup file to create."),
+            OptionSpec(.includeThisDeviceOnly, "Include items whose accessibility is \"this device only\"."),
             OptionSpec(
-                nil, "to-secret-service",
+                .toSecretService,
                 "Copy the keychain's Secret Service items into the default collection of another provider on the session bus (the positional argument names its bus name, org.freedesktop.secrets by default)."
             ),
         ] + FormatExport.options + [FormatImport.filePassphraseOption] + PKITransfer.exportOptions
             + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
-        if arguments.has("to") { return try FormatExport.run(arguments, context: context) }
-        if arguments.has("to-secret-service") { return try SecretServiceExport.run(arguments, context: context) }
+        if arguments.has(.toFormat) { return try FormatExport.run(arguments, context: context) }
+        if arguments.has(.toSecretService) { return try SecretServiceExport.run(arguments, context: context) }
         if PKITransfer.isPKIExport(arguments) { return try PKITransfer.runExport(arguments, context: context) }
-        guard let output = arguments.value("output") else { throw UsageError(message: "-o file is required") }
+        guard let output = arguments.value(.output) else { throw UsageError(message: "-o file is required") }
         guard FileStatus.of(path: output) == nil else {
             throw CommandFailure(message: "\(output) already exists; choose a new file name")
         }
@@ -147,7 +147,7 @@ enum BackupCommands {
                     continue
                 }
                 let accessibility = item[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:))
-                if accessibility?.isThisDeviceOnly == true && !arguments.has("include-this-device-only") {
+                if accessibility?.isThisDeviceOnly == true && !arguments.has(.includeThisDeviceOnly) {
                     leftBehind += 1
                     continue
                 }
@@ -217,23 +217,23 @@ enum BackupCommands {
             second run adds nothing. --dry-run prints the same without changing the keychain.
             """,
         options: [
-            OptionSpec("i", "input", .required, value: "file", "The backup file to read."),
-            OptionSpec(nil, "on-conflict", .required, value: "policy", "skip (the default), replace, or newer."),
+            OptionSpec(.input, .required, value: "file", "The backup file to read."),
+            OptionSpec(.onConflict, .required, value: "policy", "skip (the default), replace, or newer."),
             OptionSpec(
-                nil, "allow-expensive-kdf",
+                .allowExpensiveKDF,
                 "Derive the backup's key even when it asks for more memory or passes than the keychain's own, or a KeePass database's beyond the limits above."
             ),
             OptionSpec(
-                nil, "from-secret-service",
+                .fromSecretService,
                 "Copy every item of another Secret Service provider on the session bus (GNOME Keyring, KeePassXC, KWallet; the positional argument names its bus name, org.freedesktop.secrets by default) into the keychain of -k."
             ),
         ] + FormatImport.options + PKITransfer.importOptions + backupPassphraseOptions + passphraseOptions
     ) { arguments, context in
-        if arguments.has("from") { return try FormatImport.run(arguments, context: context) }
-        if arguments.has("from-secret-service") { return try SecretServiceImport.run(arguments, context: context) }
+        if arguments.has(.fromFormat) { return try FormatImport.run(arguments, context: context) }
+        if arguments.has(.fromSecretService) { return try SecretServiceImport.run(arguments, context: context) }
         if PKITransfer.isPKIImport(arguments) { return try PKITransfer.runImport(arguments, context: context) }
-        guard let input = arguments.value("input") else { throw UsageError(message: "-i file is required") }
-        let policyName = arguments.value("on-conflict") ?? "skip"
+        guard let input = arguments.value(.input) else { throw UsageError(message: "-i file is required") }
+        let policyName = arguments.value(.onConflict) ?? "skip"
         guard let policy = ConflictPolicy(rawValue: policyName) else {
             throw UsageError(message: "--on-conflict takes skip, replace or newer, not '\(policyName)'")
         }
@@ -278,7 +278,7 @@ enum BackupCommands {
         let own = try keychain.keyDerivation
         let memory = max(own.memoryBytes, KeyDerivation.default.memoryBytes)
         let passes = max(own.passes, KeyDerivation.default.passes)
-        guard asked.memoryBytes > memory || asked.passes > passes, !arguments.has("allow-expensive-kdf") else { return }
+        guard asked.memoryBytes > memory || asked.passes > passes, !arguments.has(.allowExpensiveKDF) else { return }
         let question = "the backup asks for a key derivation of \(asked), more than this keychain's \(own)"
         if context.interactive,
             let answer = Terminal.readAnswer(prompt: "latchkey: import: \(question). Derive it anyway? [y/N] "),

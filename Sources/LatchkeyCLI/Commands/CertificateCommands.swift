@@ -135,8 +135,9 @@ enum CertificateCommands {
             """,
         options: [
             OptionSpec(
-                "k", nil, .required, value: "keychain", "The keychain to add to (the default keychain when omitted)."),
-            OptionSpec(nil, "access-group", .required, value: "group", "Put the certificates in this access group."),
+                .keychainShort, .required, value: "keychain",
+                "The keychain to add to (the default keychain when omitted)."),
+            OptionSpec(.accessGroup, .required, value: "group", "Put the certificates in this access group."),
         ] + passphraseOptions,
         positionals: 1...Int.max
     ) { arguments, context in
@@ -145,12 +146,12 @@ enum CertificateCommands {
             loaded += try certificates(inFile: file).map { (file, $0) }
         }
         let store = try CommandKeychain.open(
-            arguments, context: context, group: arguments.value("access-group"),
-            keychain: .option(arguments.value("k")))
+            arguments, context: context, group: arguments.value(.accessGroup),
+            keychain: .option(arguments.value(.keychainShort)))
         var firstFailure: KeychainError?
         for (file, certificate) in loaded {
             var attributes: [AttributeKey: AttributeValue] = [:]
-            if let group = arguments.value("access-group") { attributes[.accessGroup] = .string(group) }
+            if let group = arguments.value(.accessGroup) { attributes[.accessGroup] = .string(group) }
             let item = NewItem(.certificate, attributes: attributes, data: certificate.derRepresentation)
             do {
                 _ = try store.run { try store.service.add(item, returning: []) }
@@ -176,39 +177,40 @@ enum CertificateCommands {
             exits with 0.
             """,
         options: [
-            OptionSpec("a", nil, "Find every matching certificate, not only the first."),
-            OptionSpec("c", nil, .required, value: "name", "Match certificates whose common name contains this text."),
-            OptionSpec("e", nil, .required, value: "address", "Match certificates with this e-mail address."),
-            OptionSpec("m", nil, "Print the e-mail addresses of each certificate."),
-            OptionSpec("p", nil, "Print each certificate as PEM instead of its attributes."),
-            OptionSpec("Z", nil, "Print the SHA-256 and SHA-1 fingerprints of each certificate."),
+            OptionSpec(.allMatches, "Find every matching certificate, not only the first."),
+            OptionSpec(
+                .commonName, .required, value: "name", "Match certificates whose common name contains this text."),
+            OptionSpec(.email, .required, value: "address", "Match certificates with this e-mail address."),
+            OptionSpec(.printEmail, "Print the e-mail addresses of each certificate."),
+            OptionSpec(.pem, "Print each certificate as PEM instead of its attributes."),
+            OptionSpec(.printHashes, "Print the SHA-256 and SHA-1 fingerprints of each certificate."),
         ] + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         let store = try CommandKeychain.open(arguments, context: context, group: nil)
         var found = try stored(store).filter { _, certificate in
-            if let address = arguments.value("e") {
+            if let address = arguments.value(.email) {
                 return certificate.emailAddresses.contains { TextFolding.equal($0, address, options: .caseInsensitive) }
             }
-            if let name = arguments.value("c") {
+            if let name = arguments.value(.commonName) {
                 return certificate.commonNames.last.map { TextFolding.contains($0, name, options: .caseInsensitive) }
                     ?? false
             }
             return true
         }
-        if !arguments.has("a") {
+        if !arguments.has(.allMatches) {
             guard let first = found.first else { throw KeychainError(.itemNotFound) }
             found = [first]
         }
         for (item, certificate) in found {
-            if arguments.has("Z") {
+            if arguments.has(.printHashes) {
                 context.stdout.line("SHA-256 hash: " + hex(certificate.sha256Fingerprint))
                 context.stdout.line("SHA-1 hash: " + hex(certificate.sha1Fingerprint))
             }
-            if arguments.has("m") {
+            if arguments.has(.printEmail) {
                 context.stdout.line("email addresses: " + certificate.emailAddresses.joined(separator: ", "))
             }
-            context.stdout.write(arguments.has("p") ? pem(certificate) : ItemPrinter.block(item, keychainPath: path))
+            context.stdout.write(arguments.has(.pem) ? pem(certificate) : ItemPrinter.block(item, keychainPath: path))
         }
         return 0
     }
@@ -226,13 +228,13 @@ enum CertificateCommands {
             trust settings.
             """,
         options: [
-            OptionSpec("c", nil, .required, value: "name", "The common name of the certificate to delete."),
-            OptionSpec("Z", nil, .required, value: "hash", "The SHA-1 fingerprint of the certificate to delete."),
-            OptionSpec("t", nil, "Accepted for compatibility and ignored: Latchkey keeps no trust settings."),
+            OptionSpec(.commonName, .required, value: "name", "The common name of the certificate to delete."),
+            OptionSpec(.sha1Hash, .required, value: "hash", "The SHA-1 fingerprint of the certificate to delete."),
+            OptionSpec(.trustSettings, "Accepted for compatibility and ignored: Latchkey keeps no trust settings."),
         ] + passphraseOptions
     ) { arguments, context in
-        let name = arguments.value("c")
-        let hash = arguments.value("Z")?.uppercased()
+        let name = arguments.value(.commonName)
+        let hash = arguments.value(.sha1Hash)?.uppercased()
         guard (name == nil) != (hash == nil) else {
             throw UsageError(message: "name the certificate with -c or with -Z, not both")
         }

@@ -27,18 +27,18 @@ enum DoctorCommand {
             each login's verdict are printed as JSON. Its exit status is 1 when there is an error.
             """,
         options: [
-            OptionSpec(nil, "no-unlock", "Skip the checks that need the passphrase (item integrity)."),
-            OptionSpec(nil, "desktop", "Check the desktop's Secret Service, login screens, portal and agent instead."),
-            OptionSpec(nil, "json", "With --desktop: print the findings as JSON."),
+            OptionSpec(.noUnlock, "Skip the checks that need the passphrase (item integrity)."),
+            OptionSpec(.desktop, "Check the desktop's Secret Service, login screens, portal and agent instead."),
+            OptionSpec(.json, "With --desktop: print the findings as JSON."),
         ] + passphraseOptions
     ) { arguments, context in
-        if arguments.has("desktop") {
+        if arguments.has(.desktop) {
             guard arguments.positionals.isEmpty else {
                 throw UsageError(message: "--desktop checks the default keychain; it takes no keychain argument")
             }
             return try DesktopDoctor.run(arguments, context: context)
         }
-        if arguments.has("json") { throw UsageError(message: "--json goes with --desktop") }
+        if arguments.has(.json) { throw UsageError(message: "--json goes with --desktop") }
         var errors = 0
         func report(_ level: String, _ message: String) {
             if level == "error" { errors += 1 }
@@ -144,7 +144,7 @@ enum DoctorCommand {
         }
         let (level, tracing) = ptraceFinding(Processes.ptraceScope())
         report(level, tracing)
-        if arguments.has("no-unlock") {
+        if arguments.has(.noUnlock) {
             report("skipped", "integrity: --no-unlock")
         } else {
             let keychain: KeychainDatabase

@@ -11,12 +11,12 @@ enum DumpCommand {
             after each item as "data:" and the value. The passphrase is needed.
             """,
         options: [
-            OptionSpec("d", nil, "Also print each item's secret."),
-            OptionSpec("a", nil, "Not supported: Latchkey has access groups, not access control lists."),
-            OptionSpec("r", nil, "Not supported: Latchkey never prints encrypted bytes."),
+            OptionSpec(.dumpSecrets, "Also print each item's secret."),
+            OptionSpec(.accessControlLists, "Not supported: Latchkey has access groups, not access control lists."),
+            OptionSpec(.raw, "Not supported: Latchkey never prints encrypted bytes."),
         ] + passphraseOptions
     ) { arguments, context in
-        if arguments.has("a") || arguments.has("r") {
+        if arguments.has(.accessControlLists) || arguments.has(.raw) {
             throw UsageError(message: "-a and -r are not supported; -d prints the secrets")
         }
         let path = context.keychainPath(arguments.positionals.first)
@@ -30,7 +30,7 @@ enum DumpCommand {
                 items = try keychain.copyMatching(
                     ItemQuery(
                         itemClass, synchronizable: .any, limit: .all,
-                        returning: arguments.has("d") ? [.attributes, .data] : [.attributes]),
+                        returning: arguments.has(.dumpSecrets) ? [.attributes, .data] : [.attributes]),
                     caller: caller, presence: confirmation)
             } catch {
                 guard error.status == .itemNotFound else { throw error }
@@ -38,7 +38,7 @@ enum DumpCommand {
             }
             for item in items {
                 context.stdout.write(ItemPrinter.block(item, keychainPath: path))
-                if arguments.has("d") {
+                if arguments.has(.dumpSecrets) {
                     context.stdout.line("data:")
                     context.stdout.line(PrintBuffer.format(Array(item.data ?? Data())))
                 }

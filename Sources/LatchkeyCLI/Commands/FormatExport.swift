@@ -11,13 +11,13 @@ import LatchkeyPOSIX
 enum FormatExport {
     static let options = [
         OptionSpec(
-            nil, "to", .required, value: "format",
+            .toFormat, .required, value: "format",
             "Write the keychain's passwords to -o's file in another program's format instead: kdbx or gnome-keyring."),
         OptionSpec(
-            nil, "kdf-memory", .required, value: "MiB",
+            .kdfMemory, .required, value: "MiB",
             "With --to kdbx, the Argon2d memory in MiB (1 to 1024; the default is 64, as KeePassXC's)."),
         OptionSpec(
-            nil, "kdf-passes", .required, value: "count",
+            .kdfPasses, .required, value: "count",
             "With --to kdbx, the Argon2d iterations (1 to 1000; the default is 10, as KeePassXC's)."),
     ]
 
@@ -27,23 +27,23 @@ enum FormatExport {
     ]
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
-        let format = arguments.value("to") ?? ""
+        let format = arguments.value(.toFormat) ?? ""
         guard format == "kdbx" || format == "gnome-keyring" else {
             throw UsageError(message: "--to takes kdbx or gnome-keyring, not '\(format)'")
         }
         guard arguments.positionals.isEmpty else {
             throw UsageError(message: "--to writes the keychain named with -k; it takes no other argument")
         }
-        guard let output = arguments.value("output") else { throw UsageError(message: "-o file is required") }
+        guard let output = arguments.value(.output) else { throw UsageError(message: "-o file is required") }
         guard FileStatus.of(path: output) == nil else {
             throw CommandFailure(message: "\(output) already exists; choose a new file name")
         }
-        let memory = try number(arguments, "kdf-memory", default: 64, in: 1...1024)
-        let passes = try number(arguments, "kdf-passes", default: 10, in: 1...1000)
-        if format != "kdbx" && (arguments.has("kdf-memory") || arguments.has("kdf-passes")) {
+        let memory = try number(arguments, .kdfMemory, default: 64, in: 1...1024)
+        let passes = try number(arguments, .kdfPasses, default: 10, in: 1...1000)
+        if format != "kdbx" && (arguments.has(.kdfMemory) || arguments.has(.kdfPasses)) {
             throw UsageError(message: "--kdf-memory and --kdf-passes go with --to kdbx")
         }
-        let keychainArgument = arguments.value("k")
+        let keychainArgument = arguments.value(.keychainShort)
         let (keychain, confirmation) = try context.openUnlockedConfirming(
             context.keychainPath(keychainArgument), displayName: context.keychainName(keychainArgument),
             arguments: arguments)
@@ -67,7 +67,7 @@ enum FormatExport {
                 }
                 if let service = item[.service]?.stringValue, bookkeepingServices.contains(service) { continue }
                 let accessibility = item[.accessible]?.stringValue.flatMap(Accessibility.init(rawValue:))
-                if accessibility?.isThisDeviceOnly == true && !arguments.has("include-this-device-only") {
+                if accessibility?.isThisDeviceOnly == true && !arguments.has(.includeThisDeviceOnly) {
                     left["this-device-only item", default: 0] += 1
                     continue
                 }
@@ -119,13 +119,14 @@ enum FormatExport {
         return 0
     }
 
-    static func number(_ arguments: ParsedArguments, _ name: String, default value: Int, in range: ClosedRange<Int>)
+    static func number(_ arguments: ParsedArguments, _ key: OptionKey, default value: Int, in range: ClosedRange<Int>)
         throws -> Int
     {
-        guard let text = arguments.value(name) else { return value }
+        guard let text = arguments.value(key) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(
-                message: "--\(name) takes a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+                message: "\(key.spelling) takes a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'"
+            )
         }
         return number
     }

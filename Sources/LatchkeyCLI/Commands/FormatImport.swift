@@ -13,17 +13,16 @@ enum FormatImport {
 
     static let options = [
         OptionSpec(
-            nil, "from", .required, value: "format",
+            .fromFormat, .required, value: "format",
             "Import another program's file or store instead: gnome-keyring, kdbx, pass or csv (see above)."),
-        OptionSpec(
-            nil, "dry-run", "With --from, read the file and report what would be imported, changing nothing."),
-        OptionSpec(nil, "key-file", .required, value: "path", "With --from kdbx, the database's key file."),
+        OptionSpec(.dryRun, "With --from, read the file and report what would be imported, changing nothing."),
+        OptionSpec(.keyFile, .required, value: "path", "With --from kdbx, the database's key file."),
         filePassphraseOption,
     ]
 
     /// How the password of a file read or written in another program's format is given.
     static let filePassphraseOption = OptionSpec(
-        nil, "file-passphrase-fd", .required, value: "fd",
+        .filePassphraseFD, .required, value: "fd",
         "Read the password of the keyring file or KeePass database (--from, --to) from this open file descriptor (one line)."
     )
 
@@ -33,7 +32,7 @@ enum FormatImport {
         throws -> Passphrase
     {
         context.protectMemory()
-        if let fd = arguments.value("file-passphrase-fd") {
+        if let fd = arguments.value(.filePassphraseFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--file-passphrase-fd needs a file descriptor number, not '\(fd)'")
             }
@@ -78,11 +77,11 @@ enum FormatImport {
     }
 
     static func run(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
-        let format = arguments.value("from") ?? ""
+        let format = arguments.value(.fromFormat) ?? ""
         guard formats.contains(format) else {
             throw UsageError(message: "--from takes gnome-keyring, kdbx, pass or csv, not '\(format)'")
         }
-        if arguments.has("key-file") && format != "kdbx" {
+        if arguments.has(.keyFile) && format != "kdbx" {
             throw UsageError(message: "--key-file goes with --from kdbx")
         }
         let path = arguments.positionals.first
@@ -100,11 +99,11 @@ enum FormatImport {
         default:
             source = try pass(path, group: group, context: context)
         }
-        let keychainArgument = arguments.value("k")
+        let keychainArgument = arguments.value(.keychainShort)
         let keychain = try KeychainDatabase.open(at: context.keychainPath(keychainArgument))
         _ = try context.unlock(
             keychain, arguments: arguments, prompt: "password to unlock \(context.keychainName(keychainArgument)): ")
-        let dryRun = arguments.has("dry-run")
+        let dryRun = arguments.has(.dryRun)
         var report = try context.withProgress(dryRun ? "comparing" : "importing") { progress in
             try ItemImport.run(source.candidates, into: keychain, caller: caller, dryRun: dryRun, progress: progress)
         }
@@ -140,7 +139,7 @@ enum FormatImport {
             } else {
                 password = try filePassphrase(
                     arguments, context: context, prompt: "password of the keyring file \(file): ", confirm: false)
-                if arguments.has("file-passphrase-fd") || context.environment["LATCHKEY_FILE_PASSPHRASE"] != nil {
+                if arguments.has(.filePassphraseFD) || context.environment["LATCHKEY_FILE_PASSPHRASE"] != nil {
                     shared = password  // Given once, for every file.
                 }
             }
@@ -177,15 +176,15 @@ enum FormatImport {
     /// with a key file: the key file alone).
     static func kdbx(_ path: String, group: String, arguments: ParsedArguments, context: CLIContext) throws -> Source {
         let bytes = try readFile(path)
-        let keyFile = try arguments.value("key-file").map(readFile)
+        let keyFile = try arguments.value(.keyFile).map(readFile)
         let password = try filePassphrase(arguments, context: context, prompt: "password of \(path): ", confirm: false)
         let database: KDBXDatabase
         do throws(KeychainError) {
             database = try KDBXDatabase.read(
                 bytes, password: password.byteCount == 0 && keyFile != nil ? nil : password, keyFile: keyFile,
-                limits: arguments.has("allow-expensive-kdf") ? .relaxed : .default, what: path)
+                limits: arguments.has(.allowExpensiveKDF) ? .relaxed : .default, what: path)
         } catch {
-            throw error.status == .param && !arguments.has("allow-expensive-kdf")
+            throw error.status == .param && !arguments.has(.allowExpensiveKDF)
                 ? KeychainError.param((error.detail ?? "") + "; pass --allow-expensive-kdf to derive it anyway") : error
         }
         return Source(

@@ -49,12 +49,12 @@ enum IdentityCommands {
             """,
         options: [
             OptionSpec(
-                "p", nil, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
-            OptionSpec("s", nil, .required, value: "string", "The host name an ssl-server certificate must be for."),
-            OptionSpec("v", nil, "Show only valid identities."),
+                .policy, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
+            OptionSpec(.host, .required, value: "string", "The host name an ssl-server certificate must be for."),
+            OptionSpec(.validOnly, "Show only valid identities."),
         ] + passphraseOptions
     ) { arguments, context in
-        let (policy, title) = try policy(arguments.value("p"), host: arguments.value("s"))
+        let (policy, title) = try policy(arguments.value(.policy), host: arguments.value(.host))
         let store = try CommandKeychain.open(arguments, context: context, group: nil)
         let certificates = try CertificateCommands.stored(store)
         let withKeys = try CertificateCommands.identityKeyHashes(store)
@@ -72,7 +72,7 @@ enum IdentityCommands {
             return String(index).leftPadded(to: 3) + ") " + "\(hash) \"\(name)\""
                 + (failure.map { " (\(cssmName($0.status)))" } ?? "")
         }
-        if !arguments.has("v") {
+        if !arguments.has(.validOnly) {
             context.stdout.line("")
             context.stdout.line("Policy: \(title)")
             context.stdout.line("  Matching identities")
@@ -105,38 +105,39 @@ enum IdentityCommands {
             """,
         options: [
             OptionSpec(
-                "c", nil, .required, value: "certFile",
+                .certificateFile, .required, value: "certFile",
                 "A certificate: the first is the one verified, the others help build the chain."),
             OptionSpec(
-                "r", nil, .required, value: "rootFile",
+                .rootFile, .required, value: "rootFile",
                 "A root (or other anchor) to trust instead of the system's store."),
             OptionSpec(
-                "p", nil, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
-            OptionSpec("s", nil, .required, value: "host", "The host name an ssl-server certificate must be for."),
-            OptionSpec("C", nil, "Verify a client certificate (the ssl-client policy)."),
+                .policy, .required, value: "policy", "The policy: basic (the default), ssl-server or ssl-client."),
+            OptionSpec(.host, .required, value: "host", "The host name an ssl-server certificate must be for."),
+            OptionSpec(.clientCertificate, "Verify a client certificate (the ssl-client policy)."),
             OptionSpec(
-                "d", nil, .required, value: "date", "Verify at this date (YYYY-MM-DD or YYYY-MM-DD-HH:MM:SS, UTC)."),
-            OptionSpec("q", nil, "Print nothing; the exit status says it."),
-            OptionSpec("L", nil, "Accepted for compatibility: Latchkey never fetches certificates from the network."),
+                .date, .required, value: "date", "Verify at this date (YYYY-MM-DD or YYYY-MM-DD-HH:MM:SS, UTC)."),
+            OptionSpec(.quiet, "Print nothing; the exit status says it."),
+            OptionSpec(.noNetwork, "Accepted for compatibility: Latchkey never fetches certificates from the network."),
         ],
         positionals: 0...0
     ) { arguments, context in
-        let files = arguments.allValues("c")
+        let files = arguments.allValues(.certificateFile)
         guard !files.isEmpty else { throw UsageError(message: "name the certificate to verify with -c") }
         var certificates: [Certificate] = []
         for file in files { certificates += try CertificateCommands.certificates(inFile: file) }
         var anchors: [Certificate] = []
-        for file in arguments.allValues("r") { anchors += try CertificateCommands.certificates(inFile: file) }
-        let (policy, _) = try policy(arguments.value("p"), host: arguments.value("s"), client: arguments.has("C"))
+        for file in arguments.allValues(.rootFile) { anchors += try CertificateCommands.certificates(inFile: file) }
+        let (policy, _) = try policy(
+            arguments.value(.policy), host: arguments.value(.host), client: arguments.has(.clientCertificate))
         var evaluation = TrustEvaluation(certificates: certificates, policies: [policy])
         evaluation.anchors = anchors
-        if let text = arguments.value("d") {
+        if let text = arguments.value(.date) {
             guard let date = parseDate(text) else {
                 throw UsageError(message: "-d needs a date as YYYY-MM-DD or YYYY-MM-DD-HH:MM:SS, not '\(text)'")
             }
             evaluation.date = date
         }
-        let quiet = arguments.has("q")
+        let quiet = arguments.has(.quiet)
         if let failure = evaluation.evaluate().failure {
             if !quiet { context.stderr.line("Cert Verify Result: \(cssmName(failure.status))") }
             return 1
@@ -181,22 +182,21 @@ enum IdentityCommands {
             public key). A certificate for the public key later makes the pair an identity.
             """,
         options: [
-            OptionSpec("a", nil, .required, value: "alg", "The algorithm: rsa (the default) or ec."),
-            OptionSpec("s", nil, .required, value: "size", "The key size in bits."),
-            OptionSpec(nil, "access-group", .required, value: "group", "Put the keys in this access group."),
-            OptionSpec(
-                nil, "tag", .required, value: "tag", "The application tag (kSecAttrApplicationTag) of both keys."),
+            OptionSpec(.algorithm, .required, value: "alg", "The algorithm: rsa (the default) or ec."),
+            OptionSpec(.keySize, .required, value: "size", "The key size in bits."),
+            OptionSpec(.accessGroup, .required, value: "group", "Put the keys in this access group."),
+            OptionSpec(.tag, .required, value: "tag", "The application tag (kSecAttrApplicationTag) of both keys."),
         ] + passphraseOptions,
         positionals: 1...1
     ) { arguments, context in
         let type: KeyType
-        switch arguments.value("a") ?? "rsa" {
+        switch arguments.value(.algorithm) ?? "rsa" {
         case "rsa": type = .rsa
         case "ec", "ecdsa": type = .ellipticCurve
         case let other: throw UsageError(message: "unsupported algorithm \"\(other)\"; use rsa or ec")
         }
         let defaultSize = type == .rsa ? 2048 : 256
-        guard let bits = Int(arguments.value("s") ?? String(defaultSize)) else {
+        guard let bits = Int(arguments.value(.keySize) ?? String(defaultSize)) else {
             throw UsageError(message: "-s needs a number of bits")
         }
         let key: AsymmetricKey
@@ -206,12 +206,12 @@ enum IdentityCommands {
             throw UsageError(message: failure.reason)
         }
         let store = try CommandKeychain.open(
-            arguments, context: context, group: arguments.value("access-group"), keychain: .option(nil))
+            arguments, context: context, group: arguments.value(.accessGroup), keychain: .option(nil))
         for half in [key.publicKey, key] {
             var attributes = KeyAttributes.derived(from: half)
             attributes[.label] = .string(arguments.positionals[0])
-            if let tag = arguments.value("tag") { attributes[.applicationTag] = .data(Data(tag.utf8)) }
-            if let group = arguments.value("access-group") { attributes[.accessGroup] = .string(group) }
+            if let tag = arguments.value(.tag) { attributes[.applicationTag] = .data(Data(tag.utf8)) }
+            if let group = arguments.value(.accessGroup) { attributes[.accessGroup] = .string(group) }
             let external = try half.externalRepresentation()
             _ = try store.run {
                 try store.service.add(NewItem(.key, attributes: attributes, data: external.copiedData()), returning: [])

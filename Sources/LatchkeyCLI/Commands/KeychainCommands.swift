@@ -6,24 +6,24 @@ import Latchkey
 enum KeychainCommands {
     static let kdfOptions = [
         OptionSpec(
-            nil, "kdf-memory", .required, value: "MiB",
+            .kdfMemory, .required, value: "MiB",
             "Use this much memory for Argon2id, in MiB (at least 19; the default is 64)."),
         OptionSpec(
-            nil, "kdf-passes", .required, value: "count",
+            .kdfPasses, .required, value: "count",
             "Make this many Argon2id passes (at least 2; the default is 3)."),
     ]
 
     /// The key derivation the --kdf options ask for, nil when none is given.
     static func keyDerivation(_ arguments: ParsedArguments) throws -> KeyDerivation? {
-        guard arguments.has("kdf-memory") || arguments.has("kdf-passes") else { return nil }
+        guard arguments.has(.kdfMemory) || arguments.has(.kdfPasses) else { return nil }
         var derivation = KeyDerivation.default
-        if let memory = arguments.value("kdf-memory") {
+        if let memory = arguments.value(.kdfMemory) {
             guard let mebibytes = UInt64(memory), mebibytes <= UInt64.max >> 20 else {
                 throw UsageError(message: "--kdf-memory needs a number of MiB, not '\(memory)'")
             }
             derivation.memoryBytes = mebibytes << 20
         }
-        if let passes = arguments.value("kdf-passes") {
+        if let passes = arguments.value(.kdfPasses) {
             guard let count = UInt64(passes) else {
                 throw UsageError(message: "--kdf-passes needs a number, not '\(passes)'")
             }
@@ -38,29 +38,30 @@ enum KeychainCommands {
         return derivation
     }
 
-    /// A new passphrase: `-p` (warned about), a file descriptor, or a prompt given twice. For a new keychain
-    /// (`fdKey` "passphrase-fd") the key file and LATCHKEY_PASSPHRASE count too.
+    /// A new passphrase: `insecureKey`'s value (`-p`, warned about; nil for a command without one), a file
+    /// descriptor, or a prompt given twice. For a new keychain (`fdKey` `--passphrase-fd`) the key file and
+    /// LATCHKEY_PASSPHRASE count too.
     static func newPassphrase(
-        _ arguments: ParsedArguments, context: CLIContext, insecureKey: String, fdKey: String,
+        _ arguments: ParsedArguments, context: CLIContext, insecureKey: OptionKey?, fdKey: OptionKey,
         prompts: (String, String)
     ) throws -> Passphrase {
-        if let value = arguments.value(insecureKey) {
-            context.warnVisiblePassphrase("-\(insecureKey)", safe: "the prompt or --\(fdKey)")
+        if let insecureKey, let value = arguments.value(insecureKey) {
+            context.warnVisiblePassphrase(insecureKey.spelling, safe: "the prompt or \(fdKey.spelling)")
             return Passphrase(value)
         }
         if let fd = arguments.value(fdKey) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
-                throw UsageError(message: "--\(fdKey) needs a file descriptor number, not '\(fd)'")
+                throw UsageError(message: "\(fdKey.spelling) needs a file descriptor number, not '\(fd)'")
             }
             return try PassphraseSource.fileDescriptor(descriptor).read()
         }
-        if fdKey == "passphrase-fd"
-            && (arguments.has("passphrase-file") || context.environment[PassphraseSource.environmentVariable] != nil)
+        if fdKey == .passphraseFD
+            && (arguments.has(.passphraseFile) || context.environment[PassphraseSource.environmentVariable] != nil)
         {
             return try context.passphrase(arguments, prompt: prompts.0)
         }
         let alternatives =
-            fdKey == "passphrase-fd" ? CLIContext.passphraseAlternatives : "--\(fdKey) for the new passphrase"
+            fdKey == .passphraseFD ? CLIContext.passphraseAlternatives : "\(fdKey.spelling) for the new passphrase"
         for _ in 0..<3 {
             let first = try context.prompt(prompts.0, alternatives: alternatives)
             let second = try context.prompt(prompts.1, alternatives: alternatives)
@@ -81,7 +82,7 @@ enum KeychainCommands {
             """,
         options: [
             OptionSpec(
-                "p", nil, .required, value: "passphrase",
+                .passphrase, .required, value: "passphrase",
                 "Use this passphrase (insecure: other users can see it in the process list).")
         ]
             + kdfOptions + passphraseOptions,
@@ -93,7 +94,7 @@ enum KeychainCommands {
             ? [context.keychainPath(nil)] : arguments.positionals.map(context.keychainPath)
         for path in paths {
             let passphrase = try newPassphrase(
-                arguments, context: context, insecureKey: "p", fdKey: "passphrase-fd",
+                arguments, context: context, insecureKey: .passphrase, fdKey: .passphraseFD,
                 prompts: ("password for new keychain: ", "retype password for new keychain: "))
             _ = try KeychainDatabase.create(at: path, passphrase: passphrase, keyDerivation: derivation)
         }
@@ -120,15 +121,15 @@ enum KeychainCommands {
             command, or set LATCHKEY_KEYCHAIN.
             """,
         options: [
-            OptionSpec("d", nil, .required, value: "domain", "Only \"user\" is known; other domains are refused."),
-            OptionSpec("s", nil, "Not supported: Latchkey keeps no search list."),
+            OptionSpec(.domain, .required, value: "domain", "Only \"user\" is known; other domains are refused."),
+            OptionSpec(.searchList, "Not supported: Latchkey keeps no search list."),
         ],
         positionals: 0...0
     ) { arguments, context in
-        if let domain = arguments.value("d"), !"user".hasPrefix(domain) || domain.isEmpty {
+        if let domain = arguments.value(.domain), !"user".hasPrefix(domain) || domain.isEmpty {
             throw UsageError(message: "invalid domain \"\(domain)\"; Latchkey knows only the user domain")
         }
-        if arguments.has("s") {
+        if arguments.has(.searchList) {
             throw CommandFailure(
                 message: "Latchkey keeps no search list; name a keychain on each command or set LATCHKEY_KEYCHAIN")
         }
@@ -153,14 +154,14 @@ enum KeychainCommands {
             takes precedence); with -s alone, returns to the built-in default.
             """,
         options: [
-            OptionSpec("d", nil, .required, value: "domain", "Only \"user\" is known; other domains are refused."),
-            OptionSpec("s", nil, "Set the default keychain to the keychain named after the options."),
+            OptionSpec(.domain, .required, value: "domain", "Only \"user\" is known; other domains are refused."),
+            OptionSpec(.setDefault, "Set the default keychain to the keychain named after the options."),
         ]
     ) { arguments, context in
-        if let domain = arguments.value("d"), !"user".hasPrefix(domain) || domain.isEmpty {
+        if let domain = arguments.value(.domain), !"user".hasPrefix(domain) || domain.isEmpty {
             throw UsageError(message: "invalid domain \"\(domain)\"; Latchkey knows only the user domain")
         }
-        if arguments.has("s") {
+        if arguments.has(.setDefault) {
             let path = arguments.positionals.first.map { context.keychainPath($0) }
             try KeychainLocation.setConfiguredDefault(path, environment: context.environment)
             return 0
@@ -238,25 +239,26 @@ enum KeychainCommands {
             """,
         options: [
             OptionSpec(
-                "o", nil, .required, value: "passphrase", "The old passphrase (insecure: visible to other users)."),
+                .oldPassphrase, .required, value: "passphrase", "The old passphrase (insecure: visible to other users)."
+            ),
             OptionSpec(
-                "p", nil, .required, value: "passphrase", "The new passphrase (insecure: visible to other users)."),
+                .passphrase, .required, value: "passphrase", "The new passphrase (insecure: visible to other users)."),
             OptionSpec(
-                nil, "new-passphrase-fd", .required, value: "fd",
+                .newPassphraseFD, .required, value: "fd",
                 "Read the new passphrase from this open file descriptor (one line)."),
         ] + kdfOptions + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         let keychain = try KeychainDatabase.open(at: path)
         let old: Passphrase
-        if let value = arguments.value("o") {
+        if let value = arguments.value(.oldPassphrase) {
             context.warnVisiblePassphrase("-o", safe: "the prompt, --passphrase-fd or --passphrase-file")
             old = Passphrase(value)
         } else {
             old = try context.passphrase(arguments, prompt: "Old Password: ")
         }
         let new = try newPassphrase(
-            arguments, context: context, insecureKey: "p", fdKey: "new-passphrase-fd",
+            arguments, context: context, insecureKey: .passphrase, fdKey: .newPassphraseFD,
             prompts: ("New Password: ", "Retype New Password: "))
         try keychain.changePassphrase(from: old, to: new, keyDerivation: try keyDerivation(arguments))
         return 0
@@ -269,10 +271,10 @@ enum KeychainCommands {
             until the next unlock; items readable after the first unlock still are. Without an agent, no process \
             holds the keychain's keys between commands: it is already locked, and this says so.
             """,
-        options: [OptionSpec("a", "Lock every keychain (the one the agent serves).")]
+        options: [OptionSpec(.everyKeychain, "Lock every keychain (the one the agent serves).")]
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
-        guard FileManager.default.fileExists(atPath: path) || arguments.has("a") else {
+        guard FileManager.default.fileExists(atPath: path) || arguments.has(.everyKeychain) else {
             throw KeychainError(.noSuchKeychain, "\(path) does not exist")
         }
         if let client = try AgentAccess.client(for: path, context: context) {
@@ -297,29 +299,29 @@ enum KeychainCommands {
             """,
         options: [
             OptionSpec(
-                "p", nil, .required, value: "passphrase", "Use this passphrase (insecure: visible to other users)."),
-            OptionSpec("u", "Accepted for compatibility; Latchkey always needs the passphrase."),
-            OptionSpec(nil, "no-agent", "Only check the passphrase; do not start or use the agent."),
+                .passphrase, .required, value: "passphrase", "Use this passphrase (insecure: visible to other users)."),
+            OptionSpec(.noPassphrase, "Accepted for compatibility; Latchkey always needs the passphrase."),
+            OptionSpec(.noAgent, "Only check the passphrase; do not start or use the agent."),
             OptionSpec(
-                nil, "unattended",
+                .unattended,
                 "Unlock through the keychain's unattended TPM unlock (PCR values or a signed policy), with no passphrase."
             ),
         ] + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
         let keychain = try KeychainDatabase.open(at: path)
-        if arguments.has("unattended") {
+        if arguments.has(.unattended) {
             return try unlockUnattended(keychain, path: path, arguments, context: context)
         }
         let passphrase: Passphrase
-        if let value = arguments.value("p") {
+        if let value = arguments.value(.passphrase) {
             context.warnVisiblePassphrase("-p", safe: "the prompt, --passphrase-fd or --passphrase-file")
             passphrase = Passphrase(value)
         } else {
             passphrase = try context.passphrase(
                 arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
         }
-        if arguments.has("no-agent") {
+        if arguments.has(.noAgent) {
             try keychain.unlock(with: passphrase)
             context.stderr.line(
                 "latchkey: unlock-keychain: the passphrase is correct; without the agent the keychain stays unlocked only within each latchkey command"
@@ -345,10 +347,10 @@ enum KeychainCommands {
     static func unlockUnattended(
         _ keychain: KeychainDatabase, path: String, _ arguments: ParsedArguments, context: CLIContext
     ) throws -> Int32 {
-        guard !arguments.has("p"), !arguments.has("passphrase-fd"), !arguments.has("passphrase-file") else {
+        guard !arguments.has(.passphrase), !arguments.has(.passphraseFD), !arguments.has(.passphraseFile) else {
             throw UsageError(message: "--unattended takes no passphrase")
         }
-        if arguments.has("no-agent") {
+        if arguments.has(.noAgent) {
             try keychain.unlockUnattended()
             context.stderr.line(
                 "latchkey: unlock-keychain: the TPM opens the keychain unattended; without the agent the keychain stays unlocked only within each latchkey command"
@@ -375,13 +377,13 @@ enum KeychainCommands {
             until the keys are wiped). Options not given are turned off, as with `security`.
             """,
         options: [
-            OptionSpec("l", nil, "Lock the keychain when the system sleeps."),
-            OptionSpec("u", nil, "Lock the keychain after the timeout given with -t."),
-            OptionSpec("t", nil, .required, value: "seconds", "Lock after this many seconds without use."),
+            OptionSpec(.lockOnSleep, "Lock the keychain when the system sleeps."),
+            OptionSpec(.lockAfterTimeout, "Lock the keychain after the timeout given with -t."),
+            OptionSpec(.timeout, .required, value: "seconds", "Lock after this many seconds without use."),
         ] + passphraseOptions
     ) { arguments, context in
         var seconds: Int?
-        if let text = arguments.value("t") {
+        if let text = arguments.value(.timeout) {
             // Its bounds are the keychain's to check: the same error through the agent and without it.
             guard let value = Int(text) else {
                 throw UsageError(message: "-t needs a positive number of seconds, not '\(text)'")
@@ -393,7 +395,8 @@ enum KeychainCommands {
         let passphrase = try context.passphrase(
             arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
         try service.updateSettings(
-            KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has("l")), passphrase: passphrase)
+            KeychainSettings(autoLockAfterSeconds: seconds, lockOnSleep: arguments.has(.lockOnSleep)),
+            passphrase: passphrase)
         return 0
     }
 }

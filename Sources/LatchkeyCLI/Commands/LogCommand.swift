@@ -23,25 +23,24 @@ enum LogCommand {
             output starts by saying how many. The keychain's passphrase is needed: the log is sealed like items.
             """,
         options: [
-            OptionSpec(
-                nil, "item", .required, value: "ref", "Only this item's entries (its persistent reference in hex)."),
-            OptionSpec(nil, "program", .required, value: "id", "Only this program's entries."),
-            OptionSpec(nil, "since", .required, value: "time", "Only entries from this time on."),
-            OptionSpec(nil, "json", "Print JSON."),
-            OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
+            OptionSpec(.item, .required, value: "ref", "Only this item's entries (its persistent reference in hex)."),
+            OptionSpec(.program, .required, value: "id", "Only this program's entries."),
+            OptionSpec(.since, .required, value: "time", "Only entries from this time on."),
+            OptionSpec(.json, "Print JSON."),
+            OptionSpec(.keychain, .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 0...0
     ) { arguments, context in
-        let item = try arguments.value("item").map(AccessCommands.reference(from:))
-        let program = arguments.value("program")
-        let since = try arguments.value("since").map { try time($0, now: Date()) }
-        let named = arguments.value("keychain")
+        let item = try arguments.value(.item).map(AccessCommands.reference(from:))
+        let program = arguments.value(.program)
+        let since = try arguments.value(.since).map { try time($0, now: Date()) }
+        let named = arguments.value(.keychain)
         let keychain = try context.openUnlocked(
             context.keychainPath(named), displayName: context.keychainName(named), arguments: arguments)
         let (entries, dropped) = try keychain.accessLog(since: since) { entry in
             (item == nil || entry.item.reference == item) && (program == nil || entry.caller.program == program)
         }
-        if arguments.has("json") {
+        if arguments.has(.json) {
             context.stdout.write(try json(entries, dropped: dropped))
         } else {
             if dropped > 0 { context.stdout.line("(\(dropped) older entries were dropped)") }

@@ -6,15 +6,15 @@ import Latchkey
 enum PKITransfer {
     static let importOptions = [
         OptionSpec(
-            "k", nil, .required, value: "keychain",
+            .keychainShort, .required, value: "keychain",
             "The keychain to import into (when importing a certificate or PKCS #12 file)."),
         OptionSpec(
-            "t", nil, .required, value: "type", "What the file holds: cert or agg (an identity with its chain)."),
+            .pkiType, .required, value: "type", "What the file holds: cert or agg (an identity with its chain)."),
         OptionSpec(
-            "f", nil, .required, value: "format",
+            .pkiFormat, .required, value: "format",
             "The file's format: pkcs12, x509, pemseq (found from the contents when omitted)."),
         OptionSpec(
-            "P", nil, .required, value: "passphrase",
+            .keyPassphrase, .required, value: "passphrase",
             "The passphrase of a PKCS #12 file or an encrypted private key (a passphrase on the command line is visible to other users)."
         ),
         keyPassphraseOption,
@@ -22,13 +22,16 @@ enum PKITransfer {
 
     /// The safe way to give -P's passphrase.
     static let keyPassphraseOption = OptionSpec(
-        nil, "key-passphrase-fd", .required, value: "fd",
+        .keyPassphraseFD, .required, value: "fd",
         "Read the PKCS #12 file's or the keys' passphrase from this open file descriptor (one line), instead of -P.")
 
-    /// The passphrase of a PKCS #12 file or of keys: from `--key-passphrase-fd`, else `-P` (warned about),
-    /// else none.
-    static func keyPassphrase(_ arguments: ParsedArguments, context: CLIContext) throws -> String? {
-        if let fd = arguments.value("key-passphrase-fd") {
+    /// The passphrase of a PKCS #12 file or of keys: from `--key-passphrase-fd`, else `insecureKey`'s value
+    /// (`-P`, warned about; nil for a command that takes the passphrase only from the descriptor, as
+    /// `tpm sign-policy`), else none.
+    static func keyPassphrase(
+        _ arguments: ParsedArguments, context: CLIContext, insecureKey: OptionKey? = .keyPassphrase
+    ) throws -> String? {
+        if let fd = arguments.value(.keyPassphraseFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--key-passphrase-fd needs a file descriptor number, not '\(fd)'")
             }
@@ -38,31 +41,33 @@ enum PKITransfer {
                 String(decoding: $0, as: UTF8.self)
             }
         }
-        guard let value = arguments.value("P") else { return nil }
-        context.warnVisiblePassphrase("-P", safe: "--key-passphrase-fd")
+        guard let insecureKey, let value = arguments.value(insecureKey) else { return nil }
+        context.warnVisiblePassphrase(insecureKey.spelling, safe: "--key-passphrase-fd")
         return value
     }
 
     static let exportOptions = [
-        OptionSpec("k", nil, .required, value: "keychain", "The keychain to export from (with -t)."),
+        OptionSpec(.keychainShort, .required, value: "keychain", "The keychain to export from (with -t)."),
         OptionSpec(
-            "t", nil, .required, value: "type",
+            .pkiType, .required, value: "type",
             "What to export: certs, identities, pubKeys or allKeys (instead of an encrypted backup)."),
         OptionSpec(
-            "f", nil, .required, value: "format",
+            .pkiFormat, .required, value: "format",
             "pemseq or x509 for certs (default pemseq); pkcs12 for identities; openssl (PEM) for keys."),
         OptionSpec(
-            "P", nil, .required, value: "passphrase",
+            .keyPassphrase, .required, value: "passphrase",
             "The passphrase of the PKCS #12 file or of the exported private keys (visible to other users; see --key-passphrase-fd)."
         ),
         keyPassphraseOption,
     ]
 
     /// Whether the import is `security`'s (a file to read certificates or identities from).
-    static func isPKIImport(_ arguments: ParsedArguments) -> Bool { !arguments.has("input") }
+    static func isPKIImport(_ arguments: ParsedArguments) -> Bool { !arguments.has(.input) }
 
     /// Whether the export is `security`'s (`-t`).
-    static func isPKIExport(_ arguments: ParsedArguments) -> Bool { arguments.has("t") || arguments.has("f") }
+    static func isPKIExport(_ arguments: ParsedArguments) -> Bool {
+        arguments.has(.pkiType) || arguments.has(.pkiFormat)
+    }
 
     /// Adds an item, counting a duplicate instead of failing.
     private static func add(_ item: NewItem, store: CommandKeychain) throws -> Bool {
@@ -81,14 +86,15 @@ enum PKITransfer {
         guard arguments.positionals.count == 1 else {
             throw UsageError(message: "import takes one file; name the keychain with -k")
         }
-        let format = arguments.value("f")
+        let format = arguments.value(.pkiFormat)
         guard [nil, "pkcs12", "x509", "pemseq"].contains(format) else {
             throw UsageError(message: "unsupported format \"\(format!)\"; use pkcs12, x509 or pemseq")
         }
-        guard [nil, "cert", "agg"].contains(arguments.value("t")) else {
+        guard [nil, "cert", "agg"].contains(arguments.value(.pkiType)) else {
             throw UsageError(
                 message:
-                    "unsupported type \"\(arguments.value("t")!)\"; use cert or agg (bare keys cannot be imported yet)")
+                    "unsupported type \"\(arguments.value(.pkiType)!)\"; use cert or agg (bare keys cannot be imported yet)"
+            )
         }
         let bytes = try CertificateCommands.readFile(file)
         let passphrase = try keyPassphrase(arguments, context: context) ?? ""
@@ -124,7 +130,7 @@ enum PKITransfer {
             certificates = try CertificateCommands.certificates(in: bytes, path: file)
         }
         let store = try CommandKeychain.open(
-            arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
+            arguments, context: context, group: nil, keychain: .option(arguments.value(.keychainShort)))
         var identities = 0
         var added = 0
         var present = 0
@@ -208,13 +214,13 @@ enum PKITransfer {
     }
 
     static func runExport(_ arguments: ParsedArguments, context: CLIContext) throws -> Int32 {
-        let type = arguments.value("t") ?? "certs"
+        let type = arguments.value(.pkiType) ?? "certs"
         let store = try CommandKeychain.open(
-            arguments, context: context, group: nil, keychain: .option(arguments.value("k")))
+            arguments, context: context, group: nil, keychain: .option(arguments.value(.keychainShort)))
         let output: Data
         switch type {
         case "certs":
-            let format = arguments.value("f") ?? "pemseq"
+            let format = arguments.value(.pkiFormat) ?? "pemseq"
             let certificates = try CertificateCommands.stored(store).map(\.certificate)
             guard !certificates.isEmpty else { throw KeychainError(.itemNotFound) }
             switch format {
@@ -228,7 +234,7 @@ enum PKITransfer {
             default: throw UsageError(message: "certs are exported as pemseq or x509, not \"\(format)\"")
             }
         case "identities":
-            guard (arguments.value("f") ?? "pkcs12") == "pkcs12" else {
+            guard (arguments.value(.pkiFormat) ?? "pkcs12") == "pkcs12" else {
                 throw UsageError(message: "identities are exported as pkcs12")
             }
             // A PKCS #12 file under an empty passphrase is a private key in the clear to anyone who reads it.
@@ -255,8 +261,9 @@ enum PKITransfer {
                 throw KeychainError(error)
             }
         case "pubKeys", "allKeys":
-            guard [nil, "openssl", "pemseq"].contains(arguments.value("f")) else {
-                throw UsageError(message: "keys are exported as PEM (-f openssl), not \"\(arguments.value("f")!)\"")
+            guard [nil, "openssl", "pemseq"].contains(arguments.value(.pkiFormat)) else {
+                throw UsageError(
+                    message: "keys are exported as PEM (-f openssl), not \"\(arguments.value(.pkiFormat)!)\"")
             }
             let passphrase = type == "allKeys" ? try keyPassphrase(arguments, context: context) ?? "" : ""
             if type == "allKeys" && passphrase.isEmpty {
@@ -276,7 +283,7 @@ enum PKITransfer {
         default:
             throw UsageError(message: "unsupported type \"\(type)\"; use certs, identities, pubKeys or allKeys")
         }
-        if let path = arguments.value("output") {
+        if let path = arguments.value(.output) {
             try BackupCommands.writeNew(path, contents: output)
         } else {
             context.stdout.write(output)

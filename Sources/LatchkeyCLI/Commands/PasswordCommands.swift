@@ -18,77 +18,81 @@ enum PasswordCommands {
     static func attributeOptions(_ kind: Kind, matching: Bool) -> [OptionSpec] {
         let verb = matching ? "Match" : "Set"
         var options = [
-            OptionSpec("a", nil, .required, value: "account", "\(verb) the account."),
+            OptionSpec(.account, .required, value: "account", "\(verb) the account."),
             OptionSpec(
-                "s", nil, .required, value: kind == .generic ? "service" : "server",
+                .serviceOrServer, .required, value: kind == .generic ? "service" : "server",
                 "\(verb) the \(kind == .generic ? "service" : "server")."),
-            OptionSpec("c", nil, .required, value: "creator", "\(verb) the creator (a four-character code)."),
-            OptionSpec("C", nil, .required, value: "type", "\(verb) the type (a four-character code)."),
-            OptionSpec("D", nil, .required, value: "kind", "\(verb) the kind (the description)."),
-            OptionSpec("j", nil, .required, value: "comment", "\(verb) the comment."),
+            OptionSpec(.creator, .required, value: "creator", "\(verb) the creator (a four-character code)."),
+            OptionSpec(.typeCode, .required, value: "type", "\(verb) the type (a four-character code)."),
+            OptionSpec(.kind, .required, value: "kind", "\(verb) the kind (the description)."),
+            OptionSpec(.comment, .required, value: "comment", "\(verb) the comment."),
             OptionSpec(
-                "l", nil, .required, value: "label",
+                .label, .required, value: "label",
                 matching
                     ? "Match the label."
                     : "Set the label (the \(kind == .generic ? "service" : "server") when omitted)."),
         ]
         if kind == .generic {
-            options.append(OptionSpec("G", nil, .required, value: "value", "\(verb) the generic attribute."))
+            options.append(OptionSpec(.generic, .required, value: "value", "\(verb) the generic attribute."))
         } else {
             options += [
-                OptionSpec("d", nil, .required, value: "domain", "\(verb) the security domain."),
-                OptionSpec("p", nil, .required, value: "path", "\(verb) the path."),
-                OptionSpec("P", nil, .required, value: "port", "\(verb) the port (0 to 65535)."),
+                OptionSpec(.securityDomain, .required, value: "domain", "\(verb) the security domain."),
+                OptionSpec(.path, .required, value: "path", "\(verb) the path."),
+                OptionSpec(.port, .required, value: "port", "\(verb) the port (0 to 65535)."),
                 OptionSpec(
-                    "r", nil, .required, value: "protocol",
+                    .protocolCode, .required, value: "protocol",
                     "\(verb) the protocol, a four-character code such as \"htps\" or \"ftp \"."),
                 OptionSpec(
-                    "t", nil, .required, value: "type",
+                    .authenticationType, .required, value: "type",
                     "\(verb) the authentication type, a four-character code such as \"dflt\" or \"form\"."),
             ]
         }
         options.append(
             OptionSpec(
-                nil, "access-group", .required, value: "group",
+                .accessGroup, .required, value: "group",
                 matching ? "Only look in this access group." : "Put the item in this access group."))
         options.append(
-            OptionSpec(
-                nil, "synchronizable", matching ? "Only match synchronizable items." : "Make the item synchronizable."))
+            OptionSpec(.synchronizable, matching ? "Only match synchronizable items." : "Make the item synchronizable.")
+        )
         return options
     }
 
     /// The attributes the options give, checked.
     static func attributes(_ arguments: ParsedArguments, kind: Kind) throws -> [AttributeKey: AttributeValue] {
         var attributes: [AttributeKey: AttributeValue] = [:]
-        if let account = arguments.value("a") { attributes[.account] = .string(account) }
-        if let name = arguments.value("s") { attributes[kind.nameKey] = .string(name) }
-        if let creator = arguments.value("c") {
+        if let account = arguments.value(.account) { attributes[.account] = .string(account) }
+        if let name = arguments.value(.serviceOrServer) { attributes[kind.nameKey] = .string(name) }
+        if let creator = arguments.value(.creator) {
             attributes[.creator] = .number(try FourCharCode.number(creator, option: "-c"))
         }
-        if let type = arguments.value("C") { attributes[.type] = .number(try FourCharCode.number(type, option: "-C")) }
-        if let description = arguments.value("D") { attributes[.itemDescription] = .string(description) }
-        if let comment = arguments.value("j") { attributes[.comment] = .string(comment) }
-        if let label = arguments.value("l") { attributes[.label] = .string(label) }
-        if kind == .generic, let generic = arguments.value("G") { attributes[.generic] = .data(Data(generic.utf8)) }
+        if let type = arguments.value(.typeCode) {
+            attributes[.type] = .number(try FourCharCode.number(type, option: "-C"))
+        }
+        if let description = arguments.value(.kind) { attributes[.itemDescription] = .string(description) }
+        if let comment = arguments.value(.comment) { attributes[.comment] = .string(comment) }
+        if let label = arguments.value(.label) { attributes[.label] = .string(label) }
+        if kind == .generic, let generic = arguments.value(.generic) {
+            attributes[.generic] = .data(Data(generic.utf8))
+        }
         if kind == .internet {
-            if let domain = arguments.value("d") { attributes[.securityDomain] = .string(domain) }
-            if let path = arguments.value("p") { attributes[.path] = .string(path) }
-            if let port = arguments.value("P") {
+            if let domain = arguments.value(.securityDomain) { attributes[.securityDomain] = .string(domain) }
+            if let path = arguments.value(.path) { attributes[.path] = .string(path) }
+            if let port = arguments.value(.port) {
                 guard let number = Int(port), ItemLimits.ports.contains(number) else {
                     throw UsageError(message: "-P needs a port number between 0 and 65535, not '\(port)'")
                 }
                 attributes[.port] = .number(Int64(number))
             }
-            if let code = arguments.value("r") {
+            if let code = arguments.value(.protocolCode) {
                 attributes[.protocol] = .string(
                     String(decoding: try FourCharCode.validated(code, option: "-r"), as: UTF8.self))
             }
-            if let code = arguments.value("t") {
+            if let code = arguments.value(.authenticationType) {
                 attributes[.authenticationType] = .string(
                     String(decoding: try FourCharCode.validated(code, option: "-t"), as: UTF8.self))
             }
         }
-        if let group = arguments.value("access-group") { attributes[.accessGroup] = .string(group) }
+        if let group = arguments.value(.accessGroup) { attributes[.accessGroup] = .string(group) }
         return attributes
     }
 
@@ -113,27 +117,28 @@ enum PasswordCommands {
 
     static func add(_ kind: Kind) -> Command {
         let name = kind == .generic ? "add-generic-password" : "add-internet-password"
-        let passwordKeys = kind == .generic ? ["w", "p"] : ["w"]
+        let passwordKeys = kind == .generic ? [OptionKey.password, .legacyPassword] : [.password]
         var options = attributeOptions(kind, matching: false)
         options += [
             OptionSpec(
-                "w", nil, .requiredOrPrompt, value: "password",
+                .password, .requiredOrPrompt, value: "password",
                 "The password; put -w last to be asked for it (a password on the command line is visible to other users)."
             ),
-            OptionSpec("X", nil, .required, value: "hex", "The password as hexadecimal digits."),
-            OptionSpec("U", nil, "Update the item if it exists (otherwise an existing item is an error)."),
-            OptionSpec("A", nil, "Accepted for compatibility and ignored: Latchkey grants access by access group."),
+            OptionSpec(.passwordHex, .required, value: "hex", "The password as hexadecimal digits."),
+            OptionSpec(.update, "Update the item if it exists (otherwise an existing item is an error)."),
             OptionSpec(
-                "T", nil, .required, value: "app",
+                .anyApplication, "Accepted for compatibility and ignored: Latchkey grants access by access group."),
+            OptionSpec(
+                .trustedApplication, .required, value: "app",
                 "Accepted for compatibility and ignored: Latchkey grants access by access group."),
             OptionSpec(
-                nil, "accessibility", .required, value: "class",
+                .accessibility, .required, value: "class",
                 "When the item is readable: ak (when unlocked, the default), ck (after first unlock), dk (always), or aku, cku, dku, akpu."
             ),
         ]
         if kind == .generic {
             options.append(
-                OptionSpec("p", nil, .requiredOrPrompt, value: "password", "The password (legacy form of -w)."))
+                OptionSpec(.legacyPassword, .requiredOrPrompt, value: "password", "The password (legacy form of -w)."))
         }
         options += SecretInput.options + passphraseOptions
         let noun = kind.noun
@@ -151,8 +156,8 @@ enum PasswordCommands {
                 """,
             options: options
         ) { arguments, context in
-            guard arguments.has("a") else { throw UsageError(message: "-a account is required") }
-            guard arguments.has("s") else {
+            guard arguments.has(.account) else { throw UsageError(message: "-a account is required") }
+            guard arguments.has(.serviceOrServer) else {
                 throw UsageError(message: "-s \(kind == .generic ? "service" : "server") is required")
             }
             var attributes = try attributes(arguments, kind: kind)
@@ -160,22 +165,22 @@ enum PasswordCommands {
             if kind == .internet && attributes[.authenticationType] == nil {
                 attributes[.authenticationType] = .string(AuthenticationType.default.rawValue)
             }
-            if let text = arguments.value("accessibility") {
+            if let text = arguments.value(.accessibility) {
                 attributes[.accessible] = .string(try accessibility(text).rawValue)
             }
-            if arguments.has("synchronizable") { attributes[.synchronizable] = .bool(true) }
-            if arguments.has("A") || arguments.has("T") {
+            if arguments.has(.synchronizable) { attributes[.synchronizable] = .bool(true) }
+            if arguments.has(.anyApplication) || arguments.has(.trustedApplication) {
                 context.warning(
                     "-A and -T are ignored: Latchkey grants access by access group (--access-group), not by application"
                 )
             }
             // The store first: the agent identifies this program when it connects, before the secret is read
             // (reading it makes the process not dumpable, and the agent cannot look at such a process).
-            let store = try CommandKeychain.open(arguments, context: context, group: arguments.value("access-group"))
+            let store = try CommandKeychain.open(arguments, context: context, group: arguments.value(.accessGroup))
             var secret = try SecretInput.read(arguments, passwordKeys: passwordKeys, context: context)
             defer { wipe(&secret) }
             let item = NewItem(kind.itemClass, attributes: attributes, data: secret)
-            let update = arguments.has("U")
+            let update = arguments.has(.update)
             try store.run {
                 if update {
                     _ = try store.service.addOrUpdate(item)
@@ -198,7 +203,7 @@ enum PasswordCommands {
         if key.allSatisfy({ matching[$0] != nil }) {
             matching = matching.filter { key.contains($0.key) || $0.key == .accessGroup }
         }
-        if arguments.has("synchronizable") { matching[.synchronizable] = .bool(true) }
+        if arguments.has(.synchronizable) { matching[.synchronizable] = .bool(true) }
         let query = ItemQuery(
             kind.itemClass, matching: matching, synchronizable: .any, limit: .one,
             returning: [.attributes, .data, .persistentReference])
@@ -211,8 +216,8 @@ enum PasswordCommands {
         let name = kind == .generic ? "find-generic-password" : "find-internet-password"
         let options =
             attributeOptions(kind, matching: true) + [
-                OptionSpec("g", nil, "Also print the password, on standard error."),
-                OptionSpec("w", nil, "Print only the password, on standard output."),
+                OptionSpec(.printPassword, "Also print the password, on standard error."),
+                OptionSpec(.passwordOnly, "Print only the password, on standard output."),
             ] + passphraseOptions
         return Command(
             name,
@@ -233,12 +238,12 @@ enum PasswordCommands {
                 arguments, kind: kind, store: CommandKeychain.open(arguments, context: context, group: nil))
             var secret = Array(item.data ?? Data())
             defer { wipe(&secret) }
-            if arguments.has("w") {
+            if arguments.has(.passwordOnly) {
                 context.stdout.line(PrintBuffer.passwordOnly(secret))
                 return 0
             }
             context.stdout.write(ItemPrinter.block(item, keychainPath: path))
-            if arguments.has("g") { context.stderr.line("password: " + PrintBuffer.format(secret)) }
+            if arguments.has(.printPassword) { context.stderr.line("password: " + PrintBuffer.format(secret)) }
             return 0
         }
     }
@@ -247,7 +252,7 @@ enum PasswordCommands {
         let name = kind == .generic ? "delete-generic-password" : "delete-internet-password"
         let options =
             attributeOptions(kind, matching: true) + [
-                OptionSpec("g", nil, "Accepted for compatibility and ignored.")
+                OptionSpec(.ignoredPrintPassword, "Accepted for compatibility and ignored.")
             ] + passphraseOptions
         return Command(
             name, synopsis: "[-a account] [-s \(kind == .generic ? "service" : "server")] [options...] [keychain]",
@@ -259,8 +264,8 @@ enum PasswordCommands {
                 """,
             options: options
         ) { arguments, context in
-            let criteria = arguments.flags.keys.filter { $0 != "g" } + Array(arguments.values.keys)
-            guard criteria.contains(where: { !["passphrase-fd", "passphrase-file"].contains($0) }) else {
+            let criteria = arguments.given.subtracting([.ignoredPrintPassword, .passphraseFD, .passphraseFile])
+            guard !criteria.isEmpty else {
                 throw UsageError(message: "name the item to delete with at least one option (for example -a and -s)")
             }
             let path = context.keychainPath(arguments.positionals.first)

@@ -32,25 +32,25 @@ enum SSHKeyCommands {
             of the same process tree (an Ansible run to many hosts). create and import take the same options.
             """,
         options: [
-            OptionSpec("t", nil, .required, value: "type", "With create: ecdsa (P-256, the default) or ed25519."),
-            OptionSpec(nil, "confirm", .required, value: "yes|no", "Whether each use asks through pinentry."),
+            OptionSpec(.keyType, .required, value: "type", "With create: ecdsa (P-256, the default) or ed25519."),
+            OptionSpec(.confirm, .required, value: "yes|no", "Whether each use asks through pinentry."),
             OptionSpec(
-                nil, "approval-seconds", .required, value: "seconds",
+                .approvalSeconds, .required, value: "seconds",
                 "How long one approval covers the same program and destination (default 60; 0 asks every time)."),
             OptionSpec(
-                nil, "approval-scope", .required, value: "destination|tree",
+                .approvalScope, .required, value: "destination|tree",
                 "What one approval covers: the same destination (the default), or any use by the same process tree."),
             OptionSpec(
-                nil, "programs", .required, value: "any|registered|ids",
+                .programs, .required, value: "any|registered|ids",
                 "Which programs may use the key: any program of the user, registered ones, or the registered ones with these application identifiers (comma-separated)."
             ),
             OptionSpec(
-                nil, "key-passphrase-fd", .required, value: "fd",
+                .keyPassphraseFD, .required, value: "fd",
                 "With import: read the key file's passphrase from this file descriptor."),
             OptionSpec(
-                nil, "key-passphrase-file", .required, value: "path",
+                .keyPassphraseFile, .required, value: "path",
                 "With import: read the key file's passphrase from this file."),
-            OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
+            OptionSpec(.keychain, .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...2
     ) { arguments, context in
@@ -69,12 +69,12 @@ enum SSHKeyCommands {
         }
         if action == "import" { return try importKey(argument ?? "", arguments, context) }
         let store = try CommandKeychain.open(
-            arguments, context: context, group: SSHKeyStore.accessGroup, keychain: .option(arguments.value("k")))
+            arguments, context: context, group: SSHKeyStore.accessGroup, keychain: .option(arguments.value(.keychain)))
         let keys = SSHKeyStore(service: store.service)
         switch action {
         case "create":
             let type: KeyType
-            switch arguments.value("t") ?? "ecdsa" {
+            switch arguments.value(.keyType) ?? "ecdsa" {
             case "ecdsa": type = .ellipticCurve
             case "ed25519": type = .ed25519
             case let other: throw UsageError(message: "-t is ecdsa or ed25519, not '\(other)'")
@@ -129,9 +129,9 @@ enum SSHKeyCommands {
         } catch {
             throw KeychainError(.decode, "\(path): \(error)")
         }
-        let keychainPath = context.keychainPath(arguments.value("k"))
+        let keychainPath = context.keychainPath(arguments.value(.keychain))
         let keychain = try context.openUnlocked(
-            keychainPath, displayName: arguments.value("k") ?? "default", arguments: arguments)
+            keychainPath, displayName: arguments.value(.keychain) ?? "default", arguments: arguments)
         let keys = SSHKeyStore(
             service: LocalKeychainService(
                 database: keychain,
@@ -149,12 +149,12 @@ enum SSHKeyCommands {
         -> SecureBytes
     {
         let passphrase: Passphrase
-        if let fd = arguments.value("key-passphrase-fd") {
+        if let fd = arguments.value(.keyPassphraseFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--key-passphrase-fd needs a file descriptor number, not '\(fd)'")
             }
             passphrase = try PassphraseSource.fileDescriptor(descriptor).read()
-        } else if let file = arguments.value("key-passphrase-file") {
+        } else if let file = arguments.value(.keyPassphraseFile) {
             passphrase = try PassphraseSource.keyFile(file).read()
         } else {
             var typed = try context.prompt("passphrase for \(path): ")
@@ -167,25 +167,25 @@ enum SSHKeyCommands {
     /// `base` with the options' changes.
     private static func settings(_ arguments: ParsedArguments, base: SSHKeySettings) throws -> SSHKeySettings {
         var settings = base
-        switch arguments.value("confirm") {
+        switch arguments.value(.confirm) {
         case nil: break
         case "yes": settings.confirm = true
         case "no": settings.confirm = false
         case let other?: throw UsageError(message: "--confirm is yes or no, not '\(other)'")
         }
-        if let text = arguments.value("approval-seconds") {
+        if let text = arguments.value(.approvalSeconds) {
             guard let seconds = Int(text), (0...86_400).contains(seconds) else {
                 throw UsageError(message: "--approval-seconds needs 0 to 86400 seconds, not '\(text)'")
             }
             settings.approvalSeconds = seconds
         }
-        switch arguments.value("approval-scope") {
+        switch arguments.value(.approvalScope) {
         case nil: break
         case "destination": settings.approvalScope = .destination
         case "tree": settings.approvalScope = .processTree
         case let other?: throw UsageError(message: "--approval-scope is destination or tree, not '\(other)'")
         }
-        switch arguments.value("programs") {
+        switch arguments.value(.programs) {
         case nil: break
         case "any": settings.programs = .any
         case "registered": settings.programs = .registered([])

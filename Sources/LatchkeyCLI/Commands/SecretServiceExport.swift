@@ -16,7 +16,8 @@ enum SecretServiceExport {
         }
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
         let store = try CommandKeychain.open(
-            arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+            arguments, context: context, group: "org.freedesktop.secrets",
+            keychain: .option(arguments.value(.keychainShort)))
         let items = try self.items(in: store)
         let report: (copied: Int, present: Int, locked: Int)
         do throws(BusError) {

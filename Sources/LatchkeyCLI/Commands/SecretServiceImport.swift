@@ -33,7 +33,8 @@ enum SecretServiceImport {
         }
         let name = arguments.positionals.first ?? "org.freedesktop.secrets"
         let store = try CommandKeychain.open(
-            arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+            arguments, context: context, group: "org.freedesktop.secrets",
+            keychain: .option(arguments.value(.keychainShort)))
         let report: Report
         do {
             report = try copy(from: name, into: store)

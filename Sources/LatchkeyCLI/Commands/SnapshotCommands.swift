@@ -44,16 +44,16 @@ enum SnapshotCommands {
             passphrase with 51, an item whose primary key another item took meanwhile with 45, and a directory that cannot be written with 220.
             """,
         options: [
-            OptionSpec(nil, "directory", .required, value: "dir", "The directory of the snapshots."),
-            OptionSpec(nil, "keep", .required, value: "count", "With now: how many snapshots to keep (default 14)."),
-            OptionSpec(nil, "at", .required, value: "time", "With restore: the time to go back to."),
-            OptionSpec(nil, "item", .required, value: "ref", "With list or restore: only this item."),
-            OptionSpec(nil, "verify", "With list: read each snapshot whole and check its digest."),
+            OptionSpec(.snapshotDirectory, .required, value: "dir", "The directory of the snapshots."),
+            OptionSpec(.keep, .required, value: "count", "With now: how many snapshots to keep (default 14)."),
+            OptionSpec(.at, .required, value: "time", "With restore: the time to go back to."),
+            OptionSpec(.item, .required, value: "ref", "With list or restore: only this item."),
+            OptionSpec(.verify, "With list: read each snapshot whole and check its digest."),
             OptionSpec(
-                nil, "snapshot-passphrase-fd", .required, value: "fd",
+                .snapshotPassphraseFD, .required, value: "fd",
                 "With restore: read the keychain's passphrase of the snapshot's time from this file descriptor (one line), when it has changed since."
             ),
-            OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
+            OptionSpec(.keychain, .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...1
     ) { arguments, context in
@@ -62,12 +62,12 @@ enum SnapshotCommands {
             throw UsageError(message: "unknown backup action '\(action)'; one of: \(actions.joined(separator: ", "))")
         }
         let directory =
-            arguments.value("directory").map { SnapshotDirectory.resolve($0, environment: context.environment) }
+            arguments.value(.snapshotDirectory).map { SnapshotDirectory.resolve($0, environment: context.environment) }
             ?? SnapshotDirectory.defaultPath(environment: context.environment, configured: agentsDirectory(context))
-        let path = context.keychainPath(arguments.value("keychain"))
+        let path = context.keychainPath(arguments.value(.keychain))
         switch action {
         case "now":
-            let keep = try arguments.value("keep").map { text -> Int in
+            let keep = try arguments.value(.keep).map { text -> Int in
                 guard let count = Int(text), count >= 1, count <= 100_000 else {
                     throw UsageError(message: "--keep needs a number of snapshots from 1 to 100000, not '\(text)'")
                 }

@@ -9,10 +9,10 @@ enum SnapshotListing {
         let keychain = try KeychainDatabase.open(at: path)
         let listing = try SnapshotDirectory.listIfPresent(directory, keychainID: try keychain.keychainID)
         for damaged in listing.damaged { context.warning(damaged.reason) }  // The reason names the file.
-        guard let ref = arguments.value("item") else {
+        guard let ref = arguments.value(.item) else {
             for snapshot in listing.snapshots {
                 var line = SnapshotCommands.line(snapshot)
-                if arguments.has("verify") {
+                if arguments.has(.verify) {
                     do throws(KeychainError) {
                         _ = try KeychainSnapshot.verifiedDatabase(at: snapshot.path)
                         line += "  ok"
@@ -62,7 +62,7 @@ enum SnapshotListing {
         if let bytes = Hex.decode(ref), bytes.count == PersistentReference.length { return Data(bytes) }
         let given = try context.unlock(
             keychain, arguments: arguments,
-            prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): "
+            prompt: "password to unlock \(context.keychainName(arguments.value(.keychain))): "
         )
         let items = try SnapshotCommands.items(
             of: keychain, returning: [.attributes, .persistentReference], context: context, presence: nil)

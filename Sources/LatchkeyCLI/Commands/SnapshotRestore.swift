@@ -7,7 +7,7 @@ import LatchkeySSH
 enum SnapshotRestore {
     static func run(_ arguments: ParsedArguments, directory: String, path: String, context: CLIContext) throws -> Int32
     {
-        guard let text = arguments.value("at") else { throw UsageError(message: "backup restore needs --at time") }
+        guard let text = arguments.value(.at) else { throw UsageError(message: "backup restore needs --at time") }
         guard let time = SnapshotTime.parse(text, now: Date()) else {
             throw UsageError(
                 message:
@@ -24,7 +24,7 @@ enum SnapshotRestore {
         }
         let given = try context.unlock(
             keychain, arguments: arguments,
-            prompt: "password to unlock \(context.keychainName(arguments.value("keychain"))): "
+            prompt: "password to unlock \(context.keychainName(arguments.value(.keychain))): "
         )
         let copy = try SnapshotCopy(chosen.path, environment: context.environment)
         defer { copy.close() }
@@ -35,7 +35,7 @@ enum SnapshotRestore {
             presence: presence
         ).filter { $0[.tokenID] == nil }  // A key the keychain holds is never copied out of it.
         let caller = commandLineCaller(group: nil, environment: context.environment)
-        if let ref = arguments.value("item") {
+        if let ref = arguments.value(.item) {
             let item = try SnapshotCommands.resolve(ref, among: held, where: "the snapshot of \(when)")
             let summary = try keychain.restoreVersions([version(item)], caller: caller)
             context.stdout.line(
@@ -84,7 +84,7 @@ enum SnapshotRestore {
     ) throws -> any UserPresenceVerifier {
         var chosen = given
         var ownSource = false
-        if let fd = arguments.value("snapshot-passphrase-fd") {
+        if let fd = arguments.value(.snapshotPassphraseFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--snapshot-passphrase-fd needs a file descriptor number, not '\(fd)'")
             }

@@ -30,25 +30,23 @@ enum SyncCommands {
             summary; `sync status` with the server out of reach shows what this device knows and says so.
             """,
         options: [
+            OptionSpec(.syncServer, .required, value: "url", "The PostgreSQL server (libpq connection string or URI)."),
             OptionSpec(
-                nil, "server", .required, value: "url", "The PostgreSQL server (libpq connection string or URI)."),
+                .deviceName, .required, value: "name", "This device's name in the vault (default: the host name)."),
+            OptionSpec(.vault, .required, value: "id", "The vault to join, when the server holds several."),
+            OptionSpec(.recoveryCodeFile, .required, value: "path", "Join with the recovery code in this file."),
             OptionSpec(
-                nil, "name", .required, value: "name", "This device's name in the vault (default: the host name)."),
-            OptionSpec(nil, "vault", .required, value: "id", "The vault to join, when the server holds several."),
-            OptionSpec(
-                nil, "recovery-code-file", .required, value: "path", "Join with the recovery code in this file."),
-            OptionSpec(
-                nil, "recovery-code-fd", .required, value: "fd",
+                .recoveryCodeFD, .required, value: "fd",
                 "Join with the recovery code read from this file descriptor."),
             OptionSpec(
-                nil, "wait", .required, value: "seconds",
+                .wait, .required, value: "seconds",
                 "How long join waits for approval (default 300; 0: do not wait)."),
-            OptionSpec(nil, "restore", .required, value: "number", "With conflicts: restore this losing version."),
-            OptionSpec(nil, "drop", .required, value: "number", "With conflicts: forget this losing version."),
+            OptionSpec(.restore, .required, value: "number", "With conflicts: restore this losing version."),
+            OptionSpec(.drop, .required, value: "number", "With conflicts: forget this losing version."),
             OptionSpec(
-                nil, "collect-tombstones", .required, value: "days",
+                .collectTombstones, .required, value: "days",
                 "With now: also remove from the server deletions older than this many days (or seen by every device)."),
-            OptionSpec("k", "keychain", .required, value: "keychain", "The keychain (default: the default keychain)."),
+            OptionSpec(.keychain, .required, value: "keychain", "The keychain (default: the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...2, exitStatuses: SyncExitStatus.table
     ) { arguments, context in
@@ -72,9 +70,9 @@ enum SyncCommands {
             context.stdout.write(SyncServerSchema.script)
             return 0
         }
-        let path = context.keychainPath(arguments.value("k"))
+        let path = context.keychainPath(arguments.value(.keychain))
         let keychain = try context.openUnlocked(
-            path, displayName: context.keychainName(arguments.value("k")), arguments: arguments)
+            path, displayName: context.keychainName(arguments.value(.keychain)), arguments: arguments)
         switch action {
         case "setup": return try setup(arguments, keychain: keychain, context: context)
         case "join": return try join(arguments, keychain: keychain, context: context)
@@ -97,7 +95,7 @@ enum SyncCommands {
         case "status":
             try status(client, keychain: keychain, context: context)
         case "now":
-            let horizon = try arguments.value("collect-tombstones").map { text -> Int in
+            let horizon = try arguments.value(.collectTombstones).map { text -> Int in
                 guard let days = Int(text), days >= 0 else {
                     throw UsageError(message: "--collect-tombstones needs a number of days, not '\(text)'")
                 }
@@ -151,9 +149,9 @@ enum SyncCommands {
     static func join(_ arguments: ParsedArguments, keychain: KeychainDatabase, context: CLIContext) throws -> Int32 {
         // The recovery code is read as a passphrase is: one line, from a file only its owner can read or a descriptor.
         var source: PassphraseSource?
-        if let file = arguments.value("recovery-code-file") {
+        if let file = arguments.value(.recoveryCodeFile) {
             source = .keyFile(file)
-        } else if let fd = arguments.value("recovery-code-fd") {
+        } else if let fd = arguments.value(.recoveryCodeFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--recovery-code-fd needs a file descriptor number, not '\(fd)'")
             }
@@ -162,14 +160,14 @@ enum SyncCommands {
         let code = try source.map { try $0.read() }.map { given in
             given.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.trimmingWhitespace()
         }
-        let vault: Data? = try arguments.value("vault").map { text in
+        let vault: Data? = try arguments.value(.vault).map { text in
             guard let bytes = Hex.decode(text), bytes.count == 16 else {
                 throw UsageError(message: "--vault needs a vault id (32 hex digits), not '\(text)'")
             }
             return Data(bytes)
         }
         let wait =
-            try arguments.value("wait").map { text -> Int in
+            try arguments.value(.wait).map { text -> Int in
                 guard let seconds = Int(text), seconds >= 0 else {
                     throw UsageError(message: "--wait needs a number of seconds, not '\(text)'")
                 }
@@ -276,20 +274,20 @@ enum SyncCommands {
     }
 
     static func conflicts(_ arguments: ParsedArguments, client: SyncClient, context: CLIContext) throws {
-        func number(_ option: String) throws -> Int64? {
+        func number(_ option: OptionKey) throws -> Int64? {
             try arguments.value(option).map { text in
                 guard let value = Int64(text) else {
-                    throw UsageError(message: "--\(option) needs a conflict number, not '\(text)'")
+                    throw UsageError(message: "\(option.spelling) needs a conflict number, not '\(text)'")
                 }
                 return value
             }
         }
-        if let id = try number("restore") {
+        if let id = try number(.restore) {
             try client.restoreConflict(id)
             context.stdout.line("restored conflict \(id); latchkey sync now sends it to the other devices")
             return
         }
-        if let id = try number("drop") {
+        if let id = try number(.drop) {
             try client.keychain.sync.dropConflict(id)
             context.stdout.line("dropped conflict \(id)")
             return
@@ -328,7 +326,7 @@ enum SyncCommands {
     }
 
     static func server(_ arguments: ParsedArguments, context: CLIContext) throws -> String {
-        if let server = arguments.value("server") { return server }
+        if let server = arguments.value(.syncServer) { return server }
         guard
             context.environment["PGHOST"] != nil || context.environment["PGSERVICE"] != nil
                 || context.environment["PGDATABASE"] != nil
@@ -341,7 +339,7 @@ enum SyncCommands {
     }
 
     static func deviceName(_ arguments: ParsedArguments) -> String {
-        arguments.value("name") ?? ProcessInfo.processInfo.hostName
+        arguments.value(.deviceName) ?? ProcessInfo.processInfo.hostName
     }
 
     /// The connection string without its password (`password=…` or a URI's `user:password@`).

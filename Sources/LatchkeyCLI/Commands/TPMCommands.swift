@@ -47,35 +47,35 @@ enum TPMCommands {
             """,
         options: [
             OptionSpec(
-                nil, "unattended",
+                .unattended,
                 "With enroll: also let the keychain open with no passphrase while the PCRs keep their values."),
             OptionSpec(
-                nil, "pcrs", .required, value: "list",
+                .pcrs, .required, value: "list",
                 "With enroll --unattended: the SHA-256 PCRs to seal to, such as 7 or 7,11; with sign-policy: the PCRs the policy covers."
             ),
             OptionSpec(
-                nil, "policy-key", .required, value: "path",
+                .policyKey, .required, value: "path",
                 "With enroll --unattended: seal to the PCR values this EC P-256 public key (PEM) signs policies for."),
             OptionSpec(
-                nil, "key", .required, value: "path", "With sign-policy: the EC P-256 private key (PEM) that signs."),
+                .signingKey, .required, value: "path", "With sign-policy: the EC P-256 private key (PEM) that signs."),
             OptionSpec(
-                nil, "pcr", .required, value: "n=hex",
+                .pcr, .required, value: "n=hex",
                 "With sign-policy: the expected SHA-256 value of PCR n (64 hexadecimal digits) instead of its present value; repeatable."
             ),
-            OptionSpec(nil, "output", .required, value: "path", "With sign-policy: where to write the signed policy."),
+            OptionSpec(.policyOutput, .required, value: "path", "With sign-policy: where to write the signed policy."),
             OptionSpec(
-                nil, "key-passphrase-fd", .required, value: "fd",
+                .keyPassphraseFD, .required, value: "fd",
                 "With sign-policy: read the passphrase of an encrypted --key from this open file descriptor (one line)."
             ),
             OptionSpec(
-                nil, "recovery-code-fd", .required, value: "fd",
+                .recoveryCodeFD, .required, value: "fd",
                 "With recover: read the recovery code from this file descriptor."),
-            OptionSpec(nil, "no-tpm", "With recover: do not bind the keychain to a TPM again."),
+            OptionSpec(.noTPM, "With recover: do not bind the keychain to a TPM again."),
             OptionSpec(
-                nil, "set-lockout-auth",
+                .setLockoutAuth,
                 "With enroll: give the TPM a random lockout authorization that no one keeps, when its own is empty."),
             OptionSpec(
-                nil, "leave-lockout-auth",
+                .leaveLockoutAuth,
                 "With enroll: leave the TPM's lockout authorization as it is, and do not ask on a terminal."),
         ] + passphraseOptions,
         positionals: 1...3
@@ -104,21 +104,21 @@ enum TPMCommands {
         let keychain = try KeychainDatabase.open(at: path)
         switch action {
         case "enroll":
-            guard arguments.has("unattended") == arguments.has("pcrs") else {
+            guard arguments.has(.unattended) == arguments.has(.pcrs) else {
                 throw UsageError(message: "--unattended needs --pcrs, and --pcrs goes with --unattended")
             }
-            guard !arguments.has("policy-key") || arguments.has("unattended") else {
+            guard !arguments.has(.policyKey) || arguments.has(.unattended) else {
                 throw UsageError(message: "--policy-key goes with --unattended --pcrs")
             }
-            guard !(arguments.has("set-lockout-auth") && arguments.has("leave-lockout-auth")) else {
+            guard !(arguments.has(.setLockoutAuth) && arguments.has(.leaveLockoutAuth)) else {
                 throw UsageError(message: "--set-lockout-auth and --leave-lockout-auth cannot go together")
             }
-            let policyKey = try arguments.value("policy-key").map { file in try readKey(file, isPrivate: false) }
+            let policyKey = try arguments.value(.policyKey).map { file in try readKey(file, isPrivate: false) }
             let passphrase = try context.passphrase(
                 arguments, prompt: "password to unlock \(context.keychainName(name)): ")
             let settingLockoutAuthorization = try TPMLockoutAuthorizationText.setting(arguments, context: context)
             let result: TPMEnrollmentResult
-            if let list = arguments.value("pcrs") {
+            if let list = arguments.value(.pcrs) {
                 result = try keychain.enrollUnattended(
                     passphrase: passphrase, pcrs: try pcrs(list), policyKey: policyKey,
                     settingLockoutAuthorization: settingLockoutAuthorization)
@@ -133,10 +133,10 @@ enum TPMCommands {
                 )
             }
             TPMLockoutAuthorizationText.report(result.lockoutAuthorization, context: context)
-            if let list = arguments.value("pcrs"), policyKey == nil {
+            if let list = arguments.value(.pcrs), policyKey == nil {
                 context.stderr.line(
                     "latchkey: tpm: the keychain opens with no passphrase while PCR \(list) keep their present values")
-            } else if let list = arguments.value("pcrs"), let policyKey {
+            } else if let list = arguments.value(.pcrs), let policyKey {
                 let fingerprint = try TPMSignedPolicy.fingerprint(of: policyKey)
                 context.stderr.line(
                     "latchkey: tpm: the keychain opens with no passphrase while PCR \(list) hold values a policy signed by sha256:\(Hex.encode(fingerprint)) approves (latchkey tpm add-policy)"
@@ -160,10 +160,10 @@ enum TPMCommands {
         default:
             let code = try recoveryCode(arguments, context: context)
             let passphrase = try KeychainCommands.newPassphrase(
-                arguments, context: context, insecureKey: "no-such-option", fdKey: "passphrase-fd",
+                arguments, context: context, insecureKey: nil, fdKey: .passphraseFD,
                 prompts: ("New Password: ", "Retype New Password: "))
             if let fresh = try keychain.recoverTPM(
-                code: code, passphrase: passphrase, reenroll: !arguments.has("no-tpm"))
+                code: code, passphrase: passphrase, reenroll: !arguments.has(.noTPM))
             {
                 context.stdout.line("recovery code: \(fresh.text)")
                 context.stderr.line(
@@ -183,12 +183,12 @@ enum TPMCommands {
         guard arguments.positionals.count == 1 else {
             throw UsageError(message: "tpm sign-policy takes no keychain")
         }
-        guard let keyFile = arguments.value("key"), let list = arguments.value("pcrs") else {
+        guard let keyFile = arguments.value(.signingKey), let list = arguments.value(.pcrs) else {
             throw UsageError(message: "tpm sign-policy needs --key PRIVATE.pem and --pcrs")
         }
         let covered = try pcrs(list)
         var expected: [Int: Data] = [:]
-        for given in arguments.allValues("pcr") {
+        for given in arguments.allValues(.pcr) {
             let parts = given.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, let index = Int(parts[0]), covered.contains(index),
                 let value = Hex.decode(parts[1]).map({ Data($0) }), value.count == 32
@@ -201,13 +201,14 @@ enum TPMCommands {
             expected[index] = value
         }
         let key = try readKey(
-            keyFile, isPrivate: true, passphrase: try PKITransfer.keyPassphrase(arguments, context: context) ?? "")
+            keyFile, isPrivate: true,
+            passphrase: try PKITransfer.keyPassphrase(arguments, context: context, insecureKey: nil) ?? "")
         let missing = covered.filter { expected[$0] == nil }
         if !missing.isEmpty {
             for (index, value) in try TPMSignedPolicy.currentPCRValues(missing) { expected[index] = value }
         }
         let policy = try TPMSignedPolicy.sign(pcrValues: expected, key: key)
-        if let output = arguments.value("output") {
+        if let output = arguments.value(.policyOutput) {
             do throws(Errno) {
                 // Written beside the destination, then renamed over it: a reader sees the old file or the new one.
                 let temporary = output + ".latchkey-" + Hex.encode(SecureRandom.bytes(6))
@@ -262,7 +263,7 @@ enum TPMCommands {
 
     static func recoveryCode(_ arguments: ParsedArguments, context: CLIContext) throws -> RecoveryCode {
         var text: String
-        if let fd = arguments.value("recovery-code-fd") {
+        if let fd = arguments.value(.recoveryCodeFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--recovery-code-fd needs a file descriptor number, not '\(fd)'")
             }

@@ -53,8 +53,8 @@ enum TPMLockoutAuthorizationText {
     /// without either, on a terminal and when the TPM's is empty, the user's answer to the question (no
     /// answer, no terminal: no).
     static func setting(_ arguments: ParsedArguments, context: CLIContext) throws -> Bool {
-        if arguments.has("set-lockout-auth") { return true }
-        guard context.interactive, !arguments.has("leave-lockout-auth"), FileDescriptor.standardInput.isTerminal,
+        if arguments.has(.setLockoutAuth) { return true }
+        guard context.interactive, !arguments.has(.leaveLockoutAuth), FileDescriptor.standardInput.isTerminal,
             try TPMLockoutAuthorization.current == .empty
         else { return false }
         let answer = Terminal.readAnswer(

@@ -36,9 +36,9 @@ enum DesktopCommand {
             to read the system's files (units, activation files, autostart entries) from.
             """,
         options: [
-            OptionSpec(nil, "dry-run", "Print each step without doing it."),
+            OptionSpec(.dryRun, "Print each step without doing it."),
             OptionSpec(
-                "k", nil, .required, value: "keychain",
+                .keychainShort, .required, value: "keychain",
                 "The keychain to move items into and out of (the default keychain)."),
         ] + passphraseOptions,
         positionals: 1...1,
@@ -53,7 +53,7 @@ enum DesktopCommand {
         let action = arguments.positionals[0]
         let paths = DesktopPaths(environment: context.environment)
         let session = DesktopSession(paths: paths, environment: context.environment)
-        let dryRun = arguments.has("dry-run")
+        let dryRun = arguments.has(.dryRun)
         switch action {
         case "status":
             if dryRun { throw UsageError(message: "--dry-run goes with enable and disable") }
@@ -74,7 +74,8 @@ enum DesktopCommand {
     /// The keychain the moves use (through the agent when it serves it), as `import` and `export` open it.
     static func keychain(_ arguments: ParsedArguments, _ context: CLIContext) throws -> CommandKeychain {
         try CommandKeychain.open(
-            arguments, context: context, group: "org.freedesktop.secrets", keychain: .option(arguments.value("k")))
+            arguments, context: context, group: "org.freedesktop.secrets",
+            keychain: .option(arguments.value(.keychainShort)))
     }
 
     /// "1 item", "50 items".

@@ -51,7 +51,7 @@ struct DesktopDoctor {
         doctor.checkPortal()
         doctor.checkAgent()
         let report = doctor.report
-        if arguments.has("json") {
+        if arguments.has(.json) {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             context.stdout.write(try encoder.encode(report))

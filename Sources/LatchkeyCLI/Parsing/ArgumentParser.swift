@@ -1,24 +1,3 @@
-/// What a command's arguments said: flags, values, options that asked for a prompt, and the words after
-/// the options.
-struct ParsedArguments: Sendable, Equatable {
-    var flags: [String: Int] = [:]
-    var values: [String: [String]] = [:]
-    var prompts: Set<String> = []
-    var positionals: [String] = []
-    /// The long name of each option that has a letter too: results are kept under the long name, and a
-    /// command may ask by either (`-k` of `-k, --keychain` was once asked for by its letter and never found).
-    var aliases: [String: String] = [:]
-
-    private func key(_ name: String) -> String { aliases[name] ?? name }
-
-    func has(_ name: String) -> Bool {
-        let key = key(name)
-        return flags[key] != nil || values[key] != nil || prompts.contains(key)
-    }
-    func value(_ name: String) -> String? { values[key(name)]?.last }
-    func allValues(_ name: String) -> [String] { values[key(name)] ?? [] }
-}
-
 /// A usage error: the message names the option or word that was wrong.
 struct UsageError: Error, Equatable, Sendable {
     let message: String
@@ -32,10 +11,7 @@ struct UsageError: Error, Equatable, Sendable {
 /// alone is a word, and every word after `--` is one. Pure: it never reads or prints.
 enum ArgumentParser {
     static func parse(_ words: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
-        var result = ParsedArguments()
-        for spec in options {
-            if let short = spec.short, let long = spec.long { result.aliases[String(short)] = long }
-        }
+        var result = ParsedArguments(declaring: options)
         var index = 0
         while index < words.count {
             let word = words[index]
@@ -70,19 +46,19 @@ enum ArgumentParser {
         switch spec.argument {
         case .none:
             guard attached == nil else { throw UsageError(message: "option --\(name) takes no value") }
-            result.flags[spec.key, default: 0] += 1
+            result.addFlag(spec.key)
             return index + 1
         case .required, .requiredOrPrompt:
             if let attached {
-                result.values[spec.key, default: []].append(attached)
+                result.addValue(attached, for: spec.key)
                 return index + 1
             }
             if index + 1 < words.count {
-                result.values[spec.key, default: []].append(words[index + 1])
+                result.addValue(words[index + 1], for: spec.key)
                 return index + 2
             }
             if spec.argument == .requiredOrPrompt {
-                result.prompts.insert(spec.key)
+                result.addPrompt(spec.key)
                 return index + 1
             }
             throw UsageError(message: "option --\(name) needs a \(spec.valueName)")
@@ -100,18 +76,18 @@ enum ArgumentParser {
             }
             switch spec.argument {
             case .none:
-                result.flags[spec.key, default: 0] += 1
+                result.addFlag(spec.key)
             case .required, .requiredOrPrompt:
                 if !letters.isEmpty {
-                    result.values[spec.key, default: []].append(String(letters))
+                    result.addValue(String(letters), for: spec.key)
                     return index + 1
                 }
                 if index + 1 < words.count {
-                    result.values[spec.key, default: []].append(words[index + 1])
+                    result.addValue(words[index + 1], for: spec.key)
                     return index + 2
                 }
                 if spec.argument == .requiredOrPrompt {
-                    result.prompts.insert(spec.key)
+                    result.addPrompt(spec.key)
                     return index + 1
                 }
                 throw UsageError(message: "option -\(letter) needs a \(spec.valueName)")

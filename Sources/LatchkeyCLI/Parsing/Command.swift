@@ -27,7 +27,7 @@ struct Command: Sendable {
         self.synopsis = synopsis
         self.summary = summary
         self.details = details
-        self.options = options + [OptionSpec("h", "help", "Show this help.")]
+        self.options = options + [OptionSpec(.help, "Show this help.")]
         self.positionals = positionals
         self.body = body
     }

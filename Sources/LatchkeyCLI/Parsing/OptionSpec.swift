@@ -1,4 +1,5 @@
-/// One option a command accepts: `-a account`, `--access-group group`, `-U`.
+/// One option a command accepts: `-a account`, `--access-group group`, `-U`. Its letter and long name are
+/// its key's (`OptionKey`); the spec adds how it takes a value and its help in this command.
 struct OptionSpec: Sendable {
     /// How an option takes its value.
     enum Argument: Sendable {
@@ -10,39 +11,31 @@ struct OptionSpec: Sendable {
         case requiredOrPrompt
     }
 
-    /// The short letter, if any.
-    let short: Character?
-    /// The long name without dashes, if any.
-    let long: String?
+    /// The key parsed results are kept under and read by.
+    let key: OptionKey
     let argument: Argument
     /// The value's name in help ("account").
     let valueName: String
     /// One sentence of help.
     let help: String
 
-    init(
-        _ short: Character?, _ long: String? = nil, _ argument: Argument = .none, value: String = "value",
-        _ help: String
-    ) {
-        self.short = short
-        self.long = long
+    /// An option that takes a value: `OptionSpec(.account, .required, value: "account", "Match the account.")`.
+    init(_ key: OptionKey, _ argument: Argument, value: String, _ help: String) {
+        self.key = key
         self.argument = argument
         self.valueName = value
         self.help = help
     }
 
-    /// A flag (no value) with a long name.
-    init(_ short: Character?, _ long: String?, _ help: String) {
-        self.init(short, long, .none, value: "", help)
+    /// A flag (no value): `OptionSpec(.update, "Update the item if it exists.")`.
+    init(_ key: OptionKey, _ help: String) {
+        self.init(key, .none, value: "", help)
     }
 
-    /// A flag (no value) with a short letter only.
-    init(_ short: Character, _ help: String) {
-        self.init(short, nil, .none, value: "", help)
-    }
-
-    /// The name parsed results are keyed by: the long name, else the letter.
-    var key: String { long ?? String(short!) }
+    /// The short letter, if any.
+    var short: Character? { key.short }
+    /// The long name without dashes, if any.
+    var long: String? { key.long }
 
     /// `-a account, --account account` for help.
     var display: String {

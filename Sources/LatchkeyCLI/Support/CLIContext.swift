@@ -137,13 +137,13 @@ final class CLIContext {
     /// The keychain passphrase from `--passphrase-fd`, `--passphrase-file`, `LATCHKEY_PASSPHRASE`, or a prompt.
     func passphrase(_ arguments: ParsedArguments, prompt text: String) throws -> Passphrase {
         protectMemory()
-        if let fd = arguments.value("passphrase-fd") {
+        if let fd = arguments.value(.passphraseFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--passphrase-fd needs a file descriptor number, not '\(fd)'")
             }
             return try PassphraseSource.fileDescriptor(descriptor).read()
         }
-        if let file = arguments.value("passphrase-file") { return try PassphraseSource.keyFile(file).read() }
+        if let file = arguments.value(.passphraseFile) { return try PassphraseSource.keyFile(file).read() }
         if environment[PassphraseSource.environmentVariable] != nil {
             return try PassphraseSource.environment.read(environment: environment)
         }
@@ -173,7 +173,7 @@ final class CLIContext {
 
     /// Whether the passphrase comes from somewhere other than the terminal (an option or the environment).
     func hasPassphraseSource(_ arguments: ParsedArguments) -> Bool {
-        arguments.has("passphrase-fd") || arguments.has("passphrase-file")
+        arguments.has(.passphraseFD) || arguments.has(.passphraseFile)
             || environment[PassphraseSource.environmentVariable] != nil
     }
 
@@ -202,10 +202,10 @@ func wipe(_ data: inout Data) { data.resetBytes(in: 0..<data.count) }
 /// Options every command that unlocks a keychain accepts.
 let passphraseOptions = [
     OptionSpec(
-        nil, "passphrase-fd", .required, value: "fd",
+        .passphraseFD, .required, value: "fd",
         "Read the keychain passphrase from this open file descriptor (one line)."),
     OptionSpec(
-        nil, "passphrase-file", .required, value: "path",
+        .passphraseFile, .required, value: "path",
         "Read the keychain passphrase from the first line of this file, which must not be readable by others."),
 ]
 

@@ -8,21 +8,20 @@ import LatchkeyPOSIX
 enum SecretInput {
     static let options = [
         OptionSpec(
-            nil, "password-fd", .required, value: "fd",
+            .passwordFD, .required, value: "fd",
             "Read the password from this open file descriptor, to its end (a final newline is dropped)."),
-        OptionSpec(
-            nil, "password-stdin", "Read the password from standard input, to its end (a final newline is dropped)."),
+        OptionSpec(.passwordStdin, "Read the password from standard input, to its end (a final newline is dropped)."),
     ]
 
-    static func read(_ arguments: ParsedArguments, passwordKeys: [String], context: CLIContext) throws -> Data {
+    static func read(_ arguments: ParsedArguments, passwordKeys: [OptionKey], context: CLIContext) throws -> Data {
         let sources =
             passwordKeys.filter { arguments.has($0) }.count
-            + (arguments.has("X") ? 1 : 0) + (arguments.has("password-fd") ? 1 : 0)
-            + (arguments.has("password-stdin") ? 1 : 0)
+            + (arguments.has(.passwordHex) ? 1 : 0) + (arguments.has(.passwordFD) ? 1 : 0)
+            + (arguments.has(.passwordStdin) ? 1 : 0)
         guard sources <= 1 else {
             throw UsageError(message: "give the password one way only (-w, -X, --password-fd or --password-stdin)")
         }
-        for key in passwordKeys where arguments.prompts.contains(key) {
+        for key in passwordKeys where arguments.asksForPrompt(key) {
             return try promptTwice(context)
         }
         for key in passwordKeys {
@@ -33,19 +32,19 @@ enum SecretInput {
                 return Data(value.utf8)
             }
         }
-        if let hex = arguments.value("X") {
+        if let hex = arguments.value(.passwordHex) {
             guard let bytes = decodeHex(hex) else {
                 throw UsageError(message: "-X must specify valid hex digits")
             }
             return bytes
         }
-        if let fd = arguments.value("password-fd") {
+        if let fd = arguments.value(.passwordFD) {
             guard let descriptor = Int32(fd), descriptor >= 0 else {
                 throw UsageError(message: "--password-fd needs a file descriptor number, not '\(fd)'")
             }
             return dropFinalNewline(try readAll(descriptor))
         }
-        if arguments.has("password-stdin") {
+        if arguments.has(.passwordStdin) {
             return dropFinalNewline(try readAll(0))
         }
         return Data()
