@@ -275,6 +275,7 @@ public final class AgentServer: Sendable {
             while true {
                 Thread.sleep(forTimeInterval: 1)
                 state.lockIfIdle()
+                state.foldAccessLog()
             }
         }
         idle.start()
@@ -308,6 +309,7 @@ public final class AgentServer: Sendable {
 
     /// Wipes the keys and removes the socket (at exit).
     public func shutDown() {
+        state.foldAccessLog()
         state.wipe()
         if Self.systemdSocket() == nil { try? Files.remove(options.socketPath) }  // Exiting: nothing to report to.
         if let ssh = sshAgent, !ssh.isInherited { try? Files.remove(ssh.socketPath) }  // Likewise.

@@ -46,6 +46,16 @@ final class AgentState: Sendable {
         self.sync?.start()
     }
 
+    /// Folds the access log's journal into the keychain (`KeychainDatabase.foldAccessJournal`): every second
+    /// while the agent runs, and as it stops. A failure is logged; the journal stays and is folded next time.
+    func foldAccessLog() {
+        do {
+            try keychain.foldAccessJournal()
+        } catch {
+            log("could not fold the access log's journal into the keychain: \(error.message)")
+        }
+    }
+
     /// Tells background sync that the keychain changed (or unlocked): it pushes now, not at its next tick.
     func changed() { sync?.nudge() }
 

@@ -124,6 +124,25 @@ package enum Files {
         return FileDescriptor(rawValue: descriptor)
     }
 
+    /// Opens `path` for appending (every write goes to the end), created with `mode` when absent; a symbolic
+    /// link there is not followed. Close-on-exec; the caller closes the descriptor.
+    package static func openForAppending(_ path: String, mode: UInt32 = 0o600) throws(Errno) -> FileDescriptor {
+        let descriptor = try retryingInterrupts {
+            open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+        }
+        guard fchmod(descriptor, mode_t(mode)) == 0 else {
+            let error = Errno.current
+            close(descriptor)
+            throw error
+        }
+        return FileDescriptor(rawValue: descriptor)
+    }
+
+    /// Cuts the file at `path` to `length` bytes.
+    package static func truncate(_ path: String, to length: Int) throws(Errno) {
+        _ = try retryingInterrupts { Glibc.truncate(path, off_t(length)) }
+    }
+
     /// Gives `source` a second name, failing with `EEXIST` when `destination` exists (never replacing it).
     package static func link(_ source: String, to destination: String) throws(Errno) {
         guard Glibc.link(source, destination) == 0 else { throw Errno.current }

@@ -93,10 +93,14 @@ import Testing
         }
         #expect(journal.count == 150)
 
-        // Not one secret in any file of the keychain (the database, its WAL, the device key).
+        // Not one secret in any file of the keychain (the database, its WAL, the device key, the access log's
+        // journal). The agent folds the journal every second: a file that went between the listing and the
+        // read is skipped (what it held is in the fold or the database, read too).
         let folder = URL(fileURLWithPath: sandbox.keychainPath).deletingLastPathComponent().path
-        for file in try FileManager.default.contentsOfDirectory(atPath: folder) {
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file))
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(files.contains { $0.hasSuffix(".keychain") })
+        for file in files {
+            guard let bytes = FileManager.default.contents(atPath: folder + "/" + file) else { continue }
             #expect(secrets.allSatisfy { bytes.range(of: $0) == nil }, "a secret is in \(file)")
             #expect(bytes.range(of: Data("SECRET-".utf8)) == nil, "a secret's prefix is in \(file)")
         }

@@ -56,12 +56,15 @@ import Testing
 
     @Test func theOldestAreDroppedAndCounted() throws {
         let keychain = try Fixture.newKeychain(in: directory)
+        // Reads wait in the journal; the limit holds once they are folded into the database.
         for index in 1...12 { try keychain.appendToAccessLog([Self.entry(index)], limit: 5) }
+        try keychain.foldAccessJournal(limit: 5)
         var (entries, dropped) = try keychain.accessLog()
         #expect(entries.map(\.sequence) == [8, 9, 10, 11, 12])
         #expect(dropped == 7)
         #expect(try RawFile.integer(keychain.path!, "SELECT count(*) FROM access_log") == 5)
         try keychain.appendToAccessLog((13...20).map { Self.entry($0) }, limit: 3)
+        try keychain.foldAccessJournal(limit: 3)
         (entries, dropped) = try keychain.accessLog()
         #expect(entries.map(\.sequence) == [18, 19, 20])
         #expect(dropped == 17)
@@ -76,6 +79,7 @@ import Testing
         let keychain = try Fixture.newKeychain(in: directory)
         try keychain.appendToAccessLog((1...20).map { Self.entry($0) })
         let path = keychain.path!
+        #expect(FileManager.default.fileExists(atPath: path + "-accesslog"))
         for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: directory.file(file)))
             for needle in ["/usr/bin/reader-program", "Banking-1", "bank.example", "its access groups"] {
@@ -83,6 +87,7 @@ import Testing
             }
         }
         // A row given another number does not open.
+        try keychain.foldAccessJournal()
         try RawFile.execute(path, "UPDATE access_log SET seq = 100 WHERE seq = 20")
         let moved = #expect(throws: KeychainError.self) { try keychain.accessLog() }
         #expect(moved?.status == .decode)

@@ -21,10 +21,13 @@ public final class KeychainDatabase: Sendable {
     /// The writer and the readers (readers on connections of their own: a long write never stalls a read).
     let pool: DatabasePool
     let vault = KeyVault()
+    /// The access log's journal beside the file (none in memory).
+    let accessJournal: AccessJournal?
 
     private init(path: String?, pool: DatabasePool) {
         self.path = path
         self.pool = pool
+        self.accessJournal = path.map { AccessJournal(keychainPath: $0) }
     }
 
     deinit { vault.wipeAll() }
@@ -193,7 +196,10 @@ public final class KeychainDatabase: Sendable {
 
     /// The files that belong to a keychain besides the database itself.
     package static func companionPaths(of path: String) -> [String] {
-        [path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path), path + ".agent-lock"]
+        [
+            path + "-wal", path + "-shm", DeviceKeyFile.path(forKeychain: path), path + ".agent-lock",
+            path + "-accesslog", path + "-accesslog-fold",
+        ]
     }
 
     /// A new keychain is built under `.<name>.creating-<pid>-<random>` and renamed into place when whole.
