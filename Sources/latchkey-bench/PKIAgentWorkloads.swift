@@ -54,6 +54,8 @@ struct PKIAgentWorkloads {
     static let passphrase = Passphrase("benchmark passphrase")
     /// The row of a password's lookup, judged against issue 16's goal (through the agent within 2× of in process).
     static let passwordLookup = "password lookup (one item's data)"
+    /// The row of the same lookup's request replayed as bytes: the floor of the agent path (issue 56).
+    static let replayedLookup = "the same lookup's request replayed on the warm connection (floor)"
     static let caller = CallerIdentity(applicationIdentifier: "bench.app", accessGroups: ["bench.app"])
     /// The identity lookup: the certificate labelled "c1", joined with its private key (what a
     /// `kSecClassIdentity` search does — one request through the agent).
@@ -125,6 +127,25 @@ struct PKIAgentWorkloads {
                 .genericPassword, matching: [.service: .string("bench"), .account: .string("alice")], returning: .data)
             return { _ = try service.copyMatching(query) }
         }
+        rows[rows.count - 1].judged = false
+        // Issue 56's floor for the agent path: the lookup's request encoded once and its bytes replayed on the
+        // warm connection (the agent's work and the trip, none of the client's), beside the same lookup in process.
+        let lookup = ItemQuery(
+            .genericPassword, matching: [.service: .string("bench"), .account: .string("alice")], returning: .data)
+        let client = agent.service.client
+        final class Replays {
+            var messages: [Data]
+            var next = 0
+            init(_ messages: [Data]) { self.messages = messages }
+        }
+        let replays = Replays(client.encodedAhead(.keychain(.copyMatching(lookup)), count: samples + 20))
+        rows.append(
+            try Self.measure(
+                Self.replayedLookup, samples, local: { _ = try local.copyMatching(lookup) },
+                agent: {
+                    _ = try client.replay(replays.messages[replays.next])
+                    replays.next += 1
+                }))
         rows[rows.count - 1].judged = false
         func heldKey(_ service: any KeychainService, _ type: KeyType, bits: Int, label: String) throws -> HeldKey {
             guard
@@ -267,6 +288,16 @@ struct PKIAgentWorkloads {
                     + "\(formatDuration(lookup.agent.median)) against \(formatDuration(lookup.inProcess.median)) "
                     + "(\(String(format: "%.2f", ratio))×) — \(ratio <= 2 ? "met" : "**not met**").",
             ]
+            if let replay = results.rows.first(where: { $0.name == replayedLookup }) {
+                let floorRatio = replay.agent.median / lookup.inProcess.median
+                lines += [
+                    "",
+                    "The floor of that path (issue 56): the same request's bytes replayed on the warm connection — the "
+                        + "agent's find, its access log entry and the trip, none of the client's work — "
+                        + "\(formatDuration(replay.agent.median)) (\(String(format: "%.2f", floorRatio))× in process); "
+                        + "the Swift API adds \(formatDuration(lookup.agent.median - replay.agent.median)) to it.",
+                ]
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }

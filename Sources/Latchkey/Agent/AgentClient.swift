@@ -1,4 +1,4 @@
-import FoundationEssentials
+package import FoundationEssentials
 package import LatchkeyEngine
 import LatchkeyPOSIX
 package import LatchkeyProtocol
@@ -152,6 +152,35 @@ package final class AgentClient: Sendable {
             throw KeychainError(.notAvailable, "the Latchkey agent is not running")
         }
         return try response.reply()
+    }
+
+    /// `request` encoded `count` times ahead, each with the next id this connection would give it (the agent
+    /// takes each id once, in order), for `replay`.
+    package func encodedAhead(_ request: AgentRequest, count: Int) -> [Data] {
+        state.withLock { state in
+            let first = state.nextID
+            state.nextID &+= UInt32(count)
+            return (0..<UInt32(count)).map { request.encoded(id: first &+ $0) }
+        }
+    }
+
+    /// Sends `message` — a request encoded ahead (`encodedAhead`) — and reads the reply's frame without
+    /// decoding it; its size. The floor of a request through the agent (latchkey-bench `--pki`): the request's
+    /// bytes replayed on the warm connection, with none of the client's work around them.
+    package func replay(_ message: Data) throws(KeychainError) -> Int {
+        try state.withLock { state throws(KeychainError) in
+            guard state.owner == CurrentProcess.id, let stream = state.stream else {
+                throw KeychainError(.notAvailable, "no connection to the Latchkey agent to replay on")
+            }
+            state.statusAtHello = nil
+            do {
+                try stream.send(message)
+                return try stream.receive().count
+            } catch {
+                state.stream = nil
+                throw KeychainError(.notAvailable, "the connection to the Latchkey agent broke")
+            }
+        }
     }
 
     /// Whether the agent has closed this connection (or it broke, or this is a forked child): checked without

@@ -3,17 +3,17 @@ internal import LatchkeyCrypto
 import LatchkeyPOSIX
 internal import LatchkeyStorage
 
-/// The access log (format v6, `access_log`, with its journal `AccessJournal`): one row per entry, numbered in order (`seq`, never reused), the
+/// The access log (format v6, `access_log`): one row per entry, numbered in order (`seq`, never reused), the
 /// entry sealed under a key derived from the `ck` class key with its number as associated data — so the file
 /// shows how many entries there are and when they were written, not who read what, and a row moved or
-/// renumbered does not open. Each append is its own write transaction, committed before the agent answers the
-/// request, so a crash of the agent (kill -9) loses no entry of an answered request. An append that records a
-/// change or a deletion is synced as the change was (`synchronous = FULL`); one of reads and refusals only is
-/// not waited for (`DatabasePool.writeWithoutSync`): a power cut may lose the newest of those until the next
-/// synced commit, and in exchange a read through the agent does not wait for the disk (docs/DESIGN-NOTES.md,
-/// "The access log"). The log keeps the newest `limit` entries; the oldest are deleted as new ones
-/// come (`secure_delete` overwrites them), and since numbers are never reused, the number of the oldest entry
-/// kept says how many were dropped.
+/// renumbered does not open. Every append is written before the agent answers the request, so a crash of the
+/// agent (kill -9) loses no entry of an answered request: one that records a change or a deletion in its own
+/// transaction, synced as the change was (`synchronous = FULL`); reads and refusals into the journal beside
+/// the keychain (`AccessJournal`), one write not waited for on disk, folded into the table every second — a
+/// power cut may lose the newest of those, and in exchange a read through the agent costs one write, not a
+/// transaction (docs/DESIGN-NOTES.md, "The access log"). The table keeps the newest `limit` entries; the
+/// oldest are deleted as new ones come in (`secure_delete` overwrites them), and since numbers are never
+/// reused, the number of the oldest entry kept says how many were dropped.
 extension KeychainDatabase {
     /// How many entries the log keeps by default: about 13 MB of sealed rows at 250 bytes each.
     package static let accessLogLimit = 50_000
