@@ -9,6 +9,8 @@ starts the provider, as a desktop's bus does from its .service file):
 - activation: a cold start to the first answer — the provider is not running, a client already on the bus calls
   Service.ReadAlias("default"), the bus starts the provider from its .service file, and the time is taken when
   the reply arrives; then the provider is stopped (SIGTERM) and the next sample starts it again;
+- the floor of activation (issue 56): latchkey-bench --bus-name-floor, a static program that connects, takes the
+  name and answers every call, started the same way (activation only);
 - search: Service.SearchItems for one item's two attributes, among --items items (filled first through one
   connection: Latchkey's into its login collection, the keychain; GNOME Keyring's into its in-memory session
   collection, since its login keyring rewrites its whole file for every item), each sample a random item.
@@ -147,13 +149,15 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--items", type=int, default=10000)
-    parser.add_argument("--providers", default="latchkey,gnome-keyring",
+    parser.add_argument("--providers", default="floor,latchkey,gnome-keyring",
                         help="which providers to measure, comma-separated (GNOME Keyring's fill of 10,000 items takes ~18 min)")
     args = parser.parse_args()
     providers = set(args.providers.split(","))
     results, notes = {}, {}
     root = tempfile.mkdtemp(prefix="latchkey-bench-secret-service-")
     try:
+        if "floor" in providers:
+            floor(args, root, results)
         if "latchkey" in providers:
             latchkey(args, root, results, notes)
         if "gnome-keyring" in providers:
@@ -161,6 +165,21 @@ def main():
     finally:
         shutil.rmtree(root, ignore_errors=True)
     json.dump({"results": results, "notes": notes}, sys.stdout)
+
+
+def floor(args, root, results):
+    # Activation's floor (issue 56): latchkey-bench --bus-name-floor, a static program that connects, owns the
+    # name and answers every call with "/" -- started by the bus from its .service file as the providers are.
+    home = os.path.join(root, "floor")
+    os.makedirs(home, mode=0o700)
+    bus = PrivateBus(home, f"{args.bin}/latchkey-bench --bus-name-floor", {"PATH": "/usr/bin:/bin", "HOME": home})
+    try:
+        results[FLOOR] = {"activation": activation(bus, args.samples)}
+    finally:
+        bus.close()
+
+
+FLOOR = "floor: a static program that owns the name (latchkey-bench --bus-name-floor)"
 
 
 def latchkey(args, root, results, notes):

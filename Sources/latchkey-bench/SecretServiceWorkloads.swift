@@ -41,10 +41,24 @@ struct SecretServiceWorkloads {
             "| provider | activation median | activation p99 | search median | search p99 |",
             "|---|---|---|---|---|",
         ]
+        func cells(_ samples: Samples) -> String {
+            samples.nanoseconds.isEmpty
+                ? "– | –" : "\(formatDuration(samples.median)) | \(formatDuration(samples.percentile(0.99)))"
+        }
         for result in run.results {
-            lines.append(
-                "| \(result.provider) | \(formatDuration(result.activation.median)) | \(formatDuration(result.activation.percentile(0.99))) | "
-                    + "\(formatDuration(result.search.median)) | \(formatDuration(result.search.percentile(0.99))) |")
+            lines.append("| \(result.provider) | \(cells(result.activation)) | \(cells(result.search)) |")
+        }
+        if let floor = run.results.first(where: { $0.provider.hasPrefix("floor") }),
+            !floor.activation.nanoseconds.isEmpty
+        {
+            let ratios = run.results.filter { !$0.provider.hasPrefix("floor") && !$0.activation.nanoseconds.isEmpty }
+                .map { "\($0.provider) \(String(format: "%.2f", $0.activation.median / floor.activation.median))×" }
+            lines += [
+                "",
+                "Activation's floor (issue 56), in the same run: a static program started the same way that connects, "
+                    + "owns the name and answers — \(formatDuration(floor.activation.median)); each provider's "
+                    + "activation against it: \(ratios.joined(separator: ", ")).",
+            ]
         }
         if let latchkey = run.results.first(where: { $0.provider.hasPrefix("Latchkey") }) {
             let activation = latchkey.activation.median

@@ -41,6 +41,8 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// Started by a private bus from a `.service` file by bench/secret-service.py: activation's floor (issue 56).
+if arguments == ["--bus-name-floor"] { BusNameFloor.serve() }
 let usage = """
     usage: latchkey-bench [--sizes 1000,10000,100000] [--full] [--samples N] [--dir DIR] [--markdown FILE]
                           [--peers [--peers-size N] [--peers-samples N] [--python PATH] [--peers-script PATH]]
@@ -53,6 +55,7 @@ let usage = """
            latchkey-bench --sync-fleet N[,N…] [--fleet-mode direct|pooled|both] [--fleet-idle S] [--fleet-busy S]
            latchkey-bench --ssh [--samples N]
            latchkey-bench --secret-service [--samples N] [--items N] [--secret-service-script PATH]
+           latchkey-bench --bus-name-floor   (the activation floor --secret-service starts through the bus)
            latchkey-bench --session-lock [--samples N] [--session-lock-script PATH] [--fake-logind PATH]
            latchkey-bench --login [--samples N] [--login-script PATH] [--build-pam PATH]   (as root)
            (--secret-service, --session-lock and --login, alone or within --peers: [--system-python PATH])
