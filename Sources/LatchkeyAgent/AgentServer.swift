@@ -138,7 +138,7 @@ public final class AgentServer: Sendable {
             log(room.keychainExists ? "the keychain appeared" : "no keychain appeared within \(waitSeconds) s")
         }
         // pinentry gets the agent's environment (its display, its terminal) but never a passphrase variable.
-        var environment = ProcessInfo.processInfo.environment
+        var environment = CurrentProcess.environment
         for name in ["LATCHKEY_PASSPHRASE", "LATCHKEY_BACKUP_PASSPHRASE"] { environment[name] = nil }
         let pinentry = options.pinentry ?? PinentryPresence.find(environment: environment)
         let presence = pinentry.map { PinentryPresence(program: $0, environment: environment, log: log) }
@@ -318,12 +318,17 @@ public final class AgentServer: Sendable {
     /// A listening socket systemd passes with socket activation (LISTEN_PID, LISTEN_FDS): the agent's is the
     /// first (fd 3), the SSH agent's the second (fd 4) when the unit lists it (contrib/systemd/latchkeyd.socket).
     static func systemdSocket(index: Int32 = 0) -> FileDescriptor? {
-        let environment = ProcessInfo.processInfo.environment
-        guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == CurrentProcess.id,
-            let count = environment["LISTEN_FDS"].flatMap({ Int32($0) }), count > index
-        else { return nil }
+        guard let count = listeningSockets, count > index else { return nil }
         return FileDescriptor(rawValue: 3 + index)
     }
+
+    /// How many listening sockets systemd passed this process (`LISTEN_FDS`, when `LISTEN_PID` is this
+    /// process), read once: the environment does not change it.
+    private static let listeningSockets: Int32? = {
+        let environment = CurrentProcess.environment
+        guard let pid = environment["LISTEN_PID"].flatMap({ Int32($0) }), pid == CurrentProcess.id else { return nil }
+        return environment["LISTEN_FDS"].flatMap { Int32($0) }
+    }()
 
     /// Creates the private directory (and missing parents, 0700, owned by this user) and listens on the
     /// socket (0600). A directory that is not this user's with mode 0700 is refused; a stale socket left by a

@@ -17,23 +17,25 @@ do {
         Data("latchkeyd: warning: a crash could print memory that holds secrets (\(error))\n".utf8))
 }
 
-let usage = AgentOptions.usage
+// Read once: `ProcessInfo.processInfo.environment` builds its dictionary again at every use, and a cold D-Bus
+// activation waits for the agent's start (issue 56).
+let environment = CurrentProcess.environment
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-var keychain = KeychainLocation.defaultPath()
-var socketPath = AgentLocation.socketPath()
+var keychain = KeychainLocation.defaultPath(environment: environment)
+var socketPath = AgentLocation.socketPath(environment: environment)
 var verbose = false
 var pinentry: String?
 // The setting for the socket-activated service (contrib/systemd reads it from latchkeyd.env).
-var secretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE"] == "1"
-var isolatedSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
-var synchronizableSecretService = ProcessInfo.processInfo.environment["LATCHKEY_SECRET_SERVICE_SYNC"] == "1"
-var backgroundSync = ProcessInfo.processInfo.environment["LATCHKEY_SYNC"] != "0"
-var accessLog = ProcessInfo.processInfo.environment["LATCHKEY_ACCESS_LOG"] != "0"
+var secretService = environment["LATCHKEY_SECRET_SERVICE"] == "1"
+var isolatedSecretService = environment["LATCHKEY_SECRET_SERVICE_POLICY"] == "isolated"
+var synchronizableSecretService = environment["LATCHKEY_SECRET_SERVICE_SYNC"] == "1"
+var backgroundSync = environment["LATCHKEY_SYNC"] != "0"
+var accessLog = environment["LATCHKEY_ACCESS_LOG"] != "0"
 var sshAgentSocket: String?
-var sshAgent = ProcessInfo.processInfo.environment["LATCHKEY_SSH_AGENT"] != "0"
-var lockOnSessionLock = ProcessInfo.processInfo.environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
-var unlockUnattended = ProcessInfo.processInfo.environment["LATCHKEY_UNLOCK_UNATTENDED"] == "1"
+var sshAgent = environment["LATCHKEY_SSH_AGENT"] != "0"
+var lockOnSessionLock = environment["LATCHKEY_LOCK_ON_SESSION_LOCK"] != "0"
+var unlockUnattended = environment["LATCHKEY_UNLOCK_UNATTENDED"] == "1"
 /// `--program-identity` and LATCHKEY_PROGRAM_IDENTITY take `executable` or `platform`; else exits 64.
 func programIdentity(_ text: String, from source: String) -> ProgramIdentity {
     guard let identity = ProgramIdentity(rawValue: text) else {
@@ -43,7 +45,7 @@ func programIdentity(_ text: String, from source: String) -> ProgramIdentity {
     return identity
 }
 var identity =
-    ProcessInfo.processInfo.environment["LATCHKEY_PROGRAM_IDENTITY"].flatMap { text in
+    environment["LATCHKEY_PROGRAM_IDENTITY"].flatMap { text in
         text.isEmpty ? nil : programIdentity(text, from: "LATCHKEY_PROGRAM_IDENTITY")
     } ?? .executable
 /// Whole seconds from 1 to 3600, as --wait-for-keychain and LATCHKEY_WAIT_FOR_KEYCHAIN take them; else exits 64.
@@ -78,16 +80,16 @@ func backupKeep(_ text: String, from source: String) -> Int {
     }
     return count
 }
-var backupDirectory = ProcessInfo.processInfo.environment[SnapshotDirectory.environmentVariable].flatMap {
+var backupDirectory = environment[SnapshotDirectory.environmentVariable].flatMap {
     $0.isEmpty ? nil : $0
 }
-var backupEvery = ProcessInfo.processInfo.environment["LATCHKEY_BACKUP_EVERY"].flatMap { text in
+var backupEvery = environment["LATCHKEY_BACKUP_EVERY"].flatMap { text in
     text.isEmpty ? nil : backupInterval(text, from: "LATCHKEY_BACKUP_EVERY")
 }
-var backupKeepCount = ProcessInfo.processInfo.environment["LATCHKEY_BACKUP_KEEP"].flatMap { text in
+var backupKeepCount = environment["LATCHKEY_BACKUP_KEEP"].flatMap { text in
     text.isEmpty ? nil : backupKeep(text, from: "LATCHKEY_BACKUP_KEEP")
 }
-var waitForKeychain = ProcessInfo.processInfo.environment["LATCHKEY_WAIT_FOR_KEYCHAIN"].flatMap { text in
+var waitForKeychain = environment["LATCHKEY_WAIT_FOR_KEYCHAIN"].flatMap { text in
     text.isEmpty ? nil : waitSeconds(text, from: "LATCHKEY_WAIT_FOR_KEYCHAIN")
 }
 while let argument = arguments.first {
@@ -124,7 +126,7 @@ while let argument = arguments.first {
             exit(64)
         }
     case "--help", "-h":
-        print(usage, terminator: "")
+        print(AgentOptions.usage, terminator: "")
         exit(0)
     case "--version":
         print("latchkeyd \(ProductVersion.number)")
@@ -140,7 +142,8 @@ while let argument = arguments.first {
         print(script, terminator: "")
         exit(0)
     default:
-        FileHandle.standardError.write(Data("latchkeyd: unexpected argument \"\(argument)\"\n\(usage)".utf8))
+        FileHandle.standardError.write(
+            Data("latchkeyd: unexpected argument \"\(argument)\"\n\(AgentOptions.usage)".utf8))
         exit(64)
     }
 }
@@ -169,7 +172,7 @@ var chosenOptions = AgentServer.Options(
     lockOnSessionLock: lockOnSessionLock, waitForKeychainSeconds: waitForKeychain, unlockUnattended: unlockUnattended,
     programIdentity: identity, synchronizableSecretService: synchronizableSecretService)
 chosenOptions.backupDirectory = backupDirectory.map {
-    SnapshotDirectory.resolve($0, environment: ProcessInfo.processInfo.environment)
+    SnapshotDirectory.resolve($0, environment: environment)
 }
 chosenOptions.backupInterval = backupEvery ?? chosenOptions.backupInterval
 chosenOptions.backupKeep = backupKeepCount ?? chosenOptions.backupKeep
