@@ -124,6 +124,10 @@ public final class AgentServer: Sendable {
             try Self.makePrivateDirectory(URL(fileURLWithPath: keychainPath).deletingLastPathComponent().path)
         }
         instanceLock = try Self.claim(keychainPath: keychainPath, socketPath: options.socketPath)
+        // The Secret Service's thread connects to the bus and asks for the name while the keychain opens: a
+        // cold D-Bus activation waits for both (issue 56). It answers nothing before its configuration comes.
+        // Not while a keychain is waited for: its clients would wait as long.
+        let earlyLaunch = options.secretService && waitSeconds == nil ? SecretServiceProvider.launch(log: log) : nil
         var earlyListener: FileDescriptor?
         var handedOver: Passphrase?
         var handedOverByRoot = false
@@ -166,18 +170,25 @@ public final class AgentServer: Sendable {
             ).start()
         }
         if options.secretService {
+            let secretService = earlyLaunch ?? SecretServiceProvider.launch(log: log)
             let configuration = SecretServiceProvider.Configuration(
                 // The log names a bus caller by the identity it acts as (its app ID, label, path or
                 // registration) and, where the provider knows it, its process.
+                // The provider's own requests (no requester: its collections' registry, the lock state) are its
+                // bookkeeping, not a program's access, and are not logged.
                 service: { caller, requester in
                     var service = state.service(
                         for: caller,
-                        logged: AccessLogEntry.Caller(
-                            program: caller.applicationIdentifier,
-                            identity: "acting as \(caller.accessGroups.joined(separator: ", "))"
-                                + (requester?.summary.flatMap { $0 == caller.applicationIdentifier ? nil : ", \($0)" }
-                                    ?? ""),
-                            pid: requester?.pid, uid: requester?.uid, frontEnd: FrontEnd.secretService.rawValue))
+                        logged: requester.map { requester in
+                            AccessLogEntry.Caller(
+                                program: caller.applicationIdentifier,
+                                identity: "acting as \(caller.accessGroups.joined(separator: ", "))"
+                                    + (requester.summary.flatMap {
+                                        $0 == caller.applicationIdentifier ? nil : ", \($0)"
+                                    }
+                                        ?? ""),
+                                pid: requester.pid, uid: requester.uid, frontEnd: FrontEnd.secretService.rawValue)
+                        })
                     if let reason = requester?.reason { service.reason = reason }
                     return service
                 },
@@ -191,7 +202,7 @@ public final class AgentServer: Sendable {
                 "Secret Service items: \(options.isolatedSecretService ? "each program sees its own and its groups'" : "every program of the user sees them all")\(options.synchronizableSecretService ? "; new ones sync to the vault's other devices" : "")"
             )
             do {
-                try SecretServiceProvider.start(configuration)
+                try secretService.serve(configuration)
             } catch {
                 throw KeychainError(.notAvailable, "cannot provide the Secret Service: \(error)")
             }

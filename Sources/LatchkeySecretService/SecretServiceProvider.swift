@@ -2,6 +2,7 @@ package import Foundation
 package import LatchkeyDBus
 package import LatchkeyEngine
 import LatchkeyPKI
+import LatchkeyPOSIX
 import Synchronization
 
 /// `latchkeyd --secret-service`: the freedesktop.org Secret Service (`org.freedesktop.secrets`) on the
@@ -15,7 +16,7 @@ package enum SecretServiceProvider {
         /// The keychain as `caller` sees it: the agent's service for that caller — the same road, with the
         /// same bookkeeping (background sync told of a change at once, the access log written), as its own
         /// socket's requests take. `requester` is the bus connection's process behind the call being answered
-        /// (nil for the provider's own requests), for the access log.
+        /// (nil for the provider's own requests, its bookkeeping, which the access log leaves out), for the access log.
         package let service: @Sendable (CallerIdentity, Requester?) -> any KeychainService
 
         /// The process behind a call, as the provider knows it: its pid and user (from the bus daemon), and
@@ -97,53 +98,84 @@ package enum SecretServiceProvider {
     package static let busName = "org.freedesktop.secrets"
 
     /// Connects to the session bus, takes the name and serves it on a new thread; throws when the bus cannot
-    /// be reached. When another provider owns the name (GNOME Keyring, KWallet, KeePassXC still running in
-    /// the session being switched), it says which and waits in the bus's queue for the name, which the bus
-    /// hands over when that provider leaves — the agent meanwhile serves everything else (exiting instead
-    /// would make a socket-activated agent fail again at every start until systemd gave up on it).
+    /// be reached (`launch` then `Launch.serve`).
     package static func start(_ configuration: Configuration) throws(BusError) {
-        final class Outcome: Sendable {
-            let result = Mutex<Result<Void, BusError>?>(nil)
-        }
-        let ready = Outcome()
-        let thread = Thread {
+        try launch(log: configuration.log).serve(configuration)
+    }
+
+    /// Starts the provider's thread, which connects to the session bus and asks for the name at once — while
+    /// the agent opens its keychain (a cold D-Bus activation waits for both: issue 56) — then waits for its
+    /// configuration (`Launch.serve`) before it answers anything; calls that come meanwhile wait in sd-bus's
+    /// queue. When another provider owns the name (GNOME Keyring, KWallet, KeePassXC still running in the
+    /// session being switched), it says which and waits in the bus's queue for the name, which the bus hands
+    /// over when that provider leaves — the agent meanwhile serves everything else (exiting instead would make
+    /// a socket-activated agent fail again at every start until systemd gave up on it).
+    package static func launch(log: @escaping @Sendable (String) -> Void) -> Launch {
+        let launch = Launch()
+        // A thread of pthreads' own: Foundation's `Thread` starts about 0.2 ms later the first time.
+        DetachedThread.start(name: "secret-service") {
             let bus: Bus
-            let server: SecretServiceServer
+            let acquired: Bool
             do throws(BusError) {
                 bus = try Bus(.session)
-                server = SecretServiceServer(bus: bus, configuration: configuration)
+                acquired = try bus.requestNameOrQueue(busName)
+            } catch {
+                launch.finish(.failure(error))
+                return
+            }
+            launch.configured.wait()
+            guard let configuration = launch.configuration.withLock({ $0 }) else { return }
+            let server = SecretServiceServer(bus: bus, configuration: configuration)
+            do throws(BusError) {
                 try server.install()
-                if try bus.requestNameOrQueue(busName) {
-                    configuration.log("serving the Secret Service (\(busName)) on the session bus")
+                if acquired {
+                    log("serving the Secret Service (\(busName)) on the session bus")
                 } else {
-                    configuration.log(
+                    log(
                         "another provider holds \(busName) (\(holder(of: busName, on: bus))): the Secret Service waits for the name and takes it when that provider leaves"
                     )
                     // Watched only when queued (no round trip at a cold start). A NameAcquired that came before
                     // the watch waits in sd-bus's queue and reaches it in `run` below: the bus sends it to this
                     // connection whatever its match rules.
                     try bus.onNameAcquired(busName) {
-                        configuration.log(
+                        log(
                             "serving the Secret Service (\(busName)) on the session bus: the provider that held it left"
                         )
                     }
                 }
             } catch {
-                ready.result.withLock { $0 = .failure(error) }
+                launch.finish(.failure(error))
                 return
             }
-            ready.result.withLock { $0 = .success(()) }
+            launch.finish(.success(()))
             do {
                 try bus.run(intervalMicroseconds: 50_000) { server.drainCompletedPrompts() }
             } catch {
-                configuration.log("the Secret Service stopped: \(error)")
+                log("the Secret Service stopped: \(error)")
             }
         }
-        thread.name = "secret-service"
-        thread.start()
-        while true {
-            if let result = ready.result.withLock({ $0 }) { return try result.get() }
-            Thread.sleep(forTimeInterval: 0.005)
+        return launch
+    }
+
+    /// The provider's thread between its start and its configuration (`launch`).
+    package final class Launch: Sendable {
+        fileprivate let configuration = Mutex<Configuration?>(nil)
+        fileprivate let configured = DispatchSemaphore(value: 0)
+        private let outcome = Mutex<Result<Void, BusError>?>(nil)
+        private let finished = DispatchSemaphore(value: 0)
+
+        fileprivate func finish(_ result: Result<Void, BusError>) {
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+
+        /// Hands the provider its configuration and returns once it serves, or throws why it could not (the
+        /// bus could not be reached, the name not asked for).
+        package func serve(_ configuration: Configuration) throws(BusError) {
+            self.configuration.withLock { $0 = configuration }
+            configured.signal()
+            finished.wait()
+            try outcome.withLock { $0 }?.get()
         }
     }
 }

@@ -149,10 +149,11 @@ final class SecretServiceServer {
         return fixed + collections.keys.filter { !fixed.contains($0) }.sorted()
     }
 
+    /// The collections made with `CreateCollection` and their aliases: the provider's own bookkeeping, read
+    /// and written as its own requests (no requester: not in the access log as a program's access).
     var registry: CollectionRegistry {
         let configuration = configuration
-        let requester = currentSender.flatMap(requester(of:))
-        return CollectionRegistry(services: { caller in configuration.service(caller, requester) })
+        return CollectionRegistry(services: { caller in configuration.service(caller, nil) })
     }
 
     /// The `login` collection's label, read once after the first unlock (before it, the registry cannot be
