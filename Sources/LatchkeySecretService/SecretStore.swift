@@ -90,12 +90,10 @@ struct SecretStore {
     }
 
     /// Whether the item is sealed now, from the index alone (its class key gone): no decryption, for the
-    /// `Locked` property clients read before every secret.
-    /// Another program's item offered to the caller and not yet allowed is locked.
+    /// `Locked` property clients read before every secret. Another program's item offered to the caller and
+    /// not yet allowed is locked.
     func isItemLocked(_ reference: Data) throws(KeychainError) -> Bool {
-        let query = ItemQuery(
-            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
-            persistentReference: reference, limit: .all)
+        let query = located(reference)
         if let found = try service.locate(query).first { return !found.isAvailable }
         guard let reach else { throw KeychainError(.itemNotFound) }
         if reach.mayRead(reference), let found = try reach.everyGroup.locate(query).first { return !found.isAvailable }
@@ -103,13 +101,17 @@ struct SecretStore {
         throw KeychainError(.itemNotFound)
     }
 
+    /// This collection's item `reference` names, found without reading it (`locate`).
+    private func located(_ reference: Data) -> ItemQuery {
+        ItemQuery(
+            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
+            persistentReference: reference, limit: .all)
+    }
+
     /// Where the caller reads item `reference`: its own service, or — another program's item it may read —
     /// the every-group service (`other`). Nil for an item it may not read.
     private func reader(of reference: Data) throws(KeychainError) -> (service: any KeychainService, other: Bool)? {
-        let own = ItemQuery(
-            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
-            persistentReference: reference, limit: .all)
-        guard let reach, try service.locate(own).isEmpty else { return (service, false) }
+        guard let reach, try service.locate(located(reference)).isEmpty else { return (service, false) }
         guard reach.mayRead(reference) else { return nil }
         return (reach.reading(reference), true)
     }
@@ -155,8 +157,8 @@ struct SecretStore {
             created: date(.creationDate), modified: date(.modificationDate))
     }
 
-    /// One item's secret and content type.
-    /// Another program's item allowed once is read once: the allowance goes with this read.
+    /// One item's secret and content type. Another program's item allowed once is read once: the allowance
+    /// goes with this read.
     func secret(_ reference: Data) throws(KeychainError) -> (value: Data, contentType: String) {
         guard let reader = try reader(of: reference) else {
             if reach?.isOffered(reference) == true {
@@ -212,10 +214,7 @@ struct SecretStore {
     /// deletion, rather than reported missing: access lists let a program read an item, nothing more.
     private func refuseOthers(_ reference: Data) throws(KeychainError) {
         guard let reach, reach.isOffered(reference) || reach.mayRead(reference) else { return }
-        let own = ItemQuery(
-            .genericPassword, matching: [.service: .string(itemService)], synchronizable: .any,
-            persistentReference: reference, limit: .all)
-        guard try service.locate(own).isEmpty else { return }
+        guard try service.locate(located(reference)).isEmpty else { return }
         throw KeychainError(
             .missingEntitlement, "the item is another program's: its access list lets a program read it, not change it")
     }
