@@ -1,4 +1,5 @@
 package import FoundationEssentials
+import Synchronization
 
 /// What the agent keeps about an SSH key besides the key: how each use is allowed. Stored with the key, as
 /// the data of a generic password beside its key item (service `SSHKeyStore.settingsService`, account the
@@ -64,9 +65,26 @@ package struct SSHKeySettings: Codable, Hashable, Sendable {
 
     /// Reads the stored form; nil when it is not one (a damaged item: its key is then not used at all — see
     /// `SSHKeyStore` — for the settings that restrict it cannot be known).
+    ///
+    /// Read at every signature, and the same bytes always say the same: the last few forms read are kept
+    /// decoded (`DecodedSettings`), so a signature does not run a JSON decoder each time (issue 56).
     package static func decode(_ data: Data) -> SSHKeySettings? {
+        if let known = DecodedSettings.shared.withLock({ $0[data] }) { return known }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
-        return try? decoder.decode(SSHKeySettings.self, from: data)  // Damaged: the caller refuses the key (see above).
+        // Damaged: the caller refuses the key (see above).
+        let decoded = try? decoder.decode(SSHKeySettings.self, from: data)
+        DecodedSettings.shared.withLock { cache in
+            if cache.count >= DecodedSettings.limit { cache.removeAll() }
+            cache[data] = .some(decoded)
+        }
+        return decoded
     }
+}
+
+/// The stored forms of keys' settings read lately, decoded (`SSHKeySettings.decode`): settings are no secret
+/// (which programs, which destinations, whether to confirm), and a form is its bytes.
+private enum DecodedSettings {
+    static let limit = 64
+    static let shared = Mutex<[Data: SSHKeySettings?]>([:])
 }
