@@ -57,9 +57,10 @@ import Testing
                 input: "changed"
             ).status == 0)
         #expect(try laptop.run("sync", "now").status == 0)
-        // The server alters the new version's ciphertext before the desktop pulls it.
+        // The server alters the new version's ciphertext before the desktop pulls it (a byte's bits flipped: set
+        // to a fixed value, it was left unchanged one time in 256).
         try cluster.psql(
-            "UPDATE latchkey.items SET ciphertext = overlay(ciphertext placing '\\xff'::bytea from 30 for 1) WHERE version = 2"
+            "UPDATE latchkey.items SET ciphertext = set_byte(ciphertext, 29, get_byte(ciphertext, 29) # 255) WHERE version = 2"
         )
         let round = try desktop.run("sync", "now")
         #expect(round.status == 65)
