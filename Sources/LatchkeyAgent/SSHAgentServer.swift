@@ -235,7 +235,9 @@ final class SSHAgentServer: Sendable {
                 keyLabel: label, tree: tree, scope: use.scope, seconds: use.settings.approvalSeconds, epochs: epochs)
         }
         return SSHAgentSession.Hooks(
-            store: SSHKeyStore(service: state.service(for: SSHKeyStore.caller, logged: AccessLogEntry.Caller(caller))),
+            store: SSHKeyStore(
+                service: state.service(for: SSHKeyStore.caller, logged: AccessLogEntry.Caller(caller)),
+                lookup: state.service(for: SSHKeyStore.caller)),
             lock: lock, standing: standing, ask: ask, authorize: authorize, log: log)
     }
 }

@@ -58,11 +58,16 @@ package struct SSHKeyStore: Sendable {
 
     /// Where the operations run: every one a `KeychainRequest`, the agent's own and the command line's alike.
     let service: any KeychainService
+    /// Where keys and their settings are looked up: `service`, or — in the agent — the same keychain without
+    /// the access log. Finding a key (its public half, its settings) is the agent's bookkeeping, as a search is
+    /// the Secret Service's; a signature and a change are accesses, and are logged.
+    let lookup: any KeychainService
 
     /// The store through a service: the agent's, with its bookkeeping, or the agent's socket, for the command
-    /// line.
-    package init(service: any KeychainService) {
+    /// line; `lookup` (default: `service`) for finding keys.
+    package init(service: any KeychainService, lookup: (any KeychainService)? = nil) {
         self.service = service
+        self.lookup = lookup ?? service
     }
 
     private var groupFilter: [AttributeKey: AttributeValue] { [.accessGroup: .string(Self.accessGroup)] }
@@ -71,7 +76,7 @@ package struct SSHKeyStore: Sendable {
     package func identities() throws(KeychainError) -> [Identity] {
         let keys: [ItemResult]
         do {
-            keys = try service.copyMatching(
+            keys = try lookup.copyMatching(
                 ItemQuery(
                     .key, matching: groupFilter.merging([.keyClass: .number(1)]) { $1 }, synchronizable: .any,
                     limit: .all,
@@ -102,7 +107,7 @@ package struct SSHKeyStore: Sendable {
             synchronizable: .any, limit: .one, returning: [.attributes, .persistentReference], authenticationUI: .fail)
         let found: ItemResult
         do {
-            guard let first = try service.copyMatching(query).first else { return nil }
+            guard let first = try lookup.copyMatching(query).first else { return nil }
             found = first
         } catch KeychainError.itemNotFound {
             return nil
@@ -162,7 +167,7 @@ package struct SSHKeyStore: Sendable {
             synchronizable: .any, limit: .all, returning: [.attributes, .data], authenticationUI: .fail)
         let found: [ItemResult]
         do {
-            found = try service.copyMatching(query)
+            found = try lookup.copyMatching(query)
         } catch KeychainError.itemNotFound {
             return [:]
         }
@@ -184,7 +189,7 @@ package struct SSHKeyStore: Sendable {
             ]) { $1 },
             synchronizable: .any, limit: .one, returning: [.data], authenticationUI: .fail)
         do {
-            guard let data = try service.copyMatching(query).first?.data else { return .some(nil) }
+            guard let data = try lookup.copyMatching(query).first?.data else { return .some(nil) }
             return .some(SSHKeySettings.decode(data))
         } catch KeychainError.itemNotFound {
             return nil
