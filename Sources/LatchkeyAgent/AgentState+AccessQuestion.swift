@@ -6,14 +6,24 @@ import LatchkeyEngine
 /// Secret Service: whether an identified program is on an item's access list, and the question itself, whose
 /// Always allow puts it there.
 extension AgentState {
-    /// Whether `program` is on the access list of the item `reference` names. False before the first unlock
-    /// and when the list cannot be read (then it is not on it as far as anyone can tell).
-    func isListed(_ program: TrustedProgram, onItem reference: Data) -> Bool {
+    /// Every group: what the agent itself finds an item with, to ask about it (the item is named, never read,
+    /// until the user allows it).
+    static let everyGroup = CallerIdentity(
+        applicationIdentifier: "latchkeyd", accessGroups: [CallerIdentity.wildcardGroup])
+
+    /// The persistent references of the items whose access lists name `program`. None before the first unlock
+    /// or when the lists cannot be read (then no list names it as far as anyone can tell).
+    func itemsListing(_ program: TrustedProgram) -> Set<Data> {
         do {
-            return try keychain.itemsListing(program).contains(reference)
+            return Set(try keychain.itemsListing(program))
         } catch {
-            return false  // Sealed or unreadable: nothing is granted on a list nobody can read.
+            return []  // Sealed or unreadable: nothing is granted on a list nobody can read.
         }
+    }
+
+    /// Whether `program` is on the access list of the item `reference` names (`itemsListing`).
+    func isListed(_ program: TrustedProgram, onItem reference: Data) -> Bool {
+        itemsListing(program).contains(reference)
     }
 
     /// Whether a question could be put to the user now: the agent has pinentry and a display or terminal for

@@ -214,10 +214,6 @@ struct ConnectionHandler {
         return asked
     }
 
-    /// Every group: what the agent itself uses to find the item a program would be asked about.
-    private static let everyGroup = CallerIdentity(
-        applicationIdentifier: "latchkeyd", accessGroups: [CallerIdentity.wildcardGroup])
-
     /// The question (`AccessPrompter`): the first item `query` matches in any group, which the caller may not
     /// read — named, never read, until the user allows it — and then, allowed once or always, that item read
     /// as the query asks. Nil when no item matches at all, or the caller is never asked: it holds the
@@ -239,7 +235,9 @@ struct ConnectionHandler {
         find.limit = .one
         let candidate: ItemResult
         do {
-            guard let found = try state.keychain.copyMatching(find, caller: Self.everyGroup).first else { return nil }
+            guard let found = try state.keychain.copyMatching(find, caller: AgentState.everyGroup).first else {
+                return nil
+            }
             candidate = found
         } catch {
             return nil  // Nothing to ask about (nothing matches, or what matches cannot be read now).
@@ -251,7 +249,7 @@ struct ConnectionHandler {
         var one = query
         one.persistentReference = candidate.persistentReference
         one.limit = .one
-        let items = try state.keychain.copyMatching(one, caller: Self.everyGroup, presence: state.presence)
+        let items = try state.keychain.copyMatching(one, caller: AgentState.everyGroup, presence: state.presence)
         return (
             .items(items), answer == .alwaysAllow ? "the user's answer: always allow" : "the user's answer: allow once"
         )

@@ -201,13 +201,12 @@ final class SSHAgentServer: Sendable {
             return state.canAskAboutAccess ? .askFirst : .hidden
         }
         let ask: @Sendable (SSHKeyStore.Identity) throws(KeychainError) -> Void = { (identity) throws(KeychainError) in
-            guard let trusted else {
-                throw KeychainError(.missingEntitlement, "the SSH key is open to registered programs only")
-            }
+            let refusal = KeychainError(.missingEntitlement, "the SSH key is open to registered programs only")
+            guard let trusted else { throw refusal }
             let answer = try state.askAccess(
                 trusted, pid: peer.pid, reference: identity.reference, itemClass: .key,
                 names: "the SSH key \(identity.comment) (\(identity.publicKey.fingerprint))", storedBy: nil,
-                refusal: KeychainError(.missingEntitlement, "the SSH key is open to registered programs only"))
+                refusal: refusal)
             log(
                 "SSH agent: pid \(peer.pid) may use the SSH key \(identity.publicKey.fingerprint) "
                     + (answer == .alwaysAllow ? "from now on (on its access list)" : "once"))

@@ -8,18 +8,12 @@ extension AgentServer {
     /// by its label and Secret Service attributes, and the program that stored it by its access group.
     static func accessQuestions(_ state: AgentState) -> SecretServiceProvider.Configuration.AccessQuestions {
         SecretServiceProvider.Configuration.AccessQuestions(
-            listed: { program in
-                do {
-                    return Set(try state.keychain.itemsListing(program))
-                } catch {
-                    return []  // Sealed or unreadable: nothing is granted on a list nobody can read.
-                }
-            },
+            listed: { program in state.itemsListing(program) },
             canAsk: { state.canAskAboutAccess },
             ask: { (program, pid, reference) throws(KeychainError) in
                 let query = ItemQuery(
                     .genericPassword, synchronizable: .any, persistentReference: reference, returning: .attributes)
-                guard let item = try state.keychain.copyMatching(query, caller: everyGroup).first else {
+                guard let item = try state.keychain.copyMatching(query, caller: AgentState.everyGroup).first else {
                     throw KeychainError(.itemNotFound)
                 }
                 let answer = try state.askAccess(
@@ -29,10 +23,6 @@ extension AgentServer {
                 return answer == .alwaysAllow
             })
     }
-
-    /// Every group: what the agent itself reads an item's names with, to ask about it.
-    private static let everyGroup = CallerIdentity(
-        applicationIdentifier: "latchkeyd", accessGroups: [CallerIdentity.wildcardGroup])
 
     /// A Secret Service item as its user knows it: its label and attributes (never the random account the
     /// provider gives it).

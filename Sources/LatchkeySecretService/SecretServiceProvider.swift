@@ -97,12 +97,6 @@ package enum SecretServiceProvider {
     /// The well-known name.
     package static let busName = "org.freedesktop.secrets"
 
-    /// Connects to the session bus, takes the name and serves it on a new thread; throws when the bus cannot
-    /// be reached (`launch` then `Launch.serve`).
-    package static func start(_ configuration: Configuration) throws(BusError) {
-        try launch(log: configuration.log).serve(configuration)
-    }
-
     /// Starts the provider's thread, which connects to the session bus and asks for the name at once — while
     /// the agent opens its keychain (a cold D-Bus activation waits for both: issue 56) — then waits for its
     /// configuration (`Launch.serve`) before it answers anything; calls that come meanwhile wait in sd-bus's

@@ -72,23 +72,6 @@ package final class DatabasePool: @unchecked Sendable {
         }
     }
 
-    /// As `write`, committed without waiting for the disk (`synchronous = NORMAL` for this one commit): the
-    /// commit is in the WAL the moment it returns, so it survives this process's crash (kill -9), but a power
-    /// cut before the next synced commit — which syncs the WAL with everything before it — can lose it. For
-    /// records whose loss in a power cut costs no stored item: the access log's entries of reads.
-    package func writeWithoutSync<T>(_ body: (Connection) throws -> T) throws -> T {
-        try BusyRetry.run(deadline: busyDeadline) {
-            try writerLock.withLock {
-                try writer.execute("PRAGMA synchronous = NORMAL")
-                defer {
-                    // Setting the level only stores a number in the connection: it cannot fail on an open one.
-                    try? writer.execute("PRAGMA synchronous = FULL")
-                }
-                return try writer.transaction(writing: true) { try body(writer) }
-            }
-        }
-    }
-
     /// How many WAL frames (pages) a commit made by `bulkWrite` leaves before it checkpoints: 16,384 pages
     /// of 4 KiB, 64 MiB. Every other commit checkpoints at SQLite's default, 1,000.
     package static let bulkCheckpointFrames = 16_384

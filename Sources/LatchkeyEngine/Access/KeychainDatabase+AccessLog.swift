@@ -28,9 +28,9 @@ extension KeychainDatabase {
         let key = try accessLogKey()
         let recordsAChange = entries.contains { $0.allowed && $0.operation.changesItems }
         guard let journal = accessJournal else {
-            // In memory: no journal; numbered in the transaction.
+            // In memory: no journal (and nothing to sync); numbered in the transaction.
             try mappingStorageErrors {
-                try pool.writeWithoutSync { db in
+                try pool.write { db in
                     let last = try db.integer("SELECT seq FROM sqlite_sequence WHERE name = 'access_log'") ?? 0
                     try Self.insertLogRows(Self.seal(entries, from: last + 1, key: key), limit: limit, in: db)
                 }
