@@ -43,7 +43,9 @@ above): the clock starts when pamtester has printed "successfully authenticated"
 with stdbuf), that is just before pam_open_session; pamtester ends after the session step, then `secret-tool
 lookup` runs as the user in the session's environment, and the clock stops when it has printed the secret.
 The authentication step (pam_unix, and the modules keeping the password) is measured apart, from the start of
-pamtester. After each sample the user's processes are ended by pid. Prints {"results": {provider: {"login":
+pamtester. pam_latchkey's auth step finds no agent (the runtime directory is not in PAM's environment yet), so
+it starts deriving the keychain's key there, and the session step hands the derived key over (issue 56; the
+notes count the logins whose agent says it unlocked so). After each sample the user's processes are ended by pid. Prints {"results": {provider: {"login":
 [ns...], "session": [ns...], "authenticate": [ns...]}}, "notes": {...}} as JSON, where "session" is
 pam_open_session alone (to pamtester's end); the notes hold each first login's time (making the keychain or
 the login keyring, and storing the item) and the login keyring's hash iterations. Everything the run made
@@ -380,6 +382,11 @@ def main():
                 figures["authenticate"].append(authenticate)
                 figures["session"].append(session)
                 figures["login"].append(first)
+        for login in logins:
+            if login.provider == "latchkey":
+                with open(os.path.join(login.work, "session.log"), errors="replace") as file:
+                    derived = file.read().count("latchkeyd: unlocked (with the key the login derived at its auth step)\n")
+                notes["Latchkey: measured logins whose session step unlocked with the key derived at the auth step"] = derived
     except BaseException:
         for login in logins:
             path = os.path.join(login.work, "session.log")

@@ -100,20 +100,37 @@ final class AgentState: Sendable {
         try throttle.attempt("an unlock", as: bucket) { () throws(KeychainError) in
             try keychain.unlock(with: passphrase)
         }
-        try reloadRegistrations()
-        let current = try keychain.settings
-        settings.withLock { $0 = current }
-        log("unlocked")
-        changed()
+        try unlocked("unlocked")
+    }
+
+    /// Unlocks with the key the login derived at its auth step (root's hand-over only: the caller checked;
+    /// the login's guesses are never held back). A stale key is said in the log: pam_latchkey then hands over
+    /// the password.
+    func unlock(_ key: DerivedUnlockKey) throws(KeychainError) {
+        do {
+            try throttle.attempt("an unlock", as: .login) { () throws(KeychainError) in try keychain.unlock(with: key) }
+        } catch {
+            log(
+                "the key the login derived at its auth step does not unlock the keychain (\(error.status.name): \(error.message))"
+            )
+            throw error
+        }
+        try unlocked("unlocked (with the key the login derived at its auth step)")
     }
 
     /// Unlocks through the keychain's unattended TPM unlock (no passphrase; the TPM checks the PCRs).
     func unlockUnattended() throws(KeychainError) {
         try keychain.unlockUnattended()
+        try unlocked("unlocked through the TPM (unattended)")
+    }
+
+    /// What follows every unlock: the registrations and settings read now that they can be, the log line,
+    /// and the listeners told.
+    private func unlocked(_ line: String) throws(KeychainError) {
         try reloadRegistrations()
         let current = try keychain.settings
         settings.withLock { $0 = current }
-        log("unlocked through the TPM (unattended)")
+        log(line)
         changed()
     }
 

@@ -70,6 +70,16 @@ struct ConnectionHandler {
         case .unlockUnattended:
             try state.unlockUnattended()
             return .none
+        case .unlockDerived(let key):
+            // A derived key skips the Argon2id an unlock's guess costs the agent: only the login's hand-over
+            // (root, to an agent that is not) may use it; anyone else has the passphrase's unlock.
+            guard state.throttleBucket(for: caller) == .login else {
+                throw KeychainError(
+                    .missingEntitlement, "only the login's hand-over (pam_latchkey, as root) unlocks with a derived key"
+                )
+            }
+            try state.unlock(key)
+            return .none
         case .keychain(let request):
             return try perform(request, caller: caller)
         }

@@ -55,11 +55,14 @@ extension FileDescriptor {
 
     /// Writes every byte.
     package func writeAll(_ bytes: [UInt8]) throws(Errno) {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try writeAll(buffer) } }.get()
+    }
+
+    /// Writes every byte of a buffer the caller holds (a secret in locked memory: no copy is made).
+    package func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var offset = 0
         while offset < bytes.count {
-            let written = try retryingInterrupts {
-                bytes.withUnsafeBytes { write(rawValue, $0.baseAddress! + offset, bytes.count - offset) }
-            }
+            let written = try retryingInterrupts { write(rawValue, bytes.baseAddress! + offset, bytes.count - offset) }
             offset += written
         }
     }

@@ -77,6 +77,17 @@ package enum AgentCoding {
         defer { field.resetBytes(in: 0..<field.count) }
         return field.withUnsafeBytes { Passphrase(copying: $0) }
     }
+    /// A derived unlock key's field, straight into its locked memory (as `passphrase`); exactly
+    /// `DerivedUnlockKey.byteCount` bytes with a record that decodes, else malformed.
+    static func derivedKey(_ reader: inout ByteReader) throws(AgentProtocolError) -> DerivedUnlockKey {
+        var field = try self.field(&reader)
+        defer { field.resetBytes(in: 0..<field.count) }
+        guard let key = field.withUnsafeBytes({ DerivedUnlockKey(encoded: $0) }) else {
+            throw .malformed(
+                "a derived key is \(DerivedUnlockKey.byteCount) bytes: a key derivation record and its output")
+        }
+        return key
+    }
     static func byte(_ reader: inout ByteReader) throws(AgentProtocolError) -> UInt8 {
         try read(&reader) { try $0.readByte() }
     }

@@ -8,7 +8,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     case hello = 1
     case status, unlock, lock, add, copyMatching, update, delete, addOrUpdate, register, unregister,
         listRegistrations, updateSettings, settings, createHeldKey, useHeldKey, copyIdentities, releaseHeldKey,
-        unlockUnattended, locate, importHeldKey, accessLists, grantAccess, revokeAccess
+        unlockUnattended, locate, importHeldKey, accessLists, grantAccess, revokeAccess, unlockDerived
 
     /// The shape of a successful reply's value.
     package enum ReplyShape: Sendable {
@@ -20,7 +20,7 @@ package enum AgentOperation: UInt8, CaseIterable, Sendable {
     /// sends it (item operations run as that program; the others need only the user, or the passphrase).
     package var row: (reply: ReplyShape, needsIdentity: Bool) {
         switch self {
-        case .hello, .unlock, .lock, .updateSettings, .unlockUnattended: (.none, false)
+        case .hello, .unlock, .lock, .updateSettings, .unlockUnattended, .unlockDerived: (.none, false)
         case .releaseHeldKey: (.none, true)
         case .status: (.status, false)
         case .add, .createHeldKey, .importHeldKey: (.item, true)
@@ -48,6 +48,10 @@ package enum AgentRequest: Sendable {
     /// Unlock through the keychain's unattended TPM unlock (`tpm enroll --unattended`), no passphrase: what
     /// pam_latchkey asks at a login that typed no password. Any program of the user could unseal it anyway.
     case unlockUnattended
+    /// Unlock with the key the login's password derives (`DerivedUnlockKey`), which the `latchkey` tool
+    /// derived at the login's auth step: what pam_latchkey hands over in place of the password when it has
+    /// it. The agent takes it from root's hand-over only.
+    case unlockDerived(DerivedUnlockKey)
     /// A keychain operation (`KeychainService.perform`).
     case keychain(KeychainRequest)
 
@@ -56,6 +60,7 @@ package enum AgentRequest: Sendable {
         switch self {
         case .hello: .hello
         case .unlockUnattended: .unlockUnattended
+        case .unlockDerived: .unlockDerived
         case .keychain(let request): request.operation
         }
     }
@@ -87,6 +92,11 @@ package enum AgentRequest: Sendable {
             writer.appendField(path)
             writer.appendField(Data(challenge))
         case .unlockUnattended: break
+        case .unlockDerived(let key):
+            key.withEncoded { bytes in
+                writer.append(UInt32(bytes.count))
+                writer.appendRaw(bytes)
+            }
         case .keychain(let request): Self.encode(request, into: &writer)
         }
         return writer.data
@@ -150,6 +160,7 @@ package enum AgentRequest: Sendable {
                 let path = try AgentCoding.text(&reader)
                 return (id, .hello(keychainPath: path, challenge: Array(try AgentCoding.field(&reader))))
             case .unlockUnattended: return (id, .unlockUnattended)
+            case .unlockDerived: return (id, .unlockDerived(try AgentCoding.derivedKey(&reader)))
             case .status: request = .status
             case .unlock: request = .unlock(try AgentCoding.passphrase(&reader))
             case .lock: request = .lock

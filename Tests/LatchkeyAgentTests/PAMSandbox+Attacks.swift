@@ -67,11 +67,15 @@ extension PAMSandbox {
     /// Runs pamtester as root, as `pamtester` does, but in a mount namespace of its own whose /dev is a small
     /// tmpfs (null, zero, random, urandom) with `log`'s socket as /dev/log, so that the module's syslog lines
     /// can be read. `before` runs in the shell first (`exec 9<file`: a descriptor the login process holds).
+    /// Without `runtimeAtAuth`, PAM's environment has no `XDG_RUNTIME_DIR` until the stack sets it (as at a
+    /// first login, where pam_systemd sets it in the session step).
     func loggedPamtester(
-        _ operations: [String], input: String = "", log: SyslogCapture, before: String = "", timeout: Double = 60
+        _ operations: [String], input: String = "", log: SyslogCapture, before: String = "", timeout: Double = 60,
+        runtimeAtAuth: Bool = true
     ) throws -> HelperProcess.Output {
         try HelperProcess.run(
-            "/usr/bin/unshare", loggedPamtesterArguments(operations, log: log, before: before),
+            "/usr/bin/unshare",
+            loggedPamtesterArguments(operations, log: log, before: before, runtimeAtAuth: runtimeAtAuth),
             environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"], input: Data(input.utf8), timeout: timeout)
     }
 
@@ -87,7 +91,9 @@ extension PAMSandbox {
         return process
     }
 
-    private func loggedPamtesterArguments(_ operations: [String], log: SyslogCapture, before: String) -> [String] {
+    private func loggedPamtesterArguments(
+        _ operations: [String], log: SyslogCapture, before: String, runtimeAtAuth: Bool = true
+    ) -> [String] {
         let script = """
             set -e
             mount -t tmpfs -o mode=0755,size=64k latchkey-test-dev /dev
@@ -101,10 +107,8 @@ extension PAMSandbox {
             \(before)
             exec "$@"
             """
-        return [
-            "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", log.path, Self.pamtester, "-v", "-E",
-            "XDG_RUNTIME_DIR=\(runtime)", service, name,
-        ] + operations
+        return ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", log.path, Self.pamtester, "-v"]
+            + (runtimeAtAuth ? ["-E", "XDG_RUNTIME_DIR=\(runtime)"] : []) + [service, name] + operations
     }
 
     /// Starts `program` as the user (its own session, no terminal), standard output and error to `log`.
@@ -117,10 +121,13 @@ extension PAMSandbox {
         try HelperProcess.run("/usr/bin/setpriv", asUser(program, arguments), environment: userEnvironment)
     }
 
-    /// The pids of the user's processes whose name (`comm`) is `command`.
+    /// The pids of the user's running processes whose name (`comm`) is `command`. Not zombies: a tool of the
+    /// early derivation that ended is init's to reap, and a first process that reaps nothing (a container's)
+    /// leaves it, with its uid, which `useradd` gives the next throwaway user.
     func processes(named command: String) -> [pid_t] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
-            guard let pid = pid_t(entry), Self.realUser(of: pid) == uid else { return nil }
+            guard let pid = pid_t(entry), Self.realUser(of: pid) == uid, !Self.isZombie(pid)
+            else { return nil }
             let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
             return name.trimmingCharacters(in: .newlines) == command ? pid : nil
         }

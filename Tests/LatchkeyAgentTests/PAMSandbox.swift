@@ -208,11 +208,20 @@ final class PAMSandbox: @unchecked Sendable {
         }
     }
 
+    /// Whether `pid` is a zombie: an orphan nothing reaps where the machine's first process does not (a
+    /// container's); under systemd it is reaped at once.
+    static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+    }
+
     /// The pids of the user's processes other than the agent (pam_latchkey's children, the tools they run).
     func userProcesses() -> [pid_t] {
         let agentPid = agent.map { $0.pid }
         return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
-            guard let pid = pid_t(entry), pid != agentPid else { return nil }
+            guard let pid = pid_t(entry), pid != agentPid, !Self.isZombie(pid) else { return nil }
             var status = stat()
             guard stat("/proc/\(pid)", &status) == 0, status.st_uid == uid else { return nil }
             let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""

@@ -48,8 +48,14 @@ struct BenchLoginTests {
         #expect(
             lines.contains {
                 $0.hasPrefix("Latchkey's login to the first secret is ")
-                    && $0.hasSuffix("× GNOME Keyring's (medians, 2 samples each).")
+                    && $0.contains("× GNOME Keyring's, the whole login ")
+                    && $0.hasSuffix("× (medians, 2 samples each).")
             })
+        // Both measured logins took the early derivation's road (the agent said so).
+        #expect(
+            lines.contains(
+                "Latchkey: measured logins whose session step unlocked with the key derived at the auth step: 2."),
+            "\(output.stdout)")
         #expect(
             lines.contains {
                 $0.hasPrefix("GNOME Keyring: the login keyring's key derivation, iterations of SHA-256: ")

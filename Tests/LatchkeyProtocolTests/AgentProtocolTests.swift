@@ -24,8 +24,35 @@ import Testing
         [
             .hello(
                 keychainPath: "/home/a/.local/share/latchkey/login.keychain", challenge: Array(repeating: 3, count: 16)),
-            .unlockUnattended,
+            .unlockUnattended, .unlockDerived(derivedKey),
         ] + keychainRequests.map { .keychain($0) }
+
+    /// A derived key's bytes: a KDF record (Argon2id, 3 passes, 64 MiB, a salt) and an output.
+    static let derivedKeyBytes: [UInt8] =
+        [1] + [3, 0, 0, 0, 0, 0, 0, 0] + [0, 0, 0, 4, 0, 0, 0, 0] + Array(repeating: 0x5a, count: 16)
+        + Array(repeating: 0xc3, count: 32)
+    static let derivedKey: DerivedUnlockKey = {
+        guard let key = derivedKeyBytes.withUnsafeBytes({ DerivedUnlockKey(encoded: $0) }) else {
+            fatalError("the derived key's bytes do not decode")
+        }
+        return key
+    }()
+
+    @Test func aDerivedKeyIsExactlyARecordAndItsOutput() throws {
+        let encoded = AgentRequest.unlockDerived(Self.derivedKey).encoded(id: 5)
+        #expect(encoded.suffix(65) == Data(Self.derivedKeyBytes))
+        let refusal = AgentProtocolError.malformed(
+            "a derived key is 65 bytes: a key derivation record and its output")
+        var unknownAlgorithm = encoded
+        unknownAlgorithm[unknownAlgorithm.count - 65] = 7
+        #expect(throws: refusal) { _ = try AgentRequest.decode(unknownAlgorithm) }
+        // A field one byte short (its length says 64, and the message ends there).
+        var short = Data(encoded.prefix(encoded.count - 69))
+        short.append(contentsOf: [64, 0, 0, 0])
+        short.append(Data(Self.derivedKeyBytes.prefix(64)))
+        #expect(throws: refusal) { _ = try AgentRequest.decode(short) }
+        #expect(Array(Self.derivedKeyBytes.prefix(64)).withUnsafeBytes { DerivedUnlockKey(encoded: $0) } == nil)
+    }
     static let keychainRequests: [KeychainRequest] = [
         .status, .unlock(Passphrase("pw")), .lock, .add(item, returning: [.persistentReference]), .copyMatching(query),
         .update(

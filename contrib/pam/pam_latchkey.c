@@ -9,9 +9,14 @@
  * keychain or re-wrap it. See docs/LOGIN.md.
  *
  * auth      keeps PAM_AUTHTOK (pam_set_data, wiped by its cleanup; never prompts); when the user's agent
- *           already answers (a screen locker's stack), unlocks at once.
+ *           already answers (a screen locker's stack), unlocks at once. When it does not (a login: the
+ *           session's runtime directory and agent come later) and the user has a keychain, starts the
+ *           `latchkey` tool deriving the keychain's unlock key from the password, which goes on while the
+ *           rest of the login runs (the key derivation is most of a login's wait: docs/LOGIN.md).
  * session   (after pam_systemd) unlocks through $XDG_RUNTIME_DIR/latchkey/agent.sock, whose directory and
- *           socket must belong to the user and whose listener must run as the user (SO_PEERCRED); with
+ *           socket must belong to the user and whose listener must run as the user (SO_PEERCRED) — with the
+ *           key the auth step derived when it is ready within child_seconds, else (or when the agent does not
+ *           take it: the password changed meanwhile, an older agent) with the password; with
  *           `create`, first creates the default keychain when there is none. An agent that was started
  *           before the keychain existed (latchkeyd --wait-for-keychain) answers errSecNoSuchKeychain and
  *           holds the password until the keychain appears: logged at LOG_INFO, not as a failure. A login that gave no password
@@ -91,6 +96,10 @@
 #define LK_OP_HELLO 1
 #define LK_OP_UNLOCK 3
 #define LK_OP_UNLOCK_UNATTENDED 19
+/* Unlock with the key the password derives (DerivedUnlockKey in Sources/LatchkeyEngine): the KDF record it was
+ * derived under (33 bytes) and the Argon2id output (32). The agent takes it from root's hand-over only. */
+#define LK_OP_UNLOCK_DERIVED 25
+#define LK_DERIVED_KEY_BYTES 65
 #define LK_CHALLENGE 16
 #define LK_ERR_AUTH_FAILED (-25293) /* errSecAuthFailed */
 /* errSecNoSuchKeychain: the agent waits for a keychain that does not exist yet (latchkeyd --wait-for-keychain)
@@ -123,6 +132,7 @@ enum outcome {
 
 static const char *const data_key = "pam_latchkey_authtok";
 static const char *const unlocked_key = "pam_latchkey_unlocked";
+static const char *const early_key = "pam_latchkey_early_key";
 
 struct options {
     const char *only_if;
@@ -487,12 +497,12 @@ static int nothing_waits(int fd) {
     return waiting < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-/* The greeting, then hello (an empty keychain path: the keychain this agent serves), then unlock (with no
- * password: the unattended TPM unlock). Before the password goes out, the root parent vouches for the one
- * process that wrote the greeting — and, after the hello's answer (written after that look, by that
- * process), once more: the genuine agent answered a hello it could only have read on a connection it
- * accepted itself, whose end no other process holds. */
-static int unlock_agent(const struct user *user, const char *password) {
+/* The greeting, then hello (an empty keychain path: the keychain this agent serves), then `operation` with
+ * `secret` (the password, or the derived key; with no secret, the unattended TPM unlock). Before the secret
+ * goes out, the root parent vouches for the one process that wrote the greeting — and, after the hello's
+ * answer (written after that look, by that process), once more: the genuine agent answered a hello it could
+ * only have read on a connection it accepted itself, whose end no other process holds. */
+static int unlock_agent(const struct user *user, unsigned char operation, const unsigned char *secret, size_t size) {
     int fd = -1;
     int connected = connect_agent(user, &fd);
     if (connected != OUTCOME_DONE) return connected;
@@ -505,7 +515,7 @@ static int unlock_agent(const struct user *user, const char *password) {
         close(fd);
         return greeted == -2 ? OUTCOME_NOT_VOUCHED : OUTCOME_BROKEN;
     }
-    if (password != NULL && (!parent_vouches(agent, fd) || !nothing_waits(fd))) {
+    if (secret != NULL && (!parent_vouches(agent, fd) || !nothing_waits(fd))) {
         close(fd);
         return OUTCOME_NOT_VOUCHED;
     }
@@ -516,24 +526,30 @@ static int unlock_agent(const struct user *user, const char *password) {
         if (status == LK_ANSWER_IMPOSTOR) return OUTCOME_NOT_VOUCHED;
         return status == LK_ANSWER_BROKEN ? OUTCOME_BROKEN : OUTCOME_REFUSED;
     }
-    if (password == NULL) {
+    if (secret == NULL) {
         /* No password: the keychain's unattended TPM unlock, if it has one. */
         status = request(fd, 2, LK_OP_UNLOCK_UNATTENDED, NULL, 0, NULL, 0, 0, agent);
         close(fd);
         if (status == 0) return OUTCOME_DONE;
         return status < 0 && status >= LK_ANSWER_IMPOSTOR ? OUTCOME_BROKEN : OUTCOME_REFUSED;
     }
-    size_t size = strlen(password);
     if (size > 1024 || !parent_vouches(agent, fd)) {
         close(fd);
         return size > 1024 ? OUTCOME_REFUSED : OUTCOME_NOT_VOUCHED;
     }
-    status = request(fd, 2, LK_OP_UNLOCK, (const unsigned char *)password, size, NULL, 0, 0, agent);
+    status = request(fd, 2, operation, secret, size, NULL, 0, 0, agent);
     close(fd);
     if (status == 0) return OUTCOME_DONE;
     if (status == LK_ERR_AUTH_FAILED) return OUTCOME_WRONG_PASSWORD;
-    if (status == LK_ERR_NO_SUCH_KEYCHAIN) return OUTCOME_HELD;
+    /* Held: a password. A waiting agent has no use for a key derived under a keychain it has not opened. */
+    if (status == LK_ERR_NO_SUCH_KEYCHAIN) return operation == LK_OP_UNLOCK ? OUTCOME_HELD : OUTCOME_REFUSED;
     return status < 0 && status >= LK_ANSWER_IMPOSTOR ? OUTCOME_BROKEN : OUTCOME_REFUSED;
+}
+
+/* Unlocks with the password (NULL: the unattended unlock). */
+static int unlock_with_password(const struct user *user, const char *password) {
+    if (password == NULL) return unlock_agent(user, LK_OP_UNLOCK_UNATTENDED, NULL, 0);
+    return unlock_agent(user, LK_OP_UNLOCK, (const unsigned char *)password, strlen(password));
 }
 
 static void keychain_directory(const struct user *user, char *out, size_t size) {
@@ -615,8 +631,9 @@ static int run_tool(const struct user *user, unsigned seconds, const char *tool,
     }
 }
 
-/* What a child does as the user. */
-enum task { TASK_UNLOCK, TASK_CREATE, TASK_REWRAP, TASK_MARK, TASK_MARKED, TASK_UNMARK };
+/* What a child does as the user. TASK_UNLOCK_DERIVED's `new` holds the LK_DERIVED_KEY_BYTES of a derived
+ * key, not a string. */
+enum task { TASK_UNLOCK, TASK_UNLOCK_DERIVED, TASK_CREATE, TASK_REWRAP, TASK_MARK, TASK_MARKED, TASK_UNMARK };
 
 static void marker_path(const struct user *user, char *out, size_t size) {
     char directory[1100];
@@ -630,9 +647,15 @@ static int child_task(const struct user *user, const struct options *options, en
      * login's (it never holds root's unlock back for other programs' wrong guesses, docs/LOGIN.md), and the
      * user cannot trace this child. It writes nothing into the user's paths, and connects only through
      * descriptors looked up without following links (connect_agent). Everything else runs as the user. */
+    if (task == TASK_UNLOCK_DERIVED) {
+        /* Only root's hand-over unlocks with a derived key; only a root module starts a derivation. */
+        if (geteuid() != 0) return OUTCOME_SETUP;
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        return unlock_agent(user, LK_OP_UNLOCK_DERIVED, (const unsigned char *)new, LK_DERIVED_KEY_BYTES);
+    }
     if (task == TASK_UNLOCK && geteuid() == 0) {
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        return unlock_agent(user, new);
+        return unlock_with_password(user, new);
     }
     if (become_user(user) != 0) return OUTCOME_SETUP;
     /* Already so (become_user changed the effective ids); said again for a child that was the user. */
@@ -643,7 +666,8 @@ static int child_task(const struct user *user, const struct options *options, en
     snprintf(keychain, sizeof keychain, "%s/login.keychain", directory);
     marker_path(user, marker, sizeof marker);
     switch (task) {
-    case TASK_UNLOCK: return unlock_agent(user, new);
+    case TASK_UNLOCK: return unlock_with_password(user, new);
+    case TASK_UNLOCK_DERIVED: return OUTCOME_SETUP; /* answered above */
     case TASK_CREATE: {
         struct stat status;
         if (lstat(keychain, &status) == 0) return OUTCOME_EXISTS;
@@ -1045,6 +1069,203 @@ static int as_user(pam_handle_t *pamh, const struct user *user, const struct opt
     return outcome;
 }
 
+/* ---- The derivation started at the auth step (docs/LOGIN.md, "The derivation starts at the auth step"). ---- */
+
+/* A derivation running: the tool writes the derived key to `pipe` and ends. Kept with pam_set_data from the
+ * auth step to the session step, which reads the key; its cleanup ends the tool (through its pidfd, whatever
+ * became of its pid) and closes both descriptors, so a login that stops before its session holds nothing. */
+struct early_derivation {
+    int pipe;
+    int pidfd;
+    struct timespec started;
+};
+
+static void cleanup_early(pam_handle_t *pamh, void *data, int error_status) {
+    (void)pamh;
+    (void)error_status;
+    struct early_derivation *early = data;
+    if (early == NULL) return;
+    if (early->pidfd >= 0) {
+        syscall(SYS_pidfd_send_signal, early->pidfd, SIGKILL, NULL, 0);
+        close(early->pidfd);
+    }
+    if (early->pipe >= 0) close(early->pipe);
+    free(early);
+}
+
+/* The tool's process, before its exec: a session of its own, none of the login process's descriptors, the
+ * password on descriptor 3 and the key's pipe on 4, the user's ids with the spare group as the real one (so
+ * the exec leaves it not dumpable, as run_tool's), and the same backstop alarm. Returns only on a failure. */
+static int exec_derivation(const struct user *user, const struct options *options, const char *password, int out) {
+    if (setsid() < 0) return OUTCOME_SETUP;
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGALRM, SIG_DFL);
+    alarm(options->child_seconds + LK_BACKSTOP_SECONDS);
+    int moved = fcntl(out, F_DUPFD, 10); /* out of the way of 0-4 */
+    int null = open("/dev/null", O_RDWR);
+    if (moved < 0 || null < 0) return OUTCOME_SETUP;
+    if (dup2(null, 0) != 0 || dup2(null, 1) != 1 || dup2(null, 2) != 2) return OUTCOME_SETUP;
+    if (null > 2) close(null);
+    if (secret_descriptor(password, 3) != 0 || dup2(moved, 4) != 4) return OUTCOME_SETUP;
+    close_from(5);
+    if (become_user(user) != 0) return OUTCOME_SETUP;
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    const char *tool = latchkey_tool(options);
+    char home[1100], name[300], logname[300];
+    snprintf(home, sizeof home, "HOME=%s", user->home);
+    snprintf(name, sizeof name, "USER=%s", user->name);
+    snprintf(logname, sizeof logname, "LOGNAME=%s", user->name);
+    char *environment[] = {home, name, logname, "PATH=/usr/local/bin:/usr/bin:/bin", "NO_COLOR=1", NULL};
+    const char *arguments[] = {tool, "unlock-keychain", "--passphrase-fd", "3", "--derived-key-fd", "4", NULL};
+    if (setresgid(user->spare_gid, user->gid, user->gid) != 0) return OUTCOME_SETUP;
+    execve(tool, (char *const *)arguments, environment);
+    return 127;
+}
+
+/* Sends descriptor `fd` over socket `channel` (SCM_RIGHTS). */
+static int send_descriptor(int channel, int fd) {
+    char byte = 0;
+    struct iovec part = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes,
+                             .msg_controllen = sizeof control.bytes};
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &fd, sizeof(int));
+    return sendmsg(channel, &message, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The descriptor sent over `channel`, close-on-exec; -1 when none came. */
+static int receive_descriptor(int channel) {
+    char byte = 0;
+    struct iovec part = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes,
+                             .msg_controllen = sizeof control.bytes};
+    ssize_t got;
+    do {
+        got = recvmsg(channel, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    } while (got < 0 && errno == EINTR);
+    struct cmsghdr *header = got == 1 ? CMSG_FIRSTHDR(&message) : NULL;
+    if (header == NULL || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
+        header->cmsg_len != CMSG_LEN(sizeof(int)))
+        return -1;
+    int fd = -1;
+    memcpy(&fd, CMSG_DATA(header), sizeof(int));
+    return fd;
+}
+
+/* At the auth step of a root login whose agent does not answer yet: starts the tool deriving the key from
+ * `password`, and returns at once. The tool is a grandchild: a middle child forks it, sends its pidfd here
+ * (taken while the tool is the middle child's own, so it names that process whatever becomes of the pid)
+ * and ends, so the login process keeps no child of its own between its PAM calls (the program may reap any
+ * child it has). Nothing is started without a keychain to derive for, or where run_tool would not run. */
+static void start_early_derivation(pam_handle_t *pamh, const struct user *user, const struct options *options,
+                                   const char *password) {
+    char directory[1100], keychain[1200];
+    keychain_directory(user, directory, sizeof directory);
+    snprintf(keychain, sizeof keychain, "%s/login.keychain", directory);
+    struct stat status;
+    if (geteuid() != 0 || user->spare_gid == user->gid || !privileged_exec_not_dumpable() ||
+        lstat(keychain, &status) != 0 || !S_ISREG(status.st_mode) || status.st_uid != user->uid)
+        return;
+    int result[2], transfer[2];
+    if (pipe2(result, O_CLOEXEC) != 0) return;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, transfer) != 0) {
+        close(result[0]);
+        close(result[1]);
+        return;
+    }
+    struct sigaction ignore, previous;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_DFL;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGCHLD, &ignore, &previous); /* waitpid must see the middle child, whatever the program set */
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    pid_t middle = fork();
+    if (middle == 0) {
+        close(result[0]);
+        close(transfer[0]);
+        pid_t tool = fork();
+        if (tool == 0) _exit(exec_derivation(user, options, password, result[1]));
+        int pidfd = tool > 0 ? (int)syscall(SYS_pidfd_open, tool, 0) : -1;
+        if (pidfd < 0 || send_descriptor(transfer[1], pidfd) != 0) {
+            if (tool > 0) kill(tool, SIGKILL); /* still this child's: the pid is the tool's */
+            _exit(1);
+        }
+        _exit(0);
+    }
+    close(result[1]);
+    close(transfer[1]);
+    int pidfd = -1, status_code = 0;
+    if (middle > 0) {
+        pid_t waited;
+        while ((waited = waitpid(middle, &status_code, 0)) < 0 && errno == EINTR) {}
+        if (waited == middle && WIFEXITED(status_code) && WEXITSTATUS(status_code) == 0)
+            pidfd = receive_descriptor(transfer[0]);
+    }
+    close(transfer[0]);
+    sigaction(SIGCHLD, &previous, NULL);
+    struct early_derivation *early = pidfd >= 0 ? malloc(sizeof *early) : NULL;
+    if (early == NULL) {
+        if (pidfd >= 0) {
+            syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+            close(pidfd);
+        }
+        close(result[0]);
+        if (options->debug) pam_syslog(pamh, LOG_DEBUG, "auth: could not start the key derivation");
+        return;
+    }
+    early->pipe = result[0];
+    early->pidfd = pidfd;
+    early->started = started;
+    if (pam_set_data(pamh, early_key, early, cleanup_early) != PAM_SUCCESS) {
+        cleanup_early(pamh, early, 0);
+        return;
+    }
+    if (options->debug) pam_syslog(pamh, LOG_DEBUG, "auth: started deriving the keychain's key of %s", user->name);
+}
+
+/* At the session step: the key the auth step's derivation wrote, waited for at most child_seconds from its
+ * start. Returns 1 with all LK_DERIVED_KEY_BYTES of `key` filled; else 0 (no derivation, the tool refused —
+ * a password that does not open the keychain — or ended, or ran out of time). Either way the derivation is
+ * over when it returns: its tool ended, its descriptors closed. */
+static int take_early_key(pam_handle_t *pamh, const struct options *options, unsigned char *key) {
+    const void *data = NULL;
+    if (pam_get_data(pamh, early_key, &data) != PAM_SUCCESS || data == NULL) return 0;
+    const struct early_derivation *early = data;
+    long bound = (long)options->child_seconds * 1000;
+    size_t got = 0;
+    while (got < LK_DERIVED_KEY_BYTES) {
+        long left = bound - elapsed_ms(&early->started);
+        if (left <= 0) break;
+        struct pollfd wait = {.fd = early->pipe, .events = POLLIN, .revents = 0};
+        int ready = poll(&wait, 1, (int)left);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) break;
+        ssize_t count = read(early->pipe, key + got, LK_DERIVED_KEY_BYTES - got);
+        if (count < 0 && errno == EINTR) continue;
+        if (count <= 0) break;
+        got += (size_t)count;
+    }
+    pam_set_data(pamh, early_key, NULL, NULL); /* cleanup_early: the tool ended, the descriptors closed */
+    if (got == LK_DERIVED_KEY_BYTES) return 1;
+    explicit_bzero(key, LK_DERIVED_KEY_BYTES);
+    if (options->debug) pam_syslog(pamh, LOG_DEBUG, "session: no key from the auth step's derivation (%zu bytes)", got);
+    return 0;
+}
+
 static const char *describe(int outcome) {
     switch (outcome) {
     case OUTCOME_DONE: return "done";
@@ -1094,8 +1315,10 @@ PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, cons
         pam_syslog(pamh, LOG_INFO, "unlocked the keychain of %s", user.name);
     } else if (outcome == OUTCOME_HELD) {
         pam_syslog(pamh, LOG_INFO, "the keychain of %s: %s", user.name, describe(outcome));
-    } else if (options.debug) {
-        pam_syslog(pamh, LOG_DEBUG, "auth: not unlocked now: %s", describe(outcome));
+    } else {
+        if (options.debug) pam_syslog(pamh, LOG_DEBUG, "auth: not unlocked now: %s", describe(outcome));
+        /* A login: the agent comes with the session. Its key derivation need not wait for it. */
+        if (outcome == OUTCOME_NO_AGENT) start_early_derivation(pamh, &user, &options, copy);
     }
     return PAM_IGNORE;
 }
@@ -1160,10 +1383,27 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
         else if (created != OUTCOME_EXISTS)
             pam_syslog(pamh, LOG_ERR, "cannot create the login keychain of %s: %s", user.name, describe(created));
     }
-    int outcome = as_user(pamh, &user, &options, TASK_UNLOCK, NULL, password);
+    /* The key the auth step derived, when it is ready; else, or when the agent does not take it (the password
+     * changed since, an agent older than the key's request), the password. An agent that was not there, or
+     * not vouched for, would meet the password the same way: that answer stands. */
+    unsigned char derived[LK_DERIVED_KEY_BYTES];
+    int with_key = take_early_key(pamh, &options, derived);
+    int outcome = OUTCOME_REFUSED;
+    if (with_key) {
+        outcome = as_user(pamh, &user, &options, TASK_UNLOCK_DERIVED, NULL, (const char *)derived);
+        explicit_bzero(derived, sizeof derived);
+        if (outcome != OUTCOME_DONE && options.debug)
+            pam_syslog(pamh, LOG_DEBUG, "session: the key derived at the auth step did not unlock (%s)", describe(outcome));
+        if (outcome != OUTCOME_DONE && outcome != OUTCOME_NO_AGENT && outcome != OUTCOME_UNTRUSTED &&
+            outcome != OUTCOME_NOT_VOUCHED)
+            with_key = 0;
+    }
+    if (!with_key) outcome = as_user(pamh, &user, &options, TASK_UNLOCK, NULL, password);
     if (outcome == OUTCOME_WRONG_PASSWORD && rewrap_after_root_change(pamh, &user, &options, password))
         outcome = as_user(pamh, &user, &options, TASK_UNLOCK, NULL, password);
-    if (outcome == OUTCOME_DONE) pam_syslog(pamh, LOG_INFO, "unlocked the keychain of %s", user.name);
+    if (outcome == OUTCOME_DONE)
+        pam_syslog(pamh, LOG_INFO, "unlocked the keychain of %s%s", user.name,
+                   with_key ? " (with the key derived at the auth step)" : "");
     else if (outcome == OUTCOME_HELD) pam_syslog(pamh, LOG_INFO, "the keychain of %s: %s", user.name, describe(outcome));
     else pam_syslog(pamh, LOG_NOTICE, "the keychain of %s stays locked: %s", user.name, describe(outcome));
     /* The password is not needed any more: its copy is wiped now, not at pam_end. */

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Latchkey
+import LatchkeyPOSIX
 
 /// Commands that act on keychain files: create, delete, list, default, info, passphrase, lock, unlock,
 /// settings.
@@ -295,7 +296,9 @@ enum KeychainCommands {
             without asking again. With --no-agent it only checks the passphrase: exit status 0 when it is right, \
             51 (errSecAuthFailed) when it is not. With --unattended it asks for no passphrase: the keychain opens \
             through its unattended TPM unlock (tpm enroll --unattended), whose refusal after a PCR change (exit \
-            status 36) says why.
+            status 36) says why. With --derived-key-fd it unlocks nothing: it derives the key the passphrase opens \
+            the keychain with and writes it to that descriptor, which must be a pipe — what pam_latchkey runs at the \
+            login's auth step, so the derivation is done when the session step hands the key to the agent.
             """,
         options: [
             OptionSpec(
@@ -306,6 +309,9 @@ enum KeychainCommands {
                 .unattended,
                 "Unlock through the keychain's unattended TPM unlock (PCR values or a signed policy), with no passphrase."
             ),
+            OptionSpec(
+                .derivedKeyFD, .required, value: "fd",
+                "Unlock nothing: write the key the passphrase derives to this pipe (for pam_latchkey)."),
         ] + passphraseOptions
     ) { arguments, context in
         let path = context.keychainPath(arguments.positionals.first)
@@ -313,6 +319,8 @@ enum KeychainCommands {
         if arguments.has(.unattended) {
             return try unlockUnattended(keychain, path: path, arguments, context: context)
         }
+        var derivedKeyPipe: FileDescriptor?
+        if let value = arguments.value(.derivedKeyFD) { derivedKeyPipe = try Self.derivedKeyPipe(value) }
         let passphrase: Passphrase
         if let value = arguments.value(.passphrase) {
             context.warnVisiblePassphrase("-p", safe: "the prompt, --passphrase-fd or --passphrase-file")
@@ -320,6 +328,10 @@ enum KeychainCommands {
         } else {
             passphrase = try context.passphrase(
                 arguments, prompt: "password to unlock \(context.keychainName(arguments.positionals.first)): ")
+        }
+        if let derivedKeyPipe {
+            try writeDerivedKey(try keychain.deriveUnlockKey(from: passphrase), to: derivedKeyPipe)
+            return 0
         }
         if arguments.has(.noAgent) {
             try keychain.unlock(with: passphrase)
@@ -342,6 +354,32 @@ enum KeychainCommands {
         return 0
     }
 
+    /// The descriptor `--derived-key-fd` names, which must be a pipe: the key opens the keychain as its
+    /// passphrase does, so it goes to the process that asked for it, never to a file or a terminal.
+    static func derivedKeyPipe(_ value: String) throws -> FileDescriptor {
+        guard let number = Int32(value), number >= 0 else {
+            throw UsageError(message: "--derived-key-fd needs a file descriptor number, not '\(value)'")
+        }
+        let descriptor = FileDescriptor(rawValue: number)
+        guard let status = FileStatus.of(descriptor: descriptor) else {
+            throw UsageError(message: "--derived-key-fd: descriptor \(number) is not open")
+        }
+        guard status.kind == .fifo else {
+            throw UsageError(
+                message: "--derived-key-fd: descriptor \(number) is not a pipe; the key is written only to a pipe")
+        }
+        return descriptor
+    }
+
+    /// Writes a derived key to its pipe, from locked memory.
+    static func writeDerivedKey(_ key: DerivedUnlockKey, to pipe: FileDescriptor) throws {
+        do {
+            try key.withEncoded { (bytes) throws(Errno) in try pipe.writeAll(bytes) }
+        } catch {
+            throw KeychainError(.io, "cannot write the derived key to descriptor \(pipe.rawValue): \(error)")
+        }
+    }
+
     /// `unlock-keychain --unattended`: the TPM opens the keychain with no passphrase. A running agent unseals
     /// it itself; else the unseal is tried here first (its refusal is the answer) and an agent is started for it.
     static func unlockUnattended(
@@ -349,6 +387,9 @@ enum KeychainCommands {
     ) throws -> Int32 {
         guard !arguments.has(.passphrase), !arguments.has(.passphraseFD), !arguments.has(.passphraseFile) else {
             throw UsageError(message: "--unattended takes no passphrase")
+        }
+        guard !arguments.has(.derivedKeyFD) else {
+            throw UsageError(message: "--derived-key-fd derives from a passphrase; --unattended takes none")
         }
         if arguments.has(.noAgent) {
             try keychain.unlockUnattended()

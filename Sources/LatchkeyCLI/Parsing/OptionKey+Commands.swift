@@ -37,6 +37,8 @@ extension OptionKey {
     static let everyKeychain = OptionKey(short: "a")
     static let noPassphrase = OptionKey(short: "u")
     static let noAgent = OptionKey(long: "no-agent")
+    /// `unlock-keychain --derived-key-fd`: pam_latchkey's early derivation.
+    static let derivedKeyFD = OptionKey(long: "derived-key-fd")
     static let lockOnSleep = OptionKey(short: "l")
     static let lockAfterTimeout = OptionKey(short: "u")
     static let timeout = OptionKey(short: "t")

@@ -66,19 +66,22 @@ extension KeychainDatabase {
     /// Opens the keybag with the passphrase — and, for a TPM-enrolled keychain, the secret the TPM releases
     /// only for the right passphrase (each wrong one counted against its lockout).
     static func openKeybag(_ meta: KeyMeta, passphrase: Passphrase) throws(KeychainError) -> KeyMaterial {
-        let master: MasterKey
-        if let tpm = meta.tpm {
-            guard tpm != .malformed else {
-                throw KeychainError.decode(
-                    "the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
-            }
-            let root = try meta.kdf.deriveRoot(from: passphrase)
-            let secret = try TPMGuard.unsealPassphraseSecret(tpm, root: root)
-            master = MasterKey(root: TPMEnrollment.entangledRoot(root: root, secret: secret))
-        } else {
-            master = try meta.kdf.deriveMasterKey(from: passphrase)
-        }
-        return try openKeybag(meta, master: master)
+        if meta.tpm == .malformed { throw malformedEnrollment }  // Before the derivation's cost.
+        return try openKeybag(meta, root: try meta.kdf.deriveRoot(from: passphrase))
+    }
+
+    /// Opens the keybag with the derivation's output (`KDFRecord.deriveRoot`): the passphrase's path after
+    /// Argon2id, and the whole path of a `DerivedUnlockKey`.
+    static func openKeybag(_ meta: KeyMeta, root: SecureBytes) throws(KeychainError) -> KeyMaterial {
+        guard let tpm = meta.tpm else { return try openKeybag(meta, master: MasterKey(root: root)) }
+        guard tpm != .malformed else { throw malformedEnrollment }
+        let secret = try TPMGuard.unsealPassphraseSecret(tpm, root: root)
+        return try openKeybag(meta, master: MasterKey(root: TPMEnrollment.entangledRoot(root: root, secret: secret)))
+    }
+
+    private static var malformedEnrollment: KeychainError {
+        KeychainError.decode(
+            "the TPM enrollment is malformed; the recovery code opens the keychain (latchkey tpm recover)")
     }
 
     static func openKeybag(_ meta: KeyMeta, master: MasterKey) throws(KeychainError) -> KeyMaterial {
