@@ -15,8 +15,9 @@
  *           rest of the login runs (the key derivation is most of a login's wait: docs/LOGIN.md).
  * session   (after pam_systemd) unlocks through $XDG_RUNTIME_DIR/latchkey/agent.sock, whose directory and
  *           socket must belong to the user and whose listener must run as the user (SO_PEERCRED) — with the
- *           key the auth step derived when it is ready within child_seconds, else (or when the agent does not
- *           take it: the password changed meanwhile, an older agent) with the password; with
+ *           key the auth step is deriving (the child connects first, so the agent starts meanwhile, then reads
+ *           the key), else (or when the agent does not take it: the password changed meanwhile, an older
+ *           agent) with the password; with
  *           `create`, first creates the default keychain when there is none. An agent that was started
  *           before the keychain existed (latchkeyd --wait-for-keychain) answers errSecNoSuchKeychain and
  *           holds the password until the keychain appears: logged at LOG_INFO, not as a failure. A login that gave no password
@@ -113,6 +114,8 @@
 #define LK_BACKSTOP_SECONDS 2
 /* In a child, the descriptor of its channel to the root parent (which vouches for the agent). */
 #define LK_CHANNEL_FD 3
+/* In the child that hands a derived key over, the pipe the auth step's derivation writes the key to. */
+#define LK_KEY_FD 4
 
 /* What a child that acted as the user reports (its exit status). */
 enum outcome {
@@ -128,6 +131,7 @@ enum outcome {
     OUTCOME_HELD = 18,         /* the agent holds the password until the keychain appears */
     OUTCOME_NOT_VOUCHED = 19,  /* the process answering on the socket is not an agent the parent vouches for */
     OUTCOME_TIMEOUT = 20,      /* (the parent's) the child did not end within child_seconds and was killed */
+    OUTCOME_NO_KEY = 21,       /* the derivation the auth step started wrote no key (not the keychain's password) */
 };
 
 static const char *const data_key = "pam_latchkey_authtok";
@@ -254,13 +258,15 @@ static void close_from(int lowest) {
 
 /* The child keeps nothing of the login process's descriptors (a root-only file it holds open must not
  * reach the tool): 0-2 become /dev/null, `channel` becomes LK_CHANNEL_FD (close-on-exec), the rest closes. */
-static int settle_descriptors(int channel) {
-    int moved = fcntl(channel, F_DUPFD_CLOEXEC, LK_CHANNEL_FD + 7); /* out of the way of 0-3 */
+static int settle_descriptors(int channel, int key) {
+    int moved = fcntl(channel, F_DUPFD_CLOEXEC, LK_CHANNEL_FD + 7); /* out of the way of 0-4 */
+    int moved_key = key >= 0 ? fcntl(key, F_DUPFD_CLOEXEC, LK_CHANNEL_FD + 8) : -1;
     int null = open("/dev/null", O_RDWR); /* not close-on-exec: it may itself be 0, 1 or 2 */
-    if (moved < 0 || null < 0) return -1;
+    if (moved < 0 || null < 0 || (key >= 0 && moved_key < 0)) return -1;
     if (dup2(null, 0) != 0 || dup2(null, 1) != 1 || dup2(null, 2) != 2) return -1;
     if (dup3(moved, LK_CHANNEL_FD, O_CLOEXEC) != LK_CHANNEL_FD) return -1;
-    close_from(LK_CHANNEL_FD + 1);
+    if (key >= 0 && dup3(moved_key, LK_KEY_FD, O_CLOEXEC) != LK_KEY_FD) return -1;
+    close_from(key >= 0 ? LK_KEY_FD + 1 : LK_CHANNEL_FD + 1);
     return 0;
 }
 
@@ -497,12 +503,29 @@ static int nothing_waits(int fd) {
     return waiting < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+/* The derived key from LK_KEY_FD, all LK_DERIVED_KEY_BYTES of it; -1 when the pipe ends before (the tool
+ * wrote none). Blocking: the root parent's bound (child_seconds) and the child's alarm end a wait for a tool
+ * the user stopped. */
+static int read_key(unsigned char *key) {
+    size_t got = 0;
+    while (got < LK_DERIVED_KEY_BYTES) {
+        ssize_t count = read(LK_KEY_FD, key + got, LK_DERIVED_KEY_BYTES - got);
+        if (count < 0 && errno == EINTR) continue;
+        if (count <= 0) return -1;
+        got += (size_t)count;
+    }
+    return 0;
+}
+
 /* The greeting, then hello (an empty keychain path: the keychain this agent serves), then `operation` with
- * `secret` (the password, or the derived key; with no secret, the unattended TPM unlock). Before the secret
- * goes out, the root parent vouches for the one process that wrote the greeting — and, after the hello's
- * answer (written after that look, by that process), once more: the genuine agent answered a hello it could
- * only have read on a connection it accepted itself, whose end no other process holds. */
+ * `secret` — the password; the derived key (LK_OP_UNLOCK_DERIVED), read from LK_KEY_FD once the hello is
+ * answered, so that the agent starts (a socket-activated one, by this very connection) while the derivation
+ * ends; with neither, the unattended TPM unlock. Before the secret goes out, the root parent vouches for the
+ * one process that wrote the greeting — and, after the hello's answer (written after that look, by that
+ * process), once more: the genuine agent answered a hello it could only have read on a connection it
+ * accepted itself, whose end no other process holds. */
 static int unlock_agent(const struct user *user, unsigned char operation, const unsigned char *secret, size_t size) {
+    int derived = operation == LK_OP_UNLOCK_DERIVED;
     int fd = -1;
     int connected = connect_agent(user, &fd);
     if (connected != OUTCOME_DONE) return connected;
@@ -515,7 +538,7 @@ static int unlock_agent(const struct user *user, unsigned char operation, const 
         close(fd);
         return greeted == -2 ? OUTCOME_NOT_VOUCHED : OUTCOME_BROKEN;
     }
-    if (secret != NULL && (!parent_vouches(agent, fd) || !nothing_waits(fd))) {
+    if ((secret != NULL || derived) && (!parent_vouches(agent, fd) || !nothing_waits(fd))) {
         close(fd);
         return OUTCOME_NOT_VOUCHED;
     }
@@ -526,18 +549,30 @@ static int unlock_agent(const struct user *user, unsigned char operation, const 
         if (status == LK_ANSWER_IMPOSTOR) return OUTCOME_NOT_VOUCHED;
         return status == LK_ANSWER_BROKEN ? OUTCOME_BROKEN : OUTCOME_REFUSED;
     }
-    if (secret == NULL) {
+    if (secret == NULL && !derived) {
         /* No password: the keychain's unattended TPM unlock, if it has one. */
         status = request(fd, 2, LK_OP_UNLOCK_UNATTENDED, NULL, 0, NULL, 0, 0, agent);
         close(fd);
         if (status == 0) return OUTCOME_DONE;
         return status < 0 && status >= LK_ANSWER_IMPOSTOR ? OUTCOME_BROKEN : OUTCOME_REFUSED;
     }
+    unsigned char key[LK_DERIVED_KEY_BYTES];
+    if (derived) {
+        if (read_key(key) != 0) {
+            explicit_bzero(key, sizeof key);
+            close(fd);
+            return OUTCOME_NO_KEY;
+        }
+        secret = key;
+        size = sizeof key;
+    }
     if (size > 1024 || !parent_vouches(agent, fd)) {
+        explicit_bzero(key, sizeof key);
         close(fd);
         return size > 1024 ? OUTCOME_REFUSED : OUTCOME_NOT_VOUCHED;
     }
     status = request(fd, 2, operation, secret, size, NULL, 0, 0, agent);
+    explicit_bzero(key, sizeof key);
     close(fd);
     if (status == 0) return OUTCOME_DONE;
     if (status == LK_ERR_AUTH_FAILED) return OUTCOME_WRONG_PASSWORD;
@@ -631,8 +666,7 @@ static int run_tool(const struct user *user, unsigned seconds, const char *tool,
     }
 }
 
-/* What a child does as the user. TASK_UNLOCK_DERIVED's `new` holds the LK_DERIVED_KEY_BYTES of a derived
- * key, not a string. */
+/* What a child does as the user. TASK_UNLOCK_DERIVED reads its key from LK_KEY_FD. */
 enum task { TASK_UNLOCK, TASK_UNLOCK_DERIVED, TASK_CREATE, TASK_REWRAP, TASK_MARK, TASK_MARKED, TASK_UNMARK };
 
 static void marker_path(const struct user *user, char *out, size_t size) {
@@ -651,7 +685,7 @@ static int child_task(const struct user *user, const struct options *options, en
         /* Only root's hand-over unlocks with a derived key; only a root module starts a derivation. */
         if (geteuid() != 0) return OUTCOME_SETUP;
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        return unlock_agent(user, LK_OP_UNLOCK_DERIVED, (const unsigned char *)new, LK_DERIVED_KEY_BYTES);
+        return unlock_agent(user, LK_OP_UNLOCK_DERIVED, NULL, 0);
     }
     if (task == TASK_UNLOCK && geteuid() == 0) {
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -700,8 +734,8 @@ static int child_task(const struct user *user, const struct options *options, en
 /* The forked child: a session of its own (so the root parent can end it and whatever it runs at once),
  * none of the login process's descriptors, then the task as the user. */
 static int child_main(const struct user *user, const struct options *options, enum task task, const char *old,
-                      const char *new, int channel) {
-    if (setsid() < 0 || settle_descriptors(channel) != 0) return OUTCOME_SETUP;
+                      const char *new, int channel, int key) {
+    if (setsid() < 0 || settle_descriptors(channel, key) != 0) return OUTCOME_SETUP;
     signal(SIGPIPE, SIG_IGN);
     signal(SIGALRM, SIG_DFL);
     alarm(options->child_seconds + LK_BACKSTOP_SECONDS); /* a backstop: the parent ends it at child_seconds */
@@ -1039,9 +1073,10 @@ static int supervise(pam_handle_t *pamh, const struct user *user, const struct o
     return WEXITSTATUS(status);
 }
 
-/* Runs `task` in a forked child as the user (the caller may be root, or the user already). */
-static int as_user(pam_handle_t *pamh, const struct user *user, const struct options *options, enum task task,
-                   const char *old, const char *new) {
+/* Runs `task` in a forked child as the user (the caller may be root, or the user already); `key`, when not
+ * -1, is the derived key's pipe, which the child gets as LK_KEY_FD. */
+static int as_user_keyed(pam_handle_t *pamh, const struct user *user, const struct options *options, enum task task,
+                         const char *old, const char *new, int key) {
     struct sigaction ignore, previous;
     memset(&ignore, 0, sizeof ignore);
     ignore.sa_handler = SIG_DFL;
@@ -1061,12 +1096,17 @@ static int as_user(pam_handle_t *pamh, const struct user *user, const struct opt
         pam_syslog(pamh, LOG_ERR, "cannot fork: %s", strerror(errno));
         return OUTCOME_SETUP;
     }
-    if (child == 0) _exit(child_main(user, options, task, old, new, channel[1]));
+    if (child == 0) _exit(child_main(user, options, task, old, new, channel[1], key));
     close(channel[1]);
     int outcome = supervise(pamh, user, options, child, channel[0]);
     close(channel[0]);
     sigaction(SIGCHLD, &previous, NULL);
     return outcome;
+}
+
+static int as_user(pam_handle_t *pamh, const struct user *user, const struct options *options, enum task task,
+                   const char *old, const char *new) {
+    return as_user_keyed(pamh, user, options, task, old, new, -1);
 }
 
 /* ---- The derivation started at the auth step (docs/LOGIN.md, "The derivation starts at the auth step"). ---- */
@@ -1077,7 +1117,6 @@ static int as_user(pam_handle_t *pamh, const struct user *user, const struct opt
 struct early_derivation {
     int pipe;
     int pidfd;
-    struct timespec started;
 };
 
 static void cleanup_early(pam_handle_t *pamh, void *data, int error_status) {
@@ -1191,8 +1230,6 @@ static void start_early_derivation(pam_handle_t *pamh, const struct user *user, 
     ignore.sa_handler = SIG_DFL;
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGCHLD, &ignore, &previous); /* waitpid must see the middle child, whatever the program set */
-    struct timespec started;
-    clock_gettime(CLOCK_MONOTONIC, &started);
     pid_t middle = fork();
     if (middle == 0) {
         close(result[0]);
@@ -1229,41 +1266,11 @@ static void start_early_derivation(pam_handle_t *pamh, const struct user *user, 
     }
     early->pipe = result[0];
     early->pidfd = pidfd;
-    early->started = started;
     if (pam_set_data(pamh, early_key, early, cleanup_early) != PAM_SUCCESS) {
         cleanup_early(pamh, early, 0);
         return;
     }
     if (options->debug) pam_syslog(pamh, LOG_DEBUG, "auth: started deriving the keychain's key of %s", user->name);
-}
-
-/* At the session step: the key the auth step's derivation wrote, waited for at most child_seconds from its
- * start. Returns 1 with all LK_DERIVED_KEY_BYTES of `key` filled; else 0 (no derivation, the tool refused —
- * a password that does not open the keychain — or ended, or ran out of time). Either way the derivation is
- * over when it returns: its tool ended, its descriptors closed. */
-static int take_early_key(pam_handle_t *pamh, const struct options *options, unsigned char *key) {
-    const void *data = NULL;
-    if (pam_get_data(pamh, early_key, &data) != PAM_SUCCESS || data == NULL) return 0;
-    const struct early_derivation *early = data;
-    long bound = (long)options->child_seconds * 1000;
-    size_t got = 0;
-    while (got < LK_DERIVED_KEY_BYTES) {
-        long left = bound - elapsed_ms(&early->started);
-        if (left <= 0) break;
-        struct pollfd wait = {.fd = early->pipe, .events = POLLIN, .revents = 0};
-        int ready = poll(&wait, 1, (int)left);
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) break;
-        ssize_t count = read(early->pipe, key + got, LK_DERIVED_KEY_BYTES - got);
-        if (count < 0 && errno == EINTR) continue;
-        if (count <= 0) break;
-        got += (size_t)count;
-    }
-    pam_set_data(pamh, early_key, NULL, NULL); /* cleanup_early: the tool ended, the descriptors closed */
-    if (got == LK_DERIVED_KEY_BYTES) return 1;
-    explicit_bzero(key, LK_DERIVED_KEY_BYTES);
-    if (options->debug) pam_syslog(pamh, LOG_DEBUG, "session: no key from the auth step's derivation (%zu bytes)", got);
-    return 0;
 }
 
 static const char *describe(int outcome) {
@@ -1280,6 +1287,7 @@ static const char *describe(int outcome) {
     case OUTCOME_NOT_VOUCHED:
         return "the process that answers on the agent's socket is not an agent this module vouches for; the password was not sent";
     case OUTCOME_TIMEOUT: return "the child acting as the user did not end in time";
+    case OUTCOME_NO_KEY: return "the key derivation started at the auth step gave no key";
     default: return "cannot act as the user";
     }
 }
@@ -1383,15 +1391,17 @@ PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, cons
         else if (created != OUTCOME_EXISTS)
             pam_syslog(pamh, LOG_ERR, "cannot create the login keychain of %s: %s", user.name, describe(created));
     }
-    /* The key the auth step derived, when it is ready; else, or when the agent does not take it (the password
-     * changed since, an agent older than the key's request), the password. An agent that was not there, or
-     * not vouched for, would meet the password the same way: that answer stands. */
-    unsigned char derived[LK_DERIVED_KEY_BYTES];
-    int with_key = take_early_key(pamh, &options, derived);
+    /* The key the auth step started deriving: the child connects (starting a socket-activated agent), greets,
+     * and reads the key once the hello is answered. Else, or when the key does not do (none came: not the
+     * keychain's password; the password changed since; an agent older than the request), the password. An
+     * agent that was not there, or not vouched for, would meet the password the same way: that answer stands. */
+    const void *early = NULL;
+    int with_key = pam_get_data(pamh, early_key, &early) == PAM_SUCCESS && early != NULL;
     int outcome = OUTCOME_REFUSED;
     if (with_key) {
-        outcome = as_user(pamh, &user, &options, TASK_UNLOCK_DERIVED, NULL, (const char *)derived);
-        explicit_bzero(derived, sizeof derived);
+        outcome = as_user_keyed(pamh, &user, &options, TASK_UNLOCK_DERIVED, NULL, NULL,
+                                ((const struct early_derivation *)early)->pipe);
+        pam_set_data(pamh, early_key, NULL, NULL); /* cleanup_early: the tool ended, its descriptors closed */
         if (outcome != OUTCOME_DONE && options.debug)
             pam_syslog(pamh, LOG_DEBUG, "session: the key derived at the auth step did not unlock (%s)", describe(outcome));
         if (outcome != OUTCOME_DONE && outcome != OUTCOME_NO_AGENT && outcome != OUTCOME_UNTRUSTED &&
