@@ -37,15 +37,10 @@ struct PAMEarlyDerivationTests {
         let sandbox = try Self.sandbox()
         try sandbox.createKeychain(passphrase: sandbox.password)
         try sandbox.startAgent()
-        let log = try SyslogCapture(at: sandbox.work.file("log.sock"))
-        let login = try sandbox.loggedPamtester(
-            ["authenticate", "open_session"], input: sandbox.password + "\n", log: log, runtimeAtAuth: false)
-        #expect(login.status == 0, "\(login.stdout)\(login.stderr)")
         #expect(
-            log.moduleLines == [
+            try Self.firstLogin(sandbox) == [
                 "session: unlocked the keychain of \(sandbox.name) (with the key derived at the auth step)"
-            ],
-            "\(log.messages)")
+            ])
         #expect(try sandbox.agentState() == "unlocked", "\(sandbox.agentLog)")
         #expect(sandbox.agentLog.contains("latchkeyd: unlocked (with the key the login derived at its auth step)\n"))
         #expect(!sandbox.agentLog.contains("does not unlock"), "\(sandbox.agentLog)")
@@ -84,15 +79,12 @@ struct PAMEarlyDerivationTests {
             """, at: sandbox.home + "/.between-the-steps")
         try rewriteStack(of: sandbox, tool: wrapper)
         try sandbox.startAgent()
-        let log = try SyslogCapture(at: sandbox.work.file("log.sock"))
-        let login = try sandbox.loggedPamtester(
-            ["authenticate", "open_session"], input: sandbox.password + "\n", log: log, runtimeAtAuth: false)
-        #expect(login.status == 0, "\(login.stdout)\(login.stderr)")
+        let lines = try Self.firstLogin(sandbox)
         let done = try String(contentsOfFile: sandbox.home + "/derivation.done", encoding: .utf8)
         #expect(done == "0\n", "the derivation's tool ended with \(done)")
         let change = (try? String(contentsOfFile: sandbox.work.file("change.out"), encoding: .utf8)) ?? ""
         #expect(change == "", "set-keychain-password: \(change)")
-        #expect(log.moduleLines == ["session: unlocked the keychain of \(sandbox.name)"], "\(log.messages)")
+        #expect(lines == ["session: unlocked the keychain of \(sandbox.name)"])
         #expect(
             sandbox.agentLog.contains(
                 "latchkeyd: the key the login derived at its auth step does not unlock the keychain (errSecAuthFailed: "
@@ -109,14 +101,10 @@ struct PAMEarlyDerivationTests {
         let sandbox = try Self.sandbox()
         try sandbox.createKeychain(passphrase: "not the login password")
         try sandbox.startAgent()
-        let log = try SyslogCapture(at: sandbox.work.file("log.sock"))
-        let login = try sandbox.loggedPamtester(
-            ["authenticate", "open_session"], input: sandbox.password + "\n", log: log, runtimeAtAuth: false)
-        #expect(login.status == 0, "\(login.stdout)\(login.stderr)")
         #expect(
-            log.moduleLines == [
+            try Self.firstLogin(sandbox) == [
                 "session: the keychain of \(sandbox.name) stays locked: the password does not unlock the keychain"
-            ], "\(log.messages)")
+            ])
         #expect(!sandbox.agentLog.contains("derived"), "\(sandbox.agentLog)")
         #expect(try sandbox.agentState() == "locked (not unlocked since opened)")
     }
@@ -144,6 +132,19 @@ struct PAMEarlyDerivationTests {
         let written = try String(contentsOfFile: sandbox.home + "/hang.pid", encoding: .utf8)
         let pid = try #require(pid_t(written.trimmingCharacters(in: .newlines)), "hang.pid: \(written)")
         #expect(PAMSandbox.ends(pid, within: .seconds(5)), "the derivation's tool \(pid) still runs")
+    }
+
+    /// A first login (authenticate, open_session) with no runtime directory at the auth step, which must
+    /// succeed: the module's log lines.
+    static func firstLogin(_ sandbox: PAMSandbox) throws -> [String] {
+        let log = try SyslogCapture(at: sandbox.work.file("log.sock"))
+        let login = try sandbox.loggedPamtester(
+            ["authenticate", "open_session"], input: sandbox.password + "\n", log: log, runtimeAtAuth: false)
+        #expect(login.status == 0, "\(login.stdout)\(login.stderr)")
+        #expect(
+            login.stdout == "pamtester: successfully authenticated\npamtester: successfully opened a session\n",
+            "\(login.stdout)")
+        return log.moduleLines
     }
 
     /// Points the module's `latchkey=` at `tool` in the sandbox's service file.

@@ -1161,41 +1161,48 @@ static int exec_derivation(const struct user *user, const struct options *option
     return 127;
 }
 
-/* Sends descriptor `fd` over socket `channel` (SCM_RIGHTS). */
-static int send_descriptor(int channel, int fd) {
-    char byte = 0;
-    struct iovec part = {.iov_base = &byte, .iov_len = 1};
+/* One byte and room for one descriptor: what send_descriptor and receive_descriptor exchange. */
+struct descriptor_message {
+    char byte;
+    struct iovec part;
     union {
         struct cmsghdr align;
         char bytes[CMSG_SPACE(sizeof(int))];
     } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes,
-                             .msg_controllen = sizeof control.bytes};
-    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    struct msghdr message;
+};
+
+static void prepare_descriptor_message(struct descriptor_message *m) {
+    memset(m, 0, sizeof *m);
+    m->part.iov_base = &m->byte;
+    m->part.iov_len = 1;
+    m->message.msg_iov = &m->part;
+    m->message.msg_iovlen = 1;
+    m->message.msg_control = m->control.bytes;
+    m->message.msg_controllen = sizeof m->control.bytes;
+}
+
+/* Sends descriptor `fd` over socket `channel` (SCM_RIGHTS). */
+static int send_descriptor(int channel, int fd) {
+    struct descriptor_message m;
+    prepare_descriptor_message(&m);
+    struct cmsghdr *header = CMSG_FIRSTHDR(&m.message);
     header->cmsg_level = SOL_SOCKET;
     header->cmsg_type = SCM_RIGHTS;
     header->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(header), &fd, sizeof(int));
-    return sendmsg(channel, &message, MSG_NOSIGNAL) == 1 ? 0 : -1;
+    return sendmsg(channel, &m.message, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
 /* The descriptor sent over `channel`, close-on-exec; -1 when none came. */
 static int receive_descriptor(int channel) {
-    char byte = 0;
-    struct iovec part = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr align;
-        char bytes[CMSG_SPACE(sizeof(int))];
-    } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes,
-                             .msg_controllen = sizeof control.bytes};
+    struct descriptor_message m;
+    prepare_descriptor_message(&m);
     ssize_t got;
     do {
-        got = recvmsg(channel, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        got = recvmsg(channel, &m.message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     } while (got < 0 && errno == EINTR);
-    struct cmsghdr *header = got == 1 ? CMSG_FIRSTHDR(&message) : NULL;
+    struct cmsghdr *header = got == 1 ? CMSG_FIRSTHDR(&m.message) : NULL;
     if (header == NULL || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
         header->cmsg_len != CMSG_LEN(sizeof(int)))
         return -1;
