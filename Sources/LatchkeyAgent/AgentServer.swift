@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCaller
 public import LatchkeyEngine
 import LatchkeyPOSIX
@@ -108,7 +108,7 @@ public final class AgentServer: Sendable {
     public init(options: Options) throws(KeychainError) {
         let verbose = options.verbose
         let log: @Sendable (String) -> Void = { message in
-            if verbose { FileHandle.standardError.write(Data("latchkeyd: \(message)\n".utf8)) }
+            if verbose { StandardError.write("latchkeyd: \(message)\n") }
         }
         self.options = options
         self.log = log
@@ -235,10 +235,9 @@ public final class AgentServer: Sendable {
                 try state.unlockUnattended()
             } catch {
                 // Said whether or not the agent is verbose: a service that expected to open at boot must tell why not.
-                FileHandle.standardError.write(
-                    Data(
-                        "latchkeyd: the unattended unlock failed: \(error.message); the keychain stays locked until its passphrase or recovery code opens it\n"
-                            .utf8))
+                StandardError.write(
+                    "latchkeyd: the unattended unlock failed: \(error.message); the keychain stays locked until its passphrase or recovery code opens it\n"
+                )
             }
         }
     }
@@ -271,7 +270,7 @@ public final class AgentServer: Sendable {
             // Only for the message.
             let holder = (try? Files.read(path, limit: 4_096)).map { String(decoding: $0, as: UTF8.self) }
             let words =
-                holder?.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                holder?.split(separator: " ", maxSplits: 1).map { String($0).trimmingWhitespace() }
                 ?? []
             let who = words.count == 2 ? "pid \(words[0]), socket \(words[1])" : "another process"
             throw KeychainError(
@@ -282,14 +281,13 @@ public final class AgentServer: Sendable {
 
     /// Serves forever (until a signal ends the process).
     public func serve() -> Never {
-        let idle = Thread { [state] in
+        DetachedThread.start(name: "idle") { [state] in
             while true {
-                Thread.sleep(forTimeInterval: 1)
+                CurrentThread.sleep(for: .seconds(1))
                 state.lockIfIdle()
                 state.foldAccessLog()
             }
         }
-        idle.start()
         SleepWatcher.start(state: state, lockOnSessionLock: options.lockOnSessionLock, log: log)
         sshAgent?.start()
         ConnectionListener.acceptForever(listener, log: log) { stream in

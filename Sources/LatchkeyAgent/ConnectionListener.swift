@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyPOSIX
 import LatchkeyProtocol
 
@@ -28,7 +28,7 @@ enum ConnectionListener {
             return AgentStream(descriptor: try UnixSocket.accept(listener))
         } catch {
             if error.isOutOfDescriptors { log("\(label)accept failed: \(error); waiting for connections to close") }
-            Thread.sleep(forTimeInterval: 0.05)
+            CurrentThread.sleep(for: .milliseconds(50))
             return nil
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyEngine
 import LatchkeyPOSIX

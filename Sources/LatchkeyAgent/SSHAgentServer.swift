@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCaller
 import LatchkeyEngine
 import LatchkeyPOSIX
@@ -62,11 +62,10 @@ final class SSHAgentServer: Sendable {
 
     /// Accepts connections on a thread of its own; removes expired keys (`ssh-add -t`) every second.
     func start() {
-        let acceptor = Thread { [self] in acceptForever() }
-        acceptor.start()
-        let reaper = Thread { [self] in
+        DetachedThread.start(name: "ssh-accept") { [self] in acceptForever() }
+        DetachedThread.start(name: "ssh-expiry") { [self] in
             while true {
-                Thread.sleep(forTimeInterval: 1)
+                CurrentThread.sleep(for: .seconds(1))
                 if state.keychain.lockState != .unlocked { approvals.clear() }
                 do {
                     for comment in try SSHKeyStore(service: state.service(for: SSHKeyStore.caller)).removeExpired() {
@@ -77,7 +76,6 @@ final class SSHAgentServer: Sendable {
                 }
             }
         }
-        reaper.start()
     }
 
     private func acceptForever() -> Never {

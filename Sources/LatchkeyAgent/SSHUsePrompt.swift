@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeySSH
 
 /// The text pinentry shows before an SSH key is used: which key, for what — `user@host` with the host key's

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyDBus
 import LatchkeyPOSIX
 
@@ -17,15 +17,13 @@ enum SleepWatcher {
     /// Starts watching on a thread of its own (and for the session's lock too, `SessionLockWatcher`, when
     /// `lockOnSessionLock`).
     static func start(state: AgentState, lockOnSessionLock: Bool, log: @escaping @Sendable (String) -> Void) {
-        let thread = Thread {
+        DetachedThread.start(name: "sleep watcher") {
             do {
                 try watch(state: state, lockOnSessionLock: lockOnSessionLock, log: log)
             } catch {
                 log("lock on sleep is unavailable: \(error)")
             }
         }
-        thread.name = "latchkeyd sleep watcher"
-        thread.start()
     }
 
     private static func watch(state: AgentState, lockOnSessionLock: Bool, log: @escaping @Sendable (String) -> Void)

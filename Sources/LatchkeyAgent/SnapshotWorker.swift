@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 import LatchkeyPOSIX
 
@@ -26,7 +26,7 @@ final class SnapshotWorker: Sendable {
 
     init(
         keychain: KeychainDatabase, schedule: Schedule, log: @escaping @Sendable (String) -> Void,
-        warn: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data("latchkeyd: \($0)\n".utf8)) }
+        warn: @escaping @Sendable (String) -> Void = { StandardError.write("latchkeyd: \($0)\n") }
     ) {
         self.keychain = keychain
         self.schedule = schedule

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 
 /// How the gate knows who a caller is, strongest first (docs/LATCHKEY-SECURITY.md, "Who is calling: one
 /// gate"). Every front end gets one of these for each caller from `CallerGate`, and only the agent's policy

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import LatchkeyCrypto
 package import LatchkeyPOSIX
 import Synchronization

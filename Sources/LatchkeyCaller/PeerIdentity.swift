@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import LatchkeyPOSIX
 
 /// Who is on the other end of a connection: the user and the process (from the kernel: `SO_PEERCRED`, and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// The collections made by `CreateCollection`, beside the keychain's own `login` and the in-memory
@@ -208,5 +208,5 @@ struct CollectionRegistry {
 
 /// Whether a character may stand in a collection id as it is.
 private func isIDCharacter(_ scalar: Unicode.Scalar) -> Bool {
-    scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "_")
+    isASCIIAlphanumeric(scalar) || scalar == "_"
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// Under the isolated policy, what one call's caller may do with other programs' items (issue 53): read

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCrypto
 import LatchkeyEngine
 
@@ -47,12 +47,9 @@ enum SecretPortal {
         let elements = id.split(separator: ".", omittingEmptySubsequences: false)
         guard elements.count >= 2 else { return false }
         return elements.allSatisfy { element in
-            guard let first = element.unicodeScalars.first, !CharacterSet.decimalDigits.contains(first) else {
-                return false
-            }
-            return element.unicodeScalars.allSatisfy {
-                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-")
-            }
+            // ASCII only (checked below), so a digit is 0-9 and a letter or digit an ASCII one.
+            guard let first = element.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+            return element.unicodeScalars.allSatisfy { isASCIIAlphanumeric($0) || $0 == "_" || $0 == "-" }
         }
     }
 

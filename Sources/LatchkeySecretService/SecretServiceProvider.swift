@@ -1,4 +1,5 @@
-package import Foundation
+import Dispatch
+package import FoundationEssentials
 package import LatchkeyDBus
 package import LatchkeyEngine
 import LatchkeyPKI

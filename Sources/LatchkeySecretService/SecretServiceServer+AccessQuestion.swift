@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// Under the isolated policy, other programs' items (issue 53; docs/LATCHKEY-SECURITY.md, "The Secret

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// `org.freedesktop.Secret.Collection` on each collection (`login` and its `default` alias, `session`, those

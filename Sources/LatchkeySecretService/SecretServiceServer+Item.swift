@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// `org.freedesktop.Secret.Item` on each item: its secret, replacing it, deleting the item. The arguments are

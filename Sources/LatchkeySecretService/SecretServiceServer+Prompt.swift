@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
+import LatchkeyPOSIX
 
 /// `org.freedesktop.Secret.Prompt` on each prompt `Unlock` made (SecretServiceServer+Service.swift): asking
 /// for the passphrase on its own thread, or dismissing it; `Completed` is emitted on the bus thread. The
@@ -35,7 +36,7 @@ extension SecretServiceServer {
         let configuration = configuration
         let completed = completed
         let needsUnlock = !pending.questions.isEmpty ? isKeychainLocked : true
-        let thread = Thread {
+        DetachedThread.start(name: "prompt") {
             var outcome = CompletedPrompt(path: path, owner: pending.owner, dismissed: true, objects: [])
             if needsUnlock {
                 let unlocked = Self.askForPassphrase(pending, configuration: configuration)
@@ -65,7 +66,6 @@ extension SecretServiceServer {
                 path: path, owner: pending.owner, dismissed: objects.isEmpty, objects: objects, allowedOnce: once)
             completed.queue.withLock { $0.append(outcome) }
         }
-        thread.start()
     }
 
     /// Whether the keychain is locked now (its `login` collection, as every caller sees it).

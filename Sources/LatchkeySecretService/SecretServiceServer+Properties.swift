@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// `org.freedesktop.DBus.Properties` on the service, collections and items: their properties as the caller

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 /// `org.freedesktop.Secret.Session` on each session `OpenSession` made (SecretServiceServer+Service.swift):

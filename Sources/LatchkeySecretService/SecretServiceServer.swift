@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyCaller
 import LatchkeyDBus
 import LatchkeyEngine

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LatchkeyEngine
 
 // latchkeyd's options, in one table that parses the command line and writes `--help`, the manual page
@@ -125,17 +125,28 @@ enum AgentOptions {
         let width = all.map { display($0).count }.max() ?? 0
         for option in all {
             lines.append(
-                "  " + display(option).padding(toLength: width, withPad: " ", startingAt: 0) + "  " + option.help)
+                "  " + padded(display(option), to: width) + "  " + option.help)
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `text` with spaces after it to `width` characters.
+    private static func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - text.count))
+    }
+
+    /// At least four upper-case hexadecimal digits (troff's Unicode escape).
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     static func display(_ option: AgentOption) -> String { "--\(option.name)" + (option.value.map { " \($0)" } ?? "") }
 
     private static func roff(_ text: String) -> String {
-        var out = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
         // troff reads ASCII: anything else as its Unicode escape (an em dash is \[u2014]).
-        out = out.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + String(format: "%04X", $0.value) + "]" }
+        out = out.unicodeScalars.map { $0.isASCII ? String($0) : "\\[u" + hex4($0.value) + "]" }
             .joined()
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
         return out
@@ -175,10 +186,8 @@ enum AgentOptions {
                 """
         case "zsh":
             let specs = all.map { option -> String in
-                let help = option.help.replacingOccurrences(of: "'", with: "'\\''").replacingOccurrences(
-                    of: "[", with: "\\["
-                )
-                .replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: ":", with: "\\:")
+                let help = option.help.replacing("'", with: "'\\''").replacing("[", with: "\\[")
+                    .replacing("]", with: "\\]").replacing(":", with: "\\:")
                 let value =
                     option.value.map { name in
                         name == "shell"
@@ -201,7 +210,7 @@ enum AgentOptions {
                         option.name == "completion"
                         ? " -x -a 'bash zsh fish'" : ["seconds", "span", "count"].contains(value) ? " -x" : " -r -F"
                 }
-                lines.append(line + " -d '\(option.help.replacingOccurrences(of: "'", with: "\\'"))'")
+                lines.append(line + " -d '\(option.help.replacing("'", with: "\\'"))'")
             }
             return lines.joined(separator: "\n") + "\n"
         default:

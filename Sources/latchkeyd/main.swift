@@ -2,7 +2,7 @@
 // clients over a Unix socket, identifies each by its user and its executable, and grants registered
 // programs their access groups. See `latchkeyd --help`.
 import Dispatch
-import Foundation
+import FoundationEssentials
 import LatchkeyAgent
 import LatchkeyEngine
 import LatchkeyPOSIX
@@ -13,8 +13,7 @@ do {
     // First: a crash must not print memory (Swift's backtracer shows what registers point at: keys, secrets).
     try Signals.exitQuietlyOnCrash(name: "latchkeyd")
 } catch {
-    FileHandle.standardError.write(
-        Data("latchkeyd: warning: a crash could print memory that holds secrets (\(error))\n".utf8))
+    StandardError.write("latchkeyd: warning: a crash could print memory that holds secrets (\(error))\n")
 }
 
 // Read once: `ProcessInfo.processInfo.environment` builds its dictionary again at every use, and a cold D-Bus
@@ -39,8 +38,8 @@ var unlockUnattended = environment["LATCHKEY_UNLOCK_UNATTENDED"] == "1"
 /// `--program-identity` and LATCHKEY_PROGRAM_IDENTITY take `executable` or `platform`; else exits 64.
 func programIdentity(_ text: String, from source: String) -> ProgramIdentity {
     guard let identity = ProgramIdentity(rawValue: text) else {
-        FileHandle.standardError.write(Data("latchkeyd: \(source) is executable or platform, not \"\(text)\"\n".utf8))
-        exit(64)
+        StandardError.write("latchkeyd: \(source) is executable or platform, not \"\(text)\"\n")
+        CurrentProcess.exit(64)
     }
     return identity
 }
@@ -51,9 +50,8 @@ var identity =
 /// Whole seconds from 1 to 3600, as --wait-for-keychain and LATCHKEY_WAIT_FOR_KEYCHAIN take them; else exits 64.
 func waitSeconds(_ text: String, from source: String) -> Int {
     guard let seconds = Int(text), (1...3600).contains(seconds) else {
-        FileHandle.standardError.write(
-            Data("latchkeyd: \(source) takes whole seconds from 1 to 3600, not \"\(text)\"\n".utf8))
-        exit(64)
+        StandardError.write("latchkeyd: \(source) takes whole seconds from 1 to 3600, not \"\(text)\"\n")
+        CurrentProcess.exit(64)
     }
     return seconds
 }
@@ -65,18 +63,16 @@ func backupInterval(_ text: String, from source: String) -> Int {
     guard let count = Int(unit == nil ? Substring(text) : text.dropLast()), count > 0,
         count <= 366 * 86_400 / (unit ?? 1)
     else {
-        FileHandle.standardError.write(
-            Data("latchkeyd: \(source) takes a span such as 1d, 12h, 30m or 90s, not \"\(text)\"\n".utf8))
-        exit(64)
+        StandardError.write("latchkeyd: \(source) takes a span such as 1d, 12h, 30m or 90s, not \"\(text)\"\n")
+        CurrentProcess.exit(64)
     }
     return count * (unit ?? 1)
 }
 /// A number of snapshots from 1 to 100000, as --backup-keep and LATCHKEY_BACKUP_KEEP take it; else exits 64.
 func backupKeep(_ text: String, from source: String) -> Int {
     guard let count = Int(text), (1...100_000).contains(count) else {
-        FileHandle.standardError.write(
-            Data("latchkeyd: \(source) takes a number of snapshots from 1 to 100000, not \"\(text)\"\n".utf8))
-        exit(64)
+        StandardError.write("latchkeyd: \(source) takes a number of snapshots from 1 to 100000, not \"\(text)\"\n")
+        CurrentProcess.exit(64)
     }
     return count
 }
@@ -121,30 +117,28 @@ while let argument = arguments.first {
         case "shared": isolatedSecretService = false
         case "isolated": isolatedSecretService = true
         case let other:
-            FileHandle.standardError.write(
-                Data("latchkeyd: --secret-service-policy is shared or isolated, not \"\(other)\"\n".utf8))
-            exit(64)
+            StandardError.write("latchkeyd: --secret-service-policy is shared or isolated, not \"\(other)\"\n")
+            CurrentProcess.exit(64)
         }
     case "--help", "-h":
         print(AgentOptions.usage, terminator: "")
-        exit(0)
+        CurrentProcess.exit(0)
     case "--version":
         print("latchkeyd \(ProductVersion.number)")
-        exit(0)
+        CurrentProcess.exit(0)
     case "--manual":
         print(AgentOptions.manual, terminator: "")
-        exit(0)
+        CurrentProcess.exit(0)
     case "--completion" where !arguments.isEmpty:
         guard let script = AgentOptions.completion(arguments.removeFirst()) else {
-            FileHandle.standardError.write(Data("latchkeyd: there are completions for bash, zsh and fish\n".utf8))
-            exit(64)
+            StandardError.write("latchkeyd: there are completions for bash, zsh and fish\n")
+            CurrentProcess.exit(64)
         }
         print(script, terminator: "")
-        exit(0)
+        CurrentProcess.exit(0)
     default:
-        FileHandle.standardError.write(
-            Data("latchkeyd: unexpected argument \"\(argument)\"\n\(AgentOptions.usage)".utf8))
-        exit(64)
+        StandardError.write("latchkeyd: unexpected argument \"\(argument)\"\n\(AgentOptions.usage)")
+        CurrentProcess.exit(64)
     }
 }
 
@@ -159,7 +153,7 @@ for signalNumber in Signals.termination {
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
     source.setEventHandler {
         started.withLock { $0 }?.shutDown()
-        exit(0)
+        CurrentProcess.exit(0)
     }
     source.resume()
     sources.append(source)
@@ -183,8 +177,8 @@ let options = chosenOptions
     do {
         return try AgentServer(options: options)
     } catch {
-        FileHandle.standardError.write(Data("latchkeyd: \(error.message)\n".utf8))
-        exit(
+        StandardError.write("latchkeyd: \(error.message)\n")
+        CurrentProcess.exit(
             Int32(UInt8(truncatingIfNeeded: error.status.rawValue)) == 0
                 ? 1 : Int32(UInt8(truncatingIfNeeded: error.status.rawValue)))
     }
@@ -193,11 +187,11 @@ let options = chosenOptions
 if waitForKeychain == nil {
     let server = makeServer(options)
     started.withLock { $0 = server }
-    Thread.detachNewThread { server.serve() }
+    DetachedThread.start(name: "agent") { server.serve() }
 } else {
     // Starting may wait long for the keychain to appear: off the main queue, so a SIGTERM meanwhile ends the
     // agent at once (nothing is unlocked yet; a password held while waiting goes with the process).
-    Thread.detachNewThread {
+    DetachedThread.start(name: "agent") {
         let server = makeServer(options)
         started.withLock { $0 = server }
         server.serve()

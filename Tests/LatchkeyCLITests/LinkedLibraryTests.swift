@@ -26,11 +26,13 @@ import Testing
         #expect(!libraries.contains { library in loaded.contains { library.hasPrefix($0) } }, "\(libraries)")
     }
 
-    /// The tool's modules import FoundationEssentials only: swift-corelibs-foundation (with CoreFoundation and
-    /// ICU) is not linked into `latchkey` — in this debug build, no libFoundation.so; in the static release
-    /// build, none of its symbols (docs/DESIGN-NOTES.md, "The CLI's start").
-    @Test func theToolLinksNoFoundationBeyondItsEssentials() throws {
-        let libraries = try needed("latchkey")
+    /// The tool's and the agent's modules import FoundationEssentials only: swift-corelibs-foundation (with
+    /// CoreFoundation and ICU) is not linked into `latchkey` nor `latchkeyd` — in this debug build, no
+    /// libFoundation.so; in the static release build, none of its symbols (docs/DESIGN-NOTES.md, "The CLI's
+    /// start" and "A cold D-Bus activation").
+    @Test(arguments: ["latchkey", "latchkeyd"])
+    func noProgramLinksFoundationBeyondItsEssentials(_ product: String) throws {
+        let libraries = try needed(product)
         #expect(libraries.contains("libFoundationEssentials.so"), "\(libraries)")  // The list was read.
         let heavy = ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"]
         #expect(!libraries.contains { heavy.contains($0) }, "\(libraries)")
