@@ -29,6 +29,14 @@ def line(text):
         report.write(text + "\n")
 
 
+def ready():
+    """The report's first line, "ready PID", put in place whole (written aside, then renamed): the test waits
+    for the report to exist and reads the pid at once."""
+    with open(report_path + ".writing", "w") as report:
+        report.write(f"ready {os.getpid()}\n")
+    os.rename(report_path + ".writing", report_path)
+
+
 def frame(body):
     return struct.pack(">I", len(body)) + body
 
@@ -81,7 +89,7 @@ server.bind(path)
 server.listen(16)
 if mode == "plain":
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    line(f"ready {os.getpid()}")
+    ready()
     serve(server)
 elif mode == "exec-agent":
     latchkeyd, runtime = sys.argv[4], sys.argv[5]
@@ -98,7 +106,7 @@ elif mode == "exec-agent":
             if execed and os.stat(f"/proc/{parent}/status").st_uid == 0:
                 break
             time.sleep(0.001)
-        line(f"ready {os.getpid()}")
+        ready()
         serve(server)
     os.set_inheritable(server.fileno(), True)
     environment = dict(os.environ, XDG_RUNTIME_DIR=runtime, LATCHKEY_KEYCHAIN=runtime + "/none.keychain")
