@@ -72,7 +72,7 @@ struct PAMEarlyDerivationTests {
             """
             #!/bin/sh
             n=0
-            while [ ! -e "\(sandbox.home)/derivation.done" ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
+            while [ ! -s "\(sandbox.home)/derivation.done" ] && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
             exec 3< "\(passwordFile)" 4< "\(passwordFile)"
             HOME="\(sandbox.home)" /usr/bin/setpriv --reuid=\(sandbox.uid) --regid=\(sandbox.gid) --clear-groups \\
                 "\(tool)" set-keychain-password --passphrase-fd 3 --new-passphrase-fd 4 > "\(sandbox.work.file("change.out"))" 2>&1
