@@ -1,5 +1,5 @@
-/// The agent's messages on standard error, without Foundation's `FileHandle` (latchkeyd links
-/// FoundationEssentials alone: docs/DESIGN-NOTES.md, "A cold D-Bus activation").
+/// Messages on standard error (the agent's, the tool's last word), without Foundation's `FileHandle`: latchkeyd and
+/// latchkey link FoundationEssentials alone (docs/DESIGN-NOTES.md, "A cold D-Bus activation").
 package enum StandardError {
     /// Writes `text` whole to descriptor 2.
     package static func write(_ text: String) {

@@ -29,8 +29,7 @@ final class FileSink: OutputSink {
             try descriptor.writeAll(bytes)
         } catch {
             // Standard error may be the stream that failed: then there is no one left to tell.
-            try? FileDescriptor.standardError.writeAll(
-                Array("latchkey: cannot write to \(descriptor): \(error)\n".utf8))
+            StandardError.write("latchkey: cannot write to \(descriptor): \(error)\n")
             CurrentProcess.exit(74)
         }
     }
